@@ -1,0 +1,1480 @@
+//! The connection actor: one task per agent owns every piece of mutable connection state.
+//!
+//! Handles talk to it over a bounded command channel and get replies on oneshots. Inbound
+//! notifications are applied strictly in arrival order; inbound requests are registered in order
+//! and answered from spawned tasks, so the actor never awaits the embedder. Agent death fails
+//! every pending call at once with [`Error::AgentExited`].
+
+mod io;
+mod state;
+
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use serde_json::value::RawValue;
+use tokio::sync::{mpsc, oneshot, watch};
+
+pub(crate) use io::ReaderMsg;
+use io::{Out, reader_task, writer_task};
+pub(crate) use state::AgentShared;
+pub use state::{AgentInfo, PROTOCOL_VERSION};
+
+use crate::error::{Error, ExitInfo, Result};
+use crate::events::{EventBus, EventKind, PendingEvent, raw_json};
+use crate::host::HostConfig;
+use crate::permission::{
+    DecidedBy, Outcome, PermissionHandler, PermissionOption, PermissionRequest, deny_outcome,
+    parse_options,
+};
+use crate::services::ClientCapabilities;
+use crate::session::SessionView;
+use crate::transport::{AgentProcess, Transport};
+use crate::wire::message::{self, Incoming, RawId, RpcError, codes};
+
+/// Host-wide state shared by every connection.
+#[derive(Debug)]
+pub(crate) struct HostShared {
+    pub bus: EventBus,
+    pub config: HostConfig,
+    pub next_turn: AtomicU64,
+    pub next_permission: AtomicU64,
+    /// Permission request id → (agent id, resolved?). Bounded: old resolved entries are trimmed.
+    pub permissions: Mutex<BTreeMap<u64, (u64, bool)>>,
+    /// Dropped when the host goes away: every actor then shuts its agent down.
+    pub alive: watch::Receiver<()>,
+}
+
+const PERMISSION_MEMORY: usize = 8192;
+
+impl HostShared {
+    fn note_permission(&self, id: u64, agent: u64, resolved: bool) {
+        let mut map = self.permissions.lock().unwrap_or_else(|p| p.into_inner());
+        map.insert(id, (agent, resolved));
+        while map.len() > PERMISSION_MEMORY {
+            let Some((&oldest, _)) = map.iter().find(|(_, (_, r))| *r) else {
+                break;
+            };
+            map.remove(&oldest);
+        }
+    }
+}
+
+/// Bookkeeping attached to an outbound request, applied when its response arrives.
+#[derive(Debug)]
+pub(crate) enum ReqCtx {
+    Plain,
+    Initialize,
+    NewSession {
+        cwd: String,
+    },
+    /// load (`replay` = true) or resume, for a known session id.
+    OpenSession {
+        id: Arc<str>,
+        cwd: String,
+        replay: bool,
+        origin: &'static str,
+    },
+    #[cfg_attr(not(feature = "unstable-session-fork"), allow(dead_code))]
+    ForkSession {
+        cwd: String,
+    },
+    Prompt {
+        session: Arc<str>,
+        turn: u64,
+    },
+    SetMode {
+        session: Arc<str>,
+        mode: String,
+    },
+    SetConfig {
+        session: Arc<str>,
+    },
+    CloseSession {
+        id: Arc<str>,
+    },
+    DeleteSession {
+        id: Arc<str>,
+    },
+}
+
+/// A command from a handle.
+#[derive(Debug)]
+pub(crate) enum Command {
+    Request {
+        method: &'static str,
+        params: Box<RawValue>,
+        ctx: ReqCtx,
+        timeout: Option<Duration>,
+        reply: oneshot::Sender<Result<Box<RawValue>>>,
+    },
+    Cancel {
+        session: Arc<str>,
+        reply: oneshot::Sender<Result<()>>,
+    },
+    RespondPermission {
+        request_id: u64,
+        option_id: Option<String>,
+        reply: oneshot::Sender<Result<()>>,
+    },
+    Shutdown {
+        reply: oneshot::Sender<ExitInfo>,
+    },
+}
+
+/// Results of work the actor started but does not wait for.
+#[derive(Debug)]
+enum Completion {
+    RequestTimeout(u64),
+    PermissionAnswer {
+        perm: u64,
+        answer: std::result::Result<Option<String>, String>,
+    },
+    PermissionTimeout(u64),
+    WriterDone(std::result::Result<(), String>),
+    ExitGraceElapsed,
+}
+
+#[derive(Debug)]
+struct PendingOut {
+    method: &'static str,
+    ctx: ReqCtx,
+    reply: Option<oneshot::Sender<Result<Box<RawValue>>>>,
+}
+
+#[derive(Debug)]
+struct PermEntry {
+    raw_id: RawId,
+    session: Arc<str>,
+    turn: Option<u64>,
+    options: Vec<PermissionOption>,
+}
+
+#[derive(Debug)]
+enum SessionStatus {
+    Open,
+    /// load/resume in flight: updates are buffered until the response.
+    Opening {
+        replay: bool,
+    },
+}
+
+#[derive(Debug)]
+struct SessionEntry {
+    view: Arc<Mutex<SessionView>>,
+    status: SessionStatus,
+    active_turn: Option<u64>,
+    /// `session/cancel` was sent for the active turn: new permission requests get `cancelled`.
+    cancelling: bool,
+    buffer: Vec<(Box<str>, Box<RawValue>)>,
+}
+
+/// Why the connection ended.
+#[derive(Debug, Clone)]
+enum Gone {
+    Exited(ExitInfo),
+    Shutdown(ExitInfo),
+}
+
+impl Gone {
+    fn error(&self) -> Error {
+        match self {
+            Gone::Exited(info) => Error::AgentExited(info.clone()),
+            Gone::Shutdown(_) => Error::Closed("agent was shut down".into()),
+        }
+    }
+    fn info(&self) -> &ExitInfo {
+        match self {
+            Gone::Exited(i) | Gone::Shutdown(i) => i,
+        }
+    }
+}
+
+/// Sizes of the actor's channels.
+const COMMAND_QUEUE: usize = 64;
+const READER_QUEUE: usize = 16;
+const RECENT_IDS: usize = 1024;
+
+/// Start the reader, writer and actor tasks for `transport`; returns the command sender.
+pub(crate) fn start(
+    agent: u64,
+    host: Arc<HostShared>,
+    agent_shared: Arc<AgentShared>,
+    caps: ClientCapabilities,
+    transport: Transport,
+) -> mpsc::Sender<Command> {
+    let (cmd_tx, cmd_rx) = mpsc::channel(COMMAND_QUEUE);
+    let (reader_tx, reader_rx) = mpsc::channel(READER_QUEUE);
+    let (out_tx, out_rx) = mpsc::unbounded_channel();
+    let (done_tx, done_rx) = mpsc::unbounded_channel();
+    let queued = Arc::new(AtomicUsize::new(0));
+
+    tokio::spawn(reader_task(
+        transport.reader,
+        host.config.max_line_bytes,
+        host.config.wire_events,
+        reader_tx,
+    ));
+    {
+        let queued = queued.clone();
+        let done_tx = done_tx.clone();
+        let writer = transport.writer;
+        tokio::spawn(async move {
+            let res = writer_task(writer, out_rx, queued).await;
+            let _ = done_tx.send(Completion::WriterDone(res.map_err(|e| e.to_string())));
+        });
+    }
+    let exit_watch = transport.process.as_ref().map(AgentProcess::exit_watch);
+    let actor = Actor {
+        agent,
+        host: host.clone(),
+        shared: agent_shared,
+        caps,
+        out_tx,
+        queued,
+        process: transport.process,
+        exit_watch,
+        next_id: 0,
+        pending: HashMap::new(),
+        recent: VecDeque::new(),
+        recent_set: HashSet::new(),
+        abandoned: HashSet::new(),
+        perms: HashMap::new(),
+        sessions: HashMap::new(),
+        pending_new: 0,
+        early: Vec::new(),
+        done_tx,
+        reader_open: true,
+        exit_seen: false,
+        noise: 0,
+        gone: None,
+    };
+    tokio::spawn(actor.run(cmd_rx, reader_rx, done_rx));
+    cmd_tx
+}
+
+struct Actor {
+    agent: u64,
+    host: Arc<HostShared>,
+    shared: Arc<AgentShared>,
+    caps: ClientCapabilities,
+    out_tx: mpsc::UnboundedSender<Out>,
+    queued: Arc<AtomicUsize>,
+    process: Option<AgentProcess>,
+    exit_watch: Option<watch::Receiver<Option<crate::transport::RawExit>>>,
+    next_id: u64,
+    pending: HashMap<u64, PendingOut>,
+    /// Recently answered outbound ids, to tell a duplicate response from an unknown one.
+    recent: VecDeque<u64>,
+    recent_set: HashSet<u64>,
+    /// Ids we gave up on (timeout / caller gone): a late answer is expected and ignored.
+    abandoned: HashSet<u64>,
+    perms: HashMap<u64, PermEntry>,
+    sessions: HashMap<Arc<str>, SessionEntry>,
+    /// session/new or session/fork requests in flight (their session id is not known yet).
+    pending_new: usize,
+    /// Updates for unknown sessions while a session/new is in flight, in wire order.
+    early: Vec<(Arc<str>, Box<str>, Box<RawValue>)>,
+    done_tx: mpsc::UnboundedSender<Completion>,
+    reader_open: bool,
+    exit_seen: bool,
+    noise: u64,
+    gone: Option<Gone>,
+}
+
+impl Actor {
+    async fn run(
+        mut self,
+        mut cmd_rx: mpsc::Receiver<Command>,
+        mut reader_rx: mpsc::Receiver<Vec<ReaderMsg>>,
+        mut done_rx: mpsc::UnboundedReceiver<Completion>,
+    ) {
+        let mut alive = self.host.alive.clone();
+        let mut host_alive = true;
+        loop {
+            let exit_watch = self.exit_watch.clone();
+            tokio::select! {
+                Some(done) = done_rx.recv() => self.on_completion(done).await,
+                batch = reader_rx.recv(), if self.reader_open => match batch {
+                    Some(batch) => {
+                        for msg in batch {
+                            self.on_reader(msg).await;
+                        }
+                    }
+                    None => self.on_reader(ReaderMsg::Eof(None)).await,
+                },
+                cmd = cmd_rx.recv() => match cmd {
+                    Some(cmd) => self.on_command(cmd).await,
+                    None => {
+                        // Every handle is gone: nobody can use this agent any more.
+                        self.shutdown(&mut reader_rx).await;
+                        break;
+                    }
+                },
+                _ = wait_exit(exit_watch), if !self.exit_seen && self.gone.is_none() => {
+                    self.exit_seen = true;
+                    // Give the reader a moment to deliver what the agent wrote before exiting.
+                    let tx = self.done_tx.clone();
+                    tokio::spawn(async move {
+                        tokio::time::sleep(Duration::from_millis(500)).await;
+                        let _ = tx.send(Completion::ExitGraceElapsed);
+                    });
+                }
+                res = alive.changed(), if host_alive => {
+                    if res.is_err() {
+                        host_alive = false;
+                        self.shutdown(&mut reader_rx).await;
+                    }
+                }
+            }
+        }
+    }
+
+    // ----- events ---------------------------------------------------------------------------
+
+    async fn emit(&self, ev: PendingEvent) {
+        self.host.bus.emit(ev).await;
+    }
+
+    fn event(&self, kind: EventKind, data: Box<RawValue>) -> PendingEvent {
+        PendingEvent::new(self.agent, kind, data)
+    }
+
+    async fn protocol_error(&self, reason: &str, message: String, extra: Value) {
+        let mut data = serde_json::json!({ "reason": reason, "message": message });
+        if let (Value::Object(d), Value::Object(e)) = (&mut data, extra) {
+            d.extend(e);
+        }
+        tracing::debug!(agent = self.agent, reason, "protocol error");
+        self.emit(self.event(EventKind::ProtocolError, raw_json(&data)))
+            .await;
+    }
+
+    // ----- writing ----------------------------------------------------------------------------
+
+    async fn write(&mut self, line: String) {
+        if self.host.config.wire_events {
+            if let Ok(raw) = RawValue::from_string(line.clone()) {
+                let data = format!("{{\"direction\":\"out\",\"message\":{}}}", raw.get());
+                if let Ok(data) = RawValue::from_string(data) {
+                    self.emit(self.event(EventKind::Wire, data)).await;
+                }
+            }
+        }
+        let n = line.len() + 1;
+        let queued = self.queued.fetch_add(n, Ordering::Relaxed) + n;
+        if self.out_tx.send(Out::Line(line)).is_err() {
+            return;
+        }
+        if queued > self.host.config.max_outbound_bytes && self.gone.is_none() {
+            // The agent stopped reading its stdin while we keep having things to say: it is
+            // stuck, and buffering for it without bound is how hosts run out of memory.
+            tracing::warn!(
+                agent = self.agent,
+                queued,
+                "agent is not reading its stdin; killing it"
+            );
+            self.protocol_error(
+                "stdin_stalled",
+                format!("agent stopped reading its stdin ({queued} bytes queued); killing it"),
+                Value::Null,
+            )
+            .await;
+            if let Some(p) = &self.process {
+                p.signal(crate::transport::GroupSignal::Kill);
+            }
+        }
+    }
+
+    async fn respond_result(&mut self, id: &RawId, result: &Value) {
+        let raw = raw_json(result);
+        self.write(message::result_line(id, &raw)).await;
+    }
+
+    async fn respond_error(&mut self, id: &RawId, code: i64, msg: &str) {
+        let err = RpcError {
+            code,
+            message: msg.to_owned(),
+            data: None,
+        };
+        self.write(message::error_line(id, &err)).await;
+    }
+
+    // ----- commands ---------------------------------------------------------------------------
+
+    async fn on_command(&mut self, cmd: Command) {
+        match cmd {
+            Command::Request {
+                method,
+                params,
+                ctx,
+                timeout,
+                reply,
+            } => {
+                if let Some(gone) = &self.gone {
+                    let _ = reply.send(Err(gone.error()));
+                    return;
+                }
+                if let Err(e) = self.before_request(&ctx).await {
+                    let _ = reply.send(Err(e));
+                    return;
+                }
+                self.next_id += 1;
+                let id = self.next_id;
+                let line = message::request_line(id, method, &params);
+                self.pending.insert(
+                    id,
+                    PendingOut {
+                        method,
+                        ctx,
+                        reply: Some(reply),
+                    },
+                );
+                if let Some(t) = timeout {
+                    let tx = self.done_tx.clone();
+                    tokio::spawn(async move {
+                        tokio::time::sleep(t).await;
+                        let _ = tx.send(Completion::RequestTimeout(id));
+                    });
+                }
+                self.write(line).await;
+            }
+            Command::Cancel { session, reply } => {
+                let res = self.cancel_session(&session).await;
+                let _ = reply.send(res);
+            }
+            Command::RespondPermission {
+                request_id,
+                option_id,
+                reply,
+            } => {
+                let res = self.host_answer(request_id, Ok(option_id)).await;
+                let _ = reply.send(res);
+            }
+            Command::Shutdown { reply } => {
+                // The reader keeps running in its own task; `shutdown` drains it.
+                let (_tx, mut dummy) = mpsc::channel(1);
+                self.shutdown(&mut dummy).await;
+                let info = self
+                    .gone
+                    .as_ref()
+                    .map(|g| g.info().clone())
+                    .unwrap_or_default();
+                let _ = reply.send(info);
+            }
+        }
+    }
+
+    /// State checks and bookkeeping that must happen in order with the wire, before sending.
+    async fn before_request(&mut self, ctx: &ReqCtx) -> Result<()> {
+        match ctx {
+            ReqCtx::NewSession { .. } | ReqCtx::ForkSession { .. } => self.pending_new += 1,
+            ReqCtx::OpenSession {
+                id, cwd, replay, ..
+            } => {
+                if let Some(existing) = self.sessions.get(id) {
+                    if matches!(existing.status, SessionStatus::Opening { .. }) {
+                        return Err(Error::Busy(format!("session {id} is already being opened")));
+                    }
+                    if existing.active_turn.is_some() {
+                        return Err(Error::Busy(format!("session {id} has a turn in flight")));
+                    }
+                }
+                let view = Arc::new(Mutex::new(SessionView::new(id, Some(cwd.clone()))));
+                self.sessions.insert(
+                    id.clone(),
+                    SessionEntry {
+                        view,
+                        status: SessionStatus::Opening { replay: *replay },
+                        active_turn: None,
+                        cancelling: false,
+                        buffer: Vec::new(),
+                    },
+                );
+            }
+            ReqCtx::Prompt { session, turn } => {
+                let Some(entry) = self.sessions.get_mut(session) else {
+                    return Err(Error::NotFound(format!("session {session} is not open")));
+                };
+                if !matches!(entry.status, SessionStatus::Open) {
+                    return Err(Error::Busy(format!("session {session} is still opening")));
+                }
+                if let Some(t) = entry.active_turn {
+                    return Err(Error::Busy(format!(
+                        "session {session} already has turn {t} in flight"
+                    )));
+                }
+                entry.active_turn = Some(*turn);
+                entry.cancelling = false;
+                if let Ok(mut v) = entry.view.lock() {
+                    v.active_turn = Some(*turn);
+                }
+            }
+            ReqCtx::SetMode { session, .. } | ReqCtx::SetConfig { session } => {
+                if !self.sessions.contains_key(session) {
+                    return Err(Error::NotFound(format!("session {session} is not open")));
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Events that must precede the request on the wire (turn_started).
+    async fn cancel_session(&mut self, session: &Arc<str>) -> Result<()> {
+        if let Some(gone) = &self.gone {
+            return Err(gone.error());
+        }
+        let params = raw_json(&serde_json::json!({ "sessionId": &**session }));
+        self.write(message::notification_line("session/cancel", &params))
+            .await;
+        if let Some(entry) = self.sessions.get_mut(session) {
+            if entry.active_turn.is_some() {
+                entry.cancelling = true;
+            }
+        }
+        // The spec: after session/cancel, every pending permission request of the session is
+        // answered `cancelled`.
+        let ids: Vec<u64> = self
+            .perms
+            .iter()
+            .filter(|(_, p)| p.session == *session)
+            .map(|(&id, _)| id)
+            .collect();
+        for id in sorted(ids) {
+            self.resolve_permission(id, Outcome::Cancelled, DecidedBy::Cancelled)
+                .await;
+        }
+        Ok(())
+    }
+
+    // ----- reader -----------------------------------------------------------------------------
+
+    async fn on_reader(&mut self, msg: ReaderMsg) {
+        match msg {
+            ReaderMsg::Message { msg, lossy, raw } => {
+                if let Some(raw) = raw {
+                    let data = format!("{{\"direction\":\"in\",\"message\":{}}}", raw.get());
+                    if let Ok(data) = RawValue::from_string(data) {
+                        self.emit(self.event(EventKind::Wire, data)).await;
+                    }
+                }
+                if lossy {
+                    self.protocol_error(
+                        "invalid_utf8",
+                        "line was not valid UTF-8; decoded with U+FFFD replacements".into(),
+                        Value::Null,
+                    )
+                    .await;
+                }
+                self.on_message(msg).await;
+            }
+            ReaderMsg::Noise { line, bytes } => {
+                self.noise += 1;
+                tracing::debug!(agent = self.agent, bytes, "non-JSON line on agent stdout");
+                let data = serde_json::json!({ "line": line, "bytes": bytes, "count": self.noise });
+                self.emit(self.event(EventKind::ProtocolNoise, raw_json(&data)))
+                    .await;
+            }
+            ReaderMsg::TooLong { len } => {
+                let limit = self.host.config.max_line_bytes;
+                self.protocol_error(
+                    "line_too_long",
+                    format!("line of {len} bytes exceeds the {limit}-byte limit; skipped"),
+                    serde_json::json!({ "bytes": len, "limit": limit }),
+                )
+                .await;
+            }
+            ReaderMsg::Eof(err) => {
+                self.reader_open = false;
+                if let Some(err) = err {
+                    tracing::debug!(agent = self.agent, %err, "agent stdout read error");
+                }
+                self.agent_gone().await;
+            }
+        }
+    }
+
+    async fn on_message(&mut self, msg: Incoming) {
+        match msg {
+            Incoming::Update {
+                session_id,
+                update_kind,
+                update,
+            } => {
+                self.on_update(session_id, update_kind, update).await;
+            }
+            Incoming::Response { id, result } => self.on_response(id, result).await,
+            Incoming::Request { id, method, params } => self.on_request(id, method, params).await,
+            Incoming::Notification { method, params } => self.on_notification(method, params).await,
+            Incoming::Invalid { reason } => {
+                self.protocol_error("invalid_message", reason, Value::Null)
+                    .await;
+            }
+        }
+    }
+
+    async fn on_update(&mut self, session_id: Box<str>, kind: Box<str>, update: Box<RawValue>) {
+        let key: Arc<str> = Arc::from(session_id);
+        if let Some(entry) = self.sessions.get_mut(&key) {
+            match entry.status {
+                SessionStatus::Opening { .. } => {
+                    entry.buffer.push((kind, update));
+                    if entry.buffer.len() > self.host.config.early_update_limit {
+                        // A very long replay: open the session now rather than buffer without bound.
+                        self.open_session_now(&key, None, true).await;
+                    }
+                }
+                SessionStatus::Open => {
+                    let turn = entry.active_turn;
+                    if let Ok(mut v) = entry.view.lock() {
+                        v.apply_update(&kind, &update);
+                    }
+                    self.emit(
+                        self.event(EventKind::SessionUpdate, update)
+                            .session(Some(key))
+                            .turn(turn),
+                    )
+                    .await;
+                }
+            }
+            return;
+        }
+        if self.pending_new > 0 && self.early.len() < self.host.config.early_update_limit {
+            // Probably the session a session/new in flight is about to name.
+            self.early.push((key, kind, update));
+            return;
+        }
+        // An update for a session we do not know: still delivered (forward compatible).
+        self.emit(
+            self.event(EventKind::SessionUpdate, update)
+                .session(Some(key)),
+        )
+        .await;
+    }
+
+    async fn on_notification(&mut self, method: Box<str>, params: Option<Box<RawValue>>) {
+        match &*method {
+            "$/cancel_request" => {
+                let target = params
+                    .as_deref()
+                    .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
+                    .and_then(|v| v.get("requestId").cloned());
+                let Some(target) = target else { return };
+                let found = self
+                    .perms
+                    .iter()
+                    .find(|(_, p)| p.raw_id.to_value() == target)
+                    .map(|(&id, _)| id);
+                if let Some(perm) = found {
+                    // Exactly one response: -32800 for the withdrawn request.
+                    if let Some(entry) = self.perms.get(&perm) {
+                        let raw_id = entry.raw_id.clone();
+                        self.respond_error(&raw_id, codes::REQUEST_CANCELLED, "request cancelled")
+                            .await;
+                    }
+                    self.finish_permission(perm, None, DecidedBy::AgentCancelled)
+                        .await;
+                }
+                // Requests we answer synchronously are already answered: nothing to do.
+            }
+            m if m.starts_with("$/") => {} // optional protocol notifications may be ignored
+            _ => {
+                let params: Value = params
+                    .as_deref()
+                    .and_then(|p| serde_json::from_str(p.get()).ok())
+                    .unwrap_or(Value::Null);
+                let data = serde_json::json!({ "method": &*method, "params": params });
+                let session = data["params"]
+                    .get("sessionId")
+                    .and_then(Value::as_str)
+                    .map(Arc::<str>::from);
+                self.emit(
+                    self.event(EventKind::ExtNotification, raw_json(&data))
+                        .session(session),
+                )
+                .await;
+            }
+        }
+    }
+
+    async fn on_request(&mut self, id: RawId, method: Box<str>, params: Option<Box<RawValue>>) {
+        if self.perms.values().any(|p| p.raw_id == id) {
+            self.protocol_error(
+                "duplicate_request_id",
+                format!(
+                    "agent reused request id {} while it is still pending",
+                    id.json()
+                ),
+                serde_json::json!({ "id": id.to_value() }),
+            )
+            .await;
+            return;
+        }
+        match &*method {
+            "session/request_permission" => self.on_permission_request(id, params).await,
+            m if self.caps.serves(m) => {
+                // Seam for the fs/terminal services; not reachable while nothing is served.
+                self.respond_error(&id, codes::METHOD_NOT_FOUND, "method not found")
+                    .await;
+            }
+            _ => {
+                self.respond_error(
+                    &id,
+                    codes::METHOD_NOT_FOUND,
+                    &format!("method not found: {method}"),
+                )
+                .await;
+            }
+        }
+    }
+
+    // ----- responses --------------------------------------------------------------------------
+
+    async fn on_response(
+        &mut self,
+        id: RawId,
+        result: std::result::Result<Box<RawValue>, RpcError>,
+    ) {
+        let Some(num) = id.as_u64() else {
+            self.protocol_error(
+                "unknown_response_id",
+                format!("response with id {} that this host never used", id.json()),
+                serde_json::json!({ "id": id.to_value() }),
+            )
+            .await;
+            return;
+        };
+        let Some(mut pending) = self.pending.remove(&num) else {
+            if self.abandoned.remove(&num) {
+                return; // a late answer to a request we gave up on
+            }
+            let (reason, what) = if self.recent_set.contains(&num) {
+                ("duplicate_response", "a second response for request")
+            } else {
+                ("unknown_response_id", "a response for unknown request id")
+            };
+            self.protocol_error(
+                reason,
+                format!("{what} {num}; ignored"),
+                serde_json::json!({ "id": num }),
+            )
+            .await;
+            return;
+        };
+        self.remember_answered(num);
+        let reply = pending.reply.take();
+        let outcome = match result {
+            Ok(raw) => self.on_success(pending.method, pending.ctx, raw).await,
+            Err(err) => {
+                let error = Error::from_rpc(err.code, err.message, err.data);
+                self.on_failure(pending.ctx, &error).await;
+                Err(error)
+            }
+        };
+        if let Some(reply) = reply {
+            let _ = reply.send(outcome);
+        }
+    }
+
+    fn remember_answered(&mut self, id: u64) {
+        self.recent.push_back(id);
+        self.recent_set.insert(id);
+        while self.recent.len() > RECENT_IDS {
+            if let Some(old) = self.recent.pop_front() {
+                self.recent_set.remove(&old);
+            }
+        }
+    }
+
+    async fn on_success(
+        &mut self,
+        method: &'static str,
+        ctx: ReqCtx,
+        raw: Box<RawValue>,
+    ) -> Result<Box<RawValue>> {
+        match ctx {
+            ReqCtx::Plain => Ok(raw),
+            ReqCtx::Initialize => {
+                let value: Value = serde_json::from_str(raw.get()).unwrap_or(Value::Null);
+                let info = AgentInfo::from_initialize(&value)?;
+                let data = serde_json::json!({
+                    "protocolVersion": info.protocol_version,
+                    "agentInfo": info.agent_info,
+                    "agentCapabilities": info.capabilities,
+                    "authMethods": info.auth_methods,
+                    "pid": self.process.as_ref().map(|p| p.pid),
+                });
+                let _ = self.shared.info.set(info);
+                self.emit(self.event(EventKind::AgentReady, raw_json(&data)))
+                    .await;
+                Ok(raw)
+            }
+            ReqCtx::NewSession { cwd } | ReqCtx::ForkSession { cwd } => {
+                self.pending_new = self.pending_new.saturating_sub(1);
+                let origin = if method == "session/fork" {
+                    "fork"
+                } else {
+                    "new"
+                };
+                let value: Value = serde_json::from_str(raw.get()).unwrap_or(Value::Null);
+                let Some(id) = value
+                    .get("sessionId")
+                    .and_then(Value::as_str)
+                    .map(Arc::<str>::from)
+                else {
+                    self.flush_early_if_idle().await;
+                    return Err(Error::Protocol(format!(
+                        "{method} response has no sessionId"
+                    )));
+                };
+                let view = Arc::new(Mutex::new(SessionView::new(&id, Some(cwd))));
+                if let Ok(mut v) = view.lock() {
+                    v.apply_open_result(&value);
+                }
+                let buffered: Vec<_> = {
+                    let (mine, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.early)
+                        .into_iter()
+                        .partition(|(s, _, _)| *s == id);
+                    self.early = rest;
+                    mine.into_iter().map(|(_, k, u)| (k, u)).collect()
+                };
+                self.sessions.insert(
+                    id.clone(),
+                    SessionEntry {
+                        view,
+                        status: SessionStatus::Opening { replay: false },
+                        active_turn: None,
+                        cancelling: false,
+                        buffer: buffered,
+                    },
+                );
+                self.open_session_now(&id, Some((&value, origin)), false)
+                    .await;
+                self.flush_early_if_idle().await;
+                Ok(raw)
+            }
+            ReqCtx::OpenSession { id, origin, .. } => {
+                let value: Value = serde_json::from_str(raw.get()).unwrap_or(Value::Null);
+                self.open_session_now(&id, Some((&value, origin)), false)
+                    .await;
+                Ok(raw)
+            }
+            ReqCtx::Prompt { session, turn } => {
+                self.end_turn(&session, turn, Ok(&raw)).await;
+                Ok(raw)
+            }
+            ReqCtx::SetMode { session, mode } => {
+                if let Some(entry) = self.sessions.get(&session) {
+                    if let Ok(mut v) = entry.view.lock() {
+                        v.set_mode(&mode);
+                    }
+                }
+                Ok(raw)
+            }
+            ReqCtx::SetConfig { session } => {
+                let value: Value = serde_json::from_str(raw.get()).unwrap_or(Value::Null);
+                if let Some(opts) = value.get("configOptions").filter(|o| o.is_array()) {
+                    if let Some(entry) = self.sessions.get(&session) {
+                        if let Ok(mut v) = entry.view.lock() {
+                            v.config_options = Some(opts.clone());
+                        }
+                    }
+                }
+                Ok(raw)
+            }
+            ReqCtx::CloseSession { id } => {
+                self.close_session_locally(&id, "closed").await;
+                Ok(raw)
+            }
+            ReqCtx::DeleteSession { id } => {
+                if self.sessions.contains_key(&id) {
+                    self.close_session_locally(&id, "deleted").await;
+                }
+                Ok(raw)
+            }
+        }
+    }
+
+    async fn on_failure(&mut self, ctx: ReqCtx, error: &Error) {
+        match ctx {
+            ReqCtx::NewSession { .. } | ReqCtx::ForkSession { .. } => {
+                self.pending_new = self.pending_new.saturating_sub(1);
+                self.flush_early_if_idle().await;
+            }
+            ReqCtx::OpenSession { id, .. } => {
+                // Never lose what the agent sent: deliver the buffered updates, then forget it.
+                if let Some(entry) = self.sessions.remove(&id) {
+                    let replay = matches!(entry.status, SessionStatus::Opening { replay: true });
+                    for (_, update) in entry.buffer {
+                        self.emit(
+                            self.event(EventKind::SessionUpdate, update)
+                                .session(Some(id.clone()))
+                                .replay(replay),
+                        )
+                        .await;
+                    }
+                }
+            }
+            ReqCtx::Prompt { session, turn } => self.end_turn(&session, turn, Err(error)).await,
+            _ => {}
+        }
+    }
+
+    /// Mark a session open: emit `session_opened`, then everything buffered for it in wire order.
+    async fn open_session_now(
+        &mut self,
+        id: &Arc<str>,
+        result: Option<(&Value, &str)>,
+        partial: bool,
+    ) {
+        let Some(entry) = self.sessions.get_mut(id) else {
+            return;
+        };
+        let replay = match entry.status {
+            SessionStatus::Opening { replay } => replay,
+            SessionStatus::Open => {
+                // Already opened early (very long replay): just apply the final result.
+                if let Some((value, _)) = result {
+                    if let Ok(mut v) = entry.view.lock() {
+                        v.apply_open_result(value);
+                    }
+                }
+                return;
+            }
+        };
+        // Updates arriving after a load response are live again; a partial open keeps tagging
+        // replays until the response.
+        entry.status = if partial {
+            SessionStatus::Opening { replay }
+        } else {
+            SessionStatus::Open
+        };
+        let buffer = std::mem::take(&mut entry.buffer);
+        let view = entry.view.clone();
+        let mut data = serde_json::json!({ "sessionId": &**id });
+        {
+            let mut v = view.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some((value, origin)) = result {
+                v.apply_open_result(value);
+                data["origin"] = Value::from(origin);
+            }
+            data["cwd"] = v.cwd.clone().map(Value::from).unwrap_or(Value::Null);
+            data["modes"] = v.modes.clone().unwrap_or(Value::Null);
+            data["configOptions"] = v.config_options.clone().unwrap_or(Value::Null);
+        }
+        if partial {
+            data["partial"] = Value::Bool(true);
+        }
+        if let Ok(mut map) = self.shared.sessions.lock() {
+            map.insert(id.clone(), view.clone());
+        }
+        self.emit(
+            self.event(EventKind::SessionOpened, raw_json(&data))
+                .session(Some(id.clone())),
+        )
+        .await;
+        for (kind, update) in buffer {
+            if let Ok(mut v) = view.lock() {
+                v.apply_update(&kind, &update);
+            }
+            self.emit(
+                self.event(EventKind::SessionUpdate, update)
+                    .session(Some(id.clone()))
+                    .replay(replay),
+            )
+            .await;
+        }
+        if partial {
+            // Keep streaming the rest of the replay as it comes.
+            if let Some(entry) = self.sessions.get_mut(id) {
+                entry.status = SessionStatus::Open;
+            }
+        }
+    }
+
+    /// When no session/new is in flight any more, early updates nobody claimed are delivered.
+    async fn flush_early_if_idle(&mut self) {
+        if self.pending_new > 0 {
+            return;
+        }
+        for (session, _, update) in std::mem::take(&mut self.early) {
+            self.emit(
+                self.event(EventKind::SessionUpdate, update)
+                    .session(Some(session)),
+            )
+            .await;
+        }
+    }
+
+    async fn end_turn(
+        &mut self,
+        session: &Arc<str>,
+        turn: u64,
+        result: std::result::Result<&RawValue, &Error>,
+    ) {
+        let mut stop_reason = None;
+        if let Some(entry) = self.sessions.get_mut(session) {
+            if entry.active_turn == Some(turn) {
+                entry.active_turn = None;
+                entry.cancelling = false;
+            }
+            if let Ok(mut v) = entry.view.lock() {
+                if v.active_turn == Some(turn) {
+                    v.active_turn = None;
+                }
+                if let Ok(raw) = result {
+                    #[derive(serde::Deserialize)]
+                    struct Stop {
+                        #[serde(rename = "stopReason")]
+                        stop_reason: Option<String>,
+                    }
+                    stop_reason = serde_json::from_str::<Stop>(raw.get())
+                        .ok()
+                        .and_then(|s| s.stop_reason);
+                    v.last_stop_reason = stop_reason.clone();
+                }
+            }
+        }
+        let data = match result {
+            Ok(raw) if stop_reason.is_some() => raw.to_owned(),
+            Ok(raw) => raw_json(&serde_json::json!({
+                "stopReason": Value::Null,
+                "error": { "kind": "protocol", "message": "prompt response has no stopReason" },
+                "result": serde_json::from_str::<Value>(raw.get()).unwrap_or(Value::Null),
+            })),
+            Err(e) => {
+                raw_json(&serde_json::json!({ "stopReason": Value::Null, "error": e.to_json() }))
+            }
+        };
+        self.emit(
+            self.event(EventKind::TurnEnded, data)
+                .session(Some(session.clone()))
+                .turn(Some(turn)),
+        )
+        .await;
+    }
+
+    async fn close_session_locally(&mut self, id: &Arc<str>, reason: &str) {
+        let perms: Vec<u64> = self
+            .perms
+            .iter()
+            .filter(|(_, p)| p.session == *id)
+            .map(|(&k, _)| k)
+            .collect();
+        for perm in sorted(perms) {
+            self.resolve_permission(perm, Outcome::Cancelled, DecidedBy::Cancelled)
+                .await;
+        }
+        if let Some(entry) = self.sessions.remove(id) {
+            if let Ok(mut v) = entry.view.lock() {
+                v.open = false;
+            }
+        }
+        if let Ok(mut map) = self.shared.sessions.lock() {
+            map.remove(id);
+        }
+        let data = serde_json::json!({ "sessionId": &**id, "reason": reason });
+        self.emit(
+            self.event(EventKind::SessionClosed, raw_json(&data))
+                .session(Some(id.clone())),
+        )
+        .await;
+    }
+
+    // ----- permissions ------------------------------------------------------------------------
+
+    async fn on_permission_request(&mut self, id: RawId, params: Option<Box<RawValue>>) {
+        let params: Value = params
+            .as_deref()
+            .and_then(|p| serde_json::from_str(p.get()).ok())
+            .unwrap_or(Value::Null);
+        let session = params
+            .get("sessionId")
+            .and_then(Value::as_str)
+            .map(Arc::<str>::from);
+        let options = parse_options(params.get("options"));
+        let Some(session) = session else {
+            self.respond_error(
+                &id,
+                codes::INVALID_PARAMS,
+                "session/request_permission needs sessionId",
+            )
+            .await;
+            self.protocol_error(
+                "invalid_params",
+                "session/request_permission without sessionId; answered -32602".into(),
+                serde_json::json!({ "id": id.to_value() }),
+            )
+            .await;
+            return;
+        };
+        let perm = self.host.next_permission.fetch_add(1, Ordering::Relaxed) + 1;
+        let (turn, cancelling, known_call) = match self.sessions.get(&session) {
+            Some(entry) => {
+                let tool_id = params
+                    .get("toolCall")
+                    .and_then(|t| t.get("toolCallId"))
+                    .and_then(Value::as_str);
+                let known = tool_id
+                    .and_then(|t| entry.view.lock().ok().and_then(|v| v.tool_call(t).cloned()));
+                (entry.active_turn, entry.cancelling, known)
+            }
+            None => (None, false, None),
+        };
+        // The request's own toolCall wins; fields it omits come from the announced tool call
+        // (the request may also arrive before, or without, any tool_call).
+        let mut tool_call = known_call.unwrap_or_else(|| Value::Object(Default::default()));
+        if let (Value::Object(base), Some(Value::Object(req))) =
+            (&mut tool_call, params.get("toolCall"))
+        {
+            for (k, v) in req {
+                base.insert(k.clone(), v.clone());
+            }
+        }
+        let request = PermissionRequest {
+            request_id: perm,
+            agent: self.agent,
+            session_id: session.to_string(),
+            turn,
+            tool_call: tool_call.clone(),
+            options: options.clone(),
+        };
+        self.perms.insert(
+            perm,
+            PermEntry {
+                raw_id: id,
+                session: session.clone(),
+                turn,
+                options: options.clone(),
+            },
+        );
+        self.host.note_permission(perm, self.agent, false);
+        let data = serde_json::json!({
+            "requestId": perm,
+            "sessionId": &*session,
+            "toolCall": tool_call,
+            "options": options,
+        });
+        self.emit(
+            self.event(EventKind::PermissionRequested, raw_json(&data))
+                .session(Some(session.clone()))
+                .turn(turn),
+        )
+        .await;
+
+        if cancelling {
+            self.resolve_permission(perm, Outcome::Cancelled, DecidedBy::Cancelled)
+                .await;
+            return;
+        }
+        if options.is_empty() {
+            let outcome = deny_outcome(&options, false);
+            self.resolve_permission(perm, outcome, DecidedBy::Rule)
+                .await;
+            return;
+        }
+        match &self.host.config.permission {
+            PermissionHandler::DenyAll => {
+                let outcome = deny_outcome(&options, false);
+                self.resolve_permission(perm, outcome, DecidedBy::Rule)
+                    .await;
+                return;
+            }
+            PermissionHandler::Decider(decider) => {
+                let fut = decider.decide(request);
+                let tx = self.done_tx.clone();
+                tokio::spawn(async move {
+                    // A panicking decider must still deny: run it in its own task and map the
+                    // join error.
+                    let answer = match tokio::spawn(fut).await {
+                        Ok(answer) => answer,
+                        Err(e) => Err(format!("permission decider failed: {e}")),
+                    };
+                    let _ = tx.send(Completion::PermissionAnswer { perm, answer });
+                });
+            }
+            PermissionHandler::Manual => {}
+        }
+        let timeout = self.host.config.permission_timeout;
+        let tx = self.done_tx.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(timeout).await;
+            let _ = tx.send(Completion::PermissionTimeout(perm));
+        });
+    }
+
+    /// An answer from the host (decider or `respond_permission`). First answer wins.
+    async fn host_answer(
+        &mut self,
+        perm: u64,
+        answer: std::result::Result<Option<String>, String>,
+    ) -> Result<()> {
+        let Some(entry) = self.perms.get(&perm) else {
+            let known = self
+                .host
+                .permissions
+                .lock()
+                .map(|m| m.get(&perm).copied())
+                .unwrap_or(None);
+            return Err(match known {
+                Some((agent, true)) if agent == self.agent => Error::AlreadyResolved(format!(
+                    "permission request {perm} was already resolved"
+                )),
+                _ => Error::NotFound(format!("no pending permission request {perm}")),
+            });
+        };
+        match answer {
+            Ok(Some(option)) if entry.options.iter().any(|o| o.option_id == option) => {
+                self.resolve_permission(perm, Outcome::Selected(option), DecidedBy::Host)
+                    .await;
+                Ok(())
+            }
+            Ok(Some(option)) => {
+                let outcome = deny_outcome(&entry.options, false);
+                self.resolve_permission(perm, outcome, DecidedBy::InvalidAnswer)
+                    .await;
+                Err(Error::InvalidArgument(format!(
+                    "`{option}` is not one of the offered options; the request was denied"
+                )))
+            }
+            Ok(None) => {
+                let outcome = deny_outcome(&entry.options, false);
+                self.resolve_permission(perm, outcome, DecidedBy::Host)
+                    .await;
+                Ok(())
+            }
+            Err(reason) => {
+                tracing::debug!(agent = self.agent, perm, %reason, "permission decider failed; denying");
+                let outcome = deny_outcome(&entry.options, false);
+                self.resolve_permission(perm, outcome, DecidedBy::InvalidAnswer)
+                    .await;
+                Ok(())
+            }
+        }
+    }
+
+    /// Answer the agent and report the resolution (exactly once per request).
+    async fn resolve_permission(&mut self, perm: u64, outcome: Outcome, by: DecidedBy) {
+        let Some(entry) = self.perms.get(&perm) else {
+            return;
+        };
+        let raw_id = entry.raw_id.clone();
+        let result = serde_json::json!({ "outcome": outcome.to_json() });
+        self.respond_result(&raw_id, &result).await;
+        self.finish_permission(perm, Some(outcome), by).await;
+    }
+
+    /// Forget a permission request and emit `permission_resolved`.
+    async fn finish_permission(&mut self, perm: u64, outcome: Option<Outcome>, by: DecidedBy) {
+        let Some(entry) = self.perms.remove(&perm) else {
+            return;
+        };
+        self.host.note_permission(perm, self.agent, true);
+        let mut data = serde_json::json!({
+            "requestId": perm,
+            "sessionId": &*entry.session,
+            "decidedBy": by,
+        });
+        match &outcome {
+            Some(o) => {
+                data["outcome"] = o.to_json();
+                if let Outcome::Selected(id) = o {
+                    if let Some(opt) = entry.options.iter().find(|x| &x.option_id == id) {
+                        data["optionKind"] = Value::from(opt.kind.clone());
+                    }
+                }
+            }
+            None => data["outcome"] = Value::Null,
+        }
+        self.emit(
+            self.event(EventKind::PermissionResolved, raw_json(&data))
+                .session(Some(entry.session.clone()))
+                .turn(entry.turn),
+        )
+        .await;
+    }
+
+    // ----- completions ------------------------------------------------------------------------
+
+    async fn on_completion(&mut self, done: Completion) {
+        match done {
+            Completion::RequestTimeout(id) => {
+                let Some(mut pending) = self.pending.remove(&id) else {
+                    return;
+                };
+                self.abandoned.insert(id);
+                let after = self
+                    .host
+                    .config
+                    .request_timeout
+                    .map(|d| d.as_millis() as u64)
+                    .unwrap_or(0);
+                let error = Error::Timeout {
+                    what: pending.method.to_owned(),
+                    after_ms: after,
+                };
+                self.on_failure(std::mem::replace(&mut pending.ctx, ReqCtx::Plain), &error)
+                    .await;
+                if let Some(reply) = pending.reply.take() {
+                    let _ = reply.send(Err(error));
+                }
+                let params = raw_json(&serde_json::json!({ "requestId": id }));
+                self.write(message::notification_line("$/cancel_request", &params))
+                    .await;
+            }
+            Completion::PermissionAnswer { perm, answer } => {
+                let _ = self.host_answer(perm, answer).await;
+            }
+            Completion::PermissionTimeout(perm) => {
+                if let Some(entry) = self.perms.get(&perm) {
+                    let outcome = deny_outcome(&entry.options, false);
+                    self.resolve_permission(perm, outcome, DecidedBy::Timeout)
+                        .await;
+                }
+            }
+            Completion::WriterDone(res) => {
+                if let Err(e) = res {
+                    tracing::debug!(agent = self.agent, error = %e, "writing to agent stdin failed");
+                }
+            }
+            Completion::ExitGraceElapsed => {
+                if self.gone.is_none() && self.reader_open {
+                    // The process exited but something still holds its stdout open: stop waiting.
+                    self.reader_open = false;
+                    self.agent_gone().await;
+                }
+            }
+        }
+    }
+
+    // ----- the end ----------------------------------------------------------------------------
+
+    /// The agent's stdout ended (or the process exited and the grace elapsed).
+    async fn agent_gone(&mut self) {
+        if self.gone.is_some() {
+            return;
+        }
+        let info = match &self.process {
+            Some(p) => {
+                let mut exit = p.wait_exit(Duration::from_millis(500)).await;
+                if exit.is_none() {
+                    // stdout closed but the process lingers: take it down.
+                    let _ = self.out_tx.send(Out::Close);
+                    exit = p.shutdown(self.host.config.shutdown_grace).await;
+                }
+                p.wait_stderr(Duration::from_millis(500)).await;
+                p.exit_info(exit)
+            }
+            None => ExitInfo::default(),
+        };
+        self.finish(Gone::Exited(info), "exited").await;
+    }
+
+    /// Orderly shutdown requested by the embedder (or the host going away).
+    async fn shutdown(&mut self, _reader_rx: &mut mpsc::Receiver<Vec<ReaderMsg>>) {
+        if self.gone.is_some() {
+            return;
+        }
+        let _ = self.out_tx.send(Out::Close);
+        let info = match &self.process {
+            Some(p) => {
+                let exit = p.shutdown(self.host.config.shutdown_grace).await;
+                p.wait_stderr(Duration::from_millis(200)).await;
+                p.exit_info(exit)
+            }
+            None => ExitInfo::default(),
+        };
+        self.finish(Gone::Shutdown(info), "shutdown").await;
+    }
+
+    async fn finish(&mut self, gone: Gone, reason: &str) {
+        self.gone = Some(gone.clone());
+        let error = gone.error();
+        // 1. every outbound request fails at once (turns end with the error)
+        let mut ids: Vec<u64> = self.pending.keys().copied().collect();
+        ids.sort_unstable();
+        for id in ids {
+            if let Some(mut pending) = self.pending.remove(&id) {
+                self.on_failure(std::mem::replace(&mut pending.ctx, ReqCtx::Plain), &error)
+                    .await;
+                if let Some(reply) = pending.reply.take() {
+                    let _ = reply.send(Err(error.clone()));
+                }
+            }
+        }
+        // 2. pending permission requests resolve as disconnected (nobody left to answer)
+        let perms: Vec<u64> = self.perms.keys().copied().collect();
+        for perm in sorted(perms) {
+            self.finish_permission(perm, None, DecidedBy::Disconnected)
+                .await;
+        }
+        // 3. anything still buffered is delivered, then sessions close
+        let early = std::mem::take(&mut self.early);
+        for (session, _, update) in early {
+            self.emit(
+                self.event(EventKind::SessionUpdate, update)
+                    .session(Some(session)),
+            )
+            .await;
+        }
+        let mut open: Vec<Arc<str>> = self.sessions.keys().cloned().collect();
+        open.sort();
+        for id in open {
+            if let Some(entry) = self.sessions.remove(&id) {
+                let replay = matches!(entry.status, SessionStatus::Opening { replay: true });
+                for (_, update) in entry.buffer {
+                    self.emit(
+                        self.event(EventKind::SessionUpdate, update)
+                            .session(Some(id.clone()))
+                            .replay(replay),
+                    )
+                    .await;
+                }
+                if let Ok(mut v) = entry.view.lock() {
+                    v.open = false;
+                    v.active_turn = None;
+                }
+                let data = serde_json::json!({ "sessionId": &*id, "reason": "agent_exited" });
+                self.emit(
+                    self.event(EventKind::SessionClosed, raw_json(&data))
+                        .session(Some(id)),
+                )
+                .await;
+            }
+        }
+        if let Ok(mut map) = self.shared.sessions.lock() {
+            map.clear();
+        }
+        // 4. and finally the agent itself
+        let info = gone.info();
+        let data = serde_json::json!({
+            "reason": reason,
+            "exitCode": info.code,
+            "signal": info.signal,
+            "stderrTail": info.stderr_tail,
+        });
+        let _ = self.shared.exit.set(info.clone());
+        self.emit(self.event(EventKind::AgentExited, raw_json(&data)))
+            .await;
+    }
+}
+
+async fn wait_exit(rx: Option<watch::Receiver<Option<crate::transport::RawExit>>>) {
+    match rx {
+        Some(mut rx) => {
+            let _ = rx.wait_for(Option::is_some).await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
+fn sorted(mut v: Vec<u64>) -> Vec<u64> {
+    v.sort_unstable();
+    v
+}
+
+/// Re-exported for the host module.
+pub(crate) type SessionMap = HashMap<Arc<str>, Arc<Mutex<SessionView>>>;

@@ -1,0 +1,111 @@
+//! What handles can read without asking the actor: negotiated agent info, session views, exit.
+
+use std::sync::{Arc, Mutex, OnceLock};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::SessionMap;
+use crate::error::{Error, ExitInfo, Result};
+use crate::session::SessionView;
+
+/// The protocol version this host speaks.
+pub const PROTOCOL_VERSION: u16 = 1;
+
+/// What the agent told us in `initialize`, parsed tolerantly (every field may be missing).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentInfo {
+    pub protocol_version: u16,
+    /// `agentInfo` (`{name, version, title?}`) or null.
+    pub agent_info: Value,
+    /// `agentCapabilities` (an object; `{}` when omitted).
+    pub capabilities: Value,
+    /// `authMethods` (an array; `[]` when omitted).
+    pub auth_methods: Vec<Value>,
+}
+
+impl AgentInfo {
+    pub(crate) fn from_initialize(result: &Value) -> Result<AgentInfo> {
+        let version = result
+            .get("protocolVersion")
+            .cloned()
+            .unwrap_or(Value::Null);
+        if version.as_u64() != Some(u64::from(PROTOCOL_VERSION)) {
+            return Err(Error::VersionUnsupported {
+                agent: version,
+                host: PROTOCOL_VERSION,
+            });
+        }
+        let capabilities = match result.get("agentCapabilities") {
+            Some(c @ Value::Object(_)) => c.clone(),
+            _ => Value::Object(Default::default()),
+        };
+        let auth_methods = match result.get("authMethods") {
+            Some(Value::Array(a)) => a.iter().filter(|m| m.is_object()).cloned().collect(),
+            _ => Vec::new(),
+        };
+        let agent_info = match result.get("agentInfo") {
+            Some(i @ Value::Object(_)) => i.clone(),
+            _ => Value::Null,
+        };
+        Ok(AgentInfo {
+            protocol_version: PROTOCOL_VERSION,
+            agent_info,
+            capabilities,
+            auth_methods,
+        })
+    }
+
+    /// `agentCapabilities.loadSession`.
+    pub fn supports_load(&self) -> bool {
+        self.capabilities
+            .get("loadSession")
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    }
+
+    /// A `sessionCapabilities` marker (`list`, `resume`, `close`, `delete`, `fork`,
+    /// `additionalDirectories`): `{}` means supported, omitted or null means not.
+    pub fn session_capability(&self, name: &str) -> bool {
+        self.capabilities
+            .get("sessionCapabilities")
+            .and_then(|s| s.get(name))
+            .is_some_and(|v| !v.is_null() && v.as_bool() != Some(false))
+    }
+
+    /// A `promptCapabilities` flag (`image`, `audio`, `embeddedContext`).
+    pub fn prompt_capability(&self, name: &str) -> bool {
+        self.capabilities
+            .get("promptCapabilities")
+            .and_then(|p| p.get(name))
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    }
+
+    /// The auth method with this id, if advertised.
+    pub fn auth_method(&self, id: &str) -> Option<&Value> {
+        self.auth_methods
+            .iter()
+            .find(|m| m.get("id").and_then(Value::as_str) == Some(id))
+    }
+
+    /// Agent name from `agentInfo`, if any.
+    pub fn name(&self) -> Option<&str> {
+        self.agent_info.get("name").and_then(Value::as_str)
+    }
+}
+
+/// State shared between an agent's actor and its handles.
+#[derive(Debug, Default)]
+pub(crate) struct AgentShared {
+    pub info: OnceLock<AgentInfo>,
+    pub sessions: Mutex<SessionMap>,
+    pub exit: OnceLock<ExitInfo>,
+}
+
+impl AgentShared {
+    pub fn session_view(&self, id: &str) -> Option<Arc<Mutex<SessionView>>> {
+        self.sessions.lock().ok().and_then(|m| m.get(id).cloned())
+    }
+}

@@ -1,0 +1,270 @@
+//! The public event envelope: one ordered, sequence-numbered stream per host.
+//!
+//! Every face emits exactly [`Event::to_json`]; the shape is documented in `docs/EVENTS.md`.
+
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use serde_json::value::RawValue;
+use tokio::sync::mpsc;
+
+/// What happened. The string form (`as_str`) is the `kind` field of the JSON envelope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum EventKind {
+    AgentReady,
+    AgentExited,
+    SessionOpened,
+    SessionClosed,
+    SessionUpdate,
+    TurnStarted,
+    TurnEnded,
+    PermissionRequested,
+    PermissionResolved,
+    FsRead,
+    FsWrite,
+    TerminalCreated,
+    TerminalExited,
+    AgentStderr,
+    ProtocolNoise,
+    ProtocolError,
+    ExtNotification,
+    Wire,
+}
+
+impl EventKind {
+    /// The stable snake_case name used on every face.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::AgentReady => "agent_ready",
+            EventKind::AgentExited => "agent_exited",
+            EventKind::SessionOpened => "session_opened",
+            EventKind::SessionClosed => "session_closed",
+            EventKind::SessionUpdate => "session_update",
+            EventKind::TurnStarted => "turn_started",
+            EventKind::TurnEnded => "turn_ended",
+            EventKind::PermissionRequested => "permission_requested",
+            EventKind::PermissionResolved => "permission_resolved",
+            EventKind::FsRead => "fs_read",
+            EventKind::FsWrite => "fs_write",
+            EventKind::TerminalCreated => "terminal_created",
+            EventKind::TerminalExited => "terminal_exited",
+            EventKind::AgentStderr => "agent_stderr",
+            EventKind::ProtocolNoise => "protocol_noise",
+            EventKind::ProtocolError => "protocol_error",
+            EventKind::ExtNotification => "ext_notification",
+            EventKind::Wire => "wire",
+        }
+    }
+}
+
+impl std::fmt::Display for EventKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One observable thing, in the host's total order.
+#[derive(Debug, Clone)]
+pub struct Event {
+    /// Strictly increasing per host; the one total order.
+    pub seq: u64,
+    /// When the host observed it.
+    pub at: SystemTime,
+    /// The host's id for the agent.
+    pub agent: u64,
+    /// The ACP session id, when the event belongs to a session.
+    pub session: Option<Arc<str>>,
+    /// The host's turn id (per host, increasing), when the event belongs to a prompt turn.
+    pub turn: Option<u64>,
+    pub kind: EventKind,
+    /// True for updates replayed by `session/load`.
+    pub replay: bool,
+    /// The payload: for protocol-derived events the ACP JSON exactly as the agent sent it.
+    pub data: Box<RawValue>,
+}
+
+impl Event {
+    /// The envelope as compact JSON (documented in `docs/EVENTS.md`).
+    pub fn to_json(&self) -> String {
+        let mut out = String::with_capacity(self.data.get().len() + 128);
+        out.push_str("{\"seq\":");
+        out.push_str(itoa(self.seq).as_str());
+        out.push_str(",\"at\":\"");
+        out.push_str(&format_timestamp(self.at));
+        out.push_str("\",\"agent\":");
+        out.push_str(itoa(self.agent).as_str());
+        if let Some(session) = &self.session {
+            out.push_str(",\"session\":");
+            push_json_string(&mut out, session);
+        }
+        if let Some(turn) = self.turn {
+            out.push_str(",\"turn\":");
+            out.push_str(itoa(turn).as_str());
+        }
+        out.push_str(",\"kind\":\"");
+        out.push_str(self.kind.as_str());
+        out.push_str("\",\"replay\":");
+        out.push_str(if self.replay { "true" } else { "false" });
+        out.push_str(",\"data\":");
+        out.push_str(self.data.get());
+        out.push('}');
+        out
+    }
+
+    /// The envelope as a `serde_json::Value` (convenience for tests and faces).
+    pub fn to_value(&self) -> serde_json::Value {
+        serde_json::from_str(&self.to_json()).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// Parse `data` into a `serde_json::Value`.
+    pub fn data_value(&self) -> serde_json::Value {
+        serde_json::from_str(self.data.get()).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// For `session_update` events: the `sessionUpdate` discriminator.
+    pub fn update_kind(&self) -> Option<String> {
+        if self.kind != EventKind::SessionUpdate {
+            return None;
+        }
+        #[derive(serde::Deserialize)]
+        struct Head {
+            #[serde(rename = "sessionUpdate")]
+            session_update: Option<String>,
+        }
+        serde_json::from_str::<Head>(self.data.get())
+            .ok()
+            .and_then(|h| h.session_update)
+    }
+}
+
+fn itoa(n: u64) -> String {
+    n.to_string()
+}
+
+fn push_json_string(out: &mut String, s: &str) {
+    match serde_json::to_string(s) {
+        Ok(quoted) => out.push_str(&quoted),
+        Err(_) => out.push_str("\"\""),
+    }
+}
+
+/// RFC 3339 UTC with millisecond precision, e.g. `2026-11-30T14:00:00.123Z`.
+pub(crate) fn format_timestamp(at: SystemTime) -> String {
+    let dt = time::OffsetDateTime::from(at);
+    let fmt = time::macros::format_description!(
+        "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
+    );
+    dt.format(&fmt).unwrap_or_default()
+}
+
+/// A JSON payload for an event, from any serialisable value.
+pub(crate) fn raw_json<T: serde::Serialize + ?Sized>(value: &T) -> Box<RawValue> {
+    serde_json::value::to_raw_value(value).unwrap_or_else(|_| empty_object())
+}
+
+pub(crate) fn empty_object() -> Box<RawValue> {
+    // `{}` is valid JSON; from_string cannot fail on it.
+    RawValue::from_string("{}".to_owned()).unwrap_or_else(|_| unreachable_raw())
+}
+
+#[allow(clippy::unwrap_used)]
+fn unreachable_raw() -> Box<RawValue> {
+    serde_json::value::to_raw_value(&serde_json::Value::Null).unwrap()
+}
+
+/// An event before it gets its place in the total order.
+#[derive(Debug)]
+pub(crate) struct PendingEvent {
+    pub agent: u64,
+    pub session: Option<Arc<str>>,
+    pub turn: Option<u64>,
+    pub kind: EventKind,
+    pub replay: bool,
+    pub data: Box<RawValue>,
+}
+
+impl PendingEvent {
+    pub fn new(agent: u64, kind: EventKind, data: Box<RawValue>) -> Self {
+        PendingEvent {
+            agent,
+            session: None,
+            turn: None,
+            kind,
+            replay: false,
+            data,
+        }
+    }
+    pub fn session(mut self, session: Option<Arc<str>>) -> Self {
+        self.session = session;
+        self
+    }
+    pub fn turn(mut self, turn: Option<u64>) -> Self {
+        self.turn = turn;
+        self
+    }
+    pub fn replay(mut self, replay: bool) -> Self {
+        self.replay = replay;
+        self
+    }
+}
+
+/// The host-wide bounded queue. Producers await capacity (backpressure); `seq` is assigned under a
+/// short lock together with the enqueue so that queue order and `seq` order are the same.
+#[derive(Debug, Clone)]
+pub(crate) struct EventBus {
+    inner: Arc<BusInner>,
+}
+
+#[derive(Debug)]
+struct BusInner {
+    tx: Option<mpsc::Sender<Event>>,
+    seq: Mutex<u64>,
+}
+
+impl EventBus {
+    pub fn new(capacity: usize, enabled: bool) -> (EventBus, Option<mpsc::Receiver<Event>>) {
+        if !enabled {
+            return (
+                EventBus {
+                    inner: Arc::new(BusInner {
+                        tx: None,
+                        seq: Mutex::new(0),
+                    }),
+                },
+                None,
+            );
+        }
+        let (tx, rx) = mpsc::channel(capacity.max(1));
+        (
+            EventBus {
+                inner: Arc::new(BusInner {
+                    tx: Some(tx),
+                    seq: Mutex::new(0),
+                }),
+            },
+            Some(rx),
+        )
+    }
+
+    /// Enqueue, waiting while the queue is full. If nobody listens (events disabled or the stream
+    /// dropped) the event is discarded: there is nobody to lose it for.
+    pub async fn emit(&self, ev: PendingEvent) {
+        let Some(tx) = &self.inner.tx else { return };
+        let Ok(permit) = tx.reserve().await else {
+            return;
+        };
+        let mut seq = self.inner.seq.lock().unwrap_or_else(|p| p.into_inner());
+        *seq += 1;
+        permit.send(Event {
+            seq: *seq,
+            at: SystemTime::now(),
+            agent: ev.agent,
+            session: ev.session,
+            turn: ev.turn,
+            kind: ev.kind,
+            replay: ev.replay,
+            data: ev.data,
+        });
+    }
+}

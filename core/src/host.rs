@@ -1,0 +1,895 @@
+//! The public entry points: [`Host`], [`Agent`], [`Session`].
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use serde_json::value::RawValue;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{mpsc, oneshot, watch};
+
+use crate::connection::{self, AgentInfo, AgentShared, Command, HostShared, ReqCtx};
+use crate::error::{Error, ExitInfo, Result};
+use crate::events::{Event, EventBus, raw_json};
+use crate::permission::PermissionHandler;
+use crate::services::ClientCapabilities;
+use crate::session::SessionView;
+use crate::transport::{AgentSpec, Transport, spawn_agent};
+
+/// Name and version sent as `clientInfo` in `initialize`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientInfo {
+    pub name: String,
+    pub version: String,
+}
+
+impl Default for ClientInfo {
+    fn default() -> Self {
+        ClientInfo {
+            name: "acp-host".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+}
+
+/// Host-wide settings. Every limit is bounded by default.
+#[derive(Debug, Clone)]
+pub struct HostConfig {
+    pub client_info: ClientInfo,
+    /// Capacity of the event queue. When it is full the agents' stdout is not read (backpressure).
+    pub event_capacity: usize,
+    /// When false no events are queued at all (for embedders that only use return values).
+    pub events_enabled: bool,
+    /// Longest accepted line from an agent; longer lines are skipped and reported.
+    pub max_line_bytes: usize,
+    /// Timeout of control requests (initialize, session/new, load, ...). Prompts have none: a
+    /// turn ends when the agent says so, or with `cancel`.
+    pub request_timeout: Option<Duration>,
+    /// How long a permission request may wait for the host before it is denied.
+    pub permission_timeout: Duration,
+    /// Grace between the rungs of the shutdown ladder (stdin EOF → SIGTERM → SIGKILL).
+    pub shutdown_grace: Duration,
+    /// How much of the agent's stderr is kept for exit errors.
+    pub stderr_tail_bytes: usize,
+    /// Emit raw `wire` events for every message in and out (protocol log views).
+    pub wire_events: bool,
+    /// Who answers permission requests no rule decided.
+    pub permission: PermissionHandler,
+    /// Bytes queued for an agent that stopped reading its stdin before it is killed.
+    pub max_outbound_bytes: usize,
+    /// Updates buffered while a session is being opened (early updates, load replay) before the
+    /// session is opened early and the rest streams.
+    pub early_update_limit: usize,
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        HostConfig {
+            client_info: ClientInfo::default(),
+            event_capacity: 4096,
+            events_enabled: true,
+            max_line_bytes: 64 * 1024 * 1024,
+            request_timeout: Some(Duration::from_secs(120)),
+            permission_timeout: Duration::from_secs(300),
+            shutdown_grace: Duration::from_secs(2),
+            stderr_tail_bytes: 64 * 1024,
+            wire_events: false,
+            permission: PermissionHandler::DenyAll,
+            max_outbound_bytes: 64 * 1024 * 1024,
+            early_update_limit: 65_536,
+        }
+    }
+}
+
+/// The embeddable host. Cheap to clone; dropping the last clone shuts every agent down.
+#[derive(Debug, Clone)]
+pub struct Host {
+    inner: Arc<HostInner>,
+}
+
+#[derive(Debug)]
+struct HostInner {
+    shared: Arc<HostShared>,
+    events: Mutex<Option<mpsc::Receiver<Event>>>,
+    next_agent: AtomicU64,
+    agents: Mutex<BTreeMap<u64, (mpsc::WeakSender<Command>, Arc<AgentShared>)>>,
+    _alive: watch::Sender<()>,
+}
+
+impl Host {
+    /// Create a host. Agents are spawned on the ambient tokio runtime.
+    pub fn new(config: HostConfig) -> Host {
+        let (bus, rx) = EventBus::new(config.event_capacity, config.events_enabled);
+        let (alive_tx, alive_rx) = watch::channel(());
+        let shared = Arc::new(HostShared {
+            bus,
+            config,
+            next_turn: AtomicU64::new(0),
+            next_permission: AtomicU64::new(0),
+            permissions: Mutex::new(BTreeMap::new()),
+            alive: alive_rx,
+        });
+        Host {
+            inner: Arc::new(HostInner {
+                shared,
+                events: Mutex::new(rx),
+                next_agent: AtomicU64::new(0),
+                agents: Mutex::new(BTreeMap::new()),
+                _alive: alive_tx,
+            }),
+        }
+    }
+
+    pub fn config(&self) -> &HostConfig {
+        &self.inner.shared.config
+    }
+
+    /// The host's event stream. There is exactly one; the first call takes it (later calls return
+    /// `None`). Pull it continuously: when it is full, agents are not read (backpressure).
+    pub fn events(&self) -> Option<EventStream> {
+        self.inner
+            .events
+            .lock()
+            .ok()
+            .and_then(|mut e| e.take())
+            .map(|rx| EventStream { rx })
+    }
+
+    /// Capabilities this host advertises (what it actually serves).
+    pub fn client_capabilities(&self) -> ClientCapabilities {
+        ClientCapabilities::default()
+    }
+
+    /// Spawn an agent process and perform the handshake.
+    pub async fn spawn(&self, spec: AgentSpec) -> Result<Agent> {
+        let id = self.inner.next_agent.fetch_add(1, Ordering::Relaxed) + 1;
+        let cfg = &self.inner.shared.config;
+        let transport = spawn_agent(
+            &spec,
+            self.inner.shared.bus.clone(),
+            id,
+            cfg.stderr_tail_bytes,
+        )?;
+        self.start(id, transport).await
+    }
+
+    /// Speak ACP over an existing byte stream pair (in-memory duplex, a socket the embedder owns).
+    pub async fn connect<R, W>(&self, reader: R, writer: W) -> Result<Agent>
+    where
+        R: AsyncRead + Send + 'static,
+        W: AsyncWrite + Send + 'static,
+    {
+        let id = self.inner.next_agent.fetch_add(1, Ordering::Relaxed) + 1;
+        let transport = Transport {
+            reader: Box::pin(reader),
+            writer: Box::pin(writer),
+            process: None,
+        };
+        self.start(id, transport).await
+    }
+
+    async fn start(&self, id: u64, transport: Transport) -> Result<Agent> {
+        let shared = Arc::new(AgentShared::default());
+        let caps = self.client_capabilities();
+        let cmd = connection::start(
+            id,
+            self.inner.shared.clone(),
+            shared.clone(),
+            caps,
+            transport,
+        );
+        if let Ok(mut agents) = self.inner.agents.lock() {
+            agents.retain(|_, (tx, _)| tx.strong_count() > 0);
+            agents.insert(id, (cmd.downgrade(), shared.clone()));
+        }
+        let agent = Agent {
+            inner: Arc::new(AgentInner {
+                id,
+                cmd,
+                shared,
+                host: self.inner.shared.clone(),
+            }),
+        };
+        let cfg = &self.inner.shared.config;
+        let params = serde_json::json!({
+            "protocolVersion": connection::PROTOCOL_VERSION,
+            "clientCapabilities": caps.to_json(),
+            "clientInfo": { "name": cfg.client_info.name, "version": cfg.client_info.version },
+        });
+        match agent
+            .request(
+                "initialize",
+                &params,
+                ReqCtx::Initialize,
+                cfg.request_timeout,
+            )
+            .await
+        {
+            Ok(_) => Ok(agent),
+            Err(e) => {
+                // Version mismatch, timeout, early death: the agent is not usable; take it down.
+                agent.shutdown().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Answer a pending permission request (from any task): `Some(option_id)` selects an offered
+    /// option, `None` denies. An option id that was not offered denies and returns an error; a
+    /// request that was already resolved returns [`Error::AlreadyResolved`] and changes nothing.
+    pub async fn respond_permission(
+        &self,
+        request_id: u64,
+        option_id: Option<String>,
+    ) -> Result<()> {
+        let agent = self
+            .inner
+            .shared
+            .permissions
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&request_id).copied());
+        let Some((agent, resolved)) = agent else {
+            return Err(Error::NotFound(format!(
+                "no permission request {request_id}"
+            )));
+        };
+        if resolved {
+            return Err(Error::AlreadyResolved(format!(
+                "permission request {request_id} was already resolved"
+            )));
+        }
+        let Some(agent) = self.agent(agent) else {
+            return Err(Error::AlreadyResolved(format!(
+                "permission request {request_id}: its agent is gone"
+            )));
+        };
+        let (tx, rx) = oneshot::channel();
+        agent
+            .send(Command::RespondPermission {
+                request_id,
+                option_id,
+                reply: tx,
+            })
+            .await?;
+        rx.await.map_err(|_| closed())?
+    }
+
+    /// A handle to a live agent by id.
+    pub fn agent(&self, id: u64) -> Option<Agent> {
+        let agents = self.inner.agents.lock().ok()?;
+        let (weak, shared) = agents.get(&id)?;
+        let cmd = weak.upgrade()?;
+        Some(Agent {
+            inner: Arc::new(AgentInner {
+                id,
+                cmd,
+                shared: shared.clone(),
+                host: self.inner.shared.clone(),
+            }),
+        })
+    }
+
+    /// Shut every agent down (ladder: stdin EOF → SIGTERM → SIGKILL), concurrently.
+    pub async fn shutdown(&self) {
+        let ids: Vec<u64> = self
+            .inner
+            .agents
+            .lock()
+            .map(|a| a.keys().copied().collect())
+            .unwrap_or_default();
+        let mut tasks = Vec::new();
+        for id in ids {
+            if let Some(agent) = self.agent(id) {
+                tasks.push(tokio::spawn(async move { agent.shutdown().await }));
+            }
+        }
+        for t in tasks {
+            let _ = t.await;
+        }
+    }
+}
+
+fn closed() -> Error {
+    Error::Closed("agent connection ended".into())
+}
+
+/// The host's single event stream.
+#[derive(Debug)]
+pub struct EventStream {
+    rx: mpsc::Receiver<Event>,
+}
+
+impl EventStream {
+    /// The next event; `None` when the host is gone and everything was delivered.
+    pub async fn next(&mut self) -> Option<Event> {
+        self.rx.recv().await
+    }
+
+    /// The next event if one is ready.
+    pub fn try_next(&mut self) -> Option<Event> {
+        self.rx.try_recv().ok()
+    }
+
+    /// Up to `limit` events at once (at least one unless the stream ended); for faces that hand
+    /// events across a boundary in batches.
+    pub async fn next_batch(&mut self, buf: &mut Vec<Event>, limit: usize) -> usize {
+        self.rx.recv_many(buf, limit.max(1)).await
+    }
+
+    /// Blocking variant for non-async callers (not to be used inside a runtime thread).
+    pub fn blocking_next(&mut self) -> Option<Event> {
+        self.rx.blocking_recv()
+    }
+}
+
+/// Options of `session/new` (and of load/resume/fork).
+#[derive(Debug, Clone, Default)]
+pub struct SessionOptions {
+    /// Absolute working directory of the session.
+    pub cwd: String,
+    /// Extra roots (absolute); sent only when the agent supports `additionalDirectories`.
+    pub additional_directories: Vec<String>,
+    /// MCP server configurations, in ACP shape.
+    pub mcp_servers: Vec<Value>,
+}
+
+impl SessionOptions {
+    pub fn new(cwd: impl Into<String>) -> Self {
+        SessionOptions {
+            cwd: cwd.into(),
+            ..Default::default()
+        }
+    }
+
+    fn params(
+        &self,
+        info: &AgentInfo,
+        session_id: Option<&str>,
+        mcp_required: bool,
+    ) -> Result<Value> {
+        if !std::path::Path::new(&self.cwd).is_absolute() {
+            return Err(Error::InvalidArgument(format!(
+                "cwd must be an absolute path, got `{}`",
+                self.cwd
+            )));
+        }
+        let mut p = serde_json::json!({ "cwd": self.cwd });
+        if let Some(id) = session_id {
+            p["sessionId"] = Value::from(id);
+        }
+        if mcp_required || !self.mcp_servers.is_empty() {
+            p["mcpServers"] = Value::from(self.mcp_servers.clone());
+        }
+        if !self.additional_directories.is_empty() {
+            if !info.session_capability("additionalDirectories") {
+                return Err(Error::Unsupported(
+                    "agent does not advertise sessionCapabilities.additionalDirectories".into(),
+                ));
+            }
+            if let Some(bad) = self
+                .additional_directories
+                .iter()
+                .find(|d| !std::path::Path::new(d).is_absolute())
+            {
+                return Err(Error::InvalidArgument(format!(
+                    "additional directory must be absolute: `{bad}`"
+                )));
+            }
+            p["additionalDirectories"] = Value::from(self.additional_directories.clone());
+        }
+        Ok(p)
+    }
+}
+
+/// A connected, initialized agent. Cheap to clone; when every handle (including sessions) is
+/// dropped, the agent is shut down.
+#[derive(Debug, Clone)]
+pub struct Agent {
+    inner: Arc<AgentInner>,
+}
+
+#[derive(Debug)]
+struct AgentInner {
+    id: u64,
+    cmd: mpsc::Sender<Command>,
+    shared: Arc<AgentShared>,
+    host: Arc<HostShared>,
+}
+
+impl Agent {
+    /// The host's id for this agent (the `agent` field of events).
+    pub fn id(&self) -> u64 {
+        self.inner.id
+    }
+
+    /// What the agent negotiated in `initialize`.
+    pub fn info(&self) -> Option<&AgentInfo> {
+        self.inner.shared.info.get()
+    }
+
+    /// How the agent ended, once it has.
+    pub fn exit_info(&self) -> Option<&ExitInfo> {
+        self.inner.shared.exit.get()
+    }
+
+    fn require_info(&self) -> Result<&AgentInfo> {
+        self.info()
+            .ok_or_else(|| Error::Closed("agent not initialized".into()))
+    }
+
+    async fn send(&self, cmd: Command) -> Result<()> {
+        self.inner.cmd.send(cmd).await.map_err(|_| closed())
+    }
+
+    async fn request(
+        &self,
+        method: &'static str,
+        params: &Value,
+        ctx: ReqCtx,
+        timeout: Option<Duration>,
+    ) -> Result<Box<RawValue>> {
+        let (tx, rx) = oneshot::channel();
+        self.send(Command::Request {
+            method,
+            params: raw_json(params),
+            ctx,
+            timeout,
+            reply: tx,
+        })
+        .await?;
+        match rx.await {
+            Ok(res) => res,
+            Err(_) => Err(self
+                .exit_info()
+                .cloned()
+                .map(Error::AgentExited)
+                .unwrap_or_else(closed)),
+        }
+    }
+
+    fn control_timeout(&self) -> Option<Duration> {
+        self.inner.host.config.request_timeout
+    }
+
+    /// Send a raw request (e.g. an `_vendor/...` extension method) and get the raw result.
+    pub async fn ext_request(&self, method: &'static str, params: &Value) -> Result<Value> {
+        let raw = self
+            .request(method, params, ReqCtx::Plain, self.control_timeout())
+            .await?;
+        Ok(serde_json::from_str(raw.get()).unwrap_or(Value::Null))
+    }
+
+    /// `authenticate` with one of the advertised agent-type auth methods.
+    pub async fn authenticate(&self, method_id: &str) -> Result<()> {
+        let info = self.require_info()?;
+        match info.auth_method(method_id) {
+            None if !info.auth_methods.is_empty() => {
+                return Err(Error::InvalidArgument(format!(
+                    "agent does not offer auth method `{method_id}`"
+                )));
+            }
+            Some(m)
+                if m.get("type")
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| t != "agent") =>
+            {
+                return Err(Error::Unsupported(format!(
+                    "auth method `{method_id}` is not an `agent` method (terminal auth relaunches the agent)"
+                )));
+            }
+            _ => {}
+        }
+        let params = serde_json::json!({ "methodId": method_id });
+        self.request(
+            "authenticate",
+            &params,
+            ReqCtx::Plain,
+            self.control_timeout(),
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// `session/new`.
+    pub async fn new_session(&self, options: SessionOptions) -> Result<Session> {
+        let info = self.require_info()?;
+        let params = options.params(info, None, true)?;
+        let raw = self
+            .request(
+                "session/new",
+                &params,
+                ReqCtx::NewSession {
+                    cwd: options.cwd.clone(),
+                },
+                self.control_timeout(),
+            )
+            .await?;
+        self.session_from_result(&raw, None)
+    }
+
+    /// `session/load` (needs `loadSession`): the agent replays the conversation, delivered as
+    /// `session_update` events with `replay: true` after `session_opened`.
+    pub async fn load_session(&self, session_id: &str, options: SessionOptions) -> Result<Session> {
+        let info = self.require_info()?;
+        if !info.supports_load() {
+            return Err(Error::Unsupported(
+                "agent does not advertise loadSession".into(),
+            ));
+        }
+        self.open_existing("session/load", session_id, options, true, "load")
+            .await
+    }
+
+    /// `session/resume` (needs `sessionCapabilities.resume`): reopen without replay.
+    pub async fn resume_session(
+        &self,
+        session_id: &str,
+        options: SessionOptions,
+    ) -> Result<Session> {
+        let info = self.require_info()?;
+        if !info.session_capability("resume") {
+            return Err(Error::Unsupported(
+                "agent does not advertise sessionCapabilities.resume".into(),
+            ));
+        }
+        self.open_existing("session/resume", session_id, options, false, "resume")
+            .await
+    }
+
+    async fn open_existing(
+        &self,
+        method: &'static str,
+        session_id: &str,
+        options: SessionOptions,
+        replay: bool,
+        origin: &'static str,
+    ) -> Result<Session> {
+        let info = self.require_info()?;
+        let params = options.params(info, Some(session_id), method == "session/load")?;
+        let id: Arc<str> = Arc::from(session_id);
+        let ctx = ReqCtx::OpenSession {
+            id: id.clone(),
+            cwd: options.cwd.clone(),
+            replay,
+            origin,
+        };
+        let raw = self
+            .request(method, &params, ctx, self.control_timeout())
+            .await?;
+        self.session_from_result(&raw, Some(id))
+    }
+
+    /// `session/fork` (unstable; needs `sessionCapabilities.fork`).
+    #[cfg(feature = "unstable-session-fork")]
+    pub async fn fork_session(&self, session_id: &str, options: SessionOptions) -> Result<Session> {
+        let info = self.require_info()?;
+        if !info.session_capability("fork") {
+            return Err(Error::Unsupported(
+                "agent does not advertise sessionCapabilities.fork".into(),
+            ));
+        }
+        let params = options.params(info, Some(session_id), false)?;
+        let raw = self
+            .request(
+                "session/fork",
+                &params,
+                ReqCtx::ForkSession {
+                    cwd: options.cwd.clone(),
+                },
+                self.control_timeout(),
+            )
+            .await?;
+        self.session_from_result(&raw, None)
+    }
+
+    fn session_from_result(&self, raw: &RawValue, known: Option<Arc<str>>) -> Result<Session> {
+        let id: Arc<str> = match known {
+            Some(id) => id,
+            None => {
+                let v: Value = serde_json::from_str(raw.get()).unwrap_or(Value::Null);
+                match v.get("sessionId").and_then(Value::as_str) {
+                    Some(s) => Arc::from(s),
+                    None => return Err(Error::Protocol("response has no sessionId".into())),
+                }
+            }
+        };
+        let view = self
+            .inner
+            .shared
+            .session_view(&id)
+            .ok_or_else(|| Error::Closed(format!("session {id} closed while opening")))?;
+        Ok(Session {
+            agent: self.clone(),
+            id,
+            view,
+        })
+    }
+
+    /// `session/list` (needs `sessionCapabilities.list`). Returns `{sessions, nextCursor?}`.
+    pub async fn list_sessions(&self, cwd: Option<&str>, cursor: Option<&str>) -> Result<Value> {
+        let info = self.require_info()?;
+        if !info.session_capability("list") {
+            return Err(Error::Unsupported(
+                "agent does not advertise sessionCapabilities.list".into(),
+            ));
+        }
+        let mut params = serde_json::json!({});
+        if let Some(cwd) = cwd {
+            params["cwd"] = Value::from(cwd);
+        }
+        if let Some(c) = cursor {
+            params["cursor"] = Value::from(c);
+        }
+        let raw = self
+            .request(
+                "session/list",
+                &params,
+                ReqCtx::Plain,
+                self.control_timeout(),
+            )
+            .await?;
+        Ok(serde_json::from_str(raw.get()).unwrap_or(Value::Null))
+    }
+
+    /// `session/close` (needs `sessionCapabilities.close`).
+    pub async fn close_session(&self, session_id: &str) -> Result<()> {
+        let info = self.require_info()?;
+        if !info.session_capability("close") {
+            return Err(Error::Unsupported(
+                "agent does not advertise sessionCapabilities.close".into(),
+            ));
+        }
+        let params = serde_json::json!({ "sessionId": session_id });
+        let ctx = ReqCtx::CloseSession {
+            id: Arc::from(session_id),
+        };
+        self.request("session/close", &params, ctx, self.control_timeout())
+            .await?;
+        Ok(())
+    }
+
+    /// `session/delete` (needs `sessionCapabilities.delete`).
+    pub async fn delete_session(&self, session_id: &str) -> Result<()> {
+        let info = self.require_info()?;
+        if !info.session_capability("delete") {
+            return Err(Error::Unsupported(
+                "agent does not advertise sessionCapabilities.delete".into(),
+            ));
+        }
+        let params = serde_json::json!({ "sessionId": session_id });
+        let ctx = ReqCtx::DeleteSession {
+            id: Arc::from(session_id),
+        };
+        self.request("session/delete", &params, ctx, self.control_timeout())
+            .await?;
+        Ok(())
+    }
+
+    /// A handle to an open session of this agent.
+    pub fn session(&self, session_id: &str) -> Option<Session> {
+        let view = self.inner.shared.session_view(session_id)?;
+        Some(Session {
+            agent: self.clone(),
+            id: Arc::from(session_id),
+            view,
+        })
+    }
+
+    /// Shut the agent down (ladder: stdin EOF → grace → SIGTERM → grace → SIGKILL, to its whole
+    /// process group). Pending calls fail with `closed`. Returns how it ended.
+    pub async fn shutdown(&self) -> ExitInfo {
+        if let Some(info) = self.exit_info() {
+            return info.clone();
+        }
+        let (tx, rx) = oneshot::channel();
+        if self
+            .inner
+            .cmd
+            .send(Command::Shutdown { reply: tx })
+            .await
+            .is_err()
+        {
+            return self.exit_info().cloned().unwrap_or_default();
+        }
+        rx.await.unwrap_or_default()
+    }
+}
+
+/// The result of a prompt turn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnResult {
+    /// The host's turn id (the `turn` field of events).
+    pub turn: u64,
+    /// `end_turn`, `max_tokens`, `max_turn_requests`, `refusal`, `cancelled` (or a future value).
+    pub stop_reason: String,
+    /// `usage` of the prompt response, when the agent sent it.
+    pub usage: Option<Value>,
+    /// The whole prompt response.
+    pub raw: Value,
+}
+
+/// An open session. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Session {
+    agent: Agent,
+    id: Arc<str>,
+    view: Arc<Mutex<SessionView>>,
+}
+
+impl Session {
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub fn agent(&self) -> &Agent {
+        &self.agent
+    }
+
+    /// A snapshot of the materialised session state.
+    pub fn state(&self) -> SessionView {
+        self.view.lock().map(|v| v.clone()).unwrap_or_default()
+    }
+
+    /// Send a prompt and wait for the turn to end. `content` is an array of ACP content blocks;
+    /// blocks the agent did not advertise (image, audio, embedded resources) are refused locally.
+    pub async fn prompt(&self, content: Vec<Value>) -> Result<TurnResult> {
+        let info = self.agent.require_info()?;
+        check_prompt(info, &content)?;
+        let turn = self
+            .agent
+            .inner
+            .host
+            .next_turn
+            .fetch_add(1, Ordering::Relaxed)
+            + 1;
+        let params = serde_json::json!({ "sessionId": &*self.id, "prompt": content });
+        let ctx = ReqCtx::Prompt {
+            session: self.id.clone(),
+            turn,
+        };
+        let raw = self
+            .agent
+            .request("session/prompt", &params, ctx, None)
+            .await?;
+        let value: Value = serde_json::from_str(raw.get()).unwrap_or(Value::Null);
+        let stop_reason = value
+            .get("stopReason")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| Error::Protocol("prompt response has no stopReason".into()))?;
+        Ok(TurnResult {
+            turn,
+            stop_reason,
+            usage: value.get("usage").cloned(),
+            raw: value,
+        })
+    }
+
+    /// Convenience: prompt with one text block.
+    pub async fn prompt_text(&self, text: &str) -> Result<TurnResult> {
+        self.prompt(vec![serde_json::json!({ "type": "text", "text": text })])
+            .await
+    }
+
+    /// `session/cancel`: the agent should end the turn with `cancelled`; every pending permission
+    /// request of this session is answered `cancelled` at once.
+    pub async fn cancel(&self) -> Result<()> {
+        let (tx, rx) = oneshot::channel();
+        self.agent
+            .send(Command::Cancel {
+                session: self.id.clone(),
+                reply: tx,
+            })
+            .await?;
+        rx.await.map_err(|_| closed())?
+    }
+
+    /// `session/set_mode` (the agent must have returned `modes` with that mode id).
+    pub async fn set_mode(&self, mode_id: &str) -> Result<()> {
+        let modes = self.state().modes;
+        let Some(modes) = modes else {
+            return Err(Error::Unsupported(
+                "agent did not return session modes".into(),
+            ));
+        };
+        let known = modes
+            .get("availableModes")
+            .and_then(Value::as_array)
+            .is_some_and(|m| {
+                m.iter()
+                    .any(|x| x.get("id").and_then(Value::as_str) == Some(mode_id))
+            });
+        if !known {
+            return Err(Error::InvalidArgument(format!("unknown mode `{mode_id}`")));
+        }
+        let params = serde_json::json!({ "sessionId": &*self.id, "modeId": mode_id });
+        let ctx = ReqCtx::SetMode {
+            session: self.id.clone(),
+            mode: mode_id.to_owned(),
+        };
+        self.agent
+            .request(
+                "session/set_mode",
+                &params,
+                ctx,
+                self.agent.control_timeout(),
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// `session/set_config_option`; returns the complete updated option list.
+    pub async fn set_config_option(&self, config_id: &str, value: Value) -> Result<Value> {
+        let options = self.state().config_options;
+        let Some(options) = options else {
+            return Err(Error::Unsupported(
+                "agent did not return config options".into(),
+            ));
+        };
+        let option = options
+            .as_array()
+            .and_then(|o| {
+                o.iter()
+                    .find(|x| x.get("id").and_then(Value::as_str) == Some(config_id))
+            })
+            .cloned();
+        let Some(option) = option else {
+            return Err(Error::InvalidArgument(format!(
+                "unknown config option `{config_id}`"
+            )));
+        };
+        let mut params =
+            serde_json::json!({ "sessionId": &*self.id, "configId": config_id, "value": value });
+        if option.get("type").and_then(Value::as_str) == Some("boolean") {
+            params["type"] = Value::from("boolean");
+        }
+        let ctx = ReqCtx::SetConfig {
+            session: self.id.clone(),
+        };
+        let raw = self
+            .agent
+            .request(
+                "session/set_config_option",
+                &params,
+                ctx,
+                self.agent.control_timeout(),
+            )
+            .await?;
+        let v: Value = serde_json::from_str(raw.get()).unwrap_or(Value::Null);
+        Ok(v.get("configOptions").cloned().unwrap_or(Value::Null))
+    }
+
+    /// `session/close` for this session.
+    pub async fn close(&self) -> Result<()> {
+        self.agent.close_session(&self.id).await
+    }
+}
+
+/// Refuse prompt content the agent did not advertise (nothing is sent).
+fn check_prompt(info: &AgentInfo, content: &[Value]) -> Result<()> {
+    for (i, block) in content.iter().enumerate() {
+        let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
+        let needs = match kind {
+            "text" | "resource_link" => None,
+            "image" => Some("image"),
+            "audio" => Some("audio"),
+            "resource" => Some("embeddedContext"),
+            other => {
+                return Err(Error::InvalidArgument(format!(
+                    "prompt block {i} has unknown type `{other}`"
+                )));
+            }
+        };
+        if let Some(cap) = needs {
+            if !info.prompt_capability(cap) {
+                return Err(Error::Unsupported(format!(
+                    "prompt block {i} is `{kind}` but the agent does not advertise promptCapabilities.{cap}"
+                )));
+            }
+        }
+    }
+    Ok(())
+}

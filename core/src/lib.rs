@@ -1,0 +1,38 @@
+//! acp-host: the embeddable host (client) side of the Agent Client Protocol.
+//!
+//! ```no_run
+//! # async fn demo() -> acp_host::Result<()> {
+//! use acp_host::{AgentSpec, Host, HostConfig, SessionOptions};
+//! let host = Host::new(HostConfig::default());
+//! let mut events = host.events().expect("first call");
+//! tokio::spawn(async move { while let Some(ev) = events.next().await { println!("{}", ev.to_json()); } });
+//! let agent = host.spawn(AgentSpec::new("acp-mock-agent")).await?;
+//! let session = agent.new_session(SessionOptions::new("/tmp")).await?;
+//! let turn = session.prompt_text("hello").await?;
+//! assert_eq!(turn.stop_reason, "end_turn");
+//! # Ok(()) }
+//! ```
+
+pub mod connection;
+pub mod error;
+pub mod events;
+pub mod host;
+pub mod permission;
+pub mod services;
+pub mod session;
+pub mod transport;
+pub mod wire;
+
+pub use connection::{AgentInfo, PROTOCOL_VERSION};
+pub use error::{Error, ExitInfo, Result};
+pub use events::{Event, EventKind};
+pub use host::{
+    Agent, ClientInfo, EventStream, Host, HostConfig, Session, SessionOptions, TurnResult,
+};
+pub use permission::{
+    DecidedBy, PermissionAnswer, PermissionDecider, PermissionHandler, PermissionOption,
+    PermissionRequest,
+};
+pub use services::ClientCapabilities;
+pub use session::SessionView;
+pub use transport::AgentSpec;

@@ -1,0 +1,245 @@
+//! Materialised session state: what a UI needs without re-deriving it from the update stream.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+/// A snapshot of one session, kept current by the connection as updates arrive.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionView {
+    pub session_id: String,
+    pub cwd: Option<String>,
+    /// False once the session was closed, deleted, or its agent exited.
+    pub open: bool,
+    /// The legacy `modes` state (`{currentModeId, availableModes}`), kept current by
+    /// `current_mode_update` and `set_mode`.
+    pub modes: Option<Value>,
+    pub current_mode_id: Option<String>,
+    /// The complete list of config options, in the agent's order.
+    pub config_options: Option<Value>,
+    /// Tool calls merged from `tool_call` + `tool_call_update`, in order of first appearance.
+    pub tool_calls: Vec<Value>,
+    /// The current plan entries (`plan` replaces the whole plan).
+    pub plan: Option<Value>,
+    pub available_commands: Option<Value>,
+    /// Latest `usage_update` (`{used, size, cost?}`).
+    pub usage: Option<Value>,
+    pub title: Option<String>,
+    pub updated_at: Option<String>,
+    /// The turn in flight, if any.
+    pub active_turn: Option<u64>,
+    pub last_stop_reason: Option<String>,
+    #[serde(skip)]
+    tool_index: HashMap<String, usize>,
+}
+
+impl SessionView {
+    pub(crate) fn new(session_id: &str, cwd: Option<String>) -> Self {
+        SessionView {
+            session_id: session_id.to_owned(),
+            cwd,
+            open: true,
+            ..Default::default()
+        }
+    }
+
+    /// Look a tool call up by id.
+    pub fn tool_call(&self, id: &str) -> Option<&Value> {
+        self.tool_index
+            .get(id)
+            .and_then(|&i| self.tool_calls.get(i))
+    }
+
+    /// Apply the `modes`/`configOptions` of a session/new|load|resume|fork response.
+    pub(crate) fn apply_open_result(&mut self, result: &Value) {
+        if let Some(modes) = result.get("modes").filter(|m| !m.is_null()) {
+            self.current_mode_id = modes
+                .get("currentModeId")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            self.modes = Some(modes.clone());
+        }
+        if let Some(opts) = result.get("configOptions").filter(|o| o.is_array()) {
+            self.config_options = Some(opts.clone());
+        }
+    }
+
+    pub(crate) fn set_mode(&mut self, mode_id: &str) {
+        self.current_mode_id = Some(mode_id.to_owned());
+        if let Some(Value::Object(m)) = &mut self.modes {
+            m.insert("currentModeId".into(), Value::String(mode_id.to_owned()));
+        }
+    }
+
+    /// Apply one `session/update`. Chunks are not parsed at all (hot path); other kinds are parsed
+    /// once into a `Value`. Malformed payloads leave the view unchanged (the event still flows).
+    pub(crate) fn apply_update(&mut self, kind: &str, update: &RawValue) {
+        match kind {
+            "agent_message_chunk" | "user_message_chunk" | "agent_thought_chunk" => {}
+            _ => {
+                let Ok(Value::Object(obj)) = serde_json::from_str::<Value>(update.get()) else {
+                    return;
+                };
+                self.apply_parsed(kind, obj);
+            }
+        }
+    }
+
+    fn apply_parsed(&mut self, kind: &str, mut obj: Map<String, Value>) {
+        obj.remove("sessionUpdate");
+        match kind {
+            "tool_call" => {
+                let Some(id) = obj
+                    .get("toolCallId")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+                else {
+                    return;
+                };
+                match self.tool_index.get(&id) {
+                    Some(&i) => self.tool_calls[i] = Value::Object(obj),
+                    None => {
+                        self.tool_index.insert(id, self.tool_calls.len());
+                        self.tool_calls.push(Value::Object(obj));
+                    }
+                }
+            }
+            "tool_call_update" => {
+                let Some(id) = obj
+                    .get("toolCallId")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+                else {
+                    return;
+                };
+                match self.tool_index.get(&id).copied() {
+                    Some(i) => {
+                        if let Some(Value::Object(existing)) = self.tool_calls.get_mut(i) {
+                            for (k, v) in obj {
+                                // Only changed fields are sent; `null` clears a field.
+                                if v.is_null() {
+                                    existing.remove(&k);
+                                } else {
+                                    existing.insert(k, v);
+                                }
+                            }
+                        }
+                    }
+                    None => {
+                        // An update for a call we never saw announced: keep what we know.
+                        obj.retain(|_, v| !v.is_null());
+                        self.tool_index.insert(id, self.tool_calls.len());
+                        self.tool_calls.push(Value::Object(obj));
+                    }
+                }
+            }
+            "plan" => self.plan = obj.remove("entries"),
+            "available_commands_update" => {
+                self.available_commands = obj.remove("availableCommands")
+            }
+            "current_mode_update" => {
+                // The docs example uses `modeId`; the schema says `currentModeId`. Accept both.
+                let mode = obj.get("currentModeId").or_else(|| obj.get("modeId"));
+                if let Some(mode) = mode.and_then(Value::as_str).map(str::to_owned) {
+                    self.set_mode(&mode);
+                }
+            }
+            "config_option_update" => {
+                if let Some(opts) = obj.remove("configOptions") {
+                    self.config_options = Some(opts);
+                }
+            }
+            "session_info_update" => {
+                // Patch semantics: absent = unchanged, null = cleared.
+                if let Some(t) = obj.get("title") {
+                    self.title = t.as_str().map(str::to_owned);
+                }
+                if let Some(u) = obj.get("updatedAt") {
+                    self.updated_at = u.as_str().map(str::to_owned);
+                }
+            }
+            "usage_update" => self.usage = Some(Value::Object(obj)),
+            _ => {} // unknown future kinds: delivered as events, not materialised
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::raw_json;
+
+    fn apply(view: &mut SessionView, v: Value) {
+        let kind = v["sessionUpdate"].as_str().unwrap_or_default().to_owned();
+        view.apply_update(&kind, &raw_json(&v));
+    }
+
+    #[test]
+    fn tool_calls_merge_in_order_and_null_clears() {
+        let mut view = SessionView::new("s", None);
+        apply(
+            &mut view,
+            serde_json::json!({"sessionUpdate":"tool_call","toolCallId":"a","title":"Read","kind":"read","status":"pending","locations":[{"path":"/x"}]}),
+        );
+        apply(
+            &mut view,
+            serde_json::json!({"sessionUpdate":"tool_call","toolCallId":"b","title":"Edit"}),
+        );
+        apply(
+            &mut view,
+            serde_json::json!({"sessionUpdate":"tool_call_update","toolCallId":"a","status":"completed","locations":null}),
+        );
+        assert_eq!(view.tool_calls.len(), 2);
+        let a = view.tool_call("a").cloned().unwrap_or_default();
+        assert_eq!(a["status"], "completed");
+        assert_eq!(a["title"], "Read");
+        assert!(a.get("locations").is_none());
+        assert_eq!(view.tool_calls[1]["toolCallId"], "b");
+    }
+
+    #[test]
+    fn plan_mode_info_and_usage_are_materialised() {
+        let mut view = SessionView::new("s", None);
+        view.apply_open_result(
+            &serde_json::json!({"modes":{"currentModeId":"ask","availableModes":[]}}),
+        );
+        apply(
+            &mut view,
+            serde_json::json!({"sessionUpdate":"plan","entries":[{"content":"x","priority":"high","status":"pending"}]}),
+        );
+        apply(
+            &mut view,
+            serde_json::json!({"sessionUpdate":"current_mode_update","currentModeId":"code"}),
+        );
+        apply(
+            &mut view,
+            serde_json::json!({"sessionUpdate":"session_info_update","title":"T"}),
+        );
+        apply(
+            &mut view,
+            serde_json::json!({"sessionUpdate":"usage_update","used":5,"size":10}),
+        );
+        assert_eq!(
+            view.plan.as_ref().map(|p| p[0]["content"].clone()),
+            Some(Value::from("x"))
+        );
+        assert_eq!(view.current_mode_id.as_deref(), Some("code"));
+        assert_eq!(
+            view.modes.as_ref().map(|m| m["currentModeId"].clone()),
+            Some(Value::from("code"))
+        );
+        assert_eq!(view.title.as_deref(), Some("T"));
+        apply(
+            &mut view,
+            serde_json::json!({"sessionUpdate":"session_info_update","title":null}),
+        );
+        assert_eq!(view.title, None);
+        assert_eq!(
+            view.usage.as_ref().map(|u| u["used"].clone()),
+            Some(Value::from(5))
+        );
+    }
+}

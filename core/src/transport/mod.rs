@@ -1,0 +1,85 @@
+//! How bytes reach the agent: a spawned process (own process group, stderr drained, shutdown
+//! ladder) or any `AsyncRead`/`AsyncWrite` pair (in-memory duplex for tests, sockets an embedder
+//! already owns).
+
+mod process;
+mod stderr;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::pin::Pin;
+
+use tokio::io::{AsyncRead, AsyncWrite};
+
+pub(crate) use process::{AgentProcess, GroupSignal, RawExit, spawn_agent};
+
+/// What to run. The command is executed directly (no shell); `env` overlays the inherited
+/// environment (a `None` value removes a variable).
+#[derive(Debug, Clone, Default)]
+pub struct AgentSpec {
+    pub command: String,
+    pub args: Vec<String>,
+    pub env: BTreeMap<String, Option<String>>,
+    /// Working directory of the agent process (defaults to the host's).
+    pub cwd: Option<PathBuf>,
+}
+
+impl AgentSpec {
+    pub fn new(command: impl Into<String>) -> Self {
+        AgentSpec {
+            command: command.into(),
+            ..Default::default()
+        }
+    }
+    pub fn arg(mut self, arg: impl Into<String>) -> Self {
+        self.args.push(arg.into());
+        self
+    }
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.env.insert(key.into(), Some(value.into()));
+        self
+    }
+    pub fn env_remove(mut self, key: impl Into<String>) -> Self {
+        self.env.insert(key.into(), None);
+        self
+    }
+    pub fn cwd(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(dir.into());
+        self
+    }
+    /// `command args...` for messages.
+    pub fn display(&self) -> String {
+        std::iter::once(self.command.as_str())
+            .chain(self.args.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// A boxed byte stream from the agent.
+pub type BoxReader = Pin<Box<dyn AsyncRead + Send>>;
+/// A boxed byte sink to the agent.
+pub type BoxWriter = Pin<Box<dyn AsyncWrite + Send>>;
+
+/// The two pipes of a connection plus, for spawned agents, the process.
+pub(crate) struct Transport {
+    pub reader: BoxReader,
+    pub writer: BoxWriter,
+    pub process: Option<AgentProcess>,
+}
+
+impl std::fmt::Debug for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transport")
+            .field("process", &self.process)
+            .finish_non_exhaustive()
+    }
+}

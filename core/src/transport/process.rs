@@ -1,0 +1,271 @@
+//! Spawning the agent in its own process group, watching it exit, and the shutdown ladder.
+
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use process_wrap::tokio::{ChildWrapper, CommandWrap, KillOnDrop};
+use tokio::sync::watch;
+
+use super::stderr::{StderrTail, drain_stderr};
+use super::{AgentSpec, Transport};
+use crate::error::{Error, ExitInfo};
+use crate::events::EventBus;
+
+/// Exit code and signal of a finished process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RawExit {
+    pub code: Option<i32>,
+    pub signal: Option<i32>,
+}
+
+/// The process group and whether its leader has been reaped (after which we stop signalling it).
+#[derive(Debug)]
+struct GroupGuard {
+    pgid: u32,
+    reaped: AtomicBool,
+}
+
+impl GroupGuard {
+    fn signal(&self, sig: GroupSignal) {
+        signal_group(self.pgid, sig);
+    }
+}
+
+/// Dropping the process handle (agent dropped, host dropped, runtime shut down) kills the group:
+/// an agent never outlives its host object.
+impl Drop for AgentProcess {
+    fn drop(&mut self) {
+        if !self.guard.reaped.load(Ordering::SeqCst) {
+            self.guard.signal(GroupSignal::Kill);
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum GroupSignal {
+    Term,
+    Kill,
+}
+
+#[cfg(unix)]
+fn signal_group(pgid: u32, sig: GroupSignal) {
+    use nix::sys::signal::{Signal, killpg};
+    use nix::unistd::Pid;
+    let Ok(raw) = i32::try_from(pgid) else { return };
+    if raw <= 1 {
+        return; // never signal init's group or "every process"
+    }
+    let sig = match sig {
+        GroupSignal::Term => Signal::SIGTERM,
+        GroupSignal::Kill => Signal::SIGKILL,
+    };
+    // ESRCH (already gone) is the normal case late in the ladder.
+    let _ = killpg(Pid::from_raw(raw), sig);
+}
+
+#[cfg(not(unix))]
+fn signal_group(_pgid: u32, _sig: GroupSignal) {
+    // On Windows the job object (kill-on-close) owns the tree; the supervisor kills the child.
+}
+
+/// A running agent process.
+#[derive(Debug)]
+pub(crate) struct AgentProcess {
+    pub pid: u32,
+    exit: watch::Receiver<Option<RawExit>>,
+    stderr_done: watch::Receiver<bool>,
+    pub tail: StderrTail,
+    guard: Arc<GroupGuard>,
+}
+
+impl AgentProcess {
+    /// A receiver that changes once the process has exited.
+    pub fn exit_watch(&self) -> watch::Receiver<Option<RawExit>> {
+        self.exit.clone()
+    }
+
+    /// Wait up to `timeout` for the process to exit.
+    pub async fn wait_exit(&self, timeout: Duration) -> Option<RawExit> {
+        let mut rx = self.exit.clone();
+        let waited = tokio::time::timeout(timeout, rx.wait_for(Option::is_some)).await;
+        match waited {
+            Ok(Ok(v)) => *v,
+            _ => *self.exit.borrow(),
+        }
+    }
+
+    /// Wait (bounded) until stderr has been read to its end, so the tail is complete.
+    pub async fn wait_stderr(&self, timeout: Duration) {
+        let mut rx = self.stderr_done.clone();
+        let _ = tokio::time::timeout(timeout, rx.wait_for(|d| *d)).await;
+    }
+
+    pub fn signal(&self, sig: GroupSignal) {
+        if !self.guard.reaped.load(Ordering::SeqCst) {
+            self.guard.signal(sig);
+        }
+    }
+
+    /// The shutdown ladder, to be called after stdin was closed:
+    /// grace → SIGTERM to the group → grace → SIGKILL to the group.
+    pub async fn shutdown(&self, grace: Duration) -> Option<RawExit> {
+        if let Some(exit) = self.wait_exit(grace).await {
+            return Some(exit);
+        }
+        tracing::debug!(
+            pid = self.pid,
+            "agent ignored stdin EOF; sending SIGTERM to its group"
+        );
+        self.signal(GroupSignal::Term);
+        if let Some(exit) = self.wait_exit(grace).await {
+            return Some(exit);
+        }
+        tracing::debug!(
+            pid = self.pid,
+            "agent ignored SIGTERM; sending SIGKILL to its group"
+        );
+        self.signal(GroupSignal::Kill);
+        self.wait_exit(Duration::from_secs(5)).await
+    }
+
+    pub fn exit_info(&self, exit: Option<RawExit>) -> ExitInfo {
+        ExitInfo {
+            code: exit.and_then(|e| e.code),
+            signal: exit.and_then(|e| e.signal).map(signal_name),
+            stderr_tail: self.tail.snapshot(),
+        }
+    }
+}
+
+#[cfg(unix)]
+fn signal_name(sig: i32) -> String {
+    nix::sys::signal::Signal::try_from(sig)
+        .map(|s| s.as_str().to_owned())
+        .unwrap_or_else(|_| format!("signal {sig}"))
+}
+
+#[cfg(not(unix))]
+fn signal_name(sig: i32) -> String {
+    format!("signal {sig}")
+}
+
+fn raw_exit(status: std::process::ExitStatus) -> RawExit {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        RawExit {
+            code: status.code(),
+            signal: status.signal(),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        RawExit {
+            code: status.code(),
+            signal: None,
+        }
+    }
+}
+
+/// Spawn `spec` with piped stdio in a new process group; start the stderr drain and the exit
+/// supervisor.
+pub(crate) fn spawn_agent(
+    spec: &AgentSpec,
+    bus: EventBus,
+    agent: u64,
+    stderr_tail_bytes: usize,
+) -> Result<Transport, Error> {
+    if spec.command.is_empty() {
+        return Err(Error::InvalidArgument("agent command is empty".into()));
+    }
+    let mut cmd = tokio::process::Command::new(&spec.command);
+    cmd.args(&spec.args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in &spec.env {
+        match v {
+            Some(v) => {
+                cmd.env(k, v);
+            }
+            None => {
+                cmd.env_remove(k);
+            }
+        }
+    }
+    if let Some(dir) = &spec.cwd {
+        cmd.current_dir(dir);
+    }
+    let mut wrap = CommandWrap::from(cmd);
+    #[cfg(unix)]
+    wrap.wrap(process_wrap::tokio::ProcessGroup::leader());
+    #[cfg(windows)]
+    wrap.wrap(process_wrap::tokio::JobObject);
+    wrap.wrap(KillOnDrop);
+    let mut child: Box<dyn ChildWrapper> = wrap.spawn().map_err(|e| Error::SpawnFailed {
+        command: spec.display(),
+        message: e.to_string(),
+    })?;
+    let pid = child.id().unwrap_or(0);
+    let guard = Arc::new(GroupGuard {
+        pgid: pid,
+        reaped: AtomicBool::new(false),
+    });
+
+    let (Some(stdin), Some(stdout), Some(stderr)) = (
+        child.stdin().take(),
+        child.stdout().take(),
+        child.stderr().take(),
+    ) else {
+        return Err(Error::SpawnFailed {
+            command: spec.display(),
+            message: "stdio pipes unavailable".into(),
+        });
+    };
+
+    let tail = StderrTail::new(stderr_tail_bytes);
+    let (stderr_done_tx, stderr_done) = watch::channel(false);
+    {
+        let tail = tail.clone();
+        tokio::spawn(async move {
+            drain_stderr(stderr, tail, bus, agent).await;
+            let _ = stderr_done_tx.send(true);
+        });
+    }
+
+    let (exit_tx, exit) = watch::channel(None);
+    {
+        let guard = guard.clone();
+        tokio::spawn(async move {
+            // The supervisor owns the child: when it is dropped (runtime shutdown), kill-on-drop
+            // and the group guard fire.
+            let status = child.wait().await;
+            let raw = match status {
+                Ok(s) => raw_exit(s),
+                Err(_) => RawExit {
+                    code: None,
+                    signal: None,
+                },
+            };
+            // Whatever the agent left in its group is orphaned now: kill it while the group id is
+            // still reserved by those members (so it cannot have been reused).
+            guard.signal(GroupSignal::Kill);
+            guard.reaped.store(true, Ordering::SeqCst);
+            let _ = exit_tx.send(Some(raw));
+        });
+    }
+
+    Ok(Transport {
+        reader: Box::pin(stdout),
+        writer: Box::pin(stdin),
+        process: Some(AgentProcess {
+            pid,
+            exit,
+            stderr_done,
+            tail,
+            guard,
+        }),
+    })
+}

@@ -1,0 +1,206 @@
+//! NDJSON framing: `\n`-delimited lines with a hard length bound.
+//!
+//! A line longer than the bound is skipped up to the next newline and reported; it never grows
+//! memory past the bound. Lines are handed out as bytes; UTF-8 decoding is the caller's business.
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+/// One framing result.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Frame {
+    /// A complete line without its trailing `\n` (and without a trailing `\r`).
+    Line(Vec<u8>),
+    /// A line exceeded the bound and was discarded; `len` bytes were dropped (up to and excluding
+    /// the newline; if the stream ended inside it, up to the end).
+    TooLong { len: u64 },
+}
+
+const READ_CHUNK: usize = 64 * 1024;
+
+/// Reads frames from any `AsyncRead`.
+#[derive(Debug)]
+pub struct LineReader<R> {
+    inner: R,
+    buf: Vec<u8>,
+    /// Start of unconsumed data in `buf`.
+    start: usize,
+    /// Where to continue searching for a newline (absolute index in `buf`).
+    scanned: usize,
+    max_line: usize,
+    /// Bytes dropped so far from an over-long line we are skipping.
+    discarding: Option<u64>,
+    eof: bool,
+}
+
+impl<R: AsyncRead + Unpin> LineReader<R> {
+    pub fn new(inner: R, max_line: usize) -> Self {
+        LineReader {
+            inner,
+            buf: Vec::with_capacity(READ_CHUNK),
+            start: 0,
+            scanned: 0,
+            max_line: max_line.max(1),
+            discarding: None,
+            eof: false,
+        }
+    }
+
+    /// Next frame, or `None` at end of stream. A final line without `\n` is still returned.
+    pub async fn next_frame(&mut self) -> std::io::Result<Option<Frame>> {
+        loop {
+            if let Some(frame) = self.take_buffered() {
+                return Ok(Some(frame));
+            }
+            if self.eof {
+                return Ok(self.take_tail());
+            }
+            self.fill().await?;
+        }
+    }
+
+    /// A frame that is already buffered, without reading more.
+    pub fn next_buffered(&mut self) -> Option<Frame> {
+        self.take_buffered()
+    }
+
+    fn take_buffered(&mut self) -> Option<Frame> {
+        let window = &self.buf[self.scanned..];
+        match memchr::memchr(b'\n', window) {
+            Some(pos) => {
+                let end = self.scanned + pos;
+                let line_start = self.start;
+                self.start = end + 1;
+                self.scanned = self.start;
+                if let Some(dropped) = self.discarding.take() {
+                    return Some(Frame::TooLong {
+                        len: dropped + (end - line_start) as u64,
+                    });
+                }
+                if end - line_start > self.max_line {
+                    return Some(Frame::TooLong {
+                        len: (end - line_start) as u64,
+                    });
+                }
+                let mut line_end = end;
+                if line_end > line_start && self.buf[line_end - 1] == b'\r' {
+                    line_end -= 1;
+                }
+                Some(Frame::Line(self.buf[line_start..line_end].to_vec()))
+            }
+            None => {
+                self.scanned = self.buf.len();
+                let pending = self.buf.len() - self.start;
+                if pending > self.max_line {
+                    // Over the bound with no newline yet: stop buffering, remember the count.
+                    *self.discarding.get_or_insert(0) += pending as u64;
+                    self.buf.clear();
+                    self.start = 0;
+                    self.scanned = 0;
+                }
+                None
+            }
+        }
+    }
+
+    fn take_tail(&mut self) -> Option<Frame> {
+        let pending = self.buf.len() - self.start;
+        if let Some(dropped) = self.discarding.take() {
+            self.buf.clear();
+            self.start = 0;
+            self.scanned = 0;
+            return Some(Frame::TooLong {
+                len: dropped + pending as u64,
+            });
+        }
+        if pending == 0 {
+            return None;
+        }
+        let line = self.buf[self.start..].to_vec();
+        self.buf.clear();
+        self.start = 0;
+        self.scanned = 0;
+        if line.len() > self.max_line {
+            return Some(Frame::TooLong {
+                len: line.len() as u64,
+            });
+        }
+        Some(Frame::Line(line))
+    }
+
+    async fn fill(&mut self) -> std::io::Result<()> {
+        // Compact: move the unconsumed tail to the front before growing.
+        if self.start > 0 {
+            self.buf.drain(..self.start);
+            self.scanned -= self.start;
+            self.start = 0;
+        }
+        let old_len = self.buf.len();
+        self.buf.resize(old_len + READ_CHUNK, 0);
+        let n = match self.inner.read(&mut self.buf[old_len..]).await {
+            Ok(n) => n,
+            Err(e) => {
+                self.buf.truncate(old_len);
+                return Err(e);
+            }
+        };
+        self.buf.truncate(old_len + n);
+        if n == 0 {
+            self.eof = true;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn frames(input: &[u8], max: usize) -> Vec<Frame> {
+        let mut r = LineReader::new(input, max);
+        let mut out = Vec::new();
+        while let Some(f) = r.next_frame().await.unwrap_or(None) {
+            out.push(f);
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn splits_lines_and_strips_cr() {
+        let got = frames(b"a\r\nbb\n\nccc", 10).await;
+        assert_eq!(
+            got,
+            vec![
+                Frame::Line(b"a".to_vec()),
+                Frame::Line(b"bb".to_vec()),
+                Frame::Line(Vec::new()),
+                Frame::Line(b"ccc".to_vec())
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn over_long_line_is_skipped_and_stream_resyncs() {
+        let mut input = vec![b'x'; 300_000];
+        input.extend_from_slice(b"\nok\n");
+        let got = frames(&input, 1000).await;
+        assert_eq!(
+            got,
+            vec![Frame::TooLong { len: 300_000 }, Frame::Line(b"ok".to_vec())]
+        );
+    }
+
+    #[tokio::test]
+    async fn line_exactly_at_bound_passes() {
+        let mut input = vec![b'y'; 1000];
+        input.push(b'\n');
+        let got = frames(&input, 1000).await;
+        assert_eq!(got, vec![Frame::Line(vec![b'y'; 1000])]);
+    }
+
+    #[tokio::test]
+    async fn over_long_tail_without_newline_is_reported() {
+        let input = vec![b'z'; 5000];
+        let got = frames(&input, 100).await;
+        assert_eq!(got, vec![Frame::TooLong { len: 5000 }]);
+    }
+}
