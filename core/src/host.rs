@@ -89,12 +89,15 @@ pub struct Host {
     inner: Arc<HostInner>,
 }
 
+/// The host's weak view of an agent: it must not keep the agent alive.
+type AgentSlot = (mpsc::WeakSender<Command>, Arc<AgentShared>);
+
 #[derive(Debug)]
 struct HostInner {
     shared: Arc<HostShared>,
     events: Mutex<Option<mpsc::Receiver<Event>>>,
     next_agent: AtomicU64,
-    agents: Mutex<BTreeMap<u64, (mpsc::WeakSender<Command>, Arc<AgentShared>)>>,
+    agents: Mutex<BTreeMap<u64, AgentSlot>>,
     _alive: watch::Sender<()>,
 }
 
@@ -883,12 +886,12 @@ fn check_prompt(info: &AgentInfo, content: &[Value]) -> Result<()> {
                 )));
             }
         };
-        if let Some(cap) = needs {
-            if !info.prompt_capability(cap) {
-                return Err(Error::Unsupported(format!(
-                    "prompt block {i} is `{kind}` but the agent does not advertise promptCapabilities.{cap}"
-                )));
-            }
+        if let Some(cap) = needs
+            && !info.prompt_capability(cap)
+        {
+            return Err(Error::Unsupported(format!(
+                "prompt block {i} is `{kind}` but the agent does not advertise promptCapabilities.{cap}"
+            )));
         }
     }
     Ok(())

@@ -355,12 +355,12 @@ impl Actor {
     // ----- writing ----------------------------------------------------------------------------
 
     async fn write(&mut self, line: String) {
-        if self.host.config.wire_events {
-            if let Ok(raw) = RawValue::from_string(line.clone()) {
-                let data = format!("{{\"direction\":\"out\",\"message\":{}}}", raw.get());
-                if let Ok(data) = RawValue::from_string(data) {
-                    self.emit(self.event(EventKind::Wire, data)).await;
-                }
+        if self.host.config.wire_events
+            && let Ok(raw) = RawValue::from_string(line.clone())
+        {
+            let data = format!("{{\"direction\":\"out\",\"message\":{}}}", raw.get());
+            if let Ok(data) = RawValue::from_string(data) {
+                self.emit(self.event(EventKind::Wire, data)).await;
             }
         }
         let n = line.len() + 1;
@@ -420,6 +420,19 @@ impl Actor {
                 if let Err(e) = self.before_request(&ctx).await {
                     let _ = reply.send(Err(e));
                     return;
+                }
+                if let ReqCtx::Prompt { session, turn } = &ctx {
+                    // turn_started precedes everything the agent sends for the turn.
+                    let prompt = serde_json::from_str::<Value>(params.get())
+                        .ok()
+                        .and_then(|mut p| p.get_mut("prompt").map(Value::take))
+                        .unwrap_or(Value::Null);
+                    let data = raw_json(&serde_json::json!({ "prompt": prompt }));
+                    let ev = self
+                        .event(EventKind::TurnStarted, data)
+                        .session(Some(session.clone()))
+                        .turn(Some(*turn));
+                    self.emit(ev).await;
                 }
                 self.next_id += 1;
                 let id = self.next_id;
@@ -512,10 +525,10 @@ impl Actor {
                     v.active_turn = Some(*turn);
                 }
             }
-            ReqCtx::SetMode { session, .. } | ReqCtx::SetConfig { session } => {
-                if !self.sessions.contains_key(session) {
-                    return Err(Error::NotFound(format!("session {session} is not open")));
-                }
+            ReqCtx::SetMode { session, .. } | ReqCtx::SetConfig { session }
+                if !self.sessions.contains_key(session) =>
+            {
+                return Err(Error::NotFound(format!("session {session} is not open")));
             }
             _ => {}
         }
@@ -530,10 +543,10 @@ impl Actor {
         let params = raw_json(&serde_json::json!({ "sessionId": &**session }));
         self.write(message::notification_line("session/cancel", &params))
             .await;
-        if let Some(entry) = self.sessions.get_mut(session) {
-            if entry.active_turn.is_some() {
-                entry.cancelling = true;
-            }
+        if let Some(entry) = self.sessions.get_mut(session)
+            && entry.active_turn.is_some()
+        {
+            entry.cancelling = true;
         }
         // The spec: after session/cancel, every pending permission request of the session is
         // answered `cancelled`.
@@ -867,21 +880,20 @@ impl Actor {
                 Ok(raw)
             }
             ReqCtx::SetMode { session, mode } => {
-                if let Some(entry) = self.sessions.get(&session) {
-                    if let Ok(mut v) = entry.view.lock() {
-                        v.set_mode(&mode);
-                    }
+                if let Some(entry) = self.sessions.get(&session)
+                    && let Ok(mut v) = entry.view.lock()
+                {
+                    v.set_mode(&mode);
                 }
                 Ok(raw)
             }
             ReqCtx::SetConfig { session } => {
                 let value: Value = serde_json::from_str(raw.get()).unwrap_or(Value::Null);
-                if let Some(opts) = value.get("configOptions").filter(|o| o.is_array()) {
-                    if let Some(entry) = self.sessions.get(&session) {
-                        if let Ok(mut v) = entry.view.lock() {
-                            v.config_options = Some(opts.clone());
-                        }
-                    }
+                if let Some(opts) = value.get("configOptions").filter(|o| o.is_array())
+                    && let Some(entry) = self.sessions.get(&session)
+                    && let Ok(mut v) = entry.view.lock()
+                {
+                    v.config_options = Some(opts.clone());
                 }
                 Ok(raw)
             }
@@ -937,10 +949,10 @@ impl Actor {
             SessionStatus::Opening { replay } => replay,
             SessionStatus::Open => {
                 // Already opened early (very long replay): just apply the final result.
-                if let Some((value, _)) = result {
-                    if let Ok(mut v) = entry.view.lock() {
-                        v.apply_open_result(value);
-                    }
+                if let Some((value, _)) = result
+                    && let Ok(mut v) = entry.view.lock()
+                {
+                    v.apply_open_result(value);
                 }
                 return;
             }
@@ -1068,10 +1080,10 @@ impl Actor {
             self.resolve_permission(perm, Outcome::Cancelled, DecidedBy::Cancelled)
                 .await;
         }
-        if let Some(entry) = self.sessions.remove(id) {
-            if let Ok(mut v) = entry.view.lock() {
-                v.open = false;
-            }
+        if let Some(entry) = self.sessions.remove(id)
+            && let Ok(mut v) = entry.view.lock()
+        {
+            v.open = false;
         }
         if let Ok(mut map) = self.shared.sessions.lock() {
             map.remove(id);
@@ -1281,10 +1293,10 @@ impl Actor {
         match &outcome {
             Some(o) => {
                 data["outcome"] = o.to_json();
-                if let Outcome::Selected(id) = o {
-                    if let Some(opt) = entry.options.iter().find(|x| &x.option_id == id) {
-                        data["optionKind"] = Value::from(opt.kind.clone());
-                    }
+                if let Outcome::Selected(id) = o
+                    && let Some(opt) = entry.options.iter().find(|x| &x.option_id == id)
+                {
+                    data["optionKind"] = Value::from(opt.kind.clone());
                 }
             }
             None => data["outcome"] = Value::Null,

@@ -123,21 +123,21 @@ pub fn decode(line: &str) -> Result<Incoming, NotJson> {
     match (env.method, id) {
         (Some(method), None) => {
             if method == "session/update" {
-                if let Some(params) = env.params {
-                    if let Ok(p) = serde_json::from_str::<UpdateParams<'_>>(params.get()) {
-                        let kind = serde_json::from_str::<UpdateHead<'_>>(p.update.get())
-                            .map(|h| h.session_update.into_owned().into_boxed_str());
-                        return Ok(match kind {
-                            Ok(update_kind) => Incoming::Update {
-                                session_id: p.session_id.into_owned().into_boxed_str(),
-                                update_kind,
-                                update: p.update.to_owned(),
-                            },
-                            Err(e) => Incoming::Invalid {
-                                reason: format!("session/update without sessionUpdate: {e}"),
-                            },
-                        });
-                    }
+                if let Some(params) = env.params
+                    && let Ok(p) = serde_json::from_str::<UpdateParams<'_>>(params.get())
+                {
+                    let kind = serde_json::from_str::<UpdateHead<'_>>(p.update.get())
+                        .map(|h| h.session_update.into_owned().into_boxed_str());
+                    return Ok(match kind {
+                        Ok(update_kind) => Incoming::Update {
+                            session_id: p.session_id.into_owned().into_boxed_str(),
+                            update_kind,
+                            update: p.update.to_owned(),
+                        },
+                        Err(e) => Incoming::Invalid {
+                            reason: format!("session/update without sessionUpdate: {e}"),
+                        },
+                    });
                 }
                 return Ok(Incoming::Invalid {
                     reason: "session/update params must be {sessionId, update}".into(),
@@ -172,16 +172,28 @@ pub fn decode(line: &str) -> Result<Incoming, NotJson> {
                 result: Ok(result),
             })
         }
-        (None, None) => {
-            if let Some(err) = env.error {
-                return Ok(Incoming::Invalid {
-                    reason: format!("error response without id: {}", err.get()),
-                });
-            }
-            Ok(Incoming::Invalid {
-                reason: "neither a request, a notification nor a response".into(),
+        (None, None) if env.result.is_some() || env.error.is_some() => {
+            // A response with a null (or missing) id cannot answer anything we sent: report it
+            // like any other response with an id we never used.
+            let result = match env.error.filter(|e| e.get() != "null") {
+                Some(err) => match serde_json::from_str::<RpcError>(err.get()) {
+                    Ok(e) => Err(e),
+                    Err(e) => {
+                        return Ok(Incoming::Invalid {
+                            reason: format!("malformed error object: {e}"),
+                        });
+                    }
+                },
+                None => Ok(env.result.map(RawValue::to_owned).unwrap_or_else(null_raw)),
+            };
+            Ok(Incoming::Response {
+                id: RawId("null".into()),
+                result,
             })
         }
+        (None, None) => Ok(Incoming::Invalid {
+            reason: "neither a request, a notification nor a response".into(),
+        }),
     }
 }
 

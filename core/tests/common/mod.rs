@@ -1,0 +1,141 @@
+//! Shared helpers for the core's integration tests: the mock agent, event collection, process
+//! table checks.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use acp_host::{AgentSpec, Event, EventKind, EventStream};
+
+/// Path of the mock agent binary; built once if missing.
+pub fn mock_agent() -> PathBuf {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        if let Ok(p) = std::env::var("ACP_MOCK_AGENT") {
+            return PathBuf::from(p);
+        }
+        let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let target = std::env::var("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|_| manifest.join("..").join("target"));
+        let path = target.join("debug").join("acp-mock-agent");
+        let status = std::process::Command::new(env!("CARGO"))
+            .args(["build", "-q", "-p", "acp-mock-agent"])
+            .current_dir(manifest.join(".."))
+            .status()
+            .expect("cargo build -p acp-mock-agent");
+        assert!(status.success(), "building the mock agent failed");
+        path
+    })
+    .clone()
+}
+
+pub fn mock(scenario: Option<&str>) -> AgentSpec {
+    let mut spec = AgentSpec::new(mock_agent().to_string_lossy().into_owned());
+    if let Some(s) = scenario {
+        spec = spec.args(["--scenario", s]);
+    }
+    spec
+}
+
+pub fn tmp_cwd() -> String {
+    std::env::temp_dir().to_string_lossy().into_owned()
+}
+
+/// Pull events until `stop` matches (inclusive) or the timeout elapses (then panic with what we got).
+pub async fn collect_until(
+    events: &mut EventStream,
+    timeout: Duration,
+    stop: impl Fn(&Event) -> bool,
+) -> Vec<Event> {
+    let mut got = Vec::new();
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        match tokio::time::timeout_at(deadline, events.next()).await {
+            Ok(Some(ev)) => {
+                let done = stop(&ev);
+                got.push(ev);
+                if done {
+                    return got;
+                }
+            }
+            Ok(None) => return got,
+            Err(_) => panic!(
+                "timed out waiting for an event; got kinds: {:?}",
+                got.iter().map(describe).collect::<Vec<_>>()
+            ),
+        }
+    }
+}
+
+/// Drain whatever is ready right now (after a short settle).
+pub async fn drain(events: &mut EventStream, settle: Duration) -> Vec<Event> {
+    let mut got = Vec::new();
+    while let Ok(Some(ev)) = tokio::time::timeout(settle, events.next()).await {
+        got.push(ev);
+    }
+    got
+}
+
+pub fn describe(ev: &Event) -> String {
+    match ev.update_kind() {
+        Some(k) => format!("{}:{k}", ev.kind),
+        None => ev.kind.to_string(),
+    }
+}
+
+pub fn kinds(events: &[Event]) -> Vec<String> {
+    events.iter().map(describe).collect()
+}
+
+pub fn of_kind(events: &[Event], kind: EventKind) -> Vec<&Event> {
+    events.iter().filter(|e| e.kind == kind).collect()
+}
+
+pub fn assert_seq_strictly_increasing(events: &[Event]) {
+    for w in events.windows(2) {
+        assert!(
+            w[0].seq < w[1].seq,
+            "seq not increasing: {} then {}",
+            w[0].seq,
+            w[1].seq
+        );
+    }
+}
+
+/// Whether a process with this pid exists and is not a zombie.
+pub fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let state = stat
+                .rsplit(')')
+                .next()
+                .and_then(|r| r.split_whitespace().next());
+            !matches!(state, Some("Z") | Some("X"))
+        }
+        Err(_) => false,
+    }
+}
+
+/// Wait until the pid is gone (bounded).
+pub async fn wait_gone(pid: u32, timeout: Duration) -> bool {
+    let deadline = tokio::time::Instant::now() + timeout;
+    while tokio::time::Instant::now() < deadline {
+        if !alive(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    !alive(pid)
+}
+
+pub fn agent_pid(events: &[Event]) -> u32 {
+    let ready = events
+        .iter()
+        .find(|e| e.kind == EventKind::AgentReady)
+        .expect("agent_ready event");
+    ready.data_value()["pid"]
+        .as_u64()
+        .expect("pid in agent_ready") as u32
+}
