@@ -47,6 +47,9 @@ pub struct HostConfig {
     /// Timeout of control requests (initialize, session/new, load, ...). Prompts have none: a
     /// turn ends when the agent says so, or with `cancel`.
     pub request_timeout: Option<Duration>,
+    /// Optional limit for a whole prompt turn. When it elapses the turn fails with `timeout` and
+    /// the host sends `session/cancel` (default: none).
+    pub prompt_timeout: Option<Duration>,
     /// How long a permission request may wait for the host before it is denied.
     pub permission_timeout: Duration,
     /// Grace between the rungs of the shutdown ladder (stdin EOF → SIGTERM → SIGKILL).
@@ -72,6 +75,7 @@ impl Default for HostConfig {
             events_enabled: true,
             max_line_bytes: 64 * 1024 * 1024,
             request_timeout: Some(Duration::from_secs(120)),
+            prompt_timeout: None,
             permission_timeout: Duration::from_secs(300),
             shutdown_grace: Duration::from_secs(2),
             stderr_tail_bytes: 64 * 1024,
@@ -753,9 +757,10 @@ impl Session {
             session: self.id.clone(),
             turn,
         };
+        let timeout = self.agent.inner.host.config.prompt_timeout;
         let raw = self
             .agent
-            .request("session/prompt", &params, ctx, None)
+            .request("session/prompt", &params, ctx, timeout)
             .await?;
         let value: Value = serde_json::from_str(raw.get()).unwrap_or(Value::Null);
         let stop_reason = value

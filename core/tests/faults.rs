@@ -448,3 +448,39 @@ async fn control_request_timeout_is_typed_and_cancels_on_the_wire() {
     let evs = collect_until(&mut events, T, |e| e.kind == EventKind::ExtNotification).await;
     assert_eq!(evs.last().unwrap().data_value()["params"]["requestId"], 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompt_timeout_fails_the_turn_and_cancels_it() {
+    let config = HostConfig {
+        prompt_timeout: Some(Duration::from_millis(300)),
+        wire_events: true,
+        ..HostConfig::default()
+    };
+    let host = Host::new(config);
+    let mut events = host.events().unwrap();
+    let agent = host.spawn(mock(Some("hang"))).await.unwrap();
+    let session = agent
+        .new_session(SessionOptions::new(tmp_cwd()))
+        .await
+        .unwrap();
+    let err = tokio::time::timeout(T, session.prompt_text("go"))
+        .await
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(err.kind(), "timeout");
+    let evs = collect_until(&mut events, T, |e| e.kind == EventKind::TurnEnded).await;
+    assert_eq!(evs.last().unwrap().data_value()["error"]["kind"], "timeout");
+    let more = drain(&mut events, Duration::from_millis(200)).await;
+    let sent: Vec<String> = more
+        .iter()
+        .filter(|e| e.kind == EventKind::Wire && e.data_value()["direction"] == "out")
+        .filter_map(|e| {
+            e.data_value()["message"]["method"]
+                .as_str()
+                .map(str::to_owned)
+        })
+        .collect();
+    assert!(sent.contains(&"session/cancel".to_owned()), "{sent:?}");
+    // The session is usable again (no turn in flight locally).
+    assert!(session.state().active_turn.is_none());
+}

@@ -306,6 +306,11 @@ impl Actor {
                     None => self.on_reader(ReaderMsg::Eof(None)).await,
                 },
                 cmd = cmd_rx.recv() => match cmd {
+                    Some(Command::Shutdown { reply }) => {
+                        self.shutdown(&mut reader_rx).await;
+                        let info = self.gone.as_ref().map(|g| g.info().clone()).unwrap_or_default();
+                        let _ = reply.send(info);
+                    }
                     Some(cmd) => self.on_command(cmd).await,
                     None => {
                         // Every handle is gone: nobody can use this agent any more.
@@ -467,9 +472,7 @@ impl Actor {
                 let _ = reply.send(res);
             }
             Command::Shutdown { reply } => {
-                // The reader keeps running in its own task; `shutdown` drains it.
-                let (_tx, mut dummy) = mpsc::channel(1);
-                self.shutdown(&mut dummy).await;
+                // Handled by the run loop, which owns the reader channel to drain.
                 let info = self
                     .gone
                     .as_ref()
@@ -1318,24 +1321,32 @@ impl Actor {
                     return;
                 };
                 self.abandoned.insert(id);
-                let after = self
-                    .host
-                    .config
-                    .request_timeout
-                    .map(|d| d.as_millis() as u64)
-                    .unwrap_or(0);
+                let cfg = &self.host.config;
+                let limit = match pending.ctx {
+                    ReqCtx::Prompt { .. } => cfg.prompt_timeout,
+                    _ => cfg.request_timeout,
+                };
+                let after_ms = limit.map(|d| d.as_millis() as u64).unwrap_or(0);
                 let error = Error::Timeout {
                     what: pending.method.to_owned(),
-                    after_ms: after,
+                    after_ms,
                 };
-                self.on_failure(std::mem::replace(&mut pending.ctx, ReqCtx::Plain), &error)
-                    .await;
+                let ctx = std::mem::replace(&mut pending.ctx, ReqCtx::Plain);
+                let cancel_session = match &ctx {
+                    ReqCtx::Prompt { session, .. } => Some(session.clone()),
+                    _ => None,
+                };
+                self.on_failure(ctx, &error).await;
                 if let Some(reply) = pending.reply.take() {
                     let _ = reply.send(Err(error));
                 }
                 let params = raw_json(&serde_json::json!({ "requestId": id }));
                 self.write(message::notification_line("$/cancel_request", &params))
                     .await;
+                if let Some(session) = cancel_session {
+                    // A timed-out turn is also cancelled the ACP way, so the agent stops working.
+                    let _ = self.cancel_session(&session).await;
+                }
             }
             Completion::PermissionAnswer { perm, answer } => {
                 let _ = self.host_answer(perm, answer).await;
@@ -1386,19 +1397,51 @@ impl Actor {
     }
 
     /// Orderly shutdown requested by the embedder (or the host going away).
-    async fn shutdown(&mut self, _reader_rx: &mut mpsc::Receiver<Vec<ReaderMsg>>) {
+    async fn shutdown(&mut self, reader_rx: &mut mpsc::Receiver<Vec<ReaderMsg>>) {
         if self.gone.is_some() {
             return;
         }
         let _ = self.out_tx.send(Out::Close);
-        let info = match &self.process {
-            Some(p) => {
-                let exit = p.shutdown(self.host.config.shutdown_grace).await;
-                p.wait_stderr(Duration::from_millis(200)).await;
-                p.exit_info(exit)
+        let grace = self.host.config.shutdown_grace;
+        // Run the ladder while still taking what the agent writes meanwhile (in order, as usual):
+        // an agent blocked on a full stdout pipe could not see its stdin close.
+        let process = self.process.take();
+        let info = {
+            let ladder = async {
+                match &process {
+                    Some(p) => {
+                        let exit = p.shutdown(grace).await;
+                        p.wait_stderr(Duration::from_millis(200)).await;
+                        p.exit_info(exit)
+                    }
+                    None => {
+                        tokio::time::sleep(grace).await;
+                        ExitInfo::default()
+                    }
+                }
+            };
+            tokio::pin!(ladder);
+            loop {
+                tokio::select! {
+                    info = &mut ladder => break info,
+                    batch = reader_rx.recv(), if self.reader_open => match batch {
+                        Some(batch) => {
+                            for msg in batch {
+                                match msg {
+                                    ReaderMsg::Eof(_) => self.reader_open = false,
+                                    other => self.on_reader(other).await,
+                                }
+                            }
+                        }
+                        None => self.reader_open = false,
+                    },
+                }
+                if process.is_none() && !self.reader_open {
+                    break ExitInfo::default();
+                }
             }
-            None => ExitInfo::default(),
         };
+        self.process = process;
         self.finish(Gone::Shutdown(info), "shutdown").await;
     }
 
