@@ -1,1 +1,717 @@
-fn main() {}
+//! `acph`: run and inspect ACP agents from the terminal.
+//!
+//! ```text
+//! acph run [--json] [--cwd DIR] [--mode MODE] [--permission ask|allow|deny]
+//!          [--permission-timeout SECS] [--auth METHOD] [--scenario NAME] [PROMPT] [-- AGENT_CMD ARGS...]
+//! acph probe [--json] [--scenario NAME] [-- AGENT_CMD ARGS...]
+//! ```
+//!
+//! Without `AGENT_CMD` the bundled mock agent (`acp-mock-agent`, next to `acph` or on PATH) runs.
+//! Exit status: 0 when the turn ended with a stop reason (run) or the handshake succeeded (probe);
+//! 1 with one line on stderr otherwise; 2 for usage errors; 130 when interrupted (Ctrl-C twice).
+
+mod permission;
+mod render;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use acp_host::{Agent, AgentSpec, Error, EventKind, Host, HostConfig, Session, SessionOptions};
+use clap::{Args, Parser, Subcommand};
+use serde_json::Value;
+use tokio::sync::watch;
+
+use crate::permission::Policy;
+use crate::render::{Out, Renderer, SharedOut, eprint_line, lock, one_line};
+
+/// The bundled default agent.
+const MOCK_AGENT: &str = "acp-mock-agent";
+/// How long to wait for the last events (`agent_exited`) once the agent was shut down.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "acph",
+    version,
+    about = "Run and inspect ACP (Agent Client Protocol) agents from the terminal",
+    after_help = "Without an AGENT_CMD after `--`, the bundled mock agent (acp-mock-agent) runs."
+)]
+struct Cli {
+    /// Also show the agent's stderr lines (on stderr) and a few more host events
+    #[arg(short, long, global = true)]
+    verbose: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Spawn an agent, open a session, send one prompt and stream the turn
+    Run(RunArgs),
+    /// Handshake only: print the protocol version, agent info, capabilities and auth methods
+    Probe(ProbeArgs),
+}
+
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// Print every event as one JSON object per line (NDJSON) on stdout, and nothing else
+    #[arg(long)]
+    json: bool,
+    /// Working directory of the session [default: the current directory]
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    /// Switch the session to this mode before prompting
+    #[arg(long, value_name = "MODE")]
+    mode: Option<String>,
+    /// How to answer permission requests [default: ask when stdin is a terminal, else deny]
+    #[arg(long, value_enum, value_name = "POLICY")]
+    permission: Option<Policy>,
+    /// Deny permission requests nobody answered within SECS seconds [default: 300]
+    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    permission_timeout: Option<Duration>,
+    /// Authenticate with this auth method (see `acph probe`) before opening the session
+    #[arg(long, value_name = "METHOD")]
+    auth: Option<String>,
+    /// The prompt text
+    #[arg(value_name = "PROMPT", default_value = "Hello")]
+    prompt: String,
+    #[command(flatten)]
+    agent: AgentArgs,
+}
+
+#[derive(Debug, Args)]
+struct ProbeArgs {
+    /// Print one JSON object {protocolVersion, agentInfo, agentCapabilities, authMethods}
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    agent: AgentArgs,
+}
+
+#[derive(Debug, Args)]
+struct AgentArgs {
+    /// Scenario of the bundled mock agent (passed on as `--scenario NAME`; not with AGENT_CMD)
+    #[arg(long, value_name = "NAME")]
+    scenario: Option<String>,
+    /// The agent command and its arguments, after `--` [default: the bundled acp-mock-agent]
+    #[arg(last = true, value_name = "AGENT_CMD")]
+    agent_cmd: Vec<String>,
+}
+
+fn parse_secs(s: &str) -> Result<Duration, String> {
+    let secs: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    if secs.is_nan() || secs <= 0.0 {
+        return Err("must be more than 0 seconds".into());
+    }
+    Duration::try_from_secs_f64(secs).map_err(|e| e.to_string())
+}
+
+/// Why a command failed: printed as one line `acph: ...` on stderr.
+#[derive(Debug)]
+enum Failure {
+    Core(Error),
+    Message(String),
+    /// Stopped by a signal; the exit status.
+    Interrupted(i32),
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure::Core(e)
+    }
+}
+
+impl Failure {
+    fn exit_code(&self) -> i32 {
+        match self {
+            Failure::Interrupted(code) => *code,
+            _ => 1,
+        }
+    }
+
+    /// The one line, with a hint where the category has one.
+    fn line(&self, agent: Option<&Agent>) -> String {
+        match self {
+            Failure::Interrupted(130) => "interrupted".to_owned(),
+            Failure::Interrupted(_) => "terminated by a signal".to_owned(),
+            Failure::Message(m) => one_line(m),
+            Failure::Core(e) => {
+                let mut line = one_line(&e.to_string());
+                if e.kind() == "auth_required" {
+                    let methods: Vec<String> = agent
+                        .and_then(Agent::info)
+                        .map(|i| {
+                            i.auth_methods
+                                .iter()
+                                .filter_map(|m| m.get("id").and_then(Value::as_str))
+                                .map(one_line)
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    if !methods.is_empty() {
+                        line.push_str(&format!(
+                            " (authenticate with --auth METHOD; the agent offers: {})",
+                            methods.join(", ")
+                        ));
+                    }
+                }
+                line
+            }
+        }
+    }
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprint_line(&format!("acph: cannot start the async runtime: {e}"));
+            std::process::exit(1);
+        }
+    };
+    let code = rt.block_on(async move {
+        let interrupts = watch_interrupts();
+        match cli.command {
+            Command::Run(args) => run(args, cli.verbose, interrupts).await,
+            Command::Probe(args) => probe(args, cli.verbose, interrupts).await,
+        }
+    });
+    let _ = std::io::stdout().flush();
+    // Exit with the runtime still alive: dropping it would wait for a permission prompt still
+    // blocked reading the terminal.
+    std::process::exit(code);
+}
+
+/// Signals seen so far. The first Ctrl-C cancels the turn, the second stops the agent, the third
+/// exits at once; SIGTERM/SIGHUP stop the agent (process-group shutdown) and exit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Signals {
+    ctrl_c: u32,
+    /// Exit status for a terminating signal (128 + number).
+    terminate: Option<i32>,
+}
+
+fn watch_interrupts() -> watch::Receiver<Signals> {
+    let (tx, rx) = watch::channel(Signals::default());
+    let tx = std::sync::Arc::new(tx);
+    let ctrl_c_tx = tx.clone();
+    tokio::spawn(async move {
+        let mut count = 0u32;
+        while tokio::signal::ctrl_c().await.is_ok() {
+            count += 1;
+            if count >= 3 {
+                let _ = std::io::stdout().flush();
+                eprint_line("acph: interrupted");
+                std::process::exit(130);
+            }
+            ctrl_c_tx.send_modify(|s| s.ctrl_c = count);
+        }
+        // No signal handling available: keep the sender so receivers simply never fire.
+        std::future::pending::<()>().await;
+    });
+    #[cfg(unix)]
+    for (kind, code) in [
+        (tokio::signal::unix::SignalKind::terminate(), 143),
+        (tokio::signal::unix::SignalKind::hangup(), 129),
+    ] {
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            if let Ok(mut sig) = tokio::signal::unix::signal(kind) {
+                while sig.recv().await.is_some() {
+                    tx.send_modify(|s| s.terminate = Some(code));
+                }
+            }
+            std::future::pending::<()>().await;
+        });
+    }
+    rx
+}
+
+/// The next signal (never returns when signals are unavailable).
+async fn next_interrupt(rx: &mut watch::Receiver<Signals>) -> Signals {
+    if rx.changed().await.is_err() {
+        std::future::pending::<()>().await;
+    }
+    *rx.borrow_and_update()
+}
+
+fn interrupted(s: Signals) -> Failure {
+    Failure::Interrupted(s.terminate.unwrap_or(130))
+}
+
+/// Run `fut` unless Ctrl-C is pressed first.
+async fn interruptible<T>(
+    fut: impl Future<Output = acp_host::Result<T>>,
+    rx: &mut watch::Receiver<Signals>,
+) -> Result<T, Failure> {
+    tokio::select! {
+        r = fut => r.map_err(Failure::Core),
+        s = next_interrupt(rx) => Err(interrupted(s)),
+    }
+}
+
+/// The agent to spawn: AGENT_CMD, else the bundled mock (with `--scenario`).
+fn agent_spec(args: &AgentArgs) -> Result<AgentSpec, String> {
+    if let Some((cmd, rest)) = args.agent_cmd.split_first() {
+        if args.scenario.is_some() {
+            return Err(
+                "--scenario only applies to the bundled mock agent; pass options to your agent after `--`"
+                    .into(),
+            );
+        }
+        return Ok(AgentSpec::new(cmd.clone()).args(rest.iter().cloned()));
+    }
+    let mock = find_mock()?;
+    let mut spec = AgentSpec::new(mock.to_string_lossy().into_owned());
+    if let Some(s) = &args.scenario {
+        spec = spec.arg("--scenario").arg(s.clone());
+    }
+    Ok(spec)
+}
+
+/// `acp-mock-agent` next to the `acph` executable (also behind a symlink), else on PATH.
+fn find_mock() -> Result<PathBuf, String> {
+    let name = format!("{MOCK_AGENT}{}", std::env::consts::EXE_SUFFIX);
+    let exe = std::env::current_exe().ok();
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    if let Some(exe) = &exe {
+        dirs.extend(exe.parent().map(Path::to_path_buf));
+        if let Ok(real) = exe.canonicalize() {
+            dirs.extend(real.parent().map(Path::to_path_buf));
+        }
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        dirs.extend(std::env::split_paths(&path).filter(|d| !d.as_os_str().is_empty()));
+    }
+    dirs.into_iter()
+        .map(|d| d.join(&name))
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            let here = exe
+                .as_deref()
+                .and_then(Path::parent)
+                .map(|d| format!(" ({})", d.display()))
+                .unwrap_or_default();
+            format!(
+                "the bundled mock agent `{MOCK_AGENT}` was not found next to acph{here} or on PATH; \
+                 build it (`cargo build -p acp-mock-agent`) or name an agent after `--`"
+            )
+        })
+}
+
+/// The session's working directory, absolute.
+fn session_cwd(dir: Option<&Path>) -> Result<String, String> {
+    let dir = match dir {
+        Some(d) => std::path::absolute(d).map_err(|e| format!("--cwd {}: {e}", d.display()))?,
+        None => std::env::current_dir()
+            .map_err(|e| format!("cannot read the current directory: {e}"))?,
+    };
+    if !dir.is_dir() {
+        return Err(format!("--cwd {}: not a directory", dir.display()));
+    }
+    dir.into_os_string()
+        .into_string()
+        .map_err(|d| format!("--cwd {}: not valid UTF-8", Path::new(&d).display()))
+}
+
+/// Print the failure line (after whatever stdout already shows) and return the exit code.
+fn fail(out: Option<&SharedOut>, failure: &Failure, agent: Option<&Agent>) -> i32 {
+    if let Some(out) = out {
+        let mut o = lock(out);
+        o.newline();
+        o.flush();
+    }
+    let _ = std::io::stdout().flush();
+    eprint_line(&format!("acph: {}", failure.line(agent)));
+    failure.exit_code()
+}
+
+async fn run(args: RunArgs, verbose: bool, mut interrupts: watch::Receiver<Signals>) -> i32 {
+    let spec = match agent_spec(&args.agent) {
+        Ok(s) => s,
+        Err(m) => return fail(None, &Failure::Message(m), None),
+    };
+    let cwd = match session_cwd(args.cwd.as_deref()) {
+        Ok(c) => c,
+        Err(m) => return fail(None, &Failure::Message(m), None),
+    };
+    let out = Out::shared();
+    let policy = args.permission.unwrap_or_else(Policy::default_for_stdin);
+    let mut config = HostConfig {
+        permission: permission::handler(policy, out.clone()),
+        ..HostConfig::default()
+    };
+    if let Some(t) = args.permission_timeout {
+        config.permission_timeout = t;
+    }
+    let host = Host::new(config);
+    let Some(events) = host.events() else {
+        return fail(
+            None,
+            &Failure::Message("the host's event stream is unavailable".into()),
+            None,
+        );
+    };
+    // Pulled concurrently with everything else: the queue is bounded and a stalled reader would
+    // stall the agent.
+    let printer = tokio::spawn(Renderer::new(out.clone(), args.json, verbose).pump(events));
+
+    let mut agent = None;
+    let result = drive(&host, spec, &args, cwd, &out, &mut agent, &mut interrupts).await;
+    let drain = match &agent {
+        Some(a) => {
+            // Every event up to the end: shut the agent down, then its `agent_exited` ends the
+            // printer.
+            a.shutdown().await;
+            DRAIN_TIMEOUT
+        }
+        None if matches!(result, Err(Failure::Interrupted(_))) => Duration::from_secs(2),
+        None => DRAIN_TIMEOUT,
+    };
+    drop(host);
+    let _ = tokio::time::timeout(drain, printer).await;
+    match result {
+        Ok(()) => {
+            let mut o = lock(&out);
+            o.newline();
+            o.flush();
+            0
+        }
+        Err(f) => fail(Some(&out), &f, agent.as_ref()),
+    }
+}
+
+/// Spawn, authenticate, open the session, switch mode, prompt. Leaves the agent in `agent_slot`
+/// so the caller shuts it down whatever happened.
+async fn drive(
+    host: &Host,
+    spec: AgentSpec,
+    args: &RunArgs,
+    cwd: String,
+    out: &SharedOut,
+    agent_slot: &mut Option<Agent>,
+    interrupts: &mut watch::Receiver<Signals>,
+) -> Result<(), Failure> {
+    let agent = interruptible(host.spawn(spec), interrupts).await?;
+    *agent_slot = Some(agent.clone());
+    if let Some(method) = &args.auth {
+        interruptible(agent.authenticate(method), interrupts).await?;
+    }
+    let session = interruptible(agent.new_session(SessionOptions::new(cwd)), interrupts).await?;
+    if let Some(mode) = &args.mode {
+        switch_mode(&session, mode, out, args.json, interrupts).await?;
+    }
+
+    let prompt = session.prompt_text(&args.prompt);
+    tokio::pin!(prompt);
+    let mut cancelling = false;
+    loop {
+        tokio::select! {
+            r = &mut prompt => {
+                // Any stop reason (end_turn, max_tokens, refusal, cancelled, ...) is success.
+                r?;
+                return Ok(());
+            }
+            s = next_interrupt(interrupts) => {
+                if cancelling || s.terminate.is_some() {
+                    return Err(interrupted(s));
+                }
+                cancelling = true;
+                {
+                    let mut o = lock(out);
+                    o.newline();
+                    o.flush();
+                }
+                eprint_line("acph: cancelling the turn (Ctrl-C again to stop the agent)");
+                if let Err(e) = session.cancel().await {
+                    return Err(Failure::Core(e));
+                }
+            }
+        }
+    }
+}
+
+/// `session/set_mode` when the session's `modes` offer the id, else the `category: "mode"`
+/// config option.
+async fn switch_mode(
+    session: &Session,
+    mode: &str,
+    out: &SharedOut,
+    json: bool,
+    interrupts: &mut watch::Receiver<Signals>,
+) -> Result<(), Failure> {
+    let state = session.state();
+    let mode_ids: Vec<String> = state
+        .modes
+        .as_ref()
+        .and_then(|m| m.get("availableModes"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m.get("id").and_then(Value::as_str).map(str::to_owned))
+        .collect();
+    if mode_ids.iter().any(|m| m == mode) {
+        // The agent reports the switch with `current_mode_update`.
+        return interruptible(session.set_mode(mode), interrupts).await;
+    }
+    let option = state
+        .config_options
+        .as_ref()
+        .and_then(Value::as_array)
+        .and_then(|o| {
+            o.iter()
+                .find(|x| x.get("category").and_then(Value::as_str) == Some("mode"))
+        })
+        .cloned();
+    let Some(option) = option else {
+        let available = if mode_ids.is_empty() {
+            "the agent offers no modes".to_owned()
+        } else {
+            format!("available: {}", mode_ids.join(", "))
+        };
+        return Err(Failure::Message(format!(
+            "unknown mode `{mode}` ({available})"
+        )));
+    };
+    let values = select_values(&option);
+    if !values.iter().any(|v| v == mode) {
+        return Err(Failure::Message(format!(
+            "unknown mode `{mode}` (available: {})",
+            values.join(", ")
+        )));
+    }
+    let id = option.get("id").and_then(Value::as_str).unwrap_or("mode");
+    interruptible(session.set_config_option(id, Value::from(mode)), interrupts).await?;
+    if !json {
+        // No update event follows a config option change; say it here.
+        let mut o = lock(out);
+        o.line(&format!("[mode] {}", one_line(mode)), false);
+        o.flush();
+    }
+    Ok(())
+}
+
+/// The values of a select config option (flat or grouped).
+fn select_values(option: &Value) -> Vec<String> {
+    let mut values = Vec::new();
+    for o in option
+        .get("options")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(v) = o.get("value").and_then(Value::as_str) {
+            values.push(v.to_owned());
+        }
+        for g in o
+            .get("options")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(v) = g.get("value").and_then(Value::as_str) {
+                values.push(v.to_owned());
+            }
+        }
+    }
+    values
+}
+
+async fn probe(args: ProbeArgs, verbose: bool, mut interrupts: watch::Receiver<Signals>) -> i32 {
+    let spec = match agent_spec(&args.agent) {
+        Ok(s) => s,
+        Err(m) => return fail(None, &Failure::Message(m), None),
+    };
+    let host = Host::new(HostConfig::default());
+    let Some(mut events) = host.events() else {
+        return fail(
+            None,
+            &Failure::Message("the host's event stream is unavailable".into()),
+            None,
+        );
+    };
+    // Keep the queue moving; only the agent's stderr is shown (with --verbose).
+    let drain = tokio::spawn(async move {
+        while let Some(ev) = events.next().await {
+            match ev.kind {
+                EventKind::AgentStderr if verbose => {
+                    let line = ev.data_value();
+                    let line = line.get("line").and_then(Value::as_str).unwrap_or("");
+                    eprint_line(&format!("[agent stderr] {}", render::clean(line)));
+                }
+                EventKind::AgentExited => break,
+                _ => {}
+            }
+        }
+    });
+    let result = interruptible(host.spawn(spec), &mut interrupts).await;
+    let code = match &result {
+        Ok(agent) => {
+            print_probe(agent, args.json);
+            agent.shutdown().await;
+            0
+        }
+        Err(_) => 1,
+    };
+    drop(host);
+    let _ = tokio::time::timeout(DRAIN_TIMEOUT, drain).await;
+    match result {
+        Ok(_) => code,
+        Err(f) => fail(None, &f, None),
+    }
+}
+
+fn print_probe(agent: &Agent, json: bool) {
+    let Some(info) = agent.info() else { return };
+    let mut w = std::io::stdout().lock();
+    if json {
+        let auth = Value::from(info.auth_methods.clone());
+        let _ = writeln!(
+            w,
+            "{{\"protocolVersion\":{},\"agentInfo\":{},\"agentCapabilities\":{},\"authMethods\":{}}}",
+            info.protocol_version, info.agent_info, info.capabilities, auth
+        );
+        let _ = w.flush();
+        return;
+    }
+    let mut text = format!("protocol version: {}\n", info.protocol_version);
+    let ai = &info.agent_info;
+    let field = |k: &str| ai.get(k).and_then(Value::as_str).map(one_line);
+    let agent_line = match (field("name"), field("version"), field("title")) {
+        (None, _, _) => "(not reported)".to_owned(),
+        (Some(n), v, t) => {
+            let mut s = n;
+            if let Some(v) = v {
+                s.push_str(&format!(" {v}"));
+            }
+            if let Some(t) = t {
+                s.push_str(&format!(" \"{t}\""));
+            }
+            s
+        }
+    };
+    text.push_str(&format!("agent: {agent_line}\n"));
+    let mut caps = Vec::new();
+    flatten("", &info.capabilities, &mut caps);
+    if caps.is_empty() {
+        text.push_str("capabilities: none\n");
+    } else {
+        text.push_str("capabilities:\n");
+        let width = caps.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+        for (k, v) in caps {
+            text.push_str(&format!("  {k:<width$}  {v}\n"));
+        }
+    }
+    if info.auth_methods.is_empty() {
+        text.push_str("auth methods: none\n");
+    } else {
+        text.push_str("auth methods:\n");
+        for m in &info.auth_methods {
+            let s = |k: &str| m.get(k).and_then(Value::as_str).map(one_line);
+            let mut line = format!(
+                "  {}: {} ({})",
+                s("id").unwrap_or_else(|| "?".into()),
+                s("name").unwrap_or_default(),
+                s("type").unwrap_or_else(|| "agent".into())
+            );
+            if let Some(d) = s("description") {
+                line.push_str(&format!(" - {d}"));
+            }
+            text.push_str(&line);
+            text.push('\n');
+        }
+    }
+    let _ = w.write_all(text.as_bytes());
+    let _ = w.flush();
+}
+
+/// `{"a":{"b":true}}` → `[("a.b", "true")]`; an empty object (a capability marker) is "supported".
+fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, String)>) {
+    match v {
+        Value::Object(m) if !m.is_empty() => {
+            for (k, v) in m {
+                let key = if prefix.is_empty() {
+                    one_line(k)
+                } else {
+                    format!("{prefix}.{}", one_line(k))
+                };
+                flatten(&key, v, out);
+            }
+        }
+        Value::Object(_) if !prefix.is_empty() => out.push((prefix.to_owned(), "supported".into())),
+        Value::Object(_) => {}
+        Value::String(s) => out.push((prefix.to_owned(), one_line(s))),
+        other => out.push((prefix.to_owned(), one_line(&other.to_string()))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cli_parses_prompt_and_agent_command() {
+        let cli = Cli::try_parse_from([
+            "acph", "run", "--json", "--mode", "code", "hi there", "--", "agent", "--flag",
+        ])
+        .unwrap_or_else(|e| panic!("{e}"));
+        let Command::Run(run) = cli.command else {
+            panic!("not run")
+        };
+        assert!(run.json);
+        assert_eq!(run.prompt, "hi there");
+        assert_eq!(run.agent.agent_cmd, ["agent", "--flag"]);
+        let cli = Cli::try_parse_from(["acph", "run"]).unwrap_or_else(|e| panic!("{e}"));
+        let Command::Run(run) = cli.command else {
+            panic!("not run")
+        };
+        assert_eq!(run.prompt, "Hello");
+        assert!(run.agent.agent_cmd.is_empty());
+    }
+
+    #[test]
+    fn scenario_with_agent_command_is_refused() {
+        let args = AgentArgs {
+            scenario: Some("x".into()),
+            agent_cmd: vec!["agent".into()],
+        };
+        assert!(agent_spec(&args).is_err());
+    }
+
+    #[test]
+    fn secs_parse() {
+        assert_eq!(parse_secs("1.5").ok(), Some(Duration::from_millis(1500)));
+        assert!(parse_secs("0").is_err());
+        assert!(parse_secs("nan").is_err());
+        assert!(parse_secs("x").is_err());
+    }
+
+    #[test]
+    fn flatten_marks_empty_objects_supported() {
+        let v = serde_json::json!({"a": {"b": true, "c": {}}, "d": "x"});
+        let mut out = Vec::new();
+        flatten("", &v, &mut out);
+        assert_eq!(
+            out,
+            [
+                ("a.b".to_owned(), "true".to_owned()),
+                ("a.c".to_owned(), "supported".to_owned()),
+                ("d".to_owned(), "x".to_owned())
+            ]
+        );
+    }
+
+    #[test]
+    fn grouped_select_values() {
+        let v = serde_json::json!({"options": [{"value": "a"}, {"group": "g", "options": [{"value": "b"}]}]});
+        assert_eq!(select_values(&v), ["a", "b"]);
+    }
+}

@@ -1,0 +1,196 @@
+//! `--permission ask|allow|deny` as a [`PermissionDecider`](acp_host::PermissionDecider).
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::sync::Arc;
+
+use acp_host::{PermissionAnswer, PermissionHandler, PermissionOption, PermissionRequest};
+use clap::ValueEnum;
+use serde_json::Value;
+
+use crate::render::{SharedOut, lock, one_line};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Policy {
+    /// Ask on the terminal (default when stdin is a terminal).
+    Ask,
+    /// Select the agent's `allow_once` option (deny when it offers none).
+    Allow,
+    /// Deny: the agent's `reject_once` option, else `cancelled` (default without a terminal).
+    Deny,
+}
+
+impl Policy {
+    pub fn default_for_stdin() -> Policy {
+        if std::io::stdin().is_terminal() {
+            Policy::Ask
+        } else {
+            Policy::Deny
+        }
+    }
+}
+
+pub fn handler(policy: Policy, out: SharedOut) -> PermissionHandler {
+    match policy {
+        Policy::Allow => {
+            PermissionHandler::Decider(Arc::new(|req: PermissionRequest| async move {
+                Ok(req
+                    .option_of_kind("allow_once")
+                    .map(|o| o.option_id.clone()))
+            }))
+        }
+        // `None` is the deny outcome: the core answers with the `reject_once` option if offered.
+        Policy::Deny => {
+            PermissionHandler::Decider(Arc::new(|_req: PermissionRequest| async move { Ok(None) }))
+        }
+        Policy::Ask => {
+            // One prompt at a time: concurrent requests queue up here.
+            let gate = Arc::new(tokio::sync::Mutex::new(()));
+            PermissionHandler::Decider(Arc::new(move |req: PermissionRequest| {
+                let gate = gate.clone();
+                let out = out.clone();
+                async move {
+                    let _turn = gate.lock().await;
+                    {
+                        // Start the prompt on a fresh line, after what stdout already shows.
+                        let mut out = lock(&out);
+                        out.newline();
+                        out.flush();
+                    }
+                    let prompt = prompt_text(&req);
+                    let line = tokio::task::spawn_blocking(move || ask_terminal(&prompt))
+                        .await
+                        .map_err(|e| format!("permission prompt failed: {e}"))?;
+                    Ok(choose(&req.options, line.as_deref()))
+                }
+            }))
+        }
+    }
+}
+
+/// The prompt shown on stderr: tool call title/kind, what it touches, numbered options.
+fn prompt_text(req: &PermissionRequest) -> String {
+    let tool = &req.tool_call;
+    let title = tool
+        .get("title")
+        .and_then(Value::as_str)
+        .unwrap_or("(untitled tool call)");
+    let mut text = format!("\nacph: the agent asks permission for: {}", one_line(title));
+    if let Some(kind) = tool.get("kind").and_then(Value::as_str) {
+        text.push_str(&format!(" ({})", one_line(kind)));
+    }
+    text.push('\n');
+    let paths = tool
+        .get("locations")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|l| l.get("path").and_then(Value::as_str));
+    for p in paths {
+        text.push_str(&format!("    path: {}\n", one_line(p)));
+    }
+    if let Some(cmd) = tool.get("rawInput").and_then(|r| r.get("command")) {
+        let cmd = cmd.as_str().map_or_else(|| cmd.to_string(), str::to_owned);
+        text.push_str(&format!("    command: {}\n", one_line(&cmd)));
+    }
+    for (i, o) in req.options.iter().enumerate() {
+        text.push_str(&format!(
+            "  {}) {} [{}]\n",
+            i + 1,
+            one_line(&o.name),
+            one_line(&o.kind)
+        ));
+    }
+    text.push_str(&format!(
+        "choose 1-{} (anything else denies): ",
+        req.options.len()
+    ));
+    text
+}
+
+/// Show the prompt on stderr and read one answer line from the terminal (stdin when it is one,
+/// else `/dev/tty`, else whatever stdin is). `None` on EOF or error.
+fn ask_terminal(prompt: &str) -> Option<String> {
+    {
+        let mut e = std::io::stderr().lock();
+        let _ = e.write_all(prompt.as_bytes());
+        let _ = e.flush();
+    }
+    let mut line = String::new();
+    let stdin = std::io::stdin();
+    let (read, echoed) = if stdin.is_terminal() {
+        (stdin.lock().read_line(&mut line), true)
+    } else {
+        match open_tty() {
+            Some(tty) => (std::io::BufReader::new(tty).read_line(&mut line), true),
+            None => (stdin.lock().read_line(&mut line), false),
+        }
+    };
+    let answer = match read {
+        Ok(0) | Err(_) => None,
+        Ok(_) => Some(line),
+    };
+    if !echoed || answer.is_none() {
+        // The terminal did not end the prompt line for us.
+        let _ = writeln!(
+            std::io::stderr(),
+            "{}",
+            one_line(answer.as_deref().unwrap_or(""))
+        );
+    }
+    answer
+}
+
+#[cfg(unix)]
+fn open_tty() -> Option<std::fs::File> {
+    std::fs::File::open("/dev/tty").ok()
+}
+
+#[cfg(not(unix))]
+fn open_tty() -> Option<std::fs::File> {
+    None
+}
+
+/// A 1-based option number or an exact option id selects; anything else denies.
+fn choose(options: &[PermissionOption], line: Option<&str>) -> PermissionAnswer {
+    let answer = line?.trim();
+    if let Ok(n) = answer.parse::<usize>() {
+        return n
+            .checked_sub(1)
+            .and_then(|i| options.get(i))
+            .map(|o| o.option_id.clone());
+    }
+    options
+        .iter()
+        .find(|o| o.option_id == answer)
+        .map(|o| o.option_id.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts() -> Vec<PermissionOption> {
+        ["allow-once", "reject-once"]
+            .iter()
+            .map(|id| PermissionOption {
+                option_id: (*id).into(),
+                name: (*id).into(),
+                kind: id.replace('-', "_"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn choose_accepts_numbers_and_ids_only() {
+        assert_eq!(choose(&opts(), Some("1\n")).as_deref(), Some("allow-once"));
+        assert_eq!(choose(&opts(), Some(" 2 ")).as_deref(), Some("reject-once"));
+        assert_eq!(
+            choose(&opts(), Some("reject-once")).as_deref(),
+            Some("reject-once")
+        );
+        for bad in ["0", "3", "", "y", "-1", "allow"] {
+            assert_eq!(choose(&opts(), Some(bad)), None, "{bad:?}");
+        }
+        assert_eq!(choose(&opts(), None), None);
+    }
+}

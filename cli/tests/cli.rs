@@ -1,0 +1,589 @@
+//! End-to-end: the real `acph` binary against the bundled mock agent. Every child process runs
+//! under a timeout, so a hang fails the test instead of blocking the suite.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const ACPH: &str = env!("CARGO_BIN_EXE_acph");
+const TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The mock agent must sit next to `acph`; build it once if it is missing.
+fn ensure_mock() -> PathBuf {
+    static MOCK: OnceLock<PathBuf> = OnceLock::new();
+    MOCK.get_or_init(|| {
+        let dir = Path::new(ACPH).parent().unwrap();
+        let mock = dir.join(format!("acp-mock-agent{}", std::env::consts::EXE_SUFFIX));
+        if !mock.is_file() {
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+            let mut cmd = Command::new(cargo);
+            cmd.args(["build", "-p", "acp-mock-agent"]);
+            if dir.file_name().is_some_and(|n| n == "release") {
+                cmd.arg("--release");
+            }
+            let status = cmd.status().expect("run cargo build -p acp-mock-agent");
+            assert!(status.success(), "cargo build -p acp-mock-agent failed");
+        }
+        assert!(mock.is_file(), "{} missing after build", mock.display());
+        mock
+    })
+    .clone()
+}
+
+#[derive(Debug)]
+struct Output {
+    status: ExitStatus,
+    stdout: String,
+    stderr: String,
+}
+
+impl Output {
+    fn stderr_lines(&self) -> Vec<&str> {
+        self.stderr
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .collect()
+    }
+
+    /// Every stdout line as JSON (panics on a line that is not).
+    fn events(&self) -> Vec<Value> {
+        self.stdout
+            .lines()
+            .map(|l| {
+                serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l:?}: {e}\n{self:?}"))
+            })
+            .collect()
+    }
+}
+
+/// Run `acph` with `args` (stdin `input` or null), killed after [`TIMEOUT`].
+fn acph_with(args: &[&str], program: &str, input: Option<&str>) -> Output {
+    ensure_mock();
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .current_dir(std::env::temp_dir())
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env_remove("ACP_MOCK_SCENARIO")
+        .env_remove("ACP_MOCK_VERBOSE")
+        .env("NO_COLOR", "1");
+    let mut child = cmd.spawn().expect("spawn acph");
+    if let Some(input) = input {
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(input.as_bytes()).unwrap();
+    }
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let out_t = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let err_t = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("acph {args:?} did not finish within {TIMEOUT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    Output {
+        status,
+        stdout: out_t.join().unwrap(),
+        stderr: err_t.join().unwrap(),
+    }
+}
+
+fn acph(args: &[&str]) -> Output {
+    acph_with(args, ACPH, None)
+}
+
+fn kinds(events: &[Value]) -> Vec<&str> {
+    events.iter().map(|e| e["kind"].as_str().unwrap()).collect()
+}
+
+fn find<'a>(events: &'a [Value], kind: &str) -> &'a Value {
+    events
+        .iter()
+        .find(|e| e["kind"] == kind)
+        .unwrap_or_else(|| panic!("no {kind} event in {:?}", kinds(events)))
+}
+
+/// The NDJSON contract: every line JSON, seq strictly increasing, agent_exited last.
+fn check_stream(events: &[Value]) {
+    assert!(!events.is_empty());
+    let seqs: Vec<u64> = events.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    assert!(
+        seqs.windows(2).all(|w| w[0] < w[1]),
+        "seq not increasing: {seqs:?}"
+    );
+    assert_eq!(
+        events.last().unwrap()["kind"],
+        "agent_exited",
+        "{:?}",
+        kinds(events)
+    );
+    assert_eq!(
+        kinds(events)
+            .iter()
+            .filter(|k| **k == "agent_exited")
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn run_json_allow_streams_the_whole_turn() {
+    let out = acph(&["run", "--json", "--permission", "allow", "hello"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(out.stderr, "", "{out:?}");
+    let events = out.events();
+    check_stream(&events);
+    let k = kinds(&events);
+    for kind in [
+        "agent_ready",
+        "session_opened",
+        "permission_requested",
+        "permission_resolved",
+        "turn_ended",
+    ] {
+        assert!(k.contains(&kind), "no {kind} in {k:?}");
+    }
+    let resolved = find(&events, "permission_resolved");
+    assert_eq!(resolved["data"]["outcome"]["outcome"], "selected");
+    assert_eq!(resolved["data"]["outcome"]["optionId"], "allow-once");
+    assert_eq!(resolved["data"]["decidedBy"], "host");
+    assert_eq!(
+        find(&events, "turn_ended")["data"]["stopReason"],
+        "end_turn"
+    );
+    // After permission: the tool call completed.
+    assert!(
+        events
+            .iter()
+            .any(|e| e["data"]["sessionUpdate"] == "tool_call_update"
+                && e["data"]["status"] == "completed")
+    );
+}
+
+#[test]
+fn run_json_deny_rejects_once() {
+    let out = acph(&["run", "--json", "--permission", "deny"]);
+    assert!(out.status.success(), "{out:?}");
+    let events = out.events();
+    check_stream(&events);
+    let resolved = find(&events, "permission_resolved");
+    assert_eq!(resolved["data"]["outcome"]["outcome"], "selected");
+    assert_eq!(resolved["data"]["outcome"]["optionId"], "reject-once");
+    assert_eq!(
+        find(&events, "turn_ended")["data"]["stopReason"],
+        "end_turn"
+    );
+    assert!(events.iter().any(
+        |e| e["data"]["sessionUpdate"] == "tool_call_update" && e["data"]["status"] == "failed"
+    ));
+}
+
+#[test]
+fn no_terminal_defaults_to_deny() {
+    let out = acph(&["run", "--json"]);
+    assert!(out.status.success(), "{out:?}");
+    let events = out.events();
+    let resolved = find(&events, "permission_resolved");
+    assert_eq!(resolved["data"]["outcome"]["optionId"], "reject-once");
+}
+
+#[test]
+fn run_readable_transcript() {
+    let out = acph(&["run", "--permission", "allow"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(out.stderr, "", "{out:?}");
+    let s = &out.stdout;
+    assert!(
+        s.contains("Hello! I am the ACP mock agent. I will take a few notes"),
+        "{s}"
+    );
+    assert!(s.contains("[tool] Write notes.txt (edit) pending"), "{s}");
+    assert!(
+        s.contains("[permission] Write notes.txt -> allowed (allow-once) by host"),
+        "{s}"
+    );
+    assert!(s.contains("  [x] Write notes.txt"), "{s}");
+    assert!(s.contains("[usage] 1234 / 200000 tokens"), "{s}");
+    assert!(s.trim_end().ends_with("[turn ended: end_turn]"), "{s}");
+    assert!(!s.contains('\x1b'), "no colour without a terminal: {s:?}");
+}
+
+#[test]
+fn crash_mid_turn_fails_with_one_line() {
+    for json in [true, false] {
+        let mut args = vec![
+            "run",
+            "--permission",
+            "allow",
+            "--scenario",
+            "crash-mid-turn",
+        ];
+        if json {
+            args.push("--json");
+        }
+        let out = acph(&args);
+        assert!(!out.status.success(), "{out:?}");
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let lines = out.stderr_lines();
+        assert_eq!(lines.len(), 1, "{out:?}");
+        assert!(lines[0].starts_with("acph: "), "{lines:?}");
+        assert!(lines[0].contains("exit code 3"), "{lines:?}");
+        assert!(lines[0].contains("fatal: mock crash"), "{lines:?}");
+        if json {
+            let events = out.events();
+            check_stream(&events);
+            let ended = find(&events, "turn_ended");
+            assert!(ended["data"]["stopReason"].is_null());
+            assert_eq!(ended["data"]["error"]["kind"], "agent_exited");
+            assert_eq!(events.last().unwrap()["data"]["exitCode"], 3);
+        } else {
+            assert!(
+                out.stdout.contains("Starting work... still working..."),
+                "{out:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn version_mismatch_fails_with_one_line() {
+    let out = acph(&["run", "--json", "--scenario", "version-mismatch"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let lines = out.stderr_lines();
+    assert_eq!(lines.len(), 1, "{out:?}");
+    assert!(lines[0].contains("version 2"), "{lines:?}");
+    // The agent was started, so its end is reported too.
+    let events = out.events();
+    assert_eq!(events.last().unwrap()["kind"], "agent_exited", "{out:?}");
+
+    let out = acph(&["probe", "--scenario", "version-mismatch"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(out.stdout, "");
+    let lines = out.stderr_lines();
+    assert_eq!(lines.len(), 1, "{out:?}");
+    assert!(lines[0].contains("version 2"), "{lines:?}");
+}
+
+#[test]
+fn mode_switch_through_set_mode() {
+    let out = acph(&["run", "--json", "--permission", "deny", "--mode", "code"]);
+    assert!(out.status.success(), "{out:?}");
+    let events = out.events();
+    check_stream(&events);
+    let opened = find(&events, "session_opened");
+    assert_eq!(opened["data"]["modes"]["currentModeId"], "ask");
+    let switched = events
+        .iter()
+        .position(|e| {
+            e["data"]["sessionUpdate"] == "current_mode_update"
+                && e["data"]["currentModeId"] == "code"
+        })
+        .unwrap_or_else(|| panic!("no current_mode_update: {:?}", kinds(&events)));
+    let prompt = events
+        .iter()
+        .position(|e| e["kind"] == "turn_started" || e["turn"].is_u64())
+        .unwrap();
+    assert!(switched < prompt, "mode switched before the prompt");
+
+    let out = acph(&["run", "--permission", "deny", "--mode", "code"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(out.stdout.contains("[mode] code"), "{out:?}");
+}
+
+#[test]
+fn mode_switch_through_config_option() {
+    // A session with config options but no legacy `modes`.
+    let dir = std::env::temp_dir().join(format!("acph-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scenario = dir.join("config-only.json");
+    std::fs::write(
+        &scenario,
+        r#"{"newSession": {"modes": null},
+            "prompts": [[{"update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "ok"}}}]]}"#,
+    )
+    .unwrap();
+    let mock = ensure_mock();
+    let (mock, scenario) = (mock.to_str().unwrap(), scenario.to_str().unwrap());
+    let out = acph(&[
+        "run",
+        "--json",
+        "--mode",
+        "architect",
+        "--",
+        mock,
+        "--scenario",
+        scenario,
+        "--verbose",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let events = out.events();
+    check_stream(&events);
+    assert!(find(&events, "session_opened")["data"]["modes"].is_null());
+    // The mock logs its traffic on stderr (--verbose): the switch went through set_config_option.
+    let traffic: Vec<&str> = events
+        .iter()
+        .filter(|e| e["kind"] == "agent_stderr")
+        .filter_map(|e| e["data"]["line"].as_str())
+        .collect();
+    assert!(
+        traffic
+            .iter()
+            .any(|l| l.contains("session/set_config_option")),
+        "{traffic:?}"
+    );
+    assert!(
+        !traffic.iter().any(|l| l.contains("session/set_mode")),
+        "{traffic:?}"
+    );
+
+    let out = acph(&["run", "--mode", "nope", "--", mock, "--scenario", scenario]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let lines = out.stderr_lines();
+    assert_eq!(lines.len(), 1, "{out:?}");
+    assert!(lines[0].contains("unknown mode `nope`"), "{lines:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn probe_json_prints_capabilities() {
+    let out = acph(&["probe", "--json"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(out.stderr, "");
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "{out:?}");
+    let v: Value = serde_json::from_str(lines[0]).unwrap();
+    assert_eq!(v["protocolVersion"], 1);
+    assert_eq!(v["agentInfo"]["name"], "acp-mock-agent");
+    assert_eq!(v["agentCapabilities"]["loadSession"], true);
+    assert!(v["agentCapabilities"]["promptCapabilities"].is_object());
+    assert!(v["authMethods"].is_array());
+}
+
+#[test]
+fn probe_readable_lists_auth_methods() {
+    let out = acph(&["probe", "--scenario", "auth-required"]);
+    assert!(out.status.success(), "{out:?}");
+    let s = &out.stdout;
+    assert!(s.contains("protocol version: 1"), "{s}");
+    assert!(s.contains("agent: acp-mock-agent"), "{s}");
+    assert!(s.contains("loadSession"), "{s}");
+    assert!(s.contains("mock-login: Mock login (agent)"), "{s}");
+    assert!(
+        s.contains("mock-terminal: Mock terminal login (terminal)"),
+        "{s}"
+    );
+}
+
+#[test]
+fn auth_required_then_auth() {
+    let out = acph(&["run", "--scenario", "auth-required"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let lines = out.stderr_lines();
+    assert_eq!(lines.len(), 1, "{out:?}");
+    assert!(lines[0].contains("authentication required"), "{lines:?}");
+    assert!(lines[0].contains("mock-login"), "{lines:?}");
+
+    let out = acph(&["run", "--auth", "mock-login", "--scenario", "auth-required"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(out.stdout.contains("You are logged in."), "{out:?}");
+}
+
+#[test]
+fn missing_agent_command_fails_with_one_line() {
+    for sub in ["run", "probe"] {
+        let out = acph(&[sub, "--", "/nonexistent/acph-test-agent", "--x"]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        assert_eq!(out.stdout, "", "{out:?}");
+        let lines = out.stderr_lines();
+        assert_eq!(lines.len(), 1, "{out:?}");
+        assert!(
+            lines[0].contains("/nonexistent/acph-test-agent"),
+            "{lines:?}"
+        );
+    }
+}
+
+#[test]
+fn missing_bundled_mock_fails_with_one_line() {
+    // acph alone in a directory, with nothing on PATH.
+    let dir = std::env::temp_dir().join(format!("acph-lonely-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let lonely = dir.join(format!("acph{}", std::env::consts::EXE_SUFFIX));
+    std::fs::copy(ACPH, &lonely).unwrap();
+    let mut cmd = Command::new(&lonely);
+    cmd.args(["run", "--json"])
+        .env("PATH", "")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let out = cmd.output().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("acp-mock-agent"), "{stderr}");
+}
+
+#[test]
+fn scenario_with_agent_command_is_a_usage_error() {
+    let out = acph(&["run", "--scenario", "default", "--", "some-agent"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(out.stderr_lines().len(), 1, "{out:?}");
+}
+
+#[test]
+fn protocol_noise_is_a_warning_on_stderr() {
+    let out = acph(&["run", "--scenario", "garbage-stdout"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(out.stdout.contains("one two three"), "{out:?}");
+    assert!(!out.stdout.contains("not json at all"), "{out:?}");
+    let lines = out.stderr_lines();
+    assert!(!lines.is_empty());
+    assert!(
+        lines.iter().all(|l| l.starts_with("acph: warning: ")),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn verbose_shows_agent_stderr() {
+    let out = acph(&["-v", "run", "--scenario", "crash-mid-turn"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let lines = out.stderr_lines();
+    assert!(
+        lines.contains(&"[agent stderr] fatal: mock crash"),
+        "{lines:?}"
+    );
+    assert!(lines.last().unwrap().contains("exit code 3"), "{lines:?}");
+}
+
+/// `ask` reads the answer from stdin when there is no terminal at all (no controlling tty:
+/// run under `setsid`, when available).
+#[test]
+fn ask_reads_the_answer_without_a_terminal() {
+    let setsid = ["/usr/bin/setsid", "/bin/setsid"]
+        .into_iter()
+        .find(|p| Path::new(p).is_file());
+    let Some(setsid) = setsid else {
+        // Nothing to run it under; the unit tests cover answer parsing.
+        return;
+    };
+    for (answer, option, by) in [
+        ("1\n", "allow-once", "host"),
+        ("3\n", "reject-once", "host"),
+        ("bogus\n", "reject-once", "host"),
+        ("", "reject-once", "host"),
+    ] {
+        let out = acph_with(
+            &["-w", ACPH, "run", "--json", "--permission", "ask"],
+            setsid,
+            Some(answer),
+        );
+        assert!(out.status.success(), "{out:?}");
+        let events = out.events();
+        check_stream(&events);
+        let resolved = find(&events, "permission_resolved");
+        assert_eq!(
+            resolved["data"]["outcome"]["optionId"], option,
+            "{answer:?}"
+        );
+        assert_eq!(resolved["data"]["decidedBy"], by);
+        assert!(out.stderr.contains("Write notes.txt (edit)"), "{out:?}");
+        assert!(out.stderr.contains("1) Allow once [allow_once]"), "{out:?}");
+    }
+}
+
+/// A permission nobody answers is denied by the timeout (ask mode, stdin silent but open).
+#[test]
+fn ask_times_out() {
+    let setsid = ["/usr/bin/setsid", "/bin/setsid"]
+        .into_iter()
+        .find(|p| Path::new(p).is_file());
+    let Some(setsid) = setsid else {
+        // Nothing to run it under; the unit tests cover answer parsing.
+        return;
+    };
+    ensure_mock();
+    let mut child = Command::new(setsid)
+        .args([
+            "-w",
+            ACPH,
+            "run",
+            "--json",
+            "--permission",
+            "ask",
+            "--permission-timeout",
+            "0.3",
+        ])
+        .current_dir(std::env::temp_dir())
+        .env_remove("ACP_MOCK_SCENARIO")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take();
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stdout.read_to_string(&mut s);
+        s
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > TIMEOUT {
+            let _ = child.kill();
+            panic!("ask with a silent stdin did not finish");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    drop(stdin);
+    assert!(status.success());
+    let stdout = reader.join().unwrap();
+    let resolved = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|e| e["kind"] == "permission_resolved")
+        .unwrap();
+    assert_eq!(resolved["data"]["decidedBy"], "timeout");
+    assert_eq!(resolved["data"]["outcome"]["optionId"], "reject-once");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let out = acph(&["run", "--permission", "maybe"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let out = acph(&["run", "--permission-timeout", "0"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let out = acph(&["frobnicate"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+}
