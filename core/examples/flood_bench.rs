@@ -177,7 +177,9 @@ async fn host_mode(args: &Args) -> Result<Value, BoxError> {
     let start = Instant::now();
     let turn = session.prompt_text("flood").await?;
     let seen = consumer.await?;
-    let end = seen.turn_ended_at.ok_or("event stream ended before turn_ended")?;
+    let end = seen
+        .turn_ended_at
+        .ok_or("event stream ended before turn_ended")?;
     let seconds = end.duration_since(start).as_secs_f64();
     agent.shutdown().await;
     drop(session);
@@ -320,7 +322,8 @@ fn serde_mode(args: &Args) -> Result<Value, BoxError> {
             let msg: Value = serde_json::from_str(line)?;
             if msg.get("method").and_then(Value::as_str) == Some("session/update") {
                 updates += 1;
-            } else if msg.get("id").and_then(Value::as_u64) == Some(id) && msg.get("method").is_none()
+            } else if msg.get("id").and_then(Value::as_u64) == Some(id)
+                && msg.get("method").is_none()
             {
                 return Ok((msg, updates));
             }
@@ -334,17 +337,21 @@ fn serde_mode(args: &Args) -> Result<Value, BoxError> {
         Ok(())
     };
 
-    send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": 1,
-        "clientCapabilities": {},
-        "clientInfo": {"name": "flood_bench", "version": "0"},
-    }}))?;
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": 1,
+            "clientCapabilities": {},
+            "clientInfo": {"name": "flood_bench", "version": "0"},
+        }}),
+    )?;
     wait_for(1, &mut line)?;
     let cwd = std::env::current_dir()?.to_string_lossy().into_owned();
-    send(json!({"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {
-        "cwd": cwd,
-        "mcpServers": [],
-    }}))?;
+    send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {
+            "cwd": cwd,
+            "mcpServers": [],
+        }}),
+    )?;
     let (resp, _) = wait_for(2, &mut line)?;
     let session = resp
         .pointer("/result/sessionId")
@@ -353,10 +360,12 @@ fn serde_mode(args: &Args) -> Result<Value, BoxError> {
         .to_owned();
 
     let start = Instant::now();
-    send(json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {
-        "sessionId": session,
-        "prompt": [{"type": "text", "text": "flood"}],
-    }}))?;
+    send(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {
+            "sessionId": session,
+            "prompt": [{"type": "text", "text": "flood"}],
+        }}),
+    )?;
     let (resp, updates) = wait_for(3, &mut line)?;
     let seconds = start.elapsed().as_secs_f64();
 
@@ -367,7 +376,11 @@ fn serde_mode(args: &Args) -> Result<Value, BoxError> {
         return Err(format!("prompt response: {resp}").into());
     }
     if updates != args.updates {
-        return Err(format!("expected {} session/update lines, got {updates}", args.updates).into());
+        return Err(format!(
+            "expected {} session/update lines, got {updates}",
+            args.updates
+        )
+        .into());
     }
     Ok(json!({
         "mode": "serde",

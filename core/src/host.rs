@@ -217,7 +217,7 @@ impl Host {
             Ok(_) => Ok(agent),
             Err(e) => {
                 // Version mismatch, timeout, early death: the agent is not usable; take it down.
-                agent.shutdown().await;
+                agent.shutdown_because(Some(e.to_json())).await;
                 Err(e)
             }
         }
@@ -688,6 +688,10 @@ impl Agent {
     /// Shut the agent down (ladder: stdin EOF → grace → SIGTERM → grace → SIGKILL, to its whole
     /// process group). Pending calls fail with `closed`. Returns how it ended.
     pub async fn shutdown(&self) -> ExitInfo {
+        self.shutdown_because(None).await
+    }
+
+    async fn shutdown_because(&self, error: Option<Value>) -> ExitInfo {
         if let Some(info) = self.exit_info() {
             return info.clone();
         }
@@ -695,7 +699,7 @@ impl Agent {
         if self
             .inner
             .cmd
-            .send(Command::Shutdown { reply: tx })
+            .send(Command::Shutdown { reply: tx, error })
             .await
             .is_err()
         {

@@ -120,6 +120,8 @@ pub(crate) enum Command {
         reply: oneshot::Sender<Result<()>>,
     },
     Shutdown {
+        /// Why, when the host itself decided (e.g. a failed handshake); reported in `agent_exited`.
+        error: Option<Value>,
         reply: oneshot::Sender<ExitInfo>,
     },
 }
@@ -250,6 +252,7 @@ pub(crate) fn start(
         exit_seen: false,
         noise: 0,
         gone: None,
+        shutdown_error: None,
     };
     tokio::spawn(actor.run(cmd_rx, reader_rx, done_rx));
     cmd_tx
@@ -282,6 +285,7 @@ struct Actor {
     exit_seen: bool,
     noise: u64,
     gone: Option<Gone>,
+    shutdown_error: Option<Value>,
 }
 
 impl Actor {
@@ -306,7 +310,8 @@ impl Actor {
                     None => self.on_reader(ReaderMsg::Eof(None)).await,
                 },
                 cmd = cmd_rx.recv() => match cmd {
-                    Some(Command::Shutdown { reply }) => {
+                    Some(Command::Shutdown { reply, error }) => {
+                        self.shutdown_error = error;
                         self.shutdown(&mut reader_rx).await;
                         let info = self.gone.as_ref().map(|g| g.info().clone()).unwrap_or_default();
                         let _ = reply.send(info);
@@ -471,7 +476,7 @@ impl Actor {
                 let res = self.host_answer(request_id, Ok(option_id)).await;
                 let _ = reply.send(res);
             }
-            Command::Shutdown { reply } => {
+            Command::Shutdown { reply, .. } => {
                 // Handled by the run loop, which owns the reader channel to drain.
                 let info = self
                     .gone
@@ -1492,7 +1497,12 @@ impl Actor {
                     v.open = false;
                     v.active_turn = None;
                 }
-                let data = serde_json::json!({ "sessionId": &*id, "reason": "agent_exited" });
+                let why = if reason == "shutdown" {
+                    "shutdown"
+                } else {
+                    "agent_exited"
+                };
+                let data = serde_json::json!({ "sessionId": &*id, "reason": why });
                 self.emit(
                     self.event(EventKind::SessionClosed, raw_json(&data))
                         .session(Some(id)),
@@ -1511,6 +1521,10 @@ impl Actor {
             "signal": info.signal,
             "stderrTail": info.stderr_tail,
         });
+        let mut data = data;
+        if let Some(error) = self.shutdown_error.take() {
+            data["error"] = error;
+        }
         let _ = self.shared.exit.set(info.clone());
         self.emit(self.event(EventKind::AgentExited, raw_json(&data)))
             .await;

@@ -1,0 +1,255 @@
+//! Cross-face conformance: run every case of `fixtures/scenarios/conformance.json` through the
+//! Rust API and compare the normalised event trace with `fixtures/scenarios/expected/<case>.json`
+//! (`UPDATE_EXPECT=1` rewrites them). The C, Node and Python faces run the same cases against the
+//! same files.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use acp_host::{
+    Event, EventKind, Host, HostConfig, PermissionHandler, PermissionRequest, Session,
+    SessionOptions,
+};
+use common::*;
+use serde_json::{Value, json};
+
+const T: Duration = Duration::from_secs(30);
+
+fn scenarios_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures/scenarios")
+}
+
+/// The normalised form of one event (CONFORMANCE.md).
+fn normalise(ev: &Event) -> Option<Value> {
+    if ev.kind == EventKind::AgentStderr {
+        return None;
+    }
+    let mut data = ev.data_value();
+    match ev.kind {
+        EventKind::AgentReady => {
+            data.as_object_mut().map(|d| d.remove("pid"));
+        }
+        EventKind::AgentExited => {
+            data.as_object_mut().map(|d| d.remove("stderrTail"));
+        }
+        _ => {}
+    }
+    Some(json!({
+        "kind": ev.kind.as_str(),
+        "session": ev.session.as_deref(),
+        "turn": ev.turn,
+        "replay": ev.replay,
+        "data": data,
+    }))
+}
+
+fn matches_event(ev: &Event, spec: &str) -> bool {
+    match spec.split_once(':') {
+        Some((kind, update)) => {
+            ev.kind.as_str() == kind && ev.update_kind().as_deref() == Some(update)
+        }
+        None => ev.kind.as_str() == spec,
+    }
+}
+
+fn check<T: std::fmt::Debug>(
+    case: &str,
+    what: &str,
+    res: &acp_host::Result<T>,
+    expect: Option<&str>,
+) {
+    match (expect.and_then(|e| e.strip_prefix("error:")), res) {
+        (Some(kind), Err(e)) => assert_eq!(e.kind(), kind, "{case}: {what}: {e}"),
+        (Some(kind), Ok(v)) => panic!("{case}: {what}: expected error {kind}, got {v:?}"),
+        (None, Err(e)) => panic!("{case}: {what} failed: {e}"),
+        (None, Ok(_)) => {}
+    }
+}
+
+async fn run_case(case: &Value, cwd: &str) -> Vec<Value> {
+    let name = case["name"].as_str().unwrap();
+    let permission = match case["permission"].as_str().unwrap_or("deny") {
+        "allow" => PermissionHandler::Decider(Arc::new(|req: PermissionRequest| async move {
+            Ok(req
+                .option_of_kind("allow_once")
+                .map(|o| o.option_id.clone()))
+        })),
+        "manual" => PermissionHandler::Manual,
+        _ => PermissionHandler::DenyAll,
+    };
+    let mut config = HostConfig {
+        permission,
+        ..HostConfig::default()
+    };
+    if let Some(max) = case["maxLineBytes"].as_u64() {
+        config.max_line_bytes = max as usize;
+    }
+    let host = Host::new(config);
+    let mut events = host.events().unwrap();
+    let spec = mock(case["scenario"].as_str());
+    let spawned = host.spawn(spec).await;
+    let mut trace: Vec<Event> = Vec::new();
+    let agent = match (case["spawnExpect"].as_str(), spawned) {
+        (Some(expect), res) => {
+            check(name, "spawn", &res, Some(expect));
+            trace.extend(collect_until(&mut events, T, |e| e.kind == EventKind::AgentExited).await);
+            return trace.iter().filter_map(normalise).collect();
+        }
+        (None, res) => res.unwrap_or_else(|e| panic!("{name}: spawn failed: {e}")),
+    };
+    let mut current: Option<Session> = None;
+    let opts = || SessionOptions::new(cwd);
+    let mut exited = false;
+    for op in case["ops"].as_array().unwrap() {
+        let expect = op["expect"].as_str();
+        let what = op["op"].as_str().unwrap();
+        match what {
+            "new_session" => {
+                let r = agent.new_session(opts()).await;
+                check(name, what, &r, expect);
+                if let Ok(s) = r {
+                    current = Some(s);
+                }
+            }
+            "load_session" | "resume_session" => {
+                let id = op["sessionId"].as_str().unwrap();
+                let r = if what == "load_session" {
+                    agent.load_session(id, opts()).await
+                } else {
+                    agent.resume_session(id, opts()).await
+                };
+                check(name, what, &r, expect);
+                if let Ok(s) = r {
+                    current = Some(s);
+                }
+            }
+            "prompt" => {
+                let session = current.clone().expect("a current session");
+                let text = op["text"].as_str().unwrap().to_owned();
+                let s2 = session.clone();
+                let turn = tokio::spawn(async move { s2.prompt_text(&text).await });
+                if let Some(on) = op["cancelOn"].as_str() {
+                    let evs = collect_until(&mut events, T, |e| matches_event(e, on)).await;
+                    trace.extend(evs);
+                    session.cancel().await.unwrap();
+                }
+                let r = tokio::time::timeout(T, turn)
+                    .await
+                    .expect("prompt hung")
+                    .unwrap();
+                match (expect, &r) {
+                    (Some(e), Err(err)) if e.starts_with("error:") => {
+                        assert_eq!(Some(err.kind()), e.strip_prefix("error:"), "{name}");
+                        if err.kind() == "agent_exited" {
+                            exited = true;
+                        }
+                    }
+                    (Some(e), Ok(t)) => assert_eq!(t.stop_reason, e, "{name}"),
+                    (_, r) => panic!("{name}: prompt: unexpected {r:?}"),
+                }
+                // Let the turn's events land before the next op, so traces do not depend on timing.
+                trace.extend(
+                    collect_until(&mut events, T, |e| e.kind == EventKind::TurnEnded).await,
+                );
+            }
+            "set_mode" => {
+                let r = current
+                    .as_ref()
+                    .unwrap()
+                    .set_mode(op["modeId"].as_str().unwrap())
+                    .await;
+                check(name, what, &r, expect);
+            }
+            "set_config_option" => {
+                let r = current
+                    .as_ref()
+                    .unwrap()
+                    .set_config_option(op["configId"].as_str().unwrap(), op["value"].clone())
+                    .await;
+                check(name, what, &r, expect);
+            }
+            "authenticate" => {
+                let r = agent.authenticate(op["methodId"].as_str().unwrap()).await;
+                check(name, what, &r, expect);
+            }
+            "list_sessions" => {
+                let r = agent.list_sessions(None, None).await;
+                check(name, what, &r, expect);
+            }
+            "close_session" => {
+                let r = current.as_ref().unwrap().close().await;
+                check(name, what, &r, expect);
+            }
+            "delete_session" => {
+                let r = agent
+                    .delete_session(op["sessionId"].as_str().unwrap())
+                    .await;
+                check(name, what, &r, expect);
+            }
+            "shutdown" => {
+                agent.shutdown().await;
+                exited = true;
+            }
+            other => panic!("{name}: unknown op {other}"),
+        }
+    }
+    assert!(exited, "{name}: a case ends with shutdown or an agent exit");
+    trace.extend(collect_until(&mut events, T, |e| e.kind == EventKind::AgentExited).await);
+    trace.iter().filter_map(normalise).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_case_matches_its_expected_trace() {
+    let doc: Value = serde_json::from_str(
+        &std::fs::read_to_string(scenarios_dir().join("conformance.json")).unwrap(),
+    )
+    .unwrap();
+    let cwd = doc["cwd"].as_str().unwrap().to_owned();
+    let update = std::env::var_os("UPDATE_EXPECT").is_some();
+    let mut failures = Vec::new();
+    for case in doc["cases"].as_array().unwrap() {
+        let name = case["name"].as_str().unwrap();
+        let trace = run_case(case, &cwd).await;
+        let path = scenarios_dir()
+            .join("expected")
+            .join(format!("{name}.json"));
+        let got = json!({ "case": name, "events": trace });
+        if update {
+            std::fs::write(&path, serde_json::to_string_pretty(&got).unwrap() + "\n").unwrap();
+            continue;
+        }
+        let want: Value = match std::fs::read_to_string(&path) {
+            Ok(text) => serde_json::from_str(&text).unwrap(),
+            Err(_) => {
+                failures.push(format!(
+                    "{name}: missing {} (UPDATE_EXPECT=1 creates it)",
+                    path.display()
+                ));
+                continue;
+            }
+        };
+        if want != got {
+            let w = want["events"].as_array().cloned().unwrap_or_default();
+            let g = got["events"].as_array().cloned().unwrap_or_default();
+            let first = w
+                .iter()
+                .zip(g.iter())
+                .position(|(a, b)| a != b)
+                .unwrap_or(w.len().min(g.len()));
+            failures.push(format!(
+                "{name}: trace differs at event {first}\n  want: {}\n  got:  {}",
+                w.get(first)
+                    .map(Value::to_string)
+                    .unwrap_or_else(|| "<end>".into()),
+                g.get(first)
+                    .map(Value::to_string)
+                    .unwrap_or_else(|| "<end>".into()),
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
