@@ -3,6 +3,7 @@
 //! ```text
 //! flood_bench rust  [--agent PATH] [--updates N] [--capacity C] [--batch B]
 //! flood_bench serde [--agent PATH] [--updates N]
+//! flood_bench raw   [--agent PATH] [--updates N]
 //! flood_bench rss   [--agent PATH] [--updates N] [--stall-ms MS] [--capacity C] [--batch B]
 //! ```
 //!
@@ -13,6 +14,8 @@
 //!   `next_batch`), timed from prompt send to `turn_ended`.
 //! - `serde`: the same flood read by a bare `BufReader` line loop that parses every line into a
 //!   `serde_json::Value` (the practical upper bound), timed from prompt send to the response.
+//! - `raw`: the serde loop without parsing the updates (a substring test finds them): how fast
+//!   the mock agent produces and the pipe carries the flood, the ceiling for both of the above.
 //! - `rss`: like `rust`, but the consumer stops pulling for `--stall-ms` after ~1000 updates;
 //!   reports the process's RSS (sampled every 50 ms) before spawning, during the stall and at peak.
 //!
@@ -46,13 +49,13 @@ struct Args {
     stall_ms: u64,
 }
 
-const USAGE: &str = "usage: flood_bench rust|serde|rss [--agent PATH] [--updates N] \
+const USAGE: &str = "usage: flood_bench rust|serde|raw|rss [--agent PATH] [--updates N] \
                      [--capacity C] [--batch B] [--stall-ms MS]";
 
 fn parse_args() -> Result<Args, BoxError> {
     let mut it = std::env::args().skip(1);
     let mode = it.next().ok_or(USAGE)?;
-    if !matches!(mode.as_str(), "rust" | "serde" | "rss") {
+    if !matches!(mode.as_str(), "rust" | "serde" | "raw" | "rss") {
         return Err(format!("unknown mode `{mode}`\n{USAGE}").into());
     }
     let mut args = Args {
@@ -92,7 +95,7 @@ fn default_agent() -> PathBuf {
 
 fn main() {
     let result = parse_args().and_then(|args| match args.mode.as_str() {
-        "serde" => serde_mode(&args),
+        "serde" | "raw" => serde_mode(&args),
         _ => tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()
@@ -300,6 +303,7 @@ impl RssSampler {
 // ----- serde: the bare line loop --------------------------------------------------------------
 
 fn serde_mode(args: &Args) -> Result<Value, BoxError> {
+    let parse = args.mode == "serde";
     let mut child = Command::new(&args.agent)
         .args(["--flood", &args.updates.to_string()])
         .stdin(Stdio::piped())
@@ -318,6 +322,13 @@ fn serde_mode(args: &Args) -> Result<Value, BoxError> {
             line.clear();
             if stdout.read_line(line)? == 0 {
                 return Err(format!("agent closed stdout before answering request {id}").into());
+            }
+            if !parse {
+                // `raw`: no JSON at all, only enough to find the end (what the agent can produce).
+                if line.contains("\"session/update\"") {
+                    updates += 1;
+                    continue;
+                }
             }
             let msg: Value = serde_json::from_str(line)?;
             if msg.get("method").and_then(Value::as_str) == Some("session/update") {
@@ -383,7 +394,7 @@ fn serde_mode(args: &Args) -> Result<Value, BoxError> {
         .into());
     }
     Ok(json!({
-        "mode": "serde",
+        "mode": args.mode,
         "updates": updates,
         "seconds": seconds,
         "updates_per_sec": rate(updates, seconds),

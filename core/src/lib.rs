@@ -31,7 +31,7 @@ pub use host::{
 };
 pub use permission::{
     DecidedBy, PermissionAnswer, PermissionDecider, PermissionHandler, PermissionOption,
-    PermissionRequest,
+    PermissionRequest, Settled,
 };
 pub use services::ClientCapabilities;
 pub use session::SessionView;

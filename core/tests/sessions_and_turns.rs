@@ -642,3 +642,44 @@ async fn second_prompt_while_busy_is_refused() {
     session.cancel().await.unwrap();
     assert_eq!(first.await.unwrap().unwrap().stop_reason, "cancelled");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_decider_is_told_when_its_request_was_settled_elsewhere() {
+    let (seen_tx, seen_rx) = tokio::sync::oneshot::channel::<u64>();
+    let seen_tx = Arc::new(std::sync::Mutex::new(Some(seen_tx)));
+    let decider = PermissionHandler::Decider(Arc::new(move |req: PermissionRequest| {
+        let seen_tx = seen_tx.clone();
+        async move {
+            let mut settled = req.settled.clone();
+            let id = req.request_id;
+            // A UI would dismiss its prompt here; the decider itself never answers.
+            tokio::spawn(async move {
+                settled.wait().await;
+                if let Some(tx) = seen_tx.lock().unwrap().take() {
+                    let _ = tx.send(id);
+                }
+            });
+            std::future::pending::<Result<Option<String>, String>>().await
+        }
+    }));
+    let host = Host::new(HostConfig {
+        permission: decider,
+        permission_timeout: Duration::from_millis(200),
+        ..HostConfig::default()
+    });
+    let mut events = host.events().unwrap();
+    let agent = host.spawn(mock(None)).await.unwrap();
+    let session = agent
+        .new_session(SessionOptions::new(tmp_cwd()))
+        .await
+        .unwrap();
+    assert_eq!(
+        session.prompt_text("x").await.unwrap().stop_reason,
+        "end_turn"
+    );
+    let evs = collect_until(&mut events, T, |e| e.kind == EventKind::TurnEnded).await;
+    let resolved = of_kind(&evs, EventKind::PermissionResolved)[0].data_value();
+    assert_eq!(resolved["decidedBy"], "timeout");
+    let id = tokio::time::timeout(T, seen_rx).await.unwrap().unwrap();
+    assert_eq!(Some(id), resolved["requestId"].as_u64());
+}

@@ -26,8 +26,8 @@ use crate::error::{Error, ExitInfo, Result};
 use crate::events::{EventBus, EventKind, PendingEvent, raw_json};
 use crate::host::HostConfig;
 use crate::permission::{
-    DecidedBy, Outcome, PermissionHandler, PermissionOption, PermissionRequest, deny_outcome,
-    parse_options,
+    DecidedBy, Outcome, PermissionHandler, PermissionOption, PermissionRequest, Settled,
+    deny_outcome, parse_options,
 };
 use crate::services::ClientCapabilities;
 use crate::session::SessionView;
@@ -152,6 +152,9 @@ struct PermEntry {
     session: Arc<str>,
     turn: Option<u64>,
     options: Vec<PermissionOption>,
+    settled: watch::Sender<bool>,
+    /// The running decider, dropped once the request is resolved by anyone.
+    decider: Option<tokio::task::AbortHandle>,
 }
 
 #[derive(Debug)]
@@ -1154,6 +1157,7 @@ impl Actor {
                 base.insert(k.clone(), v.clone());
             }
         }
+        let (settled_tx, settled) = Settled::new();
         let request = PermissionRequest {
             request_id: perm,
             agent: self.agent,
@@ -1161,6 +1165,7 @@ impl Actor {
             turn,
             tool_call: tool_call.clone(),
             options: options.clone(),
+            settled,
         };
         self.perms.insert(
             perm,
@@ -1169,6 +1174,8 @@ impl Actor {
                 session: session.clone(),
                 turn,
                 options: options.clone(),
+                settled: settled_tx,
+                decider: None,
             },
         );
         self.host.note_permission(perm, self.agent, false);
@@ -1206,11 +1213,16 @@ impl Actor {
             PermissionHandler::Decider(decider) => {
                 let fut = decider.decide(request);
                 let tx = self.done_tx.clone();
+                // A panicking decider must still deny: run it in its own task and map the join
+                // error. The inner task is aborted when the request is resolved otherwise.
+                let inner = tokio::spawn(fut);
+                if let Some(entry) = self.perms.get_mut(&perm) {
+                    entry.decider = Some(inner.abort_handle());
+                }
                 tokio::spawn(async move {
-                    // A panicking decider must still deny: run it in its own task and map the
-                    // join error.
-                    let answer = match tokio::spawn(fut).await {
+                    let answer = match inner.await {
                         Ok(answer) => answer,
+                        Err(e) if e.is_cancelled() => return,
                         Err(e) => Err(format!("permission decider failed: {e}")),
                     };
                     let _ = tx.send(Completion::PermissionAnswer { perm, answer });
@@ -1292,6 +1304,10 @@ impl Actor {
         let Some(entry) = self.perms.remove(&perm) else {
             return;
         };
+        let _ = entry.settled.send(true);
+        if let Some(decider) = &entry.decider {
+            decider.abort();
+        }
         self.host.note_permission(perm, self.agent, true);
         let mut data = serde_json::json!({
             "requestId": perm,

@@ -35,6 +35,31 @@ pub struct PermissionRequest {
     /// The request's `toolCall` (a ToolCallUpdate), merged over the session's known tool call.
     pub tool_call: Value,
     pub options: Vec<PermissionOption>,
+    /// Becomes settled when the request is resolved by anyone (timeout, cancel, agent exit, another
+    /// answer): a UI can dismiss its prompt. The decider's future is also dropped then.
+    #[serde(skip)]
+    pub settled: Settled,
+}
+
+/// Tells a decider that its request no longer needs an answer.
+#[derive(Debug, Clone)]
+pub struct Settled(pub(crate) tokio::sync::watch::Receiver<bool>);
+
+impl Settled {
+    pub(crate) fn new() -> (tokio::sync::watch::Sender<bool>, Settled) {
+        let (tx, rx) = tokio::sync::watch::channel(false);
+        (tx, Settled(rx))
+    }
+
+    /// Whether the request was already resolved.
+    pub fn is_settled(&self) -> bool {
+        *self.0.borrow()
+    }
+
+    /// Wait until the request is resolved (returns at once if it already is).
+    pub async fn wait(&mut self) {
+        let _ = self.0.wait_for(|s| *s).await;
+    }
 }
 
 impl PermissionRequest {
