@@ -1,5 +1,5 @@
-//! Cross-face conformance: run every case of `fixtures/scenarios/conformance.json` through the
-//! Rust API and compare the normalised event trace with `fixtures/scenarios/expected/<case>.json`
+//! Cross-face conformance: run every case of `fixtures/scenarios/conformance/cases.json` through the
+//! Rust API and compare the normalised event trace with `fixtures/scenarios/conformance/expected/<case>.json`
 //! (`UPDATE_EXPECT=1` rewrites them). The C, Node and Python faces run the same cases against the
 //! same files.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -205,7 +205,7 @@ async fn run_case(case: &Value, cwd: &str) -> Vec<Value> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_case_matches_its_expected_trace() {
     let doc: Value = serde_json::from_str(
-        &std::fs::read_to_string(scenarios_dir().join("conformance.json")).unwrap(),
+        &std::fs::read_to_string(scenarios_dir().join("conformance/cases.json")).unwrap(),
     )
     .unwrap();
     let cwd = doc["cwd"].as_str().unwrap().to_owned();
@@ -215,7 +215,7 @@ async fn every_case_matches_its_expected_trace() {
         let name = case["name"].as_str().unwrap();
         let trace = run_case(case, &cwd).await;
         let path = scenarios_dir()
-            .join("expected")
+            .join("conformance/expected")
             .join(format!("{name}.json"));
         let got = json!({ "case": name, "events": trace });
         if update {
