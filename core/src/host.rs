@@ -438,8 +438,15 @@ impl Agent {
         ctx: ReqCtx,
         timeout: Option<Duration>,
     ) -> Result<Box<RawValue>> {
+        let id = self
+            .inner
+            .shared
+            .next_request
+            .fetch_add(1, Ordering::Relaxed)
+            + 1;
         let (tx, rx) = oneshot::channel();
         self.send(Command::Request {
+            id,
             method,
             params: raw_json(params),
             ctx,
@@ -447,14 +454,22 @@ impl Agent {
             reply: tx,
         })
         .await?;
-        match rx.await {
+        // If this future is dropped before the answer, the agent is told (best effort).
+        let mut guard = InFlight {
+            cmd: &self.inner.cmd,
+            id,
+            done: false,
+        };
+        let res = match rx.await {
             Ok(res) => res,
             Err(_) => Err(self
                 .exit_info()
                 .cloned()
                 .map(Error::AgentExited)
                 .unwrap_or_else(closed)),
-        }
+        };
+        guard.done = true;
+        res
     }
 
     fn control_timeout(&self) -> Option<Duration> {
@@ -706,6 +721,21 @@ impl Agent {
             return self.exit_info().cloned().unwrap_or_default();
         }
         rx.await.unwrap_or_default()
+    }
+}
+
+/// Sends `Command::Abandon` when a request future is dropped before its answer arrived.
+struct InFlight<'a> {
+    cmd: &'a mpsc::Sender<Command>,
+    id: u64,
+    done: bool,
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = self.cmd.try_send(Command::Abandon { id: self.id });
+        }
     }
 }
 

@@ -683,3 +683,21 @@ async fn a_decider_is_told_when_its_request_was_settled_elsewhere() {
     let id = tokio::time::timeout(T, seen_rx).await.unwrap().unwrap();
     assert_eq!(Some(id), resolved["requestId"].as_u64());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_a_prompt_future_cancels_the_turn_on_the_wire() {
+    let host = Host::new(HostConfig::default());
+    let mut events = host.events().unwrap();
+    let agent = host.spawn(mock(Some("wait-for-cancel"))).await.unwrap();
+    let session = agent
+        .new_session(SessionOptions::new(tmp_cwd()))
+        .await
+        .unwrap();
+    // The caller gives up after 300 ms (e.g. Ctrl-C in a script): the future is dropped.
+    let gave_up = tokio::time::timeout(Duration::from_millis(300), session.prompt_text("x")).await;
+    assert!(gave_up.is_err());
+    let evs = collect_until(&mut events, T, |e| e.kind == EventKind::TurnEnded).await;
+    assert_eq!(evs.last().unwrap().data_value()["stopReason"], "cancelled");
+    // The session is free for the next turn.
+    assert!(session.state().active_turn.is_none());
+}

@@ -104,6 +104,8 @@ pub(crate) enum ReqCtx {
 #[derive(Debug)]
 pub(crate) enum Command {
     Request {
+        /// Allocated by the handle (so a dropped caller can name it in `Abandon`).
+        id: u64,
         method: &'static str,
         params: Box<RawValue>,
         ctx: ReqCtx,
@@ -114,6 +116,9 @@ pub(crate) enum Command {
         session: Arc<str>,
         reply: oneshot::Sender<Result<()>>,
     },
+    /// The caller stopped waiting for request `id`: tell the agent (`$/cancel_request`, or
+    /// `session/cancel` for a prompt). The response is still processed when it comes.
+    Abandon { id: u64 },
     RespondPermission {
         request_id: u64,
         option_id: Option<String>,
@@ -241,7 +246,6 @@ pub(crate) fn start(
         queued,
         process: transport.process,
         exit_watch,
-        next_id: 0,
         pending: HashMap::new(),
         recent: VecDeque::new(),
         recent_set: HashSet::new(),
@@ -270,7 +274,6 @@ struct Actor {
     queued: Arc<AtomicUsize>,
     process: Option<AgentProcess>,
     exit_watch: Option<watch::Receiver<Option<crate::transport::RawExit>>>,
-    next_id: u64,
     pending: HashMap<u64, PendingOut>,
     /// Recently answered outbound ids, to tell a duplicate response from an unknown one.
     recent: VecDeque<u64>,
@@ -420,6 +423,7 @@ impl Actor {
     async fn on_command(&mut self, cmd: Command) {
         match cmd {
             Command::Request {
+                id,
                 method,
                 params,
                 ctx,
@@ -447,8 +451,6 @@ impl Actor {
                         .turn(Some(*turn));
                     self.emit(ev).await;
                 }
-                self.next_id += 1;
-                let id = self.next_id;
                 let line = message::request_line(id, method, &params);
                 self.pending.insert(
                     id,
@@ -466,6 +468,19 @@ impl Actor {
                     });
                 }
                 self.write(line).await;
+            }
+            Command::Abandon { id } => {
+                let Some(pending) = self.pending.get(&id) else {
+                    return;
+                };
+                if let ReqCtx::Prompt { session, .. } = &pending.ctx {
+                    let session = session.clone();
+                    let _ = self.cancel_session(&session).await;
+                } else {
+                    let params = raw_json(&serde_json::json!({ "requestId": id }));
+                    self.write(message::notification_line("$/cancel_request", &params))
+                        .await;
+                }
             }
             Command::Cancel { session, reply } => {
                 let res = self.cancel_session(&session).await;

@@ -99,6 +99,8 @@ impl AgentInfo {
 /// State shared between an agent's actor and its handles.
 #[derive(Debug, Default)]
 pub(crate) struct AgentShared {
+    /// Our outbound JSON-RPC ids (numbers, from 1).
+    pub next_request: std::sync::atomic::AtomicU64,
     pub info: OnceLock<AgentInfo>,
     pub sessions: Mutex<SessionMap>,
     pub exit: OnceLock<ExitInfo>,
