@@ -177,9 +177,11 @@ async fn host_mode(args: &Args) -> Result<Value, BoxError> {
     let cwd = std::env::current_dir()?.to_string_lossy().into_owned();
     let session = agent.new_session(SessionOptions::new(cwd)).await?;
 
+    let cpu0 = cpu_seconds();
     let start = Instant::now();
     let turn = session.prompt_text("flood").await?;
     let seen = consumer.await?;
+    let cpu = cpu_seconds() - cpu0;
     let end = seen
         .turn_ended_at
         .ok_or("event stream ended before turn_ended")?;
@@ -204,6 +206,8 @@ async fn host_mode(args: &Args) -> Result<Value, BoxError> {
             "updates": seen.updates,
             "seconds": seconds,
             "updates_per_sec": rate(seen.updates, seconds),
+            "cpu_seconds": cpu,
+            "cpu_us_per_update": cpu_us_per_update(cpu, seen.updates),
         }),
         Some(sampler) => {
             let s = sampler.finish();
@@ -232,6 +236,28 @@ fn rate(updates: u64, seconds: f64) -> f64 {
     } else {
         0.0
     }
+}
+
+/// User + system CPU time of this whole process so far, in seconds (Linux only; 0 elsewhere).
+/// `/proc/self/stat` counts clock ticks (USER_HZ, 100 on every mainstream Linux): ±10 ms.
+fn cpu_seconds() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    // Fields after the `(comm)`, which may itself contain spaces: state is field 3, utime 14.
+    let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+        return 0.0;
+    };
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    (ticks(11) + ticks(12)) as f64 / 100.0
+}
+
+fn cpu_us_per_update(cpu: f64, updates: u64) -> f64 {
+    if updates == 0 {
+        return 0.0;
+    }
+    (cpu * 1e6 / updates as f64 * 100.0).round() / 100.0
 }
 
 // ----- RSS sampling -------------------------------------------------------------------------
@@ -370,6 +396,7 @@ fn serde_mode(args: &Args) -> Result<Value, BoxError> {
         .ok_or("session/new response has no sessionId")?
         .to_owned();
 
+    let cpu0 = cpu_seconds();
     let start = Instant::now();
     send(
         json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {
@@ -379,6 +406,7 @@ fn serde_mode(args: &Args) -> Result<Value, BoxError> {
     )?;
     let (resp, updates) = wait_for(3, &mut line)?;
     let seconds = start.elapsed().as_secs_f64();
+    let cpu = cpu_seconds() - cpu0;
 
     drop(send); // closes the agent's stdin: it exits
     let _ = child.wait();
@@ -398,5 +426,7 @@ fn serde_mode(args: &Args) -> Result<Value, BoxError> {
         "updates": updates,
         "seconds": seconds,
         "updates_per_sec": rate(updates, seconds),
+        "cpu_seconds": cpu,
+        "cpu_us_per_update": cpu_us_per_update(cpu, updates),
     }))
 }
