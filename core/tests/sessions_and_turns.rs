@@ -701,3 +701,42 @@ async fn dropping_a_prompt_future_cancels_the_turn_on_the_wire() {
     // The session is free for the next turn.
     assert!(session.state().active_turn.is_none());
 }
+
+#[cfg(feature = "unstable-session-fork")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fork_opens_a_new_session_with_its_own_id() {
+    let host = Host::new(HostConfig::default());
+    let mut events = host.events().unwrap();
+    let agent = host.spawn(mock(None)).await.unwrap();
+    let original = agent
+        .new_session(SessionOptions::new(tmp_cwd()))
+        .await
+        .unwrap();
+    let fork = agent
+        .fork_session(original.id(), SessionOptions::new(tmp_cwd()))
+        .await
+        .unwrap();
+    assert_ne!(fork.id(), original.id());
+    let evs = drain(&mut events, Duration::from_millis(200)).await;
+    let opened: Vec<Value> = of_kind(&evs, EventKind::SessionOpened)
+        .iter()
+        .map(|e| e.data_value())
+        .collect();
+    assert_eq!(opened.len(), 2);
+    assert_eq!(opened[1]["origin"], "fork");
+    assert_eq!(opened[1]["sessionId"], fork.id());
+    // Gated like everything else.
+    let minimal = host.spawn(mock(Some("minimal"))).await.unwrap();
+    let s = minimal
+        .new_session(SessionOptions::new(tmp_cwd()))
+        .await
+        .unwrap();
+    assert_eq!(
+        minimal
+            .fork_session(s.id(), SessionOptions::new(tmp_cwd()))
+            .await
+            .unwrap_err()
+            .kind(),
+        "unsupported"
+    );
+}
