@@ -219,6 +219,7 @@ pub(crate) struct EventBus {
 #[derive(Debug)]
 struct BusInner {
     tx: Option<mpsc::Sender<Event>>,
+    capacity: usize,
     seq: Mutex<u64>,
 }
 
@@ -229,6 +230,7 @@ impl EventBus {
                 EventBus {
                     inner: Arc::new(BusInner {
                         tx: None,
+                        capacity: 1,
                         seq: Mutex::new(0),
                     }),
                 },
@@ -240,6 +242,7 @@ impl EventBus {
             EventBus {
                 inner: Arc::new(BusInner {
                     tx: Some(tx),
+                    capacity: capacity.max(1),
                     seq: Mutex::new(0),
                 }),
             },
@@ -266,5 +269,35 @@ impl EventBus {
             replay: ev.replay,
             data: ev.data,
         });
+    }
+
+    /// Enqueue many events in order, taking the lock and the clock once per chunk.
+    pub async fn emit_many(&self, events: Vec<PendingEvent>) {
+        let Some(tx) = &self.inner.tx else { return };
+        let mut rest = events.into_iter();
+        let mut left = rest.len();
+        while left > 0 {
+            let n = left.min(self.inner.capacity);
+            let Ok(permits) = tx.reserve_many(n).await else {
+                return;
+            };
+            let at = SystemTime::now();
+            let mut seq = self.inner.seq.lock().unwrap_or_else(|p| p.into_inner());
+            for permit in permits {
+                let Some(ev) = rest.next() else { break };
+                *seq += 1;
+                permit.send(Event {
+                    seq: *seq,
+                    at,
+                    agent: ev.agent,
+                    session: ev.session,
+                    turn: ev.turn,
+                    kind: ev.kind,
+                    replay: ev.replay,
+                    data: ev.data,
+                });
+            }
+            left -= n;
+        }
     }
 }

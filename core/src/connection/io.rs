@@ -13,8 +13,8 @@ use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 
 use crate::transport::{BoxReader, BoxWriter};
-use crate::wire::message::{self, Incoming};
-use crate::wire::{Frame, LineReader};
+use crate::wire::message::{self, Incoming, Interner};
+use crate::wire::{FrameRef, LineReader};
 
 /// What the reader hands the actor.
 #[derive(Debug)]
@@ -46,12 +46,12 @@ pub(crate) async fn reader_task(
     tx: mpsc::Sender<Vec<ReaderMsg>>,
 ) {
     let mut lines = LineReader::new(reader, max_line);
+    let mut interner = Interner::default();
     loop {
-        let first = lines.next_frame().await;
         let mut batch = Vec::with_capacity(16);
         let mut done = false;
-        match first {
-            Ok(Some(frame)) => push_frame(&mut batch, frame, wire),
+        match lines.next_frame_ref().await {
+            Ok(Some(frame)) => push_frame(&mut batch, frame, wire, &mut interner),
             Ok(None) => {
                 batch.push(ReaderMsg::Eof(None));
                 done = true;
@@ -62,8 +62,8 @@ pub(crate) async fn reader_task(
             }
         }
         while !done && batch.len() < BATCH {
-            match lines.next_buffered() {
-                Some(frame) => push_frame(&mut batch, frame, wire),
+            match lines.next_buffered_ref() {
+                Some(frame) => push_frame(&mut batch, frame, wire, &mut interner),
                 None => break,
             }
         }
@@ -73,37 +73,45 @@ pub(crate) async fn reader_task(
     }
 }
 
-fn push_frame(batch: &mut Vec<ReaderMsg>, frame: Frame, wire: bool) {
+fn push_frame(
+    batch: &mut Vec<ReaderMsg>,
+    frame: FrameRef<'_>,
+    wire: bool,
+    interner: &mut Interner,
+) {
     match frame {
-        Frame::TooLong { len } => batch.push(ReaderMsg::TooLong { len }),
-        Frame::Line(bytes) => {
+        FrameRef::TooLong { len } => batch.push(ReaderMsg::TooLong { len }),
+        FrameRef::Line(bytes) => {
             if bytes.iter().all(u8::is_ascii_whitespace) {
                 return; // blank lines carry nothing
             }
-            let (text, lossy) = match String::from_utf8(bytes) {
+            // Valid UTF-8 (the normal case) is decoded in place, without a copy.
+            let lossy_text;
+            let (text, lossy) = match std::str::from_utf8(bytes) {
                 Ok(s) => (s, false),
-                Err(e) => (String::from_utf8_lossy(e.as_bytes()).into_owned(), true),
+                Err(_) => {
+                    lossy_text = String::from_utf8_lossy(bytes).into_owned();
+                    (lossy_text.as_str(), true)
+                }
             };
-            match message::decode(&text) {
+            match message::decode_with(text, interner) {
                 Ok(msg) => {
                     let raw = if wire {
-                        RawValue::from_string(text).ok()
+                        RawValue::from_string(text.to_owned()).ok()
                     } else {
                         None
                     };
                     batch.push(ReaderMsg::Message { msg, lossy, raw });
                 }
                 Err(_) => {
-                    let bytes = text.len();
-                    let mut line = text;
-                    if line.len() > NOISE_PREVIEW {
-                        let mut cut = NOISE_PREVIEW;
-                        while !line.is_char_boundary(cut) {
-                            cut -= 1;
-                        }
-                        line.truncate(cut);
+                    let mut cut = text.len().min(NOISE_PREVIEW);
+                    while !text.is_char_boundary(cut) {
+                        cut -= 1;
                     }
-                    batch.push(ReaderMsg::Noise { line, bytes });
+                    batch.push(ReaderMsg::Noise {
+                        line: text[..cut].to_owned(),
+                        bytes: text.len(),
+                    });
                 }
             }
         }

@@ -178,7 +178,7 @@ struct SessionEntry {
     active_turn: Option<u64>,
     /// `session/cancel` was sent for the active turn: new permission requests get `cancelled`.
     cancelling: bool,
-    buffer: Vec<(Box<str>, Box<RawValue>)>,
+    buffer: Vec<(Arc<str>, Box<RawValue>)>,
 }
 
 /// Why the connection ended.
@@ -206,6 +206,8 @@ impl Gone {
 const COMMAND_QUEUE: usize = 64;
 const READER_QUEUE: usize = 16;
 const RECENT_IDS: usize = 1024;
+/// Events queued by one actor step before they are handed over.
+const OUTBOX_MAX: usize = 512;
 
 /// Start the reader, writer and actor tasks for `transport`; returns the command sender.
 pub(crate) fn start(
@@ -260,6 +262,7 @@ pub(crate) fn start(
         noise: 0,
         gone: None,
         shutdown_error: None,
+        outbox: Mutex::new(Vec::new()),
     };
     tokio::spawn(actor.run(cmd_rx, reader_rx, done_rx));
     cmd_tx
@@ -285,13 +288,14 @@ struct Actor {
     /// session/new or session/fork requests in flight (their session id is not known yet).
     pending_new: usize,
     /// Updates for unknown sessions while a session/new is in flight, in wire order.
-    early: Vec<(Arc<str>, Box<str>, Box<RawValue>)>,
+    early: Vec<(Arc<str>, Arc<str>, Box<RawValue>)>,
     done_tx: mpsc::UnboundedSender<Completion>,
     reader_open: bool,
     exit_seen: bool,
     noise: u64,
     gone: Option<Gone>,
     shutdown_error: Option<Value>,
+    outbox: Mutex<Vec<PendingEvent>>,
 }
 
 impl Actor {
@@ -304,6 +308,7 @@ impl Actor {
         let mut alive = self.host.alive.clone();
         let mut host_alive = true;
         loop {
+            self.flush().await;
             let exit_watch = self.exit_watch.clone();
             tokio::select! {
                 Some(done) = done_rx.recv() => self.on_completion(done).await,
@@ -326,6 +331,7 @@ impl Actor {
                     None => {
                         // Every handle is gone: nobody can use this agent any more.
                         self.shutdown(&mut reader_rx).await;
+                        self.flush().await;
                         break;
                     }
                 },
@@ -350,8 +356,25 @@ impl Actor {
 
     // ----- events ---------------------------------------------------------------------------
 
+    /// Queue an event; it reaches the host's stream at the next flush (end of this step, or when
+    /// the outbox is full). Order is preserved; batching amortises the queue's synchronisation.
     async fn emit(&self, ev: PendingEvent) {
-        self.host.bus.emit(ev).await;
+        let full = {
+            let mut out = self.outbox.lock().unwrap_or_else(|p| p.into_inner());
+            out.push(ev);
+            out.len() >= OUTBOX_MAX
+        };
+        if full {
+            self.flush().await;
+        }
+    }
+
+    /// Hand queued events to the host stream (waits while it is full: backpressure).
+    async fn flush(&self) {
+        let batch = std::mem::take(&mut *self.outbox.lock().unwrap_or_else(|p| p.into_inner()));
+        if !batch.is_empty() {
+            self.host.bus.emit_many(batch).await;
+        }
     }
 
     fn event(&self, kind: EventKind, data: Box<RawValue>) -> PendingEvent {
@@ -655,8 +678,7 @@ impl Actor {
         }
     }
 
-    async fn on_update(&mut self, session_id: Box<str>, kind: Box<str>, update: Box<RawValue>) {
-        let key: Arc<str> = Arc::from(session_id);
+    async fn on_update(&mut self, key: Arc<str>, kind: Arc<str>, update: Box<RawValue>) {
         if let Some(entry) = self.sessions.get_mut(&key) {
             match entry.status {
                 SessionStatus::Opening { .. } => {
@@ -1416,6 +1438,7 @@ impl Actor {
         if self.gone.is_some() {
             return;
         }
+        self.flush().await;
         let info = match &self.process {
             Some(p) => {
                 let mut exit = p.wait_exit(Duration::from_millis(500)).await;
@@ -1437,6 +1460,7 @@ impl Actor {
         if self.gone.is_some() {
             return;
         }
+        self.flush().await;
         let _ = self.out_tx.send(Out::Close);
         let grace = self.host.config.shutdown_grace;
         // Run the ladder while still taking what the agent writes meanwhile (in order, as usual):
@@ -1468,6 +1492,7 @@ impl Actor {
                                     other => self.on_reader(other).await,
                                 }
                             }
+                            self.flush().await;
                         }
                         None => self.reader_open = false,
                     },

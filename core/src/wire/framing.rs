@@ -17,6 +17,28 @@ pub enum Frame {
 
 const READ_CHUNK: usize = 64 * 1024;
 
+/// A frame borrowed from the reader's buffer (valid until the next call).
+#[derive(Debug, PartialEq, Eq)]
+pub enum FrameRef<'a> {
+    Line(&'a [u8]),
+    TooLong { len: u64 },
+}
+
+impl FrameRef<'_> {
+    fn to_owned_frame(&self) -> Frame {
+        match self {
+            FrameRef::Line(l) => Frame::Line(l.to_vec()),
+            FrameRef::TooLong { len } => Frame::TooLong { len: *len },
+        }
+    }
+}
+
+/// Internal: where a frame lies in `buf`, so it can be handed out by reference.
+enum Found {
+    Line(usize, usize),
+    TooLong(u64),
+}
+
 /// Reads frames from any `AsyncRead`.
 #[derive(Debug)]
 pub struct LineReader<R> {
@@ -47,23 +69,41 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
 
     /// Next frame, or `None` at end of stream. A final line without `\n` is still returned.
     pub async fn next_frame(&mut self) -> std::io::Result<Option<Frame>> {
+        Ok(self.next_frame_ref().await?.map(|f| f.to_owned_frame()))
+    }
+
+    /// A frame that is already buffered, without reading more.
+    pub fn next_buffered(&mut self) -> Option<Frame> {
+        self.next_buffered_ref().map(|f| f.to_owned_frame())
+    }
+
+    /// Like [`next_frame`](Self::next_frame), borrowing the line from the internal buffer.
+    pub async fn next_frame_ref(&mut self) -> std::io::Result<Option<FrameRef<'_>>> {
         loop {
-            if let Some(frame) = self.take_buffered() {
-                return Ok(Some(frame));
+            if let Some(found) = self.find_buffered() {
+                return Ok(Some(self.frame_at(found)));
             }
             if self.eof {
-                return Ok(self.take_tail());
+                return Ok(self.take_tail().map(|f| self.frame_at(f)));
             }
             self.fill().await?;
         }
     }
 
-    /// A frame that is already buffered, without reading more.
-    pub fn next_buffered(&mut self) -> Option<Frame> {
-        self.take_buffered()
+    /// Like [`next_buffered`](Self::next_buffered), borrowing.
+    pub fn next_buffered_ref(&mut self) -> Option<FrameRef<'_>> {
+        let found = self.find_buffered()?;
+        Some(self.frame_at(found))
     }
 
-    fn take_buffered(&mut self) -> Option<Frame> {
+    fn frame_at(&self, found: Found) -> FrameRef<'_> {
+        match found {
+            Found::Line(a, b) => FrameRef::Line(&self.buf[a..b]),
+            Found::TooLong(len) => FrameRef::TooLong { len },
+        }
+    }
+
+    fn find_buffered(&mut self) -> Option<Found> {
         let window = &self.buf[self.scanned..];
         match memchr::memchr(b'\n', window) {
             Some(pos) => {
@@ -72,20 +112,16 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 self.start = end + 1;
                 self.scanned = self.start;
                 if let Some(dropped) = self.discarding.take() {
-                    return Some(Frame::TooLong {
-                        len: dropped + (end - line_start) as u64,
-                    });
+                    return Some(Found::TooLong(dropped + (end - line_start) as u64));
                 }
                 if end - line_start > self.max_line {
-                    return Some(Frame::TooLong {
-                        len: (end - line_start) as u64,
-                    });
+                    return Some(Found::TooLong((end - line_start) as u64));
                 }
                 let mut line_end = end;
                 if line_end > line_start && self.buf[line_end - 1] == b'\r' {
                     line_end -= 1;
                 }
-                Some(Frame::Line(self.buf[line_start..line_end].to_vec()))
+                Some(Found::Line(line_start, line_end))
             }
             None => {
                 self.scanned = self.buf.len();
@@ -102,29 +138,25 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         }
     }
 
-    fn take_tail(&mut self) -> Option<Frame> {
+    /// At end of stream: whatever is left (a last line without `\n`). Leaves the bytes in `buf`
+    /// (marked consumed) so they can be borrowed.
+    fn take_tail(&mut self) -> Option<Found> {
         let pending = self.buf.len() - self.start;
         if let Some(dropped) = self.discarding.take() {
-            self.buf.clear();
-            self.start = 0;
-            self.scanned = 0;
-            return Some(Frame::TooLong {
-                len: dropped + pending as u64,
-            });
+            self.start = self.buf.len();
+            self.scanned = self.start;
+            return Some(Found::TooLong(dropped + pending as u64));
         }
         if pending == 0 {
             return None;
         }
-        let line = self.buf[self.start..].to_vec();
-        self.buf.clear();
-        self.start = 0;
-        self.scanned = 0;
-        if line.len() > self.max_line {
-            return Some(Frame::TooLong {
-                len: line.len() as u64,
-            });
+        let (a, b) = (self.start, self.buf.len());
+        self.start = b;
+        self.scanned = b;
+        if b - a > self.max_line {
+            return Some(Found::TooLong((b - a) as u64));
         }
-        Some(Frame::Line(line))
+        Some(Found::Line(a, b))
     }
 
     async fn fill(&mut self) -> std::io::Result<()> {

@@ -3,6 +3,8 @@
 //! Each inbound line is parsed once into [`Incoming`]; payloads stay `RawValue` so that
 //! `session/update` contents are forwarded to events without being re-serialised.
 
+use std::sync::Arc;
+
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -39,8 +41,8 @@ pub struct RpcError {
 pub enum Incoming {
     /// `session/update` notification, pre-split for fast routing.
     Update {
-        session_id: Box<str>,
-        update_kind: Box<str>,
+        session_id: Arc<str>,
+        update_kind: Arc<str>,
         update: Box<RawValue>,
     },
     Request {
@@ -92,8 +94,59 @@ struct UpdateHead<'a> {
 #[derive(Debug)]
 pub struct NotJson(pub String);
 
+/// Reuses the `Arc<str>`s of recently seen session ids and update kinds: an update stream names
+/// the same few strings over and over, so the hot path allocates only the payload.
+#[derive(Debug, Default)]
+pub struct Interner {
+    recent: Vec<Arc<str>>,
+}
+
+impl Interner {
+    const SIZE: usize = 32;
+
+    pub fn intern(&mut self, s: &str) -> Arc<str> {
+        if let Some(pos) = self.recent.iter().position(|r| &**r == s) {
+            let found = self.recent[pos].clone();
+            if pos > 0 {
+                self.recent.swap(pos, pos - 1); // keep hot strings near the front
+            }
+            return found;
+        }
+        let new: Arc<str> = Arc::from(s);
+        if self.recent.len() >= Self::SIZE {
+            self.recent.pop();
+        }
+        self.recent.push(new.clone());
+        new
+    }
+}
+
+/// The `sessionUpdate` discriminator. Agents almost always write it first
+/// (`{"sessionUpdate":"agent_message_chunk",...}`); read it straight from the bytes then, and parse
+/// only when the layout is anything else.
+fn update_kind<'a>(update: &'a RawValue) -> Result<std::borrow::Cow<'a, str>, String> {
+    const PREFIX: &str = "{\"sessionUpdate\":\"";
+    let text = update.get();
+    if let Some(rest) = text.strip_prefix(PREFIX) {
+        if let Some(end) = rest.find('"') {
+            let kind = &rest[..end];
+            if !kind.contains('\\') {
+                return Ok(std::borrow::Cow::Borrowed(kind));
+            }
+        }
+    }
+    serde_json::from_str::<UpdateHead<'_>>(text)
+        .map(|h| h.session_update)
+        .map_err(|e| e.to_string())
+}
+
 /// Decode one line. `Err` means the line is not JSON (protocol noise).
 pub fn decode(line: &str) -> Result<Incoming, NotJson> {
+    decode_with(line, &mut Interner::default())
+}
+
+/// [`decode`] with a caller-kept [`Interner`].
+pub fn decode_with(line: &str, interner: &mut Interner) -> Result<Incoming, NotJson> {
     let env: Envelope<'_> = match serde_json::from_str(line) {
         Ok(env) => env,
         Err(e) => {
@@ -126,12 +179,10 @@ pub fn decode(line: &str) -> Result<Incoming, NotJson> {
                 if let Some(params) = env.params
                     && let Ok(p) = serde_json::from_str::<UpdateParams<'_>>(params.get())
                 {
-                    let kind = serde_json::from_str::<UpdateHead<'_>>(p.update.get())
-                        .map(|h| h.session_update.into_owned().into_boxed_str());
-                    return Ok(match kind {
-                        Ok(update_kind) => Incoming::Update {
-                            session_id: p.session_id.into_owned().into_boxed_str(),
-                            update_kind,
+                    return Ok(match update_kind(p.update) {
+                        Ok(kind) => Incoming::Update {
+                            session_id: interner.intern(&p.session_id),
+                            update_kind: interner.intern(&kind),
                             update: p.update.to_owned(),
                         },
                         Err(e) => Incoming::Invalid {

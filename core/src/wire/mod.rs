@@ -3,5 +3,5 @@
 pub mod framing;
 pub mod message;
 
-pub use framing::{Frame, LineReader};
+pub use framing::{Frame, FrameRef, LineReader};
 pub use message::{Incoming, RawId, RpcError, codes};
