@@ -1,0 +1,592 @@
+//! Sandboxed `fs/*` service.
+//!
+//! Serves `fs/read_text_file` and `fs/write_text_file` confined to the session's roots (`cwd`,
+//! `additionalDirectories` and any host-configured roots).
+//!
+//! Confinement is done in two layers:
+//!
+//! 1. [`locate`] works on the path text only: the path must be absolute, contain no NUL and no `..`
+//!    component (`.` components are dropped), and fall under one of the roots (longest prefix
+//!    wins). This is what permission rules match against.
+//! 2. Every file operation then goes through a [`cap_std::fs::Dir`] opened on that root, relative to
+//!    it. cap-std resolves each component itself (with `openat2(RESOLVE_BENEATH)` on Linux), so a
+//!    symlink anywhere on the path that leads outside the root is refused by the OS-level walk, not
+//!    by a check that could race with the use.
+//!
+//! Roots are used as given. A root reached through a symlink (for example `/tmp` on macOS) is
+//! also matched in its canonical form, so an agent that sends either spelling is served; the
+//! requested path itself is never canonicalised on the ambient filesystem. Roots that do not exist
+//! (or are not directories) are skipped.
+//!
+//! Writes are atomic: the content goes to a temporary file in the target's directory
+//! (`.<name>.acp-host-<random>.tmp`), which is then renamed over the target. A reader never sees
+//! a half-written file, and no temporary file is left behind on failure.
+
+use std::ffi::{OsStr, OsString};
+use std::io::{self, Read, Write};
+use std::path::{Component, Path, PathBuf};
+
+use cap_std::fs::{Dir, OpenOptions, Permissions};
+use serde_json::{Value, json};
+
+/// Default per-request size limit for reads and writes: 16 MiB.
+pub const DEFAULT_MAX_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Size limits for one `fs/*` request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FsLimits {
+    /// Files larger than this are not read (`TooLarge`).
+    pub max_read_bytes: u64,
+    /// Content larger than this is not written (`TooLarge`).
+    pub max_write_bytes: u64,
+}
+
+impl Default for FsLimits {
+    fn default() -> Self {
+        Self {
+            max_read_bytes: DEFAULT_MAX_BYTES,
+            max_write_bytes: DEFAULT_MAX_BYTES,
+        }
+    }
+}
+
+/// Why an `fs/*` request was refused or failed. Every variant carries the path as the agent sent
+/// it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FsError {
+    /// The path is not absolute (ACP requires absolute paths).
+    #[error("path is not absolute: {0}")]
+    NotAbsolute(String),
+    /// The path is outside every root of the session, contains a `..` component or a NUL, or a
+    /// symlink on it leads outside its root.
+    #[error("path is outside the session's roots: {0}")]
+    OutsideRoots(String),
+    /// The file (or a directory on its path) does not exist.
+    #[error("Resource not found: {0}")]
+    NotFound(String),
+    /// The file (read) or the content (write) is larger than the configured limit.
+    #[error("{path} is {size} bytes, over the {limit}-byte limit")]
+    TooLarge { path: String, size: u64, limit: u64 },
+    /// The file is not valid UTF-8.
+    #[error("file is not valid UTF-8: {0}")]
+    NotUtf8(String),
+    /// The path names a directory.
+    #[error("path is a directory: {0}")]
+    IsDirectory(String),
+    /// Any other I/O failure (permission denied, not a regular file, dangling symlink, ...).
+    #[error("I/O error on {path}: {message}")]
+    Io { path: String, message: String },
+}
+
+impl FsError {
+    /// JSON-RPC error for the agent, as `(code, message, data)`.
+    ///
+    /// - `NotFound` → `-32002` `"Resource not found: <path>"`, data `{"uri": "file://<path>"}`.
+    /// - `NotAbsolute`, `OutsideRoots`, `TooLarge`, `NotUtf8`, `IsDirectory` → `-32602` (invalid
+    ///   params), data `{"reason": <kind>, "path": <path>}` (plus `size` and `limit` for
+    ///   `TooLarge`).
+    /// - `Io` → `-32603` (internal error), data `{"reason": "io", "path": <path>}`.
+    pub fn to_rpc(&self) -> (i64, String, Option<Value>) {
+        let message = self.to_string();
+        match self {
+            FsError::NotFound(path) => (-32002, message, Some(json!({ "uri": file_uri(path) }))),
+            FsError::TooLarge { path, size, limit } => (
+                -32602,
+                message,
+                Some(json!({
+                    "reason": self.kind(),
+                    "path": path,
+                    "size": size,
+                    "limit": limit,
+                })),
+            ),
+            FsError::NotAbsolute(path)
+            | FsError::OutsideRoots(path)
+            | FsError::NotUtf8(path)
+            | FsError::IsDirectory(path) => (
+                -32602,
+                message,
+                Some(json!({ "reason": self.kind(), "path": path })),
+            ),
+            FsError::Io { path, .. } => (
+                -32603,
+                message,
+                Some(json!({ "reason": self.kind(), "path": path })),
+            ),
+        }
+    }
+
+    /// Stable snake_case kind: `not_absolute`, `outside_roots`, `not_found`, `too_large`,
+    /// `not_utf8`, `is_directory`, `io`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            FsError::NotAbsolute(_) => "not_absolute",
+            FsError::OutsideRoots(_) => "outside_roots",
+            FsError::NotFound(_) => "not_found",
+            FsError::TooLarge { .. } => "too_large",
+            FsError::NotUtf8(_) => "not_utf8",
+            FsError::IsDirectory(_) => "is_directory",
+            FsError::Io { .. } => "io",
+        }
+    }
+
+    /// The path the error is about, as the agent sent it.
+    pub fn path(&self) -> &str {
+        match self {
+            FsError::NotAbsolute(p)
+            | FsError::OutsideRoots(p)
+            | FsError::NotFound(p)
+            | FsError::NotUtf8(p)
+            | FsError::IsDirectory(p) => p,
+            FsError::TooLarge { path, .. } | FsError::Io { path, .. } => path,
+        }
+    }
+}
+
+fn file_uri(path: &str) -> String {
+    if path.starts_with('/') {
+        format!("file://{path}")
+    } else {
+        // Windows drive paths: file:///C:/...
+        format!("file:///{}", path.replace('\\', "/"))
+    }
+}
+
+/// Lexical normalisation: drops `.` components; `None` if there is a `..` component.
+fn normalise(path: &Path) -> Option<PathBuf> {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => return None,
+            other => out.push(other.as_os_str()),
+        }
+    }
+    Some(out)
+}
+
+/// Which root (longest matching prefix, compared on normalised paths) contains `path`, and the
+/// path relative to it (empty when `path` is the root itself).
+///
+/// Pure and lexical: nothing is read from the filesystem. A path that is not absolute is
+/// `NotAbsolute`; a path containing `..` components or a NUL, or under no root, is
+/// `OutsideRoots`. Roots that are not absolute or contain `..` never match.
+pub fn locate(roots: &[PathBuf], path: &str) -> Result<(usize, PathBuf), FsError> {
+    let p = Path::new(path);
+    if !p.is_absolute() {
+        return Err(FsError::NotAbsolute(path.to_owned()));
+    }
+    if path.contains('\0') {
+        return Err(FsError::OutsideRoots(path.to_owned()));
+    }
+    let norm = normalise(p).ok_or_else(|| FsError::OutsideRoots(path.to_owned()))?;
+    let mut best: Option<(usize, usize, PathBuf)> = None;
+    for (i, root) in roots.iter().enumerate() {
+        if !root.is_absolute() {
+            continue;
+        }
+        let Some(root_norm) = normalise(root) else {
+            continue;
+        };
+        let Ok(rel) = norm.strip_prefix(&root_norm) else {
+            continue;
+        };
+        let depth = root_norm.components().count();
+        if best.as_ref().is_none_or(|(_, d, _)| depth > *d) {
+            best = Some((i, depth, rel.to_path_buf()));
+        }
+    }
+    best.map(|(i, _, rel)| (i, rel))
+        .ok_or_else(|| FsError::OutsideRoots(path.to_owned()))
+}
+
+/// A request path resolved to an open root directory and a path relative to it.
+struct Resolved {
+    root: Dir,
+    rel: PathBuf,
+}
+
+/// Opens the roots that exist, then locates `path` among them (as given, and in canonical form
+/// for roots reached through a symlink).
+fn resolve(roots: &[PathBuf], path: &str) -> Result<Resolved, FsError> {
+    let mut live: Vec<PathBuf> = Vec::with_capacity(roots.len());
+    let mut dirs: Vec<Dir> = Vec::with_capacity(roots.len());
+    for root in roots {
+        if !root.is_absolute() {
+            continue;
+        }
+        if let Ok(dir) = Dir::open_ambient_dir(root, cap_std::ambient_authority()) {
+            live.push(root.clone());
+            dirs.push(dir);
+        }
+    }
+    let n = live.len();
+    let mut candidates = live.clone();
+    candidates.extend(
+        live.iter()
+            .map(|r| std::fs::canonicalize(r).unwrap_or_else(|_| r.clone())),
+    );
+    let (i, rel) = locate(&candidates, path)?;
+    let root = dirs.swap_remove(i % n);
+    Ok(Resolved { root, rel })
+}
+
+fn is_escape(e: &io::Error) -> bool {
+    // cap-std reports a path that leads outside its `Dir` (a `..` past the root, an absolute
+    // symlink, a symlink pointing outside) as PermissionDenied with this message.
+    e.kind() == io::ErrorKind::PermissionDenied
+        && e.to_string().contains("outside of the filesystem")
+}
+
+fn map_io(path: &str, e: &io::Error) -> FsError {
+    if is_escape(e) {
+        return FsError::OutsideRoots(path.to_owned());
+    }
+    match e.kind() {
+        io::ErrorKind::NotFound => FsError::NotFound(path.to_owned()),
+        io::ErrorKind::IsADirectory => FsError::IsDirectory(path.to_owned()),
+        _ => FsError::Io {
+            path: path.to_owned(),
+            message: e.to_string(),
+        },
+    }
+}
+
+fn io_msg(path: &str, message: &str) -> FsError {
+    FsError::Io {
+        path: path.to_owned(),
+        message: message.to_owned(),
+    }
+}
+
+/// Reads a text file through cap-std, relative to the root that contains `path`.
+///
+/// Files larger than `limits.max_read_bytes` are `TooLarge` (checked on the metadata and again
+/// while reading, in case the file grows); invalid UTF-8 is `NotUtf8`. `line` is the 1-based first
+/// line (0 is treated as 1) and `limit` the maximum number of lines; lines keep their `\n`. A
+/// `line` past the end of the file gives an empty string.
+pub async fn read_text_file(
+    roots: &[PathBuf],
+    path: &str,
+    line: Option<u32>,
+    limit: Option<u32>,
+    limits: &FsLimits,
+) -> Result<String, FsError> {
+    let roots = roots.to_vec();
+    let owned = path.to_owned();
+    let limits = *limits;
+    tokio::task::spawn_blocking(move || read_blocking(&roots, &owned, line, limit, &limits))
+        .await
+        .map_err(|e| io_msg(path, &format!("fs worker failed: {e}")))?
+}
+
+fn read_blocking(
+    roots: &[PathBuf],
+    path: &str,
+    line: Option<u32>,
+    limit: Option<u32>,
+    limits: &FsLimits,
+) -> Result<String, FsError> {
+    let r = resolve(roots, path)?;
+    if r.rel.as_os_str().is_empty() {
+        return Err(FsError::IsDirectory(path.to_owned()));
+    }
+    // Refuse directories and special files before opening: opening a FIFO for reading would
+    // block until a writer shows up. (The open below re-resolves through cap-std and the opened
+    // file is checked again.)
+    let pre = r.root.metadata(&r.rel).map_err(|e| map_io(path, &e))?;
+    check_regular(path, pre.is_dir(), pre.is_file())?;
+
+    let mut opts = OpenOptions::new();
+    opts.read(true);
+    let file = r
+        .root
+        .open_with(&r.rel, &opts)
+        .map_err(|e| map_io(path, &e))?;
+    let meta = file.metadata().map_err(|e| map_io(path, &e))?;
+    check_regular(path, meta.is_dir(), meta.is_file())?;
+    let max = limits.max_read_bytes;
+    if meta.len() > max {
+        return Err(FsError::TooLarge {
+            path: path.to_owned(),
+            size: meta.len(),
+            limit: max,
+        });
+    }
+    let cap = usize::try_from(meta.len()).unwrap_or(0);
+    let mut buf = Vec::with_capacity(cap);
+    (&file)
+        .take(max.saturating_add(1))
+        .read_to_end(&mut buf)
+        .map_err(|e| map_io(path, &e))?;
+    let read = buf.len() as u64;
+    if read > max {
+        // The file grew past the limit while we were reading it.
+        return Err(FsError::TooLarge {
+            path: path.to_owned(),
+            size: read,
+            limit: max,
+        });
+    }
+    let text = String::from_utf8(buf).map_err(|_| FsError::NotUtf8(path.to_owned()))?;
+    Ok(slice_lines(text, line, limit))
+}
+
+fn check_regular(path: &str, is_dir: bool, is_file: bool) -> Result<(), FsError> {
+    if is_dir {
+        Err(FsError::IsDirectory(path.to_owned()))
+    } else if !is_file {
+        Err(io_msg(path, "not a regular file"))
+    } else {
+        Ok(())
+    }
+}
+
+fn slice_lines(text: String, line: Option<u32>, limit: Option<u32>) -> String {
+    if line.unwrap_or(1) <= 1 && limit.is_none() {
+        return text;
+    }
+    let skip = usize::try_from(line.unwrap_or(1).max(1) - 1).unwrap_or(usize::MAX);
+    let lines = text.split_inclusive('\n').skip(skip);
+    match limit {
+        Some(n) => lines
+            .take(usize::try_from(n).unwrap_or(usize::MAX))
+            .collect(),
+        None => lines.collect(),
+    }
+}
+
+/// Writes (creates or replaces) a text file through cap-std, relative to the root that contains
+/// `path`, and returns the number of bytes written.
+///
+/// Content larger than `limits.max_write_bytes` is `TooLarge` and nothing is touched. Missing
+/// parent directories inside the root are created. The write is atomic (temporary file in the
+/// same directory, then `rename`). If the target is a symlink, it is resolved inside the root and
+/// the file it points to is replaced; a symlink (on the target or on any parent) that leads
+/// outside the root is `OutsideRoots`. An existing file that the host could not open for writing
+/// (for example read-only) is not replaced; an existing file keeps its permissions.
+pub async fn write_text_file(
+    roots: &[PathBuf],
+    path: &str,
+    content: &str,
+    limits: &FsLimits,
+) -> Result<u64, FsError> {
+    // Check the size before copying the content to the blocking pool.
+    check_write_size(path, content, limits)?;
+    let roots = roots.to_vec();
+    let owned = path.to_owned();
+    let content = content.to_owned();
+    let limits = *limits;
+    tokio::task::spawn_blocking(move || write_blocking(&roots, &owned, &content, &limits))
+        .await
+        .map_err(|e| io_msg(path, &format!("fs worker failed: {e}")))?
+}
+
+fn check_write_size(path: &str, content: &str, limits: &FsLimits) -> Result<(), FsError> {
+    let size = content.len() as u64;
+    if size > limits.max_write_bytes {
+        return Err(FsError::TooLarge {
+            path: path.to_owned(),
+            size,
+            limit: limits.max_write_bytes,
+        });
+    }
+    Ok(())
+}
+
+fn write_blocking(
+    roots: &[PathBuf],
+    path: &str,
+    content: &str,
+    limits: &FsLimits,
+) -> Result<u64, FsError> {
+    check_write_size(path, content, limits)?;
+    let r = resolve(roots, path)?;
+    // `/root/dir/` names a directory, not a file called `dir`.
+    if r.rel.as_os_str().is_empty() || path.ends_with(std::path::is_separator) {
+        return Err(FsError::IsDirectory(path.to_owned()));
+    }
+    let (parent, name) = split(&r.rel).ok_or_else(|| FsError::IsDirectory(path.to_owned()))?;
+    let mut dir = if parent.as_os_str().is_empty() {
+        r.root.try_clone().map_err(|e| map_io(path, &e))?
+    } else {
+        open_or_create_dir(&r.root, &parent, path)?
+    };
+    let mut name = name;
+
+    let existing = match dir.symlink_metadata(&name) {
+        Ok(m) if m.is_symlink() => {
+            // Resolve the link inside the root; cap-std refuses a target outside it.
+            let canon = r.root.canonicalize(&r.rel).map_err(|e| {
+                if e.kind() == io::ErrorKind::NotFound && !is_escape(&e) {
+                    io_msg(path, "symlink target does not exist")
+                } else {
+                    map_io(path, &e)
+                }
+            })?;
+            let (cparent, cname) =
+                split(&canon).ok_or_else(|| FsError::IsDirectory(path.to_owned()))?;
+            dir = if cparent.as_os_str().is_empty() {
+                r.root.try_clone().map_err(|e| map_io(path, &e))?
+            } else {
+                r.root.open_dir(&cparent).map_err(|e| map_io(path, &e))?
+            };
+            name = cname;
+            match dir.symlink_metadata(&name) {
+                Ok(m) => Some(m),
+                Err(e) => return Err(map_io(path, &e)),
+            }
+        }
+        Ok(m) => Some(m),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(map_io(path, &e)),
+    };
+
+    let perms = match existing {
+        None => None,
+        Some(m) => {
+            check_regular(path, m.is_dir(), m.is_file())?;
+            // Only replace a file the host could write in place (respects read-only files).
+            let mut opts = OpenOptions::new();
+            opts.write(true);
+            let f = dir.open_with(&name, &opts).map_err(|e| map_io(path, &e))?;
+            let meta = f.metadata().map_err(|e| map_io(path, &e))?;
+            check_regular(path, meta.is_dir(), meta.is_file())?;
+            Some(meta.permissions())
+        }
+    };
+
+    atomic_write(&dir, &name, content.as_bytes(), perms).map_err(|e| map_io(path, &e))?;
+    Ok(content.len() as u64)
+}
+
+/// Opens `parent` (relative to `root`), creating it and its missing ancestors first. Both steps
+/// resolve through cap-std, so a symlinked component that leads outside the root is refused and no
+/// directory is created outside it.
+fn open_or_create_dir(root: &Dir, parent: &Path, path: &str) -> Result<Dir, FsError> {
+    match root.open_dir(parent) {
+        Ok(dir) => return Ok(dir),
+        Err(e) if e.kind() != io::ErrorKind::NotFound || is_escape(&e) => {
+            return Err(map_io(path, &e));
+        }
+        Err(_) => {}
+    }
+    if let Err(create_err) = root.create_dir_all(parent) {
+        // `create_dir_all` reports a symlinked component as "File exists"; opening again gives
+        // the real reason (escape, not a directory, ...).
+        return Err(match root.open_dir(parent) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => map_io(path, &e),
+            _ => map_io(path, &create_err),
+        });
+    }
+    root.open_dir(parent).map_err(|e| map_io(path, &e))
+}
+
+/// Splits a normalised relative path into (parent, file name).
+fn split(rel: &Path) -> Option<(PathBuf, OsString)> {
+    let name = rel.file_name()?.to_owned();
+    let parent = rel.parent().map(Path::to_path_buf).unwrap_or_default();
+    Some((parent, name))
+}
+
+fn random_suffix() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    h.write_u32(std::process::id());
+    if let Ok(d) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        h.write_u128(d.as_nanos());
+    }
+    h.finish()
+}
+
+fn temp_name(name: &OsStr) -> OsString {
+    // Keep the temp name well under NAME_MAX even for long file names.
+    let stem: String = name.to_string_lossy().chars().take(64).collect();
+    OsString::from(format!(".{stem}.acp-host-{:016x}.tmp", random_suffix()))
+}
+
+fn atomic_write(
+    dir: &Dir,
+    name: &OsStr,
+    content: &[u8],
+    perms: Option<Permissions>,
+) -> io::Result<()> {
+    let mut opts = OpenOptions::new();
+    opts.write(true).create_new(true);
+    let mut attempt = 0;
+    let (tmp, file) = loop {
+        let tmp = temp_name(name);
+        match dir.open_with(&tmp, &opts) {
+            Ok(f) => break (tmp, f),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 16 => attempt += 1,
+            Err(e) => return Err(e),
+        }
+    };
+    let result = fill_and_rename(dir, &tmp, file, name, content, perms);
+    if result.is_err() {
+        let _ = dir.remove_file(&tmp);
+    }
+    result
+}
+
+fn fill_and_rename(
+    dir: &Dir,
+    tmp: &OsStr,
+    mut file: cap_std::fs::File,
+    name: &OsStr,
+    content: &[u8],
+    perms: Option<Permissions>,
+) -> io::Result<()> {
+    if let Some(p) = perms {
+        file.set_permissions(p)?;
+    }
+    file.write_all(content)?;
+    file.sync_all()?;
+    drop(file);
+    dir.rename(tmp, dir, name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slices_lines() {
+        let t = "a\nb\nc\n".to_owned();
+        assert_eq!(slice_lines(t.clone(), None, None), "a\nb\nc\n");
+        assert_eq!(slice_lines(t.clone(), Some(0), Some(1)), "a\n");
+        assert_eq!(slice_lines(t.clone(), Some(2), None), "b\nc\n");
+        assert_eq!(slice_lines(t.clone(), Some(2), Some(1)), "b\n");
+        assert_eq!(slice_lines(t.clone(), Some(9), None), "");
+        assert_eq!(slice_lines("x\ny".to_owned(), Some(2), Some(5)), "y");
+        assert_eq!(slice_lines(t, Some(1), Some(0)), "");
+    }
+
+    #[test]
+    fn locate_prefers_longest_root() {
+        let roots = vec![PathBuf::from("/a"), PathBuf::from("/a/b")];
+        assert_eq!(locate(&roots, "/a/b/c").unwrap(), (1, PathBuf::from("c")));
+        assert_eq!(locate(&roots, "/a/./x").unwrap(), (0, PathBuf::from("x")));
+        assert_eq!(locate(&roots, "/a/bc").unwrap(), (0, PathBuf::from("bc")));
+        assert_eq!(locate(&roots, "/a").unwrap(), (0, PathBuf::new()));
+        assert!(matches!(
+            locate(&roots, "/a/b/../c"),
+            Err(FsError::OutsideRoots(_))
+        ));
+        assert!(matches!(
+            locate(&roots, "a/b"),
+            Err(FsError::NotAbsolute(_))
+        ));
+        assert!(matches!(
+            locate(&roots, "/a/x\0y"),
+            Err(FsError::OutsideRoots(_))
+        ));
+        assert!(matches!(
+            locate(&roots, "/ab"),
+            Err(FsError::OutsideRoots(_))
+        ));
+    }
+}
