@@ -5,6 +5,7 @@
 //! service and the terminal manager plug in here; [`ClientCapabilities`] is computed from what is
 //! actually served so the handshake never over-promises.
 
+pub mod fs;
 pub mod terminal;
 
 use serde_json::Value;
