@@ -1,0 +1,1319 @@
+//! The local rule engine: hard-deny rules, allow/ask/deny rules, presets and session grants.
+//!
+//! Everything here is synchronous, allocation-light and does no I/O after loading, so the
+//! connection actor can call it inline. The semantics are documented in `docs/PERMISSIONS.md`;
+//! the short version:
+//!
+//! - the built-in `.git` write deny is always on and cannot be removed;
+//! - `hardDeny` entries and every `deny` rule are authoritative (nobody can override them);
+//! - among matching rules, deny > ask > allow;
+//! - unmatched subjects get the preset's default.
+//!
+//! Matching is deliberately asymmetric where the subject has several values: a restrictive rule
+//! (`deny`, `ask`, `hardDeny`) matches if *any* path or command (in *any* of its normalised
+//! forms) matches, while an `allow` rule needs *every* path and every command segment to match.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use regex::Regex;
+use serde_json::{Map, Value};
+
+/// The built-in presets, in documentation order.
+pub const PRESETS: &[&str] = &["deny-all", "read-only", "ask"];
+
+/// The ACP v1 tool kinds a rule's `kinds` may name. A tool call without a kind counts as `other`.
+pub const TOOL_KINDS: &[&str] = &[
+    "read",
+    "edit",
+    "delete",
+    "move",
+    "search",
+    "execute",
+    "think",
+    "fetch",
+    "switch_mode",
+    "other",
+];
+
+/// Kinds that only look at things (allowed by `read-only`, exempt from the built-in `.git` deny).
+const READ_LIKE_KINDS: &[&str] = &["read", "search", "think", "fetch"];
+
+/// The description carried by a verdict of the always-on `.git` write deny.
+pub const BUILTIN_GIT_RULE: &str = "deny write **/.git/** (built-in)";
+
+/// `rawInput` keys whose string (or array-of-strings) value is taken as a path.
+const RAW_PATH_KEYS: &[&str] = &[
+    "path",
+    "file_path",
+    "filePath",
+    "notebook_path",
+    "notebookPath",
+    "paths",
+    "file_paths",
+    "filePaths",
+    "source_path",
+    "sourcePath",
+    "destination_path",
+    "destinationPath",
+    "old_path",
+    "oldPath",
+    "new_path",
+    "newPath",
+];
+
+/// What kind of request a [`Subject`] describes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Operation {
+    /// A `session/request_permission` (the agent asks before running one of its own tools).
+    #[default]
+    Permission,
+    /// `fs/read_text_file`.
+    Read,
+    /// `fs/write_text_file`.
+    Write,
+    /// `terminal/create`.
+    Execute,
+}
+
+impl Operation {
+    /// The name used in policy documents (`operations`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Operation::Permission => "permission",
+            Operation::Read => "read",
+            Operation::Write => "write",
+            Operation::Execute => "execute",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Operation> {
+        match s {
+            "permission" => Some(Operation::Permission),
+            "read" => Some(Operation::Read),
+            "write" => Some(Operation::Write),
+            "execute" => Some(Operation::Execute),
+            _ => None,
+        }
+    }
+}
+
+/// What a rule is matched against, extracted from a permission request's toolCall (merged with the
+/// session's known tool call) or from an fs/terminal request.
+#[derive(Debug, Clone, Default)]
+pub struct Subject {
+    /// Permission (a request_permission) | Read | Write | Execute.
+    pub operation: Operation,
+    /// `toolCall.kind`; fs read → `"read"`, fs write → `"edit"`, terminal → `"execute"`.
+    /// `None` counts as `"other"`.
+    pub tool_kind: Option<String>,
+    pub title: Option<String>,
+    /// `toolCall.name`.
+    pub tool_name: Option<String>,
+    /// Absolute paths: `locations[].path`, `content[type=diff].path`, `rawInput.path` /
+    /// `file_path` / `filePath` (and a few similar keys); the fs request's path.
+    pub paths: Vec<String>,
+    /// Command lines: terminal `"cmd arg1 arg2"` (args joined by single spaces);
+    /// `rawInput.command` (a string, or an array joined by single spaces).
+    pub commands: Vec<String>,
+}
+
+impl Subject {
+    /// Extract a subject from a `toolCall` (a ToolCallUpdate, ideally merged over the session's
+    /// known tool call). `operation` is [`Operation::Permission`]. Never fails: missing or
+    /// mistyped fields are simply absent.
+    pub fn from_tool_call(tool_call: &Value) -> Subject {
+        let text = |key: &str| {
+            tool_call
+                .get(key)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        let mut subject = Subject {
+            operation: Operation::Permission,
+            tool_kind: text("kind"),
+            title: text("title"),
+            tool_name: text("name"),
+            ..Subject::default()
+        };
+        if let Some(Value::Array(locations)) = tool_call.get("locations") {
+            for location in locations {
+                if let Some(p) = location.get("path").and_then(Value::as_str) {
+                    subject.add_path(p);
+                }
+            }
+        }
+        if let Some(Value::Array(content)) = tool_call.get("content") {
+            for item in content {
+                if item.get("type").and_then(Value::as_str) == Some("diff")
+                    && let Some(p) = item.get("path").and_then(Value::as_str)
+                {
+                    subject.add_path(p);
+                }
+            }
+        }
+        if let Some(Value::Object(raw)) = tool_call.get("rawInput") {
+            for key in RAW_PATH_KEYS {
+                match raw.get(*key) {
+                    Some(Value::String(p)) => subject.add_path(p),
+                    Some(Value::Array(items)) => {
+                        for p in items.iter().filter_map(Value::as_str) {
+                            subject.add_path(p);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let args: Vec<&str> = match raw.get("args") {
+                Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
+                _ => Vec::new(),
+            };
+            match raw.get("command") {
+                Some(Value::String(cmd)) if !cmd.trim().is_empty() => {
+                    subject.commands.push(join_command(cmd, &args));
+                }
+                Some(Value::Array(items)) => {
+                    let parts: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
+                    if !parts.is_empty() {
+                        subject.commands.push(parts.join(" "));
+                    }
+                }
+                _ => {}
+            }
+        }
+        subject
+    }
+
+    /// The subject of an `fs/read_text_file` request.
+    pub fn read(path: &str) -> Subject {
+        Subject {
+            operation: Operation::Read,
+            tool_kind: Some("read".to_owned()),
+            paths: vec![path.to_owned()],
+            ..Subject::default()
+        }
+    }
+
+    /// The subject of an `fs/write_text_file` request.
+    pub fn write(path: &str) -> Subject {
+        Subject {
+            operation: Operation::Write,
+            tool_kind: Some("edit".to_owned()),
+            paths: vec![path.to_owned()],
+            ..Subject::default()
+        }
+    }
+
+    /// The subject of a `terminal/create` request: `command` and `args` joined by single spaces.
+    pub fn execute<S: AsRef<str>>(command: &str, args: &[S]) -> Subject {
+        let args: Vec<&str> = args.iter().map(AsRef::as_ref).collect();
+        Subject {
+            operation: Operation::Execute,
+            tool_kind: Some("execute".to_owned()),
+            commands: vec![join_command(command, &args)],
+            ..Subject::default()
+        }
+    }
+
+    fn add_path(&mut self, p: &str) {
+        if !p.is_empty() && !self.paths.iter().any(|q| q == p) {
+            self.paths.push(p.to_owned());
+        }
+    }
+
+    fn kind(&self) -> &str {
+        self.tool_kind.as_deref().unwrap_or("other")
+    }
+}
+
+fn join_command(command: &str, args: &[&str]) -> String {
+    let mut line = command.to_owned();
+    for arg in args {
+        line.push(' ');
+        line.push_str(arg);
+    }
+    line
+}
+
+/// The engine's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Denied locally; `rule` says which rule (e.g. `deny write **/.git/** (built-in)`).
+    Deny { rule: String },
+    /// Allowed locally; `rule` says which rule or preset.
+    Allow { rule: String },
+    /// Not decided locally: consult the session grants, then the host's decider.
+    Ask,
+}
+
+/// A policy document (or preset) that cannot be used. `path` names the spot in the document,
+/// e.g. `rules[2].paths[0]` (`$` for the document as a whole).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid policy: {path}: {message}")]
+pub struct PolicyError {
+    pub path: String,
+    pub message: String,
+}
+
+impl PolicyError {
+    fn new(path: impl Into<String>, message: impl Into<String>) -> PolicyError {
+        PolicyError {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Preset {
+    DenyAll,
+    ReadOnly,
+    Ask,
+}
+
+impl Preset {
+    fn parse(name: &str, path: &str) -> Result<Preset, PolicyError> {
+        match name {
+            "deny-all" => Ok(Preset::DenyAll),
+            "read-only" => Ok(Preset::ReadOnly),
+            "ask" => Ok(Preset::Ask),
+            other => Err(PolicyError::new(
+                path,
+                format!(
+                    "unknown preset {other:?}; expected one of: {}",
+                    PRESETS.join(", ")
+                ),
+            )),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Preset::DenyAll => "deny-all",
+            Preset::ReadOnly => "read-only",
+            Preset::Ask => "ask",
+        }
+    }
+
+    /// The verdict for a subject no rule matched.
+    fn default_verdict(self, subject: &Subject) -> Verdict {
+        let rule = || format!("preset {}", self.name());
+        match (self, subject.operation) {
+            (_, Operation::Read) => Verdict::Allow { rule: rule() },
+            (Preset::Ask, Operation::Permission) => Verdict::Ask,
+            (Preset::Ask, Operation::Write | Operation::Execute) => Verdict::Allow { rule: rule() },
+            (Preset::ReadOnly, Operation::Permission)
+                if READ_LIKE_KINDS.contains(&subject.kind()) =>
+            {
+                Verdict::Allow { rule: rule() }
+            }
+            (Preset::DenyAll | Preset::ReadOnly, _) => Verdict::Deny { rule: rule() },
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Action {
+    Allow,
+    Deny,
+    Ask,
+}
+
+#[derive(Debug, Clone)]
+struct Rule {
+    action: Action,
+    /// `rules[2] (allow kinds=read|search)` or `rules[2] (deny: <description>)`.
+    label: String,
+    operations: Option<Vec<Operation>>,
+    kinds: Option<Vec<String>>,
+    titles: Option<GlobSet>,
+    tool_names: Option<GlobSet>,
+    paths: Option<GlobSet>,
+    commands: Option<GlobSet>,
+    command_regex: Option<Regex>,
+}
+
+impl Rule {
+    fn matches(&self, p: &Prepared<'_>) -> bool {
+        let restrictive = self.action != Action::Allow;
+        let s = p.subject;
+        if let Some(ops) = &self.operations
+            && !ops.contains(&s.operation)
+        {
+            return false;
+        }
+        if let Some(kinds) = &self.kinds
+            && !kinds.iter().any(|k| k == s.kind())
+        {
+            return false;
+        }
+        if let Some(set) = &self.titles
+            && !s.title.as_deref().is_some_and(|t| set.is_match(t))
+        {
+            return false;
+        }
+        if let Some(set) = &self.tool_names
+            && !s.tool_name.as_deref().is_some_and(|t| set.is_match(t))
+        {
+            return false;
+        }
+        if let Some(set) = &self.paths
+            && !p.paths_match(restrictive, |f| set.is_match(f))
+        {
+            return false;
+        }
+        if let Some(set) = &self.commands
+            && !p.commands_match(restrictive, |c| set.is_match(c))
+        {
+            return false;
+        }
+        if let Some(re) = &self.command_regex
+            && !p.commands_match(restrictive, |c| re.is_match(c))
+        {
+            return false;
+        }
+        true
+    }
+}
+
+/// A list of glob patterns with their sources (for naming the one that matched).
+#[derive(Debug, Clone)]
+struct PatternList {
+    patterns: Vec<String>,
+    set: GlobSet,
+    literal_separator: bool,
+}
+
+impl PatternList {
+    fn empty(literal_separator: bool) -> PatternList {
+        PatternList {
+            patterns: Vec::new(),
+            set: GlobSet::empty(),
+            literal_separator,
+        }
+    }
+
+    fn push(&mut self, pattern: &str, list_at: &str) -> Result<(), PolicyError> {
+        let mut patterns = self.patterns.clone();
+        patterns.push(pattern.to_owned());
+        let set = glob_set(&patterns, list_at, self.literal_separator)?;
+        self.patterns = patterns;
+        self.set = set;
+        Ok(())
+    }
+
+    fn first_match(&self, candidate: &str) -> Option<&str> {
+        if !self.set.is_match(candidate) {
+            return None;
+        }
+        let index = *self.set.matches(candidate).first()?;
+        self.patterns.get(index).map(String::as_str)
+    }
+}
+
+/// A loaded policy: preset + rules + hard-deny lists (plus the always-on `.git` write deny).
+#[derive(Debug, Clone)]
+pub struct Policy {
+    name: String,
+    preset: Preset,
+    rules: Vec<Rule>,
+    hard_paths: PatternList,
+    hard_commands: PatternList,
+    hard_command_regex: Option<Regex>,
+}
+
+impl Default for Policy {
+    /// The `deny-all` preset.
+    fn default() -> Policy {
+        Policy::from_preset(Preset::DenyAll)
+    }
+}
+
+impl Policy {
+    fn from_preset(preset: Preset) -> Policy {
+        Policy {
+            name: preset.name().to_owned(),
+            preset,
+            rules: Vec::new(),
+            hard_paths: PatternList::empty(true),
+            hard_commands: PatternList::empty(false),
+            hard_command_regex: None,
+        }
+    }
+
+    /// Built-in presets: `"deny-all"` | `"read-only"` | `"ask"` (an unknown name is an error
+    /// listing the valid ones).
+    pub fn preset(name: &str) -> Result<Policy, PolicyError> {
+        Preset::parse(name, "preset").map(Policy::from_preset)
+    }
+
+    /// Parse a JSON policy document (schema in `docs/PERMISSIONS.md`). Unknown fields, bad
+    /// values, bad globs and bad regexes are errors naming their location.
+    pub fn from_json(text: &str) -> Result<Policy, PolicyError> {
+        let doc: Value = serde_json::from_str(text)
+            .map_err(|e| PolicyError::new("$", format!("not valid JSON: {e}")))?;
+        parse_document(&doc)
+    }
+
+    /// Load a JSON policy document from a file. TOML is not supported (no TOML parser is built
+    /// in): a `.toml` file is an error.
+    pub fn from_file(path: &Path) -> Result<Policy, PolicyError> {
+        let shown = path.display().to_string();
+        if path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("toml"))
+        {
+            return Err(PolicyError::new(
+                shown,
+                "TOML policy files are not supported; write the policy as JSON",
+            ));
+        }
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| PolicyError::new(shown.clone(), format!("cannot read: {e}")))?;
+        Policy::from_json(&text).map_err(|e| PolicyError {
+            path: e.path,
+            message: format!("{} (in {shown})", e.message),
+        })
+    }
+
+    /// The preset's name for a policy made by [`Policy::preset`] (or `Default`), else `"custom"`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Add a hard-deny path glob (same syntax as `hardDeny.paths`). The policy becomes `custom`.
+    pub fn add_hard_deny_path(&mut self, glob: &str) -> Result<(), PolicyError> {
+        let at = format!("hardDeny.paths[{}]", self.hard_paths.patterns.len());
+        check_pattern(glob, &at)?;
+        self.hard_paths.push(glob, "hardDeny.paths")?;
+        self.name = "custom".to_owned();
+        Ok(())
+    }
+
+    /// Add a hard-deny command glob (same syntax as `hardDeny.commands`). The policy becomes
+    /// `custom`.
+    pub fn add_hard_deny_command(&mut self, glob: &str) -> Result<(), PolicyError> {
+        let at = format!("hardDeny.commands[{}]", self.hard_commands.patterns.len());
+        check_pattern(glob, &at)?;
+        self.hard_commands.push(glob, "hardDeny.commands")?;
+        self.name = "custom".to_owned();
+        Ok(())
+    }
+
+    /// Decide locally: hard deny (built-in, `hardDeny`, `deny` rules) → ask rules → allow rules →
+    /// the preset's default.
+    pub fn evaluate(&self, subject: &Subject) -> Verdict {
+        let prepared = Prepared::new(subject);
+        if let Some(rule) = self.hard_deny_prepared(&prepared) {
+            return Verdict::Deny { rule };
+        }
+        if self
+            .rules
+            .iter()
+            .any(|r| r.action == Action::Ask && r.matches(&prepared))
+        {
+            return Verdict::Ask;
+        }
+        if let Some(rule) = self
+            .rules
+            .iter()
+            .find(|r| r.action == Action::Allow && r.matches(&prepared))
+        {
+            return Verdict::Allow {
+                rule: rule.label.clone(),
+            };
+        }
+        self.preset.default_verdict(subject)
+    }
+
+    /// Only the hard-deny part (the built-in `.git` write deny, `hardDeny`, and every `deny`
+    /// rule): for fs/terminal requests routed to the embedder and as a final guard. Returns the
+    /// description of the first rule that denies.
+    pub fn hard_deny(&self, subject: &Subject) -> Option<String> {
+        self.hard_deny_prepared(&Prepared::new(subject))
+    }
+
+    fn hard_deny_prepared(&self, p: &Prepared<'_>) -> Option<String> {
+        let s = p.subject;
+        let writes = match s.operation {
+            Operation::Write => true,
+            Operation::Permission => !READ_LIKE_KINDS.contains(&s.kind()),
+            Operation::Read | Operation::Execute => false,
+        };
+        if writes && s.paths.iter().any(|path| has_git_component(path)) {
+            return Some(BUILTIN_GIT_RULE.to_owned());
+        }
+        for forms in &p.paths {
+            for form in forms {
+                if let Some(glob) = self.hard_paths.first_match(form) {
+                    return Some(format!("hardDeny.paths ({glob})"));
+                }
+            }
+        }
+        let has_command_patterns =
+            !self.hard_commands.patterns.is_empty() || self.hard_command_regex.is_some();
+        for forms in &p.commands {
+            if forms.oversized && has_command_patterns {
+                return Some(format!(
+                    "hardDeny.commands (command line longer than {MAX_COMMAND_BYTES} bytes)"
+                ));
+            }
+            for form in &forms.deny.list {
+                if let Some(glob) = self.hard_commands.first_match(form) {
+                    return Some(format!("hardDeny.commands ({glob})"));
+                }
+                if let Some(re) = &self.hard_command_regex
+                    && re.is_match(form)
+                {
+                    return Some(format!("hardDeny.commandRegex ({})", re.as_str()));
+                }
+            }
+        }
+        self.rules
+            .iter()
+            .find(|r| r.action == Action::Deny && r.matches(p))
+            .map(|r| r.label.clone())
+    }
+}
+
+/// A subject with its paths and commands expanded into the forms rules are matched against.
+struct Prepared<'a> {
+    subject: &'a Subject,
+    /// Per path: the path as given, then its lexical normalisation if different.
+    paths: Vec<Vec<String>>,
+    commands: Vec<CommandForms>,
+}
+
+impl<'a> Prepared<'a> {
+    fn new(subject: &'a Subject) -> Prepared<'a> {
+        Prepared {
+            subject,
+            paths: subject
+                .paths
+                .iter()
+                .map(|raw| {
+                    let normal = normalize_path(raw);
+                    if normal == *raw {
+                        vec![normal]
+                    } else {
+                        vec![raw.clone(), normal]
+                    }
+                })
+                .collect(),
+            commands: subject
+                .commands
+                .iter()
+                .map(|c| CommandForms::new(c))
+                .collect(),
+        }
+    }
+
+    /// Restrictive: any form of any path. Allow: every form of every path (and at least one).
+    fn paths_match(&self, restrictive: bool, test: impl Fn(&str) -> bool) -> bool {
+        if self.paths.is_empty() {
+            return false;
+        }
+        if restrictive {
+            self.paths.iter().flatten().any(|f| test(f))
+        } else {
+            self.paths.iter().flatten().all(|f| test(f))
+        }
+    }
+
+    /// Restrictive: any deny form of any command. Allow: every segment of every command line,
+    /// none of which may be unallowable.
+    fn commands_match(&self, restrictive: bool, test: impl Fn(&str) -> bool) -> bool {
+        if self.commands.is_empty() {
+            return false;
+        }
+        if restrictive {
+            self.commands
+                .iter()
+                .any(|c| c.oversized || c.deny.list.iter().any(|f| test(f)))
+        } else {
+            self.commands.iter().all(|c| {
+                c.allowable && !c.segments.is_empty() && c.segments.iter().all(|f| test(f))
+            })
+        }
+    }
+}
+
+/// Command lines longer than this are not analysed: they match every restrictive command
+/// pattern and no allow pattern (fail-closed, and the actor never spends long on one request).
+pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
+
+/// The forms of one command line.
+struct CommandForms {
+    /// For deny/ask/hardDeny: the line, each segment, each also unquoted, with prefixes (env
+    /// assignments, `sudo`…) stripped and with the program replaced by its basename, and the
+    /// script of `sh -c …`, recursively.
+    deny: Forms,
+    /// For allow: the line split at shell control operators; every one must match.
+    segments: Vec<String>,
+    /// False when the line writes to a file through a redirection: no rule can allow it.
+    allowable: bool,
+    /// Longer than [`MAX_COMMAND_BYTES`].
+    oversized: bool,
+}
+
+impl CommandForms {
+    fn new(line: &str) -> CommandForms {
+        if line.len() > MAX_COMMAND_BYTES {
+            return CommandForms {
+                deny: Forms::default(),
+                segments: Vec::new(),
+                allowable: false,
+                oversized: true,
+            };
+        }
+        let mut deny = Forms::default();
+        deny.push(line.trim());
+        expand_command(line, &mut deny, 0);
+        CommandForms {
+            deny,
+            segments: segments(line).into_iter().map(str::to_owned).collect(),
+            allowable: !has_file_redirect(line),
+            oversized: false,
+        }
+    }
+}
+
+/// Distinct non-empty strings in insertion order.
+#[derive(Default)]
+struct Forms {
+    list: Vec<String>,
+    seen: HashSet<String>,
+}
+
+impl Forms {
+    fn push(&mut self, s: &str) {
+        if !s.is_empty() && !self.seen.contains(s) {
+            self.seen.insert(s.to_owned());
+            self.list.push(s.to_owned());
+        }
+    }
+}
+
+const WRAPPERS: &[&str] = &[
+    "sudo", "doas", "env", "command", "builtin", "exec", "nohup", "time", "nice", "{", "}", "!",
+    "if", "then", "else", "elif", "do", "while", "until",
+];
+const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "ash", "fish"];
+
+fn expand_command(text: &str, out: &mut Forms, depth: usize) {
+    if depth < 2
+        && let Some(script) = shell_script(strip_prefixes(text.trim()))
+    {
+        out.push(script);
+        expand_command(script, out, depth + 1);
+    }
+    for seg in segments(text) {
+        let unquoted = seg.replace(['"', '\''], "");
+        for form in [seg, unquoted.trim()] {
+            out.push(form);
+            out.push(&basename_form(form));
+            let stripped = strip_prefixes(form);
+            out.push(stripped);
+            out.push(&basename_form(stripped));
+            if depth < 2
+                && let Some(script) = shell_script(stripped)
+            {
+                out.push(script);
+                expand_command(script, out, depth + 1);
+            }
+        }
+    }
+}
+
+/// Split at `;`, `&`, `&&`, `|`, `||`, newlines, parentheses and backticks (not at the `&` of
+/// `2>&1` / `&>`). Not a shell parser: quotes are not honoured, which only yields more segments.
+fn segments(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut prev: Option<char> = None;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let next = chars.peek().map(|(_, n)| *n);
+        let split = match c {
+            ';' | '|' | '\n' | '\r' | '(' | ')' | '`' => true,
+            '&' => !matches!(prev, Some('>' | '<')) && next != Some('>'),
+            _ => false,
+        };
+        if split {
+            let seg = text[start..i].trim();
+            if !seg.is_empty() {
+                out.push(seg);
+            }
+            start = i + c.len_utf8();
+        }
+        prev = Some(c);
+    }
+    let seg = text[start..].trim();
+    if !seg.is_empty() {
+        out.push(seg);
+    }
+    out
+}
+
+/// `(first token, rest)` with whitespace trimmed around them.
+fn split_first(s: &str) -> Option<(&str, &str)> {
+    let s = s.trim_start();
+    if s.is_empty() {
+        return None;
+    }
+    match s.find(char::is_whitespace) {
+        Some(i) => Some((&s[..i], s[i..].trim_start())),
+        None => Some((s, "")),
+    }
+}
+
+fn program_name(token: &str) -> &str {
+    let base = token.rsplit(['/', '\\']).next().unwrap_or(token);
+    match base.len().checked_sub(4) {
+        Some(cut)
+            if cut > 0
+                && base.is_char_boundary(cut)
+                && base[cut..].eq_ignore_ascii_case(".exe") =>
+        {
+            &base[..cut]
+        }
+        _ => base,
+    }
+}
+
+fn basename_form(seg: &str) -> String {
+    match split_first(seg) {
+        Some((first, "")) => program_name(first).to_owned(),
+        Some((first, rest)) => format!("{} {rest}", program_name(first)),
+        None => String::new(),
+    }
+}
+
+fn is_env_assignment(token: &str) -> bool {
+    let Some((name, _)) = token.split_once('=') else {
+        return false;
+    };
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Drop leading `NAME=value` assignments, wrappers such as `sudo`/`env`/`nohup` (with their
+/// `-flags`) and shell keywords.
+fn strip_prefixes(seg: &str) -> &str {
+    let mut rest = seg.trim();
+    let mut after_wrapper = false;
+    while let Some((first, tail)) = split_first(rest) {
+        let drop = is_env_assignment(first)
+            || WRAPPERS.contains(&program_name(first))
+            || (after_wrapper && first.starts_with('-'));
+        if !drop {
+            break;
+        }
+        after_wrapper = !is_env_assignment(first) || after_wrapper;
+        rest = tail;
+    }
+    rest
+}
+
+/// The script of `sh -c script` / `bash -lc script` (surrounding quotes removed).
+fn shell_script(seg: &str) -> Option<&str> {
+    let (first, mut rest) = split_first(seg)?;
+    if !SHELLS.contains(&program_name(first)) {
+        return None;
+    }
+    while let Some((flag, tail)) = split_first(rest) {
+        if !flag.starts_with('-') {
+            return None;
+        }
+        if !flag.starts_with("--") && flag.contains('c') {
+            let script = tail.trim();
+            for q in ['"', '\''] {
+                if script.len() >= 2 && script.starts_with(q) && script.ends_with(q) {
+                    return Some(&script[1..script.len() - 1]);
+                }
+            }
+            return Some(script);
+        }
+        rest = tail;
+    }
+    None
+}
+
+/// Whether the line redirects output into a file (`> f`, `>> f`, `&> f`); `>&2`, `2>&1` and
+/// `> /dev/null` do not count.
+fn has_file_redirect(line: &str) -> bool {
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'>' {
+            let mut j = i + 1;
+            while j < bytes.len() && matches!(bytes[j], b'>' | b'|') {
+                j += 1;
+            }
+            while j < bytes.len() && bytes[j].is_ascii_whitespace() {
+                j += 1;
+            }
+            if j < bytes.len() && bytes[j] == b'&' {
+                i = j + 1;
+                continue;
+            }
+            let end = line[j..]
+                .find(|c: char| c.is_whitespace() || matches!(c, ';' | '|' | '&' | ')'))
+                .map_or(line.len(), |k| j + k);
+            if &line[j..end] != "/dev/null" {
+                return true;
+            }
+            i = end;
+            continue;
+        }
+        i += 1;
+    }
+    false
+}
+
+/// Lexical normalisation: `\` → `/`, empty and `.` components dropped, `..` resolved (never
+/// above the root). Symlinks are not resolved (the fs sandbox does that).
+fn normalize_path(p: &str) -> String {
+    let s = p.replace('\\', "/");
+    let absolute = s.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for comp in s.split('/') {
+        match comp {
+            "" | "." => {}
+            ".." => {
+                let at_drive = parts.len() == 1 && parts[0].ends_with(':');
+                match parts.last() {
+                    Some(last) if *last != ".." && !at_drive => {
+                        parts.pop();
+                    }
+                    _ if absolute || at_drive => {}
+                    _ => parts.push(".."),
+                }
+            }
+            c => parts.push(c),
+        }
+    }
+    let joined = parts.join("/");
+    if absolute {
+        format!("/{joined}")
+    } else {
+        joined
+    }
+}
+
+/// Whether any component of `path` names a `.git` entry: compared case-insensitively, ignoring
+/// trailing dots and spaces and anything from a `:` on (Windows/NTFS spellings of the same
+/// directory), and including the 8.3 short name `GIT~1`.
+fn has_git_component(path: &str) -> bool {
+    path.split(['/', '\\']).any(|comp| {
+        let comp = comp.split(':').next().unwrap_or(comp);
+        let comp = comp.trim_end_matches(['.', ' ']);
+        comp.eq_ignore_ascii_case(".git") || comp.eq_ignore_ascii_case("git~1")
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Document parsing (by hand over serde_json::Value, so every error names its location).
+
+const TOP_FIELDS: &[&str] = &["$schema", "preset", "rules", "hardDeny"];
+const RULE_FIELDS: &[&str] = &[
+    "action",
+    "operations",
+    "kinds",
+    "titles",
+    "toolNames",
+    "paths",
+    "commands",
+    "commandRegex",
+    "description",
+];
+const HARD_DENY_FIELDS: &[&str] = &["paths", "commands", "commandRegex"];
+
+fn parse_document(doc: &Value) -> Result<Policy, PolicyError> {
+    let top = as_object(doc, "$")?;
+    check_fields(top, "", TOP_FIELDS)?;
+    if let Some(v) = top.get("$schema") {
+        as_str(v, "$schema")?;
+    }
+    let preset = match top.get("preset") {
+        Some(v) => Preset::parse(as_str(v, "preset")?, "preset")?,
+        None => Preset::Ask,
+    };
+    let mut policy = Policy::from_preset(preset);
+    policy.name = "custom".to_owned();
+
+    if let Some(v) = top.get("rules") {
+        let Value::Array(items) = v else {
+            return Err(PolicyError::new("rules", "expected an array of rules"));
+        };
+        for (i, item) in items.iter().enumerate() {
+            policy.rules.push(parse_rule(item, i)?);
+        }
+    }
+    if let Some(v) = top.get("hardDeny") {
+        let hd = as_object(v, "hardDeny")?;
+        check_fields(hd, "hardDeny", HARD_DENY_FIELDS)?;
+        if let Some(v) = hd.get("paths") {
+            let list = string_list(v, "hardDeny.paths")?;
+            policy.hard_paths = PatternList {
+                set: glob_set(&list, "hardDeny.paths", true)?,
+                patterns: list,
+                literal_separator: true,
+            };
+        }
+        if let Some(v) = hd.get("commands") {
+            let list = string_list(v, "hardDeny.commands")?;
+            policy.hard_commands = PatternList {
+                set: glob_set(&list, "hardDeny.commands", false)?,
+                patterns: list,
+                literal_separator: false,
+            };
+        }
+        if let Some(v) = hd.get("commandRegex") {
+            policy.hard_command_regex = Some(regex(v, "hardDeny.commandRegex")?);
+        }
+    }
+    Ok(policy)
+}
+
+fn parse_rule(v: &Value, index: usize) -> Result<Rule, PolicyError> {
+    let at = format!("rules[{index}]");
+    let obj = as_object(v, &at)?;
+    check_fields(obj, &at, RULE_FIELDS)?;
+    let field = |name: &str| format!("{at}.{name}");
+
+    let action = match obj.get("action") {
+        None => {
+            return Err(PolicyError::new(
+                field("action"),
+                "missing; expected \"allow\", \"deny\" or \"ask\"",
+            ));
+        }
+        Some(v) => match as_str(v, &field("action"))? {
+            "allow" => Action::Allow,
+            "deny" => Action::Deny,
+            "ask" => Action::Ask,
+            other => {
+                return Err(PolicyError::new(
+                    field("action"),
+                    format!("unknown action {other:?}; expected \"allow\", \"deny\" or \"ask\""),
+                ));
+            }
+        },
+    };
+
+    let operations = match obj.get("operations") {
+        None => None,
+        Some(v) => {
+            let list = string_list(v, &field("operations"))?;
+            let mut ops = Vec::new();
+            for (i, name) in list.iter().enumerate() {
+                ops.push(Operation::parse(name).ok_or_else(|| {
+                    PolicyError::new(
+                        format!("{at}.operations[{i}]"),
+                        format!(
+                            "unknown operation {name:?}; expected one of: permission, read, write, execute"
+                        ),
+                    )
+                })?);
+            }
+            Some(ops)
+        }
+    };
+    let kinds = match obj.get("kinds") {
+        None => None,
+        Some(v) => {
+            let list = string_list(v, &field("kinds"))?;
+            for (i, kind) in list.iter().enumerate() {
+                if !TOOL_KINDS.contains(&kind.as_str()) {
+                    return Err(PolicyError::new(
+                        format!("{at}.kinds[{i}]"),
+                        format!(
+                            "unknown tool kind {kind:?}; expected one of: {}",
+                            TOOL_KINDS.join(", ")
+                        ),
+                    ));
+                }
+            }
+            Some(list)
+        }
+    };
+    let mut summary: Vec<String> = Vec::new();
+    let mut globs = |name: &str, literal_separator: bool| -> Result<Option<GlobSet>, PolicyError> {
+        match obj.get(name) {
+            None => Ok(None),
+            Some(v) => {
+                let list = string_list(v, &field(name))?;
+                let set = glob_set(&list, &field(name), literal_separator)?;
+                summary.push(format!("{name}={}", list.join("|")));
+                Ok(Some(set))
+            }
+        }
+    };
+    let titles = globs("titles", false)?;
+    let tool_names = globs("toolNames", false)?;
+    let paths = globs("paths", true)?;
+    let commands = globs("commands", false)?;
+    let command_regex = match obj.get("commandRegex") {
+        None => None,
+        Some(v) => {
+            let re = regex(v, &field("commandRegex"))?;
+            summary.push(format!("commandRegex={}", re.as_str()));
+            Some(re)
+        }
+    };
+    let description = match obj.get("description") {
+        None => None,
+        Some(v) => Some(as_str(v, &field("description"))?.to_owned()),
+    };
+
+    let action_name = match action {
+        Action::Allow => "allow",
+        Action::Deny => "deny",
+        Action::Ask => "ask",
+    };
+    let label = match description {
+        Some(d) if !d.trim().is_empty() => format!("{at} ({action_name}: {d})"),
+        _ => {
+            let mut parts = vec![action_name.to_owned()];
+            if let Some(ops) = &operations {
+                let names: Vec<&str> = ops.iter().map(|o| o.as_str()).collect();
+                parts.push(format!("operations={}", names.join("|")));
+            }
+            if let Some(k) = &kinds {
+                parts.push(format!("kinds={}", k.join("|")));
+            }
+            parts.extend(summary);
+            format!("{at} ({})", parts.join(" "))
+        }
+    };
+
+    Ok(Rule {
+        action,
+        label,
+        operations,
+        kinds,
+        titles,
+        tool_names,
+        paths,
+        commands,
+        command_regex,
+    })
+}
+
+fn as_object<'v>(v: &'v Value, at: &str) -> Result<&'v Map<String, Value>, PolicyError> {
+    v.as_object()
+        .ok_or_else(|| PolicyError::new(at, format!("expected an object, found {}", type_name(v))))
+}
+
+fn as_str<'v>(v: &'v Value, at: &str) -> Result<&'v str, PolicyError> {
+    v.as_str()
+        .ok_or_else(|| PolicyError::new(at, format!("expected a string, found {}", type_name(v))))
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn check_fields(obj: &Map<String, Value>, at: &str, allowed: &[&str]) -> Result<(), PolicyError> {
+    for key in obj.keys() {
+        if !allowed.contains(&key.as_str()) {
+            let path = if at.is_empty() {
+                key.clone()
+            } else {
+                format!("{at}.{key}")
+            };
+            return Err(PolicyError::new(
+                path,
+                format!(
+                    "unknown field {key:?}; expected one of: {}",
+                    allowed.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A non-empty array of non-empty strings.
+fn string_list(v: &Value, at: &str) -> Result<Vec<String>, PolicyError> {
+    let Value::Array(items) = v else {
+        return Err(PolicyError::new(
+            at,
+            format!("expected an array of strings, found {}", type_name(v)),
+        ));
+    };
+    if items.is_empty() {
+        return Err(PolicyError::new(
+            at,
+            "empty list (it would match nothing); leave the field out instead",
+        ));
+    }
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let at = format!("{at}[{i}]");
+            let s = as_str(item, &at)?;
+            check_pattern(s, &at)?;
+            Ok(s.to_owned())
+        })
+        .collect()
+}
+
+fn check_pattern(s: &str, at: &str) -> Result<(), PolicyError> {
+    if s.trim().is_empty() {
+        return Err(PolicyError::new(at, "empty pattern"));
+    }
+    Ok(())
+}
+
+/// Compile `patterns` into a set; an error names `at[i]`.
+fn glob_set(
+    patterns: &[String],
+    at: &str,
+    literal_separator: bool,
+) -> Result<GlobSet, PolicyError> {
+    let mut builder = GlobSetBuilder::new();
+    for (i, pattern) in patterns.iter().enumerate() {
+        let glob = GlobBuilder::new(pattern)
+            .literal_separator(literal_separator)
+            .backslash_escape(true)
+            .build()
+            .map_err(|e| {
+                PolicyError::new(
+                    format!("{at}[{i}]"),
+                    format!("bad glob {pattern:?}: {}", e.kind()),
+                )
+            })?;
+        builder.add(glob);
+    }
+    builder
+        .build()
+        .map_err(|e| PolicyError::new(at, format!("bad glob: {e}")))
+}
+
+fn regex(v: &Value, at: &str) -> Result<Regex, PolicyError> {
+    let s = as_str(v, at)?;
+    check_pattern(s, at)?;
+    Regex::new(s).map_err(|e| {
+        // The regex crate's message spans several lines; keep errors on one.
+        let detail = e
+            .to_string()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        PolicyError::new(at, format!("bad regex {s:?}: {detail}"))
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Session grants.
+
+/// Session grants (in memory only): remembered when the host picks an `allow_always` option.
+#[derive(Debug, Clone, Default)]
+pub struct Grants {
+    by_session: HashMap<String, HashSet<String>>,
+}
+
+impl Grants {
+    /// The documented matching key: tool kind + tool name (or title when there is no name), e.g.
+    /// `"execute:Bash"` / `"edit:Write notes.txt"`. A missing kind counts as `other`. `None` when
+    /// the subject has neither a name nor a title (a kind alone is too broad to remember).
+    pub fn key(subject: &Subject) -> Option<String> {
+        let label = subject
+            .tool_name
+            .as_deref()
+            .filter(|n| !n.is_empty())
+            .or(subject.title.as_deref().filter(|t| !t.is_empty()))?;
+        Some(format!("{}:{label}", subject.kind()))
+    }
+
+    /// Remember that `subject`'s key is allowed for the rest of `session_id`. No-op without a key.
+    pub fn grant(&mut self, session_id: &str, subject: &Subject) {
+        if let Some(key) = Grants::key(subject) {
+            self.by_session
+                .entry(session_id.to_owned())
+                .or_default()
+                .insert(key);
+        }
+    }
+
+    /// Whether `subject`'s key was granted in `session_id`.
+    pub fn is_granted(&self, session_id: &str, subject: &Subject) -> bool {
+        match (self.by_session.get(session_id), Grants::key(subject)) {
+            (Some(keys), Some(key)) => keys.contains(&key),
+            _ => false,
+        }
+    }
+
+    /// Drop every grant of `session_id` (the session closed or its agent exited).
+    pub fn forget_session(&mut self, session_id: &str) {
+        self.by_session.remove(session_id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalises_paths_lexically() {
+        assert_eq!(normalize_path("/p/src/../.git/x"), "/p/.git/x");
+        assert_eq!(normalize_path("/p//a/./b"), "/p/a/b");
+        assert_eq!(normalize_path("/../../etc"), "/etc");
+        assert_eq!(normalize_path("a/../../b"), "../b");
+        assert_eq!(normalize_path("C:\\p\\..\\q"), "C:/q");
+        assert_eq!(normalize_path("C:/.."), "C:");
+    }
+
+    #[test]
+    fn git_components() {
+        assert!(has_git_component("/p/.git/hooks/pre-commit"));
+        assert!(has_git_component("/p/.git"));
+        assert!(has_git_component("C:\\p\\.GIT\\config"));
+        assert!(has_git_component("/p/.git./hooks"));
+        assert!(has_git_component("C:\\p\\.git::$INDEX_ALLOCATION\\hooks"));
+        assert!(has_git_component("C:\\p\\GIT~1\\hooks"));
+        assert!(!has_git_component("/p/.gitignore"));
+        assert!(!has_git_component("/p/.github/workflows/ci.yml"));
+    }
+
+    #[test]
+    fn splits_commands() {
+        assert_eq!(
+            segments("cargo test 2>&1 | tail -n 5 && echo ok; ls"),
+            vec!["cargo test 2>&1", "tail -n 5", "echo ok", "ls"]
+        );
+        assert_eq!(segments("echo $(rm -rf /)"), vec!["echo $", "rm -rf /"]);
+        assert_eq!(strip_prefixes("FOO=1 sudo -E env rm -rf /"), "rm -rf /");
+        assert_eq!(shell_script("bash -lc 'rm -rf /'"), Some("rm -rf /"));
+        assert_eq!(shell_script("/bin/bash --norc -c ls"), Some("ls"));
+        assert_eq!(shell_script("bash script.sh"), None);
+        assert_eq!(basename_form("/usr/bin/rm -rf /"), "rm -rf /");
+        assert_eq!(basename_form("C:\\bin\\rm.EXE -rf"), "rm -rf");
+        assert!(has_file_redirect("echo hi > ~/.bashrc"));
+        assert!(has_file_redirect("echo hi >>out.txt"));
+        assert!(!has_file_redirect("cargo test 2>&1 >/dev/null"));
+        assert!(!has_file_redirect("echo oops >&2"));
+    }
+
+    #[test]
+    fn deny_forms_cover_wrappers_and_shells() {
+        let forms = CommandForms::new("sh -c \"cd /p && /bin/rm -rf .\"")
+            .deny
+            .list;
+        assert!(forms.iter().any(|f| f == "rm -rf ."), "{forms:?}");
+    }
+}
