@@ -1,6 +1,7 @@
 //! The public entry points: [`Host`], [`Agent`], [`Session`].
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -14,7 +15,10 @@ use crate::connection::{self, AgentInfo, AgentShared, Command, HostShared, ReqCt
 use crate::error::{Error, ExitInfo, Result};
 use crate::events::{Event, EventBus, raw_json};
 use crate::permission::PermissionHandler;
-use crate::services::ClientCapabilities;
+use crate::permission::policy::Policy;
+use crate::services::fs::FsLimits;
+use crate::services::terminal::TerminalLimits;
+use crate::services::{ClientCapabilities, FsService, TerminalService};
 use crate::session::SessionView;
 use crate::transport::{AgentSpec, Transport, spawn_agent};
 
@@ -60,6 +64,17 @@ pub struct HostConfig {
     pub wire_events: bool,
     /// Who answers permission requests no rule decided.
     pub permission: PermissionHandler,
+    /// The policy (rules, presets, hard-deny). `None`: the `deny-all` preset without a decider,
+    /// the `ask` preset with one (`PermissionHandler::Decider` or `Manual`). docs/PERMISSIONS.md.
+    pub policy: Option<Policy>,
+    /// Extra sandbox roots for every session, besides its cwd and additional directories.
+    pub roots: Vec<PathBuf>,
+    /// Who serves `fs/*` (built-in sandbox by default).
+    pub fs: FsService,
+    /// Who serves `terminal/*` (built-in terminal manager by default).
+    pub terminal: TerminalService,
+    pub fs_limits: FsLimits,
+    pub terminal_limits: TerminalLimits,
     /// Bytes queued for an agent that stopped reading its stdin before it is killed.
     pub max_outbound_bytes: usize,
     /// Updates buffered while a session is being opened (early updates, load replay) before the
@@ -81,6 +96,12 @@ impl Default for HostConfig {
             stderr_tail_bytes: 64 * 1024,
             wire_events: false,
             permission: PermissionHandler::DenyAll,
+            policy: None,
+            roots: Vec::new(),
+            fs: FsService::Builtin,
+            terminal: TerminalService::Builtin,
+            fs_limits: FsLimits::default(),
+            terminal_limits: TerminalLimits::default(),
             max_outbound_bytes: 64 * 1024 * 1024,
             early_update_limit: 65_536,
         }
@@ -108,6 +129,14 @@ struct HostInner {
 impl Host {
     /// Create a host. Agents are spawned on the ambient tokio runtime.
     pub fn new(config: HostConfig) -> Host {
+        let policy = config
+            .policy
+            .clone()
+            .unwrap_or_else(|| match config.permission {
+                PermissionHandler::DenyAll => Policy::default(),
+                // A built-in preset name cannot fail; if it ever did, fail closed.
+                _ => Policy::preset("ask").unwrap_or_default(),
+            });
         let (bus, rx) = EventBus::new(config.event_capacity, config.events_enabled);
         let (alive_tx, alive_rx) = watch::channel(());
         let shared = Arc::new(HostShared {
@@ -117,6 +146,7 @@ impl Host {
             next_permission: AtomicU64::new(0),
             permissions: Mutex::new(BTreeMap::new()),
             alive: alive_rx,
+            policy,
         });
         Host {
             inner: Arc::new(HostInner {
@@ -146,7 +176,18 @@ impl Host {
 
     /// Capabilities this host advertises (what it actually serves).
     pub fn client_capabilities(&self) -> ClientCapabilities {
-        ClientCapabilities::default()
+        let cfg = &self.inner.shared.config;
+        let fs = !matches!(cfg.fs, FsService::Disabled);
+        ClientCapabilities {
+            read_text_file: fs,
+            write_text_file: fs,
+            terminal: !matches!(cfg.terminal, TerminalService::Disabled),
+        }
+    }
+
+    /// The effective permission policy.
+    pub fn policy(&self) -> &Policy {
+        &self.inner.shared.policy
     }
 
     /// Spawn an agent process and perform the handshake.
@@ -525,6 +566,7 @@ impl Agent {
                 &params,
                 ReqCtx::NewSession {
                     cwd: options.cwd.clone(),
+                    extra: options.additional_directories.clone(),
                 },
                 self.control_timeout(),
             )
@@ -575,6 +617,7 @@ impl Agent {
         let ctx = ReqCtx::OpenSession {
             id: id.clone(),
             cwd: options.cwd.clone(),
+            extra: options.additional_directories.clone(),
             replay,
             origin,
         };
@@ -600,6 +643,7 @@ impl Agent {
                 &params,
                 ReqCtx::ForkSession {
                     cwd: options.cwd.clone(),
+                    extra: options.additional_directories.clone(),
                 },
                 self.control_timeout(),
             )

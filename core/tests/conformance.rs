@@ -25,7 +25,7 @@ fn scenarios_dir() -> PathBuf {
 
 /// The normalised form of one event (CONFORMANCE.md).
 fn normalise(ev: &Event) -> Option<Value> {
-    if ev.kind == EventKind::AgentStderr {
+    if matches!(ev.kind, EventKind::AgentStderr | EventKind::TerminalExited) {
         return None;
     }
     let mut data = ev.data_value();
@@ -213,6 +213,10 @@ async fn every_case_matches_its_expected_trace() {
     let mut failures = Vec::new();
     for case in doc["cases"].as_array().unwrap() {
         let name = case["name"].as_str().unwrap();
+        std::fs::create_dir_all(&cwd).unwrap();
+        for (file, content) in doc["files"].as_object().unwrap() {
+            std::fs::write(PathBuf::from(&cwd).join(file), content.as_str().unwrap()).unwrap();
+        }
         let trace = run_case(case, &cwd).await;
         let path = scenarios_dir()
             .join("conformance/expected")

@@ -5,6 +5,7 @@
 //! and answered from spawned tasks, so the actor never awaits the embedder. Agent death fails
 //! every pending call at once with [`Error::AgentExited`].
 
+mod inbound;
 mod io;
 mod state;
 
@@ -25,11 +26,13 @@ pub use state::{AgentInfo, PROTOCOL_VERSION};
 use crate::error::{Error, ExitInfo, Result};
 use crate::events::{EventBus, EventKind, PendingEvent, raw_json};
 use crate::host::HostConfig;
+use crate::permission::policy::{Grants, Subject, Verdict};
 use crate::permission::{
     DecidedBy, Outcome, PermissionHandler, PermissionOption, PermissionRequest, Settled,
-    deny_outcome, parse_options,
+    allow_outcome, deny_outcome, parse_options,
 };
 use crate::services::ClientCapabilities;
+use crate::services::terminal::TerminalManager;
 use crate::session::SessionView;
 use crate::transport::{AgentProcess, Transport};
 use crate::wire::message::{self, Incoming, RawId, RpcError, codes};
@@ -45,6 +48,8 @@ pub(crate) struct HostShared {
     pub permissions: Mutex<BTreeMap<u64, (u64, bool)>>,
     /// Dropped when the host goes away: every actor then shuts its agent down.
     pub alive: watch::Receiver<()>,
+    /// The effective policy (configured, or the preset implied by the permission handler).
+    pub policy: crate::permission::policy::Policy,
 }
 
 const PERMISSION_MEMORY: usize = 8192;
@@ -69,17 +74,20 @@ pub(crate) enum ReqCtx {
     Initialize,
     NewSession {
         cwd: String,
+        extra: Vec<String>,
     },
     /// load (`replay` = true) or resume, for a known session id.
     OpenSession {
         id: Arc<str>,
         cwd: String,
+        extra: Vec<String>,
         replay: bool,
         origin: &'static str,
     },
     #[cfg_attr(not(feature = "unstable-session-fork"), allow(dead_code))]
     ForkSession {
         cwd: String,
+        extra: Vec<String>,
     },
     Prompt {
         session: Arc<str>,
@@ -141,6 +149,14 @@ enum Completion {
     },
     PermissionTimeout(u64),
     WriterDone(std::result::Result<(), String>),
+    /// A served fs/terminal request finished.
+    Served(Box<inbound::ServedResult>),
+    /// A terminal's command exited.
+    TerminalExited {
+        session: Arc<str>,
+        terminal_id: String,
+        exit: Option<crate::services::terminal::TerminalExit>,
+    },
     ExitGraceElapsed,
 }
 
@@ -160,6 +176,10 @@ struct PermEntry {
     settled: watch::Sender<bool>,
     /// The running decider, dropped once the request is resolved by anyone.
     decider: Option<tokio::task::AbortHandle>,
+    /// What the policy matched against (for session grants).
+    subject: Subject,
+    /// The rule that decided, reported in `permission_resolved`.
+    rule: Option<String>,
 }
 
 #[derive(Debug)]
@@ -263,6 +283,9 @@ pub(crate) fn start(
         gone: None,
         shutdown_error: None,
         outbox: Mutex::new(Vec::new()),
+        grants: Grants::default(),
+        served: HashSet::new(),
+        terminals: TerminalManager::new(host.config.terminal_limits),
     };
     tokio::spawn(actor.run(cmd_rx, reader_rx, done_rx));
     cmd_tx
@@ -296,6 +319,13 @@ struct Actor {
     gone: Option<Gone>,
     shutdown_error: Option<Value>,
     outbox: Mutex<Vec<PendingEvent>>,
+    /// In-memory session grants (`allow_always` answers); they die with the session.
+    grants: Grants,
+    /// fs/terminal requests being served (the agent's request ids): answered once their task
+    /// reports back, or `-32800` if the agent withdraws them first.
+    served: HashSet<RawId>,
+    /// This agent's terminals; all killed when a session closes or the agent goes away.
+    terminals: TerminalManager,
 }
 
 impl Actor {
@@ -534,7 +564,11 @@ impl Actor {
         match ctx {
             ReqCtx::NewSession { .. } | ReqCtx::ForkSession { .. } => self.pending_new += 1,
             ReqCtx::OpenSession {
-                id, cwd, replay, ..
+                id,
+                cwd,
+                extra,
+                replay,
+                ..
             } => {
                 if let Some(existing) = self.sessions.get(id) {
                     if matches!(existing.status, SessionStatus::Opening { .. }) {
@@ -545,6 +579,9 @@ impl Actor {
                     }
                 }
                 let view = Arc::new(Mutex::new(SessionView::new(id, Some(cwd.clone()))));
+                if let Ok(mut v) = view.lock() {
+                    v.additional_directories = extra.clone();
+                }
                 self.sessions.insert(
                     id.clone(),
                     SessionEntry {
@@ -729,6 +766,9 @@ impl Actor {
                     .iter()
                     .find(|(_, p)| p.raw_id.to_value() == target)
                     .map(|(&id, _)| id);
+                if found.is_none() && self.withdraw_served(&target).await {
+                    return;
+                }
                 if let Some(perm) = found {
                     // Exactly one response: -32800 for the withdrawn request.
                     if let Some(entry) = self.perms.get(&perm) {
@@ -762,7 +802,7 @@ impl Actor {
     }
 
     async fn on_request(&mut self, id: RawId, method: Box<str>, params: Option<Box<RawValue>>) {
-        if self.perms.values().any(|p| p.raw_id == id) {
+        if self.perms.values().any(|p| p.raw_id == id) || self.served.contains(&id) {
             self.protocol_error(
                 "duplicate_request_id",
                 format!(
@@ -776,11 +816,7 @@ impl Actor {
         }
         match &*method {
             "session/request_permission" => self.on_permission_request(id, params).await,
-            m if self.caps.serves(m) => {
-                // Seam for the fs/terminal services; not reachable while nothing is served.
-                self.respond_error(&id, codes::METHOD_NOT_FOUND, "method not found")
-                    .await;
-            }
+            m if self.caps.serves(m) => self.on_service_request(id, method, params).await,
             _ => {
                 self.respond_error(
                     &id,
@@ -873,7 +909,7 @@ impl Actor {
                     .await;
                 Ok(raw)
             }
-            ReqCtx::NewSession { cwd } | ReqCtx::ForkSession { cwd } => {
+            ReqCtx::NewSession { cwd, extra } | ReqCtx::ForkSession { cwd, extra } => {
                 self.pending_new = self.pending_new.saturating_sub(1);
                 let origin = if method == "session/fork" {
                     "fork"
@@ -892,6 +928,9 @@ impl Actor {
                     )));
                 };
                 let view = Arc::new(Mutex::new(SessionView::new(&id, Some(cwd))));
+                if let Ok(mut v) = view.lock() {
+                    v.additional_directories = extra;
+                }
                 if let Ok(mut v) = view.lock() {
                     v.apply_open_result(&value);
                 }
@@ -1128,6 +1167,11 @@ impl Actor {
             self.resolve_permission(perm, Outcome::Cancelled, DecidedBy::Cancelled)
                 .await;
         }
+        // The session's terminals die with it; its grants are forgotten.
+        self.grants.forget_session(id);
+        let terminals = self.terminals.clone();
+        let sid = id.to_string();
+        tokio::spawn(async move { terminals.release_session(&sid).await });
         if let Some(entry) = self.sessions.remove(id)
             && let Ok(mut v) = entry.view.lock()
         {
@@ -1213,6 +1257,8 @@ impl Actor {
                 options: options.clone(),
                 settled: settled_tx,
                 decider: None,
+                subject: Subject::from_tool_call(&tool_call),
+                rule: None,
             },
         );
         self.host.note_permission(perm, self.agent, false);
@@ -1234,16 +1280,41 @@ impl Actor {
                 .await;
             return;
         }
-        if options.is_empty() {
-            let outcome = deny_outcome(&options, false);
-            self.resolve_permission(perm, outcome, DecidedBy::Rule)
+        // 1. hard-deny rules, 2. allow rules and session grants, 3. the host — fail closed.
+        let subject = self
+            .perms
+            .get(&perm)
+            .map(|p| p.subject.clone())
+            .unwrap_or_default();
+        match self.host.policy.evaluate(&subject) {
+            Verdict::Deny { rule } => {
+                let outcome = deny_outcome(&options, false);
+                self.resolve_permission_with(perm, outcome, DecidedBy::Rule, Some(rule))
+                    .await;
+                return;
+            }
+            Verdict::Allow { rule } => {
+                let outcome =
+                    allow_outcome(&options).unwrap_or_else(|| deny_outcome(&options, false));
+                self.resolve_permission_with(perm, outcome, DecidedBy::Rule, Some(rule))
+                    .await;
+                return;
+            }
+            Verdict::Ask => {}
+        }
+        if self.grants.is_granted(&session, &subject)
+            && let Some(outcome) = allow_outcome(&options)
+        {
+            let key = Grants::key(&subject);
+            self.resolve_permission_with(perm, outcome, DecidedBy::Grant, key)
                 .await;
             return;
         }
         match &self.host.config.permission {
             PermissionHandler::DenyAll => {
                 let outcome = deny_outcome(&options, false);
-                self.resolve_permission(perm, outcome, DecidedBy::Rule)
+                let rule = Some("no permission decider (deny-all)".to_owned());
+                self.resolve_permission_with(perm, outcome, DecidedBy::Rule, rule)
                     .await;
                 return;
             }
@@ -1297,6 +1368,15 @@ impl Actor {
         };
         match answer {
             Ok(Some(option)) if entry.options.iter().any(|o| o.option_id == option) => {
+                let always = entry
+                    .options
+                    .iter()
+                    .any(|o| o.option_id == option && o.kind == "allow_always");
+                if always {
+                    // Remembered for this session only, in memory (docs/PERMISSIONS.md).
+                    let (session, subject) = (entry.session.clone(), entry.subject.clone());
+                    self.grants.grant(&session, &subject);
+                }
                 self.resolve_permission(perm, Outcome::Selected(option), DecidedBy::Host)
                     .await;
                 Ok(())
@@ -1327,9 +1407,20 @@ impl Actor {
 
     /// Answer the agent and report the resolution (exactly once per request).
     async fn resolve_permission(&mut self, perm: u64, outcome: Outcome, by: DecidedBy) {
-        let Some(entry) = self.perms.get(&perm) else {
+        self.resolve_permission_with(perm, outcome, by, None).await;
+    }
+
+    async fn resolve_permission_with(
+        &mut self,
+        perm: u64,
+        outcome: Outcome,
+        by: DecidedBy,
+        rule: Option<String>,
+    ) {
+        let Some(entry) = self.perms.get_mut(&perm) else {
             return;
         };
+        entry.rule = rule;
         let raw_id = entry.raw_id.clone();
         let result = serde_json::json!({ "outcome": outcome.to_json() });
         self.respond_result(&raw_id, &result).await;
@@ -1351,6 +1442,9 @@ impl Actor {
             "sessionId": &*entry.session,
             "decidedBy": by,
         });
+        if let Some(rule) = &entry.rule {
+            data["rule"] = Value::from(rule.clone());
+        }
         match &outcome {
             Some(o) => {
                 data["outcome"] = o.to_json();
@@ -1415,6 +1509,23 @@ impl Actor {
                     self.resolve_permission(perm, outcome, DecidedBy::Timeout)
                         .await;
                 }
+            }
+            Completion::Served(done) => self.on_served(*done).await,
+            Completion::TerminalExited {
+                session,
+                terminal_id,
+                exit,
+            } => {
+                let data = serde_json::json!({
+                    "terminalId": terminal_id,
+                    "exitCode": exit.as_ref().and_then(|e| e.exit_code),
+                    "signal": exit.as_ref().and_then(|e| e.signal.clone()),
+                });
+                self.emit(
+                    self.event(EventKind::TerminalExited, raw_json(&data))
+                        .session(Some(session)),
+                )
+                .await;
             }
             Completion::WriterDone(res) => {
                 if let Err(e) = res {
@@ -1521,6 +1632,9 @@ impl Actor {
                 }
             }
         }
+        // Nobody is left to answer served requests; every terminal is killed.
+        self.served.clear();
+        self.terminals.release_all().await;
         // 2. pending permission requests resolve as disconnected (nobody left to answer)
         let perms: Vec<u64> = self.perms.keys().copied().collect();
         for perm in sorted(perms) {

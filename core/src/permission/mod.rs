@@ -165,6 +165,17 @@ pub(crate) fn deny_outcome(options: &[PermissionOption], after_cancel: bool) -> 
         .unwrap_or(Outcome::Cancelled)
 }
 
+/// The answer that allows: the `allow_once` option, else `allow_always`; `None` if the agent offered
+/// no way to allow (then the request is denied).
+pub(crate) fn allow_outcome(options: &[PermissionOption]) -> Option<Outcome> {
+    ["allow_once", "allow_always"].iter().find_map(|kind| {
+        options
+            .iter()
+            .find(|o| o.kind == *kind)
+            .map(|o| Outcome::Selected(o.option_id.clone()))
+    })
+}
+
 /// Parse the `options` array tolerantly: entries without an `optionId` are skipped.
 pub(crate) fn parse_options(v: Option<&Value>) -> Vec<PermissionOption> {
     let Some(Value::Array(items)) = v else {

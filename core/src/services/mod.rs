@@ -1,12 +1,17 @@
 //! Client-side services the agent calls (`fs/*`, `terminal/*`).
 //!
-//! Not served yet: the host advertises `fs.readTextFile = fs.writeTextFile = terminal = false` in
-//! `initialize` and answers any such request with `-32601` (method not found). The sandboxed fs
-//! service and the terminal manager plug in here; [`ClientCapabilities`] is computed from what is
-//! actually served so the handshake never over-promises.
+//! Built in: [`fs`] (confined to the session's roots with cap-std) and [`terminal`] (commands in
+//! their own process group). Either can be routed to the embedder instead ([`FsService::Embedder`],
+//! [`TerminalService::Embedder`]) — an IDE serves unsaved buffers — and the sandbox roots and the
+//! policy's hard-deny rules apply either way, before the embedder is asked. [`ClientCapabilities`]
+//! is computed from what is configured, so the handshake never over-promises.
 
 pub mod fs;
 pub mod terminal;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -34,5 +39,98 @@ impl ClientCapabilities {
             m if m.starts_with("terminal/") => self.terminal,
             _ => false,
         }
+    }
+}
+
+/// A JSON-RPC error for the agent, from an embedder's service handler.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServiceError {
+    pub code: i64,
+    pub message: String,
+    pub data: Option<Value>,
+}
+
+impl ServiceError {
+    pub fn new(code: i64, message: impl Into<String>) -> Self {
+        ServiceError {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+}
+
+/// Boxed future returned by embedder service handlers.
+pub type ServiceFuture<T> = Pin<Box<dyn Future<Output = Result<T, ServiceError>> + Send>>;
+
+/// `fs/read_text_file` as handed to an embedder (path already checked against roots and rules).
+#[derive(Debug, Clone)]
+pub struct FsRead {
+    pub session_id: String,
+    pub path: String,
+    pub line: Option<u32>,
+    pub limit: Option<u32>,
+}
+
+/// `fs/write_text_file` as handed to an embedder (path already checked against roots and rules).
+#[derive(Debug, Clone)]
+pub struct FsWrite {
+    pub session_id: String,
+    pub path: String,
+    pub content: String,
+}
+
+/// An embedder serving `fs/*` (e.g. an editor with unsaved buffers).
+pub trait FsHandler: Send + Sync + 'static {
+    fn read_text_file(&self, request: FsRead) -> ServiceFuture<String>;
+    fn write_text_file(&self, request: FsWrite) -> ServiceFuture<()>;
+}
+
+/// An embedder serving `terminal/*` (e.g. an IDE's own terminal panel). `terminal/create` reaches it
+/// only after its command and cwd passed the roots and the policy; the other methods are passed on
+/// as they come (`params` is the request's params object; the result is sent back verbatim).
+pub trait TerminalHandler: Send + Sync + 'static {
+    fn handle(&self, method: &str, params: Value) -> ServiceFuture<Value>;
+}
+
+/// Who serves `fs/*`.
+#[derive(Clone, Default)]
+pub enum FsService {
+    /// The sandboxed built-in service (default).
+    #[default]
+    Builtin,
+    Embedder(Arc<dyn FsHandler>),
+    /// Not served: not advertised, answered `-32601`.
+    Disabled,
+}
+
+/// Who serves `terminal/*`.
+#[derive(Clone, Default)]
+pub enum TerminalService {
+    /// The built-in terminal manager (default).
+    #[default]
+    Builtin,
+    Embedder(Arc<dyn TerminalHandler>),
+    /// Not served: not advertised, answered `-32601`.
+    Disabled,
+}
+
+impl std::fmt::Debug for FsService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            FsService::Builtin => "Builtin",
+            FsService::Embedder(_) => "Embedder(..)",
+            FsService::Disabled => "Disabled",
+        })
+    }
+}
+
+impl std::fmt::Debug for TerminalService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TerminalService::Builtin => "Builtin",
+            TerminalService::Embedder(_) => "Embedder(..)",
+            TerminalService::Disabled => "Disabled",
+        })
     }
 }

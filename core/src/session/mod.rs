@@ -12,6 +12,8 @@ use serde_json::{Map, Value};
 pub struct SessionView {
     pub session_id: String,
     pub cwd: Option<String>,
+    /// `additionalDirectories` the session was opened with (also sandbox roots).
+    pub additional_directories: Vec<String>,
     /// False once the session was closed, deleted, or its agent exited.
     pub open: bool,
     /// The legacy `modes` state (`{currentModeId, availableModes}`), kept current by

@@ -127,13 +127,11 @@ impl Interner {
 fn update_kind<'a>(update: &'a RawValue) -> Result<std::borrow::Cow<'a, str>, String> {
     const PREFIX: &str = "{\"sessionUpdate\":\"";
     let text = update.get();
-    if let Some(rest) = text.strip_prefix(PREFIX) {
-        if let Some(end) = rest.find('"') {
-            let kind = &rest[..end];
-            if !kind.contains('\\') {
-                return Ok(std::borrow::Cow::Borrowed(kind));
-            }
-        }
+    if let Some(rest) = text.strip_prefix(PREFIX)
+        && let Some(end) = rest.find('"')
+        && !rest[..end].contains('\\')
+    {
+        return Ok(std::borrow::Cow::Borrowed(&rest[..end]));
     }
     serde_json::from_str::<UpdateHead<'_>>(text)
         .map(|h| h.session_update)

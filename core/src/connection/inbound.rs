@@ -1,0 +1,545 @@
+//! Requests the agent makes of the host (`fs/*`, `terminal/*`): checked in the actor against the
+//! session's roots and the policy (synchronous, in wire order), then served by the built-in
+//! services or the embedder from spawned tasks, so the actor never waits on a disk, a process or
+//! the embedder. Every call is reported as an event.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::{Actor, Completion};
+use crate::events::{EventKind, raw_json};
+use crate::permission::policy::{Subject, Verdict};
+use crate::services::fs::{self, FsError};
+use crate::services::terminal::{CreateTerminal, TerminalError};
+use crate::services::{FsRead, FsService, FsWrite, ServiceError, TerminalService};
+use crate::wire::message::{RawId, codes};
+
+/// What a service task reports back.
+#[derive(Debug)]
+pub(super) struct ServedResult {
+    pub id: RawId,
+    pub session: Arc<str>,
+    pub result: Result<Value, ServiceError>,
+    /// The event describing the call (emitted when the answer is sent).
+    pub event: Option<(EventKind, Value)>,
+    /// For a created terminal: watch its exit to report `terminal_exited`.
+    pub new_terminal: Option<String>,
+}
+
+fn invalid(message: impl Into<String>) -> ServiceError {
+    ServiceError::new(codes::INVALID_PARAMS, message)
+}
+
+fn denied(rule: &str) -> ServiceError {
+    ServiceError {
+        code: codes::INVALID_PARAMS,
+        message: format!("denied by the host's policy: {rule}"),
+        data: Some(serde_json::json!({ "reason": "denied", "rule": rule })),
+    }
+}
+
+fn fs_error(e: &FsError) -> ServiceError {
+    let (code, message, data) = e.to_rpc();
+    ServiceError {
+        code,
+        message,
+        data,
+    }
+}
+
+fn terminal_error(e: &TerminalError) -> ServiceError {
+    let code = match e {
+        TerminalError::NotFound(_) => codes::RESOURCE_NOT_FOUND,
+        TerminalError::SpawnFailed { .. } | TerminalError::TooMany(_) => codes::INTERNAL_ERROR,
+    };
+    ServiceError {
+        code,
+        message: e.to_string(),
+        data: Some(serde_json::json!({ "reason": e.kind() })),
+    }
+}
+
+/// The policy's answer for an fs/terminal operation: only an explicit allow lets it through (an
+/// `ask` verdict has nobody to ask for a request that is already on the wire: fail closed).
+fn check(policy_verdict: Verdict) -> Result<(), String> {
+    match policy_verdict {
+        Verdict::Allow { .. } => Ok(()),
+        Verdict::Deny { rule } => Err(rule),
+        Verdict::Ask => Err("operation needs approval (policy says ask)".to_owned()),
+    }
+}
+
+fn str_param<'a>(params: &'a Value, key: &str) -> Result<&'a str, ServiceError> {
+    params
+        .get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| invalid(format!("missing `{key}`")))
+}
+
+fn u32_param(params: &Value, key: &str) -> Option<u32> {
+    params
+        .get(key)
+        .and_then(Value::as_u64)
+        .map(|n| u32::try_from(n).unwrap_or(u32::MAX))
+}
+
+impl Actor {
+    /// Sandbox roots of a session: its cwd, its additional directories, the host's roots.
+    fn roots(&self, session: &str) -> Option<Vec<PathBuf>> {
+        let entry = self.sessions.get(session)?;
+        let view = entry.view.lock().ok()?;
+        let mut roots: Vec<PathBuf> = view.cwd.iter().map(PathBuf::from).collect();
+        roots.extend(view.additional_directories.iter().map(PathBuf::from));
+        roots.extend(self.host.config.roots.iter().cloned());
+        Some(roots)
+    }
+
+    fn session_cwd(&self, session: &str) -> Option<PathBuf> {
+        let entry = self.sessions.get(session)?;
+        let view = entry.view.lock().ok()?;
+        view.cwd.as_ref().map(PathBuf::from)
+    }
+
+    pub(super) async fn on_service_request(
+        &mut self,
+        id: RawId,
+        method: Box<str>,
+        params: Option<Box<RawValue>>,
+    ) {
+        let params: Value = params
+            .as_deref()
+            .and_then(|p| serde_json::from_str(p.get()).ok())
+            .unwrap_or(Value::Null);
+        let session = params
+            .get("sessionId")
+            .and_then(Value::as_str)
+            .map(Arc::<str>::from);
+        let Some(session) = session.filter(|s| self.sessions.contains_key(&**s)) else {
+            let err = invalid("unknown or missing sessionId");
+            self.answer(&id, Err(err)).await;
+            return;
+        };
+        let started = match &*method {
+            "fs/read_text_file" => self.fs_read(&id, &session, &params),
+            "fs/write_text_file" => self.fs_write(&id, &session, &params),
+            "terminal/create" => self.terminal_create(&id, &session, &params),
+            m => self.terminal_other(&id, &session, m, params.clone()),
+        };
+        match started {
+            Ok(()) => {
+                self.served.insert(id);
+            }
+            Err((err, event)) => {
+                if let Some((kind, data)) = event {
+                    self.emit(self.event(kind, raw_json(&data)).session(Some(session)))
+                        .await;
+                }
+                self.answer(&id, Err(err)).await;
+            }
+        }
+    }
+
+    /// Send the answer for a served request.
+    pub(super) async fn answer(&mut self, id: &RawId, result: Result<Value, ServiceError>) {
+        match result {
+            Ok(v) => self.respond_result(id, &v).await,
+            Err(e) => {
+                let err = crate::wire::RpcError {
+                    code: e.code,
+                    message: e.message,
+                    data: e.data,
+                };
+                self.write(crate::wire::message::error_line(id, &err)).await;
+            }
+        }
+    }
+
+    fn spawn_served<F>(&self, id: &RawId, session: &Arc<str>, work: F)
+    where
+        F: std::future::Future<
+                Output = (
+                    Result<Value, ServiceError>,
+                    Option<(EventKind, Value)>,
+                    Option<String>,
+                ),
+            > + Send
+            + 'static,
+    {
+        let tx = self.done_tx.clone();
+        let (id, session) = (id.clone(), session.clone());
+        tokio::spawn(async move {
+            let (result, event, new_terminal) = work.await;
+            let _ = tx.send(Completion::Served(Box::new(ServedResult {
+                id,
+                session,
+                result,
+                event,
+                new_terminal,
+            })));
+        });
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn fs_read(
+        &mut self,
+        id: &RawId,
+        session: &Arc<str>,
+        params: &Value,
+    ) -> Result<(), (ServiceError, Option<(EventKind, Value)>)> {
+        let path = str_param(params, "path").map_err(|e| (e, None))?.to_owned();
+        let (line, limit) = (u32_param(params, "line"), u32_param(params, "limit"));
+        let base = serde_json::json!({ "path": path, "line": line, "limit": limit });
+        let report =
+            move |outcome: &str, extra: Value| (EventKind::FsRead, with(&base, outcome, extra));
+        let roots = self.roots(session).unwrap_or_default();
+        if let Err(e) = fs::locate(&roots, &path) {
+            let ev = report(e.kind(), serde_json::json!({ "error": e.to_string() }));
+            return Err((fs_error(&e), Some(ev)));
+        }
+        if let Err(rule) = check(self.host.policy.evaluate(&Subject::read(&path))) {
+            let ev = report("denied", serde_json::json!({ "rule": rule }));
+            return Err((denied(&rule), Some(ev)));
+        }
+        let limits = self.host.config.fs_limits;
+        let service = self.host.config.fs.clone();
+        let session_id = session.to_string();
+        self.spawn_served(id, session, async move {
+            let result = match service {
+                FsService::Embedder(handler) => {
+                    let req = FsRead {
+                        session_id,
+                        path: path.clone(),
+                        line,
+                        limit,
+                    };
+                    match handler.read_text_file(req).await {
+                        Ok(text) if text.len() as u64 > limits.max_read_bytes => {
+                            Err(fs_error(&FsError::TooLarge {
+                                path: path.clone(),
+                                size: text.len() as u64,
+                                limit: limits.max_read_bytes,
+                            }))
+                        }
+                        other => other,
+                    }
+                }
+                _ => fs::read_text_file(&roots, &path, line, limit, &limits)
+                    .await
+                    .map_err(|e| fs_error(&e)),
+            };
+            let event = match &result {
+                Ok(text) => report("ok", serde_json::json!({ "bytes": text.len() })),
+                Err(e) => report(&outcome_of(e), serde_json::json!({ "error": e.message })),
+            };
+            (
+                result.map(|content| serde_json::json!({ "content": content })),
+                Some(event),
+                None,
+            )
+        });
+        Ok(())
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn fs_write(
+        &mut self,
+        id: &RawId,
+        session: &Arc<str>,
+        params: &Value,
+    ) -> Result<(), (ServiceError, Option<(EventKind, Value)>)> {
+        let path = str_param(params, "path").map_err(|e| (e, None))?.to_owned();
+        let content = str_param(params, "content")
+            .map_err(|e| (e, None))?
+            .to_owned();
+        let bytes = content.len();
+        let base = serde_json::json!({ "path": path, "bytes": bytes });
+        let report =
+            move |outcome: &str, extra: Value| (EventKind::FsWrite, with(&base, outcome, extra));
+        let roots = self.roots(session).unwrap_or_default();
+        if let Err(e) = fs::locate(&roots, &path) {
+            let ev = report(e.kind(), serde_json::json!({ "error": e.to_string() }));
+            return Err((fs_error(&e), Some(ev)));
+        }
+        if let Err(rule) = check(self.host.policy.evaluate(&Subject::write(&path))) {
+            let ev = report("denied", serde_json::json!({ "rule": rule }));
+            return Err((denied(&rule), Some(ev)));
+        }
+        let limits = self.host.config.fs_limits;
+        if bytes as u64 > limits.max_write_bytes {
+            let e = FsError::TooLarge {
+                path: path.clone(),
+                size: bytes as u64,
+                limit: limits.max_write_bytes,
+            };
+            let ev = report(e.kind(), serde_json::json!({ "error": e.to_string() }));
+            return Err((fs_error(&e), Some(ev)));
+        }
+        let service = self.host.config.fs.clone();
+        let session_id = session.to_string();
+        self.spawn_served(id, session, async move {
+            let result = match service {
+                FsService::Embedder(handler) => {
+                    let req = FsWrite {
+                        session_id,
+                        path: path.clone(),
+                        content,
+                    };
+                    handler.write_text_file(req).await
+                }
+                _ => fs::write_text_file(&roots, &path, &content, &limits)
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| fs_error(&e)),
+            };
+            let event = match &result {
+                Ok(()) => report("ok", Value::Null),
+                Err(e) => report(&outcome_of(e), serde_json::json!({ "error": e.message })),
+            };
+            (result.map(|()| serde_json::json!({})), Some(event), None)
+        });
+        Ok(())
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn terminal_create(
+        &mut self,
+        id: &RawId,
+        session: &Arc<str>,
+        params: &Value,
+    ) -> Result<(), (ServiceError, Option<(EventKind, Value)>)> {
+        let command = str_param(params, "command")
+            .map_err(|e| (e, None))?
+            .to_owned();
+        let args: Vec<String> = match params.get("args") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(a)) if a.iter().all(Value::is_string) => a
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+            Some(_) => return Err((invalid("`args` must be an array of strings"), None)),
+        };
+        let env: Vec<(String, String)> = match params.get("env") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(a)) => a
+                .iter()
+                .filter_map(|e| {
+                    Some((
+                        e.get("name")?.as_str()?.to_owned(),
+                        e.get("value")?.as_str()?.to_owned(),
+                    ))
+                })
+                .collect(),
+            Some(_) => return Err((invalid("`env` must be an array of {name, value}"), None)),
+        };
+        let output_byte_limit = params.get("outputByteLimit").and_then(Value::as_u64);
+        let roots = self.roots(session).unwrap_or_default();
+        let cwd = match params.get("cwd").and_then(Value::as_str) {
+            Some(c) => PathBuf::from(c),
+            None => self.session_cwd(session).unwrap_or_default(),
+        };
+        let base =
+            serde_json::json!({ "command": command, "args": args, "cwd": cwd.to_string_lossy() });
+        let report = move |outcome: &str, extra: Value| {
+            (EventKind::TerminalCreated, with(&base, outcome, extra))
+        };
+        if let Err(e) = fs::locate(&roots, &cwd.to_string_lossy()) {
+            let ev = report(e.kind(), serde_json::json!({ "error": e.to_string() }));
+            return Err((fs_error(&e), Some(ev)));
+        }
+        if let Err(rule) = check(
+            self.host
+                .policy
+                .evaluate(&Subject::execute(&command, &args)),
+        ) {
+            let ev = report("denied", serde_json::json!({ "rule": rule }));
+            return Err((denied(&rule), Some(ev)));
+        }
+        let service = self.host.config.terminal.clone();
+        let terminals = self.terminals.clone();
+        let session_id = session.to_string();
+        let raw_params = params.clone();
+        self.spawn_served(id, session, async move {
+            let result = match service {
+                TerminalService::Embedder(handler) => {
+                    handler.handle("terminal/create", raw_params).await
+                }
+                _ => {
+                    let req = CreateTerminal {
+                        session_id,
+                        command: command.clone(),
+                        args: args.clone(),
+                        env,
+                        cwd: cwd.clone(),
+                        output_byte_limit,
+                    };
+                    terminals
+                        .create(req)
+                        .map(|t| serde_json::json!({ "terminalId": t }))
+                        .map_err(|e| terminal_error(&e))
+                }
+            };
+            let (event, new_terminal) = match &result {
+                Ok(v) => {
+                    let tid = v
+                        .get("terminalId")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned);
+                    (report("ok", serde_json::json!({ "terminalId": tid })), tid)
+                }
+                Err(e) => (
+                    report("error", serde_json::json!({ "error": e.message })),
+                    None,
+                ),
+            };
+            (result, Some(event), new_terminal)
+        });
+        Ok(())
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn terminal_other(
+        &mut self,
+        id: &RawId,
+        session: &Arc<str>,
+        method: &str,
+        params: Value,
+    ) -> Result<(), (ServiceError, Option<(EventKind, Value)>)> {
+        let terminal_id = str_param(&params, "terminalId")
+            .map_err(|e| (e, None))?
+            .to_owned();
+        let method = method.to_owned();
+        let service = self.host.config.terminal.clone();
+        let terminals = self.terminals.clone();
+        let session_id = session.to_string();
+        self.spawn_served(id, session, async move {
+            if let TerminalService::Embedder(handler) = service {
+                return (handler.handle(&method, params).await, None, None);
+            }
+            let result = match method.as_str() {
+                "terminal/output" => terminals.output(&session_id, &terminal_id).map(|o| {
+                    let mut v = serde_json::json!({ "output": o.output, "truncated": o.truncated });
+                    if let Some(exit) = o.exit_status {
+                        v["exitStatus"] = serde_json::to_value(exit).unwrap_or(Value::Null);
+                    }
+                    v
+                }),
+                "terminal/wait_for_exit" => terminals
+                    .wait_for_exit(&session_id, &terminal_id)
+                    .await
+                    .map(|e| serde_json::to_value(e).unwrap_or(Value::Null)),
+                "terminal/kill" => terminals
+                    .kill(&session_id, &terminal_id)
+                    .await
+                    .map(|()| serde_json::json!({})),
+                "terminal/release" => terminals
+                    .release(&session_id, &terminal_id)
+                    .await
+                    .map(|()| serde_json::json!({})),
+                other => {
+                    return (
+                        Err(ServiceError::new(
+                            codes::METHOD_NOT_FOUND,
+                            format!("method not found: {other}"),
+                        )),
+                        None,
+                        None,
+                    );
+                }
+            };
+            (result.map_err(|e| terminal_error(&e)), None, None)
+        });
+        Ok(())
+    }
+
+    /// A service task finished: answer the agent (unless it withdrew the request) and report.
+    pub(super) async fn on_served(&mut self, done: ServedResult) {
+        let ServedResult {
+            id,
+            session,
+            result,
+            event,
+            new_terminal,
+        } = done;
+        let withdrawn = !self.served.remove(&id);
+        if let Some(tid) = &new_terminal {
+            self.watch_terminal(&session, tid);
+        }
+        if let Some((kind, data)) = event {
+            self.emit(self.event(kind, raw_json(&data)).session(Some(session)))
+                .await;
+        }
+        if !withdrawn && self.gone.is_none() {
+            self.answer(&id, result).await;
+        }
+    }
+
+    fn watch_terminal(&self, session: &Arc<str>, terminal_id: &str) {
+        let Some(mut rx) = self.terminals.exit_notifier(terminal_id) else {
+            return;
+        };
+        let tx = self.done_tx.clone();
+        let (session, terminal_id) = (session.clone(), terminal_id.to_owned());
+        tokio::spawn(async move {
+            let exit = match rx.wait_for(Option::is_some).await {
+                Ok(v) => v.clone(),
+                Err(_) => None,
+            };
+            let _ = tx.send(Completion::TerminalExited {
+                session,
+                terminal_id,
+                exit,
+            });
+        });
+    }
+
+    /// The agent withdrew a served request (`$/cancel_request`): answer `-32800` now; the task's
+    /// late result is dropped. Returns whether `id` was a served request.
+    pub(super) async fn withdraw_served(&mut self, target: &Value) -> bool {
+        let found = self
+            .served
+            .iter()
+            .find(|k| &k.to_value() == target)
+            .cloned();
+        let Some(id) = found else { return false };
+        self.served.remove(&id);
+        self.answer(
+            &id,
+            Err(ServiceError::new(
+                codes::REQUEST_CANCELLED,
+                "request cancelled",
+            )),
+        )
+        .await;
+        true
+    }
+}
+
+/// Event data: `base` plus `outcome` plus the fields of `extra`.
+fn with(base: &Value, outcome: &str, extra: Value) -> Value {
+    let mut d = base.clone();
+    d["outcome"] = Value::from(outcome);
+    if let (Value::Object(d), Value::Object(e)) = (&mut d, extra) {
+        d.extend(e);
+    }
+    d
+}
+
+/// Event `outcome` for a failed service call: the fs error kind when known, else `error`.
+fn outcome_of(e: &ServiceError) -> String {
+    e.data
+        .as_ref()
+        .and_then(|d| d.get("reason"))
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .unwrap_or_else(|| {
+            if e.code == codes::RESOURCE_NOT_FOUND {
+                "not_found".into()
+            } else {
+                "error".into()
+            }
+        })
+}
