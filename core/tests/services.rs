@@ -319,3 +319,155 @@ async fn closing_the_session_kills_its_terminals() {
     }
     agent.shutdown().await;
 }
+
+/// An editor serving fs from its buffers, recording what reached it.
+struct Editor {
+    calls: std::sync::Mutex<Vec<String>>,
+}
+
+impl acp_host::services::FsHandler for Editor {
+    fn read_text_file(
+        &self,
+        r: acp_host::services::FsRead,
+    ) -> acp_host::services::ServiceFuture<String> {
+        self.calls.lock().unwrap().push(format!("read {}", r.path));
+        Box::pin(async { Ok("unsaved buffer\n".to_owned()) })
+    }
+    fn write_text_file(
+        &self,
+        w: acp_host::services::FsWrite,
+    ) -> acp_host::services::ServiceFuture<()> {
+        self.calls
+            .lock()
+            .unwrap()
+            .push(format!("write {} {}", w.path, w.content));
+        Box::pin(async { Ok(()) })
+    }
+}
+
+impl acp_host::services::TerminalHandler for Editor {
+    fn handle(&self, method: &str, params: Value) -> acp_host::services::ServiceFuture<Value> {
+        self.calls.lock().unwrap().push(format!(
+            "{method} {}",
+            params["command"].as_str().unwrap_or("")
+        ));
+        let result = match method {
+            "terminal/create" => json!({"terminalId": "ide-1"}),
+            "terminal/output" => json!({"output": "from the IDE terminal", "truncated": false}),
+            _ => json!({}),
+        };
+        Box::pin(async move { Ok(result) })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn routed_to_the_embedder_the_sandbox_and_hard_deny_still_apply() {
+    let editor = Arc::new(Editor {
+        calls: std::sync::Mutex::new(Vec::new()),
+    });
+    let policy =
+        Policy::from_json(r#"{"preset":"ask","hardDeny":{"commands":["curl *"]}}"#).unwrap();
+    let config = HostConfig {
+        permission: allow(),
+        policy: Some(policy),
+        fs: acp_host::services::FsService::Embedder(editor.clone()),
+        terminal: acp_host::services::TerminalService::Embedder(editor.clone()),
+        ..HostConfig::default()
+    };
+    let steps = json!([
+        req(
+            "fs/read_text_file",
+            "buf",
+            json!({"sessionId":"$SESSION","path":"$CWD/a.txt"})
+        ),
+        report("buf"),
+        req(
+            "fs/read_text_file",
+            "etc",
+            json!({"sessionId":"$SESSION","path":"/etc/passwd"})
+        ),
+        req(
+            "fs/write_text_file",
+            "git",
+            json!({"sessionId":"$SESSION","path":"$CWD/.git/config","content":"x"})
+        ),
+        req(
+            "fs/write_text_file",
+            "b",
+            json!({"sessionId":"$SESSION","path":"$CWD/b.txt","content":"hello"})
+        ),
+        req(
+            "terminal/create",
+            "curl",
+            json!({"sessionId":"$SESSION","command":"curl","args":["http://x"]})
+        ),
+        req(
+            "terminal/create",
+            "t",
+            json!({"sessionId":"$SESSION","command":"make","args":["test"]})
+        ),
+        req(
+            "terminal/output",
+            "out",
+            json!({"sessionId":"$SESSION","terminalId":"$t.terminalId"})
+        ),
+        report("out"),
+    ]);
+    let (evs, dir, cwd) = run(config, steps).await;
+    let calls = editor.calls.lock().unwrap().clone();
+    assert_eq!(
+        calls,
+        vec![
+            format!("read {cwd}/a.txt"),
+            format!("write {cwd}/b.txt hello"),
+            "terminal/create make".to_owned(),
+            "terminal/output ".to_owned(),
+        ],
+        "only requests inside the roots and past the policy reach the embedder"
+    );
+    let said = chunks(&evs);
+    assert!(
+        said.contains("buf={\"content\":\"unsaved buffer\\n\"}"),
+        "{said}"
+    );
+    assert!(said.contains("from the IDE terminal"), "{said}");
+    assert!(
+        !dir.path().join("b.txt").exists(),
+        "the embedder, not the disk, got the write"
+    );
+    let outcomes: Vec<String> = of_kind(&evs, EventKind::FsWrite)
+        .iter()
+        .map(|e| e.data_value()["outcome"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(outcomes, vec!["denied", "ok"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn disabled_services_are_not_advertised_and_answer_method_not_found() {
+    let config = HostConfig {
+        permission: allow(),
+        fs: acp_host::services::FsService::Disabled,
+        terminal: acp_host::services::TerminalService::Disabled,
+        ..HostConfig::default()
+    };
+    let host = Host::new(config.clone());
+    assert_eq!(
+        host.client_capabilities(),
+        acp_host::ClientCapabilities::default()
+    );
+    let steps = json!([
+        req(
+            "fs/read_text_file",
+            "r",
+            json!({"sessionId":"$SESSION","path":"$CWD/scenario.json"})
+        ),
+        report("r"),
+    ]);
+    let (evs, _dir, _) = run(config, steps).await;
+    assert!(
+        chunks(&evs).contains("r={\"error\":{\"code\":-32601"),
+        "{}",
+        chunks(&evs)
+    );
+    assert!(of_kind(&evs, EventKind::FsRead).is_empty());
+}
