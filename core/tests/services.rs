@@ -471,3 +471,46 @@ async fn disabled_services_are_not_advertised_and_answer_method_not_found() {
     );
     assert!(of_kind(&evs, EventKind::FsRead).is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_fs_calls_are_answered_and_reported() {
+    let steps = json!([
+        req(
+            "fs/write_text_file",
+            "nopath",
+            json!({"sessionId":"$SESSION","content":"x"})
+        ),
+        report("nopath"),
+        req(
+            "fs/read_text_file",
+            "nosession",
+            json!({"sessionId":"sess_nope","path":"$CWD/a"})
+        ),
+        report("nosession"),
+    ]);
+    let (evs, _dir, _) = run(
+        HostConfig {
+            permission: allow(),
+            ..HostConfig::default()
+        },
+        steps,
+    )
+    .await;
+    let said = chunks(&evs);
+    assert!(
+        said.contains("nopath={\"error\":{\"code\":-32602"),
+        "{said}"
+    );
+    assert!(
+        said.contains("nosession={\"error\":{\"code\":-32602"),
+        "{said}"
+    );
+    assert_eq!(
+        of_kind(&evs, EventKind::FsWrite)[0].data_value()["outcome"],
+        "invalid_params"
+    );
+    assert_eq!(
+        of_kind(&evs, EventKind::FsRead)[0].data_value()["outcome"],
+        "invalid_params"
+    );
+}

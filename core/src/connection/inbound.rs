@@ -119,6 +119,9 @@ impl Actor {
             .map(Arc::<str>::from);
         let Some(session) = session.filter(|s| self.sessions.contains_key(&**s)) else {
             let err = invalid("unknown or missing sessionId");
+            if let Some((kind, data)) = invalid_call_event(&method, &params, &err) {
+                self.emit(self.event(kind, raw_json(&data))).await;
+            }
             self.answer(&id, Err(err)).await;
             return;
         };
@@ -133,6 +136,8 @@ impl Actor {
                 self.served.insert(id);
             }
             Err((err, event)) => {
+                // Every fs/terminal call is reported, malformed ones included.
+                let event = event.or_else(|| invalid_call_event(&method, &params, &err));
                 if let Some((kind, data)) = event {
                     self.emit(self.event(kind, raw_json(&data)).session(Some(session)))
                         .await;
@@ -516,6 +521,28 @@ impl Actor {
         .await;
         true
     }
+}
+
+/// The event for an fs/terminal call refused before it could be served (bad params, unknown
+/// session): outcome `invalid_params`.
+fn invalid_call_event(
+    method: &str,
+    params: &Value,
+    err: &ServiceError,
+) -> Option<(EventKind, Value)> {
+    let kind = match method {
+        "fs/read_text_file" => EventKind::FsRead,
+        "fs/write_text_file" => EventKind::FsWrite,
+        "terminal/create" => EventKind::TerminalCreated,
+        _ => return None,
+    };
+    let mut data = serde_json::json!({ "outcome": "invalid_params", "error": err.message });
+    for key in ["path", "command"] {
+        if let Some(v) = params.get(key) {
+            data[key] = v.clone();
+        }
+    }
+    Some((kind, data))
 }
 
 /// Event data: `base` plus `outcome` plus the fields of `extra`.
