@@ -30,6 +30,8 @@ pub enum EventKind {
     ProtocolError,
     ExtNotification,
     Wire,
+    /// The outcome of a call made through a face's asynchronous call API (C).
+    CallCompleted,
 }
 
 impl EventKind {
@@ -54,6 +56,7 @@ impl EventKind {
             EventKind::ProtocolError => "protocol_error",
             EventKind::ExtNotification => "ext_notification",
             EventKind::Wire => "wire",
+            EventKind::CallCompleted => "call_completed",
         }
     }
 }

@@ -305,6 +305,28 @@ impl Host {
         rx.await.map_err(|_| closed())?
     }
 
+    /// For faces whose calls return at once and complete as events (the C ABI): put the outcome of
+    /// call `call` into the event stream, in order with everything else, as a `call_completed`
+    /// event `{"call", "ok": true, "result"}` or `{"call", "ok": false, "error": {kind, message,
+    /// data}}`. `agent` is 0 when the call belongs to no agent.
+    pub async fn report_call(
+        &self,
+        call: u64,
+        agent: u64,
+        result: std::result::Result<Value, &Error>,
+    ) {
+        let data = match result {
+            Ok(v) => serde_json::json!({ "call": call, "ok": true, "result": v }),
+            Err(e) => serde_json::json!({ "call": call, "ok": false, "error": e.to_json() }),
+        };
+        let ev = crate::events::PendingEvent::new(
+            agent,
+            crate::events::EventKind::CallCompleted,
+            raw_json(&data),
+        );
+        self.inner.shared.bus.emit(ev).await;
+    }
+
     /// A handle to a live agent by id.
     pub fn agent(&self, id: u64) -> Option<Agent> {
         let agents = self.inner.agents.lock().ok()?;

@@ -1,0 +1,1 @@
+//! Node addon of acp-host (work in progress).

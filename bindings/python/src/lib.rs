@@ -1,0 +1,1 @@
+//! Python module of acp-host (work in progress).
