@@ -1,12 +1,16 @@
 //! `acph`: run and inspect ACP agents from the terminal.
 //!
 //! ```text
-//! acph run [--json] [--cwd DIR] [--mode MODE] [--permission ask|allow|deny]
-//!          [--permission-timeout SECS] [--auth METHOD] [--scenario NAME] [PROMPT] [-- AGENT_CMD ARGS...]
+//! acph run [--json] [--cwd DIR] [--root DIR]... [--mode MODE] [--policy FILE|PRESET]
+//!          [--permission ask|allow|deny] [--permission-timeout SECS] [--auth METHOD]
+//!          [--scenario NAME] [PROMPT] [-- AGENT_CMD ARGS...]
 //! acph probe [--json] [--scenario NAME] [-- AGENT_CMD ARGS...]
 //! ```
 //!
 //! Without `AGENT_CMD` the bundled mock agent (`acp-mock-agent`, next to `acph` or on PATH) runs.
+//! The host serves the agent's `fs/*` and `terminal/*` requests itself, confined to the session's
+//! roots (`--cwd` plus every `--root`) and governed by the permission policy (`--policy`; see
+//! docs/PERMISSIONS.md); `--permission` answers what the policy leaves to the host.
 //! Exit status: 0 when the turn ended with a stop reason (run) or the handshake succeeded (probe);
 //! 1 with one line on stderr otherwise; 2 for usage errors; 130 when interrupted (Ctrl-C twice).
 
@@ -17,13 +21,14 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use acp_host::permission::policy::{PRESETS, Policy};
 use acp_host::{Agent, AgentSpec, Error, EventKind, Host, HostConfig, Session, SessionOptions};
 use clap::{Args, Parser, Subcommand};
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::permission::Policy;
-use crate::render::{Out, Renderer, SharedOut, eprint_line, lock, one_line};
+use crate::permission::PermissionMode;
+use crate::render::{Out, Renderer, SharedOut, eprint_line, flat_line, lock, one_line};
 
 /// The bundled default agent.
 const MOCK_AGENT: &str = "acp-mock-agent";
@@ -58,15 +63,37 @@ struct RunArgs {
     /// Print every event as one JSON object per line (NDJSON) on stdout, and nothing else
     #[arg(long)]
     json: bool,
-    /// Working directory of the session [default: the current directory]
+    /// Working directory of the session, also its sandbox root [default: the current directory]
     #[arg(long, value_name = "DIR")]
     cwd: Option<PathBuf>,
+    /// Another directory the agent's fs/* and terminal/* requests may use (repeatable)
+    #[arg(long = "root", value_name = "DIR")]
+    roots: Vec<PathBuf>,
     /// Switch the session to this mode before prompting
     #[arg(long, value_name = "MODE")]
     mode: Option<String>,
-    /// How to answer permission requests [default: ask when stdin is a terminal, else deny]
-    #[arg(long, value_enum, value_name = "POLICY")]
-    permission: Option<Policy>,
+    /// Permission policy: a JSON policy file, or a preset: deny-all, read-only, ask
+    /// [default: deny-all with --permission deny, else ask]
+    #[arg(
+        long,
+        value_name = "FILE|PRESET",
+        long_help = "Permission policy: rules that decide the agent's permission requests and its \
+                     fs/* and\nterminal/* requests before anyone is asked (docs/PERMISSIONS.md). \
+                     FILE is a JSON policy\ndocument; an argument that is not an existing file \
+                     names a preset:\n  \
+                     deny-all   grant nothing the agent asks for; serve its file reads only\n  \
+                     read-only  allow read/search/think/fetch tool calls; deny edits, commands, \
+                     writes\n  \
+                     ask        leave tool calls to --permission; serve reads, writes and \
+                     terminals\n\
+                     Writes under .git are always denied. A bad file is an error (exit 1).\n\
+                     [default: deny-all with --permission deny, else ask]"
+    )]
+    policy: Option<PathBuf>,
+    /// Who answers the permission requests the policy leaves to the host
+    /// [default: ask when stdin is a terminal, else deny]
+    #[arg(long, value_enum, value_name = "MODE")]
+    permission: Option<PermissionMode>,
     /// Deny permission requests nobody answered within SECS seconds [default: 300]
     #[arg(long, value_name = "SECS", value_parser = parse_secs)]
     permission_timeout: Option<Duration>,
@@ -114,7 +141,10 @@ fn parse_secs(s: &str) -> Result<Duration, String> {
 #[derive(Debug)]
 enum Failure {
     Core(Error),
+    /// May quote the agent: bounded to one short line.
     Message(String),
+    /// Our own message, made one line but never shortened (a policy error ends with its file).
+    Whole(String),
     /// Stopped by a signal; the exit status.
     Interrupted(i32),
 }
@@ -139,6 +169,7 @@ impl Failure {
             Failure::Interrupted(130) => "interrupted".to_owned(),
             Failure::Interrupted(_) => "terminated by a signal".to_owned(),
             Failure::Message(m) => one_line(m),
+            Failure::Whole(m) => flat_line(m),
             Failure::Core(e) => {
                 let mut line = one_line(&e.to_string());
                 if e.kind() == "auth_required" {
@@ -310,16 +341,51 @@ fn find_mock() -> Result<PathBuf, String> {
 /// The session's working directory, absolute.
 fn session_cwd(dir: Option<&Path>) -> Result<String, String> {
     let dir = match dir {
-        Some(d) => std::path::absolute(d).map_err(|e| format!("--cwd {}: {e}", d.display()))?,
+        Some(d) => directory("--cwd", d)?,
         None => std::env::current_dir()
             .map_err(|e| format!("cannot read the current directory: {e}"))?,
     };
-    if !dir.is_dir() {
-        return Err(format!("--cwd {}: not a directory", dir.display()));
-    }
     dir.into_os_string()
         .into_string()
         .map_err(|d| format!("--cwd {}: not valid UTF-8", Path::new(&d).display()))
+}
+
+/// An existing directory named on the command line, made absolute. A path with `..` components is
+/// resolved (canonicalised): the core's sandbox never matches a root containing `..`.
+fn directory(flag: &str, d: &Path) -> Result<PathBuf, String> {
+    let abs = std::path::absolute(d).map_err(|e| format!("{flag} {}: {e}", d.display()))?;
+    if !abs.is_dir() {
+        return Err(format!("{flag} {}: not a directory", d.display()));
+    }
+    let dotdot = abs
+        .components()
+        .any(|c| matches!(c, std::path::Component::ParentDir));
+    if dotdot {
+        return abs
+            .canonicalize()
+            .map_err(|e| format!("{flag} {}: {e}", d.display()));
+    }
+    Ok(abs)
+}
+
+/// `--policy`: a JSON policy file when the argument names an existing file (or directory, which
+/// fails to read), else a preset name.
+fn load_policy(arg: &Path) -> Result<Policy, Failure> {
+    if arg.exists() {
+        // `PolicyError` names the file and the spot in it: `invalid policy: rules[0].action: ...
+        // (in FILE)`.
+        return Policy::from_file(arg).map_err(|e| Failure::Whole(e.to_string()));
+    }
+    match arg.to_str() {
+        Some(name) if PRESETS.contains(&name) => {
+            Policy::preset(name).map_err(|e| Failure::Whole(e.to_string()))
+        }
+        _ => Err(Failure::Whole(format!(
+            "--policy {}: no such file, and not a preset (presets: {})",
+            arg.display(),
+            PRESETS.join(", ")
+        ))),
+    }
 }
 
 /// Print the failure line (after whatever stdout already shows) and return the exit code.
@@ -335,6 +401,11 @@ fn fail(out: Option<&SharedOut>, failure: &Failure, agent: Option<&Agent>) -> i3
 }
 
 async fn run(args: RunArgs, verbose: bool, mut interrupts: watch::Receiver<Signals>) -> i32 {
+    // Everything from the command line is checked before anything is spawned.
+    let policy = match args.policy.as_deref().map(load_policy).transpose() {
+        Ok(p) => p,
+        Err(f) => return fail(None, &f, None),
+    };
     let spec = match agent_spec(&args.agent) {
         Ok(s) => s,
         Err(m) => return fail(None, &Failure::Message(m), None),
@@ -343,10 +414,25 @@ async fn run(args: RunArgs, verbose: bool, mut interrupts: watch::Receiver<Signa
         Ok(c) => c,
         Err(m) => return fail(None, &Failure::Message(m), None),
     };
+    let roots = match args
+        .roots
+        .iter()
+        .map(|d| directory("--root", d))
+        .collect::<Result<Vec<_>, _>>()
+    {
+        Ok(r) => r,
+        Err(m) => return fail(None, &Failure::Message(m), None),
+    };
     let out = Out::shared();
-    let policy = args.permission.unwrap_or_else(Policy::default_for_stdin);
+    let mode = args
+        .permission
+        .unwrap_or_else(PermissionMode::default_for_stdin);
+    // Without --policy the core picks the preset: deny-all without a decider (--permission deny),
+    // ask with one.
     let mut config = HostConfig {
-        permission: permission::handler(policy, out.clone()),
+        permission: permission::handler(mode, out.clone()),
+        policy,
+        roots,
         ..HostConfig::default()
     };
     if let Some(t) = args.permission_timeout {
@@ -675,6 +761,35 @@ mod tests {
         };
         assert_eq!(run.prompt, "Hello");
         assert!(run.agent.agent_cmd.is_empty());
+        assert!(run.policy.is_none() && run.roots.is_empty());
+        let cli = Cli::try_parse_from([
+            "acph",
+            "run",
+            "--root",
+            "a",
+            "--policy",
+            "read-only",
+            "--root",
+            "/b",
+        ])
+        .unwrap_or_else(|e| panic!("{e}"));
+        let Command::Run(run) = cli.command else {
+            panic!("not run")
+        };
+        assert_eq!(run.roots, [PathBuf::from("a"), PathBuf::from("/b")]);
+        assert_eq!(run.policy.as_deref(), Some(Path::new("read-only")));
+    }
+
+    #[test]
+    fn policy_argument_is_a_file_or_a_preset() {
+        for preset in PRESETS {
+            let p = load_policy(Path::new(preset)).unwrap_or_else(|_| panic!("{preset}"));
+            assert_eq!(p.name(), *preset);
+        }
+        let Err(Failure::Whole(m)) = load_policy(Path::new("/nonexistent/acph-policy.json")) else {
+            panic!("a missing file that is no preset must fail")
+        };
+        assert!(m.contains("/nonexistent/acph-policy.json"), "{m}");
     }
 
     #[test]

@@ -1,4 +1,6 @@
-//! `--permission ask|allow|deny` as a [`PermissionDecider`](acp_host::PermissionDecider).
+//! `--permission ask|allow|deny` as the host's [`PermissionHandler`]: a
+//! [`PermissionDecider`](acp_host::PermissionDecider) for `ask` and `allow`, no decider at all
+//! (`DenyAll`) for `deny`. The decider only sees what the policy (`--policy`) left to the host.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::sync::Arc;
@@ -10,39 +12,38 @@ use serde_json::Value;
 use crate::render::{SharedOut, lock, one_line};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Policy {
-    /// Ask on the terminal (default when stdin is a terminal).
+pub enum PermissionMode {
+    /// Ask on the terminal (default when stdin is a terminal)
     Ask,
-    /// Select the agent's `allow_once` option (deny when it offers none).
+    /// Select the agent's `allow_once` option (deny when it offers none)
     Allow,
-    /// Deny: the agent's `reject_once` option, else `cancelled` (default without a terminal).
+    /// No decider: deny (default without a terminal; the deny-all policy unless --policy)
     Deny,
 }
 
-impl Policy {
-    pub fn default_for_stdin() -> Policy {
+impl PermissionMode {
+    pub fn default_for_stdin() -> PermissionMode {
         if std::io::stdin().is_terminal() {
-            Policy::Ask
+            PermissionMode::Ask
         } else {
-            Policy::Deny
+            PermissionMode::Deny
         }
     }
 }
 
-pub fn handler(policy: Policy, out: SharedOut) -> PermissionHandler {
-    match policy {
-        Policy::Allow => {
+pub fn handler(mode: PermissionMode, out: SharedOut) -> PermissionHandler {
+    match mode {
+        PermissionMode::Allow => {
             PermissionHandler::Decider(Arc::new(|req: PermissionRequest| async move {
                 Ok(req
                     .option_of_kind("allow_once")
                     .map(|o| o.option_id.clone()))
             }))
         }
-        // `None` is the deny outcome: the core answers with the `reject_once` option if offered.
-        Policy::Deny => {
-            PermissionHandler::Decider(Arc::new(|_req: PermissionRequest| async move { Ok(None) }))
-        }
-        Policy::Ask => {
+        // No decider: the core denies what the policy leaves to the host (the agent's `reject_once`
+        // option if offered, else `cancelled`), and without `--policy` it picks `deny-all`.
+        PermissionMode::Deny => PermissionHandler::DenyAll,
+        PermissionMode::Ask => {
             // One prompt at a time: concurrent requests queue up here.
             let gate = Arc::new(tokio::sync::Mutex::new(()));
             PermissionHandler::Decider(Arc::new(move |req: PermissionRequest| {

@@ -136,6 +136,16 @@ pub fn one_line(s: &str) -> String {
     out
 }
 
+/// Our own text for a single line, not shortened: controls stripped, whitespace runs (newlines
+/// included) folded to one space.
+pub fn flat_line(s: &str) -> String {
+    s.split(|c: char| c.is_whitespace())
+        .filter(|w| !w.is_empty())
+        .map(|w| w.chars().filter(|c| !c.is_control()).collect::<String>())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn str_at<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
 }
@@ -281,7 +291,12 @@ impl Renderer {
                     Some("cancelled") => "cancelled".to_owned(),
                     _ => "abandoned".to_owned(),
                 };
-                out.line(&format!("[permission] {title} -> {verdict} by {by}"), false);
+                let mut line = format!("[permission] {title} -> {verdict} by {by}");
+                // The policy rule (or session grant) that decided.
+                if let Some(rule) = str_at(&data, "rule") {
+                    line.push_str(&format!(": {}", one_line(rule)));
+                }
+                out.line(&line, false);
             }
             EventKind::FsRead | EventKind::FsWrite => {
                 let verb = if ev.kind == EventKind::FsRead {
@@ -289,21 +304,50 @@ impl Renderer {
                 } else {
                     "write"
                 };
-                let path = str_at(&data, "path").unwrap_or("?");
-                out.line(&one_line(&format!("[fs] {verb} {path}")), true);
+                let path = one_line(str_at(&data, "path").unwrap_or("?"));
+                let subject = format!("[fs] {verb} {path}");
+                match served(&data) {
+                    Served::Ok => {
+                        let line = match data.get("bytes").and_then(Value::as_u64) {
+                            Some(n) => format!("{subject} ({n} bytes)"),
+                            None => subject,
+                        };
+                        out.line(&line, true);
+                    }
+                    Served::Denied(rule) => out.line(&format!("{subject} DENIED{rule}"), false),
+                    Served::Failed(why) => out.line(&format!("{subject} failed: {why}"), false),
+                }
             }
             EventKind::TerminalCreated => {
-                let id = str_at(&data, "terminalId").unwrap_or("?");
-                let cmd = str_at(&data, "command").unwrap_or("");
-                out.line(&one_line(&format!("[terminal] {id} started: {cmd}")), true);
+                let cmd = command_line(&data);
+                match served(&data) {
+                    Served::Ok => {
+                        let id = one_line(str_at(&data, "terminalId").unwrap_or("?"));
+                        let mut line = format!("[terminal] {id} started: {cmd}");
+                        if let Some(cwd) = str_at(&data, "cwd") {
+                            line.push_str(&format!(" (cwd {})", one_line(cwd)));
+                        }
+                        out.line(&line, true);
+                    }
+                    Served::Denied(rule) => {
+                        out.line(&format!("[terminal] DENIED: {cmd}{rule}"), false)
+                    }
+                    Served::Failed(why) => {
+                        out.line(&format!("[terminal] {cmd} failed: {why}"), false)
+                    }
+                }
             }
             EventKind::TerminalExited => {
-                let id = str_at(&data, "terminalId").unwrap_or("?");
-                let code = data.get("exitCode").cloned().unwrap_or(Value::Null);
-                out.line(
-                    &one_line(&format!("[terminal] {id} exited (exit code {code})")),
-                    true,
-                );
+                let id = one_line(str_at(&data, "terminalId").unwrap_or("?"));
+                let status = match (
+                    data.get("exitCode").and_then(Value::as_i64),
+                    str_at(&data, "signal"),
+                ) {
+                    (Some(c), _) => format!(" (code {c})"),
+                    (None, Some(s)) => format!(" (signal {})", one_line(s)),
+                    _ => String::new(),
+                };
+                out.line(&format!("[terminal] {id} exited{status}"), true);
             }
             EventKind::AgentStderr if self.verbose => {
                 let line = str_at(&data, "line").unwrap_or("");
@@ -471,6 +515,51 @@ impl Renderer {
     }
 }
 
+/// How the host handled an fs/terminal request (`outcome` of `fs_read`, `fs_write`,
+/// `terminal_created`).
+#[derive(Debug, PartialEq, Eq)]
+enum Served {
+    Ok,
+    /// ` (rule: ...)`, or empty when the event names no rule.
+    Denied(String),
+    /// `<outcome>: <error>`.
+    Failed(String),
+}
+
+fn served(data: &Value) -> Served {
+    match str_at(data, "outcome").unwrap_or("error") {
+        "ok" => Served::Ok,
+        "denied" => Served::Denied(
+            str_at(data, "rule")
+                .map(|r| format!(" (rule: {})", one_line(r)))
+                .unwrap_or_default(),
+        ),
+        outcome => {
+            let mut why = one_line(outcome);
+            if let Some(e) = str_at(data, "error") {
+                why.push_str(&format!(": {}", one_line(e)));
+            }
+            Served::Failed(why)
+        }
+    }
+}
+
+/// `command arg1 arg2` of a `terminal_created` event, for one line.
+fn command_line(data: &Value) -> String {
+    let mut line = str_at(data, "command").unwrap_or("?").to_owned();
+    for a in data
+        .get("args")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+    {
+        line.push(' ');
+        line.push_str(a);
+    }
+    one_line(&line)
+}
+
 /// The first text of a tool call's `content` (`[{type: "content", content: {type: "text"}}]`).
 fn first_text(content: Option<&Value>) -> Option<&str> {
     content?.as_array()?.iter().find_map(|c| {
@@ -495,6 +584,36 @@ mod tests {
     fn one_line_folds_and_bounds() {
         assert_eq!(one_line("a\nb\x07c  "), "a bc");
         assert_eq!(one_line(&"x".repeat(500)).chars().count(), 200);
+    }
+
+    #[test]
+    fn flat_line_folds_without_shortening() {
+        let long = format!("a\n  b\x07c {}", "x".repeat(300));
+        let flat = flat_line(&long);
+        assert!(flat.starts_with("a bc x"), "{flat}");
+        assert_eq!(flat.chars().count(), 5 + 300);
+    }
+
+    #[test]
+    fn served_outcomes() {
+        use serde_json::json;
+        assert_eq!(served(&json!({"outcome": "ok"})), Served::Ok);
+        assert_eq!(
+            served(&json!({"outcome": "denied", "rule": "preset deny-all"})),
+            Served::Denied(" (rule: preset deny-all)".into())
+        );
+        assert_eq!(
+            served(&json!({"outcome": "denied"})),
+            Served::Denied(String::new())
+        );
+        assert_eq!(
+            served(&json!({"outcome": "outside_roots", "error": "/etc/x is outside\nthe roots"})),
+            Served::Failed("outside_roots: /etc/x is outside the roots".into())
+        );
+        assert_eq!(
+            command_line(&json!({"command": "echo", "args": ["a b", "c"]})),
+            "echo a b c"
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -35,6 +36,46 @@ fn ensure_mock() -> PathBuf {
     .clone()
 }
 
+/// A fresh directory under the system temp dir, removed on drop.
+#[derive(Debug)]
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(tag: &str) -> Scratch {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("acph-{tag}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    /// A scratch dir holding a README.md (the default mock agent reads it).
+    fn project() -> Scratch {
+        let dir = Scratch::new("proj");
+        std::fs::write(dir.0.join("README.md"), "# demo project\nfor acph tests\n").unwrap();
+        dir
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+
+    fn str(&self) -> &str {
+        self.0.to_str().unwrap()
+    }
+
+    fn join(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 #[derive(Debug)]
 struct Output {
     status: ExitStatus,
@@ -61,12 +102,14 @@ impl Output {
     }
 }
 
-/// Run `acph` with `args` (stdin `input` or null), killed after [`TIMEOUT`].
+/// Run `acph` with `args` (stdin `input` or null), killed after [`TIMEOUT`]. It runs in a scratch
+/// directory of its own, so a session without `--cwd` writes nothing anywhere else.
 fn acph_with(args: &[&str], program: &str, input: Option<&str>) -> Output {
     ensure_mock();
+    let here = Scratch::new("cwd");
     let mut cmd = Command::new(program);
     cmd.args(args)
-        .current_dir(std::env::temp_dir())
+        .current_dir(here.path())
         .stdin(if input.is_some() {
             Stdio::piped()
         } else {
@@ -121,6 +164,10 @@ fn kinds(events: &[Value]) -> Vec<&str> {
     events.iter().map(|e| e["kind"].as_str().unwrap()).collect()
 }
 
+fn all<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["kind"] == kind).collect()
+}
+
 fn find<'a>(events: &'a [Value], kind: &str) -> &'a Value {
     events
         .iter()
@@ -153,7 +200,16 @@ fn check_stream(events: &[Value]) {
 
 #[test]
 fn run_json_allow_streams_the_whole_turn() {
-    let out = acph(&["run", "--json", "--permission", "allow", "hello"]);
+    let dir = Scratch::project();
+    let out = acph(&[
+        "run",
+        "--json",
+        "--permission",
+        "allow",
+        "--cwd",
+        dir.str(),
+        "hello",
+    ]);
     assert!(out.status.success(), "{out:?}");
     assert_eq!(out.stderr, "", "{out:?}");
     let events = out.events();
@@ -183,17 +239,47 @@ fn run_json_allow_streams_the_whole_turn() {
             .any(|e| e["data"]["sessionUpdate"] == "tool_call_update"
                 && e["data"]["status"] == "completed")
     );
+    // The host served the agent's fs and terminal requests (the `ask` preset with a decider).
+    let read = find(&events, "fs_read");
+    assert_eq!(read["data"]["path"], format!("{}/README.md", dir.str()));
+    assert_eq!(read["data"]["outcome"], "ok");
+    assert_eq!(read["data"]["bytes"], 30);
+    let write = find(&events, "fs_write");
+    assert_eq!(write["data"]["path"], format!("{}/notes.txt", dir.str()));
+    assert_eq!(write["data"]["outcome"], "ok");
+    assert_eq!(write["data"]["bytes"], 54);
+    let term = find(&events, "terminal_created");
+    assert_eq!(term["data"]["command"], "echo");
+    assert_eq!(term["data"]["args"][0], "hello from terminal");
+    assert_eq!(term["data"]["cwd"], dir.str());
+    assert_eq!(term["data"]["outcome"], "ok");
+    let id = term["data"]["terminalId"].as_str().unwrap();
+    let exited = find(&events, "terminal_exited");
+    assert_eq!(exited["data"]["terminalId"], id);
+    assert_eq!(exited["data"]["exitCode"], 0);
+    let notes = std::fs::read_to_string(dir.join("notes.txt")).unwrap();
+    assert_eq!(
+        notes,
+        "Notes from acp-mock-agent\n- session: sess_1\n- turn: 1\n"
+    );
 }
 
 #[test]
 fn run_json_deny_rejects_once() {
-    let out = acph(&["run", "--json", "--permission", "deny"]);
+    let dir = Scratch::project();
+    let out = acph(&["run", "--json", "--permission", "deny", "--cwd", dir.str()]);
     assert!(out.status.success(), "{out:?}");
     let events = out.events();
     check_stream(&events);
     let resolved = find(&events, "permission_resolved");
     assert_eq!(resolved["data"]["outcome"]["outcome"], "selected");
     assert_eq!(resolved["data"]["outcome"]["optionId"], "reject-once");
+    // No decider: the deny-all preset decides.
+    assert_eq!(resolved["data"]["decidedBy"], "rule");
+    assert_eq!(resolved["data"]["rule"], "preset deny-all");
+    assert!(all(&events, "fs_write").is_empty(), "{:?}", kinds(&events));
+    assert!(all(&events, "terminal_created").is_empty());
+    assert!(!dir.join("notes.txt").exists());
     assert_eq!(
         find(&events, "turn_ended")["data"]["stopReason"],
         "end_turn"
@@ -214,7 +300,8 @@ fn no_terminal_defaults_to_deny() {
 
 #[test]
 fn run_readable_transcript() {
-    let out = acph(&["run", "--permission", "allow"]);
+    let dir = Scratch::project();
+    let out = acph(&["run", "--permission", "allow", "--cwd", dir.str()]);
     assert!(out.status.success(), "{out:?}");
     assert_eq!(out.stderr, "", "{out:?}");
     let s = &out.stdout;
@@ -231,6 +318,235 @@ fn run_readable_transcript() {
     assert!(s.contains("[usage] 1234 / 200000 tokens"), "{s}");
     assert!(s.trim_end().ends_with("[turn ended: end_turn]"), "{s}");
     assert!(!s.contains('\x1b'), "no colour without a terminal: {s:?}");
+    let d = dir.str();
+    for line in [
+        format!("[fs] read {d}/README.md (30 bytes)"),
+        format!("[fs] write {d}/notes.txt (54 bytes)"),
+        format!("[terminal] term_1 started: echo hello from terminal (cwd {d})"),
+        "[terminal] term_1 exited (code 0)".to_owned(),
+    ] {
+        assert!(s.lines().any(|l| l == line), "no {line:?} in\n{s}");
+    }
+    assert!(dir.join("notes.txt").is_file());
+}
+
+#[test]
+fn run_readable_deny_writes_nothing() {
+    let dir = Scratch::project();
+    let out = acph(&["run", "--permission", "deny", "--cwd", dir.str()]);
+    assert!(out.status.success(), "{out:?}");
+    let s = &out.stdout;
+    assert!(
+        s.contains("[permission] Write notes.txt -> denied (reject-once) by rule: preset deny-all"),
+        "{s}"
+    );
+    assert!(!s.contains("[fs] write"), "{s}");
+    assert!(!s.contains("[terminal]"), "{s}");
+    assert!(!dir.join("notes.txt").exists());
+}
+
+#[test]
+fn read_only_preset_denies_the_edit_by_rule() {
+    let dir = Scratch::project();
+    let out = acph(&[
+        "run",
+        "--policy",
+        "read-only",
+        "--permission",
+        "allow",
+        "--cwd",
+        dir.str(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let s = &out.stdout;
+    assert!(
+        s.contains(
+            "[permission] Write notes.txt -> denied (reject-once) by rule: preset read-only"
+        ),
+        "{s}"
+    );
+    assert!(!s.contains("[fs] write"), "{s}");
+    assert!(!dir.join("notes.txt").exists());
+}
+
+/// The host grants the tool call, then the policy file refuses the write itself.
+#[test]
+fn policy_file_denies_the_fs_write() {
+    let dir = Scratch::project();
+    let policy = dir.join("policy.json");
+    std::fs::write(
+        &policy,
+        r#"{"preset":"ask","rules":[{"action":"deny","operations":["write"],"paths":["**/notes.txt"]}]}"#,
+    )
+    .unwrap();
+    let policy = policy.to_str().unwrap();
+    let d = dir.str();
+    let out = acph(&[
+        "run",
+        "--policy",
+        policy,
+        "--permission",
+        "allow",
+        "--cwd",
+        d,
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let s = &out.stdout;
+    assert!(
+        s.contains("[permission] Write notes.txt -> allowed (allow-once) by host"),
+        "{s}"
+    );
+    let denied = format!("[fs] write {d}/notes.txt DENIED (rule: rules[0] (deny");
+    assert!(s.lines().any(|l| l.starts_with(&denied)), "{s}");
+    // Reads and terminals are still served (preset ask).
+    assert!(
+        s.contains(&format!("[fs] read {d}/README.md (30 bytes)")),
+        "{s}"
+    );
+    assert!(s.contains("[terminal] term_1 exited (code 0)"), "{s}");
+    assert!(!dir.join("notes.txt").exists());
+
+    let out = acph(&[
+        "run",
+        "--json",
+        "--policy",
+        policy,
+        "--permission",
+        "allow",
+        "--cwd",
+        d,
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let events = out.events();
+    check_stream(&events);
+    let write = find(&events, "fs_write");
+    assert_eq!(write["data"]["outcome"], "denied");
+    assert!(
+        write["data"]["rule"]
+            .as_str()
+            .unwrap()
+            .starts_with("rules[0]"),
+        "{write}"
+    );
+    assert!(!dir.join("notes.txt").exists());
+}
+
+#[test]
+fn bad_policy_fails_before_spawning() {
+    let dir = Scratch::new("policy");
+    let bad = dir.join("bad-policy.json");
+    std::fs::write(&bad, r#"{"rules": [{"action": "permit"}]}"#).unwrap();
+    for json in [true, false] {
+        let mut args = vec![
+            "run",
+            "--permission",
+            "allow",
+            "--policy",
+            bad.to_str().unwrap(),
+        ];
+        if json {
+            args.push("--json");
+        }
+        let out = acph(&args);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        // No agent was spawned: not even an agent_exited event.
+        assert_eq!(out.stdout, "", "{out:?}");
+        let lines = out.stderr_lines();
+        assert_eq!(lines.len(), 1, "{out:?}");
+        assert!(lines[0].starts_with("acph: invalid policy: "), "{lines:?}");
+        assert!(lines[0].contains("bad-policy.json"), "{lines:?}");
+        assert!(lines[0].contains("rules[0].action"), "{lines:?}");
+    }
+
+    // Neither a file nor a preset; a directory cannot be read.
+    for arg in ["no-such-preset", dir.str()] {
+        let out = acph(&["run", "--json", "--policy", arg]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        assert_eq!(out.stdout, "", "{out:?}");
+        let lines = out.stderr_lines();
+        assert_eq!(lines.len(), 1, "{out:?}");
+        assert!(lines[0].contains(arg), "{lines:?}");
+    }
+}
+
+#[test]
+fn policy_denies_a_terminal_and_signals_are_shown() {
+    let dir = Scratch::new("term");
+    let policy = dir.join("policy.json");
+    std::fs::write(
+        &policy,
+        r#"{"rules":[{"action":"deny","commands":["echo *"],"description":"no echo"}]}"#,
+    )
+    .unwrap();
+    let out = acph(&[
+        "run",
+        "--permission",
+        "allow",
+        "--cwd",
+        dir.str(),
+        "--policy",
+        policy.to_str().unwrap(),
+        "--scenario",
+        "terminal",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let s = &out.stdout;
+    assert!(
+        s.contains("[terminal] DENIED: echo hello (rule: rules[0] (deny: no echo))"),
+        "{s}"
+    );
+    // `sleep 30` is allowed (preset ask), then killed by the agent.
+    assert!(
+        s.contains(&format!(
+            "[terminal] term_1 started: sleep 30 (cwd {})",
+            dir.str()
+        )),
+        "{s}"
+    );
+    assert!(
+        s.contains("[terminal] term_1 exited (signal SIGKILL)"),
+        "{s}"
+    );
+}
+
+/// `--root` widens the sandbox beyond the session's cwd.
+#[test]
+fn root_adds_a_sandbox_root() {
+    let dir = Scratch::new("cwd");
+    let other = Scratch::new("root");
+    let target = other.join("x.txt");
+    let scenario = dir.join("write-elsewhere.json");
+    let script = serde_json::json!({"prompts": [[{"request": {
+        "method": "fs/write_text_file", "as": "w",
+        "params": {"sessionId": "$SESSION", "path": target.to_str().unwrap(), "content": "hi\n"}
+    }}]]});
+    std::fs::write(&scenario, script.to_string()).unwrap();
+    let mock = ensure_mock();
+    let (mock, scenario) = (mock.to_str().unwrap(), scenario.to_str().unwrap());
+    let t = target.to_str().unwrap();
+
+    let base = ["run", "--permission", "allow", "--cwd", dir.str()];
+    let agent = ["--", mock, "--scenario", scenario];
+    let out = acph(&[&base[..], &agent[..]].concat());
+    assert!(out.status.success(), "{out:?}");
+    let line = format!("[fs] write {t} failed: outside_roots: ");
+    assert!(out.stdout.lines().any(|l| l.starts_with(&line)), "{out:?}");
+    assert!(!target.exists());
+
+    // Relative to acph's own working directory (a sibling scratch dir), with `..`: made
+    // absolute and resolved (the sandbox never matches a root containing `..`).
+    let relative = format!("../{}", other.path().file_name().unwrap().to_str().unwrap());
+    let out = acph(&[&base[..], &["--root", &relative], &agent[..]].concat());
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        out.stdout.contains(&format!("[fs] write {t} (3 bytes)")),
+        "{out:?}"
+    );
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "hi\n");
+
+    let out = acph(&["run", "--root", "/nonexistent/acph-root"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(out.stderr_lines().len(), 1, "{out:?}");
 }
 
 #[test]
@@ -500,8 +816,18 @@ fn ask_reads_the_answer_without_a_terminal() {
         ("bogus\n", "reject-once", "host"),
         ("", "reject-once", "host"),
     ] {
+        let dir = Scratch::project();
         let out = acph_with(
-            &["-w", ACPH, "run", "--json", "--permission", "ask"],
+            &[
+                "-w",
+                ACPH,
+                "run",
+                "--json",
+                "--permission",
+                "ask",
+                "--cwd",
+                dir.str(),
+            ],
             setsid,
             Some(answer),
         );
@@ -516,6 +842,7 @@ fn ask_reads_the_answer_without_a_terminal() {
         assert_eq!(resolved["data"]["decidedBy"], by);
         assert!(out.stderr.contains("Write notes.txt (edit)"), "{out:?}");
         assert!(out.stderr.contains("1) Allow once [allow_once]"), "{out:?}");
+        assert_eq!(dir.join("notes.txt").exists(), option == "allow-once");
     }
 }
 
@@ -530,6 +857,7 @@ fn ask_times_out() {
         return;
     };
     ensure_mock();
+    let here = Scratch::new("cwd");
     let mut child = Command::new(setsid)
         .args([
             "-w",
@@ -541,7 +869,7 @@ fn ask_times_out() {
             "--permission-timeout",
             "0.3",
         ])
-        .current_dir(std::env::temp_dir())
+        .current_dir(here.path())
         .env_remove("ACP_MOCK_SCENARIO")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
