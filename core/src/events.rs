@@ -210,6 +210,19 @@ impl PendingEvent {
         self.replay = replay;
         self
     }
+
+    fn into_event(self, seq: u64, at: SystemTime) -> Event {
+        Event {
+            seq,
+            at,
+            agent: self.agent,
+            session: self.session,
+            turn: self.turn,
+            kind: self.kind,
+            replay: self.replay,
+            data: self.data,
+        }
+    }
 }
 
 /// The host-wide bounded queue. Producers await capacity (backpressure); `seq` is assigned under a
@@ -262,16 +275,7 @@ impl EventBus {
         };
         let mut seq = self.inner.seq.lock().unwrap_or_else(|p| p.into_inner());
         *seq += 1;
-        permit.send(Event {
-            seq: *seq,
-            at: SystemTime::now(),
-            agent: ev.agent,
-            session: ev.session,
-            turn: ev.turn,
-            kind: ev.kind,
-            replay: ev.replay,
-            data: ev.data,
-        });
+        permit.send(ev.into_event(*seq, SystemTime::now()));
     }
 
     /// Enqueue many events in order, taking the lock and the clock once per chunk.
@@ -289,16 +293,7 @@ impl EventBus {
             for permit in permits {
                 let Some(ev) = rest.next() else { break };
                 *seq += 1;
-                permit.send(Event {
-                    seq: *seq,
-                    at,
-                    agent: ev.agent,
-                    session: ev.session,
-                    turn: ev.turn,
-                    kind: ev.kind,
-                    replay: ev.replay,
-                    data: ev.data,
-                });
+                permit.send(ev.into_event(*seq, at));
             }
             left -= n;
         }

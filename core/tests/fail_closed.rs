@@ -17,14 +17,6 @@ use serde_json::{Value, json};
 
 const T: Duration = Duration::from_secs(20);
 
-fn allow() -> PermissionHandler {
-    PermissionHandler::Decider(Arc::new(|req: PermissionRequest| async move {
-        Ok(req
-            .option_of_kind("allow_once")
-            .map(|o| o.option_id.clone()))
-    }))
-}
-
 struct Run {
     events: Vec<Event>,
     dir: tempfile::TempDir,
@@ -94,7 +86,7 @@ fn assert_denied(run: &Run, decided_by: &str) {
 async fn allowed_by_the_host_the_write_happens() {
     let run = permission_write(
         HostConfig {
-            permission: allow(),
+            permission: allow_once(),
             ..HostConfig::default()
         },
         |_, _, _| async {},
@@ -235,7 +227,7 @@ async fn hard_deny_beats_a_host_allow() {
     )
     .unwrap();
     let config = HostConfig {
-        permission: allow(),
+        permission: allow_once(),
         policy: Some(policy),
         ..HostConfig::default()
     };

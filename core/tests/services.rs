@@ -8,19 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use acp_host::permission::policy::Policy;
-use acp_host::{EventKind, Host, HostConfig, PermissionHandler, PermissionRequest, SessionOptions};
+use acp_host::{EventKind, Host, HostConfig, SessionOptions};
 use common::*;
 use serde_json::{Value, json};
 
 const T: Duration = Duration::from_secs(20);
-
-fn allow() -> PermissionHandler {
-    PermissionHandler::Decider(Arc::new(|req: PermissionRequest| async move {
-        Ok(req
-            .option_of_kind("allow_once")
-            .map(|o| o.option_id.clone()))
-    }))
-}
 
 /// A one-turn scenario made of `steps`, written into `dir`.
 fn scenario(dir: &std::path::Path, steps: Value) -> String {
@@ -122,7 +114,7 @@ async fn writes_outside_the_roots_relative_paths_and_git_hooks_are_refused() {
     ]);
     let (evs, dir, cwd) = run(
         HostConfig {
-            permission: allow(),
+            permission: allow_once(),
             ..HostConfig::default()
         },
         steps,
@@ -227,7 +219,7 @@ async fn hard_denied_commands_never_run() {
     let dir_probe = tempfile::tempdir().unwrap();
     let _ = dir_probe;
     let config = HostConfig {
-        permission: allow(),
+        permission: allow_once(),
         policy: Some(policy),
         ..HostConfig::default()
     };
@@ -239,7 +231,7 @@ async fn hard_denied_commands_never_run() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn terminal_lifecycle_is_served_and_reported() {
-    let (evs, _dir, _) = run(HostConfig { permission: allow(), ..HostConfig::default() }, json!([
+    let (evs, _dir, _) = run(HostConfig { permission: allow_once(), ..HostConfig::default() }, json!([
         req("terminal/create", "t", json!({"sessionId":"$SESSION","command":"printf","args":["héllo wörld"],"outputByteLimit":6})),
         req("terminal/wait_for_exit", "exit", json!({"sessionId":"$SESSION","terminalId":"$t.terminalId"})),
         req("terminal/output", "out", json!({"sessionId":"$SESSION","terminalId":"$t.terminalId"})),
@@ -286,7 +278,7 @@ async fn closing_the_session_kills_its_terminals() {
     ]);
     let spec_path = scenario(dir.path(), steps);
     let host = Host::new(HostConfig {
-        permission: allow(),
+        permission: allow_once(),
         ..HostConfig::default()
     });
     let mut stream = host.events().unwrap();
@@ -368,7 +360,7 @@ async fn routed_to_the_embedder_the_sandbox_and_hard_deny_still_apply() {
     let policy =
         Policy::from_json(r#"{"preset":"ask","hardDeny":{"commands":["curl *"]}}"#).unwrap();
     let config = HostConfig {
-        permission: allow(),
+        permission: allow_once(),
         policy: Some(policy),
         fs: acp_host::services::FsService::Embedder(editor.clone()),
         terminal: acp_host::services::TerminalService::Embedder(editor.clone()),
@@ -445,7 +437,7 @@ async fn routed_to_the_embedder_the_sandbox_and_hard_deny_still_apply() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn disabled_services_are_not_advertised_and_answer_method_not_found() {
     let config = HostConfig {
-        permission: allow(),
+        permission: allow_once(),
         fs: acp_host::services::FsService::Disabled,
         terminal: acp_host::services::TerminalService::Disabled,
         ..HostConfig::default()
@@ -490,7 +482,7 @@ async fn malformed_fs_calls_are_answered_and_reported() {
     ]);
     let (evs, _dir, _) = run(
         HostConfig {
-            permission: allow(),
+            permission: allow_once(),
             ..HostConfig::default()
         },
         steps,

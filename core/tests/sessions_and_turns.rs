@@ -15,14 +15,6 @@ use serde_json::{Value, json};
 
 const T: Duration = Duration::from_secs(20);
 
-fn allow_decider() -> PermissionHandler {
-    PermissionHandler::Decider(Arc::new(|req: PermissionRequest| async move {
-        Ok(req
-            .option_of_kind("allow_once")
-            .map(|o| o.option_id.clone()))
-    }))
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn default_turn_denied_by_default_policy_streams_ordered_events() {
     let host = Host::new(HostConfig::default());
@@ -93,7 +85,7 @@ async fn default_turn_denied_by_default_policy_streams_ordered_events() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn decider_allow_reaches_the_agent() {
     let host = Host::new(HostConfig {
-        permission: allow_decider(),
+        permission: allow_once(),
         ..HostConfig::default()
     });
     let mut events = host.events().unwrap();
@@ -419,7 +411,7 @@ async fn modes_and_config_options() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn string_request_ids_are_echoed() {
     let host = Host::new(HostConfig {
-        permission: allow_decider(),
+        permission: allow_once(),
         wire_events: true,
         ..HostConfig::default()
     });

@@ -29,6 +29,9 @@ pub(super) struct ServedResult {
     pub new_terminal: Option<String>,
 }
 
+/// Why a call was refused before being served: the agent's error and the event reporting it.
+type Refusal = (ServiceError, Option<(EventKind, Value)>);
+
 fn invalid(message: impl Into<String>) -> ServiceError {
     ServiceError::new(codes::INVALID_PARAMS, message)
 }
@@ -103,16 +106,35 @@ impl Actor {
         view.cwd.as_ref().map(PathBuf::from)
     }
 
+    /// The checks every fs/terminal call passes in the actor before anything is touched: `path`
+    /// lies inside the session's roots, then the policy allows `subject` (only an explicit allow).
+    /// Returns the roots; a refusal carries the agent's error and the event reporting it.
+    fn admit(
+        &self,
+        session: &str,
+        path: &str,
+        subject: &Subject,
+        report: &dyn Fn(&str, Value) -> (EventKind, Value),
+    ) -> Result<Vec<PathBuf>, Refusal> {
+        let roots = self.roots(session).unwrap_or_default();
+        if let Err(e) = fs::locate(&roots, path) {
+            let ev = report(e.kind(), serde_json::json!({ "error": e.to_string() }));
+            return Err((fs_error(&e), Some(ev)));
+        }
+        if let Err(rule) = check(self.host.policy.evaluate(subject)) {
+            let ev = report("denied", serde_json::json!({ "rule": rule }));
+            return Err((denied(&rule), Some(ev)));
+        }
+        Ok(roots)
+    }
+
     pub(super) async fn on_service_request(
         &mut self,
         id: RawId,
         method: Box<str>,
         params: Option<Box<RawValue>>,
     ) {
-        let params: Value = params
-            .as_deref()
-            .and_then(|p| serde_json::from_str(p.get()).ok())
-            .unwrap_or(Value::Null);
+        let params = super::params_value(params.as_deref());
         let session = params
             .get("sessionId")
             .and_then(Value::as_str)
@@ -187,27 +209,13 @@ impl Actor {
         });
     }
 
-    #[allow(clippy::type_complexity)]
-    fn fs_read(
-        &mut self,
-        id: &RawId,
-        session: &Arc<str>,
-        params: &Value,
-    ) -> Result<(), (ServiceError, Option<(EventKind, Value)>)> {
+    fn fs_read(&mut self, id: &RawId, session: &Arc<str>, params: &Value) -> Result<(), Refusal> {
         let path = str_param(params, "path").map_err(|e| (e, None))?.to_owned();
         let (line, limit) = (u32_param(params, "line"), u32_param(params, "limit"));
         let base = serde_json::json!({ "path": path, "line": line, "limit": limit });
         let report =
             move |outcome: &str, extra: Value| (EventKind::FsRead, with(&base, outcome, extra));
-        let roots = self.roots(session).unwrap_or_default();
-        if let Err(e) = fs::locate(&roots, &path) {
-            let ev = report(e.kind(), serde_json::json!({ "error": e.to_string() }));
-            return Err((fs_error(&e), Some(ev)));
-        }
-        if let Err(rule) = check(self.host.policy.evaluate(&Subject::read(&path))) {
-            let ev = report("denied", serde_json::json!({ "rule": rule }));
-            return Err((denied(&rule), Some(ev)));
-        }
+        let roots = self.admit(session, &path, &Subject::read(&path), &report)?;
         let limits = self.host.config.fs_limits;
         let service = self.host.config.fs.clone();
         let session_id = session.to_string();
@@ -248,13 +256,7 @@ impl Actor {
         Ok(())
     }
 
-    #[allow(clippy::type_complexity)]
-    fn fs_write(
-        &mut self,
-        id: &RawId,
-        session: &Arc<str>,
-        params: &Value,
-    ) -> Result<(), (ServiceError, Option<(EventKind, Value)>)> {
+    fn fs_write(&mut self, id: &RawId, session: &Arc<str>, params: &Value) -> Result<(), Refusal> {
         let path = str_param(params, "path").map_err(|e| (e, None))?.to_owned();
         let content = str_param(params, "content")
             .map_err(|e| (e, None))?
@@ -263,15 +265,7 @@ impl Actor {
         let base = serde_json::json!({ "path": path, "bytes": bytes });
         let report =
             move |outcome: &str, extra: Value| (EventKind::FsWrite, with(&base, outcome, extra));
-        let roots = self.roots(session).unwrap_or_default();
-        if let Err(e) = fs::locate(&roots, &path) {
-            let ev = report(e.kind(), serde_json::json!({ "error": e.to_string() }));
-            return Err((fs_error(&e), Some(ev)));
-        }
-        if let Err(rule) = check(self.host.policy.evaluate(&Subject::write(&path))) {
-            let ev = report("denied", serde_json::json!({ "rule": rule }));
-            return Err((denied(&rule), Some(ev)));
-        }
+        let roots = self.admit(session, &path, &Subject::write(&path), &report)?;
         let limits = self.host.config.fs_limits;
         if bytes as u64 > limits.max_write_bytes {
             let e = FsError::TooLarge {
@@ -308,13 +302,12 @@ impl Actor {
         Ok(())
     }
 
-    #[allow(clippy::type_complexity)]
     fn terminal_create(
         &mut self,
         id: &RawId,
         session: &Arc<str>,
         params: &Value,
-    ) -> Result<(), (ServiceError, Option<(EventKind, Value)>)> {
+    ) -> Result<(), Refusal> {
         let command = str_param(params, "command")
             .map_err(|e| (e, None))?
             .to_owned();
@@ -341,7 +334,6 @@ impl Actor {
             Some(_) => return Err((invalid("`env` must be an array of {name, value}"), None)),
         };
         let output_byte_limit = params.get("outputByteLimit").and_then(Value::as_u64);
-        let roots = self.roots(session).unwrap_or_default();
         let cwd = match params.get("cwd").and_then(Value::as_str) {
             Some(c) => PathBuf::from(c),
             None => self.session_cwd(session).unwrap_or_default(),
@@ -351,18 +343,8 @@ impl Actor {
         let report = move |outcome: &str, extra: Value| {
             (EventKind::TerminalCreated, with(&base, outcome, extra))
         };
-        if let Err(e) = fs::locate(&roots, &cwd.to_string_lossy()) {
-            let ev = report(e.kind(), serde_json::json!({ "error": e.to_string() }));
-            return Err((fs_error(&e), Some(ev)));
-        }
-        if let Err(rule) = check(
-            self.host
-                .policy
-                .evaluate(&Subject::execute(&command, &args)),
-        ) {
-            let ev = report("denied", serde_json::json!({ "rule": rule }));
-            return Err((denied(&rule), Some(ev)));
-        }
+        let subject = Subject::execute(&command, &args);
+        self.admit(session, &cwd.to_string_lossy(), &subject, &report)?;
         let service = self.host.config.terminal.clone();
         let terminals = self.terminals.clone();
         let session_id = session.to_string();
@@ -405,14 +387,13 @@ impl Actor {
         Ok(())
     }
 
-    #[allow(clippy::type_complexity)]
     fn terminal_other(
         &mut self,
         id: &RawId,
         session: &Arc<str>,
         method: &str,
         params: Value,
-    ) -> Result<(), (ServiceError, Option<(EventKind, Value)>)> {
+    ) -> Result<(), Refusal> {
         let terminal_id = str_param(&params, "terminalId")
             .map_err(|e| (e, None))?
             .to_owned();

@@ -783,10 +783,7 @@ impl Actor {
             }
             m if m.starts_with("$/") => {} // optional protocol notifications may be ignored
             _ => {
-                let params: Value = params
-                    .as_deref()
-                    .and_then(|p| serde_json::from_str(p.get()).ok())
-                    .unwrap_or(Value::Null);
+                let params = params_value(params.as_deref());
                 let data = serde_json::json!({ "method": &*method, "params": params });
                 let session = data["params"]
                     .get("sessionId")
@@ -1191,10 +1188,7 @@ impl Actor {
     // ----- permissions ------------------------------------------------------------------------
 
     async fn on_permission_request(&mut self, id: RawId, params: Option<Box<RawValue>>) {
-        let params: Value = params
-            .as_deref()
-            .and_then(|p| serde_json::from_str(p.get()).ok())
-            .unwrap_or(Value::Null);
+        let params = params_value(params.as_deref());
         let session = params
             .get("sessionId")
             .and_then(Value::as_str)
@@ -1708,6 +1702,13 @@ async fn wait_exit(rx: Option<watch::Receiver<Option<crate::transport::RawExit>>
         }
         None => std::future::pending().await,
     }
+}
+
+/// A request's or notification's params as a `Value` (`Null` when absent or not JSON).
+fn params_value(params: Option<&RawValue>) -> Value {
+    params
+        .and_then(|p| serde_json::from_str(p.get()).ok())
+        .unwrap_or(Value::Null)
 }
 
 fn sorted(mut v: Vec<u64>) -> Vec<u64> {

@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use process_wrap::tokio::{ChildWrapper, CommandWrap, KillOnDrop};
+use process_wrap::tokio::ChildWrapper;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinSet;
@@ -488,16 +488,9 @@ fn spawn(
         cmd.current_dir(&req.cwd);
     }
     let mut readers = attach_output(&mut cmd)?;
-    let mut wrap = CommandWrap::from(cmd);
-    #[cfg(unix)]
-    wrap.wrap(process_wrap::tokio::ProcessGroup::leader());
-    #[cfg(windows)]
-    wrap.wrap(process_wrap::tokio::JobObject);
-    wrap.wrap(KillOnDrop);
-    let mut child = wrap.spawn()?;
-    // The command still holds our copies of the pipe's write end: close them, or the reader
-    // would never see end-of-file.
-    drop(wrap);
+    // `spawn_in_group` consumes the command, dropping our copies of the pipe's write end: the
+    // reader then sees end-of-file when the command (and its children) are done.
+    let mut child = crate::transport::spawn_in_group(cmd)?;
     if let Some(out) = child.stdout().take() {
         readers.push(Box::pin(out));
     }

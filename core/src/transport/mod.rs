@@ -11,7 +11,7 @@ use std::pin::Pin;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 
-pub(crate) use process::{AgentProcess, GroupSignal, RawExit, spawn_agent};
+pub(crate) use process::{AgentProcess, GroupSignal, RawExit, spawn_agent, spawn_in_group};
 
 /// What to run. The command is executed directly (no shell); `env` overlays the inherited
 /// environment (a `None` value removes a variable).

@@ -169,6 +169,20 @@ fn raw_exit(status: std::process::ExitStatus) -> RawExit {
     }
 }
 
+/// Spawn `cmd` as the leader of a new process group (a job object on Windows), killed on drop.
+/// Shared by agents and terminals: whatever it starts can be taken down as a whole.
+pub(crate) fn spawn_in_group(
+    cmd: tokio::process::Command,
+) -> std::io::Result<Box<dyn ChildWrapper>> {
+    let mut wrap = CommandWrap::from(cmd);
+    #[cfg(unix)]
+    wrap.wrap(process_wrap::tokio::ProcessGroup::leader());
+    #[cfg(windows)]
+    wrap.wrap(process_wrap::tokio::JobObject);
+    wrap.wrap(KillOnDrop);
+    wrap.spawn()
+}
+
 /// Spawn `spec` with piped stdio in a new process group; start the stderr drain and the exit
 /// supervisor.
 pub(crate) fn spawn_agent(
@@ -198,13 +212,7 @@ pub(crate) fn spawn_agent(
     if let Some(dir) = &spec.cwd {
         cmd.current_dir(dir);
     }
-    let mut wrap = CommandWrap::from(cmd);
-    #[cfg(unix)]
-    wrap.wrap(process_wrap::tokio::ProcessGroup::leader());
-    #[cfg(windows)]
-    wrap.wrap(process_wrap::tokio::JobObject);
-    wrap.wrap(KillOnDrop);
-    let mut child: Box<dyn ChildWrapper> = wrap.spawn().map_err(|e| Error::SpawnFailed {
+    let mut child = spawn_in_group(cmd).map_err(|e| Error::SpawnFailed {
         command: spec.display(),
         message: e.to_string(),
     })?;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use acp_host::{AgentSpec, Event, EventKind, EventStream};
+use acp_host::{AgentSpec, Event, EventKind, EventStream, PermissionHandler, PermissionRequest};
 
 /// Path of the mock agent binary; built once if missing.
 pub fn mock_agent() -> PathBuf {
@@ -138,4 +138,13 @@ pub fn agent_pid(events: &[Event]) -> u32 {
     ready.data_value()["pid"]
         .as_u64()
         .expect("pid in agent_ready") as u32
+}
+
+/// A host decider that picks the agent's `allow_once` option (denies when there is none).
+pub fn allow_once() -> PermissionHandler {
+    PermissionHandler::Decider(std::sync::Arc::new(|req: PermissionRequest| async move {
+        Ok(req
+            .option_of_kind("allow_once")
+            .map(|o| o.option_id.clone()))
+    }))
 }
