@@ -1,1 +1,796 @@
-//! Node addon of acp-host (work in progress).
+//! Node addon of acp-host: a thin napi-rs layer over the Rust core. The public API is the
+//! TypeScript facade in `ts/` (package `acp-host`); nothing here is meant to be used directly.
+//!
+//! Conventions of this layer:
+//! - every core error crosses as a JS `Error` whose message is `ERR_PREFIX` + the core's
+//!   `{kind, message, data}` JSON; the facade turns it into an `AcpError`;
+//! - events cross in batches, as one JSON array string per `nextEvents` call (one `JSON.parse`
+//!   on the JS side is far cheaper than building objects property by property through napi);
+//! - JS callbacks (permission decider, fs/terminal hooks, "settled" notifications) are weak
+//!   threadsafe functions: they never keep the Node event loop alive on their own;
+//! - a pending `nextEvents` call ends (with `null`) when the host is closed, so after `close()`
+//!   no napi work is left pending.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use acp_host::permission::policy::Policy;
+use acp_host::services::{
+    FsHandler, FsRead, FsService, FsWrite, ServiceError, ServiceFuture, TerminalHandler,
+    TerminalService,
+};
+use acp_host::{
+    Agent, AgentSpec, Event, EventStream, Host, HostConfig, PermissionDecider, PermissionHandler,
+    PermissionRequest, Session, SessionOptions,
+};
+use napi::Status;
+use napi::bindgen_prelude::{Promise, Result};
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi_derive::napi;
+use serde_json::Value;
+use tokio::sync::watch;
+
+/// Prefix of the message of every error that carries a core error as JSON.
+const ERR_PREFIX: &str = "\u{1}acp-host:";
+
+fn core_err(e: acp_host::Error) -> napi::Error {
+    napi::Error::new(
+        Status::GenericFailure,
+        format!("{ERR_PREFIX}{}", e.to_json()),
+    )
+}
+
+fn err_json(kind: &str, message: impl Into<String>) -> napi::Error {
+    let v = serde_json::json!({ "kind": kind, "message": message.into(), "data": null });
+    napi::Error::new(Status::GenericFailure, format!("{ERR_PREFIX}{v}"))
+}
+
+fn invalid(message: impl Into<String>) -> napi::Error {
+    err_json("invalid_argument", message)
+}
+
+fn closed_err() -> napi::Error {
+    err_json("closed", "the host was closed")
+}
+
+fn ms(v: f64) -> Duration {
+    Duration::from_millis(if v.is_finite() && v > 0.0 {
+        v as u64
+    } else {
+        0
+    })
+}
+
+// ------------------------------------------------------------------ JS callbacks
+
+/// `(requestJson) => Promise<string | null>`: the facade's permission dispatcher.
+type PermissionFn =
+    ThreadsafeFunction<String, Promise<Option<String>>, String, Status, false, true>;
+/// `(requestId) => void`: a permission request was settled (by anyone).
+type SettledFn = ThreadsafeFunction<f64, (), f64, Status, false, true>;
+/// `(callJson) => Promise<string>`: the facade's fs/terminal dispatcher; resolves with
+/// `{"result": …}` or `{"error": {code, message, data?}}` as JSON.
+type ServiceFn = ThreadsafeFunction<String, Promise<String>, String, Status, false, true>;
+
+struct JsDecider {
+    decide: Arc<PermissionFn>,
+    settled: Option<Arc<SettledFn>>,
+}
+
+impl PermissionDecider for JsDecider {
+    fn decide(&self, request: PermissionRequest) -> acp_host::permission::DecisionFuture {
+        let decide = self.decide.clone();
+        let settled = self.settled.clone();
+        Box::pin(async move {
+            if let Some(settled) = settled {
+                let mut watch = request.settled.clone();
+                let id = request.request_id as f64;
+                tokio::spawn(async move {
+                    watch.wait().await;
+                    settled.call(id, ThreadsafeFunctionCallMode::NonBlocking);
+                });
+            }
+            let json = serde_json::to_string(&request).map_err(|e| e.to_string())?;
+            let promise = decide
+                .call_async_catch(json)
+                .await
+                .map_err(|e| format!("permission handler failed: {}", e.reason))?;
+            promise
+                .await
+                .map_err(|e| format!("permission handler failed: {}", e.reason))
+        })
+    }
+}
+
+struct JsServices {
+    call: Arc<ServiceFn>,
+}
+
+impl JsServices {
+    fn invoke(&self, call: Value) -> ServiceFuture<Value> {
+        let f = self.call.clone();
+        Box::pin(async move {
+            let failed = |e: napi::Error| ServiceError::new(-32603, e.reason);
+            let promise = f.call_async_catch(call.to_string()).await.map_err(failed)?;
+            let text = promise.await.map_err(failed)?;
+            let mut reply: Value = serde_json::from_str(&text)
+                .map_err(|e| ServiceError::new(-32603, format!("malformed handler reply: {e}")))?;
+            if let Some(err) = reply.get_mut("error").filter(|e| !e.is_null()) {
+                let code = err.get("code").and_then(Value::as_i64).unwrap_or(-32603);
+                let message = err
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("handler error")
+                    .to_owned();
+                let data = err
+                    .get_mut("data")
+                    .map(Value::take)
+                    .filter(|d| !d.is_null());
+                return Err(ServiceError {
+                    code,
+                    message,
+                    data,
+                });
+            }
+            Ok(reply
+                .get_mut("result")
+                .map(Value::take)
+                .unwrap_or(Value::Null))
+        })
+    }
+}
+
+impl FsHandler for JsServices {
+    fn read_text_file(&self, r: FsRead) -> ServiceFuture<String> {
+        let fut = self.invoke(serde_json::json!({
+            "method": "fs/read_text_file",
+            "params": { "sessionId": r.session_id, "path": r.path, "line": r.line, "limit": r.limit },
+        }));
+        Box::pin(async move {
+            match fut.await? {
+                Value::String(s) => Ok(s),
+                Value::Object(mut o) => match o.remove("content") {
+                    Some(Value::String(s)) => Ok(s),
+                    _ => Err(ServiceError::new(
+                        -32603,
+                        "readTextFile must return a string",
+                    )),
+                },
+                _ => Err(ServiceError::new(
+                    -32603,
+                    "readTextFile must return a string",
+                )),
+            }
+        })
+    }
+
+    fn write_text_file(&self, w: FsWrite) -> ServiceFuture<()> {
+        let fut = self.invoke(serde_json::json!({
+            "method": "fs/write_text_file",
+            "params": { "sessionId": w.session_id, "path": w.path, "content": w.content },
+        }));
+        Box::pin(async move { fut.await.map(|_| ()) })
+    }
+}
+
+impl TerminalHandler for JsServices {
+    fn handle(&self, method: &str, params: Value) -> ServiceFuture<Value> {
+        self.invoke(serde_json::json!({ "method": method, "params": params }))
+    }
+}
+
+// ------------------------------------------------------------------ abort registry
+
+fn aborts() -> &'static Mutex<HashMap<u32, watch::Sender<bool>>> {
+    static ABORTS: OnceLock<Mutex<HashMap<u32, watch::Sender<bool>>>> = OnceLock::new();
+    ABORTS.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// Register an abort handle for one call; pass its id to the call, fire it with `abortFire`,
+/// release it with `abortRelease` when the call settled.
+#[napi]
+pub fn abort_create() -> u32 {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let id = NEXT.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
+    let (tx, _) = watch::channel(false);
+    if let Ok(mut m) = aborts().lock() {
+        m.insert(id, tx);
+    }
+    id
+}
+
+#[napi]
+pub fn abort_fire(id: u32) {
+    if let Ok(m) = aborts().lock()
+        && let Some(tx) = m.get(&id)
+    {
+        tx.send_replace(true);
+    }
+}
+
+#[napi]
+pub fn abort_release(id: u32) {
+    if let Ok(mut m) = aborts().lock() {
+        m.remove(&id);
+    }
+}
+
+/// Run `fut` unless the abort handle `abort` fires first (then the future is dropped, which tells
+/// the agent with `$/cancel_request`, and the call fails with `cancelled`).
+async fn abortable<T>(
+    abort: Option<u32>,
+    fut: impl std::future::Future<Output = acp_host::Result<T>>,
+) -> Result<T> {
+    let rx = abort.and_then(|id| aborts().lock().ok()?.get(&id).map(|tx| tx.subscribe()));
+    let Some(mut rx) = rx else {
+        return fut.await.map_err(core_err);
+    };
+    tokio::select! {
+        r = fut => r.map_err(core_err),
+        _ = rx.wait_for(|a| *a) => Err(err_json("cancelled", "aborted by the caller")),
+    }
+}
+
+// ------------------------------------------------------------------ host
+
+/// Host options as the facade passes them (all optional).
+#[napi(object)]
+#[derive(Debug, Default)]
+pub struct NativeHostOptions {
+    /// A preset name: `deny-all`, `read-only`, `ask`.
+    pub policy_preset: Option<String>,
+    /// A policy document (docs/PERMISSIONS.md) as JSON text.
+    pub policy_json: Option<String>,
+    /// A policy document file.
+    pub policy_file: Option<String>,
+    /// Extra sandbox roots (absolute) for every session.
+    pub roots: Option<Vec<String>>,
+    pub permission_timeout_ms: Option<f64>,
+    /// Control request timeout; 0 disables it.
+    pub request_timeout_ms: Option<f64>,
+    /// Whole-turn timeout; 0 or absent: none.
+    pub prompt_timeout_ms: Option<f64>,
+    pub shutdown_grace_ms: Option<f64>,
+    pub event_capacity: Option<u32>,
+    pub max_line_bytes: Option<f64>,
+    pub stderr_tail_bytes: Option<f64>,
+    pub wire_events: Option<bool>,
+    pub events_enabled: Option<bool>,
+    /// `deny` (default without a decider), `decider` (needs the permission callback), `manual`.
+    pub permission_mode: Option<String>,
+    /// `builtin` (default), `embedder` (needs the service callback), `disabled`.
+    pub fs_mode: Option<String>,
+    pub terminal_mode: Option<String>,
+    pub client_name: Option<String>,
+    pub client_version: Option<String>,
+}
+
+#[derive(Debug)]
+struct EventState {
+    stream: EventStream,
+    buf: Vec<Event>,
+}
+
+#[derive(Debug)]
+struct HostCore {
+    /// `None` once closed: the `Host` is dropped so every task and process goes with it.
+    host: Mutex<Option<Host>>,
+    events: tokio::sync::Mutex<Option<EventState>>,
+    closed: watch::Sender<bool>,
+}
+
+impl HostCore {
+    fn host(&self) -> Result<Host> {
+        self.host
+            .lock()
+            .ok()
+            .and_then(|h| h.clone())
+            .ok_or_else(closed_err)
+    }
+}
+
+#[napi]
+#[derive(Debug)]
+pub struct NativeHost {
+    core: Arc<HostCore>,
+}
+
+fn build_config(
+    o: NativeHostOptions,
+    permission: Option<PermissionFn>,
+    settled: Option<SettledFn>,
+    service: Option<ServiceFn>,
+) -> Result<HostConfig> {
+    let mut c = HostConfig::default();
+    if let (Some(name), Some(version)) = (o.client_name, o.client_version) {
+        c.client_info = acp_host::ClientInfo { name, version };
+    }
+    let policy = match (o.policy_preset, o.policy_json, o.policy_file) {
+        (Some(p), None, None) => Some(Policy::preset(&p)),
+        (None, Some(j), None) => Some(Policy::from_json(&j)),
+        (None, None, Some(f)) => Some(Policy::from_file(Path::new(&f))),
+        (None, None, None) => None,
+        _ => return Err(invalid("give at most one policy")),
+    };
+    c.policy = policy.transpose().map_err(|e| invalid(e.to_string()))?;
+    if let Some(roots) = o.roots {
+        if let Some(bad) = roots.iter().find(|r| !Path::new(r).is_absolute()) {
+            return Err(invalid(format!(
+                "roots must be absolute paths, got `{bad}`"
+            )));
+        }
+        c.roots = roots.into_iter().map(PathBuf::from).collect();
+    }
+    if let Some(v) = o.permission_timeout_ms {
+        c.permission_timeout = ms(v);
+    }
+    if let Some(v) = o.request_timeout_ms {
+        c.request_timeout = (v > 0.0).then(|| ms(v));
+    }
+    if let Some(v) = o.prompt_timeout_ms {
+        c.prompt_timeout = (v > 0.0).then(|| ms(v));
+    }
+    if let Some(v) = o.shutdown_grace_ms {
+        c.shutdown_grace = ms(v);
+    }
+    if let Some(v) = o.event_capacity {
+        c.event_capacity = (v as usize).max(1);
+    }
+    if let Some(v) = o.max_line_bytes.filter(|v| *v >= 1.0) {
+        c.max_line_bytes = v as usize;
+    }
+    if let Some(v) = o.stderr_tail_bytes.filter(|v| *v >= 0.0) {
+        c.stderr_tail_bytes = v as usize;
+    }
+    c.wire_events = o.wire_events.unwrap_or(false);
+    c.events_enabled = o.events_enabled.unwrap_or(true);
+    c.permission = match (o.permission_mode.as_deref(), permission) {
+        (Some("manual"), _) => PermissionHandler::Manual,
+        (Some("decider") | None, Some(f)) => PermissionHandler::Decider(Arc::new(JsDecider {
+            decide: Arc::new(f),
+            settled: settled.map(Arc::new),
+        })),
+        (Some("deny") | None, _) => PermissionHandler::DenyAll,
+        (Some(other), _) => return Err(invalid(format!("unknown permission mode `{other}`"))),
+    };
+    let services = service.map(|f| Arc::new(JsServices { call: Arc::new(f) }));
+    c.fs = match o.fs_mode.as_deref() {
+        None | Some("builtin") => FsService::Builtin,
+        Some("disabled") => FsService::Disabled,
+        Some("embedder") => match &services {
+            Some(s) => FsService::Embedder(s.clone()),
+            None => return Err(invalid("fs hooks need a service callback")),
+        },
+        Some(other) => return Err(invalid(format!("unknown fs mode `{other}`"))),
+    };
+    c.terminal = match o.terminal_mode.as_deref() {
+        None | Some("builtin") => TerminalService::Builtin,
+        Some("disabled") => TerminalService::Disabled,
+        Some("embedder") => match &services {
+            Some(s) => TerminalService::Embedder(s.clone()),
+            None => return Err(invalid("terminal hooks need a service callback")),
+        },
+        Some(other) => return Err(invalid(format!("unknown terminal mode `{other}`"))),
+    };
+    Ok(c)
+}
+
+/// Options of `spawn`.
+#[napi(object)]
+#[derive(Debug, Default)]
+pub struct NativeSpawnOptions {
+    pub command: String,
+    pub args: Option<Vec<String>>,
+    /// Variables overlaid on the inherited environment; a `null` value removes one.
+    pub env: Option<HashMap<String, Option<String>>>,
+    pub cwd: Option<String>,
+}
+
+/// Options of session/new, load, resume.
+#[napi(object)]
+#[derive(Debug, Default)]
+pub struct NativeSessionOptions {
+    pub cwd: String,
+    pub additional_directories: Option<Vec<String>>,
+    /// MCP server configurations, in ACP shape.
+    pub mcp_servers: Option<Vec<Value>>,
+}
+
+impl From<NativeSessionOptions> for SessionOptions {
+    fn from(o: NativeSessionOptions) -> Self {
+        SessionOptions {
+            cwd: o.cwd,
+            additional_directories: o.additional_directories.unwrap_or_default(),
+            mcp_servers: o.mcp_servers.unwrap_or_default(),
+        }
+    }
+}
+
+#[napi]
+impl NativeHost {
+    /// `permission`: the decider (used when `permissionMode` is `decider` or absent);
+    /// `settled`: told when a request was settled; `service`: fs/terminal hooks.
+    #[napi(constructor)]
+    pub fn new(
+        options: Option<NativeHostOptions>,
+        #[napi(
+            ts_arg_type = "((requestJson: string) => Promise<string | null>) | undefined | null"
+        )]
+        permission: Option<PermissionFn>,
+        #[napi(ts_arg_type = "((requestId: number) => void) | undefined | null")] settled: Option<
+            SettledFn,
+        >,
+        #[napi(ts_arg_type = "((callJson: string) => Promise<string>) | undefined | null")]
+        service: Option<ServiceFn>,
+    ) -> Result<Self> {
+        let config = build_config(options.unwrap_or_default(), permission, settled, service)?;
+        // Host::new does not spawn; agents run on napi's tokio runtime (every call below is async).
+        let host = Host::new(config);
+        let stream = host.events();
+        let (closed, _) = watch::channel(false);
+        Ok(NativeHost {
+            core: Arc::new(HostCore {
+                host: Mutex::new(Some(host)),
+                events: tokio::sync::Mutex::new(stream.map(|stream| EventState {
+                    stream,
+                    buf: Vec::new(),
+                })),
+                closed,
+            }),
+        })
+    }
+
+    /// Capabilities advertised to agents (`{readTextFile, writeTextFile, terminal}`).
+    #[napi]
+    pub fn client_capabilities(&self) -> Result<Value> {
+        let caps = self.core.host()?.client_capabilities();
+        Ok(serde_json::json!({
+            "readTextFile": caps.read_text_file,
+            "writeTextFile": caps.write_text_file,
+            "terminal": caps.terminal,
+        }))
+    }
+
+    /// Spawn an agent and perform the handshake.
+    #[napi]
+    pub async fn spawn(
+        &self,
+        options: NativeSpawnOptions,
+        abort: Option<u32>,
+    ) -> Result<NativeAgent> {
+        let host = self.core.host()?;
+        let mut spec = AgentSpec::new(options.command).args(options.args.unwrap_or_default());
+        for (k, v) in options.env.unwrap_or_default() {
+            spec.env.insert(k, v);
+        }
+        if let Some(cwd) = options.cwd {
+            spec = spec.cwd(cwd);
+        }
+        let agent = abortable(abort, host.spawn(spec)).await?;
+        Ok(NativeAgent { agent })
+    }
+
+    /// Answer a pending permission request: an offered option id, or `null` to deny.
+    #[napi]
+    pub async fn respond_permission(
+        &self,
+        request_id: f64,
+        option_id: Option<String>,
+    ) -> Result<()> {
+        let host = self.core.host()?;
+        if !(request_id >= 0.0 && request_id.fract() == 0.0) {
+            return Err(invalid("request id must be a non-negative integer"));
+        }
+        host.respond_permission(request_id as u64, option_id)
+            .await
+            .map_err(core_err)
+    }
+
+    /// Up to `limit` events as one JSON array string, waiting for at least one; `null` when the
+    /// stream ended (host closed and drained, or events disabled).
+    #[napi]
+    pub async fn next_events(&self, limit: u32) -> Result<Option<String>> {
+        let core = self.core.clone();
+        let limit = (limit as usize).max(1);
+        let mut closed = core.closed.subscribe();
+        let mut guard = core.events.lock().await;
+        let Some(st) = guard.as_mut() else {
+            return Ok(None);
+        };
+        let n = if *closed.borrow() {
+            drain_ready(st, limit)
+        } else {
+            tokio::select! {
+                biased;
+                n = st.stream.next_batch(&mut st.buf, limit) => n,
+                _ = closed.wait_for(|c| *c) => drain_ready(st, limit),
+            }
+        };
+        if n == 0 {
+            *guard = None;
+            return Ok(None);
+        }
+        let mut out = String::with_capacity(st.buf.len() * 256 + 2);
+        out.push('[');
+        for (i, ev) in st.buf.drain(..).enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(&ev.to_json());
+        }
+        out.push(']');
+        Ok(Some(out))
+    }
+
+    /// Shut every agent down (stdin EOF → SIGTERM → SIGKILL, whole process groups), end the event
+    /// stream once drained, and drop the host. Idempotent.
+    #[napi]
+    pub async fn close(&self) -> Result<()> {
+        let host = self.core.host.lock().ok().and_then(|h| h.clone());
+        if let Some(host) = host {
+            host.shutdown().await;
+        }
+        if let Ok(mut h) = self.core.host.lock() {
+            h.take();
+        }
+        self.core.closed.send_replace(true);
+        Ok(())
+    }
+
+    #[napi(getter)]
+    pub fn closed(&self) -> bool {
+        *self.core.closed.borrow()
+    }
+}
+
+fn drain_ready(st: &mut EventState, limit: usize) -> usize {
+    let mut n = 0;
+    while n < limit {
+        match st.stream.try_next() {
+            Some(ev) => {
+                st.buf.push(ev);
+                n += 1;
+            }
+            None => break,
+        }
+    }
+    n
+}
+
+// ------------------------------------------------------------------ agent
+
+#[napi]
+#[derive(Debug)]
+pub struct NativeAgent {
+    agent: Agent,
+}
+
+fn wrap_session(session: Session) -> NativeSession {
+    NativeSession { session }
+}
+
+#[napi]
+impl NativeAgent {
+    /// The host's id for this agent (the `agent` field of events).
+    #[napi(getter)]
+    pub fn id(&self) -> u32 {
+        self.agent.id() as u32
+    }
+
+    /// `{protocolVersion, agentInfo, agentCapabilities, authMethods}` from `initialize`.
+    #[napi]
+    pub fn info(&self) -> Value {
+        match self.agent.info() {
+            Some(i) => serde_json::json!({
+                "protocolVersion": i.protocol_version,
+                "agentInfo": i.agent_info,
+                "agentCapabilities": i.capabilities,
+                "authMethods": i.auth_methods,
+            }),
+            None => Value::Null,
+        }
+    }
+
+    /// `{exitCode, signal, stderrTail}` once the agent ended, else `null`.
+    #[napi]
+    pub fn exit_info(&self) -> Value {
+        self.agent
+            .exit_info()
+            .and_then(|e| serde_json::to_value(e).ok())
+            .unwrap_or(Value::Null)
+    }
+
+    #[napi]
+    pub async fn authenticate(&self, method_id: String, abort: Option<u32>) -> Result<()> {
+        let agent = self.agent.clone();
+        abortable(abort, async move { agent.authenticate(&method_id).await }).await
+    }
+
+    #[napi]
+    pub async fn new_session(
+        &self,
+        options: NativeSessionOptions,
+        abort: Option<u32>,
+    ) -> Result<NativeSession> {
+        let agent = self.agent.clone();
+        abortable(
+            abort,
+            async move { agent.new_session(options.into()).await },
+        )
+        .await
+        .map(wrap_session)
+    }
+
+    #[napi]
+    pub async fn load_session(
+        &self,
+        session_id: String,
+        options: NativeSessionOptions,
+        abort: Option<u32>,
+    ) -> Result<NativeSession> {
+        let agent = self.agent.clone();
+        abortable(abort, async move {
+            agent.load_session(&session_id, options.into()).await
+        })
+        .await
+        .map(wrap_session)
+    }
+
+    #[napi]
+    pub async fn resume_session(
+        &self,
+        session_id: String,
+        options: NativeSessionOptions,
+        abort: Option<u32>,
+    ) -> Result<NativeSession> {
+        let agent = self.agent.clone();
+        abortable(abort, async move {
+            agent.resume_session(&session_id, options.into()).await
+        })
+        .await
+        .map(wrap_session)
+    }
+
+    /// `session/list`: `{sessions, nextCursor?}`.
+    #[napi]
+    pub async fn list_sessions(
+        &self,
+        cwd: Option<String>,
+        cursor: Option<String>,
+        abort: Option<u32>,
+    ) -> Result<Value> {
+        let agent = self.agent.clone();
+        abortable(abort, async move {
+            agent.list_sessions(cwd.as_deref(), cursor.as_deref()).await
+        })
+        .await
+    }
+
+    #[napi]
+    pub async fn close_session(&self, session_id: String, abort: Option<u32>) -> Result<()> {
+        let agent = self.agent.clone();
+        abortable(abort, async move { agent.close_session(&session_id).await }).await
+    }
+
+    #[napi]
+    pub async fn delete_session(&self, session_id: String, abort: Option<u32>) -> Result<()> {
+        let agent = self.agent.clone();
+        abortable(
+            abort,
+            async move { agent.delete_session(&session_id).await },
+        )
+        .await
+    }
+
+    /// Send an extension request (`_vendor/...`) and get its raw result.
+    #[napi]
+    pub async fn ext_request(
+        &self,
+        method: String,
+        params: Value,
+        abort: Option<u32>,
+    ) -> Result<Value> {
+        if !method.starts_with('_') {
+            return Err(invalid("extension methods start with `_`"));
+        }
+        let agent = self.agent.clone();
+        // The core keeps method names as `&'static str`; extension names are few and long-lived.
+        let method: &'static str = Box::leak(method.into_boxed_str());
+        abortable(
+            abort,
+            async move { agent.ext_request(method, &params).await },
+        )
+        .await
+    }
+
+    /// A handle to an open session of this agent, or `null`.
+    #[napi]
+    pub fn session(&self, session_id: String) -> Option<NativeSession> {
+        self.agent.session(&session_id).map(wrap_session)
+    }
+
+    /// Shut the agent down; resolves with `{exitCode, signal, stderrTail}`.
+    #[napi]
+    pub async fn shutdown(&self) -> Result<Value> {
+        let info = self.agent.shutdown().await;
+        Ok(serde_json::to_value(info).unwrap_or(Value::Null))
+    }
+}
+
+// ------------------------------------------------------------------ session
+
+#[napi]
+#[derive(Debug)]
+pub struct NativeSession {
+    session: Session,
+}
+
+#[napi]
+impl NativeSession {
+    #[napi(getter)]
+    pub fn id(&self) -> String {
+        self.session.id().to_owned()
+    }
+
+    #[napi(getter)]
+    pub fn agent_id(&self) -> u32 {
+        self.session.agent().id() as u32
+    }
+
+    /// The materialised session state (docs: `SessionView`).
+    #[napi]
+    pub fn state(&self) -> Value {
+        serde_json::to_value(self.session.state()).unwrap_or(Value::Null)
+    }
+
+    /// Send a prompt (an array of ACP content blocks); resolves with
+    /// `{turn, stopReason, usage, raw}` when the turn ends.
+    #[napi]
+    pub async fn prompt(&self, content: Vec<Value>, abort: Option<u32>) -> Result<Value> {
+        let session = self.session.clone();
+        let turn = abortable(abort, async move { session.prompt(content).await }).await?;
+        Ok(serde_json::json!({
+            "turn": turn.turn,
+            "stopReason": turn.stop_reason,
+            "usage": turn.usage,
+            "raw": turn.raw,
+        }))
+    }
+
+    /// `session/cancel`.
+    #[napi]
+    pub async fn cancel(&self) -> Result<()> {
+        self.session.cancel().await.map_err(core_err)
+    }
+
+    #[napi]
+    pub async fn set_mode(&self, mode_id: String, abort: Option<u32>) -> Result<()> {
+        let session = self.session.clone();
+        abortable(abort, async move { session.set_mode(&mode_id).await }).await
+    }
+
+    /// Resolves with the complete updated option list.
+    #[napi]
+    pub async fn set_config_option(
+        &self,
+        config_id: String,
+        value: Value,
+        abort: Option<u32>,
+    ) -> Result<Value> {
+        let session = self.session.clone();
+        abortable(abort, async move {
+            session.set_config_option(&config_id, value).await
+        })
+        .await
+    }
+
+    /// `session/close`.
+    #[napi]
+    pub async fn close(&self, abort: Option<u32>) -> Result<()> {
+        let session = self.session.clone();
+        abortable(abort, async move { session.close().await }).await
+    }
+}

@@ -1,0 +1,142 @@
+// Cross-face conformance: every case of fixtures/scenarios/conformance/cases.json through the Node
+// face, compared event by event with the traces the Rust tests check (expected/<case>.json).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+
+import { acp, ROOT, T, mock, collectUntil, matches, withTimeout, allowOnce } from './helpers.mjs';
+
+const DIR = path.join(ROOT, 'fixtures/scenarios/conformance');
+const doc = JSON.parse(fs.readFileSync(path.join(DIR, 'cases.json'), 'utf8'));
+
+/** The normalised form of one event (fixtures/scenarios/conformance/README.md). */
+function normalise(ev) {
+  if (ev.kind === 'agent_stderr' || ev.kind === 'terminal_exited') return null;
+  const data = structuredClone(ev.data);
+  if (ev.kind === 'agent_ready') delete data.pid;
+  if (ev.kind === 'agent_exited') delete data.stderrTail;
+  return { kind: ev.kind, session: ev.session ?? null, turn: ev.turn ?? null, replay: ev.replay, data };
+}
+
+async function expectOutcome(name, what, promise, expect) {
+  const kind = expect?.startsWith('error:') ? expect.slice(6) : null;
+  try {
+    const v = await promise;
+    assert.equal(kind, null, `${name}: ${what}: expected error ${kind}, got ${JSON.stringify(v)}`);
+    return v;
+  } catch (e) {
+    if (kind === null) throw new Error(`${name}: ${what} failed: ${e.message}`);
+    assert.ok(e instanceof acp.AcpError, `${name}: ${what}: ${e}`);
+    assert.equal(e.code, kind, `${name}: ${what}: ${e.message}`);
+    return undefined;
+  }
+}
+
+async function runCase(c, cwd) {
+  const name = c.name;
+  const options = {};
+  if (c.permission === 'allow') options.onPermission = allowOnce;
+  if (c.permission === 'manual') options.manualPermissions = true;
+  if (c.maxLineBytes) options.maxLineBytes = c.maxLineBytes;
+  const host = new acp.Host(options);
+  try {
+    const events = host.events();
+    const trace = [];
+    const untilExited = async () => trace.push(...(await collectUntil(events, (e) => e.kind === 'agent_exited')));
+    if (c.spawnExpect) {
+      await expectOutcome(name, 'spawn', host.spawn(mock(c.scenario)), c.spawnExpect);
+      await untilExited();
+      return trace;
+    }
+    const agent = await host.spawn(mock(c.scenario));
+    let current = null;
+    let exited = false;
+    const opts = { cwd };
+    for (const op of c.ops) {
+      const what = op.op;
+      switch (what) {
+        case 'new_session':
+        case 'load_session':
+        case 'resume_session': {
+          const p =
+            what === 'new_session'
+              ? agent.newSession(opts)
+              : what === 'load_session'
+                ? agent.loadSession(op.sessionId, opts)
+                : agent.resumeSession(op.sessionId, opts);
+          const s = await expectOutcome(name, what, p, op.expect);
+          if (s) current = s;
+          break;
+        }
+        case 'prompt': {
+          const turn = current.prompt(op.text);
+          turn.catch(() => {});
+          if (op.cancelOn) {
+            trace.push(...(await collectUntil(events, (e) => matches(e, op.cancelOn))));
+            await current.cancel();
+          }
+          try {
+            const r = await withTimeout(turn, T, `${name}: prompt`);
+            assert.equal(r.stopReason, op.expect, name);
+          } catch (e) {
+            if (!(e instanceof acp.AcpError)) throw e;
+            assert.equal(`error:${e.code}`, op.expect, `${name}: ${e.message}`);
+            if (e.code === 'agent_exited') exited = true;
+          }
+          // Let the turn's events land before the next op, so traces do not depend on timing.
+          trace.push(...(await collectUntil(events, (e) => e.kind === 'turn_ended')));
+          break;
+        }
+        case 'set_mode':
+          await expectOutcome(name, what, current.setMode(op.modeId), op.expect);
+          break;
+        case 'set_config_option':
+          await expectOutcome(name, what, current.setConfigOption(op.configId, op.value), op.expect);
+          break;
+        case 'authenticate':
+          await expectOutcome(name, what, agent.authenticate(op.methodId), op.expect);
+          break;
+        case 'list_sessions':
+          await expectOutcome(name, what, agent.listSessions(), op.expect);
+          break;
+        case 'close_session':
+          await expectOutcome(name, what, current.close(), op.expect);
+          break;
+        case 'delete_session':
+          await expectOutcome(name, what, agent.deleteSession(op.sessionId), op.expect);
+          break;
+        case 'shutdown':
+          await agent.shutdown();
+          exited = true;
+          break;
+        default:
+          throw new Error(`${name}: unknown op ${what}`);
+      }
+    }
+    assert.ok(exited, `${name}: a case ends with shutdown or an agent exit`);
+    await untilExited();
+    return trace;
+  } finally {
+    await host.close();
+  }
+}
+
+for (const c of doc.cases) {
+  test(`conformance: ${c.name}`, async () => {
+    fs.mkdirSync(doc.cwd, { recursive: true });
+    for (const [file, content] of Object.entries(doc.files)) fs.writeFileSync(path.join(doc.cwd, file), content);
+    const trace = (await runCase(c, doc.cwd)).map(normalise).filter((e) => e !== null);
+    const want = JSON.parse(fs.readFileSync(path.join(DIR, 'expected', `${c.name}.json`), 'utf8'));
+    const got = { case: c.name, events: trace };
+    const first = want.events.findIndex((w, i) => !isDeepStrictEqual(w, got.events[i]));
+    assert.deepEqual(
+      got,
+      want,
+      first >= 0
+        ? `${c.name}: trace differs at event ${first}\n  want: ${JSON.stringify(want.events[first])}\n  got:  ${JSON.stringify(got.events[first])}`
+        : `${c.name}: trace length differs`,
+    );
+  });
+}

@@ -1,0 +1,130 @@
+// Shared helpers for the node:test suites: the package (loaded from its directory, as a user
+// would), the mock agent, event collection and process-table checks.
+import { createRequire } from 'node:module';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const require = createRequire(import.meta.url);
+export const PKG_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const ROOT = path.resolve(PKG_DIR, '../..');
+/** The package, required by its directory (`require('./bindings/node')`). */
+export const acp = require(PKG_DIR);
+
+/** The mock agent binary (ACP_MOCK_AGENT, else target/debug/acp-mock-agent, built if missing). */
+export const MOCK = (() => {
+  if (process.env.ACP_MOCK_AGENT) return process.env.ACP_MOCK_AGENT;
+  const target = process.env.CARGO_TARGET_DIR ?? path.join(ROOT, 'target');
+  const bin = path.join(target, 'debug', 'acp-mock-agent');
+  if (!fs.existsSync(bin)) {
+    execFileSync('cargo', ['build', '-q', '-p', 'acp-mock-agent'], { cwd: ROOT, stdio: 'inherit' });
+  }
+  return bin;
+})();
+
+export const T = 20_000;
+
+export function mock(scenario, extra = []) {
+  return { command: MOCK, args: [...(scenario ? ['--scenario', scenario] : []), ...extra] };
+}
+
+/** A fresh, canonical temporary directory. */
+export function tmpdir(prefix = 'acp-host-node-') {
+  return fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
+}
+
+export function withTimeout(promise, ms, what) {
+  let timer;
+  const t = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms);
+  });
+  return Promise.race([promise, t]).finally(() => clearTimeout(timer));
+}
+
+/** `kind` or `kind:sessionUpdate` for messages and matching. */
+export function describe(ev) {
+  return ev.kind === 'session_update' ? `${ev.kind}:${ev.data?.sessionUpdate}` : ev.kind;
+}
+
+export function matches(ev, spec) {
+  return spec.includes(':') ? describe(ev) === spec : ev.kind === spec;
+}
+
+/** Pull from an event iterator until `stop(ev)` (inclusive); fail after `ms`. */
+export async function collectUntil(it, stop, ms = T) {
+  const got = [];
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const left = deadline - Date.now();
+    let r;
+    try {
+      r = await withTimeout(it.next(), Math.max(1, left), 'an event');
+    } catch (e) {
+      throw new Error(`${e.message}; got: ${got.map(describe).join(' ')}`);
+    }
+    if (r.done) return got;
+    got.push(r.value);
+    if (stop(r.value)) return got;
+  }
+}
+
+/** Whatever arrives within `settle` ms of quiet. */
+export async function drain(it, settle = 300) {
+  const got = [];
+  for (;;) {
+    const r = await Promise.race([it.next(), new Promise((res) => setTimeout(() => res(null), settle))]);
+    if (r === null || r.done) return got;
+    got.push(r.value);
+  }
+}
+
+export const ofKind = (evs, kind) => evs.filter((e) => e.kind === kind);
+
+/** Whether a process exists and is not a zombie. */
+export function alive(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
+}
+
+export async function waitGone(pid, ms = 5000) {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (!alive(pid)) return true;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return !alive(pid);
+}
+
+export function agentPid(evs) {
+  const ready = evs.find((e) => e.kind === 'agent_ready');
+  if (!ready) throw new Error('no agent_ready event');
+  return ready.data.pid;
+}
+
+/** Live processes whose command line mentions the mock agent and whose parent is `ppid`. */
+export function mockChildrenOf(ppid) {
+  const out = [];
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const cmd = fs.readFileSync(`/proc/${d}/cmdline`, 'utf8');
+      if (!cmd.includes('acp-mock-agent')) continue;
+      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[1]) === ppid && alive(Number(d))) out.push(Number(d));
+    } catch {
+      // raced with an exiting process
+    }
+  }
+  return out;
+}
+
+/** Allow with the first `allow_once` option (the conformance "allow" decider). */
+export const allowOnce = (req) => req.options.find((o) => o.kind === 'allow_once')?.optionId ?? null;
