@@ -349,22 +349,28 @@ class EventHub {
   }
 
   unsubscribe(sub: Subscription): void {
-    this.subs.delete(sub);
-    this.kick();
+    if (this.subs.delete(sub)) queueMicrotask(() => this.kick());
   }
 
   private shouldPull(): boolean {
     if (this.ended) return false;
     let waiting = this.draining || this.pendingSpawns > 0 || this.liveAgents.size > 0;
+    let stalled: Subscription[] | null = null;
     for (const s of this.subs) {
-      if (s.full) return false;
-      if (s.waiting) waiting = true;
+      if (s.full) {
+        // While closing, a subscriber that stopped pulling must not block the shutdown: its
+        // subscription ends (what it buffered stays readable) and the others read on.
+        if (!this.draining) return false;
+        (stalled ??= []).push(s);
+      } else if (s.waiting) waiting = true;
     }
+    if (stalled) for (const s of stalled) s.end();
     return waiting;
   }
 
   kick(): void {
-    if (!this.pumping && this.shouldPull()) void this.pump();
+    if (this.pumping || !this.shouldPull() || this.pumping) return;
+    void this.pump();
   }
 
   private async pump(): Promise<void> {
@@ -406,22 +412,19 @@ class EventHub {
     this.drainWaiters = [];
   }
 
-  /** Pull until the native stream ends (after `close`). Subscribers that stall are dropped. */
+  /** From now on pull whatever arrives, whoever waits: the host is closing. */
+  beginDrain(): void {
+    this.draining = true;
+    this.kick();
+  }
+
+  /** Resolves when the native stream ended (after the native `close`). */
   drainToEnd(): Promise<void> {
     if (this.ended) return Promise.resolve();
-    this.draining = true;
+    this.beginDrain();
     return new Promise((resolve) => {
       this.drainWaiters.push(resolve);
       this.kick();
-      // A subscriber that stopped pulling must not block close(): end its subscription once the
-      // close has been requested (its buffered events stay readable).
-      const unblock = () => {
-        if (this.ended) return;
-        for (const s of this.subs) if (s.full) s.end();
-        this.kick();
-        if (!this.ended) setTimeout(unblock, 50).unref();
-      };
-      setTimeout(unblock, 50).unref();
     });
   }
 }
@@ -743,6 +746,8 @@ export class Host extends EventEmitter {
   close(): Promise<void> {
     if (!this.closing) {
       this.closing = (async () => {
+        // Pull while the agents shut down: their last events must not wait on a stalled reader.
+        this.hub.beginDrain();
         try {
           await call(() => this.native.close());
         } finally {

@@ -1,0 +1,61 @@
+// The package as shipped: the generated declarations are committed and current, the facade's
+// public surface is what the README documents, and the addon loads from the package directory.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+import { acp, PKG_DIR } from './helpers.mjs';
+
+function committed(file) {
+  try {
+    const rel = path.relative(execFileSync('git', ['rev-parse', '--show-toplevel'], { cwd: PKG_DIR, encoding: 'utf8' }).trim(), path.join(PKG_DIR, file));
+    return execFileSync('git', ['show', `HEAD:${rel}`], { cwd: PKG_DIR, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  } catch {
+    return null;
+  }
+}
+
+for (const file of ['index.d.ts', 'binding.js']) {
+  test(`the generated ${file} is committed and matches the build (no drift)`, (t) => {
+    const want = committed(file);
+    if (want === null) return t.skip('not a git checkout');
+    const got = fs.readFileSync(path.join(PKG_DIR, file), 'utf8');
+    assert.ok(
+      got === want,
+      `${file} differs from the committed one: the napi layer changed; run \`npm run build\` in bindings/node and commit ${file}`,
+    );
+  });
+}
+
+test('the public API', () => {
+  for (const name of ['Host', 'Agent', 'Session', 'AcpError', 'ServiceError']) assert.equal(typeof acp[name], 'function', name);
+  assert.ok(new acp.AcpError('timeout', 'x') instanceof Error);
+  const e = new acp.AcpError('agent_error', 'boom', { code: -32603 });
+  assert.equal(e.name, 'AcpError');
+  assert.equal(e.code, 'agent_error');
+  assert.deepEqual(e.data, { code: -32603 });
+  const pkg = JSON.parse(fs.readFileSync(path.join(PKG_DIR, 'package.json'), 'utf8'));
+  assert.equal(pkg.name, 'acp-host');
+  assert.equal(pkg.devDependencies['@napi-rs/cli'], '3.10.12', 'pinned exactly');
+  for (const [name, v] of Object.entries(pkg.devDependencies)) assert.match(v, /^\d+\.\d+\.\d+$/, `${name} is pinned exactly`);
+  assert.ok(fs.existsSync(path.join(PKG_DIR, 'package-lock.json')));
+});
+
+test('the library never prints', async () => {
+  const writes = [];
+  const out = process.stdout.write;
+  const err = process.stderr.write;
+  process.stdout.write = (...a) => (writes.push(String(a[0])), true);
+  process.stderr.write = (...a) => (writes.push(String(a[0])), true);
+  try {
+    const host = new acp.Host();
+    await assert.rejects(host.spawn({ command: '/nonexistent' }));
+    await host.close();
+  } finally {
+    process.stdout.write = out;
+    process.stderr.write = err;
+  }
+  assert.deepEqual(writes, []);
+});
