@@ -1,0 +1,58 @@
+//! Versions, status names, freeing errors and strings.
+
+use std::ffi::c_char;
+
+use crate::ptr;
+use crate::status::{acph_error, acph_status};
+
+/// The library's version, `"MAJOR.MINOR.PATCH"` (the same as `ACPH_VERSION_STRING` of the header
+/// it was built with). Static; never free it.
+#[unsafe(no_mangle)]
+pub extern "C" fn acph_version() -> *const c_char {
+    ptr::static_cstr(concat!(env!("CARGO_PKG_VERSION"), "\0"))
+}
+
+/// The library's ABI version (`ACPH_ABI_VERSION` of the header it was built with). A program
+/// should refuse to run when this differs from the `ACPH_ABI_VERSION` it was compiled against.
+#[unsafe(no_mangle)]
+pub extern "C" fn acph_abi_version() -> u32 {
+    crate::ACPH_ABI_VERSION
+}
+
+/// The stable snake_case name of a status (`"ok"`, `"stale_id"`, `"agent_exited"`, ...): the
+/// same string as the `kind` of the error object and the error kinds of the Node and Python
+/// faces. `status` is an `acph_status`; `"unknown"` for a number that is not a status. Static; never free it.
+#[unsafe(no_mangle)]
+pub extern "C" fn acph_status_str(status: u32) -> *const c_char {
+    ffi_value!(ptr::static_cstr("unknown\0"), {
+        // `acph_status` is a `uint32_t` in C: any number may arrive here, so it is taken as one.
+        match acph_status::from_u32(status) {
+            Some(s) => ptr::static_cstr(s.name_c()),
+            None => ptr::static_cstr("unknown\0"),
+        }
+    })
+}
+
+/// Free an error object. NULL is a no-op.
+///
+/// # Safety
+/// `error` is NULL or an error written by this library that was not freed yet.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acph_error_free(error: *mut acph_error) {
+    ffi_value!((), {
+        // SAFETY: the caller's contract.
+        unsafe { ptr::error_free(error) }
+    })
+}
+
+/// Free a string returned by this library. NULL is a no-op.
+///
+/// # Safety
+/// `string` is NULL or a string returned by this library that was not freed yet.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acph_string_free(string: *mut c_char) {
+    ffi_value!((), {
+        // SAFETY: the caller's contract.
+        unsafe { ptr::string_free(string) }
+    })
+}

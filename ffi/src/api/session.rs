@@ -1,0 +1,451 @@
+//! Sessions: prompt, cancel, modes and config options, close, state.
+//!
+//! Session handles are the `uint64_t` values returned by the session-opening calls and carried
+//! in `acph_event.session`. Asynchronous calls and `_wait` variants as in the agent calls.
+
+use std::ffi::c_char;
+
+use serde_json::Value;
+
+use crate::config;
+use crate::host::acph_host;
+use crate::ptr;
+use crate::status::{acph_error, acph_status};
+
+/// The session handle of an agent's session, by its ACP id (the `session_id` of events).
+/// `ACPH_STATUS_STALE_ID` when this host has none. Non-blocking.
+///
+/// # Safety
+/// `host` is NULL or a live host; `session_id` points to `session_id_len` readable bytes;
+/// `session_out` and `error_out` are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acph_host_find_session(
+    host: *mut acph_host,
+    agent: u64,
+    session_id: *const c_char,
+    session_id_len: usize,
+    session_out: *mut u64,
+    error_out: *mut *mut acph_error,
+) -> acph_status {
+    ffi_fn!(error_out, {
+        // SAFETY: the caller's contract.
+        let host = unsafe { ptr::host(host) }?;
+        // SAFETY: the caller's contract.
+        let sid = unsafe { ptr::str_in(session_id, session_id_len, "session_id") }?;
+        // SAFETY: the caller's contract.
+        let out = unsafe { ptr::out(session_out, "session_out") }?;
+        out.write(host.state.find_session(agent, sid)?);
+        Ok(())
+    })
+}
+
+/// The ACP session id of a handle: `*id_out` (owned, `acph_string_free`; NUL-terminated) and,
+/// unless `len_out` is NULL, its length in bytes. Non-blocking.
+///
+/// # Safety
+/// `host` is NULL or a live host; `id_out`, `len_out` and `error_out` are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acph_session_id(
+    host: *mut acph_host,
+    session: u64,
+    id_out: *mut *mut c_char,
+    len_out: *mut usize,
+    error_out: *mut *mut acph_error,
+) -> acph_status {
+    ffi_fn!(error_out, {
+        // SAFETY: the caller's contract.
+        let host = unsafe { ptr::host(host) }?;
+        // SAFETY: the caller's contract.
+        let out = unsafe { ptr::out(id_out, "id_out") }?;
+        // SAFETY: the caller's contract.
+        let len = unsafe { ptr::opt_out(len_out) };
+        let (_, sid) = host.state.session_key(session)?;
+        out.write(ptr::string_into_raw(sid.as_bytes()));
+        if let Some(len) = len {
+            len.write(sid.len());
+        }
+        Ok(())
+    })
+}
+
+/// The agent id of a session handle. Non-blocking.
+///
+/// # Safety
+/// `host` is NULL or a live host; `agent_out` and `error_out` are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acph_session_agent(
+    host: *mut acph_host,
+    session: u64,
+    agent_out: *mut u64,
+    error_out: *mut *mut acph_error,
+) -> acph_status {
+    ffi_fn!(error_out, {
+        // SAFETY: the caller's contract.
+        let host = unsafe { ptr::host(host) }?;
+        // SAFETY: the caller's contract.
+        let out = unsafe { ptr::out(agent_out, "agent_out") }?;
+        out.write(host.state.session_key(session)?.0);
+        Ok(())
+    })
+}
+
+/// A snapshot of the session's materialised state as JSON (`{"sessionId", "cwd", "open",
+/// "modes", "currentModeId", "configOptions", "toolCalls", "plan", "availableCommands", "usage",
+/// "title", "activeTurn", "lastStopReason", ...}`), owned by the caller (`acph_string_free`).
+/// Non-blocking. `ACPH_STATUS_NOT_FOUND` when the session is not open and this host never held it.
+///
+/// # Safety
+/// `host` is NULL or a live host; `json_out` and `error_out` are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acph_session_state(
+    host: *mut acph_host,
+    session: u64,
+    json_out: *mut *mut c_char,
+    error_out: *mut *mut acph_error,
+) -> acph_status {
+    ffi_fn!(error_out, {
+        // SAFETY: the caller's contract.
+        let host = unsafe { ptr::host(host) }?;
+        // SAFETY: the caller's contract.
+        let out = unsafe { ptr::out(json_out, "json_out") }?;
+        let s = host.state.session(session)?;
+        let json = serde_json::to_string(&s.state()).unwrap_or_else(|_| "null".into());
+        out.write(ptr::string_into_raw(json.as_bytes()));
+        Ok(())
+    })
+}
+
+fn turn_json(t: acp_host::TurnResult) -> Value {
+    serde_json::json!({ "turn": t.turn, "stopReason": t.stop_reason, "response": t.raw })
+}
+
+/// Send a prompt: `content_json` is a JSON array of ACP content blocks (`[{"type": "text",
+/// "text": "..."}]`; blocks the agent did not advertise are refused locally). The turn's events
+/// follow (`turn_started`, `session_update`s, `turn_ended`). `result`: `{"turn": id,
+/// "stopReason": "end_turn" | "cancelled" | ..., "response": {the agent's prompt response}}`.
+///
+/// # Safety
+/// `host` is NULL or a live host; `content_json` points to `content_len` readable bytes;
+/// `call_out` and `error_out` are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acph_session_prompt(
+    host: *mut acph_host,
+    session: u64,
+    content_json: *const c_char,
+    content_len: usize,
+    call_out: *mut u64,
+    error_out: *mut *mut acph_error,
+) -> acph_status {
+    ffi_fn!(error_out, {
+        // SAFETY: the caller's contract.
+        let host = unsafe { ptr::host(host) }?;
+        // SAFETY: the caller's contract.
+        let content = unsafe { ptr::str_in(content_json, content_len, "content_json") }?;
+        // SAFETY: the caller's contract.
+        let out = unsafe { ptr::out(call_out, "call_out") }?;
+        let content = config::prompt_content(content)?;
+        let s = host.state.session(session)?;
+        let agent = s.agent().id();
+        out.write(
+            host.state
+                .start_call(agent, async move { s.prompt(content).await.map(turn_json) })?,
+        );
+        Ok(())
+    })
+}
+
+/// Blocking `acph_session_prompt`; `*result_out` (NULL: not wanted; owned, `acph_string_free`)
+/// receives the result JSON. On `ACPH_STATUS_TIMEOUT` the turn is cancelled.
+///
+/// # Safety
+/// As `acph_session_prompt`; `result_out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acph_session_prompt_wait(
+    host: *mut acph_host,
+    session: u64,
+    content_json: *const c_char,
+    content_len: usize,
+    timeout_ms: u32,
+    result_out: *mut *mut c_char,
+    error_out: *mut *mut acph_error,
+) -> acph_status {
+    ffi_fn!(error_out, {
+        // SAFETY: the caller's contract.
+        let host = unsafe { ptr::host(host) }?;
+        // SAFETY: the caller's contract.
+        let content = unsafe { ptr::str_in(content_json, content_len, "content_json") }?;
+        // SAFETY: the caller's contract.
+        let out = unsafe { ptr::opt_out(result_out) };
+        let content = config::prompt_content(content)?;
+        let s = host.state.session(session)?;
+        let t = host
+            .state
+            .wait("acph_session_prompt_wait", timeout_ms, s.prompt(content))?;
+        if let Some(out) = out {
+            out.write(ptr::string_into_raw(turn_json(t).to_string().as_bytes()));
+        }
+        Ok(())
+    })
+}
+
+/// `acph_session_prompt` with one text block (`text` is plain UTF-8, not JSON).
+///
+/// # Safety
+/// `host` is NULL or a live host; `text` points to `text_len` readable bytes; `call_out` and
+/// `error_out` are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acph_session_prompt_text(
+    host: *mut acph_host,
+    session: u64,
+    text: *const c_char,
+    text_len: usize,
+    call_out: *mut u64,
+    error_out: *mut *mut acph_error,
+) -> acph_status {
+    ffi_fn!(error_out, {
+        // SAFETY: the caller's contract.
+        let host = unsafe { ptr::host(host) }?;
+        // SAFETY: the caller's contract.
+        let text = unsafe { ptr::str_in(text, text_len, "text") }?.to_owned();
+        // SAFETY: the caller's contract.
+        let out = unsafe { ptr::out(call_out, "call_out") }?;
+        let s = host.state.session(session)?;
+        let agent = s.agent().id();
+        out.write(host.state.start_call(agent, async move {
+            s.prompt_text(&text).await.map(turn_json)
+        })?);
+        Ok(())
+    })
+}
+
+/// Blocking `acph_session_prompt_text`.
+///
+/// # Safety
+/// As `acph_session_prompt_text`; `result_out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acph_session_prompt_text_wait(
+    host: *mut acph_host,
+    session: u64,
+    text: *const c_char,
+    text_len: usize,
+    timeout_ms: u32,
+    result_out: *mut *mut c_char,
+    error_out: *mut *mut acph_error,
+) -> acph_status {
+    ffi_fn!(error_out, {
+        // SAFETY: the caller's contract.
+        let host = unsafe { ptr::host(host) }?;
+        // SAFETY: the caller's contract.
+        let text = unsafe { ptr::str_in(text, text_len, "text") }?;
+        // SAFETY: the caller's contract.
+        let out = unsafe { ptr::opt_out(result_out) };
+        let s = host.state.session(session)?;
+        let t = host.state.wait(
+            "acph_session_prompt_text_wait",
+            timeout_ms,
+            s.prompt_text(text),
+        )?;
+        if let Some(out) = out {
+            out.write(ptr::string_into_raw(turn_json(t).to_string().as_bytes()));
+        }
+        Ok(())
+    })
+}
+
+/// `session/cancel`: the agent should end the turn in flight with `cancelled`; every pending
+/// permission request of the session is answered `cancelled` at once. Returns at once (any
+/// thread, also callbacks); the turn's end arrives as events.
+///
+/// # Safety
+/// `host` is NULL or a live host; `error_out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acph_session_cancel(
+    host: *mut acph_host,
+    session: u64,
+    error_out: *mut *mut acph_error,
+) -> acph_status {
+    ffi_fn!(error_out, {
+        // SAFETY: the caller's contract.
+        let host = unsafe { ptr::host(host) }?;
+        host.state.cancel_session(session)
+    })
+}
+
+/// `session/set_mode` (one of the `availableModes` the agent returned). `result`: `{}`.
+///
+/// # Safety
+/// `host` is NULL or a live host; `mode_id` points to `mode_len` readable bytes; `call_out` and
+/// `error_out` are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acph_session_set_mode(
+    host: *mut acph_host,
+    session: u64,
+    mode_id: *const c_char,
+    mode_len: usize,
+    call_out: *mut u64,
+    error_out: *mut *mut acph_error,
+) -> acph_status {
+    ffi_fn!(error_out, {
+        // SAFETY: the caller's contract.
+        let host = unsafe { ptr::host(host) }?;
+        // SAFETY: the caller's contract.
+        let mode = unsafe { ptr::str_in(mode_id, mode_len, "mode_id") }?.to_owned();
+        // SAFETY: the caller's contract.
+        let out = unsafe { ptr::out(call_out, "call_out") }?;
+        let s = host.state.session(session)?;
+        let agent = s.agent().id();
+        out.write(host.state.start_call(agent, async move {
+            s.set_mode(&mode).await.map(|()| serde_json::json!({}))
+        })?);
+        Ok(())
+    })
+}
+
+/// Blocking `acph_session_set_mode`.
+///
+/// # Safety
+/// As `acph_session_set_mode`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acph_session_set_mode_wait(
+    host: *mut acph_host,
+    session: u64,
+    mode_id: *const c_char,
+    mode_len: usize,
+    timeout_ms: u32,
+    error_out: *mut *mut acph_error,
+) -> acph_status {
+    ffi_fn!(error_out, {
+        // SAFETY: the caller's contract.
+        let host = unsafe { ptr::host(host) }?;
+        // SAFETY: the caller's contract.
+        let mode = unsafe { ptr::str_in(mode_id, mode_len, "mode_id") }?;
+        let s = host.state.session(session)?;
+        host.state
+            .wait("acph_session_set_mode_wait", timeout_ms, s.set_mode(mode))
+    })
+}
+
+/// `session/set_config_option`: `value_json` is the new value as JSON (`"architect"`, `true`).
+/// `result`: `{"configOptions": [the complete updated list]}`.
+///
+/// # Safety
+/// `host` is NULL or a live host; `config_id` and `value_json` point to `config_len` and
+/// `value_len` readable bytes; `call_out` and `error_out` are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acph_session_set_config_option(
+    host: *mut acph_host,
+    session: u64,
+    config_id: *const c_char,
+    config_len: usize,
+    value_json: *const c_char,
+    value_len: usize,
+    call_out: *mut u64,
+    error_out: *mut *mut acph_error,
+) -> acph_status {
+    ffi_fn!(error_out, {
+        // SAFETY: the caller's contract.
+        let host = unsafe { ptr::host(host) }?;
+        // SAFETY: the caller's contract.
+        let id = unsafe { ptr::str_in(config_id, config_len, "config_id") }?.to_owned();
+        // SAFETY: the caller's contract.
+        let value = unsafe { ptr::str_in(value_json, value_len, "value_json") }?;
+        // SAFETY: the caller's contract.
+        let out = unsafe { ptr::out(call_out, "call_out") }?;
+        let value = config::any_json("value_json", value)?;
+        let s = host.state.session(session)?;
+        let agent = s.agent().id();
+        out.write(host.state.start_call(agent, async move {
+            s.set_config_option(&id, value)
+                .await
+                .map(|o| serde_json::json!({ "configOptions": o }))
+        })?);
+        Ok(())
+    })
+}
+
+/// Blocking `acph_session_set_config_option`; `*options_out` (NULL: not wanted; owned) receives
+/// the complete updated option list as a JSON array.
+///
+/// # Safety
+/// As `acph_session_set_config_option`; `options_out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acph_session_set_config_option_wait(
+    host: *mut acph_host,
+    session: u64,
+    config_id: *const c_char,
+    config_len: usize,
+    value_json: *const c_char,
+    value_len: usize,
+    timeout_ms: u32,
+    options_out: *mut *mut c_char,
+    error_out: *mut *mut acph_error,
+) -> acph_status {
+    ffi_fn!(error_out, {
+        // SAFETY: the caller's contract.
+        let host = unsafe { ptr::host(host) }?;
+        // SAFETY: the caller's contract.
+        let id = unsafe { ptr::str_in(config_id, config_len, "config_id") }?;
+        // SAFETY: the caller's contract.
+        let value = unsafe { ptr::str_in(value_json, value_len, "value_json") }?;
+        // SAFETY: the caller's contract.
+        let out = unsafe { ptr::opt_out(options_out) };
+        let value = config::any_json("value_json", value)?;
+        let s = host.state.session(session)?;
+        let options = host.state.wait(
+            "acph_session_set_config_option_wait",
+            timeout_ms,
+            s.set_config_option(id, value),
+        )?;
+        if let Some(out) = out {
+            out.write(ptr::string_into_raw(options.to_string().as_bytes()));
+        }
+        Ok(())
+    })
+}
+
+/// `session/close` (needs `sessionCapabilities.close`). `result`: `{}`, after `session_closed`.
+/// The handle stays valid (for `acph_session_id`, and a later load/resume gets it again).
+///
+/// # Safety
+/// `host` is NULL or a live host; `call_out` and `error_out` are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acph_session_close(
+    host: *mut acph_host,
+    session: u64,
+    call_out: *mut u64,
+    error_out: *mut *mut acph_error,
+) -> acph_status {
+    ffi_fn!(error_out, {
+        // SAFETY: the caller's contract.
+        let host = unsafe { ptr::host(host) }?;
+        // SAFETY: the caller's contract.
+        let out = unsafe { ptr::out(call_out, "call_out") }?;
+        let (agent, sid) = host.state.session_key(session)?;
+        let a = host.state.agent(agent)?;
+        out.write(host.state.start_call(agent, async move {
+            a.close_session(&sid).await.map(|()| serde_json::json!({}))
+        })?);
+        Ok(())
+    })
+}
+
+/// Blocking `acph_session_close`.
+///
+/// # Safety
+/// As `acph_session_close`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acph_session_close_wait(
+    host: *mut acph_host,
+    session: u64,
+    timeout_ms: u32,
+    error_out: *mut *mut acph_error,
+) -> acph_status {
+    ffi_fn!(error_out, {
+        // SAFETY: the caller's contract.
+        let host = unsafe { ptr::host(host) }?;
+        let (agent, sid) = host.state.session_key(session)?;
+        let a = host.state.agent(agent)?;
+        host.state
+            .wait("acph_session_close_wait", timeout_ms, a.close_session(&sid))
+    })
+}

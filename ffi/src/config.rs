@@ -1,0 +1,379 @@
+//! The host configuration JSON of `acph_host_new` (documented in docs/FFI.md) and the JSON
+//! arguments of the agent and session calls. Parsing is strict: an unknown field is an error, so a
+//! typo cannot silently fall back to a default.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use acp_host::permission::policy::Policy;
+use acp_host::services::{FsService, TerminalService};
+use acp_host::{AgentSpec, ClientInfo, HostConfig, PermissionHandler, SessionOptions};
+use serde_json::{Map, Value};
+
+use crate::services::Bridge;
+use crate::status::{Failure, acph_status};
+
+/// What `acph_host_new` needs besides the core's `HostConfig`.
+#[derive(Debug)]
+pub(crate) struct FaceConfig {
+    pub core: HostConfig,
+    /// Capacity of the C face's own queue (between the core's queue and the caller).
+    pub face_capacity: usize,
+}
+
+fn config_error(path: &str, message: impl Into<String>) -> Failure {
+    let message = message.into();
+    Failure::new(
+        acph_status::ACPH_STATUS_INVALID_CONFIG,
+        format!("invalid config: {path}: {message}"),
+    )
+    .with_data(serde_json::json!({ "path": path }))
+}
+
+fn arg_error(what: &str, path: &str, message: impl Into<String>) -> Failure {
+    let message = message.into();
+    Failure::invalid(format!("invalid {what}: {path}: {message}"))
+        .with_data(serde_json::json!({ "path": path }))
+}
+
+const CONFIG_FIELDS: &[&str] = &[
+    "permission",
+    "policy",
+    "roots",
+    "permissionTimeoutMs",
+    "requestTimeoutMs",
+    "promptTimeoutMs",
+    "shutdownGraceMs",
+    "eventCapacity",
+    "events",
+    "wireEvents",
+    "maxLineBytes",
+    "stderrTailBytes",
+    "fs",
+    "terminal",
+    "clientInfo",
+];
+
+fn object<'a>(
+    v: &'a Value,
+    fields: &[&str],
+    err: &dyn Fn(&str, String) -> Failure,
+) -> Result<&'a Map<String, Value>, Failure> {
+    let Some(obj) = v.as_object() else {
+        return Err(err("$", "expected a JSON object".into()));
+    };
+    if let Some(k) = obj.keys().find(|k| !fields.contains(&k.as_str())) {
+        return Err(err(
+            k,
+            format!("unknown field; expected one of: {}", fields.join(", ")),
+        ));
+    }
+    Ok(obj)
+}
+
+fn u64_field(
+    obj: &Map<String, Value>,
+    key: &str,
+    err: &dyn Fn(&str, String) -> Failure,
+) -> Result<Option<u64>, Failure> {
+    match obj.get(key) {
+        None => Ok(None),
+        Some(v) => v
+            .as_u64()
+            .map(Some)
+            .ok_or_else(|| err(key, "expected a non-negative integer".into())),
+    }
+}
+
+/// `null` (or absent, when `absent_is_none`) means "no limit".
+fn opt_ms_field(
+    obj: &Map<String, Value>,
+    key: &str,
+    err: &dyn Fn(&str, String) -> Failure,
+) -> Result<Option<Option<Duration>>, Failure> {
+    match obj.get(key) {
+        None => Ok(None),
+        Some(Value::Null) => Ok(Some(None)),
+        Some(v) => v
+            .as_u64()
+            .map(|ms| Some(Some(Duration::from_millis(ms))))
+            .ok_or_else(|| err(key, "expected a non-negative integer or null".into())),
+    }
+}
+
+fn bool_field(
+    obj: &Map<String, Value>,
+    key: &str,
+    err: &dyn Fn(&str, String) -> Failure,
+) -> Result<Option<bool>, Failure> {
+    match obj.get(key) {
+        None => Ok(None),
+        Some(v) => v
+            .as_bool()
+            .map(Some)
+            .ok_or_else(|| err(key, "expected true or false".into())),
+    }
+}
+
+fn str_field<'a>(
+    obj: &'a Map<String, Value>,
+    key: &str,
+    err: &dyn Fn(&str, String) -> Failure,
+) -> Result<Option<&'a str>, Failure> {
+    match obj.get(key) {
+        None => Ok(None),
+        Some(v) => v
+            .as_str()
+            .map(Some)
+            .ok_or_else(|| err(key, "expected a string".into())),
+    }
+}
+
+fn string_list(
+    obj: &Map<String, Value>,
+    key: &str,
+    err: &dyn Fn(&str, String) -> Failure,
+) -> Result<Option<Vec<String>>, Failure> {
+    match obj.get(key) {
+        None => Ok(None),
+        Some(Value::Array(items)) => items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                v.as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| err(&format!("{key}[{i}]"), "expected a string".into()))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some),
+        Some(_) => Err(err(key, "expected an array of strings".into())),
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Service {
+    Builtin,
+    Embedder,
+    Disabled,
+}
+
+fn service_field(
+    obj: &Map<String, Value>,
+    key: &str,
+    err: &dyn Fn(&str, String) -> Failure,
+) -> Result<Service, Failure> {
+    match str_field(obj, key, err)? {
+        None | Some("builtin") => Ok(Service::Builtin),
+        Some("embedder") => Ok(Service::Embedder),
+        Some("disabled") => Ok(Service::Disabled),
+        Some(other) => Err(err(
+            key,
+            format!(
+                "unknown value \"{other}\"; expected \"builtin\", \"embedder\" or \"disabled\""
+            ),
+        )),
+    }
+}
+
+/// Parse the configuration of `acph_host_new`. `None` (a NULL argument) is the default
+/// configuration.
+pub(crate) fn host_config(text: Option<&str>, bridge: &Bridge) -> Result<FaceConfig, Failure> {
+    let mut core = HostConfig::default();
+    let mut face_capacity = 256;
+    let Some(text) = text else {
+        return Ok(FaceConfig {
+            core,
+            face_capacity,
+        });
+    };
+    let doc: Value = serde_json::from_str(text).map_err(|e| {
+        Failure::new(
+            acph_status::ACPH_STATUS_INVALID_CONFIG,
+            format!("invalid config: $: not valid JSON: {e}"),
+        )
+        .with_data(serde_json::json!({ "path": "$" }))
+    })?;
+    let err = |p: &str, m: String| config_error(p, m);
+    let obj = object(&doc, CONFIG_FIELDS, &err)?;
+
+    core.permission = match str_field(obj, "permission", &err)? {
+        None | Some("deny") => PermissionHandler::DenyAll,
+        Some("manual") => PermissionHandler::Manual,
+        Some(other) => {
+            return Err(err(
+                "permission",
+                format!("unknown value \"{other}\"; expected \"deny\" or \"manual\""),
+            ));
+        }
+    };
+    core.policy = match obj.get("policy") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(name)) => {
+            Some(Policy::preset(name).map_err(|e| err("policy", e.to_string()))?)
+        }
+        Some(doc @ Value::Object(_)) => {
+            Some(Policy::from_json(&doc.to_string()).map_err(|e| err("policy", e.to_string()))?)
+        }
+        Some(_) => {
+            return Err(err(
+                "policy",
+                "expected a preset name or a policy document (object)".into(),
+            ));
+        }
+    };
+    if let Some(roots) = string_list(obj, "roots", &err)? {
+        for (i, r) in roots.iter().enumerate() {
+            if !std::path::Path::new(r).is_absolute() {
+                return Err(err(
+                    &format!("roots[{i}]"),
+                    format!("not an absolute path: {r}"),
+                ));
+            }
+        }
+        core.roots = roots.into_iter().map(PathBuf::from).collect();
+    }
+    if let Some(ms) = u64_field(obj, "permissionTimeoutMs", &err)? {
+        core.permission_timeout = Duration::from_millis(ms);
+    }
+    if let Some(t) = opt_ms_field(obj, "requestTimeoutMs", &err)? {
+        core.request_timeout = t;
+    }
+    if let Some(t) = opt_ms_field(obj, "promptTimeoutMs", &err)? {
+        core.prompt_timeout = t;
+    }
+    if let Some(ms) = u64_field(obj, "shutdownGraceMs", &err)? {
+        core.shutdown_grace = Duration::from_millis(ms);
+    }
+    if let Some(n) = u64_field(obj, "eventCapacity", &err)? {
+        if n == 0 || n > 1 << 24 {
+            return Err(err("eventCapacity", "expected 1 ..= 16777216".into()));
+        }
+        core.event_capacity = n as usize;
+        face_capacity = (n as usize).clamp(1, 256);
+    }
+    if let Some(b) = bool_field(obj, "events", &err)? {
+        core.events_enabled = b;
+    }
+    if let Some(b) = bool_field(obj, "wireEvents", &err)? {
+        core.wire_events = b;
+    }
+    if let Some(n) = u64_field(obj, "maxLineBytes", &err)? {
+        if n < 1024 {
+            return Err(err("maxLineBytes", "expected at least 1024".into()));
+        }
+        core.max_line_bytes = usize::try_from(n).unwrap_or(usize::MAX);
+    }
+    if let Some(n) = u64_field(obj, "stderrTailBytes", &err)? {
+        core.stderr_tail_bytes = usize::try_from(n).unwrap_or(usize::MAX);
+    }
+    core.fs = match service_field(obj, "fs", &err)? {
+        Service::Builtin => FsService::Builtin,
+        Service::Embedder => FsService::Embedder(Arc::new(bridge.clone())),
+        Service::Disabled => FsService::Disabled,
+    };
+    core.terminal = match service_field(obj, "terminal", &err)? {
+        Service::Builtin => TerminalService::Builtin,
+        Service::Embedder => TerminalService::Embedder(Arc::new(bridge.clone())),
+        Service::Disabled => TerminalService::Disabled,
+    };
+    if let Some(info) = obj.get("clientInfo") {
+        let ierr = |p: &str, m: String| config_error(&format!("clientInfo.{p}"), m);
+        let info = object(info, &["name", "version"], &ierr)?;
+        let mut ci = ClientInfo::default();
+        if let Some(n) = str_field(info, "name", &ierr)? {
+            ci.name = n.to_owned();
+        }
+        if let Some(v) = str_field(info, "version", &ierr)? {
+            ci.version = v.to_owned();
+        }
+        core.client_info = ci;
+    }
+    Ok(FaceConfig {
+        core,
+        face_capacity,
+    })
+}
+
+/// The agent spec of `acph_host_spawn`:
+/// `{"command": "...", "args": [...], "env": {"K": "v" | null}, "cwd": "/dir"}`.
+pub(crate) fn agent_spec(text: &str) -> Result<AgentSpec, Failure> {
+    let doc: Value = serde_json::from_str(text).map_err(|e| Failure::json("spec", &e))?;
+    let err = |p: &str, m: String| arg_error("agent spec", p, m);
+    let obj = object(&doc, &["command", "args", "env", "cwd"], &err)?;
+    let Some(command) = str_field(obj, "command", &err)? else {
+        return Err(err("command", "missing".into()));
+    };
+    if command.is_empty() {
+        return Err(err("command", "must not be empty".into()));
+    }
+    let mut spec = AgentSpec::new(command);
+    if let Some(args) = string_list(obj, "args", &err)? {
+        spec.args = args;
+    }
+    match obj.get("env") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(env)) => {
+            for (k, v) in env {
+                match v {
+                    Value::String(s) => spec = spec.env(k.clone(), s.clone()),
+                    Value::Null => spec = spec.env_remove(k.clone()),
+                    _ => return Err(err(&format!("env.{k}"), "expected a string or null".into())),
+                }
+            }
+        }
+        Some(_) => return Err(err("env", "expected an object".into())),
+    }
+    if let Some(cwd) = str_field(obj, "cwd", &err)? {
+        spec = spec.cwd(cwd);
+    }
+    Ok(spec)
+}
+
+/// Session options of new/load/resume:
+/// `{"cwd": "/abs", "additionalDirectories": [...], "mcpServers": [...]}`.
+pub(crate) fn session_options(text: &str) -> Result<SessionOptions, Failure> {
+    let doc: Value = serde_json::from_str(text).map_err(|e| Failure::json("options", &e))?;
+    let err = |p: &str, m: String| arg_error("session options", p, m);
+    let obj = object(&doc, &["cwd", "additionalDirectories", "mcpServers"], &err)?;
+    let Some(cwd) = str_field(obj, "cwd", &err)? else {
+        return Err(err("cwd", "missing".into()));
+    };
+    let mut options = SessionOptions::new(cwd);
+    if let Some(dirs) = string_list(obj, "additionalDirectories", &err)? {
+        options.additional_directories = dirs;
+    }
+    match obj.get("mcpServers") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(servers)) => options.mcp_servers = servers.clone(),
+        Some(_) => return Err(err("mcpServers", "expected an array".into())),
+    }
+    Ok(options)
+}
+
+/// Parameters of `session/list`: `{"cwd": "/abs"?, "cursor": "..."?}`.
+pub(crate) fn list_params(text: &str) -> Result<(Option<String>, Option<String>), Failure> {
+    let doc: Value = serde_json::from_str(text).map_err(|e| Failure::json("params", &e))?;
+    let err = |p: &str, m: String| arg_error("list parameters", p, m);
+    let obj = object(&doc, &["cwd", "cursor"], &err)?;
+    Ok((
+        str_field(obj, "cwd", &err)?.map(str::to_owned),
+        str_field(obj, "cursor", &err)?.map(str::to_owned),
+    ))
+}
+
+/// Prompt content: a JSON array of ACP content blocks.
+pub(crate) fn prompt_content(text: &str) -> Result<Vec<Value>, Failure> {
+    let doc: Value = serde_json::from_str(text).map_err(|e| Failure::json("content", &e))?;
+    match doc {
+        Value::Array(blocks) => Ok(blocks),
+        _ => Err(Failure::invalid(
+            "prompt content must be a JSON array of content blocks",
+        )),
+    }
+}
+
+/// Any JSON value (config option values, service results).
+pub(crate) fn any_json(what: &str, text: &str) -> Result<Value, Failure> {
+    serde_json::from_str(text).map_err(|e| Failure::json(what, &e))
+}

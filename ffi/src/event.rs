@@ -1,0 +1,111 @@
+//! The event struct handed to C (`acph_event`) and its kind enum.
+
+use std::ffi::c_char;
+
+use acp_host::EventKind;
+
+/// The kind of an event. The numbers are stable. `ACPH_EVENT_UNKNOWN` stands for kinds added
+/// after this version of the header: read `kind_name` (and `json`) for those, and tolerate them.
+#[allow(non_camel_case_types)]
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum acph_event_kind {
+    ACPH_EVENT_UNKNOWN = 0,
+    ACPH_EVENT_AGENT_READY = 1,
+    ACPH_EVENT_AGENT_EXITED = 2,
+    ACPH_EVENT_SESSION_OPENED = 3,
+    ACPH_EVENT_SESSION_CLOSED = 4,
+    ACPH_EVENT_SESSION_UPDATE = 5,
+    ACPH_EVENT_TURN_STARTED = 6,
+    ACPH_EVENT_TURN_ENDED = 7,
+    ACPH_EVENT_PERMISSION_REQUESTED = 8,
+    ACPH_EVENT_PERMISSION_RESOLVED = 9,
+    ACPH_EVENT_FS_READ = 10,
+    ACPH_EVENT_FS_WRITE = 11,
+    ACPH_EVENT_TERMINAL_CREATED = 12,
+    ACPH_EVENT_TERMINAL_EXITED = 13,
+    ACPH_EVENT_AGENT_STDERR = 14,
+    ACPH_EVENT_PROTOCOL_NOISE = 15,
+    ACPH_EVENT_PROTOCOL_ERROR = 16,
+    ACPH_EVENT_EXT_NOTIFICATION = 17,
+    ACPH_EVENT_WIRE = 18,
+    ACPH_EVENT_CALL_COMPLETED = 19,
+}
+
+/// One event, owned by the caller: free it with `acph_event_free`. Read-only; only the library
+/// allocates these, and fields may be appended in later minor versions. Every pointer is valid
+/// until `acph_event_free` (also after `acph_host_free`).
+#[allow(non_camel_case_types)]
+#[repr(C)]
+#[derive(Debug)]
+pub struct acph_event {
+    /// Strictly increasing per host, starting at 1: the one total order (`seq` of the JSON).
+    pub seq: u64,
+    /// The agent id (`agent` of the JSON); 0 for a `call_completed` that belongs to no agent.
+    pub agent: u64,
+    /// The session handle (the `uint64_t` the session calls take) when the event belongs to a
+    /// session this host has a handle for, else 0. `session_id` is the ACP string id.
+    pub session: u64,
+    /// The turn id (`turn` of the JSON), 0 when the event belongs to no turn.
+    pub turn: u64,
+    /// `permission_requested` / `permission_resolved`: the request id to pass to
+    /// `acph_permission_respond` (`data.requestId`); else 0.
+    pub request: u64,
+    /// `call_completed`: the call id returned by the asynchronous call (`data.call`); else 0.
+    pub call: u64,
+    /// The kind; `ACPH_EVENT_UNKNOWN` for kinds newer than this header.
+    pub kind: acph_event_kind,
+    /// `true` for updates replayed by `session/load`.
+    pub replay: bool,
+    /// The kind as its snake_case name (`kind` of the JSON), NUL-terminated, static.
+    pub kind_name: *const c_char,
+    /// The ACP session id (NUL-terminated, `session_id_len` bytes before the NUL), or NULL.
+    pub session_id: *const c_char,
+    pub session_id_len: usize,
+    /// The whole event as JSON, exactly as every face emits it (docs/EVENTS.md); NUL-terminated,
+    /// `json_len` bytes before the NUL.
+    pub json: *const c_char,
+    pub json_len: usize,
+}
+
+/// The C kind and its static NUL-terminated name.
+pub(crate) fn kind_of(kind: EventKind) -> (acph_event_kind, &'static str) {
+    use acph_event_kind::*;
+    match kind {
+        EventKind::AgentReady => (ACPH_EVENT_AGENT_READY, "agent_ready\0"),
+        EventKind::AgentExited => (ACPH_EVENT_AGENT_EXITED, "agent_exited\0"),
+        EventKind::SessionOpened => (ACPH_EVENT_SESSION_OPENED, "session_opened\0"),
+        EventKind::SessionClosed => (ACPH_EVENT_SESSION_CLOSED, "session_closed\0"),
+        EventKind::SessionUpdate => (ACPH_EVENT_SESSION_UPDATE, "session_update\0"),
+        EventKind::TurnStarted => (ACPH_EVENT_TURN_STARTED, "turn_started\0"),
+        EventKind::TurnEnded => (ACPH_EVENT_TURN_ENDED, "turn_ended\0"),
+        EventKind::PermissionRequested => {
+            (ACPH_EVENT_PERMISSION_REQUESTED, "permission_requested\0")
+        }
+        EventKind::PermissionResolved => (ACPH_EVENT_PERMISSION_RESOLVED, "permission_resolved\0"),
+        EventKind::FsRead => (ACPH_EVENT_FS_READ, "fs_read\0"),
+        EventKind::FsWrite => (ACPH_EVENT_FS_WRITE, "fs_write\0"),
+        EventKind::TerminalCreated => (ACPH_EVENT_TERMINAL_CREATED, "terminal_created\0"),
+        EventKind::TerminalExited => (ACPH_EVENT_TERMINAL_EXITED, "terminal_exited\0"),
+        EventKind::AgentStderr => (ACPH_EVENT_AGENT_STDERR, "agent_stderr\0"),
+        EventKind::ProtocolNoise => (ACPH_EVENT_PROTOCOL_NOISE, "protocol_noise\0"),
+        EventKind::ProtocolError => (ACPH_EVENT_PROTOCOL_ERROR, "protocol_error\0"),
+        EventKind::ExtNotification => (ACPH_EVENT_EXT_NOTIFICATION, "ext_notification\0"),
+        EventKind::Wire => (ACPH_EVENT_WIRE, "wire\0"),
+        EventKind::CallCompleted => (ACPH_EVENT_CALL_COMPLETED, "call_completed\0"),
+        other => (ACPH_EVENT_UNKNOWN, unknown_name(other)),
+    }
+}
+
+/// A kind newer than this mapping: its name, leaked once per kind (there are few).
+fn unknown_name(kind: EventKind) -> &'static str {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static NAMES: OnceLock<Mutex<HashMap<&'static str, &'static str>>> = OnceLock::new();
+    let name = kind.as_str();
+    let names = NAMES.get_or_init(Default::default);
+    let mut names = names.lock().unwrap_or_else(|p| p.into_inner());
+    names
+        .entry(name)
+        .or_insert_with(|| Box::leak(format!("{name}\0").into_boxed_str()))
+}

@@ -1,0 +1,865 @@
+//! The object behind `acph_host *`: a tokio runtime, the core `Host`, the face's event queue (fed
+//! by a pump task), the id tables, and the asynchronous call machinery.
+
+use std::collections::{HashMap, VecDeque};
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use acp_host::{Agent, Error, Event, EventKind, EventStream, Host, Session};
+use serde_json::Value;
+use tokio::runtime::{Handle, Runtime};
+use tokio::sync::{Notify, oneshot, watch};
+
+use crate::event::kind_of;
+use crate::ptr::{self, Callback, EventBox, EventFields, acph_wakeup_fn};
+use crate::services::Bridge;
+use crate::status::{Failure, acph_status};
+
+/// Ids the face issues (sessions, calls, service requests) come from one process-wide counter, so
+/// an id from another host is never mistaken for one of this host's.
+pub(crate) static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+pub(crate) fn next_id() -> u64 {
+    NEXT_ID.fetch_add(1, Ordering::Relaxed)
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// An acp-host instance (opaque). Create with `acph_host_new`, free with `acph_host_free`.
+#[allow(non_camel_case_types)]
+#[derive(Debug)]
+pub struct acph_host {
+    pub(crate) state: Arc<State>,
+    runtime: Mutex<Option<Runtime>>,
+}
+
+/// The host's shared state; tasks hold it through an `Arc`.
+#[derive(Debug)]
+pub(crate) struct State {
+    pub host: Host,
+    pub rt: Handle,
+    pub queue: Queue,
+    agents: Mutex<HashMap<u64, Agent>>,
+    sessions: Mutex<Sessions>,
+    perms: Mutex<Perms>,
+    calls: Mutex<HashMap<u64, oneshot::Sender<Error>>>,
+    calls_idle: Notify,
+    pub bridge: Bridge,
+    wakeup: Mutex<Option<Arc<Callback<acph_wakeup_fn>>>>,
+    closing: watch::Sender<bool>,
+    shutdown_started: AtomicBool,
+    /// Tells the pump to close the queue once the core's queue is empty (after shutdown).
+    finish: Notify,
+    grace: Duration,
+}
+
+// ----- the event queue ------------------------------------------------------------------------
+
+/// The face's bounded queue between the pump and the C callers, with a pollable fd that is
+/// readable exactly while events (or the end of the stream) are waiting.
+#[derive(Debug)]
+pub(crate) struct Queue {
+    inner: Mutex<QueueInner>,
+    ready: Condvar,
+    space: Notify,
+    capacity: usize,
+    #[cfg(unix)]
+    fd_read: std::os::unix::net::UnixStream,
+    #[cfg(unix)]
+    fd_write: std::os::unix::net::UnixStream,
+}
+
+#[derive(Debug, Default)]
+struct QueueInner {
+    events: VecDeque<Box<EventBox>>,
+    /// Whether a byte is waiting in the fd.
+    signalled: bool,
+    closed: bool,
+    /// Host teardown: events are dropped instead of queued, so that nothing waits for a reader.
+    discard: bool,
+}
+
+impl Queue {
+    fn new(capacity: usize) -> Result<Queue, Failure> {
+        #[cfg(unix)]
+        let (fd_read, fd_write) = {
+            let io = |e: std::io::Error| {
+                Failure::new(
+                    acph_status::ACPH_STATUS_IO,
+                    format!("could not create the event fd: {e}"),
+                )
+            };
+            let (r, w) = std::os::unix::net::UnixStream::pair().map_err(io)?;
+            r.set_nonblocking(true).map_err(io)?;
+            w.set_nonblocking(true).map_err(io)?;
+            (r, w)
+        };
+        Ok(Queue {
+            inner: Mutex::new(QueueInner::default()),
+            ready: Condvar::new(),
+            space: Notify::new(),
+            capacity: capacity.max(1),
+            #[cfg(unix)]
+            fd_read,
+            #[cfg(unix)]
+            fd_write,
+        })
+    }
+
+    #[cfg(unix)]
+    pub(crate) fn fd(&self) -> i32 {
+        use std::os::fd::AsRawFd;
+        self.fd_read.as_raw_fd()
+    }
+
+    /// Make the fd readable (called with the lock held). Returns whether it changed.
+    fn signal(&self, q: &mut QueueInner) -> bool {
+        if q.signalled {
+            return false;
+        }
+        #[cfg(unix)]
+        {
+            use std::io::Write;
+            let _ = (&self.fd_write).write(&[1]);
+        }
+        q.signalled = true;
+        true
+    }
+
+    /// Drain the fd (called with the lock held, when nothing is waiting any more).
+    fn unsignal(&self, q: &mut QueueInner) {
+        if !q.signalled {
+            return;
+        }
+        #[cfg(unix)]
+        {
+            use std::io::Read;
+            let mut buf = [0u8; 64];
+            while matches!((&self.fd_read).read(&mut buf), Ok(n) if n > 0) {}
+        }
+        q.signalled = false;
+    }
+
+    /// Wait until there is room; returns how much.
+    async fn room(&self) -> usize {
+        loop {
+            let notified = self.space.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let q = lock(&self.inner);
+                if q.discard {
+                    return 1024;
+                }
+                let room = self.capacity.saturating_sub(q.events.len());
+                if room > 0 {
+                    return room;
+                }
+            }
+            notified.await;
+        }
+    }
+
+    /// Append events (boxed: they are handed to C as `Box::into_raw`); returns true when the queue went from empty to non-empty (wake the
+    /// embedder).
+    #[allow(clippy::vec_box)]
+    fn push(&self, events: Vec<Box<EventBox>>) -> bool {
+        let mut q = lock(&self.inner);
+        if q.discard || events.is_empty() {
+            return false;
+        }
+        q.events.extend(events);
+        let woke = self.signal(&mut q);
+        drop(q);
+        self.ready.notify_all();
+        woke
+    }
+
+    /// The end of the stream: pullers get what is left, then `ACPH_STATUS_CLOSED`.
+    fn close(&self) -> bool {
+        let mut q = lock(&self.inner);
+        q.closed = true;
+        let woke = self.signal(&mut q);
+        drop(q);
+        self.ready.notify_all();
+        woke
+    }
+
+    fn set_discard(&self) {
+        let dropped = {
+            let mut q = lock(&self.inner);
+            q.discard = true;
+            std::mem::take(&mut q.events)
+        };
+        drop(dropped);
+        self.space.notify_one();
+        self.ready.notify_all();
+    }
+
+    /// Take the next event, waiting up to `timeout` (`None`: for ever).
+    pub(crate) fn pop(&self, timeout: Option<Duration>) -> Result<Box<EventBox>, acph_status> {
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let mut q = lock(&self.inner);
+        loop {
+            if let Some(ev) = q.events.pop_front() {
+                if q.events.is_empty() && !q.closed {
+                    self.unsignal(&mut q);
+                }
+                drop(q);
+                self.space.notify_one();
+                return Ok(ev);
+            }
+            if q.closed || q.discard {
+                return Err(acph_status::ACPH_STATUS_CLOSED);
+            }
+            match deadline {
+                None => q = self.ready.wait(q).unwrap_or_else(|p| p.into_inner()),
+                Some(d) => {
+                    let now = Instant::now();
+                    if now >= d {
+                        return Err(acph_status::ACPH_STATUS_EMPTY);
+                    }
+                    q = self
+                        .ready
+                        .wait_timeout(q, d - now)
+                        .map(|(g, _)| g)
+                        .unwrap_or_else(|p| p.into_inner().0);
+                }
+            }
+        }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        lock(&self.inner).events.is_empty()
+    }
+}
+
+// ----- id tables ------------------------------------------------------------------------------
+
+#[derive(Debug, Default)]
+struct Sessions {
+    by_handle: HashMap<u64, SessionEntry>,
+    by_key: HashMap<(u64, Arc<str>), u64>,
+}
+
+#[derive(Debug)]
+struct SessionEntry {
+    agent: u64,
+    sid: Arc<str>,
+    session: Option<Session>,
+}
+
+impl Sessions {
+    /// The handle of (agent, session id), created on first sight. Handles live until their agent
+    /// is released or the host freed; a session reopened by load/resume keeps its handle.
+    fn get_or_create(&mut self, agent: u64, sid: &str) -> u64 {
+        let key = (agent, Arc::<str>::from(sid));
+        if let Some(h) = self.by_key.get(&key) {
+            return *h;
+        }
+        let h = next_id();
+        self.by_handle.insert(
+            h,
+            SessionEntry {
+                agent,
+                sid: key.1.clone(),
+                session: None,
+            },
+        );
+        self.by_key.insert(key, h);
+        h
+    }
+
+    fn find(&self, agent: u64, sid: &str) -> Option<u64> {
+        self.by_key.get(&(agent, Arc::<str>::from(sid))).copied()
+    }
+
+    fn remove_agent(&mut self, agent: u64) {
+        self.by_handle.retain(|_, e| e.agent != agent);
+        self.by_key.retain(|(a, _), _| *a != agent);
+    }
+}
+
+#[derive(Debug, Default)]
+struct Perms {
+    /// Requests announced by `permission_requested` and not yet resolved.
+    pending: HashMap<u64, PendingPermission>,
+    /// The highest request id announced so far (ids increase per host).
+    max_seen: u64,
+}
+
+#[derive(Debug)]
+struct PendingPermission {
+    options: Vec<String>,
+    answered: bool,
+}
+
+// ----- creation, teardown ---------------------------------------------------------------------
+
+impl acph_host {
+    pub(crate) fn new(config: Option<&str>) -> Result<Box<acph_host>, Failure> {
+        let bridge = Bridge::default();
+        let cfg = crate::config::host_config(config, &bridge)?;
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("acph-runtime")
+            .enable_all()
+            .on_thread_start(ptr::block_sigpipe_in_this_thread)
+            .build()
+            .map_err(|e| {
+                Failure::new(
+                    acph_status::ACPH_STATUS_IO,
+                    format!("could not start the runtime: {e}"),
+                )
+            })?;
+        let grace = cfg.core.shutdown_grace;
+        let host = {
+            let _enter = rt.enter();
+            Host::new(cfg.core)
+        };
+        let stream = host.events();
+        let (closing, _) = watch::channel(false);
+        let state = Arc::new(State {
+            host,
+            rt: rt.handle().clone(),
+            queue: Queue::new(cfg.face_capacity)?,
+            agents: Mutex::default(),
+            sessions: Mutex::default(),
+            perms: Mutex::default(),
+            calls: Mutex::default(),
+            calls_idle: Notify::new(),
+            bridge,
+            wakeup: Mutex::default(),
+            closing,
+            shutdown_started: AtomicBool::new(false),
+            finish: Notify::new(),
+            grace,
+        });
+        match stream {
+            Some(stream) => {
+                rt.spawn(pump(state.clone(), stream));
+            }
+            None => {
+                state.queue.close();
+            }
+        }
+        Ok(Box::new(acph_host {
+            state,
+            runtime: Mutex::new(Some(rt)),
+        }))
+    }
+
+    /// `acph_host_free`: shut every agent down (bounded), complete pending calls with `closed`
+    /// (their events are discarded), stop the runtime, run the callbacks' finalizers.
+    pub(crate) fn teardown(self: Box<Self>) {
+        if Handle::try_current().is_ok() {
+            // Called from a library thread (a callback): the runtime cannot be stopped from one
+            // of its own threads. Finish on a thread of our own.
+            let _ = std::thread::Builder::new()
+                .name("acph-free".into())
+                .spawn(move || self.teardown());
+            return;
+        }
+        let state = self.state.clone();
+        state.queue.set_discard();
+        let runtime = lock(&self.runtime).take();
+        if let Some(rt) = runtime {
+            let bound = state.grace * 2 + Duration::from_secs(2);
+            let st = state.clone();
+            rt.block_on(async move {
+                let _ = tokio::time::timeout(bound, st.shutdown_all()).await;
+            });
+            {
+                let _enter = rt.enter();
+                state.clear();
+            }
+            rt.shutdown_timeout(Duration::from_secs(1));
+        }
+        state.clear();
+    }
+}
+
+impl State {
+    fn clear(&self) {
+        let agents = std::mem::take(&mut *lock(&self.agents));
+        drop(agents);
+        *lock(&self.sessions) = Sessions::default();
+        *lock(&self.perms) = Perms::default();
+        let calls = std::mem::take(&mut *lock(&self.calls));
+        drop(calls);
+        self.bridge.clear();
+        let wakeup = lock(&self.wakeup).take();
+        drop(wakeup);
+    }
+
+    pub(crate) fn is_closing(&self) -> bool {
+        *self.closing.borrow()
+    }
+
+    fn check_open(&self) -> Result<(), Failure> {
+        if self.is_closing() {
+            Err(Failure::closed())
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Shut everything down: pending calls complete with `closed`, every agent goes down the
+    /// shutdown ladder, then wait (bounded) until every call has reported.
+    async fn shutdown_all(self: Arc<Self>) {
+        self.closing.send_replace(true);
+        self.host.shutdown().await;
+        let agents: Vec<Agent> = lock(&self.agents).values().cloned().collect();
+        let tasks: Vec<_> = agents
+            .into_iter()
+            .map(|a| tokio::spawn(async move { a.shutdown().await }))
+            .collect();
+        for t in tasks {
+            let _ = t.await;
+        }
+        let deadline = tokio::time::Instant::now() + self.grace + Duration::from_secs(1);
+        loop {
+            let idle = self.calls_idle.notified();
+            tokio::pin!(idle);
+            idle.as_mut().enable();
+            if lock(&self.calls).is_empty() {
+                break;
+            }
+            if tokio::time::timeout_at(deadline, idle).await.is_err() {
+                break;
+            }
+        }
+    }
+
+    /// `acph_host_shutdown`: start shutting down; returns at once.
+    pub(crate) fn start_shutdown(self: &Arc<Self>) {
+        if self.shutdown_started.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        self.closing.send_replace(true);
+        let st = self.clone();
+        self.rt.spawn(async move {
+            st.clone().shutdown_all().await;
+            st.finish.notify_one();
+        });
+    }
+
+    // ----- wake-up ----------------------------------------------------------------------------
+
+    pub(crate) fn set_wakeup(self: &Arc<Self>, cb: Option<Callback<acph_wakeup_fn>>) {
+        let cb = cb.map(Arc::new);
+        let old = std::mem::replace(&mut *lock(&self.wakeup), cb.clone());
+        drop(old);
+        // Events may be waiting already: tell the new callback, from a library thread.
+        if let Some(cb) = cb
+            && (!self.queue.is_empty() || lock(&self.queue.inner).closed)
+        {
+            self.rt.spawn(async move { cb.wake() });
+        }
+    }
+
+    fn wake(&self) {
+        let cb = lock(&self.wakeup).clone();
+        if let Some(cb) = cb {
+            cb.wake();
+        }
+    }
+
+    // ----- events -----------------------------------------------------------------------------
+
+    fn convert(&self, ev: Event) -> Box<EventBox> {
+        let (kind, kind_name) = kind_of(ev.kind);
+        let mut session = 0;
+        if let Some(sid) = &ev.session {
+            let mut s = lock(&self.sessions);
+            session = if ev.kind == EventKind::SessionOpened {
+                s.get_or_create(ev.agent, sid)
+            } else {
+                s.find(ev.agent, sid).unwrap_or(0)
+            };
+        }
+        let (mut request, mut call) = (0, 0);
+        match ev.kind {
+            EventKind::PermissionRequested => {
+                let data = ev.data_value();
+                request = data["requestId"].as_u64().unwrap_or(0);
+                let options = data["options"]
+                    .as_array()
+                    .map(|o| {
+                        o.iter()
+                            .filter_map(|x| x["optionId"].as_str().map(str::to_owned))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let mut p = lock(&self.perms);
+                p.max_seen = p.max_seen.max(request);
+                p.pending.insert(
+                    request,
+                    PendingPermission {
+                        options,
+                        answered: false,
+                    },
+                );
+            }
+            EventKind::PermissionResolved => {
+                request = ev.data_value()["requestId"].as_u64().unwrap_or(0);
+                let mut p = lock(&self.perms);
+                p.max_seen = p.max_seen.max(request);
+                p.pending.remove(&request);
+            }
+            EventKind::CallCompleted => {
+                call = ev.data_value()["call"].as_u64().unwrap_or(0);
+            }
+            _ => {}
+        }
+        ptr::event_box(
+            EventFields {
+                seq: ev.seq,
+                agent: ev.agent,
+                session,
+                turn: ev.turn.unwrap_or(0),
+                request,
+                call,
+                kind,
+                replay: ev.replay,
+                kind_name,
+            },
+            ev.to_json(),
+            ev.session.as_deref(),
+        )
+    }
+
+    // ----- lookups ----------------------------------------------------------------------------
+
+    pub(crate) fn agent(&self, id: u64) -> Result<Agent, Failure> {
+        lock(&self.agents)
+            .get(&id)
+            .cloned()
+            .ok_or_else(|| Failure::stale("agent", id))
+    }
+
+    /// Forget an agent: its id and its sessions' handles become stale; a live agent is shut down
+    /// in the background.
+    pub(crate) fn release_agent(&self, id: u64) -> Result<(), Failure> {
+        let agent = lock(&self.agents)
+            .remove(&id)
+            .ok_or_else(|| Failure::stale("agent", id))?;
+        lock(&self.sessions).remove_agent(id);
+        self.rt.spawn(async move {
+            agent.shutdown().await;
+        });
+        Ok(())
+    }
+
+    /// (agent id, ACP session id) of a session handle.
+    pub(crate) fn session_key(&self, handle: u64) -> Result<(u64, Arc<str>), Failure> {
+        lock(&self.sessions)
+            .by_handle
+            .get(&handle)
+            .map(|e| (e.agent, e.sid.clone()))
+            .ok_or_else(|| Failure::stale("session", handle))
+    }
+
+    /// The session handle of (agent, ACP session id), if this host has one.
+    pub(crate) fn find_session(&self, agent: u64, sid: &str) -> Result<u64, Failure> {
+        lock(&self.sessions).find(agent, sid).ok_or_else(|| {
+            Failure::new(
+                acph_status::ACPH_STATUS_STALE_ID,
+                format!("agent {agent} has no session \"{sid}\" in this host"),
+            )
+        })
+    }
+
+    /// A core handle for an open session.
+    pub(crate) fn session(&self, handle: u64) -> Result<Session, Failure> {
+        let (agent, sid, known) = {
+            let s = lock(&self.sessions);
+            let e = s
+                .by_handle
+                .get(&handle)
+                .ok_or_else(|| Failure::stale("session", handle))?;
+            (e.agent, e.sid.clone(), e.session.clone())
+        };
+        if let Some(s) = known {
+            return Ok(s);
+        }
+        let open = self.agent(agent)?.session(&sid).ok_or_else(|| {
+            Failure::new(
+                acph_status::ACPH_STATUS_NOT_FOUND,
+                format!("session {sid} is not open"),
+            )
+        })?;
+        if let Some(e) = lock(&self.sessions).by_handle.get_mut(&handle) {
+            e.session = Some(open.clone());
+        }
+        Ok(open)
+    }
+
+    fn register_agent(&self, agent: Agent) -> Value {
+        let json = agent_json(&agent);
+        lock(&self.agents).insert(agent.id(), agent);
+        json
+    }
+
+    fn register_session(&self, agent: u64, session: Session) -> u64 {
+        let mut s = lock(&self.sessions);
+        let h = s.get_or_create(agent, session.id());
+        if let Some(e) = s.by_handle.get_mut(&h) {
+            e.session = Some(session);
+        }
+        h
+    }
+
+    // ----- calls ------------------------------------------------------------------------------
+
+    /// Run `fut` as an asynchronous call: returns its id at once; the outcome arrives as a
+    /// `call_completed` event (in order with everything else). `agent` is the agent the call
+    /// concerns (0: none; a spawn reports the new agent).
+    pub(crate) fn start_call<F>(self: &Arc<Self>, agent: u64, fut: F) -> Result<u64, Failure>
+    where
+        F: Future<Output = Result<Value, Error>> + Send + 'static,
+    {
+        self.check_open()?;
+        let id = next_id();
+        let (cancel_tx, cancel_rx) = oneshot::channel::<Error>();
+        lock(&self.calls).insert(id, cancel_tx);
+        let st = self.clone();
+        let mut closing = self.closing.subscribe();
+        self.rt.spawn(async move {
+            let result = tokio::select! {
+                r = fut => r,
+                Ok(e) = cancel_rx => Err(e),
+                _ = closing.wait_for(|c| *c) => Err(closed_error()),
+            };
+            let agent = match (&result, agent) {
+                (Ok(v), 0) => v["agent"].as_u64().unwrap_or(0),
+                _ => agent,
+            };
+            st.host
+                .report_call(id, agent, result.as_ref().cloned())
+                .await;
+            let idle = {
+                let mut calls = lock(&st.calls);
+                calls.remove(&id);
+                calls.is_empty()
+            };
+            if idle {
+                st.calls_idle.notify_waiters();
+            }
+        });
+        Ok(id)
+    }
+
+    /// `acph_call_cancel`: the call completes with `cancelled` (dropping its work tells the
+    /// agent: `$/cancel_request`, or `session/cancel` for a prompt).
+    pub(crate) fn cancel_call(&self, id: u64) -> Result<(), Failure> {
+        let tx = lock(&self.calls).remove(&id);
+        match tx {
+            Some(tx) => {
+                let _ = tx.send(Error::Cancelled);
+                Ok(())
+            }
+            None => Err(Failure::stale("pending call", id)),
+        }
+    }
+
+    /// Run `fut` on the caller's thread, for at most `timeout_ms` (`u32::MAX`: no limit). On
+    /// timeout the work is dropped (the agent is told, as for a cancelled call).
+    pub(crate) fn wait<T, F>(&self, what: &str, timeout_ms: u32, fut: F) -> Result<T, Failure>
+    where
+        F: Future<Output = Result<T, Error>>,
+    {
+        if Handle::try_current().is_ok() {
+            return Err(Failure::wrong_thread(what));
+        }
+        self.check_open()?;
+        let mut closing = self.closing.subscribe();
+        self.rt.block_on(async move {
+            let timeout = async {
+                if timeout_ms == u32::MAX {
+                    std::future::pending::<()>().await
+                } else {
+                    tokio::time::sleep(Duration::from_millis(u64::from(timeout_ms))).await
+                }
+            };
+            tokio::select! {
+                r = fut => r.map_err(Failure::from),
+                _ = timeout => Err(Failure::from(Error::Timeout {
+                    what: what.to_owned(),
+                    after_ms: u64::from(timeout_ms),
+                })),
+                _ = closing.wait_for(|c| *c) => Err(Failure::closed()),
+            }
+        })
+    }
+
+    /// Start a fire-and-forget task (no call id).
+    fn spawn_detached<F>(&self, fut: F)
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        self.rt.spawn(fut);
+    }
+
+    // ----- operations -------------------------------------------------------------------------
+
+    pub(crate) fn op_spawn(
+        self: &Arc<Self>,
+        spec: acp_host::AgentSpec,
+    ) -> impl Future<Output = Result<Value, Error>> + Send + 'static {
+        let st = self.clone();
+        async move {
+            let agent = st.host.spawn(spec).await?;
+            Ok(st.register_agent(agent))
+        }
+    }
+
+    pub(crate) fn op_open_session(
+        self: &Arc<Self>,
+        agent: Agent,
+        how: OpenHow,
+        options: acp_host::SessionOptions,
+    ) -> impl Future<Output = Result<Value, Error>> + Send + 'static {
+        let st = self.clone();
+        async move {
+            let session = match how {
+                OpenHow::New => agent.new_session(options).await?,
+                OpenHow::Load(id) => agent.load_session(&id, options).await?,
+                OpenHow::Resume(id) => agent.resume_session(&id, options).await?,
+            };
+            let sid = session.id().to_owned();
+            let h = st.register_session(agent.id(), session);
+            Ok(serde_json::json!({ "session": h, "sessionId": sid }))
+        }
+    }
+
+    pub(crate) fn respond_permission(
+        self: &Arc<Self>,
+        id: u64,
+        option: Option<&str>,
+    ) -> Result<(), Failure> {
+        self.check_open()?;
+        let valid = {
+            let mut p = lock(&self.perms);
+            let max_seen = p.max_seen;
+            match p.pending.get_mut(&id) {
+                None if id != 0 && id <= max_seen => {
+                    return Err(Failure::new(
+                        acph_status::ACPH_STATUS_ALREADY_RESOLVED,
+                        format!("permission request {id} was already resolved"),
+                    ));
+                }
+                None => return Err(Failure::stale("permission request", id)),
+                Some(e) if e.answered => {
+                    return Err(Failure::new(
+                        acph_status::ACPH_STATUS_ALREADY_RESOLVED,
+                        format!("permission request {id} was already answered"),
+                    ));
+                }
+                Some(e) => {
+                    e.answered = true;
+                    option.is_none_or(|o| e.options.iter().any(|x| x == o))
+                }
+            }
+        };
+        let host = self.host.clone();
+        let answer = option.map(str::to_owned);
+        self.spawn_detached(async move {
+            // The outcome (and who won a race with a timeout or a cancel) is reported by the
+            // `permission_resolved` event.
+            let _ = host.respond_permission(id, answer).await;
+        });
+        if valid {
+            Ok(())
+        } else {
+            Err(Failure::invalid(format!(
+                "`{}` is not one of the offered options; the request was denied",
+                option.unwrap_or_default()
+            )))
+        }
+    }
+
+    pub(crate) fn cancel_session(&self, handle: u64) -> Result<(), Failure> {
+        self.check_open()?;
+        let session = self.session(handle)?;
+        self.spawn_detached(async move {
+            let _ = session.cancel().await;
+        });
+        Ok(())
+    }
+}
+
+/// How a session is opened.
+#[derive(Debug, Clone)]
+pub(crate) enum OpenHow {
+    New,
+    Load(String),
+    Resume(String),
+}
+
+fn closed_error() -> Error {
+    Error::Closed("the host is shutting down".into())
+}
+
+/// `{"agent", "protocolVersion", "agentInfo", "agentCapabilities", "authMethods", "exited"}`.
+pub(crate) fn agent_json(agent: &Agent) -> Value {
+    let mut v = serde_json::json!({ "agent": agent.id() });
+    if let Some(info) = agent.info() {
+        v["protocolVersion"] = Value::from(info.protocol_version);
+        v["agentInfo"] = info.agent_info.clone();
+        v["agentCapabilities"] = info.capabilities.clone();
+        v["authMethods"] = Value::from(info.auth_methods.clone());
+    }
+    v["exited"] = agent
+        .exit_info()
+        .and_then(|e| serde_json::to_value(e).ok())
+        .unwrap_or(Value::Null);
+    v
+}
+
+/// Moves events from the core's queue into the face's queue, in batches, waiting for room (so a
+/// caller that stops pulling stops the agents being read), and wakes the embedder.
+async fn pump(state: Arc<State>, mut stream: EventStream) {
+    let mut buf: Vec<Event> = Vec::with_capacity(64);
+    let mut finishing = false;
+    loop {
+        let room = state.queue.room().await.min(256);
+        if finishing {
+            while buf.len() < room {
+                match stream.try_next() {
+                    Some(ev) => buf.push(ev),
+                    None => break,
+                }
+            }
+            if buf.is_empty() {
+                if state.queue.close() {
+                    state.wake();
+                }
+                return;
+            }
+        } else {
+            tokio::select! {
+                n = stream.next_batch(&mut buf, room) => {
+                    if n == 0 {
+                        if state.queue.close() {
+                            state.wake();
+                        }
+                        return;
+                    }
+                }
+                _ = state.finish.notified() => {
+                    finishing = true;
+                    continue;
+                }
+            }
+        }
+        let boxes: Vec<Box<EventBox>> = buf.drain(..).map(|ev| state.convert(ev)).collect();
+        if state.queue.push(boxes) {
+            state.wake();
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! fs/terminal requests routed to the embedder (`"fs": "embedder"`, `"terminal": "embedder"` in
+//! the host config): the core calls [`Bridge`], which hands each request to the C service callback
+//! with a request id; the embedder answers with `acph_service_respond` / `acph_service_fail`.
+//! The roots and the policy's hard-deny rules were already applied by the core.
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+
+use acp_host::services::{
+    FsHandler, FsRead, FsWrite, ServiceError, ServiceFuture, TerminalHandler,
+};
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use crate::ptr::{Callback, acph_service_fn};
+use crate::status::{Failure, acph_status};
+
+/// JSON-RPC "internal error", sent to the agent when the embedder cannot serve.
+const INTERNAL_ERROR: i64 = -32603;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    FsRead,
+    FsWrite,
+    Terminal,
+}
+
+#[derive(Debug)]
+struct Pending {
+    kind: Kind,
+    tx: oneshot::Sender<Result<Value, ServiceError>>,
+}
+
+/// Shared between the core's handlers and the C face (cheap to clone).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Bridge {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    pending: Mutex<HashMap<u64, Pending>>,
+    handler: Mutex<Option<Arc<Callback<acph_service_fn>>>>,
+}
+
+/// Removes a request from the table when its future is dropped (agent gone, host freed).
+struct Forget<'a>(&'a Inner, u64);
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        self.0.lock().remove(&self.1);
+    }
+}
+
+impl Inner {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Pending>> {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Bridge {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Pending>> {
+        self.inner.lock()
+    }
+
+    /// Replace the callback; the old one is dropped (its finalizer runs) once no invocation of it
+    /// is in flight.
+    pub(crate) fn set_handler(&self, handler: Option<Callback<acph_service_fn>>) {
+        let old = {
+            let mut h = self.inner.handler.lock().unwrap_or_else(|p| p.into_inner());
+            std::mem::replace(&mut *h, handler.map(Arc::new))
+        };
+        drop(old);
+    }
+
+    /// Drop the callback (host teardown).
+    pub(crate) fn clear(&self) {
+        self.set_handler(None);
+        self.lock().clear();
+    }
+
+    async fn ask(self, kind: Kind, method: &str, params: Value) -> Result<Value, ServiceError> {
+        let id = crate::host::next_id();
+        let (tx, rx) = oneshot::channel();
+        self.lock().insert(id, Pending { kind, tx });
+        let _forget = Forget(&self.inner, id);
+        let handler = self
+            .inner
+            .handler
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let Some(handler) = handler else {
+            return Err(ServiceError::new(
+                INTERNAL_ERROR,
+                format!("{method}: the embedder set no service handler"),
+            ));
+        };
+        let mut m = method.as_bytes().to_vec();
+        m.push(0);
+        let mut p = params.to_string().into_bytes();
+        p.push(0);
+        handler.serve(id, &m, &p);
+        drop(handler);
+        match rx.await {
+            Ok(result) => result,
+            Err(_) => Err(ServiceError::new(
+                INTERNAL_ERROR,
+                format!("{method}: the embedder dropped the request"),
+            )),
+        }
+    }
+
+    /// `acph_service_respond`: validate `result` for the request's method, then answer it.
+    pub(crate) fn respond(&self, id: u64, result: Option<Value>) -> Result<(), Failure> {
+        let mut pending = self.lock();
+        let Some(entry) = pending.get(&id) else {
+            return Err(gone(id));
+        };
+        let value = match entry.kind {
+            Kind::FsRead => match result {
+                Some(Value::Object(o)) if o.get("content").is_some_and(Value::is_string) => {
+                    Value::Object(o)
+                }
+                _ => {
+                    return Err(Failure::invalid(
+                        "fs/read_text_file needs a result {\"content\": \"...\"}",
+                    ));
+                }
+            },
+            Kind::FsWrite => result.unwrap_or_else(|| Value::Object(Default::default())),
+            Kind::Terminal => match result {
+                Some(v @ Value::Object(_)) => v,
+                _ => {
+                    return Err(Failure::invalid(
+                        "a terminal/* result must be a JSON object (the ACP result)",
+                    ));
+                }
+            },
+        };
+        if let Some(entry) = pending.remove(&id) {
+            let _ = entry.tx.send(Ok(value));
+        }
+        Ok(())
+    }
+
+    /// `acph_service_fail`: answer with a JSON-RPC error.
+    pub(crate) fn fail(
+        &self,
+        id: u64,
+        code: i64,
+        message: &str,
+        data: Option<Value>,
+    ) -> Result<(), Failure> {
+        let entry = self.lock().remove(&id).ok_or_else(|| gone(id))?;
+        let _ = entry.tx.send(Err(ServiceError {
+            code,
+            message: message.to_owned(),
+            data,
+        }));
+        Ok(())
+    }
+}
+
+fn gone(id: u64) -> Failure {
+    let issued = id != 0 && id < crate::host::NEXT_ID.load(Ordering::Relaxed);
+    if issued {
+        Failure::new(
+            acph_status::ACPH_STATUS_ALREADY_RESOLVED,
+            format!("service request {id} was already answered or abandoned (agent gone)"),
+        )
+    } else {
+        Failure::stale("service request", id)
+    }
+}
+
+impl FsHandler for Bridge {
+    fn read_text_file(&self, request: FsRead) -> ServiceFuture<String> {
+        let this = self.clone();
+        Box::pin(async move {
+            let params = serde_json::json!({
+                "sessionId": request.session_id,
+                "path": request.path,
+                "line": request.line,
+                "limit": request.limit,
+            });
+            let v = this.ask(Kind::FsRead, "fs/read_text_file", params).await?;
+            match v.get("content").and_then(Value::as_str) {
+                Some(s) => Ok(s.to_owned()),
+                None => Err(ServiceError::new(INTERNAL_ERROR, "no content")),
+            }
+        })
+    }
+
+    fn write_text_file(&self, request: FsWrite) -> ServiceFuture<()> {
+        let this = self.clone();
+        Box::pin(async move {
+            let params = serde_json::json!({
+                "sessionId": request.session_id,
+                "path": request.path,
+                "content": request.content,
+            });
+            this.ask(Kind::FsWrite, "fs/write_text_file", params)
+                .await
+                .map(|_| ())
+        })
+    }
+}
+
+impl TerminalHandler for Bridge {
+    fn handle(&self, method: &str, params: Value) -> ServiceFuture<Value> {
+        let this = self.clone();
+        let method = method.to_owned();
+        Box::pin(async move { this.ask(Kind::Terminal, &method, params).await })
+    }
+}

@@ -1,0 +1,181 @@
+//! Unit tests of the pieces C cannot easily reach: the panic boundary, the status table, owned
+//! strings, config parsing.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::ffi::CStr;
+
+use crate::status::{ALL_STATUSES, Failure, acph_error, acph_status};
+use crate::{api, ptr};
+
+fn boundary(
+    body: impl FnOnce() -> Result<(), Failure>,
+    error_out: *mut *mut acph_error,
+) -> acph_status {
+    ffi_fn!(error_out, { body() })
+}
+
+#[test]
+fn a_panic_becomes_a_status_and_an_error_object() {
+    let mut err: *mut acph_error = std::ptr::null_mut();
+    let prev = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let st = boundary(|| panic!("boom"), &mut err);
+    std::panic::set_hook(prev);
+    assert_eq!(st, acph_status::ACPH_STATUS_PANIC);
+    assert!(!err.is_null());
+    // SAFETY: written by the boundary just above.
+    let e = unsafe { &*err };
+    assert_eq!(e.code, acph_status::ACPH_STATUS_PANIC);
+    // SAFETY: NUL-terminated strings owned by the error.
+    let (kind, message) = unsafe { (CStr::from_ptr(e.kind), CStr::from_ptr(e.message)) };
+    assert_eq!(kind.to_str().unwrap(), "panic");
+    assert!(message.to_str().unwrap().contains("boom"));
+    // SAFETY: allocated by the library, freed once.
+    unsafe { api::acph_error_free(err) };
+}
+
+#[test]
+fn success_writes_no_error_and_failures_keep_their_status() {
+    let mut err: *mut acph_error = std::ptr::null_mut();
+    assert_eq!(boundary(|| Ok(()), &mut err), acph_status::ACPH_STATUS_OK);
+    assert!(err.is_null());
+    let st = boundary(|| Err(Failure::stale("agent", 9)), std::ptr::null_mut());
+    assert_eq!(st, acph_status::ACPH_STATUS_STALE_ID);
+}
+
+#[test]
+fn status_names_are_unique_and_round_trip() {
+    let mut seen = std::collections::HashSet::new();
+    for s in ALL_STATUSES {
+        assert!(seen.insert(s.name()), "duplicate name {}", s.name());
+        assert_eq!(acph_status::from_u32(*s as u32), Some(*s));
+        // SAFETY: static NUL-terminated strings.
+        let name = unsafe { CStr::from_ptr(api::acph_status_str(*s as u32)) };
+        assert_eq!(name.to_str().unwrap(), s.name());
+    }
+    // SAFETY: static NUL-terminated string.
+    let unknown = unsafe { CStr::from_ptr(api::acph_status_str(4242)) };
+    assert_eq!(unknown.to_str().unwrap(), "unknown");
+    // Every core error kind has its own code (none falls into `other`).
+    for kind in [
+        "agent_exited",
+        "timeout",
+        "unsupported",
+        "protocol",
+        "agent_error",
+        "auth_required",
+        "version_unsupported",
+        "invalid_argument",
+        "spawn_failed",
+        "io",
+        "closed",
+        "cancelled",
+        "busy",
+        "not_found",
+        "already_resolved",
+    ] {
+        let s = acph_status::from_kind(kind);
+        assert_ne!(s, acph_status::ACPH_STATUS_OTHER, "{kind}");
+        assert_eq!(s.name(), kind);
+    }
+}
+
+#[test]
+fn owned_strings_keep_interior_nuls_and_free_cleanly() {
+    let p = ptr::string_into_raw(b"a\0b");
+    // SAFETY: 3 bytes + NUL were just allocated.
+    let bytes = unsafe { std::slice::from_raw_parts(p.cast::<u8>(), 4) };
+    assert_eq!(bytes, b"a\0b\0");
+    // SAFETY: allocated above, freed once.
+    unsafe { ptr::string_free(p) };
+    // SAFETY: NULL is a no-op.
+    unsafe { ptr::string_free(std::ptr::null_mut()) };
+}
+
+#[test]
+fn event_boxes_point_into_their_own_buffers() {
+    let ev = ptr::event_box(
+        ptr::EventFields {
+            seq: 3,
+            agent: 1,
+            session: 0,
+            turn: 0,
+            request: 0,
+            call: 0,
+            kind: crate::event::acph_event_kind::ACPH_EVENT_AGENT_READY,
+            replay: false,
+            kind_name: "agent_ready\0",
+        },
+        "{\"seq\":3}".into(),
+        Some("sess_1"),
+    );
+    let public = ev.public();
+    assert_eq!(public.json_len, 9);
+    assert_eq!(public.session_id_len, 6);
+    // SAFETY: NUL-terminated buffers owned by the box.
+    let (json, sid) = unsafe {
+        (
+            CStr::from_ptr(public.json),
+            CStr::from_ptr(public.session_id),
+        )
+    };
+    assert_eq!(json.to_str().unwrap(), "{\"seq\":3}");
+    assert_eq!(sid.to_str().unwrap(), "sess_1");
+    let raw = ptr::event_into_raw(ev);
+    // SAFETY: allocated above, freed once.
+    unsafe { ptr::event_free(raw) };
+}
+
+#[test]
+fn config_errors_name_the_field() {
+    let bridge = crate::services::Bridge::default();
+    let err = |text: &str| {
+        crate::config::host_config(Some(text), &bridge)
+            .map(|_| ())
+            .unwrap_err()
+    };
+    let e = err("{\"permision\":\"manual\"}");
+    assert_eq!(e.status, acph_status::ACPH_STATUS_INVALID_CONFIG);
+    assert_eq!(e.data["path"], "permision");
+    let e = err("{\"policy\":\"yolo\"}");
+    assert_eq!(e.data["path"], "policy");
+    assert!(e.message.contains("yolo"), "{}", e.message);
+    let e = err("{\"roots\":[\"relative\"]}");
+    assert_eq!(e.data["path"], "roots[0]");
+    let e = err("not json");
+    assert_eq!(e.data["path"], "$");
+    let e = err("{\"fs\":\"maybe\"}");
+    assert_eq!(e.data["path"], "fs");
+    let ok = crate::config::host_config(
+        Some(
+            r#"{"permission":"manual","policy":{"preset":"read-only"},"roots":["/tmp"],
+                "permissionTimeoutMs":1000,"requestTimeoutMs":null,"promptTimeoutMs":5000,
+                "shutdownGraceMs":100,"eventCapacity":16,"events":true,"wireEvents":true,
+                "maxLineBytes":1048576,"stderrTailBytes":4096,"fs":"embedder",
+                "terminal":"disabled","clientInfo":{"name":"ide","version":"9"}}"#,
+        ),
+        &bridge,
+    )
+    .unwrap();
+    assert_eq!(ok.core.request_timeout, None);
+    assert_eq!(ok.core.event_capacity, 16);
+    assert_eq!(ok.face_capacity, 16);
+    assert_eq!(ok.core.client_info.name, "ide");
+    assert!(ok.core.wire_events);
+}
+
+#[test]
+fn agent_specs_and_session_options_are_strict() {
+    let spec = crate::config::agent_spec(
+        r#"{"command":"agent","args":["-v"],"env":{"A":"1","B":null},"cwd":"/tmp"}"#,
+    )
+    .unwrap();
+    assert_eq!(spec.args, ["-v"]);
+    assert_eq!(spec.env.get("B"), Some(&None));
+    let e = crate::config::agent_spec(r#"{"cmd":"agent"}"#).unwrap_err();
+    assert_eq!(e.status, acph_status::ACPH_STATUS_INVALID_ARGUMENT);
+    let e = crate::config::agent_spec("{").unwrap_err();
+    assert_eq!(e.status, acph_status::ACPH_STATUS_INVALID_JSON);
+    let e = crate::config::session_options(r#"{"additionalDirectories":[]}"#).unwrap_err();
+    assert_eq!(e.data["path"], "cwd");
+}

@@ -1,0 +1,193 @@
+/* A full turn against the mock agent, through the asynchronous calls and the event stream, with
+ * the permission request answered manually, then the same turn through the blocking variants. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "acp_host.h"
+#include "support/json.h"
+#include "support/testutil.h"
+
+static const char *option_of_kind(const json *data, const char *kind) {
+    const json *options = json_get(data, "options");
+    for (size_t i = 0; options && i < options->length; i++) {
+        const json *o = json_at(options, i);
+        if (strcmp(json_str(json_get(o, "kind")), kind) == 0) return json_str(json_get(o, "optionId"));
+    }
+    return NULL;
+}
+
+static void asynchronous_turn(const char *cwd) {
+    acph_host *h = make_host("{\"permission\":\"manual\",\"shutdownGraceMs\":500}");
+    event_list evs = {0};
+
+    char *spec = mock_spec(NULL);
+    uint64_t call = 0;
+    EXPECT(ACPH_STATUS_OK, acph_host_spawn(h, spec, strlen(spec), &call, ERR));
+    free(spec);
+    CHECK(call != 0);
+    const acph_event *done = wait_call(h, &evs, call, T_WAIT);
+    json *result = NULL;
+    CHECK(call_result(done, NULL, &result));
+    uint64_t agent = 0;
+    CHECK(json_u64(json_get(result, "agent"), &agent) && agent == 1);
+    CHECK(strcmp(json_str(json_get(json_get(result, "agentInfo"), "name")), "acp-mock-agent") == 0);
+    json_free(result);
+    CHECK(done->agent == agent);
+    CHECK(find_kind(&evs, "agent_ready") != NULL);
+    CHECK(find_kind(&evs, "agent_ready")->agent == agent);
+
+    char *info = NULL;
+    EXPECT(ACPH_STATUS_OK, acph_agent_info(h, agent, &info, ERR));
+    CHECK(strstr(info, "\"protocolVersion\":1") != NULL);
+    CHECK(strstr(info, "\"exited\":null") != NULL);
+    acph_string_free(info);
+
+    char *opts = session_options(cwd);
+    EXPECT(ACPH_STATUS_OK, acph_agent_new_session(h, agent, opts, strlen(opts), &call, ERR));
+    free(opts);
+    done = wait_call(h, &evs, call, T_WAIT);
+    CHECK(call_result(done, NULL, &result));
+    uint64_t session = 0;
+    CHECK(json_u64(json_get(result, "session"), &session) && session != 0);
+    CHECK(strcmp(json_str(json_get(result, "sessionId")), "sess_1") == 0);
+    json_free(result);
+    const acph_event *opened = find_kind(&evs, "session_opened");
+    CHECK(opened != NULL && opened->session == session);
+    CHECK(opened->session_id && strcmp(opened->session_id, "sess_1") == 0 && opened->session_id_len == 6);
+
+    char *sid = NULL;
+    size_t sid_len = 0;
+    EXPECT(ACPH_STATUS_OK, acph_session_id(h, session, &sid, &sid_len, ERR));
+    CHECK(strcmp(sid, "sess_1") == 0 && sid_len == 6);
+    acph_string_free(sid);
+    uint64_t owner = 0, found = 0;
+    EXPECT(ACPH_STATUS_OK, acph_session_agent(h, session, &owner, ERR));
+    CHECK(owner == agent);
+    EXPECT(ACPH_STATUS_OK, acph_host_find_session(h, agent, "sess_1", 6, &found, ERR));
+    CHECK(found == session);
+
+    const char *prompt = "[{\"type\":\"text\",\"text\":\"Take some notes\"}]";
+    EXPECT(ACPH_STATUS_OK, acph_session_prompt(h, session, prompt, strlen(prompt), &call, ERR));
+    /* Answer the permission request as it comes: allow once. */
+    const acph_event *req = wait_kind(h, &evs, "permission_requested", T_WAIT);
+    CHECK(req->request != 0 && req->session == session && req->turn != 0);
+    json *rj = event_json(req);
+    const char *allow = option_of_kind(json_get(rj, "data"), "allow_once");
+    CHECK(allow != NULL);
+    EXPECT(ACPH_STATUS_OK, acph_permission_respond(h, req->request, allow, strlen(allow), ERR));
+    json_free(rj);
+    done = wait_call(h, &evs, call, T_WAIT);
+    CHECK(call_result(done, NULL, &result));
+    CHECK(strcmp(json_str(json_get(result, "stopReason")), "end_turn") == 0);
+    uint64_t turn = 0;
+    CHECK(json_u64(json_get(result, "turn"), &turn) && turn == 1);
+    json_free(result);
+
+    /* The turn as events, in order. */
+    const acph_event *started = find_kind(&evs, "turn_started");
+    const acph_event *ended = find_kind(&evs, "turn_ended");
+    const acph_event *resolved = find_kind(&evs, "permission_resolved");
+    CHECK(started && ended && resolved);
+    CHECK(started->turn == 1 && ended->turn == 1 && started->session == session);
+    CHECK(started->seq < req->seq && req->seq < resolved->seq && resolved->seq < ended->seq);
+    CHECK(ended->seq < done->seq);
+    CHECK(resolved->request == req->request);
+    CHECK(strstr(resolved->json, "\"decidedBy\":\"host\"") != NULL);
+    CHECK(count_kind(&evs, "session_update", "agent_message_chunk") >= 4);
+    CHECK(count_kind(&evs, "session_update", "tool_call") == 1);
+    CHECK(count_kind(&evs, "fs_write", NULL) == 1);
+    CHECK(count_kind(&evs, "terminal_created", NULL) == 1);
+    check_seq_increasing(&evs);
+    /* The built-in fs service wrote the note inside the session's cwd. */
+    char path[600];
+    snprintf(path, sizeof path, "%s/notes.txt", cwd);
+    struct stat st;
+    CHECK(stat(path, &st) == 0 && st.st_size > 0);
+
+    char *state = NULL;
+    EXPECT(ACPH_STATUS_OK, acph_session_state(h, session, &state, ERR));
+    json *sj = json_parse(state, strlen(state));
+    CHECK(sj != NULL);
+    CHECK(strcmp(json_str(json_get(sj, "lastStopReason")), "end_turn") == 0);
+    CHECK(json_get(sj, "toolCalls")->length == 1);
+    json_free(sj);
+    acph_string_free(state);
+
+    long pid = agent_pid(&evs);
+    EXPECT(ACPH_STATUS_OK, acph_agent_shutdown(h, agent, &call, ERR));
+    done = wait_call(h, &evs, call, T_WAIT);
+    CHECK(call_result(done, NULL, NULL));
+    const acph_event *exited = find_kind(&evs, "agent_exited");
+    CHECK(exited && exited->agent == agent && exited->seq < done->seq);
+    CHECK(wait_gone(pid, 5000));
+    /* The id stays valid: calls now fail with closed (the agent was shut down). */
+    opts = session_options(cwd);
+    EXPECT(ACPH_STATUS_CLOSED, acph_agent_new_session_wait(h, agent, opts, strlen(opts), T_WAIT, &session, ERR));
+    free(opts);
+    events_free(&evs);
+    acph_host_free(h);
+}
+
+static void blocking_turn(const char *cwd) {
+    /* Default config: permission requests are denied by the deny-all policy. */
+    acph_host *h = make_host(NULL);
+    char *spec = mock_spec(NULL);
+    uint64_t agent = 0, session = 0;
+    EXPECT(ACPH_STATUS_OK, acph_host_spawn_wait(h, spec, strlen(spec), T_WAIT, &agent, ERR));
+    free(spec);
+    char *opts = session_options(cwd);
+    EXPECT(ACPH_STATUS_OK, acph_agent_new_session_wait(h, agent, opts, strlen(opts), T_WAIT, &session, ERR));
+    free(opts);
+    EXPECT(ACPH_STATUS_OK, acph_session_set_mode_wait(h, session, "code", 4, T_WAIT, ERR));
+    char *options = NULL;
+    EXPECT(ACPH_STATUS_OK, acph_session_set_config_option_wait(h, session, "model", 5, "\"mock-large\"", 12,
+                                                               T_WAIT, &options, ERR));
+    CHECK(strstr(options, "\"currentValue\":\"mock-large\"") != NULL);
+    acph_string_free(options);
+    char *result = NULL;
+    EXPECT(ACPH_STATUS_OK, acph_session_prompt_text_wait(h, session, "hello", 5, T_WAIT, &result, ERR));
+    CHECK(strstr(result, "\"stopReason\":\"end_turn\"") != NULL);
+    acph_string_free(result);
+    char *list = NULL;
+    EXPECT(ACPH_STATUS_OK, acph_agent_list_sessions_wait(h, agent, NULL, 0, T_WAIT, &list, ERR));
+    CHECK(strstr(list, "\"sess_1\"") != NULL);
+    acph_string_free(list);
+
+    /* The events of all this are queued meanwhile, in order. */
+    event_list evs = {0};
+    wait_kind(h, &evs, "turn_ended", T_WAIT);
+    CHECK(find_kind(&evs, "permission_resolved") != NULL);
+    CHECK(strstr(find_kind(&evs, "permission_resolved")->json, "\"decidedBy\":\"rule\"") != NULL);
+    check_seq_increasing(&evs);
+    CHECK(evs.items[0]->seq == 1);
+
+    char *exit_json = NULL;
+    EXPECT(ACPH_STATUS_OK, acph_agent_shutdown_wait(h, agent, T_WAIT, &exit_json, ERR));
+    CHECK(strstr(exit_json, "\"exitCode\":0") != NULL);
+    acph_string_free(exit_json);
+    wait_kind(h, &evs, "agent_exited", T_WAIT);
+
+    /* Orderly shutdown: the stream ends with ACPH_STATUS_CLOSED. */
+    EXPECT(ACPH_STATUS_OK, acph_host_shutdown(h, ERR));
+    acph_event *ev = NULL;
+    acph_status st;
+    while ((st = acph_host_next_event(h, T_WAIT, &ev)) == ACPH_STATUS_OK) events_push(&evs, ev);
+    CHECK(st == ACPH_STATUS_CLOSED);
+    CHECK(acph_host_try_next_event(h, &ev) == ACPH_STATUS_CLOSED);
+    spec = mock_spec(NULL);
+    EXPECT(ACPH_STATUS_CLOSED, acph_host_spawn_wait(h, spec, strlen(spec), T_WAIT, &agent, ERR));
+    free(spec);
+    events_free(&evs);
+    acph_host_free(h);
+}
+
+int main(void) {
+    const char *cwd = scratch_dir();
+    asynchronous_turn(cwd);
+    blocking_turn(cwd);
+    printf("test_turn_mock: ok\n");
+    return 0;
+}
