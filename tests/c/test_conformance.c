@@ -1,0 +1,291 @@
+/* Cross-face conformance through the C ABI: every case of fixtures/scenarios/conformance/cases.json
+ * runs against the mock agent with a fresh host, and the normalised event trace must equal
+ * expected/<case>.json, element by element (fixtures/scenarios/conformance/README.md). The C
+ * runner also drops `call_completed`, which only this face emits. Ops run through the
+ * asynchronous calls, each awaited through its call_completed event.
+ * Usage: test_conformance [CASE...] (default: every case). */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "acp_host.h"
+#include "support/json.h"
+#include "support/testutil.h"
+
+typedef struct {
+    acph_host *h;
+    bool auto_allow;
+    uint64_t agent, session;
+    event_list evs;  /* every event, owned */
+    json *trace;     /* normalised events */
+    bool exited;     /* agent_exited seen */
+    size_t turn_ended_seen;
+    const char *name;
+} runner;
+
+static json *normalise(const acph_event *ev) {
+    if (ev->kind == ACPH_EVENT_AGENT_STDERR || ev->kind == ACPH_EVENT_TERMINAL_EXITED ||
+        ev->kind == ACPH_EVENT_CALL_COMPLETED)
+        return NULL;
+    json *e = event_json(ev);
+    json *out = json_new_object();
+    json_set(out, "kind", json_clone(json_get(e, "kind")));
+    const json *session = json_get(e, "session");
+    json_set(out, "session", session ? json_clone(session) : json_new_null());
+    const json *turn = json_get(e, "turn");
+    json_set(out, "turn", turn ? json_clone(turn) : json_new_null());
+    json_set(out, "replay", json_clone(json_get(e, "replay")));
+    json *data = json_clone(json_get(e, "data"));
+    if (ev->kind == ACPH_EVENT_AGENT_READY) json_remove(data, "pid");
+    if (ev->kind == ACPH_EVENT_AGENT_EXITED) json_remove(data, "stderrTail");
+    json_set(out, "data", data);
+    json_free(e);
+    return out;
+}
+
+static bool matches(const acph_event *ev, const char *spec) {
+    const char *colon = strchr(spec, ':');
+    if (!colon) return strcmp(ev->kind_name, spec) == 0;
+    size_t n = (size_t)(colon - spec);
+    if (strlen(ev->kind_name) != n || strncmp(ev->kind_name, spec, n) != 0) return false;
+    json *e = event_json(ev);
+    const char *u = json_str(json_get(json_get(e, "data"), "sessionUpdate"));
+    bool m = u && strcmp(u, colon + 1) == 0;
+    json_free(e);
+    return m;
+}
+
+/* Pull events until `spec` matches or the call completes (whichever is asked). */
+static const acph_event *pump(runner *r, const char *spec, uint64_t call) {
+    uint64_t deadline = now_ms() + T_WAIT;
+    for (;;) {
+        uint64_t now = now_ms();
+        if (now >= deadline) {
+            fprintf(stderr, "%s: timed out waiting for %s / call %llu\n", r->name, spec ? spec : "-",
+                    (unsigned long long)call);
+            exit(1);
+        }
+        acph_event *ev = NULL;
+        acph_status st = acph_host_next_event(r->h, (uint32_t)(deadline - now), &ev);
+        if (st == ACPH_STATUS_EMPTY) continue;
+        CHECK(st == ACPH_STATUS_OK);
+        events_push(&r->evs, ev);
+        json *n = normalise(ev);
+        if (n) json_push(r->trace, n);
+        if (ev->kind == ACPH_EVENT_AGENT_EXITED) r->exited = true;
+        if (ev->kind == ACPH_EVENT_TURN_ENDED) r->turn_ended_seen++;
+        if (ev->kind == ACPH_EVENT_PERMISSION_REQUESTED && r->auto_allow) {
+            json *j = event_json(ev);
+            const json *options = json_get(json_get(j, "data"), "options");
+            for (size_t i = 0; options && i < options->length; i++) {
+                const json *o = json_at(options, i);
+                if (strcmp(json_str(json_get(o, "kind")), "allow_once") == 0) {
+                    const char *id = json_str(json_get(o, "optionId"));
+                    EXPECT(ACPH_STATUS_OK, acph_permission_respond(r->h, ev->request, id, strlen(id), ERR));
+                    break;
+                }
+            }
+            json_free(j);
+        }
+        if (spec && matches(ev, spec)) return ev;
+        if (call && ev->kind == ACPH_EVENT_CALL_COMPLETED && ev->call == call) return ev;
+    }
+}
+
+/* Await a call; check it against `expect` ("error:<kind>" or NULL = success). */
+static json *await_call(runner *r, uint64_t call, const char *what, const char *expect) {
+    const acph_event *done = pump(r, NULL, call);
+    char *kind = NULL;
+    json *result = NULL;
+    bool ok = call_result(done, &kind, &result);
+    const char *want = expect && strncmp(expect, "error:", 6) == 0 ? expect + 6 : NULL;
+    if (want && (ok || strcmp(kind, want) != 0)) {
+        fprintf(stderr, "%s: %s: expected error %s, got %s\n", r->name, what, want, ok ? "success" : kind);
+        exit(1);
+    }
+    if (!want && !ok) {
+        fprintf(stderr, "%s: %s failed: %s\n", r->name, what, kind);
+        exit(1);
+    }
+    free(kind);
+    return result;
+}
+
+static json *run_case(const json *c, const char *cwd) {
+    runner r = {0};
+    r.name = json_str(json_get(c, "name"));
+    r.trace = json_new_array();
+    const char *permission = json_str(json_get(c, "permission"));
+    if (!permission) permission = "deny";
+    r.auto_allow = strcmp(permission, "allow") == 0;
+    json *config = json_new_object();
+    json_set(config, "permission", json_new_string(strcmp(permission, "deny") == 0 ? "deny" : "manual"));
+    uint64_t max_line = 0;
+    if (json_u64(json_get(c, "maxLineBytes"), &max_line)) json_set(config, "maxLineBytes", json_new_u64(max_line));
+    char *config_text = json_dump(config);
+    json_free(config);
+    r.h = make_host(config_text);
+    free(config_text);
+
+    char *spec = mock_spec(json_str(json_get(c, "scenario")));
+    uint64_t call = 0;
+    EXPECT(ACPH_STATUS_OK, acph_host_spawn(r.h, spec, strlen(spec), &call, ERR));
+    free(spec);
+    const char *spawn_expect = json_str(json_get(c, "spawnExpect"));
+    json *result = await_call(&r, call, "spawn", spawn_expect);
+    if (spawn_expect) {
+        if (!r.exited) pump(&r, "agent_exited", 0);
+        goto done;
+    }
+    CHECK(json_u64(json_get(result, "agent"), &r.agent));
+    json_free(result);
+    char *opts = session_options(cwd);
+    const json *ops = json_get(c, "ops");
+    for (size_t i = 0; i < ops->length; i++) {
+        const json *op = json_at(ops, i);
+        const char *what = json_str(json_get(op, "op"));
+        const char *expect = json_str(json_get(op, "expect"));
+        if (strcmp(what, "new_session") == 0 || strcmp(what, "load_session") == 0 ||
+            strcmp(what, "resume_session") == 0) {
+            const char *sid = json_str(json_get(op, "sessionId"));
+            if (what[0] == 'n')
+                EXPECT(ACPH_STATUS_OK, acph_agent_new_session(r.h, r.agent, opts, strlen(opts), &call, ERR));
+            else if (what[0] == 'l')
+                EXPECT(ACPH_STATUS_OK, acph_agent_load_session(r.h, r.agent, sid, strlen(sid), opts, strlen(opts), &call, ERR));
+            else
+                EXPECT(ACPH_STATUS_OK, acph_agent_resume_session(r.h, r.agent, sid, strlen(sid), opts, strlen(opts), &call, ERR));
+            result = await_call(&r, call, what, expect);
+            if (result) CHECK(json_u64(json_get(result, "session"), &r.session));
+            json_free(result);
+        } else if (strcmp(what, "prompt") == 0) {
+            const char *text = json_str(json_get(op, "text"));
+            size_t ended_before = r.turn_ended_seen;
+            EXPECT(ACPH_STATUS_OK, acph_session_prompt_text(r.h, r.session, text, strlen(text), &call, ERR));
+            const char *cancel_on = json_str(json_get(op, "cancelOn"));
+            if (cancel_on) {
+                pump(&r, cancel_on, 0);
+                EXPECT(ACPH_STATUS_OK, acph_session_cancel(r.h, r.session, ERR));
+            }
+            bool want_error = expect && strncmp(expect, "error:", 6) == 0;
+            result = await_call(&r, call, "prompt", want_error ? expect : NULL);
+            if (!want_error) {
+                const char *stop = json_str(json_get(result, "stopReason"));
+                if (strcmp(stop, expect) != 0) {
+                    fprintf(stderr, "%s: prompt: stop reason %s, want %s\n", r.name, stop, expect);
+                    exit(1);
+                }
+            }
+            json_free(result);
+            /* Let the turn's events land before the next op. */
+            if (r.turn_ended_seen == ended_before) pump(&r, "turn_ended", 0);
+        } else if (strcmp(what, "set_mode") == 0) {
+            const char *mode = json_str(json_get(op, "modeId"));
+            EXPECT(ACPH_STATUS_OK, acph_session_set_mode(r.h, r.session, mode, strlen(mode), &call, ERR));
+            json_free(await_call(&r, call, what, expect));
+        } else if (strcmp(what, "set_config_option") == 0) {
+            const char *id = json_str(json_get(op, "configId"));
+            char *value = json_dump(json_get(op, "value"));
+            EXPECT(ACPH_STATUS_OK, acph_session_set_config_option(r.h, r.session, id, strlen(id), value, strlen(value), &call, ERR));
+            free(value);
+            json_free(await_call(&r, call, what, expect));
+        } else if (strcmp(what, "authenticate") == 0) {
+            const char *m = json_str(json_get(op, "methodId"));
+            EXPECT(ACPH_STATUS_OK, acph_agent_authenticate(r.h, r.agent, m, strlen(m), &call, ERR));
+            json_free(await_call(&r, call, what, expect));
+        } else if (strcmp(what, "list_sessions") == 0) {
+            EXPECT(ACPH_STATUS_OK, acph_agent_list_sessions(r.h, r.agent, NULL, 0, &call, ERR));
+            json_free(await_call(&r, call, what, expect));
+        } else if (strcmp(what, "close_session") == 0) {
+            EXPECT(ACPH_STATUS_OK, acph_session_close(r.h, r.session, &call, ERR));
+            json_free(await_call(&r, call, what, expect));
+        } else if (strcmp(what, "delete_session") == 0) {
+            const char *sid = json_str(json_get(op, "sessionId"));
+            EXPECT(ACPH_STATUS_OK, acph_agent_delete_session(r.h, r.agent, sid, strlen(sid), &call, ERR));
+            json_free(await_call(&r, call, what, expect));
+        } else if (strcmp(what, "shutdown") == 0) {
+            EXPECT(ACPH_STATUS_OK, acph_agent_shutdown(r.h, r.agent, &call, ERR));
+            json_free(await_call(&r, call, what, NULL));
+        } else {
+            fprintf(stderr, "%s: unknown op %s\n", r.name, what);
+            exit(1);
+        }
+    }
+    free(opts);
+    if (!r.exited) pump(&r, "agent_exited", 0);
+done:
+    check_seq_increasing(&r.evs);
+    events_free(&r.evs);
+    acph_host_free(r.h);
+    return r.trace;
+}
+
+static void write_files(const json *doc, const char *cwd) {
+    if (mkdir(cwd, 0755) != 0 && errno != EEXIST) test_fail(__FILE__, __LINE__, "mkdir", cwd);
+    const json *files = json_get(doc, "files");
+    for (size_t i = 0; files && i < files->length; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", cwd, files->keys[i]);
+        FILE *f = fopen(path, "wb");
+        CHECK(f != NULL);
+        const json *content = files->items[i];
+        CHECK(fwrite(content->string, 1, content->length, f) == content->length);
+        fclose(f);
+    }
+}
+
+int main(int argc, char **argv) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/conformance/cases.json", fixtures_dir());
+    size_t len = 0;
+    char *text = read_file(path, &len);
+    CHECK_MSG(text != NULL, path);
+    json *doc = json_parse(text, len);
+    free(text);
+    CHECK(doc != NULL);
+    const char *cwd = json_str(json_get(doc, "cwd"));
+    const json *cases = json_get(doc, "cases");
+    size_t ran = 0, failed = 0;
+    for (size_t i = 0; i < cases->length; i++) {
+        const json *c = json_at(cases, i);
+        const char *name = json_str(json_get(c, "name"));
+        bool wanted = argc < 2;
+        for (int a = 1; a < argc; a++)
+            if (strcmp(argv[a], name) == 0) wanted = true;
+        if (!wanted) continue;
+        write_files(doc, cwd);
+        json *got = run_case(c, cwd);
+        snprintf(path, sizeof path, "%s/conformance/expected/%s.json", fixtures_dir(), name);
+        text = read_file(path, &len);
+        CHECK_MSG(text != NULL, path);
+        json *want_doc = json_parse(text, len);
+        free(text);
+        CHECK(want_doc != NULL);
+        const json *want = json_get(want_doc, "events");
+        size_t n = want->length < got->length ? want->length : got->length, at = n;
+        for (size_t k = 0; k < n; k++) {
+            if (!json_equal(json_at(want, k), json_at(got, k))) {
+                at = k;
+                break;
+            }
+        }
+        ran++;
+        if (at == n && want->length == got->length) {
+            printf("conformance %s: ok (%zu events)\n", name, got->length);
+        } else {
+            failed++;
+            char *w = json_dump(json_at(want, at)), *g = json_dump(json_at(got, at));
+            printf("conformance %s: trace differs at event %zu\n  want: %s\n  got:  %s\n", name, at, w, g);
+            free(w);
+            free(g);
+        }
+        json_free(want_doc);
+        json_free(got);
+    }
+    json_free(doc);
+    printf("test_conformance: %zu cases, %zu failed\n", ran, failed);
+    CHECK(ran > 0);
+    return failed ? 1 : 0;
+}
