@@ -179,14 +179,15 @@ impl Queue {
         woke
     }
 
-    /// The end of the stream: pullers get what is left, then `ACPH_STATUS_CLOSED`.
+    /// The end of the stream: pullers get what is left, then `ACPH_STATUS_CLOSED`. Always wakes
+    /// the embedder (one last time).
     fn close(&self) -> bool {
         let mut q = lock(&self.inner);
         q.closed = true;
-        let woke = self.signal(&mut q);
+        self.signal(&mut q);
         drop(q);
         self.ready.notify_all();
-        woke
+        true
     }
 
     fn set_discard(&self) {
