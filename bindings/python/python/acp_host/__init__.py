@@ -1,0 +1,96 @@
+"""acp_host: run Agent Client Protocol (ACP) agents from Python.
+
+A small typed API over the acp-host Rust core, as a synchronous ``Host`` and an asyncio
+``AsyncHost``::
+
+    import acp_host
+
+    with acp_host.Host(policy="read-only") as host:
+        agent = host.spawn(["claude-agent-acp"])
+        session = agent.new_session(cwd=".")
+        result = session.prompt("Summarise the README")
+        print(result.stop_reason)
+
+    async with acp_host.AsyncHost(on_permission=decide) as host:
+        agent = await host.spawn(["my-agent"])
+        session = await agent.new_session()
+        async with session.events() as events:
+            task = asyncio.create_task(session.prompt("hello"))
+            async for ev in events:
+                ...
+
+Events carry exactly the docs/EVENTS.md envelope (``seq``, ``at``, ``agent``, ``session``, ``turn``,
+``kind``, ``replay``, ``data``; ``to_dict()`` / ``to_json()``). Permission requests go through a
+fail-closed flow: a policy (``"deny-all"``, ``"read-only"``, ``"ask"`` or a document), then the
+``on_permission`` handler; anything but an offered option id denies. Errors are ``AcpError``
+subclasses with ``.code`` and ``.data``. Agents run in their own process groups and are shut down
+when their host closes (``with``/``async with``, ``close()``, or interpreter exit).
+"""
+
+from __future__ import annotations
+
+from . import _native
+from ._aio import AsyncAgent, AsyncEventStream, AsyncHost, AsyncSession
+from ._errors import (
+    AcpError,
+    AgentError,
+    AgentExitedError,
+    AlreadyResolvedError,
+    AuthRequiredError,
+    BusyError,
+    CancelledError,
+    ClosedError,
+    InvalidArgumentError,
+    IoError,
+    NotFoundError,
+    PolicyError,
+    ProtocolError,
+    SpawnError,
+    TimeoutError,
+    UnsupportedError,
+    VersionUnsupportedError,
+)
+from ._host import Agent, EventStream, Host, Session
+from ._types import AgentExit, PermissionOption, PermissionRequest, SessionState, TurnResult
+
+Event = _native.Event
+
+__version__: str = _native.__version__
+#: The ACP protocol version this host speaks.
+PROTOCOL_VERSION: int = _native.PROTOCOL_VERSION
+
+__all__ = [
+    "Host",
+    "Agent",
+    "Session",
+    "EventStream",
+    "AsyncHost",
+    "AsyncAgent",
+    "AsyncSession",
+    "AsyncEventStream",
+    "Event",
+    "PermissionRequest",
+    "PermissionOption",
+    "TurnResult",
+    "SessionState",
+    "AgentExit",
+    "AcpError",
+    "AgentExitedError",
+    "TimeoutError",
+    "UnsupportedError",
+    "ProtocolError",
+    "AgentError",
+    "AuthRequiredError",
+    "VersionUnsupportedError",
+    "InvalidArgumentError",
+    "PolicyError",
+    "SpawnError",
+    "IoError",
+    "ClosedError",
+    "CancelledError",
+    "BusyError",
+    "NotFoundError",
+    "AlreadyResolvedError",
+    "PROTOCOL_VERSION",
+    "__version__",
+]

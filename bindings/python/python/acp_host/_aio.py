@@ -1,0 +1,313 @@
+"""The asyncio API: ``AsyncHost``, ``AsyncAgent``, ``AsyncSession``, ``AsyncEventStream``.
+
+The same core as the sync twin; calls return awaitables resolved on the caller's loop. Cancelling
+an awaiting task cancels the operation (for a prompt: ``session/cancel``). Permission handlers of
+an ``AsyncHost`` run on its loop (coroutine functions as tasks).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import json
+from typing import Any, Callable, Deque, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+
+from . import _native
+from ._common import (
+    ContentLike,
+    PathLike,
+    PolicyLike,
+    command_args,
+    content_json,
+    cwd_arg,
+    dirs_arg,
+    env_args,
+    host_args,
+    mcp_arg,
+    register,
+)
+from ._host import PermissionHandler
+from ._types import AgentExit, SessionState, TurnResult
+
+__all__ = ["AsyncHost", "AsyncAgent", "AsyncSession", "AsyncEventStream"]
+
+
+class AsyncEventStream:
+    """``async for ev in stream``: events from the moment it was created (see ``EventStream``)."""
+
+    __slots__ = ("_sub", "_buf", "_limit", "__weakref__")
+
+    def __init__(self, sub: _native.Subscription, limit: int = 1024) -> None:
+        self._sub = sub
+        self._buf: Deque[_native.Event] = collections.deque()
+        self._limit = limit
+
+    def __aiter__(self) -> "AsyncEventStream":
+        return self
+
+    async def __anext__(self) -> _native.Event:
+        buf = self._buf
+        if buf:
+            return buf.popleft()
+        batch = await self._sub.next_batch_async(self._limit)
+        if batch is None:
+            raise StopAsyncIteration
+        buf.extend(batch)
+        return buf.popleft()
+
+    async def next(self, timeout: Optional[float] = None) -> Optional[_native.Event]:
+        """The next event, ``None`` if the stream ended; raises ``acp_host.TimeoutError``."""
+        try:
+            return await asyncio.wait_for(self.__anext__(), timeout)
+        except StopAsyncIteration:
+            return None
+        except asyncio.TimeoutError:
+            from ._errors import TimeoutError as AcpTimeout
+
+            raise AcpTimeout(f"no event within {timeout} s", data=None) from None
+
+    async def next_batch(self) -> Optional[List[_native.Event]]:
+        """Up to ``limit`` ready events (waits for one), or ``None`` at the end."""
+        if self._buf:
+            out = list(self._buf)
+            self._buf.clear()
+            return out
+        return await self._sub.next_batch_async(self._limit)
+
+    async def collect_until(self, stop: Callable[[_native.Event], bool], timeout: Optional[float] = None) -> List[_native.Event]:
+        """Events up to and including the first one ``stop`` accepts (or the end)."""
+        out: List[_native.Event] = []
+        while True:
+            ev = await self.next(timeout)
+            if ev is None:
+                return out
+            out.append(ev)
+            if stop(ev):
+                return out
+
+    def close(self) -> None:
+        self._buf.clear()
+        self._sub.close()
+
+    async def aclose(self) -> None:
+        self.close()
+
+    async def __aenter__(self) -> "AsyncEventStream":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncSession:
+    __slots__ = ("_n", "_agent", "__weakref__")
+
+    def __init__(self, native: _native.NativeSession, agent: "AsyncAgent") -> None:
+        self._n = native
+        self._agent = agent
+
+    @property
+    def id(self) -> str:
+        return self._n.id
+
+    @property
+    def agent(self) -> "AsyncAgent":
+        return self._agent
+
+    @property
+    def state(self) -> SessionState:
+        return SessionState._from_json(self._n.state_json())
+
+    async def prompt(self, content: ContentLike) -> TurnResult:
+        """Send a prompt and wait for the turn; cancelling the task cancels the turn."""
+        turn, stop, usage, raw = await self._n.prompt(content_json(content), aio=True)
+        return TurnResult(turn, stop, None if usage is None else json.loads(usage), json.loads(raw))
+
+    async def cancel(self) -> None:
+        await self._n.cancel(aio=True)
+
+    async def set_mode(self, mode_id: str) -> None:
+        await self._n.set_mode(mode_id, aio=True)
+
+    async def set_config_option(self, config_id: str, value: Any) -> List[Dict[str, Any]]:
+        return json.loads(await self._n.set_config_option(config_id, json.dumps(value), aio=True))  # type: ignore[no-any-return]
+
+    async def close(self) -> None:
+        await self._n.close(aio=True)
+
+    def events(self) -> AsyncEventStream:
+        """This session's events from now on (ends after its ``session_closed``)."""
+        return AsyncEventStream(self._n.subscribe())
+
+    def __repr__(self) -> str:
+        return f"AsyncSession(id={self.id!r}, agent={self._agent.id})"
+
+
+class AsyncAgent:
+    __slots__ = ("_n", "_host", "__weakref__")
+
+    def __init__(self, native: _native.NativeAgent, host: "AsyncHost") -> None:
+        self._n = native
+        self._host = host
+
+    @property
+    def id(self) -> int:
+        return self._n.id
+
+    @property
+    def info(self) -> Dict[str, Any]:
+        raw = self._n.info_json
+        return json.loads(raw) if raw else {}
+
+    @property
+    def name(self) -> Optional[str]:
+        ai = self.info.get("agentInfo")
+        return ai.get("name") if isinstance(ai, dict) else None
+
+    @property
+    def capabilities(self) -> Dict[str, Any]:
+        return self.info.get("capabilities") or {}
+
+    @property
+    def auth_methods(self) -> List[Dict[str, Any]]:
+        return self.info.get("authMethods") or []
+
+    @property
+    def exit_info(self) -> Optional[AgentExit]:
+        return AgentExit._from_json(self._n.exit_info_json)
+
+    async def authenticate(self, method_id: str) -> None:
+        await self._n.authenticate(method_id, aio=True)
+
+    async def new_session(self, cwd: Optional[PathLike] = None, *, additional_directories: Iterable[PathLike] = (),
+                          mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None) -> AsyncSession:
+        n = await self._n.new_session(cwd_arg(cwd), dirs_arg(additional_directories), mcp_arg(mcp_servers), aio=True)
+        return AsyncSession(n, self)
+
+    async def load_session(self, session_id: str, cwd: Optional[PathLike] = None, *,
+                           additional_directories: Iterable[PathLike] = (),
+                           mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None) -> AsyncSession:
+        n = await self._n.load_session(session_id, cwd_arg(cwd), dirs_arg(additional_directories),
+                                       mcp_arg(mcp_servers), resume=False, aio=True)
+        return AsyncSession(n, self)
+
+    async def resume_session(self, session_id: str, cwd: Optional[PathLike] = None, *,
+                             additional_directories: Iterable[PathLike] = (),
+                             mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None) -> AsyncSession:
+        n = await self._n.load_session(session_id, cwd_arg(cwd), dirs_arg(additional_directories),
+                                       mcp_arg(mcp_servers), resume=True, aio=True)
+        return AsyncSession(n, self)
+
+    async def list_sessions(self, cwd: Optional[PathLike] = None, cursor: Optional[str] = None) -> Dict[str, Any]:
+        c = None if cwd is None else cwd_arg(cwd)
+        return json.loads(await self._n.list_sessions(c, cursor, aio=True))  # type: ignore[no-any-return]
+
+    async def close_session(self, session_id: str) -> None:
+        await self._n.close_session(session_id, aio=True)
+
+    async def delete_session(self, session_id: str) -> None:
+        await self._n.delete_session(session_id, aio=True)
+
+    def session(self, session_id: str) -> Optional[AsyncSession]:
+        n = self._n.session(session_id)
+        return None if n is None else AsyncSession(n, self)
+
+    async def shutdown(self) -> AgentExit:
+        info = AgentExit._from_json(await self._n.shutdown(aio=True))
+        return info if info is not None else AgentExit(None, None, "")
+
+    close = shutdown
+
+    def events(self) -> AsyncEventStream:
+        return AsyncEventStream(self._n.subscribe())
+
+    async def __aenter__(self) -> "AsyncAgent":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.shutdown()
+
+    def __repr__(self) -> str:
+        return f"AsyncAgent(id={self.id}, name={self.name!r})"
+
+
+class AsyncHost:
+    """The asyncio twin of ``Host`` (same arguments). ``async with AsyncHost(...) as host:``."""
+
+    def __init__(
+        self,
+        *,
+        policy: PolicyLike = None,
+        roots: Iterable[PathLike] = (),
+        permission_timeout: float = 300.0,
+        on_permission: Union[PermissionHandler, str, None] = None,
+        request_timeout: Optional[float] = 120.0,
+        prompt_timeout: Optional[float] = None,
+        shutdown_grace: float = 2.0,
+        max_line_bytes: Optional[int] = None,
+        event_capacity: Optional[int] = None,
+        wire_events: bool = False,
+        fs: bool = True,
+        terminal: bool = True,
+        client_name: Optional[str] = None,
+        client_version: Optional[str] = None,
+    ) -> None:
+        args = host_args(
+            policy=policy, roots=roots, permission_timeout=permission_timeout, on_permission=on_permission,
+            request_timeout=request_timeout, prompt_timeout=prompt_timeout, shutdown_grace=shutdown_grace,
+            max_line_bytes=max_line_bytes, event_capacity=event_capacity, wire_events=wire_events, fs=fs,
+            terminal=terminal, client_name=client_name, client_version=client_version,
+        )
+        self._n = _native.NativeHost(**args)
+        self._bind_loop()
+        register(self)
+
+    def _bind_loop(self) -> None:
+        try:
+            self._n.set_loop(asyncio.get_running_loop())
+        except RuntimeError:
+            pass  # not in a loop yet: bound at the first awaited call
+
+    @property
+    def closed(self) -> bool:
+        return self._n.closed
+
+    @property
+    def policy_name(self) -> str:
+        return self._n.policy_name
+
+    async def spawn(self, command: Union[str, Sequence[str]], *, cwd: Optional[PathLike] = None,
+                    env: Optional[Mapping[str, Optional[str]]] = None) -> AsyncAgent:
+        self._bind_loop()
+        prog, args = command_args(command)
+        n = await self._n.spawn(prog, args, env_args(env), None if cwd is None else cwd_arg(cwd), aio=True)
+        return AsyncAgent(n, self)
+
+    def agent(self, agent_id: int) -> Optional[AsyncAgent]:
+        n = self._n.agent(agent_id)
+        return None if n is None else AsyncAgent(n, self)
+
+    async def respond_permission(self, request_id: int, option_id: Optional[str]) -> None:
+        await self._n.respond_permission(request_id, option_id, aio=True)
+
+    def events(self) -> AsyncEventStream:
+        """Every event of the host from now on: ``async for ev in host.events()``."""
+        return AsyncEventStream(self._n.subscribe())
+
+    async def close(self) -> None:
+        await self._n.close(aio=True)
+
+    aclose = close
+
+    def _close_at_exit(self) -> None:
+        self._n.close(aio=False)
+
+    async def __aenter__(self) -> "AsyncHost":
+        self._bind_loop()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def __repr__(self) -> str:
+        return f"AsyncHost(policy={self.policy_name!r}, closed={self.closed})"

@@ -1,0 +1,164 @@
+"""Argument normalisation shared by the sync and asyncio twins."""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import threading
+import weakref
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+
+from ._errors import InvalidArgumentError
+
+PRESETS = ("deny-all", "read-only", "ask")
+
+#: A policy: a preset name, a policy document (dict or JSON text), or a path to a JSON file.
+PolicyLike = Union[str, Mapping[str, Any], "os.PathLike[str]", None]
+#: A prompt: text, one content block, or a list of blocks / texts.
+ContentLike = Union[str, Mapping[str, Any], Sequence[Union[str, Mapping[str, Any]]]]
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def policy_args(policy: PolicyLike) -> Dict[str, Any]:
+    if policy is None:
+        return {}
+    if isinstance(policy, Mapping):
+        return {"policy_kind": "json", "policy_value": json.dumps(dict(policy))}
+    if isinstance(policy, os.PathLike):
+        return {"policy_kind": "file", "policy_value": os.fspath(policy)}
+    if isinstance(policy, str):
+        if policy in PRESETS:
+            return {"policy_kind": "preset", "policy_value": policy}
+        if policy.lstrip().startswith("{"):
+            return {"policy_kind": "json", "policy_value": policy}
+        if policy.endswith(".json") or os.path.sep in policy:
+            return {"policy_kind": "file", "policy_value": policy}
+        # Let the core name the presets in its error.
+        return {"policy_kind": "preset", "policy_value": policy}
+    raise InvalidArgumentError(
+        f"policy must be a preset name, a policy document (dict or JSON) or a path, got {type(policy).__name__}"
+    )
+
+
+def seconds(name: str, value: Optional[float], *, none_means_forever: bool) -> Optional[float]:
+    if value is None:
+        return float("inf") if none_means_forever else None
+    v = float(value)
+    if v != v or v < 0:
+        raise InvalidArgumentError(f"{name} must be a non-negative number of seconds, got {value!r}")
+    return v
+
+
+def host_args(
+    *,
+    policy: PolicyLike,
+    roots: Iterable[PathLike],
+    permission_timeout: float,
+    on_permission: Any,
+    request_timeout: Optional[float],
+    prompt_timeout: Optional[float],
+    shutdown_grace: float,
+    max_line_bytes: Optional[int],
+    event_capacity: Optional[int],
+    wire_events: bool,
+    fs: bool,
+    terminal: bool,
+    client_name: Optional[str],
+    client_version: Optional[str],
+) -> Dict[str, Any]:
+    args: Dict[str, Any] = policy_args(policy)
+    args["roots"] = [os.path.abspath(os.fspath(r)) for r in roots]
+    args["permission_timeout"] = seconds("permission_timeout", permission_timeout, none_means_forever=False)
+    args["request_timeout"] = seconds("request_timeout", request_timeout, none_means_forever=True)
+    args["prompt_timeout"] = seconds("prompt_timeout", prompt_timeout, none_means_forever=False)
+    args["shutdown_grace"] = seconds("shutdown_grace", shutdown_grace, none_means_forever=False)
+    args["max_line_bytes"] = max_line_bytes
+    args["event_capacity"] = event_capacity
+    args["wire_events"] = bool(wire_events)
+    args["fs"] = bool(fs)
+    args["terminal"] = bool(terminal)
+    args["client_name"] = client_name
+    args["client_version"] = client_version
+    if on_permission is None:
+        pass
+    elif on_permission == "manual":
+        args["manual_permissions"] = True
+    elif callable(on_permission):
+        args["on_permission"] = on_permission
+    else:
+        raise InvalidArgumentError(
+            "on_permission must be a function, a coroutine function, \"manual\" or None"
+        )
+    return args
+
+
+def command_args(command: Union[str, Sequence[str]]) -> "tuple[str, List[str]]":
+    if isinstance(command, (str, os.PathLike)):
+        return os.fspath(command), []
+    parts = [os.fspath(c) for c in command]
+    if not parts:
+        raise InvalidArgumentError("spawn needs a command")
+    return parts[0], parts[1:]
+
+
+def env_args(env: Optional[Mapping[str, Optional[str]]]) -> Optional[Dict[str, Optional[str]]]:
+    if env is None:
+        return None
+    return {str(k): (None if v is None else str(v)) for k, v in env.items()}
+
+
+def cwd_arg(cwd: Optional[PathLike]) -> str:
+    return os.path.abspath(os.fspath(cwd)) if cwd is not None else os.getcwd()
+
+
+def dirs_arg(dirs: Iterable[PathLike]) -> List[str]:
+    return [os.path.abspath(os.fspath(d)) for d in dirs]
+
+
+def mcp_arg(servers: Optional[Sequence[Mapping[str, Any]]]) -> Optional[str]:
+    return None if servers is None else json.dumps([dict(s) for s in servers])
+
+
+def content_json(content: ContentLike) -> str:
+    if isinstance(content, str):
+        blocks: List[Any] = [{"type": "text", "text": content}]
+    elif isinstance(content, Mapping):
+        blocks = [dict(content)]
+    else:
+        blocks = []
+        for item in content:
+            if isinstance(item, str):
+                blocks.append({"type": "text", "text": item})
+            elif isinstance(item, Mapping):
+                blocks.append(dict(item))
+            else:
+                raise InvalidArgumentError(
+                    f"prompt items must be text or content blocks (dicts), got {type(item).__name__}"
+                )
+    return json.dumps(blocks)
+
+
+# ------------------------------------------------------------------ interpreter exit
+_live: "weakref.WeakSet[Any]" = weakref.WeakSet()
+_live_lock = threading.Lock()
+
+
+def register(host: Any) -> None:
+    with _live_lock:
+        _live.add(host)
+
+
+def _close_all() -> None:
+    with _live_lock:
+        hosts = list(_live)
+    for h in hosts:
+        try:
+            h._close_at_exit()
+        except BaseException:  # noqa: BLE001 - best effort at exit; the core also kills on drop
+            pass
+
+
+atexit.register(_close_all)
+
+Handler = Callable[..., Any]

@@ -1,0 +1,206 @@
+"""The exception tree: ``AcpError`` with ``.code`` (the core's stable error kind) and ``.data``."""
+
+from __future__ import annotations
+
+import builtins
+import json
+from typing import Any, Dict, Optional, Type
+
+__all__ = [
+    "AcpError",
+    "AgentExitedError",
+    "TimeoutError",
+    "UnsupportedError",
+    "ProtocolError",
+    "AgentError",
+    "AuthRequiredError",
+    "VersionUnsupportedError",
+    "InvalidArgumentError",
+    "PolicyError",
+    "SpawnError",
+    "IoError",
+    "ClosedError",
+    "CancelledError",
+    "BusyError",
+    "NotFoundError",
+    "AlreadyResolvedError",
+]
+
+
+class AcpError(Exception):
+    """Base of every error raised by acp_host.
+
+    ``code`` is the core's stable error kind (``"agent_exited"``, ``"timeout"``, ...), the same
+    string on every face; ``data`` holds structured details (JSON-RPC error data, exit status, ...)
+    or ``None``.
+    """
+
+    code: str = "error"
+    data: Any
+
+    def __init__(self, message: str = "", *, code: Optional[str] = None, data: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+        self.data = data
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.message!r}, code={self.code!r})"
+
+
+class AgentExitedError(AcpError):
+    """The agent process exited (or closed its stdout) while the operation was pending.
+
+    ``data`` is ``{"exitCode", "signal", "stderrTail"}``.
+    """
+
+    code = "agent_exited"
+
+    @property
+    def exit_code(self) -> Optional[int]:
+        v = self._field("exitCode")
+        return v if isinstance(v, int) else None
+
+    @property
+    def signal(self) -> Optional[str]:
+        v = self._field("signal")
+        return v if isinstance(v, str) else None
+
+    @property
+    def stderr_tail(self) -> str:
+        v = self._field("stderrTail")
+        return v if isinstance(v, str) else ""
+
+    def _field(self, name: str) -> Any:
+        return self.data.get(name) if isinstance(self.data, dict) else None
+
+
+class TimeoutError(AcpError, builtins.TimeoutError):
+    """The operation did not complete in time (also a builtin ``TimeoutError``)."""
+
+    code = "timeout"
+
+
+class UnsupportedError(AcpError):
+    """The agent does not advertise the capability this call needs; nothing was sent."""
+
+    code = "unsupported"
+
+
+class ProtocolError(AcpError):
+    """The agent broke the protocol in a way that prevents this operation."""
+
+    code = "protocol"
+
+
+class AgentError(AcpError):
+    """The agent answered with a JSON-RPC error; ``data`` is ``{"code", "data"}``."""
+
+    code = "agent_error"
+
+    @property
+    def rpc_code(self) -> Optional[int]:
+        return self.data.get("code") if isinstance(self.data, dict) else None
+
+
+class AuthRequiredError(AcpError):
+    """The agent requires ``authenticate`` first (JSON-RPC -32000)."""
+
+    code = "auth_required"
+
+
+class VersionUnsupportedError(AcpError):
+    """The agent speaks a protocol version this host does not."""
+
+    code = "version_unsupported"
+
+
+class InvalidArgumentError(AcpError, ValueError):
+    """The caller passed something invalid (also a ``ValueError``)."""
+
+    code = "invalid_argument"
+
+
+class PolicyError(InvalidArgumentError):
+    """A policy document cannot be used; ``data["path"]`` names the spot (``rules[0].action``)."""
+
+    code = "invalid_policy"
+
+
+class SpawnError(AcpError, OSError):
+    """The agent command could not be started (also an ``OSError``)."""
+
+    code = "spawn_failed"
+
+
+class IoError(AcpError, OSError):
+    """An I/O error on the agent's pipes (also an ``OSError``)."""
+
+    code = "io"
+
+
+class ClosedError(AcpError):
+    """The host or the agent connection was shut down."""
+
+    code = "closed"
+
+
+class CancelledError(AcpError):
+    """The request was cancelled (JSON-RPC -32800, or by the caller)."""
+
+    code = "cancelled"
+
+
+class BusyError(AcpError):
+    """The session already has a prompt turn in flight."""
+
+    code = "busy"
+
+
+class NotFoundError(AcpError, LookupError):
+    """Unknown id (agent, session, permission request)."""
+
+    code = "not_found"
+
+
+class AlreadyResolvedError(AcpError):
+    """The id refers to something already finished (a permission request answered twice)."""
+
+    code = "already_resolved"
+
+
+_BY_CODE: Dict[str, Type[AcpError]] = {
+    cls.code: cls
+    for cls in (
+        AgentExitedError,
+        TimeoutError,
+        UnsupportedError,
+        ProtocolError,
+        AgentError,
+        AuthRequiredError,
+        VersionUnsupportedError,
+        InvalidArgumentError,
+        PolicyError,
+        SpawnError,
+        IoError,
+        ClosedError,
+        CancelledError,
+        BusyError,
+        NotFoundError,
+        AlreadyResolvedError,
+    )
+}
+
+
+def _from_native(kind: str, message: str, data_json: str) -> AcpError:
+    """Called by the native module: the exception for a core error kind."""
+    try:
+        data = json.loads(data_json)
+    except ValueError:
+        data = None
+    cls = _BY_CODE.get(kind, AcpError)
+    return cls(message, code=kind, data=data)

@@ -1,0 +1,341 @@
+"""The synchronous API: ``Host``, ``Agent``, ``Session``, ``EventStream``.
+
+Every call blocks the calling thread with the GIL released while Rust waits, so other Python
+threads keep running, and several threads may use one host at once. Ctrl-C interrupts any call;
+during ``Session.prompt`` it first cancels the turn (``session/cancel``) and waits briefly for
+the agent to end it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Union
+
+from . import _native
+from ._common import (
+    ContentLike,
+    PathLike,
+    PolicyLike,
+    command_args,
+    content_json,
+    cwd_arg,
+    dirs_arg,
+    env_args,
+    host_args,
+    mcp_arg,
+    register,
+)
+from ._types import AgentExit, PermissionRequest, SessionState, TurnResult
+
+Event = _native.Event
+
+__all__ = ["Host", "Agent", "Session", "EventStream"]
+
+
+class EventStream:
+    """Events from the moment it was created: ``for ev in stream`` (or ``stream.next(timeout)``).
+
+    Ends when the host closes (for an agent's or a session's stream: after its ``agent_exited`` /
+    ``session_closed``). Pull it continuously or close it: while it is open and full, the host
+    stops reading the agents (backpressure; nothing is dropped).
+    """
+
+    __slots__ = ("_sub", "__weakref__")
+
+    def __init__(self, sub: _native.Subscription) -> None:
+        self._sub = sub
+
+    def __iter__(self) -> Iterator[_native.Event]:
+        return self._sub
+
+    def __next__(self) -> _native.Event:
+        ev = self._sub.next(None)
+        if ev is None:
+            raise StopIteration
+        return ev
+
+    def next(self, timeout: Optional[float] = None) -> Optional[_native.Event]:
+        """The next event, ``None`` if the stream ended; raises ``acp_host.TimeoutError``."""
+        return self._sub.next(timeout)
+
+    def batches(self, limit: int = 1024) -> Iterator[List[_native.Event]]:
+        """Iterate in lists of up to ``limit`` ready events (the fastest way to consume)."""
+        while True:
+            batch = self._sub.next_batch(limit)
+            if batch is None:
+                return
+            yield batch
+
+    def collect_until(self, stop: Callable[[_native.Event], bool], timeout: Optional[float] = None) -> List[_native.Event]:
+        """Events up to and including the first one ``stop`` accepts (or the end of the stream).
+
+        ``timeout`` bounds the wait for each event (``acp_host.TimeoutError``).
+        """
+        out: List[_native.Event] = []
+        while True:
+            ev = self._sub.next(timeout)
+            if ev is None:
+                return out
+            out.append(ev)
+            if stop(ev):
+                return out
+
+    def close(self) -> None:
+        """Stop receiving (the host no longer waits for this stream)."""
+        self._sub.close()
+
+    def __enter__(self) -> "EventStream":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Session:
+    """An open ACP session. Methods block; see the module docs."""
+
+    __slots__ = ("_n", "_agent", "__weakref__")
+
+    def __init__(self, native: _native.NativeSession, agent: "Agent") -> None:
+        self._n = native
+        self._agent = agent
+
+    @property
+    def id(self) -> str:
+        return self._n.id
+
+    @property
+    def agent(self) -> "Agent":
+        return self._agent
+
+    @property
+    def state(self) -> SessionState:
+        """A snapshot: modes, config options, merged tool calls, plan, usage, title, ..."""
+        return SessionState._from_json(self._n.state_json())
+
+    def prompt(self, content: ContentLike, *, cancel_grace: float = 2.0) -> TurnResult:
+        """Send a prompt (text, a content block, or a list of them) and wait for the turn to end.
+
+        On Ctrl-C the turn is cancelled (``session/cancel``), the agent gets ``cancel_grace``
+        seconds to end it, then ``KeyboardInterrupt`` propagates.
+        """
+        turn, stop, usage, raw = self._n.prompt(content_json(content), aio=False, cancel_grace=cancel_grace)
+        return TurnResult(turn, stop, None if usage is None else json.loads(usage), json.loads(raw))
+
+    def cancel(self) -> None:
+        """``session/cancel``: the turn should end ``cancelled``; pending permissions are cancelled."""
+        self._n.cancel(aio=False)
+
+    def set_mode(self, mode_id: str) -> None:
+        self._n.set_mode(mode_id, aio=False)
+
+    def set_config_option(self, config_id: str, value: Any) -> List[Dict[str, Any]]:
+        """Set a config option; returns the complete updated option list."""
+        return json.loads(self._n.set_config_option(config_id, json.dumps(value), aio=False))  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        """``session/close`` (needs the agent's ``sessionCapabilities.close``)."""
+        self._n.close(aio=False)
+
+    def events(self) -> EventStream:
+        """This session's events from now on (ends after its ``session_closed``)."""
+        return EventStream(self._n.subscribe())
+
+    def __repr__(self) -> str:
+        return f"Session(id={self.id!r}, agent={self._agent.id})"
+
+
+class Agent:
+    """A running, initialized agent process. ``with host.spawn(...) as agent:`` shuts it down."""
+
+    __slots__ = ("_n", "_host", "__weakref__")
+
+    def __init__(self, native: _native.NativeAgent, host: "Host") -> None:
+        self._n = native
+        self._host = host
+
+    @property
+    def id(self) -> int:
+        """The host's id for the agent (the ``agent`` field of events)."""
+        return self._n.id
+
+    @property
+    def info(self) -> Dict[str, Any]:
+        """``{protocolVersion, agentInfo, capabilities, authMethods}`` from ``initialize``."""
+        raw = self._n.info_json
+        return json.loads(raw) if raw else {}
+
+    @property
+    def name(self) -> Optional[str]:
+        ai = self.info.get("agentInfo")
+        return ai.get("name") if isinstance(ai, dict) else None
+
+    @property
+    def capabilities(self) -> Dict[str, Any]:
+        return self.info.get("capabilities") or {}
+
+    @property
+    def auth_methods(self) -> List[Dict[str, Any]]:
+        return self.info.get("authMethods") or []
+
+    @property
+    def exit_info(self) -> Optional[AgentExit]:
+        """How the agent ended, once it has."""
+        return AgentExit._from_json(self._n.exit_info_json)
+
+    def authenticate(self, method_id: str) -> None:
+        self._n.authenticate(method_id, aio=False)
+
+    def new_session(self, cwd: Optional[PathLike] = None, *, additional_directories: Iterable[PathLike] = (),
+                    mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None) -> Session:
+        """``session/new`` in ``cwd`` (default: the current directory), also a sandbox root."""
+        n = self._n.new_session(cwd_arg(cwd), dirs_arg(additional_directories), mcp_arg(mcp_servers), aio=False)
+        return Session(n, self)
+
+    def load_session(self, session_id: str, cwd: Optional[PathLike] = None, *,
+                     additional_directories: Iterable[PathLike] = (),
+                     mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None) -> Session:
+        """``session/load``: the agent replays the conversation (events with ``replay=True``)."""
+        n = self._n.load_session(session_id, cwd_arg(cwd), dirs_arg(additional_directories),
+                                 mcp_arg(mcp_servers), resume=False, aio=False)
+        return Session(n, self)
+
+    def resume_session(self, session_id: str, cwd: Optional[PathLike] = None, *,
+                       additional_directories: Iterable[PathLike] = (),
+                       mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None) -> Session:
+        """``session/resume``: reopen without replay."""
+        n = self._n.load_session(session_id, cwd_arg(cwd), dirs_arg(additional_directories),
+                                 mcp_arg(mcp_servers), resume=True, aio=False)
+        return Session(n, self)
+
+    def list_sessions(self, cwd: Optional[PathLike] = None, cursor: Optional[str] = None) -> Dict[str, Any]:
+        """``session/list``: ``{"sessions": [...], "nextCursor": ...}`` (one page)."""
+        c = None if cwd is None else cwd_arg(cwd)
+        return json.loads(self._n.list_sessions(c, cursor, aio=False))  # type: ignore[no-any-return]
+
+    def close_session(self, session_id: str) -> None:
+        self._n.close_session(session_id, aio=False)
+
+    def delete_session(self, session_id: str) -> None:
+        self._n.delete_session(session_id, aio=False)
+
+    def session(self, session_id: str) -> Optional[Session]:
+        """A handle to an open session of this agent."""
+        n = self._n.session(session_id)
+        return None if n is None else Session(n, self)
+
+    def shutdown(self) -> AgentExit:
+        """Stdin EOF → SIGTERM → SIGKILL to the agent's process group; how it ended."""
+        info = AgentExit._from_json(self._n.shutdown(aio=False))
+        return info if info is not None else AgentExit(None, None, "")
+
+    close = shutdown
+
+    def events(self) -> EventStream:
+        """This agent's events from now on (ends after its ``agent_exited``)."""
+        return EventStream(self._n.subscribe())
+
+    def __enter__(self) -> "Agent":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+
+    def __repr__(self) -> str:
+        return f"Agent(id={self.id}, name={self.name!r})"
+
+
+PermissionHandler = Callable[[PermissionRequest], Any]
+
+
+class Host:
+    """Runs ACP agents: spawns them, streams their events, answers their permission requests.
+
+    ``on_permission``: a function or coroutine function ``(PermissionRequest) -> option id | None``
+    (``None`` denies; exceptions, other answers and ``permission_timeout`` deny), or ``"manual"``
+    (answer ``permission_requested`` events with ``respond_permission``). ``policy``: a preset
+    (``"deny-all"`` — the default without a handler —, ``"read-only"``, ``"ask"``), a policy
+    document (dict or JSON text; docs/PERMISSIONS.md) or a path to one. ``roots``: extra sandbox
+    roots for the agents' ``fs/*`` and ``terminal/*`` requests (each session's cwd is one).
+
+    ``with Host(...) as host:`` closes it: every agent is shut down, process groups included.
+    Hosts still open at interpreter exit are closed then.
+    """
+
+    def __init__(
+        self,
+        *,
+        policy: PolicyLike = None,
+        roots: Iterable[PathLike] = (),
+        permission_timeout: float = 300.0,
+        on_permission: Union[PermissionHandler, str, None] = None,
+        request_timeout: Optional[float] = 120.0,
+        prompt_timeout: Optional[float] = None,
+        shutdown_grace: float = 2.0,
+        max_line_bytes: Optional[int] = None,
+        event_capacity: Optional[int] = None,
+        wire_events: bool = False,
+        fs: bool = True,
+        terminal: bool = True,
+        client_name: Optional[str] = None,
+        client_version: Optional[str] = None,
+    ) -> None:
+        args = host_args(
+            policy=policy, roots=roots, permission_timeout=permission_timeout, on_permission=on_permission,
+            request_timeout=request_timeout, prompt_timeout=prompt_timeout, shutdown_grace=shutdown_grace,
+            max_line_bytes=max_line_bytes, event_capacity=event_capacity, wire_events=wire_events, fs=fs,
+            terminal=terminal, client_name=client_name, client_version=client_version,
+        )
+        self._n = _native.NativeHost(**args)
+        register(self)
+
+    @property
+    def closed(self) -> bool:
+        return self._n.closed
+
+    @property
+    def policy_name(self) -> str:
+        """The effective policy's name (a preset name, or ``custom``)."""
+        return self._n.policy_name
+
+    def spawn(self, command: Union[str, Sequence[str]], *, cwd: Optional[PathLike] = None,
+              env: Optional[Mapping[str, Optional[str]]] = None) -> Agent:
+        """Start ``command`` (``[program, *args]``; no shell) and perform the ACP handshake.
+
+        ``env`` overlays the inherited environment (``None`` removes a variable).
+        """
+        prog, args = command_args(command)
+        n = self._n.spawn(prog, args, env_args(env), None if cwd is None else cwd_arg(cwd), aio=False)
+        return Agent(n, self)
+
+    def agent(self, agent_id: int) -> Optional[Agent]:
+        n = self._n.agent(agent_id)
+        return None if n is None else Agent(n, self)
+
+    def respond_permission(self, request_id: int, option_id: Optional[str]) -> None:
+        """Answer a pending request: an offered option id, or ``None`` to deny.
+
+        An id that was not offered denies (and raises); an already resolved request raises
+        ``AlreadyResolvedError``; an unknown one ``NotFoundError``.
+        """
+        self._n.respond_permission(request_id, option_id, aio=False)
+
+    def events(self) -> EventStream:
+        """Every event of the host from now on, in ``seq`` order (docs/EVENTS.md)."""
+        return EventStream(self._n.subscribe())
+
+    def close(self) -> None:
+        """Shut every agent down and end the event streams. Idempotent."""
+        self._n.close(aio=False)
+
+    def _close_at_exit(self) -> None:
+        self._n.close(aio=False)
+
+    def __enter__(self) -> "Host":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Host(policy={self.policy_name!r}, closed={self.closed})"

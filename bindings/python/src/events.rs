@@ -1,0 +1,614 @@
+//! Events in Python: the `Event` class (the docs/EVENTS.md envelope, `data` parsed lazily), the
+//! pump that fans the host's single ordered stream out to subscriptions (host-wide, per agent,
+//! per session), and `Subscription` (sync `__next__` plus batched awaitable pulls).
+//!
+//! Backpressure: a subscription holds at most `capacity` events (the host's `event_capacity`, at
+//! least one batch); while a subscriber does not pull, the pump waits for room, the core's queue
+//! fills and the host stops reading the agents (nothing is dropped).
+//! Events that arrive while nobody is subscribed are discarded, so a script that never looks at
+//! events never stalls its agents.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use acp_host::{Event as CoreEvent, EventKind, EventStream};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyList;
+use pyo3::{IntoPyObjectExt, intern};
+use tokio::sync::{Semaphore, mpsc, watch};
+
+/// Events pulled from the core at once and handed to a subscriber in one chunk.
+pub(crate) const BATCH: usize = 1024;
+
+type Chunk = Vec<Arc<CoreEvent>>;
+
+/// Which events a subscription sees, and which event ends it.
+#[derive(Debug, Clone)]
+pub(crate) enum Filter {
+    All,
+    Agent(u64),
+    Session(u64, Arc<str>),
+}
+
+impl Filter {
+    fn accepts(&self, ev: &CoreEvent) -> bool {
+        match self {
+            Filter::All => true,
+            Filter::Agent(a) => ev.agent == *a,
+            Filter::Session(a, s) => ev.agent == *a && ev.session.as_deref() == Some(&**s),
+        }
+    }
+
+    /// After delivering this event the subscription ends.
+    fn ends_with(&self, ev: &CoreEvent) -> bool {
+        match self {
+            Filter::All => false,
+            Filter::Agent(a) => ev.agent == *a && ev.kind == EventKind::AgentExited,
+            Filter::Session(a, s) => {
+                ev.agent == *a
+                    && (ev.kind == EventKind::AgentExited
+                        || (ev.kind == EventKind::SessionClosed
+                            && ev.session.as_deref() == Some(&**s)))
+            }
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Sub {
+    id: u64,
+    filter: Filter,
+    tx: mpsc::UnboundedSender<Chunk>,
+    /// Room for events in this subscription (the pump takes, the consumer gives back).
+    room: Arc<Semaphore>,
+}
+
+/// The fan-out state shared by the pump task and the subscriptions.
+#[derive(Debug)]
+pub(crate) struct Pump {
+    subs: Mutex<Vec<Sub>>,
+    next_id: AtomicU64,
+    capacity: usize,
+    closing: watch::Sender<bool>,
+    ended: watch::Sender<bool>,
+}
+
+impl Pump {
+    /// Start pumping `stream` on the runtime.
+    pub(crate) fn start(stream: Option<EventStream>, capacity: usize) -> Arc<Pump> {
+        let (closing, closing_rx) = watch::channel(false);
+        let (ended, _) = watch::channel(false);
+        let pump = Arc::new(Pump {
+            subs: Mutex::new(Vec::new()),
+            next_id: AtomicU64::new(1),
+            capacity: capacity.max(BATCH),
+            closing,
+            ended,
+        });
+        match stream {
+            Some(stream) => {
+                let p = pump.clone();
+                crate::rt().spawn(async move { p.run(stream, closing_rx).await });
+            }
+            None => {
+                let _ = pump.ended.send(true);
+            }
+        }
+        pump
+    }
+
+    async fn run(self: Arc<Self>, mut stream: EventStream, mut closing: watch::Receiver<bool>) {
+        let mut buf: Vec<CoreEvent> = Vec::with_capacity(BATCH);
+        loop {
+            let closing_now = tokio::select! {
+                biased;
+                n = stream.next_batch(&mut buf, BATCH) => {
+                    if n == 0 {
+                        break;
+                    }
+                    false
+                }
+                _ = closing.wait_for(|c| *c) => true,
+            };
+            if closing_now {
+                // Everything the shutdown produced is queued already: deliver it, then end.
+                loop {
+                    while buf.len() < BATCH {
+                        match stream.try_next() {
+                            Some(ev) => buf.push(ev),
+                            None => break,
+                        }
+                    }
+                    if buf.is_empty() {
+                        break;
+                    }
+                    self.dispatch(&mut buf).await;
+                }
+                break;
+            }
+            self.dispatch(&mut buf).await;
+        }
+        // Under the lock, so that `subscribe` either lands before the clear or sees `ended`.
+        let mut subs = self.subs.lock().unwrap_or_else(|p| p.into_inner());
+        subs.clear();
+        let _ = self.ended.send(true);
+    }
+
+    async fn dispatch(&self, buf: &mut Vec<CoreEvent>) {
+        type Target = (u64, Filter, mpsc::UnboundedSender<Chunk>, Arc<Semaphore>);
+        let targets: Vec<Target> = match self.subs.lock() {
+            Ok(subs) => subs
+                .iter()
+                .map(|s| (s.id, s.filter.clone(), s.tx.clone(), s.room.clone()))
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        if targets.is_empty() {
+            buf.clear();
+            return;
+        }
+        let events: Chunk = buf.drain(..).map(Arc::new).collect();
+        for (id, filter, tx, room) in targets {
+            let (chunk, ends) = match filter {
+                Filter::All => (events.clone(), false),
+                ref f => {
+                    let mut ends = false;
+                    let mut chunk = Vec::new();
+                    for ev in &events {
+                        if f.accepts(ev) {
+                            chunk.push(ev.clone());
+                        }
+                        if f.ends_with(ev) {
+                            ends = true;
+                            break;
+                        }
+                    }
+                    (chunk, ends)
+                }
+            };
+            let gone = !chunk.is_empty() && !deliver(&tx, &room, chunk).await;
+            if gone || ends {
+                self.remove(id);
+            }
+        }
+    }
+
+    pub(crate) fn subscribe(self: &Arc<Self>, filter: Filter) -> Subscription {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let room = Arc::new(Semaphore::new(self.capacity));
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        // If the pump already ended, the sender is dropped here: the subscription is empty and done.
+        if let Ok(mut subs) = self.subs.lock()
+            && !*self.ended.borrow()
+        {
+            subs.push(Sub {
+                id,
+                filter,
+                tx,
+                room: room.clone(),
+            });
+        }
+        Subscription {
+            id,
+            state: Arc::new(tokio::sync::Mutex::new(SubState {
+                rx,
+                buf: VecDeque::new(),
+                room: room.clone(),
+            })),
+            room,
+            pump: Arc::downgrade(self),
+        }
+    }
+
+    pub(crate) fn remove(&self, id: u64) {
+        if let Ok(mut subs) = self.subs.lock() {
+            subs.retain(|s| s.id != id);
+        }
+    }
+
+    /// Deliver what is queued, then end every subscription (the host is closing).
+    pub(crate) fn close(&self) {
+        let _ = self.closing.send(true);
+    }
+}
+
+#[derive(Debug)]
+struct SubState {
+    rx: mpsc::UnboundedReceiver<Chunk>,
+    buf: VecDeque<Arc<CoreEvent>>,
+    room: Arc<Semaphore>,
+}
+
+impl SubState {
+    /// Move a received chunk into the buffer and give its room back to the pump.
+    fn take(&mut self, chunk: Chunk) {
+        self.room.add_permits(chunk.len());
+        self.buf.extend(chunk);
+    }
+}
+
+/// Wait for room, then hand the chunk over; false when the subscriber is gone.
+async fn deliver(tx: &mpsc::UnboundedSender<Chunk>, room: &Semaphore, chunk: Chunk) -> bool {
+    let n = u32::try_from(chunk.len()).unwrap_or(u32::MAX);
+    match room.acquire_many(n).await {
+        Ok(permit) => permit.forget(),
+        Err(_) => return false,
+    }
+    tx.send(chunk).is_ok()
+}
+
+/// A stream of events (`for ev in sub`, or batches with `next_batch` / `next_batch_async`).
+/// Ends (StopIteration / `None`) when the host closes, or, for an agent or session stream,
+/// after that agent's `agent_exited` / that session's `session_closed`.
+#[pyclass(frozen, module = "acp_host._native")]
+#[derive(Debug)]
+pub(crate) struct Subscription {
+    id: u64,
+    state: Arc<tokio::sync::Mutex<SubState>>,
+    room: Arc<Semaphore>,
+    pump: std::sync::Weak<Pump>,
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        self.room.close();
+        if let Some(p) = self.pump.upgrade() {
+            p.remove(self.id);
+        }
+    }
+}
+
+enum Pulled {
+    Event(Arc<CoreEvent>),
+    Ended,
+    TimedOut,
+}
+
+impl Subscription {
+    /// Wait (GIL released) for the next event, checking signals; `timeout` None = for ever.
+    fn pull(&self, py: Python<'_>, timeout: Option<Duration>) -> PyResult<Pulled> {
+        if let Ok(mut st) = self.state.try_lock()
+            && let Some(ev) = st.buf.pop_front()
+        {
+            return Ok(Pulled::Event(ev));
+        }
+        let deadline = timeout.map(|t| std::time::Instant::now() + t);
+        loop {
+            let tick = match deadline {
+                Some(d) => {
+                    let left = d.saturating_duration_since(std::time::Instant::now());
+                    if left.is_zero() {
+                        return Ok(Pulled::TimedOut);
+                    }
+                    left.min(crate::SIGNAL_TICK)
+                }
+                None => crate::SIGNAL_TICK,
+            };
+            let state = self.state.clone();
+            let got = py.detach(move || {
+                crate::rt().block_on(async move {
+                    let mut st = match tokio::time::timeout(tick, state.lock()).await {
+                        Ok(st) => st,
+                        Err(_) => return None,
+                    };
+                    if let Some(ev) = st.buf.pop_front() {
+                        return Some(Pulled::Event(ev));
+                    }
+                    match tokio::time::timeout(tick, st.rx.recv()).await {
+                        Ok(Some(chunk)) => {
+                            st.take(chunk);
+                            st.buf.pop_front().map(Pulled::Event)
+                        }
+                        Ok(None) => Some(Pulled::Ended),
+                        Err(_) => None,
+                    }
+                })
+            });
+            match got {
+                Some(p) => return Ok(p),
+                None => py.check_signals()?,
+            }
+        }
+    }
+}
+
+#[pymethods]
+impl Subscription {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<Event>> {
+        match self.pull(py, None)? {
+            Pulled::Event(ev) => Ok(Some(Event::new(ev))),
+            _ => Ok(None),
+        }
+    }
+
+    /// The next event; `None` when the stream ended; raises `TimeoutError` after `timeout` s.
+    #[pyo3(signature = (timeout=None))]
+    fn next(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<Option<Event>> {
+        let timeout = timeout.map(|t| crate::seconds("timeout", t)).transpose()?;
+        match self.pull(py, timeout)? {
+            Pulled::Event(ev) => Ok(Some(Event::new(ev))),
+            Pulled::Ended => Ok(None),
+            Pulled::TimedOut => Err(crate::errors::local(
+                py,
+                "timeout",
+                format!(
+                    "no event within {:.3} s",
+                    timeout.unwrap_or_default().as_secs_f64()
+                ),
+            )),
+        }
+    }
+
+    /// Up to `limit` events that are ready (waits for at least one): a list, or `None` at the end.
+    #[pyo3(signature = (limit=1024))]
+    fn next_batch<'py>(
+        &self,
+        py: Python<'py>,
+        limit: usize,
+    ) -> PyResult<Option<Bound<'py, PyList>>> {
+        let first = match self.pull(py, None)? {
+            Pulled::Event(ev) => ev,
+            _ => return Ok(None),
+        };
+        let mut out = vec![Event::new(first)];
+        if let Ok(mut st) = self.state.try_lock() {
+            take_ready(&mut st, &mut out, limit);
+        }
+        Ok(Some(PyList::new(py, out)?))
+    }
+
+    /// Awaitable `next_batch`: resolves to a list of up to `limit` events, or `None` at the end.
+    #[pyo3(signature = (limit=1024))]
+    fn next_batch_async<'py>(&self, py: Python<'py>, limit: usize) -> PyResult<Bound<'py, PyAny>> {
+        let state = self.state.clone();
+        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+            let mut st = state.lock().await;
+            let mut out = Vec::new();
+            if st.buf.is_empty() {
+                match st.rx.recv().await {
+                    Some(chunk) => st.take(chunk),
+                    None => return Ok(None),
+                }
+            }
+            take_ready(&mut st, &mut out, limit);
+            Ok(Some(out))
+        })
+    }
+
+    /// Stop receiving; the pump forgets this subscription (and stops waiting for it).
+    fn close(&self, py: Python<'_>) {
+        self.room.close();
+        if let Some(p) = self.pump.upgrade() {
+            p.remove(self.id);
+        }
+        let state = self.state.clone();
+        py.detach(move || {
+            crate::rt().block_on(async move {
+                let mut st = state.lock().await;
+                st.rx.close();
+                st.buf.clear();
+                while st.rx.try_recv().is_ok() {}
+            })
+        });
+    }
+}
+
+fn take_ready(st: &mut SubState, out: &mut Vec<Event>, limit: usize) {
+    let limit = limit.max(1);
+    loop {
+        while out.len() < limit {
+            match st.buf.pop_front() {
+                Some(ev) => out.push(Event::new(ev)),
+                None => break,
+            }
+        }
+        if out.len() >= limit {
+            return;
+        }
+        match st.rx.try_recv() {
+            Ok(chunk) => st.take(chunk),
+            Err(_) => return,
+        }
+    }
+}
+
+static JSON_LOADS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+pub(crate) fn json_loads<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
+    let loads = JSON_LOADS.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+        Ok(py.import("json")?.getattr("loads")?.unbind())
+    })?;
+    loads.bind(py).call1((text,))
+}
+
+/// One event of the host's ordered stream: exactly the docs/EVENTS.md envelope.
+#[pyclass(frozen, module = "acp_host", name = "Event")]
+pub(crate) struct Event {
+    ev: Arc<CoreEvent>,
+    data: PyOnceLock<Py<PyAny>>,
+}
+
+impl std::fmt::Debug for Event {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Event")
+            .field("ev", &self.ev)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Event {
+    fn new(ev: Arc<CoreEvent>) -> Event {
+        Event {
+            ev,
+            data: PyOnceLock::new(),
+        }
+    }
+}
+
+fn kind_str<'py>(py: Python<'py>, kind: EventKind) -> &'py Bound<'py, pyo3::types::PyString> {
+    match kind {
+        EventKind::AgentReady => intern!(py, "agent_ready"),
+        EventKind::AgentExited => intern!(py, "agent_exited"),
+        EventKind::SessionOpened => intern!(py, "session_opened"),
+        EventKind::SessionClosed => intern!(py, "session_closed"),
+        EventKind::SessionUpdate => intern!(py, "session_update"),
+        EventKind::TurnStarted => intern!(py, "turn_started"),
+        EventKind::TurnEnded => intern!(py, "turn_ended"),
+        EventKind::PermissionRequested => intern!(py, "permission_requested"),
+        EventKind::PermissionResolved => intern!(py, "permission_resolved"),
+        EventKind::FsRead => intern!(py, "fs_read"),
+        EventKind::FsWrite => intern!(py, "fs_write"),
+        EventKind::TerminalCreated => intern!(py, "terminal_created"),
+        EventKind::TerminalExited => intern!(py, "terminal_exited"),
+        EventKind::AgentStderr => intern!(py, "agent_stderr"),
+        EventKind::ProtocolNoise => intern!(py, "protocol_noise"),
+        EventKind::ProtocolError => intern!(py, "protocol_error"),
+        EventKind::ExtNotification => intern!(py, "ext_notification"),
+        EventKind::Wire => intern!(py, "wire"),
+        EventKind::CallCompleted => intern!(py, "call_completed"),
+        _ => intern!(py, "unknown"),
+    }
+}
+
+#[pymethods]
+impl Event {
+    /// Strictly increasing per host, from 1, without gaps.
+    #[getter]
+    fn seq(&self) -> u64 {
+        self.ev.seq
+    }
+
+    /// When the host observed it: RFC 3339, UTC, milliseconds.
+    #[getter]
+    fn at(&self) -> String {
+        format_timestamp(self.ev.at)
+    }
+
+    /// The host's id for the agent.
+    #[getter]
+    fn agent(&self) -> u64 {
+        self.ev.agent
+    }
+
+    /// The ACP `sessionId`, when the event belongs to a session.
+    #[getter]
+    fn session(&self) -> Option<&str> {
+        self.ev.session.as_deref()
+    }
+
+    /// The host's turn id, when the event belongs to a prompt turn.
+    #[getter]
+    fn turn(&self) -> Option<u64> {
+        self.ev.turn
+    }
+
+    #[getter]
+    fn kind<'py>(&self, py: Python<'py>) -> Bound<'py, pyo3::types::PyString> {
+        kind_str(py, self.ev.kind).clone()
+    }
+
+    #[getter]
+    fn replay(&self) -> bool {
+        self.ev.replay
+    }
+
+    /// The payload (parsed on first access): the ACP JSON as the agent sent it, or the host's
+    /// documented fields.
+    #[getter]
+    fn data(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let v = self.data.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+            Ok(json_loads(py, self.ev.data.get())?.unbind())
+        })?;
+        Ok(v.clone_ref(py))
+    }
+
+    /// The payload as the JSON text it arrived as.
+    #[getter]
+    fn data_json(&self) -> &str {
+        self.ev.data.get()
+    }
+
+    /// For `session_update` events: the `sessionUpdate` discriminator (else `None`).
+    #[getter]
+    fn update_kind(&self) -> Option<String> {
+        self.ev.update_kind()
+    }
+
+    /// The envelope as compact JSON (docs/EVENTS.md).
+    fn to_json(&self) -> String {
+        self.ev.to_json()
+    }
+
+    /// The envelope as a dict (`session`/`turn` present only when set, as in the JSON).
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        json_loads(py, &self.ev.to_json())
+    }
+
+    fn __repr__(&self) -> String {
+        let mut s = format!(
+            "Event(seq={}, kind={:?}, agent={}",
+            self.ev.seq,
+            self.ev.kind.as_str(),
+            self.ev.agent
+        );
+        if let Some(sess) = &self.ev.session {
+            s.push_str(&format!(", session={:?}", &**sess));
+        }
+        if let Some(t) = self.ev.turn {
+            s.push_str(&format!(", turn={t}"));
+        }
+        let data = self.ev.data.get();
+        if data.len() > 120 {
+            let mut cut = 120;
+            while !data.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            s.push_str(&format!(", data={}…)", &data[..cut]));
+        } else {
+            s.push_str(&format!(", data={data})"));
+        }
+        s
+    }
+
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        match other.cast::<Event>() {
+            Ok(o) => {
+                let o = o.get();
+                (self.ev.seq == o.ev.seq && self.ev.to_json() == o.ev.to_json()).into_py_any(py)
+            }
+            Err(_) => Ok(py.NotImplemented()),
+        }
+    }
+
+    fn __hash__(&self) -> u64 {
+        self.ev.seq ^ (self.ev.agent << 48)
+    }
+}
+
+/// RFC 3339 UTC with millisecond precision, e.g. `2026-11-30T14:00:00.123Z` (as the core).
+pub(crate) fn format_timestamp(at: SystemTime) -> String {
+    let d = at.duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO);
+    let secs = d.as_secs();
+    let millis = d.subsec_millis();
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let (h, m, s) = (rem / 3600, (rem % 3600) / 60, rem % 60);
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{millis:03}Z")
+}

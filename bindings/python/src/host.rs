@@ -1,0 +1,569 @@
+//! `NativeHost`, `NativeAgent`, `NativeSession`: thin handles over the core's `Host`, `Agent`,
+//! `Session`. Aggregates cross as JSON text (the Python package parses them); every operation
+//! takes `aio` (blocking with the GIL released, or an awaitable).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use acp_host::permission::policy::Policy;
+use acp_host::services::{FsService, TerminalService};
+use acp_host::{AgentSpec, ClientInfo, HostConfig, PermissionHandler, SessionOptions, TurnResult};
+use pyo3::prelude::*;
+use serde_json::Value;
+
+use crate::errors;
+use crate::events::{Filter, Pump, Subscription};
+use crate::permission::{LoopSlot, PyDecider};
+use crate::{Waited, call, seconds};
+
+fn parse_json(py: Python<'_>, what: &str, text: &str) -> PyResult<Value> {
+    serde_json::from_str(text)
+        .map_err(|e| errors::local(py, "invalid_argument", format!("{what}: not JSON: {e}")))
+}
+
+fn opt_timeout(name: &str, v: Option<f64>) -> PyResult<Option<Duration>> {
+    match v {
+        None => Ok(None),
+        Some(s) if s.is_infinite() && s > 0.0 => Ok(None),
+        Some(s) => seconds(name, s).map(Some),
+    }
+}
+
+#[pyclass(frozen, module = "acp_host._native")]
+#[derive(Debug)]
+pub(crate) struct NativeHost {
+    host: acp_host::Host,
+    pump: Arc<Pump>,
+    event_loop: LoopSlot,
+    closed: Arc<AtomicBool>,
+    /// The host owns its agents until it closes (or they exit): a Python script that drops its
+    /// `Agent` object does not lose the agent (the core shuts an agent down with its last handle).
+    agents: Arc<Mutex<Vec<acp_host::Agent>>>,
+}
+
+#[pymethods]
+impl NativeHost {
+    #[new]
+    #[pyo3(signature = (*, policy_kind=None, policy_value=None, roots=Vec::new(),
+        permission_timeout=None, request_timeout=None, prompt_timeout=None, shutdown_grace=None,
+        max_line_bytes=None, event_capacity=None, stderr_tail_bytes=None, wire_events=false,
+        on_permission=None, manual_permissions=false, fs=true, terminal=true,
+        client_name=None, client_version=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        policy_kind: Option<&str>,
+        policy_value: Option<String>,
+        roots: Vec<PathBuf>,
+        permission_timeout: Option<f64>,
+        request_timeout: Option<f64>,
+        prompt_timeout: Option<f64>,
+        shutdown_grace: Option<f64>,
+        max_line_bytes: Option<usize>,
+        event_capacity: Option<usize>,
+        stderr_tail_bytes: Option<usize>,
+        wire_events: bool,
+        on_permission: Option<Py<PyAny>>,
+        manual_permissions: bool,
+        fs: bool,
+        terminal: bool,
+        client_name: Option<String>,
+        client_version: Option<String>,
+    ) -> PyResult<NativeHost> {
+        let policy = match (policy_kind, policy_value) {
+            (None, _) => None,
+            (Some("preset"), Some(name)) => {
+                Some(Policy::preset(&name).map_err(|e| errors::policy(py, &e))?)
+            }
+            (Some("json"), Some(text)) => {
+                Some(Policy::from_json(&text).map_err(|e| errors::policy(py, &e))?)
+            }
+            (Some("file"), Some(path)) => Some(
+                Policy::from_file(std::path::Path::new(&path))
+                    .map_err(|e| errors::policy(py, &e))?,
+            ),
+            (Some(other), _) => {
+                return Err(errors::local(
+                    py,
+                    "invalid_argument",
+                    format!("unknown policy kind `{other}`"),
+                ));
+            }
+        };
+        let mut config = HostConfig {
+            policy,
+            ..HostConfig::default()
+        };
+        for root in &roots {
+            if !root.is_absolute() {
+                return Err(errors::local(
+                    py,
+                    "invalid_argument",
+                    format!("roots must be absolute paths, got `{}`", root.display()),
+                ));
+            }
+        }
+        config.roots = roots;
+        if let Some(t) = permission_timeout {
+            config.permission_timeout = seconds("permission_timeout", t)?;
+        }
+        if let Some(t) = request_timeout {
+            config.request_timeout = opt_timeout("request_timeout", Some(t))?;
+        }
+        config.prompt_timeout = opt_timeout("prompt_timeout", prompt_timeout)?;
+        if let Some(t) = shutdown_grace {
+            config.shutdown_grace = seconds("shutdown_grace", t)?;
+        }
+        if let Some(n) = max_line_bytes {
+            config.max_line_bytes = n.max(1);
+        }
+        if let Some(n) = event_capacity {
+            config.event_capacity = n.max(1);
+        }
+        if let Some(n) = stderr_tail_bytes {
+            config.stderr_tail_bytes = n;
+        }
+        config.wire_events = wire_events;
+        if !fs {
+            config.fs = FsService::Disabled;
+        }
+        if !terminal {
+            config.terminal = TerminalService::Disabled;
+        }
+        if client_name.is_some() || client_version.is_some() {
+            let d = ClientInfo::default();
+            config.client_info = ClientInfo {
+                name: client_name.unwrap_or(d.name),
+                version: client_version.unwrap_or(d.version),
+            };
+        }
+        let event_loop: LoopSlot = Arc::new(Mutex::new(None));
+        config.permission = match (on_permission, manual_permissions) {
+            (Some(handler), _) => PermissionHandler::Decider(Arc::new(PyDecider {
+                handler: Arc::new(handler),
+                event_loop: event_loop.clone(),
+            })),
+            (None, true) => PermissionHandler::Manual,
+            (None, false) => PermissionHandler::DenyAll,
+        };
+        let capacity = config.event_capacity;
+        let _guard = crate::rt().enter();
+        let host = acp_host::Host::new(config);
+        let pump = Pump::start(host.events(), capacity);
+        Ok(NativeHost {
+            host,
+            pump,
+            event_loop,
+            closed: Arc::new(AtomicBool::new(false)),
+            agents: Arc::new(Mutex::new(Vec::new())),
+        })
+    }
+
+    /// The asyncio loop that coroutine permission handlers (and plain ones, for AsyncHost) run on.
+    fn set_loop(&self, event_loop: Option<Py<PyAny>>) {
+        if let Ok(mut l) = self.event_loop.lock() {
+            *l = event_loop;
+        }
+    }
+
+    #[getter]
+    fn closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+
+    /// Name of the effective policy (preset name, or `custom`).
+    #[getter]
+    fn policy_name(&self) -> String {
+        self.host.policy().name().to_owned()
+    }
+
+    #[pyo3(signature = (command, args, env=None, cwd=None, *, aio=false))]
+    fn spawn(
+        &self,
+        py: Python<'_>,
+        command: String,
+        args: Vec<String>,
+        env: Option<HashMap<String, Option<String>>>,
+        cwd: Option<PathBuf>,
+        aio: bool,
+    ) -> PyResult<Py<PyAny>> {
+        if self.closed() {
+            return Err(errors::local(py, "closed", "the host is closed"));
+        }
+        let mut spec = AgentSpec::new(command).args(args);
+        spec.env = env
+            .unwrap_or_default()
+            .into_iter()
+            .collect::<BTreeMap<_, _>>();
+        spec.cwd = cwd;
+        let host = self.host.clone();
+        let pump = self.pump.clone();
+        let agents = self.agents.clone();
+        let closed = self.closed.clone();
+        call(py, aio, async move {
+            let agent = host.spawn(spec).await?;
+            if let Ok(mut all) = agents.lock() {
+                all.retain(|a| a.exit_info().is_none());
+                if !closed.load(Ordering::SeqCst) {
+                    all.push(agent.clone());
+                }
+            }
+            if closed.load(Ordering::SeqCst) {
+                // Closed while spawning: this agent must not outlive the host either.
+                agent.shutdown().await;
+                return Err(acp_host::Error::Closed("the host is closed".into()));
+            }
+            Ok(NativeAgent { agent, pump })
+        })
+    }
+
+    #[pyo3(signature = (request_id, option_id, *, aio=false))]
+    fn respond_permission(
+        &self,
+        py: Python<'_>,
+        request_id: u64,
+        option_id: Option<String>,
+        aio: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let host = self.host.clone();
+        call(py, aio, async move {
+            host.respond_permission(request_id, option_id).await
+        })
+    }
+
+    /// A handle to a live agent by id.
+    fn agent(&self, id: u64) -> Option<NativeAgent> {
+        self.host.agent(id).map(|agent| NativeAgent {
+            agent,
+            pump: self.pump.clone(),
+        })
+    }
+
+    /// Subscribe to every event of the host from now on.
+    fn subscribe(&self) -> Subscription {
+        self.pump.subscribe(Filter::All)
+    }
+
+    /// Shut every agent down (stdin EOF → SIGTERM → SIGKILL to the process group), deliver the
+    /// last events, end every subscription. Idempotent.
+    #[pyo3(signature = (*, aio=false))]
+    fn close(&self, py: Python<'_>, aio: bool) -> PyResult<Py<PyAny>> {
+        self.closed.store(true, Ordering::SeqCst);
+        let host = self.host.clone();
+        let pump = self.pump.clone();
+        let agents = self.agents.clone();
+        call(py, aio, async move {
+            host.shutdown().await;
+            let owned: Vec<acp_host::Agent> = agents
+                .lock()
+                .map(|mut a| std::mem::take(&mut *a))
+                .unwrap_or_default();
+            drop(owned);
+            // The pump delivers what is queued (agent_exited last) and then ends every
+            // subscription; it does not hold `close` up while a subscriber is not pulling.
+            pump.close();
+            Ok::<(), acp_host::Error>(())
+        })
+    }
+}
+
+#[pyclass(frozen, module = "acp_host._native")]
+#[derive(Debug)]
+pub(crate) struct NativeAgent {
+    agent: acp_host::Agent,
+    pump: Arc<Pump>,
+}
+
+impl NativeAgent {
+    fn options(
+        py: Python<'_>,
+        cwd: String,
+        additional_directories: Vec<String>,
+        mcp_servers: Option<&str>,
+    ) -> PyResult<SessionOptions> {
+        let mcp_servers = match mcp_servers {
+            Some(text) => match parse_json(py, "mcp_servers", text)? {
+                Value::Array(a) => a,
+                _ => {
+                    return Err(errors::local(
+                        py,
+                        "invalid_argument",
+                        "mcp_servers must be a list",
+                    ));
+                }
+            },
+            None => Vec::new(),
+        };
+        Ok(SessionOptions {
+            cwd,
+            additional_directories,
+            mcp_servers,
+        })
+    }
+
+    fn wrap(&self, session: acp_host::Session) -> NativeSession {
+        NativeSession {
+            session,
+            pump: self.pump.clone(),
+        }
+    }
+}
+
+#[pymethods]
+impl NativeAgent {
+    #[getter]
+    fn id(&self) -> u64 {
+        self.agent.id()
+    }
+
+    /// `initialize`'s answer as JSON: `{protocolVersion, agentInfo, capabilities, authMethods}`.
+    #[getter]
+    fn info_json(&self) -> Option<String> {
+        self.agent
+            .info()
+            .and_then(|i| serde_json::to_string(i).ok())
+    }
+
+    /// How the agent ended, as JSON `{exitCode, signal, stderrTail}`, once it has.
+    #[getter]
+    fn exit_info_json(&self) -> Option<String> {
+        self.agent
+            .exit_info()
+            .and_then(|i| serde_json::to_string(i).ok())
+    }
+
+    #[pyo3(signature = (method_id, *, aio=false))]
+    fn authenticate(&self, py: Python<'_>, method_id: String, aio: bool) -> PyResult<Py<PyAny>> {
+        let agent = self.agent.clone();
+        call(py, aio, async move { agent.authenticate(&method_id).await })
+    }
+
+    #[pyo3(signature = (cwd, additional_directories=Vec::new(), mcp_servers=None, *, aio=false))]
+    fn new_session(
+        &self,
+        py: Python<'_>,
+        cwd: String,
+        additional_directories: Vec<String>,
+        mcp_servers: Option<&str>,
+        aio: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let opts = Self::options(py, cwd, additional_directories, mcp_servers)?;
+        let agent = self.agent.clone();
+        let pump = self.pump.clone();
+        call(py, aio, async move {
+            let session = agent.new_session(opts).await?;
+            Ok(NativeSession { session, pump })
+        })
+    }
+
+    #[pyo3(signature = (session_id, cwd, additional_directories=Vec::new(), mcp_servers=None,
+        *, resume=false, aio=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn load_session(
+        &self,
+        py: Python<'_>,
+        session_id: String,
+        cwd: String,
+        additional_directories: Vec<String>,
+        mcp_servers: Option<&str>,
+        resume: bool,
+        aio: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let opts = Self::options(py, cwd, additional_directories, mcp_servers)?;
+        let agent = self.agent.clone();
+        let pump = self.pump.clone();
+        call(py, aio, async move {
+            let session = if resume {
+                agent.resume_session(&session_id, opts).await?
+            } else {
+                agent.load_session(&session_id, opts).await?
+            };
+            Ok(NativeSession { session, pump })
+        })
+    }
+
+    /// `session/list` (first page, or from `cursor`): JSON `{sessions, nextCursor?}`.
+    #[pyo3(signature = (cwd=None, cursor=None, *, aio=false))]
+    fn list_sessions(
+        &self,
+        py: Python<'_>,
+        cwd: Option<String>,
+        cursor: Option<String>,
+        aio: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let agent = self.agent.clone();
+        call(py, aio, async move {
+            let v = agent
+                .list_sessions(cwd.as_deref(), cursor.as_deref())
+                .await?;
+            Ok(v.to_string())
+        })
+    }
+
+    #[pyo3(signature = (session_id, *, aio=false))]
+    fn close_session(&self, py: Python<'_>, session_id: String, aio: bool) -> PyResult<Py<PyAny>> {
+        let agent = self.agent.clone();
+        call(
+            py,
+            aio,
+            async move { agent.close_session(&session_id).await },
+        )
+    }
+
+    #[pyo3(signature = (session_id, *, aio=false))]
+    fn delete_session(&self, py: Python<'_>, session_id: String, aio: bool) -> PyResult<Py<PyAny>> {
+        let agent = self.agent.clone();
+        call(
+            py,
+            aio,
+            async move { agent.delete_session(&session_id).await },
+        )
+    }
+
+    /// A handle to an open session of this agent.
+    fn session(&self, session_id: &str) -> Option<NativeSession> {
+        self.agent.session(session_id).map(|s| self.wrap(s))
+    }
+
+    /// Shut the agent down (ladder to its process group); JSON `{exitCode, signal, stderrTail}`.
+    #[pyo3(signature = (*, aio=false))]
+    fn shutdown(&self, py: Python<'_>, aio: bool) -> PyResult<Py<PyAny>> {
+        let agent = self.agent.clone();
+        call(py, aio, async move {
+            let info = agent.shutdown().await;
+            Ok::<String, acp_host::Error>(serde_json::to_string(&info).unwrap_or_default())
+        })
+    }
+
+    /// Subscribe to this agent's events from now on (ends after its `agent_exited`).
+    fn subscribe(&self) -> Subscription {
+        self.pump.subscribe(Filter::Agent(self.agent.id()))
+    }
+}
+
+#[pyclass(frozen, module = "acp_host._native")]
+#[derive(Debug)]
+pub(crate) struct NativeSession {
+    session: acp_host::Session,
+    pump: Arc<Pump>,
+}
+
+type TurnTuple = (u64, String, Option<String>, String);
+
+fn turn_tuple(t: TurnResult) -> TurnTuple {
+    (
+        t.turn,
+        t.stop_reason,
+        t.usage.map(|u| u.to_string()),
+        t.raw.to_string(),
+    )
+}
+
+#[pymethods]
+impl NativeSession {
+    #[getter]
+    fn id(&self) -> &str {
+        self.session.id()
+    }
+
+    #[getter]
+    fn agent_id(&self) -> u64 {
+        self.session.agent().id()
+    }
+
+    /// A snapshot of the materialised session state, as JSON (camelCase).
+    fn state_json(&self) -> String {
+        serde_json::to_string(&self.session.state()).unwrap_or_default()
+    }
+
+    /// Send a prompt (`content_json`: an array of ACP content blocks) and wait for the turn:
+    /// `(turn, stop_reason, usage_json, raw_json)`. Blocking: on Ctrl-C the turn is cancelled
+    /// (`session/cancel`), given `cancel_grace` seconds to end, and the KeyboardInterrupt raised.
+    #[pyo3(signature = (content_json, *, aio=false, cancel_grace=2.0))]
+    fn prompt(
+        &self,
+        py: Python<'_>,
+        content_json: &str,
+        aio: bool,
+        cancel_grace: f64,
+    ) -> PyResult<Py<PyAny>> {
+        let content = match parse_json(py, "prompt", content_json)? {
+            Value::Array(a) => a,
+            _ => {
+                return Err(errors::local(
+                    py,
+                    "invalid_argument",
+                    "prompt content must be a list of content blocks",
+                ));
+            }
+        };
+        let grace = seconds("cancel_grace", cancel_grace)?;
+        let session = self.session.clone();
+        let fut = async move { session.prompt(content).await.map(turn_tuple) };
+        if aio {
+            return call(py, true, fut);
+        }
+        match crate::wait(py, fut)? {
+            Waited::Done(Ok(t)) => Ok(t.into_pyobject(py)?.into_any().unbind()),
+            Waited::Done(Err(e)) => Err(errors::to_py(py, &e)),
+            Waited::Interrupted(err, handle, rx) => {
+                let session = self.session.clone();
+                crate::rt().spawn(async move {
+                    let _ = tokio::time::timeout(grace, session.cancel()).await;
+                });
+                // A second Ctrl-C is not waited for here: the grace is short and bounded.
+                py.detach(move || drop(rx.recv_timeout(grace)));
+                handle.abort();
+                Err(err)
+            }
+        }
+    }
+
+    /// `session/cancel`: the turn should end `cancelled`; pending permission requests of the
+    /// session are answered `cancelled` at once.
+    #[pyo3(signature = (*, aio=false))]
+    fn cancel(&self, py: Python<'_>, aio: bool) -> PyResult<Py<PyAny>> {
+        let session = self.session.clone();
+        call(py, aio, async move { session.cancel().await })
+    }
+
+    #[pyo3(signature = (mode_id, *, aio=false))]
+    fn set_mode(&self, py: Python<'_>, mode_id: String, aio: bool) -> PyResult<Py<PyAny>> {
+        let session = self.session.clone();
+        call(py, aio, async move { session.set_mode(&mode_id).await })
+    }
+
+    /// `session/set_config_option`; resolves to the complete option list as JSON.
+    #[pyo3(signature = (config_id, value_json, *, aio=false))]
+    fn set_config_option(
+        &self,
+        py: Python<'_>,
+        config_id: String,
+        value_json: &str,
+        aio: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let value = parse_json(py, "value", value_json)?;
+        let session = self.session.clone();
+        call(py, aio, async move {
+            let v = session.set_config_option(&config_id, value).await?;
+            Ok(v.to_string())
+        })
+    }
+
+    #[pyo3(signature = (*, aio=false))]
+    fn close(&self, py: Python<'_>, aio: bool) -> PyResult<Py<PyAny>> {
+        let session = self.session.clone();
+        call(py, aio, async move { session.close().await })
+    }
+
+    /// Subscribe to this session's events from now on (ends after its `session_closed`).
+    fn subscribe(&self) -> Subscription {
+        self.pump.subscribe(Filter::Session(
+            self.session.agent().id(),
+            Arc::from(self.session.id()),
+        ))
+    }
+}

@@ -1,0 +1,235 @@
+"""Cross-face conformance: every case of fixtures/scenarios/conformance/cases.json through the
+sync ``Host`` and the asyncio ``AsyncHost`` must produce the normalised trace in expected/<case>.json
+(the same traces the Rust, C and Node faces produce)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+from typing import Any, Dict, List, Optional
+
+import pytest
+
+import acp_host
+from conftest import SCENARIOS, T, mock
+
+DOC = json.loads((SCENARIOS / "conformance" / "cases.json").read_text())
+CASES = {c["name"]: c for c in DOC["cases"]}
+CWD = DOC["cwd"]
+
+
+def prepare() -> None:
+    os.makedirs(CWD, exist_ok=True)
+    for name, content in DOC["files"].items():
+        with open(os.path.join(CWD, name), "w") as f:
+            f.write(content)
+
+
+def normalise(events: List[acp_host.Event]) -> List[Dict[str, Any]]:
+    out = []
+    for ev in events:
+        if ev.kind in ("agent_stderr", "terminal_exited"):
+            continue
+        data = ev.data
+        if ev.kind == "agent_ready":
+            data.pop("pid", None)
+        elif ev.kind == "agent_exited":
+            data.pop("stderrTail", None)
+        out.append({"kind": ev.kind, "session": ev.session, "turn": ev.turn, "replay": ev.replay, "data": data})
+    return out
+
+
+def matches(ev: acp_host.Event, spec: str) -> bool:
+    kind, _, update = spec.partition(":")
+    if update:
+        return ev.kind == kind and ev.update_kind == update
+    return ev.kind == kind
+
+
+def host_kwargs(case: Dict[str, Any]) -> Dict[str, Any]:
+    kw: Dict[str, Any] = {}
+    perm = case.get("permission", "deny")
+    if perm == "allow":
+        kw["on_permission"] = lambda req: req.option_id("allow_once")
+    elif perm == "manual":
+        kw["on_permission"] = "manual"
+    if "maxLineBytes" in case:
+        kw["max_line_bytes"] = case["maxLineBytes"]
+    return kw
+
+
+def expect_error(what: str, exc: BaseException, expect: Optional[str]) -> None:
+    assert expect and expect.startswith("error:"), f"{what} failed: {exc!r}"
+    assert isinstance(exc, acp_host.AcpError), repr(exc)
+    assert exc.code == expect[len("error:"):], f"{what}: {exc!r}"
+
+
+def run_sync(case: Dict[str, Any]) -> List[Dict[str, Any]]:
+    trace: List[acp_host.Event] = []
+    with acp_host.Host(**host_kwargs(case)) as host:
+        events = host.events()
+        if "spawnExpect" in case:
+            with pytest.raises(acp_host.AcpError) as ei:
+                host.spawn(mock(case["scenario"]))
+            assert ei.value.code == case["spawnExpect"][len("error:"):]
+            trace += events.collect_until(lambda e: e.kind == "agent_exited", T)
+            return normalise(trace)
+        agent = host.spawn(mock(case["scenario"]))
+        current: Optional[acp_host.Session] = None
+        exited = False
+        for op in case["ops"]:
+            name, expect = op["op"], op.get("expect")
+            try:
+                if name == "new_session":
+                    current = agent.new_session(CWD)
+                elif name in ("load_session", "resume_session"):
+                    fn = agent.load_session if name == "load_session" else agent.resume_session
+                    current = fn(op["sessionId"], CWD)
+                elif name == "prompt":
+                    assert current is not None
+                    session = current
+                    box: Dict[str, Any] = {}
+
+                    def turn() -> None:
+                        try:
+                            box["result"] = session.prompt(op["text"])
+                        except BaseException as exc:  # noqa: BLE001
+                            box["error"] = exc
+
+                    th = threading.Thread(target=turn)
+                    th.start()
+                    if "cancelOn" in op:
+                        trace += events.collect_until(lambda e: matches(e, op["cancelOn"]), T)
+                        session.cancel()
+                    th.join(T)
+                    assert not th.is_alive(), "prompt hung"
+                    if "error" in box:
+                        expect_error(name, box["error"], expect)
+                        exited = exited or box["error"].code == "agent_exited"
+                    else:
+                        assert box["result"].stop_reason == expect
+                    trace += events.collect_until(lambda e: e.kind == "turn_ended", T)
+                    continue
+                elif name == "set_mode":
+                    assert current is not None
+                    current.set_mode(op["modeId"])
+                elif name == "set_config_option":
+                    assert current is not None
+                    current.set_config_option(op["configId"], op["value"])
+                elif name == "authenticate":
+                    agent.authenticate(op["methodId"])
+                elif name == "list_sessions":
+                    agent.list_sessions()
+                elif name == "close_session":
+                    assert current is not None
+                    current.close()
+                elif name == "delete_session":
+                    agent.delete_session(op["sessionId"])
+                elif name == "shutdown":
+                    agent.shutdown()
+                    exited = True
+                else:
+                    raise AssertionError(f"unknown op {name}")
+            except acp_host.AcpError as exc:
+                expect_error(name, exc, expect)
+                continue
+            assert not (expect or "").startswith("error:"), f"{name}: expected {expect}"
+        assert exited, "a case ends with shutdown or an agent exit"
+        trace += events.collect_until(lambda e: e.kind == "agent_exited", T)
+    return normalise(trace)
+
+
+async def run_async(case: Dict[str, Any]) -> List[Dict[str, Any]]:
+    trace: List[acp_host.Event] = []
+    async with acp_host.AsyncHost(**host_kwargs(case)) as host:
+        events = host.events()
+        if "spawnExpect" in case:
+            with pytest.raises(acp_host.AcpError) as ei:
+                await host.spawn(mock(case["scenario"]))
+            assert ei.value.code == case["spawnExpect"][len("error:"):]
+            trace += await events.collect_until(lambda e: e.kind == "agent_exited", T)
+            return normalise(trace)
+        agent = await host.spawn(mock(case["scenario"]))
+        current: Optional[acp_host.AsyncSession] = None
+        exited = False
+        for op in case["ops"]:
+            name, expect = op["op"], op.get("expect")
+            try:
+                if name == "new_session":
+                    current = await agent.new_session(CWD)
+                elif name in ("load_session", "resume_session"):
+                    fn = agent.load_session if name == "load_session" else agent.resume_session
+                    current = await fn(op["sessionId"], CWD)
+                elif name == "prompt":
+                    assert current is not None
+                    task = asyncio.ensure_future(current.prompt(op["text"]))
+                    if "cancelOn" in op:
+                        trace += await events.collect_until(lambda e: matches(e, op["cancelOn"]), T)
+                        await current.cancel()
+                    try:
+                        result = await asyncio.wait_for(task, T)
+                    except acp_host.AcpError as exc:
+                        expect_error(name, exc, expect)
+                        exited = exited or exc.code == "agent_exited"
+                    else:
+                        assert result.stop_reason == expect
+                    trace += await events.collect_until(lambda e: e.kind == "turn_ended", T)
+                    continue
+                elif name == "set_mode":
+                    assert current is not None
+                    await current.set_mode(op["modeId"])
+                elif name == "set_config_option":
+                    assert current is not None
+                    await current.set_config_option(op["configId"], op["value"])
+                elif name == "authenticate":
+                    await agent.authenticate(op["methodId"])
+                elif name == "list_sessions":
+                    await agent.list_sessions()
+                elif name == "close_session":
+                    assert current is not None
+                    await current.close()
+                elif name == "delete_session":
+                    await agent.delete_session(op["sessionId"])
+                elif name == "shutdown":
+                    await agent.shutdown()
+                    exited = True
+                else:
+                    raise AssertionError(f"unknown op {name}")
+            except acp_host.AcpError as exc:
+                expect_error(name, exc, expect)
+                continue
+            assert not (expect or "").startswith("error:"), f"{name}: expected {expect}"
+        assert exited, "a case ends with shutdown or an agent exit"
+        trace += await events.collect_until(lambda e: e.kind == "agent_exited", T)
+    return normalise(trace)
+
+
+def expected(name: str) -> List[Dict[str, Any]]:
+    doc = json.loads((SCENARIOS / "conformance" / "expected" / f"{name}.json").read_text())
+    return doc["events"]  # type: ignore[no-any-return]
+
+
+def compare(name: str, got: List[Dict[str, Any]]) -> None:
+    want = expected(name)
+    for i, (w, g) in enumerate(zip(want, got)):
+        assert g == w, f"{name}: trace differs at event {i}\n  want: {json.dumps(w)}\n  got:  {json.dumps(g)}"
+    assert len(got) == len(want), f"{name}: {len(got)} events, want {len(want)}"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_sync_trace_matches(name: str) -> None:
+    prepare()
+    compare(name, run_sync(CASES[name]))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_async_trace_matches(name: str) -> None:
+    prepare()
+    compare(name, asyncio.run(run_async(CASES[name])))
+
+
+def test_every_expected_trace_has_a_case() -> None:
+    files = {p.stem for p in (SCENARIOS / "conformance" / "expected").glob("*.json")}
+    assert files == set(CASES)
