@@ -13,9 +13,9 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use acp_host::permission::policy::Policy;
 use acp_host::services::{
@@ -85,12 +85,17 @@ impl PermissionDecider for JsDecider {
         let decide = self.decide.clone();
         let settled = self.settled.clone();
         Box::pin(async move {
+            // Set once the handler answered: then JS already knows, and is not told again.
+            let answered = Arc::new(AtomicBool::new(false));
             if let Some(settled) = settled {
                 let mut watch = request.settled.clone();
                 let id = request.request_id as f64;
+                let answered = answered.clone();
                 tokio::spawn(async move {
                     watch.wait().await;
-                    settled.call(id, ThreadsafeFunctionCallMode::NonBlocking);
+                    if !answered.load(Ordering::Acquire) {
+                        settled.call(id, ThreadsafeFunctionCallMode::NonBlocking);
+                    }
                 });
             }
             let json = serde_json::to_string(&request).map_err(|e| e.to_string())?;
@@ -98,9 +103,11 @@ impl PermissionDecider for JsDecider {
                 .call_async_catch(json)
                 .await
                 .map_err(|e| format!("permission handler failed: {}", e.reason))?;
-            promise
+            let answer = promise
                 .await
-                .map_err(|e| format!("permission handler failed: {}", e.reason))
+                .map_err(|e| format!("permission handler failed: {}", e.reason));
+            answered.store(true, Ordering::Release);
+            answer
         })
     }
 }
@@ -513,13 +520,15 @@ impl NativeHost {
             *guard = None;
             return Ok(None);
         }
-        let mut out = String::with_capacity(st.buf.len() * 256 + 2);
+        let bytes: usize = st.buf.iter().map(|e| e.data.get().len() + 160).sum();
+        let mut out = String::with_capacity(bytes + 2);
         out.push('[');
+        let mut clock = Clock::default();
         for (i, ev) in st.buf.drain(..).enumerate() {
             if i > 0 {
                 out.push(',');
             }
-            out.push_str(&ev.to_json());
+            push_event(&mut out, &ev, &mut clock);
         }
         out.push(']');
         Ok(Some(out))
@@ -544,6 +553,68 @@ impl NativeHost {
     pub fn closed(&self) -> bool {
         *self.core.closed.borrow()
     }
+}
+
+/// The `at` of the last event serialised, formatted once per millisecond (events of one batch
+/// mostly share it).
+#[derive(Default)]
+struct Clock {
+    millis: Option<u128>,
+    text: String,
+    /// The last session id and its JSON-quoted form (session ids are interned by the core).
+    session: Option<(Arc<str>, String)>,
+}
+
+impl Clock {
+    fn format(&mut self, at: SystemTime) -> &str {
+        let millis = at.duration_since(UNIX_EPOCH).map(|d| d.as_millis()).ok();
+        if millis.is_none() || millis != self.millis {
+            let fmt = time::macros::format_description!(
+                "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
+            );
+            self.text = time::OffsetDateTime::from(at)
+                .format(&fmt)
+                .unwrap_or_default();
+            self.millis = millis;
+        }
+        &self.text
+    }
+
+    fn quoted_session(&mut self, id: &Arc<str>) -> &str {
+        let hit =
+            matches!(&self.session, Some((last, _)) if Arc::ptr_eq(last, id) || **last == **id);
+        if !hit {
+            let quoted = serde_json::to_string(&**id).unwrap_or_else(|_| "\"\"".to_owned());
+            self.session = Some((id.clone(), quoted));
+        }
+        self.session
+            .as_ref()
+            .map(|(_, q)| q.as_str())
+            .unwrap_or("\"\"")
+    }
+}
+
+/// Append one event as the envelope of docs/EVENTS.md: byte for byte what `Event::to_json`
+/// writes (the tests compare the Node traces with the core's), without a String per event.
+fn push_event(out: &mut String, ev: &Event, clock: &mut Clock) {
+    use std::fmt::Write as _;
+    let _ = write!(out, "{{\"seq\":{},\"at\":\"", ev.seq);
+    out.push_str(clock.format(ev.at));
+    let _ = write!(out, "\",\"agent\":{}", ev.agent);
+    if let Some(session) = &ev.session {
+        out.push_str(",\"session\":");
+        out.push_str(clock.quoted_session(session));
+    }
+    if let Some(turn) = ev.turn {
+        let _ = write!(out, ",\"turn\":{turn}");
+    }
+    out.push_str(",\"kind\":\"");
+    out.push_str(ev.kind.as_str());
+    out.push_str("\",\"replay\":");
+    out.push_str(if ev.replay { "true" } else { "false" });
+    out.push_str(",\"data\":");
+    out.push_str(ev.data.get());
+    out.push('}');
 }
 
 fn drain_ready(st: &mut EventState, limit: usize) -> usize {

@@ -2,11 +2,12 @@
 // public surface is what the README documents, and the addon loads from the package directory.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
+import os from 'node:os';
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { acp, PKG_DIR } from './helpers.mjs';
+import { acp, PKG_DIR, MOCK } from './helpers.mjs';
 
 function committed(file) {
   try {
@@ -43,19 +44,20 @@ test('the public API', () => {
   assert.ok(fs.existsSync(path.join(PKG_DIR, 'package-lock.json')));
 });
 
-test('the library never prints', async () => {
-  const writes = [];
-  const out = process.stdout.write;
-  const err = process.stderr.write;
-  process.stdout.write = (...a) => (writes.push(String(a[0])), true);
-  process.stderr.write = (...a) => (writes.push(String(a[0])), true);
-  try {
-    const host = new acp.Host();
-    await assert.rejects(host.spawn({ command: '/nonexistent' }));
-    await host.close();
-  } finally {
-    process.stdout.write = out;
-    process.stderr.write = err;
-  }
-  assert.deepEqual(writes, []);
+test('the library never prints', () => {
+  // A whole session (spawn, turn, permission, fs, terminal, errors, close) in a child process.
+  const script = `
+    const { Host } = require(${JSON.stringify(PKG_DIR)});
+    (async () => {
+      const host = new Host({ onPermission: (r) => r.options[0].optionId });
+      await host.spawn({ command: '/nonexistent' }).catch(() => {});
+      const agent = await host.spawn({ command: ${JSON.stringify(MOCK)}, args: ['--scenario', 'stderr-flood'] });
+      const s = await agent.newSession({ cwd: ${JSON.stringify(os.tmpdir())} });
+      await s.prompt('go');
+      await host.close();
+    })();`;
+  const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 20_000 });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, '');
+  assert.equal(r.stderr, '', 'not even the agent\'s stderr: it becomes events');
 });

@@ -566,6 +566,11 @@ export interface HostOptions {
   stderrTailBytes?: number;
   /** Emit a `wire` event for every JSON-RPC message (protocol log views). */
   wireEvents?: boolean;
+  /**
+   * `false`: no events are queued at all, for embedders that only use return values (`events()`
+   * iterators end at once). Default `true`.
+   */
+  events?: boolean;
   /** `clientInfo` sent in `initialize` (default `acp-host` and its version). */
   clientInfo?: { name: string; version: string };
 }
@@ -634,6 +639,7 @@ export class Host extends EventEmitter {
     if (options.maxLineBytes !== undefined) o.maxLineBytes = options.maxLineBytes;
     if (options.stderrTailBytes !== undefined) o.stderrTailBytes = options.stderrTailBytes;
     if (options.wireEvents !== undefined) o.wireEvents = options.wireEvents;
+    if (options.events === false) o.eventsEnabled = false;
     if (options.clientInfo) {
       o.clientName = options.clientInfo.name;
       o.clientVersion = options.clientInfo.version;
@@ -655,10 +661,17 @@ export class Host extends EventEmitter {
   }
 
   private async decide(handler: PermissionHandler, json: string): Promise<string | null> {
-    const raw = JSON.parse(json) as Omit<PermissionRequest, 'signal'>;
+    const req = JSON.parse(json) as PermissionRequest;
     const ac = new AbortController();
-    this.pendingPermissions.set(raw.requestId, ac);
-    const answer = await handler({ ...raw, signal: ac.signal });
+    req.signal = ac.signal;
+    this.pendingPermissions.set(req.requestId, ac);
+    let answer;
+    try {
+      answer = await handler(req);
+    } finally {
+      // Answered (or failed): the native side will not report this request as settled.
+      this.pendingPermissions.delete(req.requestId);
+    }
     if (answer === null || answer === undefined) return null;
     if (typeof answer !== 'string') throw new TypeError(`onPermission must return an option id or null, got ${typeof answer}`);
     return answer;
