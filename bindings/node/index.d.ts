@@ -45,8 +45,8 @@ export declare class NativeHost {
   /** Answer a pending permission request: an offered option id, or `null` to deny. */
   respondPermission(requestId: number, optionId?: string | undefined | null): Promise<void>
   /**
-   * Up to `limit` events as one JSON array string, waiting for at least one; `null` when the
-   * stream ended (host closed and drained, or events disabled).
+   * Up to `limit` events as one batch (see `encode_batch`), waiting for at least one; `null`
+   * when the stream ended (host closed and drained, or events disabled).
    */
   nextEvents(limit: number): Promise<string | null>
   /**

@@ -191,6 +191,39 @@ const DEFAULT_HIGH_WATER = 8192;
 
 type Waiter = { resolve: (r: IteratorResult<AcpEvent>) => void; reject: (e: unknown) => void };
 
+type Envelope = [at: string, agent: number, session: string | null, turn: number | null, kind: string, replay: boolean];
+interface Batch {
+  seq: number;
+  envs: Envelope[];
+  idx: number[];
+  seqs?: number[];
+  data: unknown[];
+}
+
+/**
+ * Rebuild the events of one native batch (columnar: distinct envelopes + per-event index and
+ * payload) as plain objects with exactly the docs/EVENTS.md shape and key order.
+ */
+function decodeBatch(text: string): AcpEvent[] {
+  const b = JSON.parse(text) as Batch;
+  const n = b.idx.length;
+  const out = new Array<AcpEvent>(n);
+  const { envs, idx, data, seqs } = b;
+  for (let i = 0; i < n; i++) {
+    const [at, agent, session, turn, kind, replay] = envs[idx[i]];
+    const seq = seqs ? seqs[i] : b.seq + i;
+    out[i] =
+      session === null
+        ? turn === null
+          ? { seq, at, agent, kind, replay, data: data[i] }
+          : { seq, at, agent, turn, kind, replay, data: data[i] }
+        : turn === null
+          ? { seq, at, agent, session, kind, replay, data: data[i] }
+          : { seq, at, agent, session, turn, kind, replay, data: data[i] };
+  }
+  return out;
+}
+
 /**
  * One subscriber's queue. Registered synchronously when created, so an iterator made before a
  * `spawn` sees every event of that agent. Pulling (calling `next`) is what lets the host read on.
@@ -382,7 +415,7 @@ class EventHub {
           this.finish(null);
           break;
         }
-        const evs = JSON.parse(text) as AcpEvent[];
+        const evs = decodeBatch(text);
         for (const ev of evs) {
           if (ev.kind === 'agent_exited') this.liveAgents.delete(ev.agent);
         }
