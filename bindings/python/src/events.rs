@@ -270,6 +270,9 @@ enum Pulled {
 impl Subscription {
     /// Wait (GIL released) for the next event, checking signals; `timeout` None = for ever.
     fn pull(&self, py: Python<'_>, timeout: Option<Duration>) -> PyResult<Pulled> {
+        if self.room.is_closed() {
+            return Ok(Pulled::Ended);
+        }
         if let Ok(mut st) = self.state.try_lock()
             && let Some(ev) = st.buf.pop_front()
         {
@@ -308,6 +311,7 @@ impl Subscription {
                 })
             });
             match got {
+                _ if self.room.is_closed() => return Ok(Pulled::Ended),
                 Some(p) => return Ok(p),
                 None => py.check_signals()?,
             }
@@ -368,14 +372,18 @@ impl Subscription {
     #[pyo3(signature = (limit=1024))]
     fn next_batch_async<'py>(&self, py: Python<'py>, limit: usize) -> PyResult<Bound<'py, PyAny>> {
         let state = self.state.clone();
+        let room = self.room.clone();
         pyo3_async_runtimes::tokio::future_into_py(py, async move {
             let mut st = state.lock().await;
             let mut out = Vec::new();
-            if st.buf.is_empty() {
+            if st.buf.is_empty() && !room.is_closed() {
                 match st.rx.recv().await {
                     Some(chunk) => st.take(chunk),
                     None => return Ok(None),
                 }
+            }
+            if room.is_closed() {
+                return Ok(None);
             }
             take_ready(&mut st, &mut out, limit);
             Ok(Some(out))
@@ -383,20 +391,13 @@ impl Subscription {
     }
 
     /// Stop receiving; the pump forgets this subscription (and stops waiting for it).
-    fn close(&self, py: Python<'_>) {
+    fn close(&self) {
         self.room.close();
         if let Some(p) = self.pump.upgrade() {
             p.remove(self.id);
         }
-        let state = self.state.clone();
-        py.detach(move || {
-            crate::rt().block_on(async move {
-                let mut st = state.lock().await;
-                st.rx.close();
-                st.buf.clear();
-                while st.rx.try_recv().is_ok() {}
-            })
-        });
+        // Without the state lock: another thread or task may be waiting in it. Readers see the
+        // closed room and end; the buffered events go with the last reference.
     }
 }
 

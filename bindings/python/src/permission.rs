@@ -49,7 +49,7 @@ impl PermissionDecider for PyDecider {
             let (tx, rx) = oneshot::channel::<Answer>();
             let raw = serde_json::to_string(&request).map_err(|e| e.to_string())?;
             let settled = Settled(request.settled.clone());
-            let started = tokio::task::spawn_blocking(move || {
+            let call = move || {
                 Python::attach(|py| -> PyResult<Option<Py<PyAny>>> {
                     let dispatch = DISPATCH.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
                         Ok(py.import("acp_host._bridge")?.getattr("dispatch")?.unbind())
@@ -67,8 +67,10 @@ impl PermissionDecider for PyDecider {
                             .call1((handler.as_ref(), raw, settled, lp, reply))?;
                     Ok((!cancel.is_none()).then(|| cancel.unbind()))
                 })
-            })
-            .await;
+            };
+            // A blocking-pool thread: the handler may take minutes (a human), and no runtime
+            // worker waits for it. (`block_in_place` measured no faster.)
+            let started = tokio::task::spawn_blocking(call).await;
             let cancel = match started {
                 Ok(Ok(cancel)) => cancel,
                 Ok(Err(e)) => return Err(format!("permission handler bridge failed: {e}")),

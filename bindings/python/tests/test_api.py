@@ -363,3 +363,29 @@ def test_example_script_runs(tmp_path: Path) -> None:
         assert summary["text"] and summary["permissions"], summary
         assert all(p["decidedBy"] == "rule" for p in summary["permissions"])
         assert summary["events"] > 0 and summary["error"] is None
+
+
+def test_closing_a_stream_ends_a_reader_blocked_in_it() -> None:
+    with acp_host.Host() as host:
+        stream = host.events()
+        got: List[Any] = []
+        th = threading.Thread(target=lambda: got.extend(stream))
+        th.start()
+        time.sleep(0.1)
+        stream.close()
+        th.join(T)
+        assert not th.is_alive() and got == []
+
+    async def main() -> None:
+        async with acp_host.AsyncHost() as host:
+            stream = host.events()
+
+            async def read() -> List[Any]:
+                return [ev async for ev in stream]
+
+            task = asyncio.ensure_future(read())
+            await asyncio.sleep(0.1)
+            stream.close()
+            assert await asyncio.wait_for(task, T) == []
+
+    asyncio.run(main())

@@ -285,3 +285,32 @@ def test_the_host_keeps_agents_whose_handles_were_dropped() -> None:
         agent = host.agent(1)
         assert agent is not None and agent.new_session("/tmp").prompt("hi").stop_reason == "end_turn"
     assert wait_gone(pid)
+
+
+def test_control_request_timeout_is_typed(tmp_path: Any) -> None:
+    scenario = tmp_path / "new-session-hangs.json"
+    scenario.write_text('{"description": "session/new is never answered", "newSession": {"before": [{"hang": true}]}}')
+    with acp_host.Host(request_timeout=0.3) as host:
+        agent = host.spawn(mock(str(scenario)))
+        started = time.monotonic()
+        with pytest.raises(acp_host.TimeoutError) as ei:
+            agent.new_session("/tmp")
+        assert time.monotonic() - started < 5
+        assert ei.value.data["what"] and ei.value.data["afterMs"] == 300
+
+
+def test_async_control_request_timeout_and_no_timeout_option(tmp_path: Any) -> None:
+    scenario = tmp_path / "new-session-hangs.json"
+    scenario.write_text('{"description": "session/new is never answered", "newSession": {"before": [{"hang": true}]}}')
+
+    async def main() -> None:
+        async with acp_host.AsyncHost(request_timeout=None) as host:
+            agent = await host.spawn(mock(str(scenario)))
+            with pytest.raises(asyncio.TimeoutError):
+                await asyncio.wait_for(agent.new_session("/tmp"), 0.5)  # no host timeout: ours
+        async with acp_host.AsyncHost(request_timeout=0.2) as host:
+            agent = await host.spawn(mock(str(scenario)))
+            with pytest.raises(acp_host.TimeoutError):
+                await agent.new_session("/tmp")
+
+    asyncio.run(main())
