@@ -560,12 +560,7 @@ impl Clock {
     fn format(&mut self, at: SystemTime) -> &str {
         let millis = at.duration_since(UNIX_EPOCH).map(|d| d.as_millis()).ok();
         if millis.is_none() || millis != self.millis {
-            let fmt = time::macros::format_description!(
-                "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
-            );
-            self.text = time::OffsetDateTime::from(at)
-                .format(&fmt)
-                .unwrap_or_default();
+            self.text = rfc3339_millis(millis.unwrap_or(0));
             self.millis = millis;
         }
         &self.text
@@ -583,6 +578,29 @@ impl Clock {
             .map(|(_, q)| q.as_str())
             .unwrap_or("\"\"")
     }
+}
+
+/// `2026-11-30T14:00:00.123Z` for milliseconds since the Unix epoch (UTC; the core's format).
+fn rfc3339_millis(millis: u128) -> String {
+    let ms = (millis % 1000) as u32;
+    let secs = (millis / 1000) as u64;
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Days since 1970-01-01 to a civil date (H. Hinnant's algorithm, proleptic Gregorian).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{ms:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }
 
 /// The envelope fields of an event besides `seq` and `data`; events of a batch mostly share them.

@@ -25,6 +25,8 @@ test('events have exactly the documented envelope, in one gapless order', async 
     for (const ev of evs) {
       for (const k of Object.keys(ev)) assert.ok(ENVELOPE_KEYS.includes(k), `unexpected key ${k}`);
       assert.match(ev.at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      assert.equal(new Date(ev.at).toISOString(), ev.at, 'RFC 3339, UTC, milliseconds');
+      assert.ok(Math.abs(Date.parse(ev.at) - Date.now()) < 60_000, `${ev.at} is now`);
       assert.equal(ev.agent, agent.id);
       assert.equal(typeof ev.replay, 'boolean');
       assert.equal(typeof ev.data, 'object');
