@@ -368,6 +368,23 @@ impl Subscription {
         Ok(Some(PyList::new(py, out)?))
     }
 
+    /// Without waiting: the events that are ready (a possibly empty list), or `None` at the end.
+    #[pyo3(signature = (limit=1024))]
+    fn try_next_batch(&self, limit: usize) -> Option<Vec<Event>> {
+        if self.room.is_closed() {
+            return None;
+        }
+        let Ok(mut st) = self.state.try_lock() else {
+            return Some(Vec::new());
+        };
+        let mut out = Vec::new();
+        take_ready(&mut st, &mut out, limit);
+        if out.is_empty() && st.rx.is_closed() && st.rx.is_empty() {
+            return None;
+        }
+        Some(out)
+    }
+
     /// Awaitable `next_batch`: resolves to a list of up to `limit` events, or `None` at the end.
     #[pyo3(signature = (limit=1024))]
     fn next_batch_async<'py>(&self, py: Python<'py>, limit: usize) -> PyResult<Bound<'py, PyAny>> {

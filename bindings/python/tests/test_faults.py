@@ -314,3 +314,31 @@ def test_async_control_request_timeout_and_no_timeout_option(tmp_path: Any) -> N
                 await agent.new_session("/tmp")
 
     asyncio.run(main())
+
+
+def test_async_flood_every_update_arrives_in_order() -> None:
+    async def main() -> int:
+        async with acp_host.AsyncHost(event_capacity=64) as host:
+            agent = await host.spawn(mock(None, "--flood", "30000"))
+            session = await agent.new_session("/tmp")
+            stream = session.events()
+            task = asyncio.ensure_future(session.prompt("flood"))
+            updates, last = 0, 0
+            async for batch in stream.batches():
+                for ev in batch:
+                    assert ev.seq > last
+                    last = ev.seq
+                    updates += ev.kind == "session_update"
+                if batch[-1].kind == "turn_ended":
+                    break
+            assert (await task).stop_reason == "end_turn"
+            updates2 = 0
+            task = asyncio.ensure_future(session.prompt("again"))
+            async for ev in stream:
+                updates2 += ev.kind == "session_update"
+                if ev.kind == "turn_ended":
+                    break
+            await task
+            return updates + updates2
+
+    assert asyncio.run(main()) == 60_000

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import json
-from typing import Any, Callable, Deque, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Any, AsyncIterator, Callable, Deque, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 from . import _native
 from ._common import (
@@ -35,12 +35,16 @@ __all__ = ["AsyncHost", "AsyncAgent", "AsyncSession", "AsyncEventStream"]
 class AsyncEventStream:
     """``async for ev in stream``: events from the moment it was created (see ``EventStream``)."""
 
-    __slots__ = ("_sub", "_buf", "_limit", "__weakref__")
+    __slots__ = ("_sub", "_buf", "_limit", "_ready_runs", "__weakref__")
+
+    #: Batches taken without suspending before the stream yields to the loop anyway.
+    _MAX_READY_RUNS = 8
 
     def __init__(self, sub: _native.Subscription, limit: int = 1024) -> None:
         self._sub = sub
         self._buf: Deque[_native.Event] = collections.deque()
         self._limit = limit
+        self._ready_runs = 0
 
     def __aiter__(self) -> "AsyncEventStream":
         return self
@@ -49,6 +53,18 @@ class AsyncEventStream:
         buf = self._buf
         if buf:
             return buf.popleft()
+        if self._ready_runs < self._MAX_READY_RUNS:
+            # Events already waiting are taken without a round trip through the loop...
+            ready = self._sub.try_next_batch(self._limit)
+            if ready is None:
+                raise StopAsyncIteration
+            if ready:
+                self._ready_runs += 1
+                buf.extend(ready)
+                return buf.popleft()
+        # ...but every few batches (and whenever nothing is ready) the stream really awaits, so
+        # other tasks (permission handlers, the prompt itself) keep running during a flood.
+        self._ready_runs = 0
         batch = await self._sub.next_batch_async(self._limit)
         if batch is None:
             raise StopAsyncIteration
@@ -65,6 +81,14 @@ class AsyncEventStream:
             from ._errors import TimeoutError as AcpTimeout
 
             raise AcpTimeout(f"no event within {timeout} s", data=None) from None
+
+    async def batches(self) -> AsyncIterator[List[_native.Event]]:
+        """``async for batch in stream.batches()``: lists of ready events (the fastest way)."""
+        while True:
+            batch = await self.next_batch()
+            if batch is None:
+                return
+            yield batch
 
     async def next_batch(self) -> Optional[List[_native.Event]]:
         """Up to ``limit`` ready events (waits for one), or ``None`` at the end."""
