@@ -846,8 +846,7 @@ impl NativeAgent {
             return Err(invalid("extension methods start with `_`"));
         }
         let agent = self.agent.clone();
-        // The core keeps method names as `&'static str`; extension names are few and long-lived.
-        let method: &'static str = Box::leak(method.into_boxed_str());
+        let method = intern(method);
         abortable(
             abort,
             async move { agent.ext_request(method, &params).await },
@@ -867,6 +866,22 @@ impl NativeAgent {
         let info = self.agent.shutdown().await;
         Ok(serde_json::to_value(info).unwrap_or(Value::Null))
     }
+}
+
+/// The core takes request method names as `&'static str`. Extension method names are few, so
+/// each distinct name is leaked once and reused (bounded by the number of distinct names).
+fn intern(name: String) -> &'static str {
+    static NAMES: OnceLock<Mutex<std::collections::HashSet<&'static str>>> = OnceLock::new();
+    let names = NAMES.get_or_init(|| Mutex::new(std::collections::HashSet::new()));
+    let Ok(mut names) = names.lock() else {
+        return Box::leak(name.into_boxed_str());
+    };
+    if let Some(known) = names.get(name.as_str()) {
+        return known;
+    }
+    let leaked: &'static str = Box::leak(name.into_boxed_str());
+    names.insert(leaked);
+    leaked
 }
 
 // ------------------------------------------------------------------ session

@@ -170,3 +170,18 @@ test('no handles are left behind by a closed host', async () => {
   assert.ok(await waitGone(agentPid(seen)));
   assert.equal(mockChildrenOf(process.pid).length, 0);
 });
+
+test('an agent that exits right after the handshake: exited resolves, nothing keeps the process alive', async () => {
+  const r = await runChild(`${PRELUDE}
+const host = new Host();
+const quick = ['-c', 'read line; echo \\'{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}\\'; exit 7'];
+const results = [];
+for (let i = 0; i < 5; i++) {
+  const agent = await host.spawn({ command: 'sh', args: quick });
+  results.push((await agent.exited).exitCode);
+}
+console.log(JSON.stringify(results));
+`, 8000);
+  assert.equal(r.code, 0, r.err);
+  assert.deepEqual(JSON.parse(r.out.trim()), [7, 7, 7, 7, 7]);
+});

@@ -183,3 +183,16 @@ test('list, resume, close, delete and authenticate', async () => {
     await host.close();
   }
 });
+
+test('extension requests: an agent error carries the JSON-RPC code; non-extension names are refused', async () => {
+  const host = new acp.Host();
+  try {
+    const agent = await host.spawn(mock('minimal'));
+    for (let i = 0; i < 2; i++) {
+      await assert.rejects(agent.extRequest('_acp_host_test/ping', { n: i }), (e) => e instanceof acp.AcpError && e.code === 'agent_error' && e.data.code === -32601);
+    }
+    await assert.rejects(agent.extRequest('session/new', {}), (e) => e.code === 'invalid_argument');
+  } finally {
+    await host.close();
+  }
+});

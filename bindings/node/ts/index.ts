@@ -366,6 +366,8 @@ class EventHub {
   private endError: unknown = null;
   pendingSpawns = 0;
   readonly liveAgents = new Set<number>();
+  /** How each agent ended (`agent_exited` data), for agents whose spawn had not returned yet. */
+  readonly exits = new Map<number, ExitInfo>();
   draining = false;
   private drainWaiters: Array<() => void> = [];
 
@@ -417,9 +419,20 @@ class EventHub {
         }
         const evs = decodeBatch(text);
         for (const ev of evs) {
-          if (ev.kind === 'agent_exited') this.liveAgents.delete(ev.agent);
+          if (ev.kind === 'agent_exited') {
+            this.liveAgents.delete(ev.agent);
+            this.exits.set(ev.agent, ev.data as ExitInfo);
+          }
         }
-        this.dispatch(evs);
+        try {
+          this.dispatch(evs);
+        } catch (e) {
+          // A throwing 'event' listener behaves as in any EventEmitter (an uncaught exception);
+          // it must not end the stream for everyone else.
+          queueMicrotask(() => {
+            throw e;
+          });
+        }
         for (const s of this.subs) {
           if (s.filter === null) s.push(evs);
           else {
@@ -722,6 +735,7 @@ export class Host extends EventEmitter {
         const agent = this.agents.get(ev.agent);
         if (agent) {
           this.agents.delete(ev.agent);
+          this.hub.exits.delete(ev.agent);
           agent.markExited(ev.data as ExitInfo);
         }
       }
@@ -764,7 +778,9 @@ export class Host extends EventEmitter {
     try {
       const n = await abortable(options.signal, (abort) => this.native.spawn(spec, abort));
       const agent = new Agent(this, n);
-      if (!n.exitInfo()) {
+      const exit = this.hub.exits.get(agent.id);
+      if (exit) agent.markExited(exit); // it already ended (its agent_exited was dispatched)
+      else if (!n.exitInfo()) {
         this.agents.set(agent.id, agent);
         this.hub.liveAgents.add(agent.id);
       }
