@@ -1,7 +1,7 @@
 //! The object behind `acph_host *`: a tokio runtime, the core `Host`, the face's event queue (fed
 //! by a pump task), the id tables, and the asynchronous call machinery.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -55,6 +55,9 @@ pub(crate) struct State {
     /// Tells the pump to close the queue once the core's queue is empty (after shutdown).
     finish: Notify,
     grace: Duration,
+    seen: Mutex<Seen>,
+    seen_changed: Notify,
+    events_enabled: bool,
 }
 
 // ----- the event queue ------------------------------------------------------------------------
@@ -285,6 +288,47 @@ impl Sessions {
     }
 }
 
+/// What the pump has observed, so that a call reports its outcome only after the events it
+/// caused are in the stream (the core's connection hands a step's events over after it answered
+/// the call; see `State::settle`).
+#[derive(Debug, Default)]
+struct Seen {
+    ready: HashSet<u64>,
+    exited: HashSet<u64>,
+    opened: HashMap<(u64, Arc<str>), u64>,
+    closed: HashMap<(u64, Arc<str>), u64>,
+    turns: HashSet<u64>,
+    turn_order: VecDeque<u64>,
+}
+
+/// The event that ends a call's own events.
+#[derive(Debug, Clone)]
+pub(crate) enum Marker {
+    Ready(u64),
+    Exited(u64),
+    /// `session_opened` of (agent, session) seen more than `n` times.
+    Opened(u64, Arc<str>, u64),
+    /// `session_closed` of (agent, session) seen more than `n` times.
+    Closed(u64, Arc<str>, u64),
+    TurnEnded(u64),
+}
+
+/// A call's outcome and the event to wait for before reporting it.
+#[derive(Debug)]
+pub(crate) struct Done {
+    pub value: Value,
+    pub marker: Option<Marker>,
+}
+
+impl From<Value> for Done {
+    fn from(value: Value) -> Done {
+        Done {
+            value,
+            marker: None,
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 struct Perms {
     /// Requests announced by `permission_requested` and not yet resolved.
@@ -323,6 +367,7 @@ impl acph_host {
             Host::new(cfg.core)
         };
         let stream = host.events();
+        let events_enabled = stream.is_some();
         let (closing, _) = watch::channel(false);
         let state = Arc::new(State {
             host,
@@ -339,6 +384,9 @@ impl acph_host {
             shutdown_started: AtomicBool::new(false),
             finish: Notify::new(),
             grace,
+            seen: Mutex::default(),
+            seen_changed: Notify::new(),
+            events_enabled,
         });
         match stream {
             Some(stream) => {
@@ -445,6 +493,14 @@ impl State {
         let st = self.clone();
         self.rt.spawn(async move {
             st.clone().shutdown_all().await;
+            // The agents' last events reach the stream just after they answered the shutdown.
+            let agents: Vec<u64> = lock(&st.agents).keys().copied().collect();
+            let _ = tokio::time::timeout(Duration::from_secs(2), async {
+                for a in agents {
+                    st.settle(&Marker::Exited(a)).await;
+                }
+            })
+            .await;
             st.finish.notify_one();
         });
     }
@@ -483,6 +539,7 @@ impl State {
                 s.find(ev.agent, sid).unwrap_or(0)
             };
         }
+        self.observe(&ev);
         let (mut request, mut call) = (0, 0);
         match ev.kind {
             EventKind::PermissionRequested => {
@@ -532,6 +589,89 @@ impl State {
             ev.to_json(),
             ev.session.as_deref(),
         )
+    }
+
+    fn observe(&self, ev: &Event) {
+        let mut seen = lock(&self.seen);
+        match (ev.kind, &ev.session) {
+            (EventKind::AgentReady, _) => {
+                seen.ready.insert(ev.agent);
+            }
+            (EventKind::AgentExited, _) => {
+                seen.exited.insert(ev.agent);
+            }
+            (EventKind::SessionOpened, Some(sid)) => {
+                *seen.opened.entry((ev.agent, sid.clone())).or_default() += 1;
+            }
+            (EventKind::SessionClosed, Some(sid)) => {
+                *seen.closed.entry((ev.agent, sid.clone())).or_default() += 1;
+            }
+            (EventKind::TurnEnded, _) => {
+                if let Some(turn) = ev.turn {
+                    seen.turns.insert(turn);
+                    seen.turn_order.push_back(turn);
+                    while seen.turn_order.len() > 4096 {
+                        if let Some(old) = seen.turn_order.pop_front() {
+                            seen.turns.remove(&old);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn is_seen(&self, marker: &Marker) -> bool {
+        let seen = lock(&self.seen);
+        match marker {
+            Marker::Ready(a) => seen.ready.contains(a),
+            Marker::Exited(a) => seen.exited.contains(a),
+            Marker::Opened(a, sid, n) => {
+                seen.opened.get(&(*a, sid.clone())).copied().unwrap_or(0) > *n
+            }
+            Marker::Closed(a, sid, n) => {
+                seen.closed.get(&(*a, sid.clone())).copied().unwrap_or(0) > *n
+            }
+            Marker::TurnEnded(t) => seen.turns.contains(t),
+        }
+    }
+
+    /// How often `session_opened` / `session_closed` of (agent, session) were seen so far.
+    pub(crate) fn opened_count(&self, agent: u64, sid: &str) -> u64 {
+        let seen = lock(&self.seen);
+        seen.opened
+            .get(&(agent, Arc::from(sid)))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    pub(crate) fn closed_count(&self, agent: u64, sid: &str) -> u64 {
+        let seen = lock(&self.seen);
+        seen.closed
+            .get(&(agent, Arc::from(sid)))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Wait (bounded) until the pump has seen `marker`. The core's connection hands the events of
+    /// a step to the stream after it answered the call of that step, so without this a
+    /// `call_completed` could overtake the events the call caused.
+    async fn settle(&self, marker: &Marker) {
+        if !self.events_enabled {
+            return;
+        }
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            let changed = self.seen_changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            if self.is_seen(marker) {
+                return;
+            }
+            if tokio::time::timeout_at(deadline, changed).await.is_err() {
+                return;
+            }
+        }
     }
 
     // ----- lookups ----------------------------------------------------------------------------
@@ -620,9 +760,10 @@ impl State {
     /// Run `fut` as an asynchronous call: returns its id at once; the outcome arrives as a
     /// `call_completed` event (in order with everything else). `agent` is the agent the call
     /// concerns (0: none; a spawn reports the new agent).
-    pub(crate) fn start_call<F>(self: &Arc<Self>, agent: u64, fut: F) -> Result<u64, Failure>
+    pub(crate) fn start_call<F, D>(self: &Arc<Self>, agent: u64, fut: F) -> Result<u64, Failure>
     where
-        F: Future<Output = Result<Value, Error>> + Send + 'static,
+        F: Future<Output = Result<D, Error>> + Send + 'static,
+        D: Into<Done> + Send + 'static,
     {
         self.check_open()?;
         let id = next_id();
@@ -632,9 +773,21 @@ impl State {
         let mut closing = self.closing.subscribe();
         self.rt.spawn(async move {
             let result = tokio::select! {
-                r = fut => r,
+                r = fut => r.map(Into::into),
                 Ok(e) = cancel_rx => Err(e),
                 _ = closing.wait_for(|c| *c) => Err(closed_error()),
+            };
+            let result = match result {
+                Ok(Done { value, marker }) => {
+                    if let Some(marker) = marker {
+                        tokio::select! {
+                            _ = st.settle(&marker) => {}
+                            _ = closing.wait_for(|c| *c) => {}
+                        }
+                    }
+                    Ok(value)
+                }
+                Err(e) => Err(e),
             };
             let agent = match (&result, agent) {
                 (Ok(v), 0) => v["agent"].as_u64().unwrap_or(0),
@@ -711,11 +864,15 @@ impl State {
     pub(crate) fn op_spawn(
         self: &Arc<Self>,
         spec: acp_host::AgentSpec,
-    ) -> impl Future<Output = Result<Value, Error>> + Send + 'static {
+    ) -> impl Future<Output = Result<Done, Error>> + Send + 'static {
         let st = self.clone();
         async move {
             let agent = st.host.spawn(spec).await?;
-            Ok(st.register_agent(agent))
+            let id = agent.id();
+            Ok(Done {
+                value: st.register_agent(agent),
+                marker: Some(Marker::Ready(id)),
+            })
         }
     }
 
@@ -724,8 +881,12 @@ impl State {
         agent: Agent,
         how: OpenHow,
         options: acp_host::SessionOptions,
-    ) -> impl Future<Output = Result<Value, Error>> + Send + 'static {
+    ) -> impl Future<Output = Result<Done, Error>> + Send + 'static {
         let st = self.clone();
+        let before = match &how {
+            OpenHow::New => 0,
+            OpenHow::Load(id) | OpenHow::Resume(id) => self.opened_count(agent.id(), id),
+        };
         async move {
             let session = match how {
                 OpenHow::New => agent.new_session(options).await?,
@@ -734,7 +895,10 @@ impl State {
             };
             let sid = session.id().to_owned();
             let h = st.register_session(agent.id(), session);
-            Ok(serde_json::json!({ "session": h, "sessionId": sid }))
+            Ok(Done {
+                value: serde_json::json!({ "session": h, "sessionId": sid }),
+                marker: Some(Marker::Opened(agent.id(), Arc::from(sid.as_str()), before)),
+            })
         }
     }
 
@@ -859,6 +1023,7 @@ async fn pump(state: Arc<State>, mut stream: EventStream) {
             }
         }
         let boxes: Vec<Box<EventBox>> = buf.drain(..).map(|ev| state.convert(ev)).collect();
+        state.seen_changed.notify_waiters();
         if state.queue.push(boxes) {
             state.wake();
         }

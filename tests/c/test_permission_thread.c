@@ -124,7 +124,11 @@ int main(void) {
             strstr(s.evs.items[i]->json, "\"status\":\"completed\""))
             completed++;
     CHECK(completed >= 1);
-    CHECK(event_is(s.evs.items[s.evs.len - 1], "agent_exited"));
+    /* agent_exited is the agent's last event (a terminal_exited may land anywhere). */
+    const acph_event *exited = find_kind(&s.evs, "agent_exited");
+    CHECK(exited != NULL);
+    for (size_t i = 0; i < s.evs.len; i++)
+        CHECK(s.evs.items[i]->seq <= exited->seq || event_is(s.evs.items[i], "terminal_exited"));
     check_seq_increasing(&s.evs);
     events_free(&s.evs);
     acph_host_free(s.host);

@@ -8,7 +8,7 @@ use std::ffi::c_char;
 use serde_json::Value;
 
 use crate::config;
-use crate::host::acph_host;
+use crate::host::{Done, Marker, acph_host};
 use crate::ptr;
 use crate::status::{acph_error, acph_status};
 
@@ -119,6 +119,15 @@ fn turn_json(t: acp_host::TurnResult) -> Value {
     serde_json::json!({ "turn": t.turn, "stopReason": t.stop_reason, "response": t.raw })
 }
 
+/// The result of a finished turn, reported after its `turn_ended` event.
+fn turn_done(t: acp_host::TurnResult) -> Done {
+    let turn = t.turn;
+    Done {
+        value: turn_json(t),
+        marker: Some(Marker::TurnEnded(turn)),
+    }
+}
+
 /// Send a prompt: `content_json` is a JSON array of ACP content blocks (`[{"type": "text",
 /// "text": "..."}]`; blocks the agent did not advertise are refused locally). The turn's events
 /// follow (`turn_started`, `session_update`s, `turn_ended`). `result`: `{"turn": id,
@@ -212,7 +221,7 @@ pub unsafe extern "C" fn acph_session_prompt_text(
         let s = host.state.session(session)?;
         let agent = s.agent().id();
         out.write(host.state.start_call(agent, async move {
-            s.prompt_text(&text).await.map(turn_json)
+            s.prompt_text(&text).await.map(turn_done)
         })?);
         Ok(())
     })
@@ -422,8 +431,12 @@ pub unsafe extern "C" fn acph_session_close(
         let out = unsafe { ptr::out(call_out, "call_out") }?;
         let (agent, sid) = host.state.session_key(session)?;
         let a = host.state.agent(agent)?;
+        let before = host.state.closed_count(agent, &sid);
         out.write(host.state.start_call(agent, async move {
-            a.close_session(&sid).await.map(|()| serde_json::json!({}))
+            a.close_session(&sid).await.map(|()| Done {
+                value: serde_json::json!({}),
+                marker: Some(Marker::Closed(agent, sid, before)),
+            })
         })?);
         Ok(())
     })
