@@ -17,6 +17,7 @@ use serde_json::Value;
 use crate::errors;
 use crate::events::{Filter, Pump, Subscription};
 use crate::permission::{LoopSlot, PyDecider};
+use crate::services::{PyFs, PyTerminal};
 use crate::{Waited, call, seconds};
 
 fn parse_json(py: Python<'_>, what: &str, text: &str) -> PyResult<Value> {
@@ -51,7 +52,7 @@ impl NativeHost {
         permission_timeout=None, request_timeout=None, prompt_timeout=None, shutdown_grace=None,
         max_line_bytes=None, event_capacity=None, stderr_tail_bytes=None, wire_events=false,
         on_permission=None, manual_permissions=false, fs=true, terminal=true,
-        client_name=None, client_version=None))]
+        fs_handler=None, terminal_handler=None, client_name=None, client_version=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -70,6 +71,8 @@ impl NativeHost {
         manual_permissions: bool,
         fs: bool,
         terminal: bool,
+        fs_handler: Option<Py<PyAny>>,
+        terminal_handler: Option<Py<PyAny>>,
         client_name: Option<String>,
         client_version: Option<String>,
     ) -> PyResult<NativeHost> {
@@ -127,12 +130,23 @@ impl NativeHost {
             config.stderr_tail_bytes = n;
         }
         config.wire_events = wire_events;
-        if !fs {
-            config.fs = FsService::Disabled;
-        }
-        if !terminal {
-            config.terminal = TerminalService::Disabled;
-        }
+        let event_loop: LoopSlot = Arc::new(Mutex::new(None));
+        config.fs = match (fs, fs_handler) {
+            (false, _) => FsService::Disabled,
+            (true, Some(target)) => FsService::Embedder(Arc::new(PyFs {
+                target: Arc::new(target),
+                event_loop: event_loop.clone(),
+            })),
+            (true, None) => FsService::Builtin,
+        };
+        config.terminal = match (terminal, terminal_handler) {
+            (false, _) => TerminalService::Disabled,
+            (true, Some(target)) => TerminalService::Embedder(Arc::new(PyTerminal {
+                target: Arc::new(target),
+                event_loop: event_loop.clone(),
+            })),
+            (true, None) => TerminalService::Builtin,
+        };
         if client_name.is_some() || client_version.is_some() {
             let d = ClientInfo::default();
             config.client_info = ClientInfo {
@@ -140,7 +154,6 @@ impl NativeHost {
                 version: client_version.unwrap_or(d.version),
             };
         }
-        let event_loop: LoopSlot = Arc::new(Mutex::new(None));
         config.permission = match (on_permission, manual_permissions) {
             (Some(handler), _) => PermissionHandler::Decider(Arc::new(PyDecider {
                 handler: Arc::new(handler),

@@ -11,6 +11,7 @@ mod errors;
 mod events;
 mod host;
 mod permission;
+mod services;
 
 use std::future::Future;
 use std::time::Duration;
@@ -129,5 +130,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<events::Subscription>()?;
     m.add_class::<permission::Reply>()?;
     m.add_class::<permission::Settled>()?;
+    m.add_class::<services::ServiceReply>()?;
     Ok(())
 }

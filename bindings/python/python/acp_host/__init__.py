@@ -45,11 +45,13 @@ from ._errors import (
     NotFoundError,
     PolicyError,
     ProtocolError,
+    ServiceError,
     SpawnError,
     TimeoutError,
     UnsupportedError,
     VersionUnsupportedError,
 )
+from ._common import FsHandler, TerminalHandler
 from ._host import Agent, EventStream, Host, Session
 from ._types import AgentExit, PermissionOption, PermissionRequest, SessionState, TurnResult
 
@@ -91,6 +93,9 @@ __all__ = [
     "BusyError",
     "NotFoundError",
     "AlreadyResolvedError",
+    "ServiceError",
+    "FsHandler",
+    "TerminalHandler",
     "PROTOCOL_VERSION",
     "__version__",
 ]

@@ -15,8 +15,10 @@ from typing import Any, AsyncIterator, Callable, Deque, Dict, Iterable, List, Ma
 from . import _native
 from ._common import (
     ContentLike,
+    FsHandler,
     PathLike,
     PolicyLike,
+    TerminalHandler,
     command_args,
     content_json,
     cwd_arg,
@@ -271,8 +273,8 @@ class AsyncHost:
         max_line_bytes: Optional[int] = None,
         event_capacity: Optional[int] = None,
         wire_events: bool = False,
-        fs: bool = True,
-        terminal: bool = True,
+        fs: Union[bool, FsHandler] = True,
+        terminal: Union[bool, TerminalHandler] = True,
         client_name: Optional[str] = None,
         client_version: Optional[str] = None,
     ) -> None:

@@ -1,28 +1,35 @@
-"""Permission-handler bridge (called by the native module from a worker thread, never the loop).
+"""Handler bridge (called by the native module from a worker thread, never the loop).
 
-``dispatch`` runs the user's handler and reports its answer through ``reply``:
+``dispatch`` runs a permission handler, ``call_service`` an ``fs``/``terminal`` handler; both
+report the outcome through ``reply``:
 
 - sync ``Host``: the handler is called right here (a blocking-pool thread of the host); a
   coroutine it returns runs on a private event loop (one daemon thread per process);
 - ``AsyncHost``: the handler is called on the host's asyncio loop (``call_soon_threadsafe``), and a
   coroutine it returns runs there as a task.
 
-Any exception, any answer that is not ``str``/``None``, or a closed loop answers an error, which
-the core turns into a deny (``decidedBy: "invalid_answer"``). The returned callable (or ``None``)
-cancels a still-pending coroutine when the core no longer wants the answer (timeout, cancel).
+Any exception, a wrong answer, or a closed loop answers an error: for permissions the core turns
+it into a deny (``decidedBy: "invalid_answer"``), for services into a JSON-RPC error. The returned
+callable (or ``None``) cancels a still-pending coroutine when the core no longer wants the answer
+(timeout, cancel).
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import threading
 from typing import Any, Awaitable, Callable, Dict, Optional
 
+from ._errors import ServiceError
 from ._types import PermissionRequest
 
 _private_loop: Optional[asyncio.AbstractEventLoop] = None
 _private_lock = threading.Lock()
+
+Ok = Callable[[Any], None]
+Fail = Callable[[BaseException], None]
 
 
 def private_loop() -> asyncio.AbstractEventLoop:
@@ -31,70 +38,62 @@ def private_loop() -> asyncio.AbstractEventLoop:
     with _private_lock:
         if _private_loop is None or _private_loop.is_closed():
             loop = asyncio.new_event_loop()
-            t = threading.Thread(target=loop.run_forever, name="acp-host-permissions", daemon=True)
+            t = threading.Thread(target=loop.run_forever, name="acp-host-handlers", daemon=True)
             t.start()
             _private_loop = loop
         return _private_loop
-
-
-def _check(value: Any) -> "tuple[Optional[str], Optional[str]]":
-    if value is None or isinstance(value, str):
-        return value, None
-    return None, f"permission handler returned {type(value).__name__}, expected an option id or None"
 
 
 async def _await(aw: Awaitable[Any]) -> Any:
     return await aw
 
 
-def _finish(reply: Callable[..., Any], fut: "Any") -> None:
+def _settle(fut: Any, ok: Ok, fail: Fail) -> None:
     if fut.cancelled():
-        reply(None, "permission handler was cancelled")
+        fail(asyncio.CancelledError("handler was cancelled"))
         return
     exc = fut.exception()
     if exc is not None:
-        reply(None, f"permission handler raised {type(exc).__name__}: {exc}")
-        return
-    reply(*_check(fut.result()))
+        fail(exc)
+    else:
+        ok(fut.result())
 
 
-def _call(handler: Callable[[PermissionRequest], Any], request: PermissionRequest,
-          reply: Callable[..., Any]) -> Optional[Awaitable[Any]]:
+def _call(call: Callable[[], Any], ok: Ok, fail: Fail) -> Optional[Awaitable[Any]]:
     try:
-        result = handler(request)
-    except BaseException as exc:  # noqa: BLE001 - a failing handler denies, whatever it raised
-        reply(None, f"permission handler raised {type(exc).__name__}: {exc}")
+        result = call()
+    except BaseException as exc:  # noqa: BLE001 - a failing handler fails closed, whatever it raised
+        fail(exc)
         return None
     if inspect.isawaitable(result):
         return result
-    reply(*_check(result))
+    ok(result)
     return None
 
 
-def dispatch(handler: Callable[[PermissionRequest], Any], raw: str, settled: Any,
-             loop: Optional[asyncio.AbstractEventLoop], reply: Callable[..., Any]) -> Optional[Callable[[], Any]]:
-    request = PermissionRequest._from_json(raw, settled)
+def _run(call: Callable[[], Any], ok: Ok, fail: Fail,
+         loop: Optional[asyncio.AbstractEventLoop]) -> Optional[Callable[[], Any]]:
     if loop is None:
-        aw = _call(handler, request, reply)
+        aw = _call(call, ok, fail)
         if aw is None:
             return None
         try:
             cf = asyncio.run_coroutine_threadsafe(_await(aw), private_loop())
         except BaseException as exc:  # noqa: BLE001
-            reply(None, f"permission handler could not be scheduled: {exc}")
+            fail(exc)
             return None
-        cf.add_done_callback(lambda f: _finish(reply, f))
+        cf.add_done_callback(lambda f: _settle(f, ok, fail))
         return cf.cancel
 
     holder: Dict[str, "asyncio.Future[Any]"] = {}
 
     def on_loop() -> None:
-        aw = _call(handler, request, reply)
+        aw = _call(call, ok, fail)
         if aw is None:
             return
         task = asyncio.ensure_future(aw)
         holder["task"] = task
-        task.add_done_callback(lambda f: _finish(reply, f))
+        task.add_done_callback(lambda f: _settle(f, ok, fail))
 
     def cancel() -> None:
         def do() -> None:
@@ -109,6 +108,53 @@ def dispatch(handler: Callable[[PermissionRequest], Any], raw: str, settled: Any
     try:
         loop.call_soon_threadsafe(on_loop)
     except RuntimeError as exc:
-        reply(None, f"the host's event loop is not running: {exc}")
+        fail(RuntimeError(f"the host's event loop is not running: {exc}"))
         return None
     return cancel
+
+
+def dispatch(handler: Callable[[PermissionRequest], Any], raw: str, settled: Any,
+             loop: Optional[asyncio.AbstractEventLoop], reply: Callable[..., Any]) -> Optional[Callable[[], Any]]:
+    """Ask a permission handler: ``reply(option_id_or_None, error_or_None)``."""
+    request = PermissionRequest._from_json(raw, settled)
+
+    def ok(value: Any) -> None:
+        if value is None or isinstance(value, str):
+            reply(value, None)
+        else:
+            reply(None, f"permission handler returned {type(value).__name__}, expected an option id or None")
+
+    def fail(exc: BaseException) -> None:
+        reply(None, f"permission handler raised {type(exc).__name__}: {exc}")
+
+    return _run(lambda: handler(request), ok, fail, loop)
+
+
+def call_service(target: Any, name: Optional[str], args_json: str,
+                 loop: Optional[asyncio.AbstractEventLoop], reply: Callable[..., Any]) -> Optional[Callable[[], Any]]:
+    """Call an fs/terminal handler: ``reply(result_json, None)`` or ``reply(None, error_json)``."""
+    args = json.loads(args_json)
+
+    def ok(value: Any) -> None:
+        try:
+            text = json.dumps(value)
+        except (TypeError, ValueError) as exc:
+            fail(exc)
+            return
+        reply(text, None)
+
+    def fail(exc: BaseException) -> None:
+        if isinstance(exc, ServiceError):
+            err = {"code": exc.rpc_code, "message": exc.message, "data": exc.data}
+        else:
+            err = {"code": -32603, "message": f"{type(exc).__name__}: {exc}", "data": None}
+        try:
+            reply(None, json.dumps(err))
+        except (TypeError, ValueError):
+            reply(None, json.dumps({"code": err["code"], "message": err["message"]}))
+
+    def call() -> Any:
+        fn = getattr(target, name) if name else target
+        return fn(*args)
+
+    return _run(call, ok, fail, loop)

@@ -7,7 +7,7 @@ import json
 import os
 import threading
 import weakref
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Protocol, Sequence, Union
 
 from ._errors import InvalidArgumentError
 
@@ -18,6 +18,24 @@ PolicyLike = Union[str, Mapping[str, Any], "os.PathLike[str]", None]
 #: A prompt: text, one content block, or a list of blocks / texts.
 ContentLike = Union[str, Mapping[str, Any], Sequence[Union[str, Mapping[str, Any]]]]
 PathLike = Union[str, "os.PathLike[str]"]
+
+
+class FsHandler(Protocol):
+    """Serves the agents' ``fs/*`` requests instead of the built-in sandbox (``Host(fs=...)``).
+
+    Called only after the path was confined to the session's roots and passed the policy's
+    hard-deny rules. Methods may be coroutine functions. Raise ``acp_host.ServiceError`` to answer
+    with a JSON-RPC error (e.g. ``rpc_code=-32002`` for a missing file).
+    """
+
+    def read_text_file(self, session_id: str, path: str, line: Optional[int], limit: Optional[int]) -> Any: ...
+
+    def write_text_file(self, session_id: str, path: str, content: str) -> Any: ...
+
+
+#: Serves every ``terminal/*`` request (``Host(terminal=...)``): ``(method, params) -> result dict``
+#: (``terminal/create`` reaches it only after its command and cwd passed the roots and the policy).
+TerminalHandler = Callable[[str, Dict[str, Any]], Any]
 
 
 def policy_args(policy: PolicyLike) -> Dict[str, Any]:
@@ -62,8 +80,8 @@ def host_args(
     max_line_bytes: Optional[int],
     event_capacity: Optional[int],
     wire_events: bool,
-    fs: bool,
-    terminal: bool,
+    fs: Union[bool, FsHandler],
+    terminal: Union[bool, TerminalHandler],
     client_name: Optional[str],
     client_version: Optional[str],
 ) -> Dict[str, Any]:
@@ -76,8 +94,18 @@ def host_args(
     args["max_line_bytes"] = max_line_bytes
     args["event_capacity"] = event_capacity
     args["wire_events"] = bool(wire_events)
-    args["fs"] = bool(fs)
-    args["terminal"] = bool(terminal)
+    if isinstance(fs, bool):
+        args["fs"] = fs
+    elif callable(getattr(fs, "read_text_file", None)) and callable(getattr(fs, "write_text_file", None)):
+        args["fs"], args["fs_handler"] = True, fs
+    else:
+        raise InvalidArgumentError("fs must be True, False or an object with read_text_file and write_text_file")
+    if isinstance(terminal, bool):
+        args["terminal"] = terminal
+    elif callable(terminal):
+        args["terminal"], args["terminal_handler"] = True, terminal
+    else:
+        raise InvalidArgumentError("terminal must be True, False or a function (method, params) -> dict")
     args["client_name"] = client_name
     args["client_version"] = client_version
     if on_permission is None:

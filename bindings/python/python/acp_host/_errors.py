@@ -24,6 +24,7 @@ __all__ = [
     "BusyError",
     "NotFoundError",
     "AlreadyResolvedError",
+    "ServiceError",
 ]
 
 
@@ -171,6 +172,21 @@ class AlreadyResolvedError(AcpError):
     """The id refers to something already finished (a permission request answered twice)."""
 
     code = "already_resolved"
+
+
+class ServiceError(AcpError):
+    """Raise from an ``fs``/``terminal`` handler to answer the agent with a JSON-RPC error.
+
+    ``ServiceError("no such buffer", rpc_code=-32002)``: ``rpc_code`` is the JSON-RPC error code
+    (-32002 is ACP's "resource not found"; default -32603, internal error), ``data`` its data.
+    """
+
+    code = "service_error"
+
+    def __init__(self, message: str = "", *, rpc_code: int = -32603, data: Any = None,
+                 code: Optional[str] = None) -> None:
+        super().__init__(message, code=code, data=data)
+        self.rpc_code = rpc_code
 
 
 _BY_CODE: Dict[str, Type[AcpError]] = {

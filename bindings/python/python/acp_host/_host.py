@@ -14,8 +14,10 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optio
 from . import _native
 from ._common import (
     ContentLike,
+    FsHandler,
     PathLike,
     PolicyLike,
+    TerminalHandler,
     command_args,
     content_json,
     cwd_arg,
@@ -257,6 +259,8 @@ class Host:
     (``"deny-all"`` — the default without a handler —, ``"read-only"``, ``"ask"``), a policy
     document (dict or JSON text; docs/PERMISSIONS.md) or a path to one. ``roots``: extra sandbox
     roots for the agents' ``fs/*`` and ``terminal/*`` requests (each session's cwd is one).
+    ``fs`` / ``terminal``: ``True`` (the built-in sandboxed services), ``False`` (not served, not
+    advertised), or a handler (``FsHandler`` / ``TerminalHandler``) that serves them instead.
 
     ``with Host(...) as host:`` closes it: every agent is shut down, process groups included.
     Hosts still open at interpreter exit are closed then.
@@ -275,8 +279,8 @@ class Host:
         max_line_bytes: Optional[int] = None,
         event_capacity: Optional[int] = None,
         wire_events: bool = False,
-        fs: bool = True,
-        terminal: bool = True,
+        fs: Union[bool, FsHandler] = True,
+        terminal: Union[bool, TerminalHandler] = True,
         client_name: Optional[str] = None,
         client_version: Optional[str] = None,
     ) -> None:

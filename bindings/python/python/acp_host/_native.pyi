@@ -12,6 +12,7 @@ __all__ = [
     "Subscription",
     "Reply",
     "Settled",
+    "ServiceReply",
 ]
 __version__: str
 PROTOCOL_VERSION: int
@@ -65,6 +66,10 @@ class Reply:
 class Settled:
     def __bool__(self) -> bool: ...
     def is_settled(self) -> bool: ...
+
+@final
+class ServiceReply:
+    def __call__(self, result_json: Optional[str], error_json: Optional[str] = None) -> bool: ...
 
 @final
 class NativeSession:
@@ -162,6 +167,8 @@ class NativeHost:
         manual_permissions: bool = False,
         fs: bool = True,
         terminal: bool = True,
+        fs_handler: Optional[Any] = None,
+        terminal_handler: Optional[Callable[..., Any]] = None,
         client_name: Optional[str] = None,
         client_version: Optional[str] = None,
     ) -> NativeHost: ...

@@ -1,0 +1,189 @@
+//! `fs/*` and `terminal/*` served by Python objects instead of the built-in services
+//! (`Host(fs=handler, terminal=handler)`). The core has already confined the path / cwd to the
+//! session's roots and applied the policy's hard-deny rules before a handler is asked.
+//!
+//! Same bridge as permissions: `acp_host._bridge.call_service` runs the handler (on a blocking-pool
+//! thread for `Host`, a coroutine on the private loop; on the host's loop for `AsyncHost`) and the
+//! answer comes back through `ServiceReply` as JSON. `acp_host.ServiceError(code, message, data)`
+//! raised by a handler becomes that JSON-RPC error; any other exception `-32603`.
+
+use std::sync::{Arc, Mutex};
+
+use acp_host::services::{
+    FsHandler, FsRead, FsWrite, ServiceError, ServiceFuture, TerminalHandler,
+};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use crate::permission::LoopSlot;
+
+type Answer = Result<Value, ServiceError>;
+
+static CALL_SERVICE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+fn internal(message: impl Into<String>) -> ServiceError {
+    ServiceError::new(-32603, message)
+}
+
+/// Cancels a pending coroutine when the agent's request no longer needs an answer.
+struct CancelOnDrop(Option<Py<PyAny>>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(cancel) = self.0.take() {
+            Python::attach(|py| {
+                let _ = cancel.bind(py).call0();
+            });
+        }
+    }
+}
+
+async fn call_python(
+    target: Arc<Py<PyAny>>,
+    name: Option<&'static str>,
+    args: Value,
+    event_loop: LoopSlot,
+) -> Answer {
+    let (tx, rx) = oneshot::channel::<Answer>();
+    let args = args.to_string();
+    let started = tokio::task::spawn_blocking(move || {
+        Python::attach(|py| -> PyResult<Option<Py<PyAny>>> {
+            let call = CALL_SERVICE.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+                Ok(py
+                    .import("acp_host._bridge")?
+                    .getattr("call_service")?
+                    .unbind())
+            })?;
+            let lp = event_loop
+                .lock()
+                .ok()
+                .and_then(|l| l.as_ref().map(|l| l.clone_ref(py)));
+            let reply = ServiceReply {
+                tx: Mutex::new(Some(tx)),
+            };
+            let cancel = call
+                .bind(py)
+                .call1((target.as_ref(), name, args, lp, reply))?;
+            Ok((!cancel.is_none()).then(|| cancel.unbind()))
+        })
+    })
+    .await;
+    let cancel = match started {
+        Ok(Ok(cancel)) => cancel,
+        Ok(Err(e)) => return Err(internal(format!("service handler bridge failed: {e}"))),
+        Err(e) => return Err(internal(format!("service handler bridge failed: {e}"))),
+    };
+    let mut guard = CancelOnDrop(cancel);
+    let answer = rx
+        .await
+        .unwrap_or_else(|_| Err(internal("service handler gave no answer")));
+    guard.0 = None;
+    answer
+}
+
+/// Carries a handler's answer back: `reply(result_json, None)` or `reply(None, error_json)`
+/// with `{"code", "message", "data"}`.
+#[pyclass(frozen, module = "acp_host._native")]
+#[derive(Debug)]
+pub(crate) struct ServiceReply {
+    tx: Mutex<Option<oneshot::Sender<Answer>>>,
+}
+
+#[pymethods]
+impl ServiceReply {
+    #[pyo3(signature = (result_json, error_json=None))]
+    fn __call__(&self, result_json: Option<String>, error_json: Option<String>) -> bool {
+        let Some(tx) = self.tx.lock().ok().and_then(|mut t| t.take()) else {
+            return false;
+        };
+        let answer = match (result_json, error_json) {
+            (_, Some(err)) => Err(match serde_json::from_str::<Value>(&err) {
+                Ok(v) => ServiceError {
+                    code: v.get("code").and_then(Value::as_i64).unwrap_or(-32603),
+                    message: v
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or("service handler failed")
+                        .to_owned(),
+                    data: v.get("data").filter(|d| !d.is_null()).cloned(),
+                },
+                Err(_) => internal(err),
+            }),
+            (Some(res), None) => serde_json::from_str(&res)
+                .map_err(|e| internal(format!("service handler result is not JSON: {e}"))),
+            (None, None) => Ok(Value::Null),
+        };
+        tx.send(answer).is_ok()
+    }
+}
+
+/// `Host(fs=obj)`: `obj.read_text_file(session_id, path, line, limit) -> str`,
+/// `obj.write_text_file(session_id, path, content) -> None` (or coroutine functions).
+#[derive(Debug)]
+pub(crate) struct PyFs {
+    pub target: Arc<Py<PyAny>>,
+    pub event_loop: LoopSlot,
+}
+
+impl FsHandler for PyFs {
+    fn read_text_file(&self, r: FsRead) -> ServiceFuture<String> {
+        let (target, lp) = (self.target.clone(), self.event_loop.clone());
+        Box::pin(async move {
+            let args = serde_json::json!([r.session_id, r.path, r.line, r.limit]);
+            match call_python(target, Some("read_text_file"), args, lp).await? {
+                Value::String(s) => Ok(s),
+                other => Err(internal(format!(
+                    "read_text_file returned {}, expected str",
+                    kind_of(&other)
+                ))),
+            }
+        })
+    }
+
+    fn write_text_file(&self, w: FsWrite) -> ServiceFuture<()> {
+        let (target, lp) = (self.target.clone(), self.event_loop.clone());
+        Box::pin(async move {
+            let args = serde_json::json!([w.session_id, w.path, w.content]);
+            call_python(target, Some("write_text_file"), args, lp)
+                .await
+                .map(|_| ())
+        })
+    }
+}
+
+/// `Host(terminal=fn)`: `fn(method, params) -> dict` for every `terminal/*` request.
+#[derive(Debug)]
+pub(crate) struct PyTerminal {
+    pub target: Arc<Py<PyAny>>,
+    pub event_loop: LoopSlot,
+}
+
+impl TerminalHandler for PyTerminal {
+    fn handle(&self, method: &str, params: Value) -> ServiceFuture<Value> {
+        let (target, lp) = (self.target.clone(), self.event_loop.clone());
+        let args = serde_json::json!([method, params]);
+        Box::pin(async move {
+            match call_python(target, None, args, lp).await? {
+                Value::Null => Ok(Value::Object(Default::default())),
+                v @ Value::Object(_) => Ok(v),
+                other => Err(internal(format!(
+                    "terminal handler returned {}, expected a dict",
+                    kind_of(&other)
+                ))),
+            }
+        })
+    }
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "None",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "a number",
+        Value::String(_) => "str",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a dict",
+    }
+}
