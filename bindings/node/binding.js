@@ -841,3 +841,4 @@ module.exports.NativeSession = nativeBinding.NativeSession
 module.exports.abortCreate = nativeBinding.abortCreate
 module.exports.abortFire = nativeBinding.abortFire
 module.exports.abortRelease = nativeBinding.abortRelease
+module.exports.permissionDecision = nativeBinding.permissionDecision

@@ -34,10 +34,11 @@ export declare class NativeAgent {
 
 export declare class NativeHost {
   /**
-   * `permission`: the decider (used when `permissionMode` is `decider` or absent);
+   * `permission`: the decider (used when `permissionMode` is `decider` or absent; it answers
+   * with `permissionDecision`);
    * `settled`: told when a request was settled; `service`: fs/terminal hooks.
    */
-  constructor(options?: NativeHostOptions | undefined | null, permission?: ((requestJson: string) => Promise<string | null>) | undefined | null, settled?: ((requestId: number) => void) | undefined | null, service?: ((callJson: string) => Promise<string>) | undefined | null)
+  constructor(options?: NativeHostOptions | undefined | null, permission?: ((requestJson: string) => void) | undefined | null, settled?: ((requestId: number) => void) | undefined | null, service?: ((callJson: string) => Promise<string>) | undefined | null)
   /** Capabilities advertised to agents (`{readTextFile, writeTextFile, terminal}`). */
   clientCapabilities(): any
   /** Spawn an agent and perform the handshake. */
@@ -132,3 +133,10 @@ export interface NativeSpawnOptions {
   env?: Record<string, string | undefined | null>
   cwd?: string
 }
+
+/**
+ * The facade's answer to a permission request it was handed: the chosen option id (`null`
+ * denies), or `error` when the handler failed (denies, `decidedBy: invalid_answer`). An unknown or
+ * stale token is ignored (the request was already settled).
+ */
+export declare function permissionDecision(token: number, optionId?: string | undefined | null, error?: string | undefined | null): void

@@ -66,9 +66,10 @@ fn ms(v: f64) -> Duration {
 
 // ------------------------------------------------------------------ JS callbacks
 
-/// `(requestJson) => Promise<string | null>`: the facade's permission dispatcher.
-type PermissionFn =
-    ThreadsafeFunction<String, Promise<Option<String>>, String, Status, false, true>;
+/// `(requestJson) => void`: the facade's permission dispatcher. The JSON is the core's
+/// `PermissionRequest` plus a `token`; the facade answers with `permissionDecision(token, …)`
+/// (a direct call: no Promise crosses the boundary, which saves a round of callbacks per request).
+type PermissionFn = ThreadsafeFunction<String, (), String, Status, false, true>;
 /// `(requestId) => void`: a permission request was settled (by anyone).
 type SettledFn = ThreadsafeFunction<f64, (), f64, Status, false, true>;
 /// `(callJson) => Promise<string>`: the facade's fs/terminal dispatcher; resolves with
@@ -99,16 +100,72 @@ impl PermissionDecider for JsDecider {
                 });
             }
             let json = serde_json::to_string(&request).map_err(|e| e.to_string())?;
-            let promise = decide
-                .call_async_catch(json)
+            let (token, rx) = Decisions::open();
+            // `{"token":N,` + the request's fields.
+            let json = format!("{{\"token\":{token},{}", json.get(1..).unwrap_or("}"));
+            let status = decide.call(json, ThreadsafeFunctionCallMode::NonBlocking);
+            if status != Status::Ok {
+                Decisions::close(token);
+                return Err(format!("permission handler unavailable: {status}"));
+            }
+            // Dropped (timeout, settled elsewhere): the token is forgotten; a late answer is ignored.
+            let guard = TokenGuard(token);
+            let answer = rx
                 .await
-                .map_err(|e| format!("permission handler failed: {}", e.reason))?;
-            let answer = promise
-                .await
-                .map_err(|e| format!("permission handler failed: {}", e.reason));
+                .map_err(|_| "permission handler went away".to_owned())
+                .and_then(|a| a);
+            drop(guard);
             answered.store(true, Ordering::Release);
             answer
         })
+    }
+}
+
+type Decision = std::result::Result<Option<String>, String>;
+
+/// Pending permission decisions, by token (host-independent: tokens are process-wide).
+struct Decisions;
+
+impl Decisions {
+    fn map() -> &'static Mutex<HashMap<u32, tokio::sync::oneshot::Sender<Decision>>> {
+        static MAP: OnceLock<Mutex<HashMap<u32, tokio::sync::oneshot::Sender<Decision>>>> =
+            OnceLock::new();
+        MAP.get_or_init(|| Mutex::new(HashMap::new()))
+    }
+
+    fn open() -> (u32, tokio::sync::oneshot::Receiver<Decision>) {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let token = NEXT.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        if let Ok(mut m) = Self::map().lock() {
+            m.insert(token, tx);
+        }
+        (token, rx)
+    }
+
+    fn close(token: u32) -> Option<tokio::sync::oneshot::Sender<Decision>> {
+        Self::map().lock().ok()?.remove(&token)
+    }
+}
+
+struct TokenGuard(u32);
+
+impl Drop for TokenGuard {
+    fn drop(&mut self) {
+        Decisions::close(self.0);
+    }
+}
+
+/// The facade's answer to a permission request it was handed: the chosen option id (`null`
+/// denies), or `error` when the handler failed (denies, `decidedBy: invalid_answer`). An unknown or
+/// stale token is ignored (the request was already settled).
+#[napi]
+pub fn permission_decision(token: u32, option_id: Option<String>, error: Option<String>) {
+    if let Some(tx) = Decisions::close(token) {
+        let _ = tx.send(match error {
+            Some(e) => Err(format!("permission handler failed: {e}")),
+            None => Ok(option_id),
+        });
     }
 }
 
@@ -418,14 +475,13 @@ impl From<NativeSessionOptions> for SessionOptions {
 
 #[napi]
 impl NativeHost {
-    /// `permission`: the decider (used when `permissionMode` is `decider` or absent);
+    /// `permission`: the decider (used when `permissionMode` is `decider` or absent; it answers
+    /// with `permissionDecision`);
     /// `settled`: told when a request was settled; `service`: fs/terminal hooks.
     #[napi(constructor)]
     pub fn new(
         options: Option<NativeHostOptions>,
-        #[napi(
-            ts_arg_type = "((requestJson: string) => Promise<string | null>) | undefined | null"
-        )]
+        #[napi(ts_arg_type = "((requestJson: string) => void) | undefined | null")]
         permission: Option<PermissionFn>,
         #[napi(ts_arg_type = "((requestId: number) => void) | undefined | null")] settled: Option<
             SettledFn,

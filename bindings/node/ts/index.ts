@@ -706,21 +706,36 @@ export class Host extends EventEmitter {
     this.hub = new EventHub(this.native, (evs) => this.emitBatch(evs));
   }
 
-  private async decide(handler: PermissionHandler, json: string): Promise<string | null> {
-    const req = JSON.parse(json) as PermissionRequest;
+  /** Called by the addon for each request no rule decided; answers with `permissionDecision`. */
+  private decide(handler: PermissionHandler, json: string): void {
+    const req = JSON.parse(json) as PermissionRequest & { token?: number };
+    const token = req.token as number;
+    delete req.token;
+    const id = req.requestId;
     const ac = new AbortController();
     req.signal = ac.signal;
-    this.pendingPermissions.set(req.requestId, ac);
-    let answer;
-    try {
-      answer = await handler(req);
-    } finally {
+    this.pendingPermissions.set(id, ac);
+    const finish = (answer: string | null, error?: string) => {
       // Answered (or failed): the native side will not report this request as settled.
-      this.pendingPermissions.delete(req.requestId);
+      this.pendingPermissions.delete(id);
+      native.permissionDecision(token, answer, error);
+    };
+    const accept = (answer: unknown) => {
+      if (answer === null || answer === undefined) finish(null);
+      else if (typeof answer === 'string') finish(answer);
+      else finish(null, `onPermission must return an option id or null, got ${typeof answer}`);
+    };
+    const fail = (e: unknown) => finish(null, e instanceof Error ? e.message : String(e));
+    let result: ReturnType<PermissionHandler>;
+    try {
+      result = handler(req);
+    } catch (e) {
+      fail(e);
+      return;
     }
-    if (answer === null || answer === undefined) return null;
-    if (typeof answer !== 'string') throw new TypeError(`onPermission must return an option id or null, got ${typeof answer}`);
-    return answer;
+    if (result !== null && typeof result === 'object' && typeof (result as PromiseLike<unknown>).then === 'function') {
+      (result as PromiseLike<unknown>).then(accept, fail);
+    } else accept(result);
   }
 
   private settled(id: number): void {
