@@ -1014,3 +1014,74 @@ impl NativeSession {
         abortable(abort, async move { session.close().await }).await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn timestamps_are_rfc3339_utc_millis() {
+        for (millis, want) in [
+            (0, "1970-01-01T00:00:00.000Z"),
+            (951_782_400_123, "2000-02-29T00:00:00.123Z"),
+            (4_107_542_399_999, "2100-02-28T23:59:59.999Z"),
+            (1_798_675_200_000, "2026-12-31T00:00:00.000Z"),
+            (1_764_460_800_001, "2025-11-30T00:00:00.001Z"),
+        ] {
+            assert_eq!(rfc3339_millis(millis), want);
+        }
+    }
+
+    fn event(seq: u64, session: Option<&str>, turn: Option<u64>, data: &str) -> Event {
+        Event {
+            seq,
+            at: UNIX_EPOCH + Duration::from_millis(1_764_460_800_001),
+            agent: 1,
+            session: session.map(Arc::from),
+            turn,
+            kind: acp_host::EventKind::SessionUpdate,
+            replay: false,
+            data: serde_json::value::RawValue::from_string(data.to_owned()).unwrap(),
+        }
+    }
+
+    #[test]
+    fn batches_are_columnar_and_rebuild_the_core_envelopes() {
+        let mut buf = vec![
+            event(7, Some("s\"1"), Some(2), r#"{"a":1}"#),
+            event(8, Some("s\"1"), Some(2), r#"{"a":2}"#),
+            event(9, None, None, r#"{"b":[1,2]}"#),
+        ];
+        let want: Vec<Value> = buf.iter().map(Event::to_value).collect();
+        let batch: Value = serde_json::from_str(&encode_batch(&mut buf)).unwrap();
+        assert_eq!(batch["seq"], 7);
+        assert!(batch.get("seqs").is_none());
+        assert_eq!(batch["idx"], serde_json::json!([0, 0, 1]));
+        // What the facade's decodeBatch does.
+        let rebuilt: Vec<Value> = (0..3)
+            .map(|i| {
+                let env = &batch["envs"][batch["idx"][i].as_u64().unwrap() as usize];
+                let mut o = serde_json::Map::new();
+                o.insert("seq".into(), Value::from(7 + i as u64));
+                o.insert("at".into(), env[0].clone());
+                o.insert("agent".into(), env[1].clone());
+                if !env[2].is_null() {
+                    o.insert("session".into(), env[2].clone());
+                }
+                if !env[3].is_null() {
+                    o.insert("turn".into(), env[3].clone());
+                }
+                o.insert("kind".into(), env[4].clone());
+                o.insert("replay".into(), env[5].clone());
+                o.insert("data".into(), batch["data"][i].clone());
+                Value::Object(o)
+            })
+            .collect();
+        assert_eq!(rebuilt, want);
+        // A gap (never produced by the core) is spelled out.
+        let mut gap = vec![event(1, None, None, "{}"), event(3, None, None, "{}")];
+        let batch: Value = serde_json::from_str(&encode_batch(&mut gap)).unwrap();
+        assert_eq!(batch["seqs"], serde_json::json!([1, 3]));
+    }
+}
