@@ -87,7 +87,7 @@ async def main() -> int:
         ))
     failed = [s for s in summaries if s["error"]]
     for s in summaries:
-        status = s["stop_reason"] or s["error"]["code"]
+        status = s["stop_reason"] or f"{s['error']['code']}: {s['error']['message']}"
         print(f"agent {s['agent']} session {s['session']}: {status}, {len(s['permissions'])} permission "
               f"decision(s), {s['events']} events, {s['seconds']} s", file=sys.stderr)
     print(f"{len(summaries)} summaries in {out}/", file=sys.stderr)

@@ -35,7 +35,7 @@ __all__ = ["AsyncHost", "AsyncAgent", "AsyncSession", "AsyncEventStream"]
 
 
 class AsyncEventStream:
-    """``async for ev in stream``: events from the moment it was created (see ``EventStream``)."""
+    """``async for ev in stream``: every event reported after it was created (see ``EventStream``)."""
 
     __slots__ = ("_sub", "_buf", "_limit", "_ready_runs", "__weakref__")
 

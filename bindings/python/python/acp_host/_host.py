@@ -35,7 +35,7 @@ __all__ = ["Host", "Agent", "Session", "EventStream"]
 
 
 class EventStream:
-    """Events from the moment it was created: ``for ev in stream`` (or ``stream.next(timeout)``).
+    """Every event reported after it was created: ``for ev in stream`` (or ``stream.next(timeout)``).
 
     Ends when the host closes (for an agent's or a session's stream: after its ``agent_exited`` /
     ``session_closed``). Pull it continuously or close it: while it is open and full, the host
