@@ -1,5 +1,6 @@
 //! The public entry points: [`Host`], [`Agent`], [`Session`].
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -496,7 +497,7 @@ impl Agent {
 
     async fn request(
         &self,
-        method: &'static str,
+        method: impl Into<Cow<'static, str>>,
         params: &Value,
         ctx: ReqCtx,
         timeout: Option<Duration>,
@@ -510,7 +511,7 @@ impl Agent {
         let (tx, rx) = oneshot::channel();
         self.send(Command::Request {
             id,
-            method,
+            method: method.into(),
             params: raw_json(params),
             ctx,
             timeout,
@@ -540,9 +541,14 @@ impl Agent {
     }
 
     /// Send a raw request (e.g. an `_vendor/...` extension method) and get the raw result.
-    pub async fn ext_request(&self, method: &'static str, params: &Value) -> Result<Value> {
+    pub async fn ext_request(&self, method: &str, params: &Value) -> Result<Value> {
         let raw = self
-            .request(method, params, ReqCtx::Plain, self.control_timeout())
+            .request(
+                method.to_owned(),
+                params,
+                ReqCtx::Plain,
+                self.control_timeout(),
+            )
             .await?;
         Ok(serde_json::from_str(raw.get()).unwrap_or(Value::Null))
     }

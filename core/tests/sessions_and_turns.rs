@@ -732,3 +732,47 @@ async fn fork_opens_a_new_session_with_its_own_id() {
         "unsupported"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_returns_only_after_its_events_are_in_the_stream() {
+    let host = Host::new(HostConfig::default());
+    let mut events = host.events().unwrap();
+    let agent = host.spawn(mock(None)).await.unwrap();
+    let ready: Vec<String> = std::iter::from_fn(|| events.try_next())
+        .map(|e| describe(&e))
+        .collect();
+    assert_eq!(
+        ready,
+        vec!["agent_ready"],
+        "spawn returned before agent_ready was queued"
+    );
+    let session = agent
+        .new_session(SessionOptions::new(tmp_cwd()))
+        .await
+        .unwrap();
+    let opened: Vec<String> = std::iter::from_fn(|| events.try_next())
+        .map(|e| describe(&e))
+        .collect();
+    assert_eq!(opened, vec!["session_opened"]);
+    for _ in 0..5 {
+        session.prompt_text("x").await.unwrap();
+        // Without waiting: everything of the turn, turn_ended last, is already there.
+        let turn: Vec<String> = std::iter::from_fn(|| events.try_next())
+            .map(|e| describe(&e))
+            .collect();
+        assert_eq!(
+            turn.last().map(String::as_str),
+            Some("turn_ended"),
+            "{turn:?}"
+        );
+    }
+    agent.shutdown().await;
+    let end: Vec<String> = std::iter::from_fn(|| events.try_next())
+        .map(|e| describe(&e))
+        .collect();
+    assert_eq!(
+        end.last().map(String::as_str),
+        Some("agent_exited"),
+        "{end:?}"
+    );
+}

@@ -219,10 +219,12 @@ impl Actor {
         let limits = self.host.config.fs_limits;
         let service = self.host.config.fs.clone();
         let session_id = session.to_string();
+        let agent = self.agent;
         self.spawn_served(id, session, async move {
             let result = match service {
                 FsService::Embedder(handler) => {
                     let req = FsRead {
+                        agent,
                         session_id,
                         path: path.clone(),
                         line,
@@ -278,10 +280,12 @@ impl Actor {
         }
         let service = self.host.config.fs.clone();
         let session_id = session.to_string();
+        let agent = self.agent;
         self.spawn_served(id, session, async move {
             let result = match service {
                 FsService::Embedder(handler) => {
                     let req = FsWrite {
+                        agent,
                         session_id,
                         path: path.clone(),
                         content,

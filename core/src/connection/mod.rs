@@ -9,6 +9,7 @@ mod inbound;
 mod io;
 mod state;
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -114,7 +115,7 @@ pub(crate) enum Command {
     Request {
         /// Allocated by the handle (so a dropped caller can name it in `Abandon`).
         id: u64,
-        method: &'static str,
+        method: Cow<'static, str>,
         params: Box<RawValue>,
         ctx: ReqCtx,
         timeout: Option<Duration>,
@@ -162,7 +163,7 @@ enum Completion {
 
 #[derive(Debug)]
 struct PendingOut {
-    method: &'static str,
+    method: Cow<'static, str>,
     ctx: ReqCtx,
     reply: Option<oneshot::Sender<Result<Box<RawValue>>>>,
 }
@@ -283,6 +284,7 @@ pub(crate) fn start(
         gone: None,
         shutdown_error: None,
         outbox: Mutex::new(Vec::new()),
+        replies: Mutex::new(Vec::new()),
         grants: Grants::default(),
         served: HashSet::new(),
         terminals: TerminalManager::new(host.config.terminal_limits),
@@ -319,6 +321,8 @@ struct Actor {
     gone: Option<Gone>,
     shutdown_error: Option<Value>,
     outbox: Mutex<Vec<PendingEvent>>,
+    /// Replies to callers, sent after the outbox is flushed.
+    replies: Mutex<Vec<Box<dyn FnOnce() + Send>>>,
     /// In-memory session grants (`allow_always` answers); they die with the session.
     grants: Grants,
     /// fs/terminal requests being served (the agent's request ids): answered once their task
@@ -341,46 +345,48 @@ impl Actor {
             self.flush().await;
             let exit_watch = self.exit_watch.clone();
             tokio::select! {
-                Some(done) = done_rx.recv() => self.on_completion(done).await,
-                batch = reader_rx.recv(), if self.reader_open => match batch {
-                    Some(batch) => {
-                        for msg in batch {
-                            self.on_reader(msg).await;
-                        }
-                    }
-                    None => self.on_reader(ReaderMsg::Eof(None)).await,
-                },
-                cmd = cmd_rx.recv() => match cmd {
-                    Some(Command::Shutdown { reply, error }) => {
-                        self.shutdown_error = error;
-                        self.shutdown(&mut reader_rx).await;
-                        let info = self.gone.as_ref().map(|g| g.info().clone()).unwrap_or_default();
-                        let _ = reply.send(info);
-                    }
-                    Some(cmd) => self.on_command(cmd).await,
-                    None => {
-                        // Every handle is gone: nobody can use this agent any more.
-                        self.shutdown(&mut reader_rx).await;
-                        self.flush().await;
-                        break;
-                    }
-                },
-                _ = wait_exit(exit_watch), if !self.exit_seen && self.gone.is_none() => {
-                    self.exit_seen = true;
-                    // Give the reader a moment to deliver what the agent wrote before exiting.
-                    let tx = self.done_tx.clone();
-                    tokio::spawn(async move {
-                        tokio::time::sleep(Duration::from_millis(500)).await;
-                        let _ = tx.send(Completion::ExitGraceElapsed);
-                    });
-                }
-                res = alive.changed(), if host_alive => {
-                    if res.is_err() {
-                        host_alive = false;
-                        self.shutdown(&mut reader_rx).await;
-                    }
-                }
-            }
+                           Some(done) = done_rx.recv() => self.on_completion(done).await,
+                           batch = reader_rx.recv(), if self.reader_open => match batch {
+                               Some(batch) => {
+                                   for msg in batch {
+                                       self.on_reader(msg).await;
+                                   }
+                               }
+                               None => self.on_reader(ReaderMsg::Eof(None)).await,
+                           },
+                           cmd = cmd_rx.recv() => match cmd {
+                               Some(Command::Shutdown { reply, error }) => {
+                                   self.shutdown_error = error;
+                                   self.shutdown(&mut reader_rx).await;
+                                   let info = self.gone.as_ref().map(|g| g.info().clone()).unwrap_or_default();
+                                   self.defer(move || {
+            let _ = reply.send(info);
+            });
+                               }
+                               Some(cmd) => self.on_command(cmd).await,
+                               None => {
+                                   // Every handle is gone: nobody can use this agent any more.
+                                   self.shutdown(&mut reader_rx).await;
+                                   self.flush().await;
+                                   break;
+                               }
+                           },
+                           _ = wait_exit(exit_watch), if !self.exit_seen && self.gone.is_none() => {
+                               self.exit_seen = true;
+                               // Give the reader a moment to deliver what the agent wrote before exiting.
+                               let tx = self.done_tx.clone();
+                               tokio::spawn(async move {
+                                   tokio::time::sleep(Duration::from_millis(500)).await;
+                                   let _ = tx.send(Completion::ExitGraceElapsed);
+                               });
+                           }
+                           res = alive.changed(), if host_alive => {
+                               if res.is_err() {
+                                   host_alive = false;
+                                   self.shutdown(&mut reader_rx).await;
+                               }
+                           }
+                       }
         }
     }
 
@@ -399,12 +405,26 @@ impl Actor {
         }
     }
 
-    /// Hand queued events to the host stream (waits while it is full: backpressure).
+    /// Hand queued events to the host stream (waits while it is full: backpressure), then answer
+    /// the callers whose replies were deferred behind them.
     async fn flush(&self) {
         let batch = std::mem::take(&mut *self.outbox.lock().unwrap_or_else(|p| p.into_inner()));
         if !batch.is_empty() {
             self.host.bus.emit_many(batch).await;
         }
+        let replies = std::mem::take(&mut *self.replies.lock().unwrap_or_else(|p| p.into_inner()));
+        for reply in replies {
+            reply();
+        }
+    }
+
+    /// Answer a caller once the events of this step are in the stream: whoever awaits a call sees
+    /// its events (`turn_ended`, `session_opened`, ...) already queued when the call returns.
+    fn defer(&self, reply: impl FnOnce() + Send + 'static) {
+        self.replies
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(Box::new(reply));
     }
 
     fn event(&self, kind: EventKind, data: Box<RawValue>) -> PendingEvent {
@@ -484,11 +504,16 @@ impl Actor {
                 reply,
             } => {
                 if let Some(gone) = &self.gone {
-                    let _ = reply.send(Err(gone.error()));
+                    let error = gone.error();
+                    self.defer(move || {
+                        let _ = reply.send(Err(error));
+                    });
                     return;
                 }
                 if let Err(e) = self.before_request(&ctx).await {
-                    let _ = reply.send(Err(e));
+                    self.defer(move || {
+                        let _ = reply.send(Err(e));
+                    });
                     return;
                 }
                 if let ReqCtx::Prompt { session, turn } = &ctx {
@@ -504,7 +529,7 @@ impl Actor {
                         .turn(Some(*turn));
                     self.emit(ev).await;
                 }
-                let line = message::request_line(id, method, &params);
+                let line = message::request_line(id, &method, &params);
                 self.pending.insert(
                     id,
                     PendingOut {
@@ -537,7 +562,9 @@ impl Actor {
             }
             Command::Cancel { session, reply } => {
                 let res = self.cancel_session(&session).await;
-                let _ = reply.send(res);
+                self.defer(move || {
+                    let _ = reply.send(res);
+                });
             }
             Command::RespondPermission {
                 request_id,
@@ -545,7 +572,9 @@ impl Actor {
                 reply,
             } => {
                 let res = self.host_answer(request_id, Ok(option_id)).await;
-                let _ = reply.send(res);
+                self.defer(move || {
+                    let _ = reply.send(res);
+                });
             }
             Command::Shutdown { reply, .. } => {
                 // Handled by the run loop, which owns the reader channel to drain.
@@ -554,7 +583,9 @@ impl Actor {
                     .as_ref()
                     .map(|g| g.info().clone())
                     .unwrap_or_default();
-                let _ = reply.send(info);
+                self.defer(move || {
+                    let _ = reply.send(info);
+                });
             }
         }
     }
@@ -869,7 +900,9 @@ impl Actor {
             }
         };
         if let Some(reply) = reply {
-            let _ = reply.send(outcome);
+            self.defer(move || {
+                let _ = reply.send(outcome);
+            });
         }
     }
 
@@ -885,7 +918,7 @@ impl Actor {
 
     async fn on_success(
         &mut self,
-        method: &'static str,
+        method: Cow<'static, str>,
         ctx: ReqCtx,
         raw: Box<RawValue>,
     ) -> Result<Box<RawValue>> {
@@ -1474,7 +1507,7 @@ impl Actor {
                 };
                 let after_ms = limit.map(|d| d.as_millis() as u64).unwrap_or(0);
                 let error = Error::Timeout {
-                    what: pending.method.to_owned(),
+                    what: pending.method.to_string(),
                     after_ms,
                 };
                 let ctx = std::mem::replace(&mut pending.ctx, ReqCtx::Plain);
@@ -1484,7 +1517,9 @@ impl Actor {
                 };
                 self.on_failure(ctx, &error).await;
                 if let Some(reply) = pending.reply.take() {
-                    let _ = reply.send(Err(error));
+                    self.defer(move || {
+                        let _ = reply.send(Err(error));
+                    });
                 }
                 let params = raw_json(&serde_json::json!({ "requestId": id }));
                 self.write(message::notification_line("$/cancel_request", &params))
@@ -1622,7 +1657,10 @@ impl Actor {
                 self.on_failure(std::mem::replace(&mut pending.ctx, ReqCtx::Plain), &error)
                     .await;
                 if let Some(reply) = pending.reply.take() {
-                    let _ = reply.send(Err(error.clone()));
+                    let error = error.clone();
+                    self.defer(move || {
+                        let _ = reply.send(Err(error));
+                    });
                 }
             }
         }

@@ -66,6 +66,8 @@ pub type ServiceFuture<T> = Pin<Box<dyn Future<Output = Result<T, ServiceError>>
 /// `fs/read_text_file` as handed to an embedder (path already checked against roots and rules).
 #[derive(Debug, Clone)]
 pub struct FsRead {
+    /// The host's id of the agent asking.
+    pub agent: u64,
     pub session_id: String,
     pub path: String,
     pub line: Option<u32>,
@@ -75,6 +77,8 @@ pub struct FsRead {
 /// `fs/write_text_file` as handed to an embedder (path already checked against roots and rules).
 #[derive(Debug, Clone)]
 pub struct FsWrite {
+    /// The host's id of the agent asking.
+    pub agent: u64,
     pub session_id: String,
     pub path: String,
     pub content: String,
