@@ -393,3 +393,42 @@ def test_closing_a_stream_ends_a_reader_blocked_in_it() -> None:
             assert await asyncio.wait_for(task, T) == []
 
     asyncio.run(main())
+
+
+ASYNC_CTRL_C_CHILD = textwrap.dedent("""
+    import asyncio, sys, json
+    import acp_host
+
+    async def main():
+        async with acp_host.AsyncHost() as host:
+            stream = host.events()
+            agent = await host.spawn([sys.argv[1], "--scenario", "wait-for-cancel"])
+            session = await agent.new_session("/tmp")
+            task = asyncio.ensure_future(session.prompt("wait"))
+            evs = await stream.collect_until(lambda e: e.update_kind == "tool_call", 20)
+            print(json.dumps({"pid": evs[0].data["pid"]}), flush=True)
+            try:
+                await task
+            finally:
+                # Cancelled by Ctrl-C: the turn ends as cancelled before the host closes.
+                ended = await stream.collect_until(lambda e: e.kind == "turn_ended", 20)
+                print(json.dumps(ended[-1].data), flush=True)
+
+    asyncio.run(main())
+""")
+
+
+def test_ctrl_c_in_asyncio_cancels_the_turn_and_closes_the_host() -> None:
+    child = subprocess.Popen([sys.executable, "-c", ASYNC_CTRL_C_CHILD, MOCK], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None
+        pid = json.loads(child.stdout.readline())["pid"]
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=T)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert json.loads(out.strip().splitlines()[-1]) == {"stopReason": "cancelled"}, (out, err)
+    assert "KeyboardInterrupt" in err and child.returncode != 0
+    assert wait_gone(pid)
