@@ -432,3 +432,11 @@ def test_ctrl_c_in_asyncio_cancels_the_turn_and_closes_the_host() -> None:
     assert json.loads(out.strip().splitlines()[-1]) == {"stopReason": "cancelled"}, (out, err)
     assert "KeyboardInterrupt" in err and child.returncode != 0
     assert wait_gone(pid)
+
+
+def test_sync_example_streams_and_asks() -> None:
+    proc = subprocess.run([sys.executable, str(ROOT / "examples" / "python" / "ask.py"), "--cwd", "/tmp", "--yes",
+                           "Take some notes", "--", MOCK], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "I am the ACP mock agent." in proc.stdout and "All done." in proc.stdout
+    assert "[permission] Write notes.txt" in proc.stderr and "[end_turn]" in proc.stderr
