@@ -481,6 +481,11 @@ impl Agent {
         self.inner.shared.info.get()
     }
 
+    /// The agent's process id (leader of its process group); `None` for `Host::connect` agents.
+    pub fn pid(&self) -> Option<u32> {
+        self.inner.shared.pid.get().copied()
+    }
+
     /// How the agent ended, once it has.
     pub fn exit_info(&self) -> Option<&ExitInfo> {
         self.inner.shared.exit.get()

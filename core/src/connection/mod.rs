@@ -260,6 +260,9 @@ pub(crate) fn start(
         });
     }
     let exit_watch = transport.process.as_ref().map(AgentProcess::exit_watch);
+    if let Some(p) = &transport.process {
+        let _ = agent_shared.pid.set(p.pid);
+    }
     let actor = Actor {
         agent,
         host: host.clone(),

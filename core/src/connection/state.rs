@@ -104,6 +104,8 @@ pub(crate) struct AgentShared {
     pub info: OnceLock<AgentInfo>,
     pub sessions: Mutex<SessionMap>,
     pub exit: OnceLock<ExitInfo>,
+    /// The agent process id (spawned agents only).
+    pub pid: OnceLock<u32>,
 }
 
 impl AgentShared {
