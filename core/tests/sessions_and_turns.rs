@@ -776,3 +776,37 @@ async fn a_call_returns_only_after_its_events_are_in_the_stream() {
         "{end:?}"
     );
 }
+
+/// A decider whose `decide` itself panics (before returning a future).
+struct PanicsAtOnce;
+
+impl acp_host::PermissionDecider for PanicsAtOnce {
+    fn decide(&self, _request: PermissionRequest) -> acp_host::permission::DecisionFuture {
+        panic!("bug in the embedder's decide()");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_decider_panicking_synchronously_denies_and_the_host_survives() {
+    let host = Host::new(HostConfig {
+        permission: PermissionHandler::Decider(Arc::new(PanicsAtOnce)),
+        ..HostConfig::default()
+    });
+    let mut events = host.events().unwrap();
+    let agent = host.spawn(mock(None)).await.unwrap();
+    let session = agent
+        .new_session(SessionOptions::new(tmp_cwd()))
+        .await
+        .unwrap();
+    for _ in 0..2 {
+        assert_eq!(
+            session.prompt_text("x").await.unwrap().stop_reason,
+            "end_turn"
+        );
+        let evs = collect_until(&mut events, T, |e| e.kind == EventKind::TurnEnded).await;
+        let resolved = of_kind(&evs, EventKind::PermissionResolved);
+        assert_eq!(resolved.len(), 1);
+        assert_eq!(resolved[0].data_value()["decidedBy"], "invalid_answer");
+    }
+    assert_eq!(session.state().tool_calls[0]["status"], "failed");
+}

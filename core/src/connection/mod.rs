@@ -1349,22 +1349,32 @@ impl Actor {
                 return;
             }
             PermissionHandler::Decider(decider) => {
-                let fut = decider.decide(request);
+                let decider = decider.clone();
                 let tx = self.done_tx.clone();
-                // A panicking decider must still deny: run it in its own task and map the join
-                // error. The inner task is aborted when the request is resolved otherwise.
-                let inner = tokio::spawn(fut);
-                if let Some(entry) = self.perms.get_mut(&perm) {
-                    entry.decider = Some(inner.abort_handle());
-                }
-                tokio::spawn(async move {
-                    let answer = match inner.await {
-                        Ok(answer) => answer,
-                        Err(e) if e.is_cancelled() => return,
-                        Err(e) => Err(format!("permission decider failed: {e}")),
-                    };
+                // The decider is the embedder's code: a panic, in `decide` itself or while its
+                // future runs, must deny and never reach the actor. One task does it all; it is
+                // aborted when the request is resolved otherwise.
+                let task = tokio::spawn(async move {
+                    let mut fut = None;
+                    let answer = std::future::poll_fn(|cx| {
+                        let step = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            fut.get_or_insert_with(|| decider.decide(request.clone()))
+                                .as_mut()
+                                .poll(cx)
+                        }));
+                        match step {
+                            Ok(poll) => poll,
+                            Err(_) => std::task::Poll::Ready(Err(
+                                "permission decider panicked".to_owned()
+                            )),
+                        }
+                    })
+                    .await;
                     let _ = tx.send(Completion::PermissionAnswer { perm, answer });
                 });
+                if let Some(entry) = self.perms.get_mut(&perm) {
+                    entry.decider = Some(task.abort_handle());
+                }
             }
             PermissionHandler::Manual => {}
         }
