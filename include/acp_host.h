@@ -92,6 +92,10 @@ enum acph_status
     ACPH_STATUS_BUSY = 211,
     // The agent side does not know the thing named (e.g. a session that is not open).
     ACPH_STATUS_NOT_FOUND = 212,
+    // A blocking call gave up because the event queue is full and nobody has pulled an event
+    // for the stall timeout (`eventStallTimeoutMs`); pull events from another thread while
+    // calls are pending. The call was abandoned (a prompt is cancelled).
+    ACPH_STATUS_EVENTS_STALLED = 213,
     // An error kind this version of the C ABI does not know (a newer core); see the error's
     // `kind`.
     ACPH_STATUS_OTHER = 299,

@@ -617,7 +617,7 @@ async fn probe(args: ProbeArgs, verbose: bool, mut interrupts: watch::Receiver<S
         Err(m) => return fail(None, &Failure::Message(m), None),
     };
     let host = Host::new(HostConfig::default());
-    let Some(mut events) = host.events() else {
+    let Some(events) = host.events() else {
         return fail(
             None,
             &Failure::Message("the host's event stream is unavailable".into()),

@@ -174,7 +174,7 @@ impl Renderer {
     }
 
     /// Print events until the first `agent_exited` (printed too) or the end of the stream.
-    pub async fn pump(mut self, mut events: EventStream) {
+    pub async fn pump(mut self, events: EventStream) {
         let mut batch = Vec::with_capacity(256);
         loop {
             batch.clear();

@@ -129,7 +129,7 @@ async fn host_mode(args: &Args) -> Result<Value, BoxError> {
         event_capacity: args.capacity,
         ..HostConfig::default()
     });
-    let mut events = host.events().ok_or("event stream already taken")?;
+    let events = host.events().ok_or("event stream already taken")?;
 
     // Only updates that belong to a turn count (a scenario may send updates on session/new).
     let stall = rss_mode.then(|| Duration::from_millis(args.stall_ms));

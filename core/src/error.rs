@@ -96,6 +96,13 @@ pub enum Error {
     /// The id refers to something that is already finished (e.g. a permission request answered twice).
     #[error("already resolved: {0}")]
     AlreadyResolved(String),
+    /// The call could not complete because the host's event queue is full and nobody has pulled
+    /// an event for `waited_ms` (`HostConfig::event_stall_timeout`): pull events while calls are
+    /// pending, or disable events. The call was abandoned (a prompt is cancelled).
+    #[error(
+        "the event queue is full and nobody has pulled an event for {waited_ms} ms; pull events while calls are pending (the call was abandoned)"
+    )]
+    EventsStalled { waited_ms: u64 },
 }
 
 impl Error {
@@ -117,6 +124,7 @@ impl Error {
             Error::Busy(_) => "busy",
             Error::NotFound(_) => "not_found",
             Error::AlreadyResolved(_) => "already_resolved",
+            Error::EventsStalled { .. } => "events_stalled",
         }
     }
 
@@ -134,6 +142,7 @@ impl Error {
             Error::Timeout { what, after_ms } => {
                 serde_json::json!({ "what": what, "afterMs": after_ms })
             }
+            Error::EventsStalled { waited_ms } => serde_json::json!({ "waitedMs": waited_ms }),
             _ => Value::Null,
         }
     }

@@ -14,7 +14,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::connection::{self, AgentInfo, AgentShared, Command, HostShared, ReqCtx};
 use crate::error::{Error, ExitInfo, Result};
-use crate::events::{Event, EventBus, raw_json};
+use crate::events::{Consumer, Event, EventBus, Pulled, QueueLimits, Waker, raw_json};
 use crate::permission::PermissionHandler;
 use crate::permission::policy::Policy;
 use crate::services::fs::FsLimits;
@@ -43,8 +43,16 @@ impl Default for ClientInfo {
 #[derive(Debug, Clone)]
 pub struct HostConfig {
     pub client_info: ClientInfo,
-    /// Capacity of the event queue. When it is full the agents' stdout is not read (backpressure).
+    /// Capacity of the event queue, in events. When it is full the agents' stdout is not read
+    /// (backpressure); nothing else waits for it.
     pub event_capacity: usize,
+    /// Capacity of the event queue, in bytes (payloads plus a per-event estimate).
+    pub event_queue_bytes: usize,
+    /// A call whose answer cannot arrive because the event queue is full and nobody has pulled an
+    /// event for this long fails with [`Error::EventsStalled`] instead of hanging (a prompt is
+    /// then cancelled, as for any abandoned call). Answers already known are still delivered.
+    /// `None`: wait for ever.
+    pub event_stall_timeout: Option<Duration>,
     /// When false no events are queued at all (for embedders that only use return values).
     pub events_enabled: bool,
     /// Longest accepted line from an agent; longer lines are skipped and reported.
@@ -87,7 +95,9 @@ impl Default for HostConfig {
     fn default() -> Self {
         HostConfig {
             client_info: ClientInfo::default(),
-            event_capacity: 4096,
+            event_capacity: QueueLimits::default().max_events,
+            event_queue_bytes: QueueLimits::default().max_bytes,
+            event_stall_timeout: Some(Duration::from_secs(3)),
             events_enabled: true,
             max_line_bytes: 64 * 1024 * 1024,
             request_timeout: Some(Duration::from_secs(120)),
@@ -121,7 +131,7 @@ type AgentSlot = (mpsc::WeakSender<Command>, Arc<AgentShared>);
 #[derive(Debug)]
 struct HostInner {
     shared: Arc<HostShared>,
-    events: Mutex<Option<mpsc::Receiver<Event>>>,
+    events: Mutex<Option<Consumer>>,
     next_agent: AtomicU64,
     agents: Mutex<BTreeMap<u64, AgentSlot>>,
     _alive: watch::Sender<()>,
@@ -138,7 +148,11 @@ impl Host {
                 // A built-in preset name cannot fail; if it ever did, fail closed.
                 _ => Policy::preset("ask").unwrap_or_default(),
             });
-        let (bus, rx) = EventBus::new(config.event_capacity, config.events_enabled);
+        let limits = QueueLimits {
+            max_events: config.event_capacity,
+            max_bytes: config.event_queue_bytes,
+        };
+        let (bus, rx) = EventBus::new(limits, config.events_enabled);
         let (alive_tx, alive_rx) = watch::channel(());
         let shared = Arc::new(HostShared {
             bus,
@@ -195,12 +209,7 @@ impl Host {
     pub async fn spawn(&self, spec: AgentSpec) -> Result<Agent> {
         let id = self.inner.next_agent.fetch_add(1, Ordering::Relaxed) + 1;
         let cfg = &self.inner.shared.config;
-        let transport = spawn_agent(
-            &spec,
-            self.inner.shared.bus.clone(),
-            id,
-            cfg.stderr_tail_bytes,
-        )?;
+        let transport = spawn_agent(&spec, id, cfg.stderr_tail_bytes)?;
         self.start(id, transport).await
     }
 
@@ -215,6 +224,7 @@ impl Host {
             reader: Box::pin(reader),
             writer: Box::pin(writer),
             process: None,
+            stderr: None,
         };
         self.start(id, transport).await
     }
@@ -343,6 +353,13 @@ impl Host {
         })
     }
 
+    /// End the event stream after the events queued so far: pullers get those, then the end
+    /// (`None`); anything that happens later is not queued. For faces that end their stream
+    /// once [`Host::shutdown`] returned.
+    pub fn close_events(&self) {
+        self.inner.shared.bus.close();
+    }
+
     /// Shut every agent down (ladder: stdin EOF → SIGTERM → SIGKILL), concurrently.
     pub async fn shutdown(&self) {
         let ids: Vec<u64> = self
@@ -370,29 +387,62 @@ fn closed() -> Error {
 /// The host's single event stream.
 #[derive(Debug)]
 pub struct EventStream {
-    rx: mpsc::Receiver<Event>,
+    rx: Consumer,
 }
 
 impl EventStream {
     /// The next event; `None` when the host is gone and everything was delivered.
-    pub async fn next(&mut self) -> Option<Event> {
-        self.rx.recv().await
+    pub async fn next(&self) -> Option<Event> {
+        self.rx.next().await
     }
 
     /// The next event if one is ready.
-    pub fn try_next(&mut self) -> Option<Event> {
-        self.rx.try_recv().ok()
+    pub fn try_next(&self) -> Option<Event> {
+        match self.rx.try_pull() {
+            Pulled::Event(ev) => Some(ev),
+            Pulled::Empty | Pulled::Ended => None,
+        }
     }
 
     /// Up to `limit` events at once (at least one unless the stream ended); for faces that hand
     /// events across a boundary in batches.
-    pub async fn next_batch(&mut self, buf: &mut Vec<Event>, limit: usize) -> usize {
-        self.rx.recv_many(buf, limit.max(1)).await
+    pub async fn next_batch(&self, buf: &mut Vec<Event>, limit: usize) -> usize {
+        self.rx.next_batch(buf, limit).await
     }
 
     /// Blocking variant for non-async callers (not to be used inside a runtime thread).
-    pub fn blocking_next(&mut self) -> Option<Event> {
-        self.rx.blocking_recv()
+    pub fn blocking_next(&self) -> Option<Event> {
+        match self.rx.blocking_pull(None) {
+            Pulled::Event(ev) => Some(ev),
+            Pulled::Empty | Pulled::Ended => None,
+        }
+    }
+
+    /// Blocking pull with a timeout (`None`: for ever), for threads outside any runtime. `None`
+    /// on timeout or at the end of the stream; [`EventStream::is_ended`] tells which.
+    pub fn blocking_next_timeout(&self, timeout: Option<Duration>) -> Option<Event> {
+        match self.rx.blocking_pull(timeout) {
+            Pulled::Event(ev) => Some(ev),
+            Pulled::Empty | Pulled::Ended => None,
+        }
+    }
+
+    /// Whether no event is queued right now.
+    pub fn is_empty(&self) -> bool {
+        self.rx.is_empty()
+    }
+
+    /// Whether the stream ended (the host is gone) and every event was pulled.
+    pub fn is_ended(&self) -> bool {
+        self.rx.is_ended()
+    }
+
+    /// Register a function called when the stream goes from empty to non-empty and when it
+    /// ends (at once if events are already waiting): for event loops that pull on a wake-up.
+    /// It runs on a library thread (or the thread that made the event), must be quick and
+    /// must not block or pull events itself. `None` removes it.
+    pub fn set_waker(&self, waker: Option<Waker>) {
+        self.rx.set_waker(waker);
     }
 }
 
@@ -529,15 +579,37 @@ impl Agent {
             id,
             done: false,
         };
-        let res = match rx.await {
-            Ok(res) => res,
-            Err(_) => Err(self
+        let gone = |agent: &Agent| {
+            agent
                 .exit_info()
                 .cloned()
                 .map(Error::AgentExited)
-                .unwrap_or_else(closed)),
+                .unwrap_or_else(closed)
         };
-        guard.done = true;
+        let host = &self.inner.host;
+        let stall = host
+            .config
+            .event_stall_timeout
+            .filter(|_| host.bus.enabled());
+        let res = match stall {
+            None => rx.await.unwrap_or_else(|_| Err(gone(self))),
+            Some(limit) => {
+                let mut rx = rx;
+                tokio::select! {
+                    biased;
+                    r = &mut rx => r.unwrap_or_else(|_| Err(gone(self))),
+                    waited = host.bus.wait_stalled(limit) => match rx.try_recv() {
+                        // The answer made it after all: prefer it.
+                        Ok(r) => r,
+                        Err(_) => Err(Error::EventsStalled {
+                            waited_ms: u64::try_from(waited.as_millis()).unwrap_or(u64::MAX),
+                        }),
+                    },
+                }
+            }
+        };
+        // A stalled call is abandoned (the agent is told, a prompt is cancelled) by the guard.
+        guard.done = !matches!(res, Err(Error::EventsStalled { .. }));
         res
     }
 

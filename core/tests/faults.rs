@@ -370,7 +370,7 @@ async fn stalled_consumer_applies_backpressure_and_loses_nothing() {
         ..HostConfig::default()
     };
     let host = Host::new(config);
-    let mut events = host.events().unwrap();
+    let events = host.events().unwrap();
     let agent = host
         .spawn(mock(None).args(["--flood", "50000"]))
         .await

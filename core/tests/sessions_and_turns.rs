@@ -736,7 +736,7 @@ async fn fork_opens_a_new_session_with_its_own_id() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_returns_only_after_its_events_are_in_the_stream() {
     let host = Host::new(HostConfig::default());
-    let mut events = host.events().unwrap();
+    let events = host.events().unwrap();
     let agent = host.spawn(mock(None)).await.unwrap();
     let ready: Vec<String> = std::iter::from_fn(|| events.try_next())
         .map(|e| describe(&e))

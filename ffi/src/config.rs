@@ -18,8 +18,6 @@ use crate::status::{Failure, acph_status};
 #[derive(Debug)]
 pub(crate) struct FaceConfig {
     pub core: HostConfig,
-    /// Capacity of the C face's own queue (between the core's queue and the caller).
-    pub face_capacity: usize,
 }
 
 fn config_error(path: &str, message: impl Into<String>) -> Failure {
@@ -46,6 +44,8 @@ const CONFIG_FIELDS: &[&str] = &[
     "promptTimeoutMs",
     "shutdownGraceMs",
     "eventCapacity",
+    "eventQueueBytes",
+    "eventStallTimeoutMs",
     "events",
     "wireEvents",
     "maxLineBytes",
@@ -180,12 +180,8 @@ fn service_field(
 /// configuration.
 pub(crate) fn host_config(text: Option<&str>, bridge: &Bridge) -> Result<FaceConfig, Failure> {
     let mut core = HostConfig::default();
-    let mut face_capacity = 256;
     let Some(text) = text else {
-        return Ok(FaceConfig {
-            core,
-            face_capacity,
-        });
+        return Ok(FaceConfig { core });
     };
     let doc: Value = serde_json::from_str(text).map_err(|e| {
         Failure::new(
@@ -250,7 +246,15 @@ pub(crate) fn host_config(text: Option<&str>, bridge: &Bridge) -> Result<FaceCon
             return Err(err("eventCapacity", "expected 1 ..= 16777216".into()));
         }
         core.event_capacity = n as usize;
-        face_capacity = (n as usize).clamp(1, 256);
+    }
+    if let Some(n) = u64_field(obj, "eventQueueBytes", &err)? {
+        if n < 4096 {
+            return Err(err("eventQueueBytes", "expected at least 4096".into()));
+        }
+        core.event_queue_bytes = usize::try_from(n).unwrap_or(usize::MAX);
+    }
+    if let Some(t) = opt_ms_field(obj, "eventStallTimeoutMs", &err)? {
+        core.event_stall_timeout = t;
     }
     if let Some(b) = bool_field(obj, "events", &err)? {
         core.events_enabled = b;
@@ -289,10 +293,7 @@ pub(crate) fn host_config(text: Option<&str>, bridge: &Bridge) -> Result<FaceCon
         }
         core.client_info = ci;
     }
-    Ok(FaceConfig {
-        core,
-        face_capacity,
-    })
+    Ok(FaceConfig { core })
 }
 
 /// The agent spec of `acph_host_spawn`:

@@ -1,19 +1,20 @@
 //! The object behind `acph_host *`: a tokio runtime, the core `Host`, the face's event queue (fed
 //! by a pump task), the id tables, and the asynchronous call machinery.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
-use acp_host::{Agent, Error, Event, EventKind, EventStream, Host, Session};
+use acp_host::{Agent, Error, Event, EventKind, Host, Session};
 use serde_json::Value;
 use tokio::runtime::{Handle, Runtime};
 use tokio::sync::{Notify, oneshot, watch};
 
 use crate::event::kind_of;
 use crate::ptr::{self, Callback, EventBox, EventFields, acph_wakeup_fn};
+use crate::queue::Queue;
 use crate::services::Bridge;
 use crate::status::{Failure, acph_status};
 
@@ -42,204 +43,20 @@ pub struct acph_host {
 pub(crate) struct State {
     pub host: Host,
     pub rt: Handle,
-    pub queue: Queue,
+    pub queue: Arc<Queue>,
     agents: Mutex<HashMap<u64, Agent>>,
     sessions: Mutex<Sessions>,
     perms: Mutex<Perms>,
     calls: Mutex<HashMap<u64, oneshot::Sender<Error>>>,
+    /// Calls started and not yet reported (a call leaves `calls` before its report is queued,
+    /// so that cancelling a call whose `call_completed` is visible is a stale id).
+    outstanding: AtomicU64,
     calls_idle: Notify,
     pub bridge: Bridge,
     wakeup: Mutex<Option<Arc<Callback<acph_wakeup_fn>>>>,
     closing: watch::Sender<bool>,
     shutdown_started: AtomicBool,
-    /// Tells the pump to close the queue once the core's queue is empty (after shutdown).
-    finish: Notify,
     grace: Duration,
-    seen: Mutex<Seen>,
-    seen_changed: Notify,
-    events_enabled: bool,
-}
-
-// ----- the event queue ------------------------------------------------------------------------
-
-/// The face's bounded queue between the pump and the C callers, with a pollable fd that is
-/// readable exactly while events (or the end of the stream) are waiting.
-#[derive(Debug)]
-pub(crate) struct Queue {
-    inner: Mutex<QueueInner>,
-    ready: Condvar,
-    space: Notify,
-    capacity: usize,
-    #[cfg(unix)]
-    fd_read: std::os::unix::net::UnixStream,
-    #[cfg(unix)]
-    fd_write: std::os::unix::net::UnixStream,
-}
-
-#[derive(Debug, Default)]
-struct QueueInner {
-    events: VecDeque<Box<EventBox>>,
-    /// Whether a byte is waiting in the fd.
-    signalled: bool,
-    closed: bool,
-    /// Host teardown: events are dropped instead of queued, so that nothing waits for a reader.
-    discard: bool,
-}
-
-impl Queue {
-    fn new(capacity: usize) -> Result<Queue, Failure> {
-        #[cfg(unix)]
-        let (fd_read, fd_write) = {
-            let io = |e: std::io::Error| {
-                Failure::new(
-                    acph_status::ACPH_STATUS_IO,
-                    format!("could not create the event fd: {e}"),
-                )
-            };
-            let (r, w) = std::os::unix::net::UnixStream::pair().map_err(io)?;
-            r.set_nonblocking(true).map_err(io)?;
-            w.set_nonblocking(true).map_err(io)?;
-            (r, w)
-        };
-        Ok(Queue {
-            inner: Mutex::new(QueueInner::default()),
-            ready: Condvar::new(),
-            space: Notify::new(),
-            capacity: capacity.max(1),
-            #[cfg(unix)]
-            fd_read,
-            #[cfg(unix)]
-            fd_write,
-        })
-    }
-
-    #[cfg(unix)]
-    pub(crate) fn fd(&self) -> i32 {
-        use std::os::fd::AsRawFd;
-        self.fd_read.as_raw_fd()
-    }
-
-    /// Make the fd readable (called with the lock held). Returns whether it changed.
-    fn signal(&self, q: &mut QueueInner) -> bool {
-        if q.signalled {
-            return false;
-        }
-        #[cfg(unix)]
-        {
-            use std::io::Write;
-            let _ = (&self.fd_write).write(&[1]);
-        }
-        q.signalled = true;
-        true
-    }
-
-    /// Drain the fd (called with the lock held, when nothing is waiting any more).
-    fn unsignal(&self, q: &mut QueueInner) {
-        if !q.signalled {
-            return;
-        }
-        #[cfg(unix)]
-        {
-            use std::io::Read;
-            let mut buf = [0u8; 64];
-            while matches!((&self.fd_read).read(&mut buf), Ok(n) if n > 0) {}
-        }
-        q.signalled = false;
-    }
-
-    /// Wait until there is room; returns how much.
-    async fn room(&self) -> usize {
-        loop {
-            let notified = self.space.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            {
-                let q = lock(&self.inner);
-                if q.discard {
-                    return 1024;
-                }
-                let room = self.capacity.saturating_sub(q.events.len());
-                if room > 0 {
-                    return room;
-                }
-            }
-            notified.await;
-        }
-    }
-
-    /// Append events (boxed: they are handed to C as `Box::into_raw`); returns true when the queue went from empty to non-empty (wake the
-    /// embedder).
-    #[allow(clippy::vec_box)]
-    fn push(&self, events: Vec<Box<EventBox>>) -> bool {
-        let mut q = lock(&self.inner);
-        if q.discard || events.is_empty() {
-            return false;
-        }
-        q.events.extend(events);
-        let woke = self.signal(&mut q);
-        drop(q);
-        self.ready.notify_all();
-        woke
-    }
-
-    /// The end of the stream: pullers get what is left, then `ACPH_STATUS_CLOSED`. Always wakes
-    /// the embedder (one last time).
-    fn close(&self) -> bool {
-        let mut q = lock(&self.inner);
-        q.closed = true;
-        self.signal(&mut q);
-        drop(q);
-        self.ready.notify_all();
-        true
-    }
-
-    fn set_discard(&self) {
-        let dropped = {
-            let mut q = lock(&self.inner);
-            q.discard = true;
-            std::mem::take(&mut q.events)
-        };
-        drop(dropped);
-        self.space.notify_one();
-        self.ready.notify_all();
-    }
-
-    /// Take the next event, waiting up to `timeout` (`None`: for ever).
-    pub(crate) fn pop(&self, timeout: Option<Duration>) -> Result<Box<EventBox>, acph_status> {
-        let deadline = timeout.map(|t| Instant::now() + t);
-        let mut q = lock(&self.inner);
-        loop {
-            if let Some(ev) = q.events.pop_front() {
-                if q.events.is_empty() && !q.closed {
-                    self.unsignal(&mut q);
-                }
-                drop(q);
-                self.space.notify_one();
-                return Ok(ev);
-            }
-            if q.closed || q.discard {
-                return Err(acph_status::ACPH_STATUS_CLOSED);
-            }
-            match deadline {
-                None => q = self.ready.wait(q).unwrap_or_else(|p| p.into_inner()),
-                Some(d) => {
-                    let now = Instant::now();
-                    if now >= d {
-                        return Err(acph_status::ACPH_STATUS_EMPTY);
-                    }
-                    q = self
-                        .ready
-                        .wait_timeout(q, d - now)
-                        .map(|(g, _)| g)
-                        .unwrap_or_else(|p| p.into_inner().0);
-                }
-            }
-        }
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        lock(&self.inner).events.is_empty()
-    }
 }
 
 // ----- id tables ------------------------------------------------------------------------------
@@ -288,44 +105,16 @@ impl Sessions {
     }
 }
 
-/// What the pump has observed, so that a call reports its outcome only after the events it
-/// caused are in the stream (the core's connection hands a step's events over after it answered
-/// the call; see `State::settle`).
-#[derive(Debug, Default)]
-struct Seen {
-    ready: HashSet<u64>,
-    exited: HashSet<u64>,
-    opened: HashMap<(u64, Arc<str>), u64>,
-    closed: HashMap<(u64, Arc<str>), u64>,
-    turns: HashSet<u64>,
-    turn_order: VecDeque<u64>,
-}
-
-/// The event that ends a call's own events.
-#[derive(Debug, Clone)]
-pub(crate) enum Marker {
-    Ready(u64),
-    Exited(u64),
-    /// `session_opened` of (agent, session) seen more than `n` times.
-    Opened(u64, Arc<str>, u64),
-    /// `session_closed` of (agent, session) seen more than `n` times.
-    Closed(u64, Arc<str>, u64),
-    TurnEnded(u64),
-}
-
-/// A call's outcome and the event to wait for before reporting it.
+/// A call's outcome. (The core queues the events a call caused before it answers the call, so
+/// `call_completed` always follows them.)
 #[derive(Debug)]
 pub(crate) struct Done {
     pub value: Value,
-    pub marker: Option<Marker>,
 }
 
 impl From<Value> for Done {
     fn from(value: Value) -> Done {
-        Done {
-            value,
-            marker: None,
-        }
+        Done { value }
     }
 }
 
@@ -366,35 +155,36 @@ impl acph_host {
             let _enter = rt.enter();
             Host::new(cfg.core)
         };
-        let stream = host.events();
-        let events_enabled = stream.is_some();
+        let queue = Queue::new(host.events()).map_err(|e| {
+            Failure::new(
+                acph_status::ACPH_STATUS_IO,
+                format!("could not create the event fd: {e}"),
+            )
+        })?;
         let (closing, _) = watch::channel(false);
         let state = Arc::new(State {
             host,
             rt: rt.handle().clone(),
-            queue: Queue::new(cfg.face_capacity)?,
+            queue,
             agents: Mutex::default(),
             sessions: Mutex::default(),
             perms: Mutex::default(),
             calls: Mutex::default(),
+            outstanding: AtomicU64::new(0),
             calls_idle: Notify::new(),
             bridge,
             wakeup: Mutex::default(),
             closing,
             shutdown_started: AtomicBool::new(false),
-            finish: Notify::new(),
             grace,
-            seen: Mutex::default(),
-            seen_changed: Notify::new(),
-            events_enabled,
         });
-        match stream {
-            Some(stream) => {
-                rt.spawn(pump(state.clone(), stream));
-            }
-            None => {
-                state.queue.close();
-            }
+        {
+            let weak = Arc::downgrade(&state);
+            state.queue.start(move || {
+                if let Some(st) = weak.upgrade() {
+                    st.wake();
+                }
+            });
         }
         Ok(Box::new(acph_host {
             state,
@@ -414,7 +204,7 @@ impl acph_host {
             return;
         }
         let state = self.state.clone();
-        state.queue.set_discard();
+        state.queue.discard();
         let runtime = lock(&self.runtime).take();
         if let Some(rt) = runtime {
             let bound = state.grace * 2 + Duration::from_secs(2);
@@ -475,7 +265,7 @@ impl State {
             let idle = self.calls_idle.notified();
             tokio::pin!(idle);
             idle.as_mut().enable();
-            if lock(&self.calls).is_empty() {
+            if self.outstanding.load(Ordering::SeqCst) == 0 {
                 break;
             }
             if tokio::time::timeout_at(deadline, idle).await.is_err() {
@@ -493,15 +283,9 @@ impl State {
         let st = self.clone();
         self.rt.spawn(async move {
             st.clone().shutdown_all().await;
-            // The agents' last events reach the stream just after they answered the shutdown.
-            let agents: Vec<u64> = lock(&st.agents).keys().copied().collect();
-            let _ = tokio::time::timeout(Duration::from_secs(2), async {
-                for a in agents {
-                    st.settle(&Marker::Exited(a)).await;
-                }
-            })
-            .await;
-            st.finish.notify_one();
+            // Every agent answered its shutdown, so its `agent_exited` is queued: end the stream
+            // after what is queued now.
+            st.host.close_events();
         });
     }
 
@@ -513,13 +297,13 @@ impl State {
         drop(old);
         // Events may be waiting already: tell the new callback, from a library thread.
         if let Some(cb) = cb
-            && (!self.queue.is_empty() || lock(&self.queue.inner).closed)
+            && self.queue.is_ready()
         {
             self.rt.spawn(async move { cb.wake() });
         }
     }
 
-    fn wake(&self) {
+    pub(crate) fn wake(&self) {
         let cb = lock(&self.wakeup).clone();
         if let Some(cb) = cb {
             cb.wake();
@@ -528,7 +312,9 @@ impl State {
 
     // ----- events -----------------------------------------------------------------------------
 
-    fn convert(&self, ev: Event) -> Box<EventBox> {
+    /// Turn a core event into the C event (and keep the id tables up to date). Runs on the
+    /// pulling thread.
+    pub(crate) fn convert(&self, ev: Event) -> Box<EventBox> {
         let (kind, kind_name) = kind_of(ev.kind);
         let mut session = 0;
         if let Some(sid) = &ev.session {
@@ -539,7 +325,6 @@ impl State {
                 s.find(ev.agent, sid).unwrap_or(0)
             };
         }
-        self.observe(&ev);
         let (mut request, mut call) = (0, 0);
         match ev.kind {
             EventKind::PermissionRequested => {
@@ -589,89 +374,6 @@ impl State {
             ev.to_json(),
             ev.session.as_deref(),
         )
-    }
-
-    fn observe(&self, ev: &Event) {
-        let mut seen = lock(&self.seen);
-        match (ev.kind, &ev.session) {
-            (EventKind::AgentReady, _) => {
-                seen.ready.insert(ev.agent);
-            }
-            (EventKind::AgentExited, _) => {
-                seen.exited.insert(ev.agent);
-            }
-            (EventKind::SessionOpened, Some(sid)) => {
-                *seen.opened.entry((ev.agent, sid.clone())).or_default() += 1;
-            }
-            (EventKind::SessionClosed, Some(sid)) => {
-                *seen.closed.entry((ev.agent, sid.clone())).or_default() += 1;
-            }
-            (EventKind::TurnEnded, _) => {
-                if let Some(turn) = ev.turn {
-                    seen.turns.insert(turn);
-                    seen.turn_order.push_back(turn);
-                    while seen.turn_order.len() > 4096 {
-                        if let Some(old) = seen.turn_order.pop_front() {
-                            seen.turns.remove(&old);
-                        }
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-
-    fn is_seen(&self, marker: &Marker) -> bool {
-        let seen = lock(&self.seen);
-        match marker {
-            Marker::Ready(a) => seen.ready.contains(a),
-            Marker::Exited(a) => seen.exited.contains(a),
-            Marker::Opened(a, sid, n) => {
-                seen.opened.get(&(*a, sid.clone())).copied().unwrap_or(0) > *n
-            }
-            Marker::Closed(a, sid, n) => {
-                seen.closed.get(&(*a, sid.clone())).copied().unwrap_or(0) > *n
-            }
-            Marker::TurnEnded(t) => seen.turns.contains(t),
-        }
-    }
-
-    /// How often `session_opened` / `session_closed` of (agent, session) were seen so far.
-    pub(crate) fn opened_count(&self, agent: u64, sid: &str) -> u64 {
-        let seen = lock(&self.seen);
-        seen.opened
-            .get(&(agent, Arc::from(sid)))
-            .copied()
-            .unwrap_or(0)
-    }
-
-    pub(crate) fn closed_count(&self, agent: u64, sid: &str) -> u64 {
-        let seen = lock(&self.seen);
-        seen.closed
-            .get(&(agent, Arc::from(sid)))
-            .copied()
-            .unwrap_or(0)
-    }
-
-    /// Wait (bounded) until the pump has seen `marker`. The core's connection hands the events of
-    /// a step to the stream after it answered the call of that step, so without this a
-    /// `call_completed` could overtake the events the call caused.
-    async fn settle(&self, marker: &Marker) {
-        if !self.events_enabled {
-            return;
-        }
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-        loop {
-            let changed = self.seen_changed.notified();
-            tokio::pin!(changed);
-            changed.as_mut().enable();
-            if self.is_seen(marker) {
-                return;
-            }
-            if tokio::time::timeout_at(deadline, changed).await.is_err() {
-                return;
-            }
-        }
     }
 
     // ----- lookups ----------------------------------------------------------------------------
@@ -768,6 +470,7 @@ impl State {
         self.check_open()?;
         let id = next_id();
         let (cancel_tx, cancel_rx) = oneshot::channel::<Error>();
+        self.outstanding.fetch_add(1, Ordering::SeqCst);
         lock(&self.calls).insert(id, cancel_tx);
         let st = self.clone();
         let mut closing = self.closing.subscribe();
@@ -777,31 +480,16 @@ impl State {
                 Ok(e) = cancel_rx => Err(e),
                 _ = closing.wait_for(|c| *c) => Err(closed_error()),
             };
-            let result = match result {
-                Ok(Done { value, marker }) => {
-                    if let Some(marker) = marker {
-                        tokio::select! {
-                            _ = st.settle(&marker) => {}
-                            _ = closing.wait_for(|c| *c) => {}
-                        }
-                    }
-                    Ok(value)
-                }
-                Err(e) => Err(e),
-            };
+            let result = result.map(|Done { value }| value);
             let agent = match (&result, agent) {
                 (Ok(v), 0) => v["agent"].as_u64().unwrap_or(0),
                 _ => agent,
             };
+            lock(&st.calls).remove(&id);
             st.host
                 .report_call(id, agent, result.as_ref().cloned())
                 .await;
-            let idle = {
-                let mut calls = lock(&st.calls);
-                calls.remove(&id);
-                calls.is_empty()
-            };
-            if idle {
+            if st.outstanding.fetch_sub(1, Ordering::SeqCst) == 1 {
                 st.calls_idle.notify_waiters();
             }
         });
@@ -868,10 +556,8 @@ impl State {
         let st = self.clone();
         async move {
             let agent = st.host.spawn(spec).await?;
-            let id = agent.id();
             Ok(Done {
                 value: st.register_agent(agent),
-                marker: Some(Marker::Ready(id)),
             })
         }
     }
@@ -883,10 +569,6 @@ impl State {
         options: acp_host::SessionOptions,
     ) -> impl Future<Output = Result<Done, Error>> + Send + 'static {
         let st = self.clone();
-        let before = match &how {
-            OpenHow::New => 0,
-            OpenHow::Load(id) | OpenHow::Resume(id) => self.opened_count(agent.id(), id),
-        };
         async move {
             let session = match how {
                 OpenHow::New => agent.new_session(options).await?,
@@ -897,7 +579,6 @@ impl State {
             let h = st.register_session(agent.id(), session);
             Ok(Done {
                 value: serde_json::json!({ "session": h, "sessionId": sid }),
-                marker: Some(Marker::Opened(agent.id(), Arc::from(sid.as_str()), before)),
             })
         }
     }
@@ -984,48 +665,4 @@ pub(crate) fn agent_json(agent: &Agent) -> Value {
         .and_then(|e| serde_json::to_value(e).ok())
         .unwrap_or(Value::Null);
     v
-}
-
-/// Moves events from the core's queue into the face's queue, in batches, waiting for room (so a
-/// caller that stops pulling stops the agents being read), and wakes the embedder.
-async fn pump(state: Arc<State>, mut stream: EventStream) {
-    let mut buf: Vec<Event> = Vec::with_capacity(64);
-    let mut finishing = false;
-    loop {
-        let room = state.queue.room().await.min(256);
-        if finishing {
-            while buf.len() < room {
-                match stream.try_next() {
-                    Some(ev) => buf.push(ev),
-                    None => break,
-                }
-            }
-            if buf.is_empty() {
-                if state.queue.close() {
-                    state.wake();
-                }
-                return;
-            }
-        } else {
-            tokio::select! {
-                n = stream.next_batch(&mut buf, room) => {
-                    if n == 0 {
-                        if state.queue.close() {
-                            state.wake();
-                        }
-                        return;
-                    }
-                }
-                _ = state.finish.notified() => {
-                    finishing = true;
-                    continue;
-                }
-            }
-        }
-        let boxes: Vec<Box<EventBox>> = buf.drain(..).map(|ev| state.convert(ev)).collect();
-        state.seen_changed.notify_waiters();
-        if state.queue.push(boxes) {
-            state.wake();
-        }
-    }
 }

@@ -59,6 +59,7 @@ mod config;
 mod event;
 mod host;
 mod ptr;
+mod queue;
 mod services;
 mod status;
 

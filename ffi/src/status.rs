@@ -66,6 +66,10 @@ pub enum acph_status {
     ACPH_STATUS_BUSY = 211,
     /// The agent side does not know the thing named (e.g. a session that is not open).
     ACPH_STATUS_NOT_FOUND = 212,
+    /// A blocking call gave up because the event queue is full and nobody has pulled an event
+    /// for the stall timeout (`eventStallTimeoutMs`); pull events from another thread while
+    /// calls are pending. The call was abandoned (a prompt is cancelled).
+    ACPH_STATUS_EVENTS_STALLED = 213,
     /// An error kind this version of the C ABI does not know (a newer core); see the error's
     /// `kind`.
     ACPH_STATUS_OTHER = 299,
@@ -102,6 +106,7 @@ pub(crate) const ALL_STATUSES: &[acph_status] = &[
     ACPH_STATUS_CANCELLED,
     ACPH_STATUS_BUSY,
     ACPH_STATUS_NOT_FOUND,
+    ACPH_STATUS_EVENTS_STALLED,
     ACPH_STATUS_OTHER,
     ACPH_STATUS_PANIC,
     ACPH_STATUS_INTERNAL,
@@ -134,6 +139,7 @@ impl acph_status {
             ACPH_STATUS_CANCELLED => "cancelled\0",
             ACPH_STATUS_BUSY => "busy\0",
             ACPH_STATUS_NOT_FOUND => "not_found\0",
+            ACPH_STATUS_EVENTS_STALLED => "events_stalled\0",
             ACPH_STATUS_OTHER => "other\0",
             ACPH_STATUS_PANIC => "panic\0",
             ACPH_STATUS_INTERNAL => "internal\0",
@@ -168,6 +174,7 @@ impl acph_status {
             "busy" => ACPH_STATUS_BUSY,
             "not_found" => ACPH_STATUS_NOT_FOUND,
             "already_resolved" => ACPH_STATUS_ALREADY_RESOLVED,
+            "events_stalled" => ACPH_STATUS_EVENTS_STALLED,
             _ => ACPH_STATUS_OTHER,
         }
     }

@@ -73,6 +73,7 @@ fn status_names_are_unique_and_round_trip() {
         "busy",
         "not_found",
         "already_resolved",
+        "events_stalled",
     ] {
         let s = acph_status::from_kind(kind);
         assert_ne!(s, acph_status::ACPH_STATUS_OTHER, "{kind}");
@@ -159,7 +160,7 @@ fn config_errors_name_the_field() {
     .unwrap();
     assert_eq!(ok.core.request_timeout, None);
     assert_eq!(ok.core.event_capacity, 16);
-    assert_eq!(ok.face_capacity, 16);
+    assert_eq!(ok.core.event_capacity, 16);
     assert_eq!(ok.core.client_info.name, "ide");
     assert!(ok.core.wire_events);
 }

@@ -48,7 +48,8 @@ export type AcpErrorCode =
   | 'cancelled'
   | 'busy'
   | 'not_found'
-  | 'already_resolved';
+  | 'already_resolved'
+  | 'events_stalled';
 
 /**
  * Every failure of this package. `code` is stable (match on it, not on `message`); `data` holds

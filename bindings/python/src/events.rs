@@ -100,7 +100,7 @@ impl Pump {
         pump
     }
 
-    async fn run(self: Arc<Self>, mut stream: EventStream, mut closing: watch::Receiver<bool>) {
+    async fn run(self: Arc<Self>, stream: EventStream, mut closing: watch::Receiver<bool>) {
         let mut buf: Vec<CoreEvent> = Vec::with_capacity(BATCH);
         loop {
             let closing_now = tokio::select! {

@@ -202,6 +202,45 @@ struct SessionEntry {
     buffer: Vec<(Arc<str>, Box<RawValue>)>,
 }
 
+type Reply = Box<dyn FnOnce() + Send>;
+
+/// Events the host's queue had no room for, and the replies queued behind them.
+///
+/// The actor never waits for the event queue: what does not fit waits here, the actor stops
+/// reading its agent until the queue has room again (backpressure on the agent's stdout), and
+/// everything else (commands, timers, cancel, shutdown) keeps running.
+#[derive(Default)]
+struct Backlog {
+    events: VecDeque<PendingEvent>,
+    /// (number of events that must be queued first, reply), in order.
+    replies: VecDeque<(u64, Reply)>,
+    /// Events ever put into the backlog.
+    entered: u64,
+}
+
+impl Backlog {
+    /// Events of the backlog ever handed to the queue.
+    fn queued(&self) -> u64 {
+        self.entered - self.events.len() as u64
+    }
+
+    /// Replies whose events are all queued.
+    fn ready_replies(&mut self) -> Vec<Reply> {
+        let queued = self.queued();
+        let mut ready = Vec::new();
+        while self
+            .replies
+            .front()
+            .is_some_and(|(mark, _)| *mark <= queued)
+        {
+            if let Some((_, r)) = self.replies.pop_front() {
+                ready.push(r);
+            }
+        }
+        ready
+    }
+}
+
 /// Why the connection ended.
 #[derive(Debug, Clone)]
 enum Gone {
@@ -288,6 +327,8 @@ pub(crate) fn start(
         shutdown_error: None,
         outbox: Mutex::new(Vec::new()),
         replies: Mutex::new(Vec::new()),
+        backlog: Mutex::new(Backlog::default()),
+        stderr: transport.stderr,
         grants: Grants::default(),
         served: HashSet::new(),
         terminals: TerminalManager::new(host.config.terminal_limits),
@@ -323,9 +364,14 @@ struct Actor {
     noise: u64,
     gone: Option<Gone>,
     shutdown_error: Option<Value>,
+    /// Events of the current step.
     outbox: Mutex<Vec<PendingEvent>>,
-    /// Replies to callers, sent after the outbox is flushed.
-    replies: Mutex<Vec<Box<dyn FnOnce() + Send>>>,
+    /// Replies to callers of the current step, sent once the step's events are queued.
+    replies: Mutex<Vec<Reply>>,
+    /// What did not fit into the host's event queue yet, in order (see `Backlog`).
+    backlog: Mutex<Backlog>,
+    /// The agent's stderr lines (spawned agents), emitted in order with everything else.
+    stderr: Option<mpsc::Receiver<PendingEvent>>,
     /// In-memory session grants (`allow_always` answers); they die with the session.
     grants: Grants,
     /// fs/terminal requests being served (the agent's request ids): answered once their task
@@ -344,52 +390,61 @@ impl Actor {
     ) {
         let mut alive = self.host.alive.clone();
         let mut host_alive = true;
+        let bus = self.host.bus.clone();
+        let stall = self.host.config.event_stall_timeout;
         loop {
-            self.flush().await;
+            self.flush();
+            let backlogged = self.backlogged();
+            let release = backlogged && stall.is_some() && self.has_waiting_replies();
             let exit_watch = self.exit_watch.clone();
             tokio::select! {
-                           Some(done) = done_rx.recv() => self.on_completion(done).await,
-                           batch = reader_rx.recv(), if self.reader_open => match batch {
-                               Some(batch) => {
-                                   for msg in batch {
-                                       self.on_reader(msg).await;
-                                   }
-                               }
-                               None => self.on_reader(ReaderMsg::Eof(None)).await,
-                           },
-                           cmd = cmd_rx.recv() => match cmd {
-                               Some(Command::Shutdown { reply, error }) => {
-                                   self.shutdown_error = error;
-                                   self.shutdown(&mut reader_rx).await;
-                                   let info = self.gone.as_ref().map(|g| g.info().clone()).unwrap_or_default();
-                                   self.defer(move || {
-            let _ = reply.send(info);
-            });
-                               }
-                               Some(cmd) => self.on_command(cmd).await,
-                               None => {
-                                   // Every handle is gone: nobody can use this agent any more.
-                                   self.shutdown(&mut reader_rx).await;
-                                   self.flush().await;
-                                   break;
-                               }
-                           },
-                           _ = wait_exit(exit_watch), if !self.exit_seen && self.gone.is_none() => {
-                               self.exit_seen = true;
-                               // Give the reader a moment to deliver what the agent wrote before exiting.
-                               let tx = self.done_tx.clone();
-                               tokio::spawn(async move {
-                                   tokio::time::sleep(Duration::from_millis(500)).await;
-                                   let _ = tx.send(Completion::ExitGraceElapsed);
-                               });
-                           }
-                           res = alive.changed(), if host_alive => {
-                               if res.is_err() {
-                                   host_alive = false;
-                                   self.shutdown(&mut reader_rx).await;
-                               }
-                           }
-                       }
+                Some(done) = done_rx.recv() => self.on_completion(done).await,
+                // Backpressure: while events wait for room, the agent is not read (nothing else
+                // waits for the consumer).
+                batch = reader_rx.recv(), if self.reader_open && !backlogged => match batch {
+                    Some(batch) => {
+                        for msg in batch {
+                            self.on_reader(msg).await;
+                        }
+                    }
+                    None => self.on_reader(ReaderMsg::Eof(None)).await,
+                },
+                Some(ev) = recv_stderr(&mut self.stderr), if !backlogged => self.emit(ev).await,
+                () = bus.wait_room(), if backlogged => {}
+                _ = bus.wait_stalled(stall.unwrap_or_default()), if release => self.release_replies(),
+                cmd = cmd_rx.recv() => match cmd {
+                    Some(Command::Shutdown { reply, error }) => {
+                        self.shutdown_error = error;
+                        self.shutdown(&mut reader_rx).await;
+                        let info = self.gone.as_ref().map(|g| g.info().clone()).unwrap_or_default();
+                        self.defer(move || {
+                            let _ = reply.send(info);
+                        });
+                    }
+                    Some(cmd) => self.on_command(cmd).await,
+                    None => {
+                        // Every handle is gone: nobody can use this agent any more.
+                        self.shutdown(&mut reader_rx).await;
+                        self.hand_off_backlog();
+                        break;
+                    }
+                },
+                _ = wait_exit(exit_watch), if !self.exit_seen && self.gone.is_none() => {
+                    self.exit_seen = true;
+                    // Give the reader a moment to deliver what the agent wrote before exiting.
+                    let tx = self.done_tx.clone();
+                    tokio::spawn(async move {
+                        tokio::time::sleep(Duration::from_millis(500)).await;
+                        let _ = tx.send(Completion::ExitGraceElapsed);
+                    });
+                }
+                res = alive.changed(), if host_alive => {
+                    if res.is_err() {
+                        host_alive = false;
+                        self.shutdown(&mut reader_rx).await;
+                    }
+                }
+            }
         }
     }
 
@@ -404,18 +459,58 @@ impl Actor {
             out.len() >= OUTBOX_MAX
         };
         if full {
-            self.flush().await;
+            self.flush();
         }
     }
 
-    /// Hand queued events to the host stream (waits while it is full: backpressure), then answer
-    /// the callers whose replies were deferred behind them.
-    async fn flush(&self) {
+    /// Hand the step's events to the host's queue (what does not fit waits in the backlog; this
+    /// never waits), then answer the callers whose events are all queued.
+    fn flush(&self) {
         let batch = std::mem::take(&mut *self.outbox.lock().unwrap_or_else(|p| p.into_inner()));
-        if !batch.is_empty() {
-            self.host.bus.emit_many(batch).await;
-        }
         let replies = std::mem::take(&mut *self.replies.lock().unwrap_or_else(|p| p.into_inner()));
+        if batch.is_empty() && replies.is_empty() && !self.backlogged() {
+            return;
+        }
+        let ready = {
+            let mut b = self.backlog.lock().unwrap_or_else(|p| p.into_inner());
+            b.entered += batch.len() as u64;
+            b.events.extend(batch);
+            let mark = b.entered;
+            b.replies.extend(replies.into_iter().map(|r| (mark, r)));
+            self.host.bus.try_push(&mut b.events);
+            b.ready_replies()
+        };
+        for reply in ready {
+            reply();
+        }
+    }
+
+    /// Whether events are waiting for room in the host's queue (then the agent is not read).
+    fn backlogged(&self) -> bool {
+        !self
+            .backlog
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .events
+            .is_empty()
+    }
+
+    fn has_waiting_replies(&self) -> bool {
+        !self
+            .backlog
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .replies
+            .is_empty()
+    }
+
+    /// Nobody has pulled for the stall timeout: answer the callers now (their results are known;
+    /// their events stay queued, in order) rather than leave them hanging.
+    fn release_replies(&self) {
+        let replies: Vec<Reply> = {
+            let mut b = self.backlog.lock().unwrap_or_else(|p| p.into_inner());
+            b.replies.drain(..).map(|(_, r)| r).collect()
+        };
         for reply in replies {
             reply();
         }
@@ -428,6 +523,32 @@ impl Actor {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(Box::new(reply));
+    }
+
+    /// The actor is done; whatever is still in the backlog is delivered by a task of its own
+    /// (which may wait for room: nobody else is waiting on it).
+    fn hand_off_backlog(&self) {
+        self.flush();
+        let mut b = std::mem::take(&mut *self.backlog.lock().unwrap_or_else(|p| p.into_inner()));
+        if b.events.is_empty() && b.replies.is_empty() {
+            return;
+        }
+        let bus = self.host.bus.clone();
+        tokio::spawn(async move {
+            loop {
+                bus.try_push(&mut b.events);
+                for reply in b.ready_replies() {
+                    reply();
+                }
+                if b.events.is_empty() {
+                    break;
+                }
+                bus.wait_room().await;
+            }
+            for (_, reply) in b.replies.drain(..) {
+                reply();
+            }
+        });
     }
 
     fn event(&self, kind: EventKind, data: Box<RawValue>) -> PendingEvent {
@@ -1591,7 +1712,7 @@ impl Actor {
         if self.gone.is_some() {
             return;
         }
-        self.flush().await;
+        self.flush();
         let info = match &self.process {
             Some(p) => {
                 let mut exit = p.wait_exit(Duration::from_millis(500)).await;
@@ -1600,9 +1721,13 @@ impl Actor {
                     let _ = self.out_tx.send(Out::Close);
                     exit = p.shutdown(self.host.config.shutdown_grace).await;
                 }
-                p.wait_stderr(Duration::from_millis(500)).await;
-                p.exit_info(exit)
+                exit
             }
+            None => None,
+        };
+        self.drain_stderr(Duration::from_millis(500)).await;
+        let info = match &self.process {
+            Some(p) => p.exit_info(info),
             None => ExitInfo::default(),
         };
         self.finish(Gone::Exited(info), "exited").await;
@@ -1613,18 +1738,18 @@ impl Actor {
         if self.gone.is_some() {
             return;
         }
-        self.flush().await;
+        self.flush();
         let _ = self.out_tx.send(Out::Close);
         let grace = self.host.config.shutdown_grace;
         // Run the ladder while still taking what the agent writes meanwhile (in order, as usual):
         // an agent blocked on a full stdout pipe could not see its stdin close.
         let process = self.process.take();
+        let bus = self.host.bus.clone();
         let info = {
             let ladder = async {
                 match &process {
                     Some(p) => {
                         let exit = p.shutdown(grace).await;
-                        p.wait_stderr(Duration::from_millis(200)).await;
                         p.exit_info(exit)
                     }
                     None => {
@@ -1635,9 +1760,13 @@ impl Actor {
             };
             tokio::pin!(ladder);
             loop {
+                self.flush();
+                let backlogged = self.backlogged();
                 tokio::select! {
                     info = &mut ladder => break info,
-                    batch = reader_rx.recv(), if self.reader_open => match batch {
+                    () = bus.wait_room(), if backlogged => {}
+                    Some(ev) = recv_stderr(&mut self.stderr), if !backlogged => self.emit(ev).await,
+                    batch = reader_rx.recv(), if self.reader_open && !backlogged => match batch {
                         Some(batch) => {
                             for msg in batch {
                                 match msg {
@@ -1645,7 +1774,6 @@ impl Actor {
                                     other => self.on_reader(other).await,
                                 }
                             }
-                            self.flush().await;
                         }
                         None => self.reader_open = false,
                     },
@@ -1654,6 +1782,15 @@ impl Actor {
                     break ExitInfo::default();
                 }
             }
+        };
+        self.drain_stderr(Duration::from_millis(200)).await;
+        let info = match &process {
+            // The tail may have grown while stderr was drained.
+            Some(p) => ExitInfo {
+                stderr_tail: p.exit_info(None).stderr_tail,
+                ..info
+            },
+            None => info,
         };
         self.process = process;
         self.finish(Gone::Shutdown(info), "shutdown").await;
@@ -1741,8 +1878,36 @@ impl Actor {
             data["error"] = error;
         }
         let _ = self.shared.exit.set(info.clone());
+        // Nothing of this agent follows `agent_exited`: late stderr only reaches the tail.
+        self.stderr = None;
         self.emit(self.event(EventKind::AgentExited, raw_json(&data)))
             .await;
+    }
+
+    /// Take the agent's remaining stderr lines until its stderr closes (bounded by `limit`).
+    async fn drain_stderr(&mut self, limit: Duration) {
+        let deadline = tokio::time::Instant::now() + limit;
+        while self.stderr.is_some() {
+            match tokio::time::timeout_at(deadline, recv_stderr(&mut self.stderr)).await {
+                Ok(Some(ev)) => self.emit(ev).await,
+                Ok(None) => {}
+                Err(_) => break,
+            }
+        }
+    }
+}
+
+/// The next stderr event; pending for ever once there is no (more) stderr.
+async fn recv_stderr(rx: &mut Option<mpsc::Receiver<PendingEvent>>) -> Option<PendingEvent> {
+    match rx {
+        Some(r) => {
+            let ev = r.recv().await;
+            if ev.is_none() {
+                *rx = None;
+            }
+            ev
+        }
+        None => std::future::pending().await,
     }
 }
 

@@ -74,6 +74,9 @@ pub(crate) struct Transport {
     pub reader: BoxReader,
     pub writer: BoxWriter,
     pub process: Option<AgentProcess>,
+    /// The agent's stderr lines as events, for the connection to emit in order with the rest
+    /// (so none can follow `agent_exited`).
+    pub stderr: Option<tokio::sync::mpsc::Receiver<crate::events::PendingEvent>>,
 }
 
 impl std::fmt::Debug for Transport {

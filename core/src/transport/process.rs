@@ -11,7 +11,6 @@ use tokio::sync::watch;
 use super::stderr::{StderrTail, drain_stderr};
 use super::{AgentSpec, Transport};
 use crate::error::{Error, ExitInfo};
-use crate::events::EventBus;
 
 /// Exit code and signal of a finished process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,7 +74,6 @@ fn signal_group(_pgid: u32, _sig: GroupSignal) {
 pub(crate) struct AgentProcess {
     pub pid: u32,
     exit: watch::Receiver<Option<RawExit>>,
-    stderr_done: watch::Receiver<bool>,
     pub tail: StderrTail,
     guard: Arc<GroupGuard>,
 }
@@ -94,12 +92,6 @@ impl AgentProcess {
             Ok(Ok(v)) => *v,
             _ => *self.exit.borrow(),
         }
-    }
-
-    /// Wait (bounded) until stderr has been read to its end, so the tail is complete.
-    pub async fn wait_stderr(&self, timeout: Duration) {
-        let mut rx = self.stderr_done.clone();
-        let _ = tokio::time::timeout(timeout, rx.wait_for(|d| *d)).await;
     }
 
     pub fn signal(&self, sig: GroupSignal) {
@@ -183,11 +175,13 @@ pub(crate) fn spawn_in_group(
     wrap.spawn()
 }
 
+/// stderr lines in flight to the connection (then the agent's stderr pipe carries backpressure).
+const STDERR_QUEUE: usize = 64;
+
 /// Spawn `spec` with piped stdio in a new process group; start the stderr drain and the exit
 /// supervisor.
 pub(crate) fn spawn_agent(
     spec: &AgentSpec,
-    bus: EventBus,
     agent: u64,
     stderr_tail_bytes: usize,
 ) -> Result<Transport, Error> {
@@ -234,12 +228,11 @@ pub(crate) fn spawn_agent(
     };
 
     let tail = StderrTail::new(stderr_tail_bytes);
-    let (stderr_done_tx, stderr_done) = watch::channel(false);
+    let (stderr_tx, stderr_rx) = tokio::sync::mpsc::channel(STDERR_QUEUE);
     {
         let tail = tail.clone();
         tokio::spawn(async move {
-            drain_stderr(stderr, tail, bus, agent).await;
-            let _ = stderr_done_tx.send(true);
+            drain_stderr(stderr, tail, stderr_tx, agent).await;
         });
     }
 
@@ -271,9 +264,9 @@ pub(crate) fn spawn_agent(
         process: Some(AgentProcess {
             pid,
             exit,
-            stderr_done,
             tail,
             guard,
         }),
+        stderr: Some(stderr_rx),
     })
 }

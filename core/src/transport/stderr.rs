@@ -5,7 +5,9 @@ use std::sync::{Arc, Mutex};
 
 use tokio::io::AsyncRead;
 
-use crate::events::{EventBus, EventKind, PendingEvent, raw_json};
+use tokio::sync::mpsc;
+
+use crate::events::{EventKind, PendingEvent, raw_json};
 use crate::wire::{Frame, LineReader};
 
 /// Bounded tail of the agent's stderr, shared with the connection for exit reports.
@@ -59,17 +61,27 @@ const MAX_STDERR_LINE: usize = 64 * 1024;
 pub(crate) async fn drain_stderr<R: AsyncRead + Unpin>(
     reader: R,
     tail: StderrTail,
-    bus: EventBus,
+    events: mpsc::Sender<PendingEvent>,
     agent: u64,
 ) {
     let mut lines = LineReader::new(reader, MAX_STDERR_LINE);
+    // Once the connection stops taking lines (it reported `agent_exited`), keep draining into
+    // the tail only: a silent pipe would block the agent.
+    let mut events = Some(events);
+    let mut send = async |ev: PendingEvent| {
+        if let Some(tx) = &events
+            && tx.send(ev).await.is_err()
+        {
+            events = None;
+        }
+    };
     loop {
         match lines.next_frame().await {
             Ok(Some(Frame::Line(line))) => {
                 tail.push_line(&line);
                 let text = String::from_utf8_lossy(&line);
                 tracing::debug!(agent, line = %text, "agent stderr");
-                bus.emit(PendingEvent::new(
+                send(PendingEvent::new(
                     agent,
                     EventKind::AgentStderr,
                     raw_json(&serde_json::json!({ "line": text })),
@@ -78,7 +90,7 @@ pub(crate) async fn drain_stderr<R: AsyncRead + Unpin>(
             }
             Ok(Some(Frame::TooLong { len })) => {
                 tail.push_line(format!("[stderr line of {len} bytes omitted]").as_bytes());
-                bus.emit(PendingEvent::new(
+                send(PendingEvent::new(
                     agent,
                     EventKind::AgentStderr,
                     raw_json(&serde_json::json!({ "line": "", "omittedBytes": len })),

@@ -11,7 +11,7 @@
 use std::ffi::c_char;
 
 use crate::config;
-use crate::host::{Done, Marker, OpenHow, acph_host, agent_json};
+use crate::host::{Done, OpenHow, acph_host, agent_json};
 use crate::ptr;
 use crate::status::{Failure, acph_error, acph_status};
 
@@ -580,7 +580,6 @@ pub unsafe extern "C" fn acph_agent_shutdown(
             let exit = a.shutdown().await;
             Ok(Done {
                 value: serde_json::to_value(exit).unwrap_or_default(),
-                marker: Some(Marker::Exited(agent)),
             })
         })?);
         Ok(())

@@ -45,7 +45,7 @@ pub unsafe extern "C" fn acph_host_next_event(
         }
         match host.state.queue.pop(timeout) {
             Ok(ev) => {
-                out.write(ptr::event_into_raw(ev));
+                out.write(ptr::event_into_raw(host.state.convert(ev)));
                 acph_status::ACPH_STATUS_OK
             }
             Err(status) => status,

@@ -8,7 +8,7 @@ use std::ffi::c_char;
 use serde_json::Value;
 
 use crate::config;
-use crate::host::{Done, Marker, acph_host};
+use crate::host::{Done, acph_host};
 use crate::ptr;
 use crate::status::{acph_error, acph_status};
 
@@ -121,10 +121,8 @@ fn turn_json(t: acp_host::TurnResult) -> Value {
 
 /// The result of a finished turn, reported after its `turn_ended` event.
 fn turn_done(t: acp_host::TurnResult) -> Done {
-    let turn = t.turn;
     Done {
         value: turn_json(t),
-        marker: Some(Marker::TurnEnded(turn)),
     }
 }
 
@@ -431,11 +429,9 @@ pub unsafe extern "C" fn acph_session_close(
         let out = unsafe { ptr::out(call_out, "call_out") }?;
         let (agent, sid) = host.state.session_key(session)?;
         let a = host.state.agent(agent)?;
-        let before = host.state.closed_count(agent, &sid);
         out.write(host.state.start_call(agent, async move {
             a.close_session(&sid).await.map(|()| Done {
                 value: serde_json::json!({}),
-                marker: Some(Marker::Closed(agent, sid, before)),
             })
         })?);
         Ok(())

@@ -24,6 +24,7 @@ __all__ = [
     "BusyError",
     "NotFoundError",
     "AlreadyResolvedError",
+    "EventsStalledError",
     "ServiceError",
 ]
 
@@ -174,6 +175,13 @@ class AlreadyResolvedError(AcpError):
     code = "already_resolved"
 
 
+class EventsStalledError(AcpError):
+    """A call gave up: the host's event queue is full and nobody pulled an event for the stall
+    timeout. Iterate events while calls are pending. The call was abandoned."""
+
+    code = "events_stalled"
+
+
 class ServiceError(AcpError):
     """Raise from an ``fs``/``terminal`` handler to answer the agent with a JSON-RPC error.
 
@@ -208,6 +216,7 @@ _BY_CODE: Dict[str, Type[AcpError]] = {
         BusyError,
         NotFoundError,
         AlreadyResolvedError,
+        EventsStalledError,
     )
 }
 

@@ -2,11 +2,15 @@
 //!
 //! Every face emits exactly [`Event::to_json`]; the shape is documented in `docs/EVENTS.md`.
 
-use std::sync::{Arc, Mutex};
+mod bus;
+
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use serde_json::value::RawValue;
-use tokio::sync::mpsc;
+
+pub(crate) use bus::{Consumer, EventBus, Pulled};
+pub use bus::{QueueLimits, Waker};
 
 /// What happened. The string form (`as_str`) is the `kind` field of the JSON envelope.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -211,7 +215,7 @@ impl PendingEvent {
         self
     }
 
-    fn into_event(self, seq: u64, at: SystemTime) -> Event {
+    pub(crate) fn into_event(self, seq: u64, at: SystemTime) -> Event {
         Event {
             seq,
             at,
@@ -221,81 +225,6 @@ impl PendingEvent {
             kind: self.kind,
             replay: self.replay,
             data: self.data,
-        }
-    }
-}
-
-/// The host-wide bounded queue. Producers await capacity (backpressure); `seq` is assigned under a
-/// short lock together with the enqueue so that queue order and `seq` order are the same.
-#[derive(Debug, Clone)]
-pub(crate) struct EventBus {
-    inner: Arc<BusInner>,
-}
-
-#[derive(Debug)]
-struct BusInner {
-    tx: Option<mpsc::Sender<Event>>,
-    capacity: usize,
-    seq: Mutex<u64>,
-}
-
-impl EventBus {
-    pub fn new(capacity: usize, enabled: bool) -> (EventBus, Option<mpsc::Receiver<Event>>) {
-        if !enabled {
-            return (
-                EventBus {
-                    inner: Arc::new(BusInner {
-                        tx: None,
-                        capacity: 1,
-                        seq: Mutex::new(0),
-                    }),
-                },
-                None,
-            );
-        }
-        let (tx, rx) = mpsc::channel(capacity.max(1));
-        (
-            EventBus {
-                inner: Arc::new(BusInner {
-                    tx: Some(tx),
-                    capacity: capacity.max(1),
-                    seq: Mutex::new(0),
-                }),
-            },
-            Some(rx),
-        )
-    }
-
-    /// Enqueue, waiting while the queue is full. If nobody listens (events disabled or the stream
-    /// dropped) the event is discarded: there is nobody to lose it for.
-    pub async fn emit(&self, ev: PendingEvent) {
-        let Some(tx) = &self.inner.tx else { return };
-        let Ok(permit) = tx.reserve().await else {
-            return;
-        };
-        let mut seq = self.inner.seq.lock().unwrap_or_else(|p| p.into_inner());
-        *seq += 1;
-        permit.send(ev.into_event(*seq, SystemTime::now()));
-    }
-
-    /// Enqueue many events in order, taking the lock and the clock once per chunk.
-    pub async fn emit_many(&self, events: Vec<PendingEvent>) {
-        let Some(tx) = &self.inner.tx else { return };
-        let mut rest = events.into_iter();
-        let mut left = rest.len();
-        while left > 0 {
-            let n = left.min(self.inner.capacity);
-            let Ok(permits) = tx.reserve_many(n).await else {
-                return;
-            };
-            let at = SystemTime::now();
-            let mut seq = self.inner.seq.lock().unwrap_or_else(|p| p.into_inner());
-            for permit in permits {
-                let Some(ev) = rest.next() else { break };
-                *seq += 1;
-                permit.send(ev.into_event(*seq, at));
-            }
-            left -= n;
         }
     }
 }
