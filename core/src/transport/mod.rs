@@ -1,8 +1,17 @@
 //! How bytes reach the agent: a spawned process (own process group, stderr drained, shutdown
-//! ladder) or any `AsyncRead`/`AsyncWrite` pair (in-memory duplex for tests, sockets an embedder
-//! already owns).
+//! ladder, dies with the host) or any `AsyncRead`/`AsyncWrite` pair (in-memory duplex for tests,
+//! sockets an embedder already owns).
 
+// The crate's only `unsafe`: the pre-exec hook that sets PR_SET_PDEATHSIG (audited there).
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+#[warn(clippy::undocumented_unsafe_blocks)]
+mod pdeathsig;
 mod process;
+#[cfg(unix)]
+mod reaper;
+#[cfg(target_os = "linux")]
+mod spawner;
 mod stderr;
 
 use std::collections::BTreeMap;

@@ -161,18 +161,40 @@ fn raw_exit(status: std::process::ExitStatus) -> RawExit {
     }
 }
 
-/// Spawn `cmd` as the leader of a new process group (a job object on Windows), killed on drop.
-/// Shared by agents and terminals: whatever it starts can be taken down as a whole.
+/// Spawn `cmd` as the leader of a new process group (a job object on Windows), killed on drop and
+/// when the host dies. Shared by agents and terminals: whatever it starts can be taken down as a
+/// whole. Must be called inside a tokio runtime (the child is registered with it).
+///
+/// Host death: on Linux the leader gets `PR_SET_PDEATHSIG` = SIGKILL (forked from the spawner
+/// thread, which lives as long as the process); on Unix a reaper in the group SIGKILLs the whole
+/// group (`reaper.rs`); on Windows the job object is `KILL_ON_JOB_CLOSE` and the kernel closes the
+/// host's job handle when the host dies.
 pub(crate) fn spawn_in_group(
-    cmd: tokio::process::Command,
+    mut cmd: tokio::process::Command,
 ) -> std::io::Result<Box<dyn ChildWrapper>> {
-    let mut wrap = CommandWrap::from(cmd);
+    #[cfg(target_os = "linux")]
+    super::pdeathsig::die_with_host(&mut cmd);
+    let spawn = move || {
+        let mut wrap = CommandWrap::from(cmd);
+        #[cfg(unix)]
+        wrap.wrap(process_wrap::tokio::ProcessGroup::leader());
+        #[cfg(windows)]
+        wrap.wrap(process_wrap::tokio::JobObject);
+        wrap.wrap(KillOnDrop);
+        let child = wrap.spawn();
+        // Close our copies of the child's pipe ends before the caller sees the child.
+        drop(wrap);
+        child
+    };
+    #[cfg(target_os = "linux")]
+    let child = super::spawner::on_spawner_thread(spawn)?;
+    #[cfg(not(target_os = "linux"))]
+    let child = spawn()?;
     #[cfg(unix)]
-    wrap.wrap(process_wrap::tokio::ProcessGroup::leader());
-    #[cfg(windows)]
-    wrap.wrap(process_wrap::tokio::JobObject);
-    wrap.wrap(KillOnDrop);
-    wrap.spawn()
+    if let Some(pgid) = child.id() {
+        super::reaper::attach(pgid);
+    }
+    Ok(child)
 }
 
 /// stderr lines in flight to the connection (then the agent's stderr pipe carries backpressure).
@@ -242,7 +264,10 @@ pub(crate) fn spawn_agent(
         tokio::spawn(async move {
             // The supervisor owns the child: when it is dropped (runtime shutdown), kill-on-drop
             // and the group guard fire.
-            let status = child.wait().await;
+            // Wait for the leader only: the group wrapper's own `wait` also waits for group
+            // members that are our children (a subreaper host), which may never exit by
+            // themselves.
+            let status = child.inner_mut().wait().await;
             let raw = match status {
                 Ok(s) => raw_exit(s),
                 Err(_) => RawExit {
@@ -253,8 +278,12 @@ pub(crate) fn spawn_agent(
             // Whatever the agent left in its group is orphaned now: kill it while the group id is
             // still reserved by those members (so it cannot have been reused).
             guard.signal(GroupSignal::Kill);
+            #[cfg(windows)]
+            let _ = child.start_kill();
             guard.reaped.store(true, Ordering::SeqCst);
             let _ = exit_tx.send(Some(raw));
+            // Reap group members that are our own children (only if we are a subreaper); bounded.
+            let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
         });
     }
 

@@ -1,0 +1,78 @@
+//! Linux: every agent and terminal is forked by one dedicated thread that never exits.
+//!
+//! `PR_SET_PDEATHSIG` (see `pdeathsig.rs`) fires when the thread that forked the child exits.
+//! Tokio forks from whatever thread polls the spawning task: a worker, a blocking-pool thread
+//! (which exits after being idle), or an embedder's thread inside `block_on` (a C caller's
+//! short-lived pthread, a Python thread, a runtime a face shuts down). Any of those exiting would
+//! kill a healthy agent. The spawner thread is started lazily, is never joined, and its request
+//! channel is held by a static, so it lives exactly as long as the process.
+//!
+//! The spawn itself runs inside the caller's runtime (`Handle::enter`), so tokio's child
+//! registration (and reaping) belongs to the caller's runtime as before.
+
+use std::io;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Mutex, PoisonError, mpsc};
+
+use process_wrap::tokio::ChildWrapper;
+use tokio::runtime::Handle;
+
+type Spawned = io::Result<Box<dyn ChildWrapper>>;
+
+struct Job {
+    spawn: Box<dyn FnOnce() -> Spawned + Send>,
+    handle: Handle,
+    reply: mpsc::SyncSender<Spawned>,
+}
+
+static SPAWNER: Mutex<Option<mpsc::Sender<Job>>> = Mutex::new(None);
+
+/// Run `spawn` on the spawner thread, inside the caller's runtime; blocks for the fork and exec.
+pub(super) fn on_spawner_thread(spawn: impl FnOnce() -> Spawned + Send + 'static) -> Spawned {
+    let handle = Handle::try_current().map_err(io::Error::other)?;
+    let (reply, answer) = mpsc::sync_channel(1);
+    let job = Job {
+        spawn: Box::new(spawn),
+        handle,
+        reply,
+    };
+    sender()?
+        .send(job)
+        .map_err(|_| io::Error::other("the spawner thread is gone"))?;
+    answer
+        .recv()
+        .map_err(|_| io::Error::other("the spawner thread dropped the request"))?
+}
+
+fn sender() -> io::Result<mpsc::Sender<Job>> {
+    let mut slot = SPAWNER.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(tx) = slot.as_ref() {
+        return Ok(tx.clone());
+    }
+    let (tx, rx) = mpsc::channel::<Job>();
+    std::thread::Builder::new()
+        .name("acp-host-spawner".into())
+        .spawn(move || serve(rx))?;
+    *slot = Some(tx.clone());
+    Ok(tx)
+}
+
+/// The thread's body. `recv` never fails: the static keeps a sender for the process's lifetime.
+fn serve(rx: mpsc::Receiver<Job>) {
+    while let Ok(job) = rx.recv() {
+        let Job {
+            spawn,
+            handle,
+            reply,
+        } = job;
+        let spawned = {
+            let _runtime = handle.enter();
+            // A panic must not end this thread: that would SIGKILL every child it forked.
+            catch_unwind(AssertUnwindSafe(spawn))
+                .unwrap_or_else(|_| Err(io::Error::other("spawning the process panicked")))
+        };
+        drop(handle);
+        // The caller may have gone (its thread unwound); the child is then dropped, killed.
+        let _ = reply.send(spawned);
+    }
+}
