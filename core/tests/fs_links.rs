@@ -734,9 +734,15 @@ async fn a_write_to_a_hard_link_replaces_the_link_not_the_file_it_shares() {
     )
     .unwrap();
     let path = format!("{root}/a/innocent.txt");
-    write_text_file_checked(&roots, &path, "replaced\n", &FsLimits::default(), |_| Ok(()))
-        .await
-        .unwrap();
+    write_text_file_checked(
+        &roots,
+        &path,
+        "replaced\n",
+        &FsLimits::default(),
+        |_| Ok(()),
+    )
+    .await
+    .unwrap();
     assert_eq!(
         fs::read_to_string(format!("{root}/.git/config")).unwrap(),
         "original\n"
