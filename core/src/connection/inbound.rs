@@ -1,7 +1,9 @@
 //! Requests the agent makes of the host (`fs/*`, `terminal/*`): checked in the actor against the
-//! session's roots and the policy (synchronous, in wire order), then served by the built-in
+//! session's roots (on the path text, synchronous, in wire order), then served by the built-in
 //! services or the embedder from spawned tasks, so the actor never waits on a disk, a process or
-//! the embedder. Every call is reported as an event.
+//! the embedder. The policy decides fs paths in the task, on the path as requested and as
+//! resolved inside the root (that needs I/O); terminal commands are decided in the actor. Every
+//! call is reported as an event.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -11,7 +13,7 @@ use serde_json::value::RawValue;
 
 use super::{Actor, Completion};
 use crate::events::{EventKind, raw_json};
-use crate::permission::policy::{Subject, Verdict};
+use crate::permission::policy::{Policy, Subject, Verdict};
 use crate::services::fs::{self, FsError};
 use crate::services::terminal::{CreateTerminal, TerminalError};
 use crate::services::{FsRead, FsService, FsWrite, ServiceError, TerminalService};
@@ -75,6 +77,30 @@ fn check(policy_verdict: Verdict) -> Result<(), String> {
     }
 }
 
+/// The policy's answer for an fs request, decided on the path as requested *and* on `resolved`,
+/// the path that will actually be opened (restrictive rules match either, allow rules need both).
+fn decide_fs(policy: &Policy, mut subject: Subject, resolved: &str) -> Result<(), String> {
+    if !subject.paths.iter().any(|p| p == resolved) {
+        subject.paths.push(resolved.to_owned());
+    }
+    check(policy.evaluate(&subject))
+}
+
+/// The agent's error and the event for an fs request that failed or was refused in its task.
+fn fs_failure(
+    e: &FsError,
+    report: &dyn Fn(&str, Value) -> (EventKind, Value),
+) -> (ServiceError, (EventKind, Value)) {
+    let event = match e {
+        FsError::Denied { rule, .. } => report("denied", serde_json::json!({ "rule": rule })),
+        other => report(
+            other.kind(),
+            serde_json::json!({ "error": other.to_string() }),
+        ),
+    };
+    (fs_error(e), event)
+}
+
 fn str_param<'a>(params: &'a Value, key: &str) -> Result<&'a str, ServiceError> {
     params
         .get(key)
@@ -106,14 +132,13 @@ impl Actor {
         view.cwd.as_ref().map(PathBuf::from)
     }
 
-    /// The checks every fs/terminal call passes in the actor before anything is touched: `path`
-    /// lies inside the session's roots, then the policy allows `subject` (only an explicit allow).
-    /// Returns the roots; a refusal carries the agent's error and the event reporting it.
-    fn admit(
+    /// The check every fs/terminal call passes in the actor before anything is touched: `path`
+    /// lies inside the session's roots (lexically; the task resolves links). Returns the roots; a
+    /// refusal carries the agent's error and the event reporting it.
+    fn admit_roots(
         &self,
         session: &str,
         path: &str,
-        subject: &Subject,
         report: &dyn Fn(&str, Value) -> (EventKind, Value),
     ) -> Result<Vec<PathBuf>, Refusal> {
         let roots = self.roots(session).unwrap_or_default();
@@ -121,6 +146,18 @@ impl Actor {
             let ev = report(e.kind(), serde_json::json!({ "error": e.to_string() }));
             return Err((fs_error(&e), Some(ev)));
         }
+        Ok(roots)
+    }
+
+    /// [`Actor::admit_roots`], then the policy allows `subject` (only an explicit allow).
+    fn admit(
+        &self,
+        session: &str,
+        path: &str,
+        subject: &Subject,
+        report: &dyn Fn(&str, Value) -> (EventKind, Value),
+    ) -> Result<Vec<PathBuf>, Refusal> {
+        let roots = self.admit_roots(session, path, report)?;
         if let Err(rule) = check(self.host.policy.evaluate(subject)) {
             let ev = report("denied", serde_json::json!({ "rule": rule }));
             return Err((denied(&rule), Some(ev)));
@@ -215,14 +252,33 @@ impl Actor {
         let base = serde_json::json!({ "path": path, "line": line, "limit": limit });
         let report =
             move |outcome: &str, extra: Value| (EventKind::FsRead, with(&base, outcome, extra));
-        let roots = self.admit(session, &path, &Subject::read(&path), &report)?;
+        let roots = self.admit_roots(session, &path, &report)?;
         let limits = self.host.config.fs_limits;
         let service = self.host.config.fs.clone();
         let session_id = session.to_string();
         let agent = self.agent;
+        let host = self.host.clone();
         self.spawn_served(id, session, async move {
+            let subject = Subject::read(&path);
             let result = match service {
                 FsService::Embedder(handler) => {
+                    // The embedder opens by path: decide on the path resolved inside the root
+                    // now (it may still change before the embedder opens it; see PERMISSIONS.md).
+                    let decided = match fs::resolve_in_roots(&roots, &path).await {
+                        Ok(resolved) => {
+                            decide_fs(&host.policy, subject, &resolved).map_err(|rule| {
+                                FsError::Denied {
+                                    path: path.clone(),
+                                    rule,
+                                }
+                            })
+                        }
+                        Err(e) => Err(e),
+                    };
+                    if let Err(e) = decided {
+                        let (err, event) = fs_failure(&e, &report);
+                        return (Err(err), Some(event), None);
+                    }
                     let req = FsRead {
                         agent,
                         session_id,
@@ -241,9 +297,18 @@ impl Actor {
                         other => other,
                     }
                 }
-                _ => fs::read_text_file(&roots, &path, line, limit, &limits)
-                    .await
-                    .map_err(|e| fs_error(&e)),
+                _ => {
+                    let decide = move |resolved: &str| decide_fs(&host.policy, subject, resolved);
+                    match fs::read_text_file_checked(&roots, &path, line, limit, &limits, decide)
+                        .await
+                    {
+                        Ok(text) => Ok(text),
+                        Err(e) => {
+                            let (err, event) = fs_failure(&e, &report);
+                            return (Err(err), Some(event), None);
+                        }
+                    }
+                }
             };
             let event = match &result {
                 Ok(text) => report("ok", serde_json::json!({ "bytes": text.len() })),
@@ -267,7 +332,7 @@ impl Actor {
         let base = serde_json::json!({ "path": path, "bytes": bytes });
         let report =
             move |outcome: &str, extra: Value| (EventKind::FsWrite, with(&base, outcome, extra));
-        let roots = self.admit(session, &path, &Subject::write(&path), &report)?;
+        let roots = self.admit_roots(session, &path, &report)?;
         let limits = self.host.config.fs_limits;
         if bytes as u64 > limits.max_write_bytes {
             let e = FsError::TooLarge {
@@ -281,9 +346,27 @@ impl Actor {
         let service = self.host.config.fs.clone();
         let session_id = session.to_string();
         let agent = self.agent;
+        let host = self.host.clone();
         self.spawn_served(id, session, async move {
+            let subject = Subject::write(&path);
             let result = match service {
                 FsService::Embedder(handler) => {
+                    // As for reads: decided on the resolved path, opened by the embedder later.
+                    let decided = match fs::resolve_in_roots(&roots, &path).await {
+                        Ok(resolved) => {
+                            decide_fs(&host.policy, subject, &resolved).map_err(|rule| {
+                                FsError::Denied {
+                                    path: path.clone(),
+                                    rule,
+                                }
+                            })
+                        }
+                        Err(e) => Err(e),
+                    };
+                    if let Err(e) = decided {
+                        let (err, event) = fs_failure(&e, &report);
+                        return (Err(err), Some(event), None);
+                    }
                     let req = FsWrite {
                         agent,
                         session_id,
@@ -292,10 +375,16 @@ impl Actor {
                     };
                     handler.write_text_file(req).await
                 }
-                _ => fs::write_text_file(&roots, &path, &content, &limits)
-                    .await
-                    .map(|_| ())
-                    .map_err(|e| fs_error(&e)),
+                _ => {
+                    let decide = move |resolved: &str| decide_fs(&host.policy, subject, resolved);
+                    if let Err(e) =
+                        fs::write_text_file_checked(&roots, &path, &content, &limits, decide).await
+                    {
+                        let (err, event) = fs_failure(&e, &report);
+                        return (Err(err), Some(event), None);
+                    }
+                    Ok(())
+                }
             };
             let event = match &result {
                 Ok(()) => report("ok", Value::Null),
@@ -348,12 +437,21 @@ impl Actor {
             (EventKind::TerminalCreated, with(&base, outcome, extra))
         };
         let subject = Subject::execute(&command, &args);
-        self.admit(session, &cwd.to_string_lossy(), &subject, &report)?;
+        let roots = self.admit(session, &cwd.to_string_lossy(), &subject, &report)?;
         let service = self.host.config.terminal.clone();
         let terminals = self.terminals.clone();
         let session_id = session.to_string();
         let raw_params = params.clone();
         self.spawn_served(id, session, async move {
+            // The cwd must stay inside the roots once links are resolved, and the built-in
+            // terminal starts in the resolved directory.
+            let cwd = match fs::resolve_in_roots(&roots, &cwd.to_string_lossy()).await {
+                Ok(resolved) => PathBuf::from(resolved),
+                Err(e) => {
+                    let (err, event) = fs_failure(&e, &report);
+                    return (Err(err), Some(event), None);
+                }
+            };
             let result = match service {
                 TerminalService::Embedder(handler) => {
                     handler.handle("terminal/create", raw_params).await

@@ -20,6 +20,8 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use regex::Regex;
 use serde_json::{Map, Value};
 
+use super::paths::{PathForms, PathGlobs, PathPatterns, has_git_component};
+
 /// The built-in presets, in documentation order.
 pub const PRESETS: &[&str] = &["deny-all", "read-only", "ask"];
 
@@ -329,7 +331,7 @@ struct Rule {
     kinds: Option<Vec<String>>,
     titles: Option<GlobSet>,
     tool_names: Option<GlobSet>,
-    paths: Option<GlobSet>,
+    paths: Option<PathGlobs>,
     commands: Option<GlobSet>,
     command_regex: Option<Regex>,
 }
@@ -359,7 +361,7 @@ impl Rule {
             return false;
         }
         if let Some(set) = &self.paths
-            && !p.paths_match(restrictive, |f| set.is_match(f))
+            && !set.matches(&p.paths, restrictive)
         {
             return false;
         }
@@ -418,7 +420,7 @@ pub struct Policy {
     name: String,
     preset: Preset,
     rules: Vec<Rule>,
-    hard_paths: PatternList,
+    hard_paths: PathPatterns,
     hard_commands: PatternList,
     hard_command_regex: Option<Regex>,
 }
@@ -436,7 +438,7 @@ impl Policy {
             name: preset.name().to_owned(),
             preset,
             rules: Vec::new(),
-            hard_paths: PatternList::empty(true),
+            hard_paths: PathPatterns::empty(),
             hard_commands: PatternList::empty(false),
             hard_command_regex: None,
         }
@@ -544,12 +546,8 @@ impl Policy {
         if writes && s.paths.iter().any(|path| has_git_component(path)) {
             return Some(BUILTIN_GIT_RULE.to_owned());
         }
-        for forms in &p.paths {
-            for form in forms {
-                if let Some(glob) = self.hard_paths.first_match(form) {
-                    return Some(format!("hardDeny.paths ({glob})"));
-                }
-            }
+        if let Some(glob) = self.hard_paths.first_match(&p.paths) {
+            return Some(format!("hardDeny.paths ({glob})"));
         }
         let has_command_patterns =
             !self.hard_commands.patterns.is_empty() || self.hard_command_regex.is_some();
@@ -580,8 +578,8 @@ impl Policy {
 /// A subject with its paths and commands expanded into the forms rules are matched against.
 struct Prepared<'a> {
     subject: &'a Subject,
-    /// Per path: the path as given, then its lexical normalisation if different.
-    paths: Vec<Vec<String>>,
+    /// Per path: its strict and generous forms (see `permission::paths`).
+    paths: Vec<PathForms>,
     commands: Vec<CommandForms>,
 }
 
@@ -592,32 +590,13 @@ impl<'a> Prepared<'a> {
             paths: subject
                 .paths
                 .iter()
-                .map(|raw| {
-                    let normal = normalize_path(raw);
-                    if normal == *raw {
-                        vec![normal]
-                    } else {
-                        vec![raw.clone(), normal]
-                    }
-                })
+                .map(|raw| PathForms::new(raw))
                 .collect(),
             commands: subject
                 .commands
                 .iter()
                 .map(|c| CommandForms::new(c))
                 .collect(),
-        }
-    }
-
-    /// Restrictive: any form of any path. Allow: every form of every path (and at least one).
-    fn paths_match(&self, restrictive: bool, test: impl Fn(&str) -> bool) -> bool {
-        if self.paths.is_empty() {
-            return false;
-        }
-        if restrictive {
-            self.paths.iter().flatten().any(|f| test(f))
-        } else {
-            self.paths.iter().flatten().all(|f| test(f))
         }
     }
 
@@ -875,47 +854,6 @@ fn has_file_redirect(line: &str) -> bool {
     false
 }
 
-/// Lexical normalisation: `\` → `/`, empty and `.` components dropped, `..` resolved (never
-/// above the root). Symlinks are not resolved (the fs sandbox does that).
-fn normalize_path(p: &str) -> String {
-    let s = p.replace('\\', "/");
-    let absolute = s.starts_with('/');
-    let mut parts: Vec<&str> = Vec::new();
-    for comp in s.split('/') {
-        match comp {
-            "" | "." => {}
-            ".." => {
-                let at_drive = parts.len() == 1 && parts[0].ends_with(':');
-                match parts.last() {
-                    Some(last) if *last != ".." && !at_drive => {
-                        parts.pop();
-                    }
-                    _ if absolute || at_drive => {}
-                    _ => parts.push(".."),
-                }
-            }
-            c => parts.push(c),
-        }
-    }
-    let joined = parts.join("/");
-    if absolute {
-        format!("/{joined}")
-    } else {
-        joined
-    }
-}
-
-/// Whether any component of `path` names a `.git` entry: compared case-insensitively, ignoring
-/// trailing dots and spaces and anything from a `:` on (Windows/NTFS spellings of the same
-/// directory), and including the 8.3 short name `GIT~1`.
-fn has_git_component(path: &str) -> bool {
-    path.split(['/', '\\']).any(|comp| {
-        let comp = comp.split(':').next().unwrap_or(comp);
-        let comp = comp.trim_end_matches(['.', ' ']);
-        comp.eq_ignore_ascii_case(".git") || comp.eq_ignore_ascii_case("git~1")
-    })
-}
-
 // ---------------------------------------------------------------------------------------------
 // Document parsing (by hand over serde_json::Value, so every error names its location).
 
@@ -959,11 +897,7 @@ fn parse_document(doc: &Value) -> Result<Policy, PolicyError> {
         check_fields(hd, "hardDeny", HARD_DENY_FIELDS)?;
         if let Some(v) = hd.get("paths") {
             let list = string_list(v, "hardDeny.paths")?;
-            policy.hard_paths = PatternList {
-                set: glob_set(&list, "hardDeny.paths", true)?,
-                patterns: list,
-                literal_separator: true,
-            };
+            policy.hard_paths = PathPatterns::new(list, "hardDeny.paths")?;
         }
         if let Some(v) = hd.get("commands") {
             let list = string_list(v, "hardDeny.commands")?;
@@ -1056,8 +990,16 @@ fn parse_rule(v: &Value, index: usize) -> Result<Rule, PolicyError> {
     };
     let titles = globs("titles", false)?;
     let tool_names = globs("toolNames", false)?;
-    let paths = globs("paths", true)?;
+    // Validated and summarised with the others; compiled for both matching directions below.
+    globs("paths", true)?;
     let commands = globs("commands", false)?;
+    let paths = match obj.get("paths") {
+        None => None,
+        Some(v) => Some(PathGlobs::new(
+            &string_list(v, &field("paths"))?,
+            &field("paths"),
+        )?),
+    };
     let command_regex = match obj.get("commandRegex") {
         None => None,
         Some(v) => {
@@ -1267,6 +1209,7 @@ impl Grants {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::permission::paths::normalize_path;
 
     #[test]
     fn normalises_paths_lexically() {

@@ -3,15 +3,20 @@
 //! Serves `fs/read_text_file` and `fs/write_text_file` confined to the session's roots (`cwd`,
 //! `additionalDirectories` and any host-configured roots).
 //!
-//! Confinement is done in two layers:
+//! Confinement is done in three steps:
 //!
 //! 1. [`locate`] works on the path text only: the path must be absolute, contain no NUL and no `..`
 //!    component (`.` components are dropped), and fall under one of the roots (longest prefix
-//!    wins). This is what permission rules match against.
-//! 2. Every file operation then goes through a [`cap_std::fs::Dir`] opened on that root, relative to
-//!    it. cap-std resolves each component itself (with `openat2(RESOLVE_BENEATH)` on Linux), so a
-//!    symlink anywhere on the path that leads outside the root is refused by the OS-level walk, not
-//!    by a check that could race with the use.
+//!    wins). The connection actor runs this before anything is touched.
+//! 2. The path is then resolved inside a [`cap_std::fs::Dir`] opened on that root, one component
+//!    at a time (`resolve`): symlinks inside the root are followed, one leading outside it is
+//!    refused, and every directory on the way is opened without following links, so the chain of
+//!    handles spells the resolved path whatever happens to the tree meanwhile.
+//! 3. The caller's `decide` callback (the policy, in the host) sees that resolved path, and only
+//!    then is the file read from, or written through, those same handles (the leaf is opened with
+//!    `O_NOFOLLOW`; a write renames its temporary file inside the resolved parent directory).
+//!    What is decided is what is opened; see "Links and the path that is opened" in
+//!    docs/PERMISSIONS.md for the limits.
 //!
 //! Roots are used as given. A root reached through a symlink (for example `/tmp` on macOS) is
 //! also matched in its canonical form, so an agent that sends either spelling is served; the
@@ -26,8 +31,12 @@ use std::ffi::{OsStr, OsString};
 use std::io::{self, Read, Write};
 use std::path::{Component, Path, PathBuf};
 
+use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt};
 use cap_std::fs::{Dir, OpenOptions, Permissions};
 use serde_json::{Value, json};
+
+mod resolve;
+use resolve::Leaf;
 
 /// Default per-request size limit for reads and writes: 16 MiB.
 pub const DEFAULT_MAX_BYTES: u64 = 16 * 1024 * 1024;
@@ -76,6 +85,10 @@ pub enum FsError {
     /// Any other I/O failure (permission denied, not a regular file, dangling symlink, ...).
     #[error("I/O error on {path}: {message}")]
     Io { path: String, message: String },
+    /// The caller's decision (the host's policy) refused the path once resolved; `rule` names
+    /// the rule.
+    #[error("denied by the host's policy: {rule}")]
+    Denied { path: String, rule: String },
 }
 
 impl FsError {
@@ -86,6 +99,7 @@ impl FsError {
     ///   params), data `{"reason": <kind>, "path": <path>}` (plus `size` and `limit` for
     ///   `TooLarge`).
     /// - `Io` → `-32603` (internal error), data `{"reason": "io", "path": <path>}`.
+    /// - `Denied` → `-32602`, data `{"reason": "denied", "rule": <rule>}`.
     pub fn to_rpc(&self) -> (i64, String, Option<Value>) {
         let message = self.to_string();
         match self {
@@ -113,11 +127,16 @@ impl FsError {
                 message,
                 Some(json!({ "reason": self.kind(), "path": path })),
             ),
+            FsError::Denied { rule, .. } => (
+                -32602,
+                message,
+                Some(json!({ "reason": self.kind(), "rule": rule })),
+            ),
         }
     }
 
     /// Stable snake_case kind: `not_absolute`, `outside_roots`, `not_found`, `too_large`,
-    /// `not_utf8`, `is_directory`, `io`.
+    /// `not_utf8`, `is_directory`, `io`, `denied`.
     pub fn kind(&self) -> &'static str {
         match self {
             FsError::NotAbsolute(_) => "not_absolute",
@@ -127,6 +146,7 @@ impl FsError {
             FsError::NotUtf8(_) => "not_utf8",
             FsError::IsDirectory(_) => "is_directory",
             FsError::Io { .. } => "io",
+            FsError::Denied { .. } => "denied",
         }
     }
 
@@ -138,7 +158,9 @@ impl FsError {
             | FsError::NotFound(p)
             | FsError::NotUtf8(p)
             | FsError::IsDirectory(p) => p,
-            FsError::TooLarge { path, .. } | FsError::Io { path, .. } => path,
+            FsError::TooLarge { path, .. }
+            | FsError::Io { path, .. }
+            | FsError::Denied { path, .. } => path,
         }
     }
 }
@@ -203,6 +225,8 @@ pub fn locate(roots: &[PathBuf], path: &str) -> Result<(usize, PathBuf), FsError
 /// A request path resolved to an open root directory and a path relative to it.
 struct Resolved {
     root: Dir,
+    /// The root as spelt in the candidate that matched (as configured, or canonical).
+    root_path: PathBuf,
     rel: PathBuf,
 }
 
@@ -227,8 +251,32 @@ fn resolve(roots: &[PathBuf], path: &str) -> Result<Resolved, FsError> {
             .map(|r| std::fs::canonicalize(r).unwrap_or_else(|_| r.clone())),
     );
     let (i, rel) = locate(&candidates, path)?;
+    let root_path = candidates.swap_remove(i);
     let root = dirs.swap_remove(i % n);
-    Ok(Resolved { root, rel })
+    Ok(Resolved {
+        root,
+        root_path,
+        rel,
+    })
+}
+
+/// The absolute path `rel` names under `root_path`, as the policy sees it.
+fn absolute(root_path: &Path, rel: &Path) -> String {
+    if rel.as_os_str().is_empty() {
+        return root_path.to_string_lossy().into_owned();
+    }
+    root_path.join(rel).to_string_lossy().into_owned()
+}
+
+/// Run the caller's decision on the resolved path.
+fn decided<G>(decide: G, path: &str, resolved: &str) -> Result<(), FsError>
+where
+    G: FnOnce(&str) -> Result<(), String>,
+{
+    decide(resolved).map_err(|rule| FsError::Denied {
+        path: path.to_owned(),
+        rule,
+    })
 }
 
 fn is_escape(e: &io::Error) -> bool {
@@ -259,7 +307,8 @@ fn io_msg(path: &str, message: &str) -> FsError {
     }
 }
 
-/// Reads a text file through cap-std, relative to the root that contains `path`.
+/// Reads a text file through cap-std, relative to the root that contains `path`, with no policy
+/// decision (see [`read_text_file_checked`]).
 ///
 /// Files larger than `limits.max_read_bytes` are `TooLarge` (checked on the metadata and again
 /// while reading, in case the file grows); invalid UTF-8 is `NotUtf8`. `line` is the 1-based first
@@ -272,39 +321,68 @@ pub async fn read_text_file(
     limit: Option<u32>,
     limits: &FsLimits,
 ) -> Result<String, FsError> {
-    let roots = roots.to_vec();
-    let owned = path.to_owned();
-    let limits = *limits;
-    tokio::task::spawn_blocking(move || read_blocking(&roots, &owned, line, limit, &limits))
-        .await
-        .map_err(|e| io_msg(path, &format!("fs worker failed: {e}")))?
+    read_text_file_checked(roots, path, line, limit, limits, |_| Ok(())).await
 }
 
-fn read_blocking(
+/// [`read_text_file`], with `decide` called once on the absolute path the request resolved to
+/// inside its root (symlinks followed), after the file is opened and before it is read; the
+/// content comes from that open file. `Err(rule)` refuses the read with [`FsError::Denied`].
+/// `decide` runs on a blocking-pool thread.
+pub async fn read_text_file_checked<G>(
     roots: &[PathBuf],
     path: &str,
     line: Option<u32>,
     limit: Option<u32>,
     limits: &FsLimits,
-) -> Result<String, FsError> {
+    decide: G,
+) -> Result<String, FsError>
+where
+    G: FnOnce(&str) -> Result<(), String> + Send + 'static,
+{
+    let roots = roots.to_vec();
+    let owned = path.to_owned();
+    let limits = *limits;
+    tokio::task::spawn_blocking(move || read_blocking(&roots, &owned, line, limit, &limits, decide))
+        .await
+        .map_err(|e| io_msg(path, &format!("fs worker failed: {e}")))?
+}
+
+fn read_blocking<G>(
+    roots: &[PathBuf],
+    path: &str,
+    line: Option<u32>,
+    limit: Option<u32>,
+    limits: &FsLimits,
+    decide: G,
+) -> Result<String, FsError>
+where
+    G: FnOnce(&str) -> Result<(), String>,
+{
     let r = resolve(roots, path)?;
     if r.rel.as_os_str().is_empty() {
         return Err(FsError::IsDirectory(path.to_owned()));
     }
-    // Refuse directories and special files before opening: opening a FIFO for reading would
-    // block until a writer shows up. (The open below re-resolves through cap-std and the opened
-    // file is checked again.)
-    let pre = r.root.metadata(&r.rel).map_err(|e| map_io(path, &e))?;
-    check_regular(path, pre.is_dir(), pre.is_file())?;
-
+    let walked = resolve::walk(r.root, &r.rel, path)?;
+    let resolved = absolute(&r.root_path, &walked.rel());
+    let name = match &walked.leaf {
+        Leaf::Directory => return Err(FsError::IsDirectory(path.to_owned())),
+        Leaf::Missing { .. } => return Err(FsError::NotFound(path.to_owned())),
+        // Refuse directories and special files before opening: opening a FIFO for reading
+        // would block until a writer shows up. (The opened file is checked again.)
+        Leaf::Entry { name, meta } => {
+            check_regular(path, meta.is_dir(), meta.is_file())?;
+            name
+        }
+    };
     let mut opts = OpenOptions::new();
-    opts.read(true);
-    let file = r
-        .root
-        .open_with(&r.rel, &opts)
+    opts.read(true).follow(FollowSymlinks::No);
+    let file = walked
+        .dir()
+        .open_with(name, &opts)
         .map_err(|e| map_io(path, &e))?;
     let meta = file.metadata().map_err(|e| map_io(path, &e))?;
     check_regular(path, meta.is_dir(), meta.is_file())?;
+    decided(decide, path, &resolved)?;
     let max = limits.max_read_bytes;
     if meta.len() > max {
         return Err(FsError::TooLarge {
@@ -332,6 +410,27 @@ fn read_blocking(
     Ok(slice_lines(text, line, limit))
 }
 
+/// Resolves `path` inside its root as far as it exists (symlinks followed, none may lead out of
+/// the root; what does not exist yet is appended as given) and returns the absolute path, in the
+/// spelling of the root that matched. For requests served by someone who opens by path (the
+/// embedder, a terminal's working directory): decide on this path too. If no root containing
+/// `path` exists on disk, there is nothing to resolve and `path` is returned (lexically checked).
+pub async fn resolve_in_roots(roots: &[PathBuf], path: &str) -> Result<String, FsError> {
+    locate(roots, path)?;
+    let roots = roots.to_vec();
+    let owned = path.to_owned();
+    tokio::task::spawn_blocking(move || match resolve(&roots, &owned) {
+        Ok(r) => {
+            let walked = resolve::walk(r.root, &r.rel, &owned)?;
+            Ok(absolute(&r.root_path, &walked.rel()))
+        }
+        Err(FsError::OutsideRoots(_)) => Ok(owned),
+        Err(e) => Err(e),
+    })
+    .await
+    .map_err(|e| io_msg(path, &format!("fs worker failed: {e}")))?
+}
+
 fn check_regular(path: &str, is_dir: bool, is_file: bool) -> Result<(), FsError> {
     if is_dir {
         Err(FsError::IsDirectory(path.to_owned()))
@@ -357,27 +456,47 @@ fn slice_lines(text: String, line: Option<u32>, limit: Option<u32>) -> String {
 }
 
 /// Writes (creates or replaces) a text file through cap-std, relative to the root that contains
-/// `path`, and returns the number of bytes written.
+/// `path`, and returns the number of bytes written, with no policy decision (see
+/// [`write_text_file_checked`]).
 ///
 /// Content larger than `limits.max_write_bytes` is `TooLarge` and nothing is touched. Missing
 /// parent directories inside the root are created. The write is atomic (temporary file in the
 /// same directory, then `rename`). If the target is a symlink, it is resolved inside the root and
 /// the file it points to is replaced; a symlink (on the target or on any parent) that leads
-/// outside the root is `OutsideRoots`. An existing file that the host could not open for writing
-/// (for example read-only) is not replaced; an existing file keeps its permissions.
+/// outside the root is `OutsideRoots`, a dangling one is `Io`. An existing file that the host
+/// could not open for writing (for example read-only) is not replaced; an existing file keeps its
+/// permissions.
 pub async fn write_text_file(
     roots: &[PathBuf],
     path: &str,
     content: &str,
     limits: &FsLimits,
 ) -> Result<u64, FsError> {
+    write_text_file_checked(roots, path, content, limits, |_| Ok(())).await
+}
+
+/// [`write_text_file`], with `decide` called once on the absolute path the file will be written
+/// to (`<resolved parent>/<name>`, or the resolution of a symlink at the target), before anything
+/// is created; the file is then written through the handle of that resolved parent directory.
+/// `Err(rule)` refuses the write with [`FsError::Denied`] and nothing is touched. `decide` runs
+/// on a blocking-pool thread.
+pub async fn write_text_file_checked<G>(
+    roots: &[PathBuf],
+    path: &str,
+    content: &str,
+    limits: &FsLimits,
+    decide: G,
+) -> Result<u64, FsError>
+where
+    G: FnOnce(&str) -> Result<(), String> + Send + 'static,
+{
     // Check the size before copying the content to the blocking pool.
     check_write_size(path, content, limits)?;
     let roots = roots.to_vec();
     let owned = path.to_owned();
     let content = content.to_owned();
     let limits = *limits;
-    tokio::task::spawn_blocking(move || write_blocking(&roots, &owned, &content, &limits))
+    tokio::task::spawn_blocking(move || write_blocking(&roots, &owned, &content, &limits, decide))
         .await
         .map_err(|e| io_msg(path, &format!("fs worker failed: {e}")))?
 }
@@ -394,99 +513,76 @@ fn check_write_size(path: &str, content: &str, limits: &FsLimits) -> Result<(), 
     Ok(())
 }
 
-fn write_blocking(
+fn write_blocking<G>(
     roots: &[PathBuf],
     path: &str,
     content: &str,
     limits: &FsLimits,
-) -> Result<u64, FsError> {
+    decide: G,
+) -> Result<u64, FsError>
+where
+    G: FnOnce(&str) -> Result<(), String>,
+{
     check_write_size(path, content, limits)?;
     let r = resolve(roots, path)?;
     // `/root/dir/` names a directory, not a file called `dir`.
     if r.rel.as_os_str().is_empty() || path.ends_with(std::path::is_separator) {
         return Err(FsError::IsDirectory(path.to_owned()));
     }
-    let (parent, name) = split(&r.rel).ok_or_else(|| FsError::IsDirectory(path.to_owned()))?;
-    let mut dir = if parent.as_os_str().is_empty() {
-        r.root.try_clone().map_err(|e| map_io(path, &e))?
-    } else {
-        open_or_create_dir(&r.root, &parent, path)?
-    };
-    let mut name = name;
-
-    let existing = match dir.symlink_metadata(&name) {
-        Ok(m) if m.is_symlink() => {
-            // Resolve the link inside the root; cap-std refuses a target outside it.
-            let canon = r.root.canonicalize(&r.rel).map_err(|e| {
-                if e.kind() == io::ErrorKind::NotFound && !is_escape(&e) {
-                    io_msg(path, "symlink target does not exist")
-                } else {
-                    map_io(path, &e)
-                }
-            })?;
-            let (cparent, cname) =
-                split(&canon).ok_or_else(|| FsError::IsDirectory(path.to_owned()))?;
-            dir = if cparent.as_os_str().is_empty() {
-                r.root.try_clone().map_err(|e| map_io(path, &e))?
-            } else {
-                r.root.open_dir(&cparent).map_err(|e| map_io(path, &e))?
-            };
-            name = cname;
-            match dir.symlink_metadata(&name) {
-                Ok(m) => Some(m),
-                Err(e) => return Err(map_io(path, &e)),
-            }
-        }
-        Ok(m) => Some(m),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(e) => return Err(map_io(path, &e)),
-    };
-
-    let perms = match existing {
-        None => None,
-        Some(m) => {
-            check_regular(path, m.is_dir(), m.is_file())?;
+    let walked = resolve::walk(r.root, &r.rel, path)?;
+    let resolved = absolute(&r.root_path, &walked.rel());
+    match &walked.leaf {
+        Leaf::Directory => Err(FsError::IsDirectory(path.to_owned())),
+        Leaf::Entry { name, meta } => {
+            check_regular(path, meta.is_dir(), meta.is_file())?;
+            decided(decide, path, &resolved)?;
+            let dir = walked.dir();
             // Only replace a file the host could write in place (respects read-only files).
             let mut opts = OpenOptions::new();
-            opts.write(true);
-            let f = dir.open_with(&name, &opts).map_err(|e| map_io(path, &e))?;
+            opts.write(true).follow(FollowSymlinks::No);
+            let f = dir.open_with(name, &opts).map_err(|e| map_io(path, &e))?;
             let meta = f.metadata().map_err(|e| map_io(path, &e))?;
             check_regular(path, meta.is_dir(), meta.is_file())?;
-            Some(meta.permissions())
+            atomic_write(dir, name, content.as_bytes(), Some(meta.permissions()))
+                .map_err(|e| map_io(path, &e))?;
+            Ok(content.len() as u64)
         }
-    };
-
-    atomic_write(&dir, &name, content.as_bytes(), perms).map_err(|e| map_io(path, &e))?;
-    Ok(content.len() as u64)
+        Leaf::Missing { rest, via_link } => {
+            if *via_link {
+                // A dangling link: do not create its target (the old behaviour, and the link's
+                // author chose that name, not the agent's request).
+                return Err(io_msg(path, "symlink target does not exist"));
+            }
+            let Some((name, parents)) = rest.split_last() else {
+                return Err(FsError::IsDirectory(path.to_owned()));
+            };
+            decided(decide, path, &resolved)?;
+            let dir = create_dirs(walked.dir(), parents, path)?;
+            let dir = dir.as_ref().unwrap_or(walked.dir());
+            atomic_write(dir, name, content.as_bytes(), None).map_err(|e| map_io(path, &e))?;
+            Ok(content.len() as u64)
+        }
+    }
 }
 
-/// Opens `parent` (relative to `root`), creating it and its missing ancestors first. Both steps
-/// resolve through cap-std, so a symlinked component that leads outside the root is refused and no
-/// directory is created outside it.
-fn open_or_create_dir(root: &Dir, parent: &Path, path: &str) -> Result<Dir, FsError> {
-    match root.open_dir(parent) {
-        Ok(dir) => return Ok(dir),
-        Err(e) if e.kind() != io::ErrorKind::NotFound || is_escape(&e) => {
-            return Err(map_io(path, &e));
+/// Creates `names` one below the other under `base` and opens the last one (`None` when `names`
+/// is empty). Each is opened without following links, so one swapped in meanwhile is refused
+/// rather than followed: the file lands where the decision was made, or nowhere.
+fn create_dirs(base: &Dir, names: &[OsString], path: &str) -> Result<Option<Dir>, FsError> {
+    let mut current: Option<Dir> = None;
+    for name in names {
+        let parent = current.as_ref().unwrap_or(base);
+        match parent.create_dir(name) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(map_io(path, &e)),
         }
-        Err(_) => {}
+        let dir = parent
+            .open_dir_nofollow(name)
+            .map_err(|e| map_io(path, &e))?;
+        current = Some(dir);
     }
-    if let Err(create_err) = root.create_dir_all(parent) {
-        // `create_dir_all` reports a symlinked component as "File exists"; opening again gives
-        // the real reason (escape, not a directory, ...).
-        return Err(match root.open_dir(parent) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => map_io(path, &e),
-            _ => map_io(path, &create_err),
-        });
-    }
-    root.open_dir(parent).map_err(|e| map_io(path, &e))
-}
-
-/// Splits a normalised relative path into (parent, file name).
-fn split(rel: &Path) -> Option<(PathBuf, OsString)> {
-    let name = rel.file_name()?.to_owned();
-    let parent = rel.parent().map(Path::to_path_buf).unwrap_or_default();
-    Some((parent, name))
+    Ok(current)
 }
 
 fn random_suffix() -> u64 {

@@ -1,0 +1,157 @@
+//! Resolving a request path inside its root one component at a time, holding a handle on every
+//! directory on the way, so that the path the policy decides on is the path of the handles we
+//! then read from or write through.
+//!
+//! Each component is looked at with `lstat` relative to the directory handle above it. A symlink
+//! is read and its target spliced into the rest of the path (an absolute target, or a `..` that
+//! climbs above the root, is an escape). A directory is opened with `O_NOFOLLOW`: if a symlink was
+//! swapped in since the `lstat`, the open fails instead of following it. The leaf is never opened
+//! here: the caller opens it relative to [`Walked::dir`], without following links either.
+//!
+//! So the chain of handles always spells [`Walked::rel`], whatever the agent (or anyone) does to
+//! the tree meanwhile: a link swapped in after the walk only affects later requests. What a handle
+//! cannot tell is a directory *renamed* (moved) after it was opened; see docs/PERMISSIONS.md.
+
+use std::collections::VecDeque;
+use std::ffi::{OsStr, OsString};
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+use cap_fs_ext::DirExt;
+use cap_std::fs::{Dir, Metadata};
+
+use super::{FsError, io_msg, map_io};
+
+/// Links followed for one request before giving up (Linux's own limit is 40).
+const MAX_LINKS: usize = 40;
+
+/// What the walk found at the end of the path.
+#[derive(Debug)]
+pub(super) enum Leaf {
+    /// The path names [`Walked::dir`] itself (the root, a directory, a link to one).
+    Directory,
+    /// An existing entry of [`Walked::dir`] that is not a symlink (its `lstat` metadata).
+    Entry { name: OsString, meta: Metadata },
+    /// `rest[0]` does not exist in [`Walked::dir`]; `rest` is what is left of the path, file name
+    /// last. `via_link`: part of `rest` comes from a symlink's target (a dangling link).
+    Missing { rest: Vec<OsString>, via_link: bool },
+}
+
+/// A path resolved inside a root: open handles from the root down to the deepest existing
+/// directory, and what is below it.
+#[derive(Debug)]
+pub(super) struct Walked {
+    root: Dir,
+    /// `(name, handle)` of each directory below the root, outermost first.
+    stack: Vec<(OsString, Dir)>,
+    pub leaf: Leaf,
+}
+
+impl Walked {
+    /// The directory the leaf is (or is to be created) in.
+    pub fn dir(&self) -> &Dir {
+        self.stack.last().map_or(&self.root, |(_, d)| d)
+    }
+
+    /// The leaf's path relative to the root, links resolved: the path that will be opened.
+    pub fn rel(&self) -> PathBuf {
+        let mut rel: PathBuf = self.stack.iter().map(|(n, _)| n.as_os_str()).collect();
+        match &self.leaf {
+            Leaf::Directory => {}
+            Leaf::Entry { name, .. } => rel.push(name),
+            Leaf::Missing { rest, .. } => rel.extend(rest),
+        }
+        rel
+    }
+}
+
+/// Resolve `rel` (normalised: no `.`/`..` components) inside `root`. `path` is the request's path,
+/// for errors. A symlink leading outside the root is `OutsideRoots`; a non-directory in the middle
+/// of the path, a directory swapped for a link during the walk, or too many links are `Io`.
+pub(super) fn walk(root: Dir, rel: &Path, path: &str) -> Result<Walked, FsError> {
+    let mut pending: VecDeque<(OsString, bool)> = VecDeque::new();
+    for c in rel.components() {
+        push_component(&mut pending, c, false, path)?;
+    }
+    let mut walked = Walked {
+        root,
+        stack: Vec::new(),
+        leaf: Leaf::Directory,
+    };
+    let mut links = 0usize;
+    while let Some((name, from_link)) = pending.pop_front() {
+        if name == OsStr::new("..") {
+            if walked.stack.pop().is_none() {
+                return Err(FsError::OutsideRoots(path.to_owned()));
+            }
+            continue;
+        }
+        let meta = match walked.dir().symlink_metadata(&name) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                let mut rest = vec![name];
+                let mut via_link = from_link;
+                for (n, l) in pending {
+                    if n == OsStr::new("..") {
+                        // `..` below a missing directory: nothing to resolve it against.
+                        return Err(io_msg(path, "symlink target does not exist"));
+                    }
+                    rest.push(n);
+                    via_link |= l;
+                }
+                walked.leaf = Leaf::Missing { rest, via_link };
+                return Ok(walked);
+            }
+            Err(e) => return Err(map_io(path, &e)),
+        };
+        if meta.file_type().is_symlink() {
+            links += 1;
+            if links > MAX_LINKS {
+                return Err(io_msg(path, "too many levels of symbolic links"));
+            }
+            let target = walked
+                .dir()
+                .read_link_contents(&name)
+                .map_err(|e| map_io(path, &e))?;
+            let mut spliced = VecDeque::new();
+            for c in target.components() {
+                push_component(&mut spliced, c, true, path)?;
+            }
+            while let Some(c) = spliced.pop_back() {
+                pending.push_front(c);
+            }
+        } else if meta.is_dir() {
+            // O_NOFOLLOW: a link swapped in since the lstat makes this fail (ELOOP/ENOTDIR)
+            // instead of being followed.
+            let dir = walked
+                .dir()
+                .open_dir_nofollow(&name)
+                .map_err(|e| map_io(path, &e))?;
+            walked.stack.push((name, dir));
+        } else if pending.is_empty() {
+            walked.leaf = Leaf::Entry { name, meta };
+            return Ok(walked);
+        } else {
+            return Err(io_msg(path, "not a directory"));
+        }
+    }
+    Ok(walked)
+}
+
+fn push_component(
+    out: &mut VecDeque<(OsString, bool)>,
+    c: Component<'_>,
+    from_link: bool,
+    path: &str,
+) -> Result<(), FsError> {
+    match c {
+        Component::Normal(n) => out.push_back((n.to_owned(), from_link)),
+        Component::CurDir => {}
+        Component::ParentDir => out.push_back((OsString::from(".."), from_link)),
+        // An absolute link target leaves the root's capability (cap-std refuses them too).
+        Component::RootDir | Component::Prefix(_) => {
+            return Err(FsError::OutsideRoots(path.to_owned()));
+        }
+    }
+    Ok(())
+}
