@@ -4,6 +4,7 @@
 //! The rule engine (hard-deny / allow rules, session grants, presets) plugs in ahead of the host's
 //! decider; until a rule or the host allows, the answer is "deny".
 
+mod commands;
 pub mod policy;
 use std::future::Future;
 use std::pin::Pin;
