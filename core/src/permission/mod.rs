@@ -5,7 +5,9 @@
 //! decider; until a rule or the host allows, the answer is "deny".
 
 mod commands;
+mod env;
 pub mod policy;
+mod wrappers;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;

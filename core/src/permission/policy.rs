@@ -22,6 +22,8 @@ use serde_json::{Map, Value};
 
 pub use super::commands::MAX_COMMAND_BYTES;
 use super::commands::{CommandForms, join_command};
+pub use super::env::BUILTIN_ENV_DENY;
+use super::env::{EnvPatterns, builtin_denies, builtin_rule, env_glob_set, env_matches};
 
 /// The built-in presets, in documentation order.
 pub const PRESETS: &[&str] = &["deny-all", "read-only", "ask"];
@@ -120,6 +122,9 @@ pub struct Subject {
     /// Command lines: terminal `"cmd arg1 arg2"` (args joined by single spaces);
     /// `rawInput.command` (a string, or an array joined by single spaces).
     pub commands: Vec<String>,
+    /// Names of the environment variables the request sets: terminal `env[].name`;
+    /// `rawInput.env` (an object's keys, or an array's `name`s).
+    pub env: Vec<String>,
 }
 
 impl Subject {
@@ -184,6 +189,16 @@ impl Subject {
                 }
                 _ => {}
             }
+            match raw.get("env") {
+                Some(Value::Object(vars)) => subject.env.extend(vars.keys().cloned()),
+                Some(Value::Array(items)) => subject.env.extend(
+                    items
+                        .iter()
+                        .filter_map(|e| e.get("name").and_then(Value::as_str))
+                        .map(str::to_owned),
+                ),
+                _ => {}
+            }
         }
         subject
     }
@@ -217,6 +232,18 @@ impl Subject {
             commands: vec![join_command(command, &args)],
             ..Subject::default()
         }
+    }
+
+    /// The same subject with the names of the environment variables the request sets
+    /// (`terminal/create`'s `env`).
+    pub fn with_env<I, S>(mut self, names: I) -> Subject
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.env
+            .extend(names.into_iter().map(|n| n.as_ref().to_owned()));
+        self
     }
 
     fn add_path(&mut self, p: &str) {
@@ -326,6 +353,7 @@ struct Rule {
     paths: Option<GlobSet>,
     commands: Option<GlobSet>,
     command_regex: Option<Regex>,
+    env: Option<GlobSet>,
 }
 
 impl Rule {
@@ -367,7 +395,39 @@ impl Rule {
         {
             return false;
         }
+        if let Some(set) = &self.env
+            && !env_matches(set, &s.env, restrictive)
+        {
+            return false;
+        }
         true
+    }
+
+    /// Whether this rule could match some subject of operation `op` (fs and terminal subjects
+    /// have a fixed kind and no title or tool name; only fs subjects have paths, only terminal
+    /// ones commands).
+    fn could_match(&self, op: Operation) -> bool {
+        if self
+            .operations
+            .as_ref()
+            .is_some_and(|ops| !ops.contains(&op))
+        {
+            return false;
+        }
+        let (kind, paths, commands) = match op {
+            Operation::Permission => return true,
+            Operation::Read => ("read", true, false),
+            Operation::Write => ("edit", true, false),
+            Operation::Execute => ("execute", false, true),
+        };
+        let has_commands = self.commands.is_some() || self.command_regex.is_some();
+        self.kinds
+            .as_ref()
+            .is_none_or(|k| k.iter().any(|k| k == kind))
+            && self.titles.is_none()
+            && self.tool_names.is_none()
+            && (paths || self.paths.is_none())
+            && (commands || !has_commands)
     }
 }
 
@@ -415,6 +475,7 @@ pub struct Policy {
     hard_paths: PatternList,
     hard_commands: PatternList,
     hard_command_regex: Option<Regex>,
+    hard_env: EnvPatterns,
 }
 
 impl Default for Policy {
@@ -433,6 +494,7 @@ impl Policy {
             hard_paths: PatternList::empty(true),
             hard_commands: PatternList::empty(false),
             hard_command_regex: None,
+            hard_env: EnvPatterns::default(),
         }
     }
 
@@ -495,6 +557,36 @@ impl Policy {
         Ok(())
     }
 
+    /// Add a hard-deny environment variable glob (same syntax as `hardDeny.env`, compared
+    /// case-insensitively): a request that sets a matching variable is denied, whatever the
+    /// rules say. The policy becomes `custom`.
+    pub fn add_hard_deny_env(&mut self, glob: &str) -> Result<(), PolicyError> {
+        let at = format!("hardDeny.env[{}]", self.hard_env.patterns.len());
+        check_pattern(glob, &at)?;
+        let mut patterns = self.hard_env.patterns.clone();
+        patterns.push(glob.to_owned());
+        self.hard_env = EnvPatterns::new(patterns).map_err(|(_, m)| PolicyError::new(at, m))?;
+        self.name = "custom".to_owned();
+        Ok(())
+    }
+
+    /// Whether some request of operation `op` could be allowed locally: by the preset, or by an
+    /// allow rule that can match such a request. The host advertises `fs.writeTextFile` and
+    /// `terminal` only when this holds for `Write` and `Execute`.
+    pub fn can_allow(&self, op: Operation) -> bool {
+        let preset = matches!(
+            (self.preset, op),
+            (_, Operation::Read)
+                | (Preset::ReadOnly, Operation::Permission)
+                | (Preset::Ask, Operation::Write | Operation::Execute)
+        );
+        preset
+            || self
+                .rules
+                .iter()
+                .any(|r| r.action == Action::Allow && r.could_match(op))
+    }
+
     /// Decide locally: hard deny (built-in, `hardDeny`, `deny` rules) → ask rules → allow rules →
     /// the preset's default.
     pub fn evaluate(&self, subject: &Subject) -> Verdict {
@@ -545,6 +637,9 @@ impl Policy {
                 }
             }
         }
+        if let Some((glob, name)) = self.hard_env.first_match(&s.env) {
+            return Some(format!("hardDeny.env ({glob}: {name})"));
+        }
         let has_command_patterns =
             !self.hard_commands.patterns.is_empty() || self.hard_command_regex.is_some();
         for forms in &p.commands {
@@ -564,10 +659,39 @@ impl Policy {
                 }
             }
         }
-        self.rules
+        if let Some(rule) = self
+            .rules
             .iter()
             .find(|r| r.action == Action::Deny && r.matches(p))
-            .map(|r| r.label.clone())
+        {
+            return Some(rule.label.clone());
+        }
+        self.builtin_env_deny(p)
+    }
+
+    /// The built-in env deny: the first variable on [`BUILTIN_ENV_DENY`] that no allow rule
+    /// matching the whole request names in its `env`.
+    fn builtin_env_deny(&self, p: &Prepared<'_>) -> Option<String> {
+        let mut denied = p
+            .subject
+            .env
+            .iter()
+            .filter(|n| builtin_denies(n))
+            .peekable();
+        denied.peek()?;
+        let lifting: Vec<&GlobSet> = self
+            .rules
+            .iter()
+            .filter(|r| r.action == Action::Allow && r.env.is_some() && r.matches(p))
+            .filter_map(|r| r.env.as_ref())
+            .collect();
+        denied
+            .find(|name| {
+                !lifting
+                    .iter()
+                    .any(|set| env_matches(set, std::slice::from_ref(*name), false))
+            })
+            .map(|name| builtin_rule(name))
     }
 }
 
@@ -687,9 +811,10 @@ const RULE_FIELDS: &[&str] = &[
     "paths",
     "commands",
     "commandRegex",
+    "env",
     "description",
 ];
-const HARD_DENY_FIELDS: &[&str] = &["paths", "commands", "commandRegex"];
+const HARD_DENY_FIELDS: &[&str] = &["paths", "commands", "commandRegex", "env"];
 
 fn parse_document(doc: &Value) -> Result<Policy, PolicyError> {
     let top = as_object(doc, "$")?;
@@ -733,6 +858,11 @@ fn parse_document(doc: &Value) -> Result<Policy, PolicyError> {
         }
         if let Some(v) = hd.get("commandRegex") {
             policy.hard_command_regex = Some(regex(v, "hardDeny.commandRegex")?);
+        }
+        if let Some(v) = hd.get("env") {
+            let list = string_list(v, "hardDeny.env")?;
+            policy.hard_env = EnvPatterns::new(list)
+                .map_err(|(i, m)| PolicyError::new(format!("hardDeny.env[{i}]"), m))?;
         }
     }
     Ok(policy)
@@ -816,6 +946,15 @@ fn parse_rule(v: &Value, index: usize) -> Result<Rule, PolicyError> {
     let tool_names = globs("toolNames", false)?;
     let paths = globs("paths", true)?;
     let commands = globs("commands", false)?;
+    let env = match obj.get("env") {
+        None => None,
+        Some(v) => {
+            let list = string_list(v, &field("env"))?;
+            let set = env_glob_set(&list)
+                .map_err(|(i, m)| PolicyError::new(format!("{at}.env[{i}]"), m))?;
+            Some((set, list))
+        }
+    };
     let command_regex = match obj.get("commandRegex") {
         None => None,
         Some(v) => {
@@ -824,6 +963,10 @@ fn parse_rule(v: &Value, index: usize) -> Result<Rule, PolicyError> {
             Some(re)
         }
     };
+    let env = env.map(|(set, list)| {
+        summary.push(format!("env={}", list.join("|")));
+        set
+    });
     let description = match obj.get("description") {
         None => None,
         Some(v) => Some(as_str(v, &field("description"))?.to_owned()),
@@ -860,6 +1003,7 @@ fn parse_rule(v: &Value, index: usize) -> Result<Rule, PolicyError> {
         paths,
         commands,
         command_regex,
+        env,
     })
 }
 
