@@ -72,8 +72,8 @@ struct RunArgs {
     /// Switch the session to this mode before prompting
     #[arg(long, value_name = "MODE")]
     mode: Option<String>,
-    /// Permission policy: a JSON policy file, or a preset: deny-all, read-only, ask
-    /// [default: deny-all with --permission deny, else ask]
+    /// Permission policy: a JSON policy file, or a preset: deny-all, read-only, ask (confine with
+    /// deny-all/read-only plus allow rules) [default: deny-all with --permission deny, else ask]
     #[arg(
         long,
         value_name = "FILE|PRESET",
@@ -86,7 +86,14 @@ struct RunArgs {
                      writes\n  \
                      ask        leave tool calls to --permission; serve reads, writes and \
                      terminals\n\
-                     Writes under .git are always denied. A bad file is an error (exit 1).\n\
+                     Writes under .git are always denied, and so are terminals whose env sets \
+                     code-loading\nvariables (LD_PRELOAD, BASH_ENV, GIT_CONFIG_*, PATH, ...) \
+                     unless an allow rule names them.\n\
+                     To confine an unattended agent, use an allow-list: deny-all or read-only \
+                     plus \"allow\"\nrules for the commands you expect. Deny rules on \
+                     command strings (\"rm *\") are a speed\nbump: they see through common \
+                     wrappers (sudo, timeout, nice, env, sh -c, ...) but not\neverything. \
+                     A bad file is an error (exit 1).\n\
                      [default: deny-all with --permission deny, else ask]"
     )]
     policy: Option<PathBuf>,

@@ -16,7 +16,7 @@ use crate::connection::{self, AgentInfo, AgentShared, Command, HostShared, ReqCt
 use crate::error::{Error, ExitInfo, Result};
 use crate::events::{Consumer, Event, EventBus, Pulled, QueueLimits, Waker, raw_json};
 use crate::permission::PermissionHandler;
-use crate::permission::policy::Policy;
+use crate::permission::policy::{Operation, Policy};
 use crate::services::fs::FsLimits;
 use crate::services::terminal::TerminalLimits;
 use crate::services::{ClientCapabilities, FsService, TerminalService};
@@ -189,8 +189,22 @@ impl Host {
             .map(|rx| EventStream { rx })
     }
 
-    /// Capabilities this host advertises (what it actually serves).
+    /// Capabilities this host advertises in `initialize`: what it serves and its policy can ever
+    /// allow. Under `deny-all` or `read-only` (without allow rules for `write` / `execute`) an
+    /// agent is told there are no file writes and no terminals, so it does not plan on them.
     pub fn client_capabilities(&self) -> ClientCapabilities {
+        let served = self.served_capabilities();
+        let policy = &self.inner.shared.policy;
+        ClientCapabilities {
+            read_text_file: served.read_text_file && policy.can_allow(Operation::Read),
+            write_text_file: served.write_text_file && policy.can_allow(Operation::Write),
+            terminal: served.terminal && policy.can_allow(Operation::Execute),
+        }
+    }
+
+    /// The methods dispatched to the services. An agent that calls one it was not offered still
+    /// gets the policy's refusal (and the embedder its event), not a bare "method not found".
+    fn served_capabilities(&self) -> ClientCapabilities {
         let cfg = &self.inner.shared.config;
         let fs = !matches!(cfg.fs, FsService::Disabled);
         ClientCapabilities {
@@ -231,7 +245,7 @@ impl Host {
 
     async fn start(&self, id: u64, transport: Transport) -> Result<Agent> {
         let shared = Arc::new(AgentShared::default());
-        let caps = self.client_capabilities();
+        let caps = self.served_capabilities();
         let cmd = connection::start(
             id,
             self.inner.shared.clone(),
@@ -254,7 +268,7 @@ impl Host {
         let cfg = &self.inner.shared.config;
         let params = serde_json::json!({
             "protocolVersion": connection::PROTOCOL_VERSION,
-            "clientCapabilities": caps.to_json(),
+            "clientCapabilities": self.client_capabilities().to_json(),
             "clientInfo": { "name": cfg.client_info.name, "version": cfg.client_info.version },
         });
         match agent

@@ -70,7 +70,7 @@ fn host_process() {
             permission: allow_once(),
             ..HostConfig::default()
         });
-        let mut events = host.events().unwrap();
+        let events = host.events().unwrap();
         tokio::spawn(async move { while events.next().await.is_some() {} });
         let agent = host.spawn(write_agent(&dir)).await.unwrap();
         let session = agent

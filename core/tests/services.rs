@@ -506,3 +506,210 @@ async fn malformed_fs_calls_are_answered_and_reported() {
         "invalid_params"
     );
 }
+
+/// A policy that allows exactly `bash -c true` (and, with `env`, the variables named).
+fn allow_bash_true(env: Option<Value>) -> Policy {
+    let mut rule =
+        json!({"action": "allow", "operations": ["execute"], "commands": ["bash -c true"]});
+    if let Some(env) = env {
+        rule["env"] = env;
+    }
+    Policy::from_json(&json!({"preset": "deny-all", "rules": [rule]}).to_string()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn terminal_env_cannot_run_code_past_an_exact_allow() {
+    // BASH_ENV names a script bash runs before `true`: here it leaves a marker.
+    let outside = tempfile::tempdir().unwrap();
+    let marker = outside.path().join("ran");
+    let script = outside.path().join("startup.sh");
+    std::fs::write(&script, format!("touch '{}'\n", marker.display())).unwrap();
+    let steps = |script: &std::path::Path| {
+        json!([
+            req(
+                "terminal/create",
+                "t",
+                json!({"sessionId":"$SESSION","command":"bash","args":["-c","true"],
+                "env":[{"name":"TERM","value":"dumb"},{"name":"BASH_ENV","value":script}]})
+            ),
+            report("t"),
+            req(
+                "terminal/wait_for_exit",
+                "exit",
+                json!({"sessionId":"$SESSION","terminalId":"$t.terminalId"})
+            ),
+        ])
+    };
+    let config = |policy| HostConfig {
+        policy: Some(policy),
+        ..HostConfig::default()
+    };
+
+    let (evs, _dir, _) = run(config(allow_bash_true(None)), steps(&script)).await;
+    let created = of_kind(&evs, EventKind::TerminalCreated)[0].data_value();
+    assert_eq!(created["outcome"], "denied", "{created}");
+    assert_eq!(created["rule"], "deny env BASH_ENV (built-in)", "{created}");
+    assert!(!marker.exists(), "BASH_ENV ran");
+
+    // An allow rule that names the variables lets the request through, as written.
+    let policy = allow_bash_true(Some(json!(["BASH_ENV", "TERM"])));
+    let (evs, _dir, _) = run(config(policy), steps(&script)).await;
+    let created = of_kind(&evs, EventKind::TerminalCreated)[0].data_value();
+    assert_eq!(created["outcome"], "ok", "{created}");
+    assert!(marker.exists(), "the allowed terminal ran with its env");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn git_config_env_cannot_ride_on_an_allowed_git_status() {
+    let outside = tempfile::tempdir().unwrap();
+    let marker = outside.path().join("fsmonitor-ran");
+    let hook = format!("touch '{}'; false", marker.display());
+    let steps = json!([
+        req(
+            "terminal/create",
+            "t",
+            json!({"sessionId":"$SESSION","command":"git","args":["status"],
+            "env":[{"name":"GIT_CONFIG_COUNT","value":"1"},{"name":"GIT_CONFIG_KEY_0","value":"core.fsmonitor"},
+                   {"name":"GIT_CONFIG_VALUE_0","value":hook}]})
+        ),
+        report("t"),
+        req(
+            "terminal/wait_for_exit",
+            "exit",
+            json!({"sessionId":"$SESSION","terminalId":"$t.terminalId"})
+        ),
+    ]);
+    let policy = Policy::from_json(
+        r#"{"preset":"deny-all","rules":[{"action":"allow","operations":["execute"],"commands":["git status"]}]}"#,
+    )
+    .unwrap();
+    let config = HostConfig {
+        policy: Some(policy),
+        ..HostConfig::default()
+    };
+    let (evs, _dir, _) = run(config, steps).await;
+    let created = of_kind(&evs, EventKind::TerminalCreated)[0].data_value();
+    assert_eq!(created["outcome"], "denied", "{created}");
+    assert!(!marker.exists(), "core.fsmonitor ran");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wrapped_commands_do_not_pass_a_hard_deny() {
+    let victim = tempfile::tempdir().unwrap();
+    let v = victim.path().join("victim");
+    std::fs::create_dir(&v).unwrap();
+    let v = v.to_string_lossy().into_owned();
+    let steps = json!([
+        req(
+            "terminal/create",
+            "a",
+            json!({"sessionId":"$SESSION","command":"/usr/bin/timeout","args":["5","/bin/rm","-rf",v]})
+        ),
+        req(
+            "terminal/create",
+            "b",
+            json!({"sessionId":"$SESSION","command":"nice","args":["-n","5","rm","-rf",v]})
+        ),
+        req(
+            "terminal/create",
+            "c",
+            json!({"sessionId":"$SESSION","command":"setsid","args":["rm","-rf",v]})
+        ),
+        req(
+            "terminal/create",
+            "d",
+            json!({"sessionId":"$SESSION","command":"bash","args":["-c",format!("timeout 5 rm -rf {v}")]})
+        ),
+        req(
+            "terminal/create",
+            "e",
+            json!({"sessionId":"$SESSION","command":"/bin/sh","args":["-c",format!("cd / && nice -n 5 /bin/rm -rf {v}")]})
+        ),
+    ]);
+    let policy = Policy::from_json(r#"{"preset":"ask","hardDeny":{"commands":["rm *"]}}"#).unwrap();
+    let config = HostConfig {
+        permission: allow_once(),
+        policy: Some(policy),
+        ..HostConfig::default()
+    };
+    let (evs, _dir, _) = run(config, steps).await;
+    let created: Vec<Value> = of_kind(&evs, EventKind::TerminalCreated)
+        .iter()
+        .map(|e| e.data_value())
+        .collect();
+    assert_eq!(created.len(), 5, "{created:?}");
+    for c in &created {
+        assert_eq!(c["outcome"], "denied", "{c}");
+        assert_eq!(c["rule"], "hardDeny.commands (rm *)", "{c}");
+    }
+    // Give a wrongly started terminal time to act before looking.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(std::path::Path::new(&v).exists(), "the victim was removed");
+}
+
+/// What the mock agent saw in `initialize`: it reports each capability in a chunk.
+async fn advertised(config: HostConfig) -> String {
+    let probe = |cap: &str| {
+        json!({ "if": { "clientCapability": cap },
+                "then": [{ "update": { "sessionUpdate": "agent_message_chunk", "content": { "type": "text", "text": format!("{cap}=yes") } } }],
+                "else": [{ "update": { "sessionUpdate": "agent_message_chunk", "content": { "type": "text", "text": format!("{cap}=no") } } }] })
+    };
+    let steps = json!([
+        probe("fs.readTextFile"),
+        probe("fs.writeTextFile"),
+        probe("terminal")
+    ]);
+    let (evs, _dir, _) = run(config, steps).await;
+    chunks(&evs)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_what_the_policy_can_allow_is_advertised() {
+    let with = |policy: Option<Policy>, permission| HostConfig {
+        policy,
+        permission,
+        ..HostConfig::default()
+    };
+    let none = acp_host::PermissionHandler::default();
+    // deny-all (the default without a decider) and read-only: reads only.
+    for config in [
+        with(None, none.clone()),
+        with(Some(Policy::preset("deny-all").unwrap()), allow_once()),
+        with(Some(Policy::preset("read-only").unwrap()), allow_once()),
+    ] {
+        let host = Host::new(config.clone());
+        let caps = host.client_capabilities();
+        assert!(
+            caps.read_text_file && !caps.write_text_file && !caps.terminal,
+            "{caps:?}"
+        );
+        let said = advertised(config).await;
+        assert_eq!(
+            said,
+            "fs.readTextFile=yes\nfs.writeTextFile=no\nterminal=no\n",
+            "{}",
+            host.policy().name()
+        );
+    }
+    // ask (the default with a decider): everything.
+    for config in [
+        with(None, allow_once()),
+        with(Some(Policy::preset("ask").unwrap()), none.clone()),
+    ] {
+        let said = advertised(config).await;
+        assert_eq!(
+            said,
+            "fs.readTextFile=yes\nfs.writeTextFile=yes\nterminal=yes\n"
+        );
+    }
+    // deny-all plus an allow rule for commands: terminals, but no writes.
+    let policy = Policy::from_json(
+        r#"{"preset":"deny-all","rules":[{"action":"allow","operations":["execute"],"commands":["cargo test*"]}]}"#,
+    )
+    .unwrap();
+    let said = advertised(with(Some(policy), none)).await;
+    assert_eq!(
+        said,
+        "fs.readTextFile=yes\nfs.writeTextFile=no\nterminal=yes\n"
+    );
+}

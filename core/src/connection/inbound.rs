@@ -436,7 +436,9 @@ impl Actor {
         let report = move |outcome: &str, extra: Value| {
             (EventKind::TerminalCreated, with(&base, outcome, extra))
         };
-        let subject = Subject::execute(&command, &args);
+        // The variables are part of what rules see: `GIT_CONFIG_*` or `BASH_ENV` turn an allowed
+        // `git status` or `bash -c true` into any command.
+        let subject = Subject::execute(&command, &args).with_env(env.iter().map(|(name, _)| name));
         let roots = self.admit(session, &cwd.to_string_lossy(), &subject, &report)?;
         let service = self.host.config.terminal.clone();
         let terminals = self.terminals.clone();

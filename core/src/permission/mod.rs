@@ -4,8 +4,11 @@
 //! The rule engine (hard-deny / allow rules, session grants, presets) plugs in ahead of the host's
 //! decider; until a rule or the host allows, the answer is "deny".
 
+mod commands;
+mod env;
 pub(crate) mod paths;
 pub mod policy;
+mod wrappers;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;

@@ -20,6 +20,10 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use regex::Regex;
 use serde_json::{Map, Value};
 
+pub use super::commands::MAX_COMMAND_BYTES;
+use super::commands::{CommandForms, join_command};
+pub use super::env::BUILTIN_ENV_DENY;
+use super::env::{EnvPatterns, builtin_denies, builtin_rule, env_glob_set, env_matches};
 use super::paths::{PathForms, PathGlobs, PathPatterns, has_git_component};
 
 /// The built-in presets, in documentation order.
@@ -119,6 +123,9 @@ pub struct Subject {
     /// Command lines: terminal `"cmd arg1 arg2"` (args joined by single spaces);
     /// `rawInput.command` (a string, or an array joined by single spaces).
     pub commands: Vec<String>,
+    /// Names of the environment variables the request sets: terminal `env[].name`;
+    /// `rawInput.env` (an object's keys, or an array's `name`s).
+    pub env: Vec<String>,
 }
 
 impl Subject {
@@ -183,6 +190,16 @@ impl Subject {
                 }
                 _ => {}
             }
+            match raw.get("env") {
+                Some(Value::Object(vars)) => subject.env.extend(vars.keys().cloned()),
+                Some(Value::Array(items)) => subject.env.extend(
+                    items
+                        .iter()
+                        .filter_map(|e| e.get("name").and_then(Value::as_str))
+                        .map(str::to_owned),
+                ),
+                _ => {}
+            }
         }
         subject
     }
@@ -218,6 +235,18 @@ impl Subject {
         }
     }
 
+    /// The same subject with the names of the environment variables the request sets
+    /// (`terminal/create`'s `env`).
+    pub fn with_env<I, S>(mut self, names: I) -> Subject
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.env
+            .extend(names.into_iter().map(|n| n.as_ref().to_owned()));
+        self
+    }
+
     fn add_path(&mut self, p: &str) {
         if !p.is_empty() && !self.paths.iter().any(|q| q == p) {
             self.paths.push(p.to_owned());
@@ -227,15 +256,6 @@ impl Subject {
     fn kind(&self) -> &str {
         self.tool_kind.as_deref().unwrap_or("other")
     }
-}
-
-fn join_command(command: &str, args: &[&str]) -> String {
-    let mut line = command.to_owned();
-    for arg in args {
-        line.push(' ');
-        line.push_str(arg);
-    }
-    line
 }
 
 /// The engine's answer.
@@ -334,6 +354,7 @@ struct Rule {
     paths: Option<PathGlobs>,
     commands: Option<GlobSet>,
     command_regex: Option<Regex>,
+    env: Option<GlobSet>,
 }
 
 impl Rule {
@@ -375,7 +396,39 @@ impl Rule {
         {
             return false;
         }
+        if let Some(set) = &self.env
+            && !env_matches(set, &s.env, restrictive)
+        {
+            return false;
+        }
         true
+    }
+
+    /// Whether this rule could match some subject of operation `op` (fs and terminal subjects
+    /// have a fixed kind and no title or tool name; only fs subjects have paths, only terminal
+    /// ones commands).
+    fn could_match(&self, op: Operation) -> bool {
+        if self
+            .operations
+            .as_ref()
+            .is_some_and(|ops| !ops.contains(&op))
+        {
+            return false;
+        }
+        let (kind, paths, commands) = match op {
+            Operation::Permission => return true,
+            Operation::Read => ("read", true, false),
+            Operation::Write => ("edit", true, false),
+            Operation::Execute => ("execute", false, true),
+        };
+        let has_commands = self.commands.is_some() || self.command_regex.is_some();
+        self.kinds
+            .as_ref()
+            .is_none_or(|k| k.iter().any(|k| k == kind))
+            && self.titles.is_none()
+            && self.tool_names.is_none()
+            && (paths || self.paths.is_none())
+            && (commands || !has_commands)
     }
 }
 
@@ -423,6 +476,7 @@ pub struct Policy {
     hard_paths: PathPatterns,
     hard_commands: PatternList,
     hard_command_regex: Option<Regex>,
+    hard_env: EnvPatterns,
 }
 
 impl Default for Policy {
@@ -441,6 +495,7 @@ impl Policy {
             hard_paths: PathPatterns::empty(),
             hard_commands: PatternList::empty(false),
             hard_command_regex: None,
+            hard_env: EnvPatterns::default(),
         }
     }
 
@@ -503,6 +558,36 @@ impl Policy {
         Ok(())
     }
 
+    /// Add a hard-deny environment variable glob (same syntax as `hardDeny.env`, compared
+    /// case-insensitively): a request that sets a matching variable is denied, whatever the
+    /// rules say. The policy becomes `custom`.
+    pub fn add_hard_deny_env(&mut self, glob: &str) -> Result<(), PolicyError> {
+        let at = format!("hardDeny.env[{}]", self.hard_env.patterns.len());
+        check_pattern(glob, &at)?;
+        let mut patterns = self.hard_env.patterns.clone();
+        patterns.push(glob.to_owned());
+        self.hard_env = EnvPatterns::new(patterns).map_err(|(_, m)| PolicyError::new(at, m))?;
+        self.name = "custom".to_owned();
+        Ok(())
+    }
+
+    /// Whether some request of operation `op` could be allowed locally: by the preset, or by an
+    /// allow rule that can match such a request. The host advertises `fs.writeTextFile` and
+    /// `terminal` only when this holds for `Write` and `Execute`.
+    pub fn can_allow(&self, op: Operation) -> bool {
+        let preset = matches!(
+            (self.preset, op),
+            (_, Operation::Read)
+                | (Preset::ReadOnly, Operation::Permission)
+                | (Preset::Ask, Operation::Write | Operation::Execute)
+        );
+        preset
+            || self
+                .rules
+                .iter()
+                .any(|r| r.action == Action::Allow && r.could_match(op))
+    }
+
     /// Decide locally: hard deny (built-in, `hardDeny`, `deny` rules) → ask rules → allow rules →
     /// the preset's default.
     pub fn evaluate(&self, subject: &Subject) -> Verdict {
@@ -549,6 +634,9 @@ impl Policy {
         if let Some(glob) = self.hard_paths.first_match(&p.paths) {
             return Some(format!("hardDeny.paths ({glob})"));
         }
+        if let Some((glob, name)) = self.hard_env.first_match(&s.env) {
+            return Some(format!("hardDeny.env ({glob}: {name})"));
+        }
         let has_command_patterns =
             !self.hard_commands.patterns.is_empty() || self.hard_command_regex.is_some();
         for forms in &p.commands {
@@ -568,10 +656,39 @@ impl Policy {
                 }
             }
         }
-        self.rules
+        if let Some(rule) = self
+            .rules
             .iter()
             .find(|r| r.action == Action::Deny && r.matches(p))
-            .map(|r| r.label.clone())
+        {
+            return Some(rule.label.clone());
+        }
+        self.builtin_env_deny(p)
+    }
+
+    /// The built-in env deny: the first variable on [`BUILTIN_ENV_DENY`] that no allow rule
+    /// matching the whole request names in its `env`.
+    fn builtin_env_deny(&self, p: &Prepared<'_>) -> Option<String> {
+        let mut denied = p
+            .subject
+            .env
+            .iter()
+            .filter(|n| builtin_denies(n))
+            .peekable();
+        denied.peek()?;
+        let lifting: Vec<&GlobSet> = self
+            .rules
+            .iter()
+            .filter(|r| r.action == Action::Allow && r.env.is_some() && r.matches(p))
+            .filter_map(|r| r.env.as_ref())
+            .collect();
+        denied
+            .find(|name| {
+                !lifting
+                    .iter()
+                    .any(|set| env_matches(set, std::slice::from_ref(*name), false))
+            })
+            .map(|name| builtin_rule(name))
     }
 }
 
@@ -618,242 +735,6 @@ impl<'a> Prepared<'a> {
     }
 }
 
-/// Command lines longer than this are not analysed: they match every restrictive command
-/// pattern and no allow pattern (fail-closed, and the actor never spends long on one request).
-pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
-
-/// The forms of one command line.
-struct CommandForms {
-    /// For deny/ask/hardDeny: the line, each segment, each also unquoted, with prefixes (env
-    /// assignments, `sudo`…) stripped and with the program replaced by its basename, and the
-    /// script of `sh -c …`, recursively.
-    deny: Forms,
-    /// For allow: the line split at shell control operators; every one must match.
-    segments: Vec<String>,
-    /// False when the line writes to a file through a redirection: no rule can allow it.
-    allowable: bool,
-    /// Longer than [`MAX_COMMAND_BYTES`].
-    oversized: bool,
-}
-
-impl CommandForms {
-    fn new(line: &str) -> CommandForms {
-        if line.len() > MAX_COMMAND_BYTES {
-            return CommandForms {
-                deny: Forms::default(),
-                segments: Vec::new(),
-                allowable: false,
-                oversized: true,
-            };
-        }
-        let mut deny = Forms::default();
-        deny.push(line.trim());
-        expand_command(line, &mut deny, 0);
-        CommandForms {
-            deny,
-            segments: segments(line).into_iter().map(str::to_owned).collect(),
-            allowable: !has_file_redirect(line),
-            oversized: false,
-        }
-    }
-}
-
-/// Distinct non-empty strings in insertion order.
-#[derive(Default)]
-struct Forms {
-    list: Vec<String>,
-    seen: HashSet<String>,
-}
-
-impl Forms {
-    fn push(&mut self, s: &str) {
-        if !s.is_empty() && !self.seen.contains(s) {
-            self.seen.insert(s.to_owned());
-            self.list.push(s.to_owned());
-        }
-    }
-}
-
-const WRAPPERS: &[&str] = &[
-    "sudo", "doas", "env", "command", "builtin", "exec", "nohup", "time", "nice", "{", "}", "!",
-    "if", "then", "else", "elif", "do", "while", "until",
-];
-const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "ash", "fish"];
-
-fn expand_command(text: &str, out: &mut Forms, depth: usize) {
-    if depth < 2
-        && let Some(script) = shell_script(strip_prefixes(text.trim()))
-    {
-        out.push(script);
-        expand_command(script, out, depth + 1);
-    }
-    for seg in segments(text) {
-        let unquoted = seg.replace(['"', '\''], "");
-        for form in [seg, unquoted.trim()] {
-            out.push(form);
-            out.push(&basename_form(form));
-            let stripped = strip_prefixes(form);
-            out.push(stripped);
-            out.push(&basename_form(stripped));
-            if depth < 2
-                && let Some(script) = shell_script(stripped)
-            {
-                out.push(script);
-                expand_command(script, out, depth + 1);
-            }
-        }
-    }
-}
-
-/// Split at `;`, `&`, `&&`, `|`, `||`, newlines, parentheses and backticks (not at the `&` of
-/// `2>&1` / `&>`). Not a shell parser: quotes are not honoured, which only yields more segments.
-fn segments(text: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    let mut prev: Option<char> = None;
-    let mut chars = text.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        let next = chars.peek().map(|(_, n)| *n);
-        let split = match c {
-            ';' | '|' | '\n' | '\r' | '(' | ')' | '`' => true,
-            '&' => !matches!(prev, Some('>' | '<')) && next != Some('>'),
-            _ => false,
-        };
-        if split {
-            let seg = text[start..i].trim();
-            if !seg.is_empty() {
-                out.push(seg);
-            }
-            start = i + c.len_utf8();
-        }
-        prev = Some(c);
-    }
-    let seg = text[start..].trim();
-    if !seg.is_empty() {
-        out.push(seg);
-    }
-    out
-}
-
-/// `(first token, rest)` with whitespace trimmed around them.
-fn split_first(s: &str) -> Option<(&str, &str)> {
-    let s = s.trim_start();
-    if s.is_empty() {
-        return None;
-    }
-    match s.find(char::is_whitespace) {
-        Some(i) => Some((&s[..i], s[i..].trim_start())),
-        None => Some((s, "")),
-    }
-}
-
-fn program_name(token: &str) -> &str {
-    let base = token.rsplit(['/', '\\']).next().unwrap_or(token);
-    match base.len().checked_sub(4) {
-        Some(cut)
-            if cut > 0
-                && base.is_char_boundary(cut)
-                && base[cut..].eq_ignore_ascii_case(".exe") =>
-        {
-            &base[..cut]
-        }
-        _ => base,
-    }
-}
-
-fn basename_form(seg: &str) -> String {
-    match split_first(seg) {
-        Some((first, "")) => program_name(first).to_owned(),
-        Some((first, rest)) => format!("{} {rest}", program_name(first)),
-        None => String::new(),
-    }
-}
-
-fn is_env_assignment(token: &str) -> bool {
-    let Some((name, _)) = token.split_once('=') else {
-        return false;
-    };
-    let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-/// Drop leading `NAME=value` assignments, wrappers such as `sudo`/`env`/`nohup` (with their
-/// `-flags`) and shell keywords.
-fn strip_prefixes(seg: &str) -> &str {
-    let mut rest = seg.trim();
-    let mut after_wrapper = false;
-    while let Some((first, tail)) = split_first(rest) {
-        let drop = is_env_assignment(first)
-            || WRAPPERS.contains(&program_name(first))
-            || (after_wrapper && first.starts_with('-'));
-        if !drop {
-            break;
-        }
-        after_wrapper = !is_env_assignment(first) || after_wrapper;
-        rest = tail;
-    }
-    rest
-}
-
-/// The script of `sh -c script` / `bash -lc script` (surrounding quotes removed).
-fn shell_script(seg: &str) -> Option<&str> {
-    let (first, mut rest) = split_first(seg)?;
-    if !SHELLS.contains(&program_name(first)) {
-        return None;
-    }
-    while let Some((flag, tail)) = split_first(rest) {
-        if !flag.starts_with('-') {
-            return None;
-        }
-        if !flag.starts_with("--") && flag.contains('c') {
-            let script = tail.trim();
-            for q in ['"', '\''] {
-                if script.len() >= 2 && script.starts_with(q) && script.ends_with(q) {
-                    return Some(&script[1..script.len() - 1]);
-                }
-            }
-            return Some(script);
-        }
-        rest = tail;
-    }
-    None
-}
-
-/// Whether the line redirects output into a file (`> f`, `>> f`, `&> f`); `>&2`, `2>&1` and
-/// `> /dev/null` do not count.
-fn has_file_redirect(line: &str) -> bool {
-    let bytes = line.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'>' {
-            let mut j = i + 1;
-            while j < bytes.len() && matches!(bytes[j], b'>' | b'|') {
-                j += 1;
-            }
-            while j < bytes.len() && bytes[j].is_ascii_whitespace() {
-                j += 1;
-            }
-            if j < bytes.len() && bytes[j] == b'&' {
-                i = j + 1;
-                continue;
-            }
-            let end = line[j..]
-                .find(|c: char| c.is_whitespace() || matches!(c, ';' | '|' | '&' | ')'))
-                .map_or(line.len(), |k| j + k);
-            if &line[j..end] != "/dev/null" {
-                return true;
-            }
-            i = end;
-            continue;
-        }
-        i += 1;
-    }
-    false
-}
-
 // ---------------------------------------------------------------------------------------------
 // Document parsing (by hand over serde_json::Value, so every error names its location).
 
@@ -867,9 +748,10 @@ const RULE_FIELDS: &[&str] = &[
     "paths",
     "commands",
     "commandRegex",
+    "env",
     "description",
 ];
-const HARD_DENY_FIELDS: &[&str] = &["paths", "commands", "commandRegex"];
+const HARD_DENY_FIELDS: &[&str] = &["paths", "commands", "commandRegex", "env"];
 
 fn parse_document(doc: &Value) -> Result<Policy, PolicyError> {
     let top = as_object(doc, "$")?;
@@ -909,6 +791,11 @@ fn parse_document(doc: &Value) -> Result<Policy, PolicyError> {
         }
         if let Some(v) = hd.get("commandRegex") {
             policy.hard_command_regex = Some(regex(v, "hardDeny.commandRegex")?);
+        }
+        if let Some(v) = hd.get("env") {
+            let list = string_list(v, "hardDeny.env")?;
+            policy.hard_env = EnvPatterns::new(list)
+                .map_err(|(i, m)| PolicyError::new(format!("hardDeny.env[{i}]"), m))?;
         }
     }
     Ok(policy)
@@ -1000,6 +887,15 @@ fn parse_rule(v: &Value, index: usize) -> Result<Rule, PolicyError> {
             &field("paths"),
         )?),
     };
+    let env = match obj.get("env") {
+        None => None,
+        Some(v) => {
+            let list = string_list(v, &field("env"))?;
+            let set = env_glob_set(&list)
+                .map_err(|(i, m)| PolicyError::new(format!("{at}.env[{i}]"), m))?;
+            Some((set, list))
+        }
+    };
     let command_regex = match obj.get("commandRegex") {
         None => None,
         Some(v) => {
@@ -1008,6 +904,10 @@ fn parse_rule(v: &Value, index: usize) -> Result<Rule, PolicyError> {
             Some(re)
         }
     };
+    let env = env.map(|(set, list)| {
+        summary.push(format!("env={}", list.join("|")));
+        set
+    });
     let description = match obj.get("description") {
         None => None,
         Some(v) => Some(as_str(v, &field("description"))?.to_owned()),
@@ -1044,6 +944,7 @@ fn parse_rule(v: &Value, index: usize) -> Result<Rule, PolicyError> {
         paths,
         commands,
         command_regex,
+        env,
     })
 }
 
@@ -1231,32 +1132,5 @@ mod tests {
         assert!(has_git_component("C:\\p\\GIT~1\\hooks"));
         assert!(!has_git_component("/p/.gitignore"));
         assert!(!has_git_component("/p/.github/workflows/ci.yml"));
-    }
-
-    #[test]
-    fn splits_commands() {
-        assert_eq!(
-            segments("cargo test 2>&1 | tail -n 5 && echo ok; ls"),
-            vec!["cargo test 2>&1", "tail -n 5", "echo ok", "ls"]
-        );
-        assert_eq!(segments("echo $(rm -rf /)"), vec!["echo $", "rm -rf /"]);
-        assert_eq!(strip_prefixes("FOO=1 sudo -E env rm -rf /"), "rm -rf /");
-        assert_eq!(shell_script("bash -lc 'rm -rf /'"), Some("rm -rf /"));
-        assert_eq!(shell_script("/bin/bash --norc -c ls"), Some("ls"));
-        assert_eq!(shell_script("bash script.sh"), None);
-        assert_eq!(basename_form("/usr/bin/rm -rf /"), "rm -rf /");
-        assert_eq!(basename_form("C:\\bin\\rm.EXE -rf"), "rm -rf");
-        assert!(has_file_redirect("echo hi > ~/.bashrc"));
-        assert!(has_file_redirect("echo hi >>out.txt"));
-        assert!(!has_file_redirect("cargo test 2>&1 >/dev/null"));
-        assert!(!has_file_redirect("echo oops >&2"));
-    }
-
-    #[test]
-    fn deny_forms_cover_wrappers_and_shells() {
-        let forms = CommandForms::new("sh -c \"cd /p && /bin/rm -rf .\"")
-            .deny
-            .list;
-        assert!(forms.iter().any(|f| f == "rm -rf ."), "{forms:?}");
     }
 }
