@@ -7,6 +7,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -19,9 +20,61 @@ use crate::services::terminal::{CreateTerminal, TerminalError};
 use crate::services::{FsRead, FsService, FsWrite, ServiceError, TerminalService};
 use crate::wire::message::{RawId, codes};
 
+/// Decides, once, whether a served request takes effect: the service task commits right before
+/// its effect (rename into place, process spawn, kill, the embedder's call), the actor cancels
+/// when the agent withdraws the request. Whoever comes first wins, so after "cancelled" the
+/// effect never happens, and after "committed" the agent gets the real result.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Gate(Arc<AtomicU8>);
+
+const PENDING: u8 = 0;
+const COMMITTED: u8 = 1;
+const CANCELLED: u8 = 2;
+
+impl Gate {
+    /// True if the effect may happen (now committed).
+    pub fn commit(&self) -> bool {
+        match self
+            .0
+            .compare_exchange(PENDING, COMMITTED, Ordering::SeqCst, Ordering::SeqCst)
+        {
+            Ok(_) => true,
+            Err(state) => state == COMMITTED,
+        }
+    }
+
+    /// True if the request is now cancelled (it had not committed).
+    pub fn cancel(&self) -> bool {
+        match self
+            .0
+            .compare_exchange(PENDING, CANCELLED, Ordering::SeqCst, Ordering::SeqCst)
+        {
+            Ok(_) => true,
+            Err(state) => state == CANCELLED,
+        }
+    }
+
+    fn cancelled(&self) -> bool {
+        self.0.load(Ordering::SeqCst) == CANCELLED
+    }
+}
+
+/// A request being served, keyed by the agent's id: `token` tells this request from a later
+/// one that reuses the id after this one was withdrawn.
+#[derive(Debug)]
+pub(super) struct Served {
+    token: u64,
+    gate: Gate,
+}
+
+/// The message of an effect that did not happen because the agent withdrew the request.
+const WITHDRAWN: &str = "request cancelled";
+
 /// What a service task reports back.
 #[derive(Debug)]
 pub(super) struct ServedResult {
+    pub token: u64,
+    pub gate: Gate,
     pub id: RawId,
     pub session: Arc<str>,
     pub result: Result<Value, ServiceError>,
@@ -191,9 +244,7 @@ impl Actor {
             m => self.terminal_other(&id, &session, m, params.clone()),
         };
         match started {
-            Ok(()) => {
-                self.served.insert(id);
-            }
+            Ok(()) => {}
             Err((err, event)) => {
                 // Every fs/terminal call is reported, malformed ones included.
                 let event = event.or_else(|| invalid_call_event(&method, &params, &err));
@@ -221,7 +272,9 @@ impl Actor {
         }
     }
 
-    fn spawn_served<F>(&self, id: &RawId, session: &Arc<str>, work: F)
+    /// Run `work` in a task of its own and register the request as served (answered when the
+    /// task reports back, see `on_served`). `gate` is the one `work` commits through.
+    fn spawn_served<F>(&mut self, id: &RawId, session: &Arc<str>, gate: Gate, work: F)
     where
         F: std::future::Future<
                 Output = (
@@ -232,11 +285,22 @@ impl Actor {
             > + Send
             + 'static,
     {
+        self.next_served += 1;
+        let token = self.next_served;
+        self.served.insert(
+            id.clone(),
+            Served {
+                token,
+                gate: gate.clone(),
+            },
+        );
         let tx = self.done_tx.clone();
         let (id, session) = (id.clone(), session.clone());
         tokio::spawn(async move {
             let (result, event, new_terminal) = work.await;
             let _ = tx.send(Completion::Served(Box::new(ServedResult {
+                token,
+                gate,
                 id,
                 session,
                 result,
@@ -258,7 +322,7 @@ impl Actor {
         let session_id = session.to_string();
         let agent = self.agent;
         let host = self.host.clone();
-        self.spawn_served(id, session, async move {
+        self.spawn_served(id, session, Gate::default(), async move {
             let subject = Subject::read(&path);
             let result = match service {
                 FsService::Embedder(handler) => {
@@ -347,7 +411,10 @@ impl Actor {
         let session_id = session.to_string();
         let agent = self.agent;
         let host = self.host.clone();
-        self.spawn_served(id, session, async move {
+        let gate = Gate::default();
+        let task_gate = gate.clone();
+        self.spawn_served(id, session, gate, async move {
+            let gate = task_gate;
             let subject = Subject::write(&path);
             let result = match service {
                 FsService::Embedder(handler) => {
@@ -367,6 +434,9 @@ impl Actor {
                         let (err, event) = fs_failure(&e, &report);
                         return (Err(err), Some(event), None);
                     }
+                    if !gate.commit() {
+                        return cancelled_call(&report);
+                    }
                     let req = FsWrite {
                         agent,
                         session_id,
@@ -376,7 +446,15 @@ impl Actor {
                     handler.write_text_file(req).await
                 }
                 _ => {
-                    let decide = move |resolved: &str| decide_fs(&host.policy, subject, resolved);
+                    // Decided, then committed, right before the write touches anything.
+                    let decide = move |resolved: &str| {
+                        decide_fs(&host.policy, subject, resolved)?;
+                        if gate.commit() {
+                            Ok(())
+                        } else {
+                            Err(WITHDRAWN.to_owned())
+                        }
+                    };
                     if let Err(e) =
                         fs::write_text_file_checked(&roots, &path, &content, &limits, decide).await
                     {
@@ -444,7 +522,10 @@ impl Actor {
         let terminals = self.terminals.clone();
         let session_id = session.to_string();
         let raw_params = params.clone();
-        self.spawn_served(id, session, async move {
+        let gate = Gate::default();
+        let task_gate = gate.clone();
+        self.spawn_served(id, session, gate, async move {
+            let gate = task_gate;
             // The cwd must stay inside the roots once links are resolved, and the built-in
             // terminal starts in the resolved directory.
             let cwd = match fs::resolve_in_roots(&roots, &cwd.to_string_lossy()).await {
@@ -454,6 +535,9 @@ impl Actor {
                     return (Err(err), Some(event), None);
                 }
             };
+            if !gate.commit() {
+                return cancelled_call(&report);
+            }
             let result = match service {
                 TerminalService::Embedder(handler) => {
                     handler.handle("terminal/create", raw_params).await
@@ -505,7 +589,18 @@ impl Actor {
         let service = self.host.config.terminal.clone();
         let terminals = self.terminals.clone();
         let session_id = session.to_string();
-        self.spawn_served(id, session, async move {
+        let gate = Gate::default();
+        let task_gate = gate.clone();
+        self.spawn_served(id, session, gate, async move {
+            let gate = task_gate;
+            let effect = !matches!(
+                method.as_str(),
+                "terminal/output" | "terminal/wait_for_exit"
+            );
+            if effect && !gate.commit() {
+                let err = ServiceError::new(codes::REQUEST_CANCELLED, WITHDRAWN);
+                return (Err(err), None, None);
+            }
             if let TerminalService::Embedder(handler) = service {
                 return (handler.handle(&method, params).await, None, None);
             }
@@ -548,21 +643,37 @@ impl Actor {
     /// A service task finished: answer the agent (unless it withdrew the request) and report.
     pub(super) async fn on_served(&mut self, done: ServedResult) {
         let ServedResult {
+            token,
+            gate,
             id,
             session,
             result,
-            event,
+            mut event,
             new_terminal,
         } = done;
-        let withdrawn = !self.served.remove(&id);
+        // Only the request this task served is answered: the id may belong to a newer request
+        // by now (the agent withdrew this one and reused its id).
+        let mine = self.served.get(&id).is_some_and(|s| s.token == token);
+        if mine {
+            self.served.remove(&id);
+        }
         if let Some(tid) = &new_terminal {
             self.watch_terminal(&session, tid);
+        }
+        if gate.cancelled()
+            && let Some((_, data)) = &mut event
+        {
+            data["outcome"] = Value::from("cancelled");
+            if let Value::Object(d) = data {
+                d.remove("error");
+                d.remove("rule");
+            }
         }
         if let Some((kind, data)) = event {
             self.emit(self.event(kind, raw_json(&data)).session(Some(session)))
                 .await;
         }
-        if !withdrawn && self.gone.is_none() {
+        if mine && self.gone.is_none() {
             self.answer(&id, result).await;
         }
     }
@@ -586,26 +697,44 @@ impl Actor {
         });
     }
 
-    /// The agent withdrew a served request (`$/cancel_request`): answer `-32800` now; the task's
-    /// late result is dropped. Returns whether `id` was a served request.
+    /// The agent withdrew a served request (`$/cancel_request`). If its effect has not happened
+    /// yet, it never will: answer `-32800` now (the task's late result is dropped). If it already
+    /// committed, the real result is sent when the task is done. Returns whether `target` was a
+    /// served request.
     pub(super) async fn withdraw_served(&mut self, target: &Value) -> bool {
         let found = self
             .served
-            .iter()
+            .keys()
             .find(|k| &k.to_value() == target)
             .cloned();
         let Some(id) = found else { return false };
-        self.served.remove(&id);
-        self.answer(
-            &id,
-            Err(ServiceError::new(
-                codes::REQUEST_CANCELLED,
-                "request cancelled",
-            )),
-        )
-        .await;
+        let cancelled = self.served.get(&id).is_some_and(|s| s.gate.cancel());
+        if cancelled {
+            self.served.remove(&id);
+            self.answer(
+                &id,
+                Err(ServiceError::new(codes::REQUEST_CANCELLED, WITHDRAWN)),
+            )
+            .await;
+        }
         true
     }
+}
+
+/// The outcome of a call whose effect was skipped because the agent withdrew it (the agent
+/// already got `-32800`; this result is never sent).
+fn cancelled_call(
+    report: &dyn Fn(&str, Value) -> (EventKind, Value),
+) -> (
+    Result<Value, ServiceError>,
+    Option<(EventKind, Value)>,
+    Option<String>,
+) {
+    (
+        Err(ServiceError::new(codes::REQUEST_CANCELLED, WITHDRAWN)),
+        Some(report("cancelled", Value::Null)),
+        None,
+    )
 }
 
 /// The event for an fs/terminal call refused before it could be served (bad params, unknown

@@ -200,6 +200,9 @@ struct SessionEntry {
     /// `session/cancel` was sent for the active turn: new permission requests get `cancelled`.
     cancelling: bool,
     buffer: Vec<(Arc<str>, Box<RawValue>)>,
+    /// Opened early during a long `session/load` replay: updates stay tagged `replay` until the
+    /// load response arrives.
+    replaying: bool,
 }
 
 type Reply = Box<dyn FnOnce() + Send>;
@@ -330,7 +333,8 @@ pub(crate) fn start(
         backlog: Mutex::new(Backlog::default()),
         stderr: transport.stderr,
         grants: Grants::default(),
-        served: HashSet::new(),
+        served: HashMap::new(),
+        next_served: 0,
         terminals: TerminalManager::new(host.config.terminal_limits),
     };
     tokio::spawn(actor.run(cmd_rx, reader_rx, done_rx));
@@ -376,7 +380,8 @@ struct Actor {
     grants: Grants,
     /// fs/terminal requests being served (the agent's request ids): answered once their task
     /// reports back, or `-32800` if the agent withdraws them first.
-    served: HashSet<RawId>,
+    served: HashMap<RawId, inbound::Served>,
+    next_served: u64,
     /// This agent's terminals; all killed when a session closes or the agent goes away.
     terminals: TerminalManager,
 }
@@ -745,6 +750,7 @@ impl Actor {
                         active_turn: None,
                         cancelling: false,
                         buffer: Vec::new(),
+                        replaying: false,
                     },
                 );
             }
@@ -860,7 +866,19 @@ impl Actor {
             } => {
                 self.on_update(session_id, update_kind, update).await;
             }
-            Incoming::Response { id, result } => self.on_response(id, result).await,
+            Incoming::Response { id, result } => {
+                let result = result.map_err(|e| Error::from_rpc(e.code, e.message, e.data));
+                self.on_response(id, result).await;
+            }
+            Incoming::MalformedResponse { id, reason } => {
+                self.protocol_error(
+                    "invalid_response",
+                    format!("{reason} (id {})", id.json()),
+                    serde_json::json!({ "id": id.to_value() }),
+                )
+                .await;
+                self.on_response(id, Err(Error::Protocol(reason))).await;
+            }
             Incoming::Request { id, method, params } => self.on_request(id, method, params).await,
             Incoming::Notification { method, params } => self.on_notification(method, params).await,
             Incoming::Invalid { reason } => {
@@ -881,24 +899,35 @@ impl Actor {
                     }
                 }
                 SessionStatus::Open => {
-                    let turn = entry.active_turn;
+                    let (turn, replay) = (entry.active_turn, entry.replaying);
                     if let Ok(mut v) = entry.view.lock() {
                         v.apply_update(&kind, &update);
                     }
                     self.emit(
                         self.event(EventKind::SessionUpdate, update)
                             .session(Some(key))
-                            .turn(turn),
+                            .turn(turn)
+                            .replay(replay),
                     )
                     .await;
                 }
             }
             return;
         }
-        if self.pending_new > 0 && self.early.len() < self.host.config.early_update_limit {
-            // Probably the session a session/new in flight is about to name.
-            self.early.push((key, kind, update));
-            return;
+        if self.pending_new > 0 {
+            if self.early.len() < self.host.config.early_update_limit {
+                // Probably the session a session/new in flight is about to name.
+                self.early.push((key, kind, update));
+                return;
+            }
+            // Too many to hold: deliver the held ones first, so that nothing overtakes them.
+            for (session, _, held) in std::mem::take(&mut self.early) {
+                self.emit(
+                    self.event(EventKind::SessionUpdate, held)
+                        .session(Some(session)),
+                )
+                .await;
+            }
         }
         // An update for a session we do not know: still delivered (forward compatible).
         self.emit(
@@ -954,7 +983,7 @@ impl Actor {
     }
 
     async fn on_request(&mut self, id: RawId, method: Box<str>, params: Option<Box<RawValue>>) {
-        if self.perms.values().any(|p| p.raw_id == id) || self.served.contains(&id) {
+        if self.perms.values().any(|p| p.raw_id == id) || self.served.contains_key(&id) {
             self.protocol_error(
                 "duplicate_request_id",
                 format!(
@@ -982,11 +1011,7 @@ impl Actor {
 
     // ----- responses --------------------------------------------------------------------------
 
-    async fn on_response(
-        &mut self,
-        id: RawId,
-        result: std::result::Result<Box<RawValue>, RpcError>,
-    ) {
+    async fn on_response(&mut self, id: RawId, result: std::result::Result<Box<RawValue>, Error>) {
         let Some(num) = id.as_u64() else {
             self.protocol_error(
                 "unknown_response_id",
@@ -1017,8 +1042,7 @@ impl Actor {
         let reply = pending.reply.take();
         let outcome = match result {
             Ok(raw) => self.on_success(pending.method, pending.ctx, raw).await,
-            Err(err) => {
-                let error = Error::from_rpc(err.code, err.message, err.data);
+            Err(error) => {
                 self.on_failure(pending.ctx, &error).await;
                 Err(error)
             }
@@ -1103,6 +1127,7 @@ impl Actor {
                         active_turn: None,
                         cancelling: false,
                         buffer: buffered,
+                        replaying: false,
                     },
                 );
                 self.open_session_now(&id, Some((&value, origin)), false)
@@ -1158,6 +1183,13 @@ impl Actor {
                 self.flush_early_if_idle().await;
             }
             ReqCtx::OpenSession { id, .. } => {
+                if let Some(entry) = self.sessions.get_mut(&id)
+                    && matches!(entry.status, SessionStatus::Open)
+                {
+                    // Opened early during a replay that then failed: it stays open, live.
+                    entry.replaying = false;
+                    return;
+                }
                 // Never lose what the agent sent: deliver the buffered updates, then forget it.
                 if let Some(entry) = self.sessions.remove(&id) {
                     let replay = matches!(entry.status, SessionStatus::Opening { replay: true });
@@ -1189,11 +1221,13 @@ impl Actor {
         let replay = match entry.status {
             SessionStatus::Opening { replay } => replay,
             SessionStatus::Open => {
-                // Already opened early (very long replay): just apply the final result.
-                if let Some((value, _)) = result
-                    && let Ok(mut v) = entry.view.lock()
-                {
-                    v.apply_open_result(value);
+                // Already opened early (very long replay): the replay is over once the response
+                // is here; apply the final result.
+                if let Some((value, _)) = result {
+                    entry.replaying = false;
+                    if let Ok(mut v) = entry.view.lock() {
+                        v.apply_open_result(value);
+                    }
                 }
                 return;
             }
@@ -1241,9 +1275,10 @@ impl Actor {
             .await;
         }
         if partial {
-            // Keep streaming the rest of the replay as it comes.
+            // Keep streaming the rest of the replay as it comes, still tagged as replay.
             if let Some(entry) = self.sessions.get_mut(id) {
                 entry.status = SessionStatus::Open;
+                entry.replaying = replay;
             }
         }
     }
@@ -1366,6 +1401,24 @@ impl Actor {
             .await;
             return;
         };
+        if !self.sessions.contains_key(&session) {
+            // Nobody is asked about a session this host never opened (or already closed).
+            self.respond_error(
+                &id,
+                codes::INVALID_PARAMS,
+                &format!("unknown session {session}"),
+            )
+            .await;
+            self.protocol_error(
+                "unknown_session",
+                format!(
+                    "session/request_permission for unknown session {session}; answered -32602"
+                ),
+                serde_json::json!({ "id": id.to_value(), "sessionId": &*session }),
+            )
+            .await;
+            return;
+        }
         let perm = self.host.next_permission.fetch_add(1, Ordering::Relaxed) + 1;
         let (turn, cancelling, known_call) = match self.sessions.get(&session) {
             Some(entry) => {

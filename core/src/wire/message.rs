@@ -58,6 +58,9 @@ pub enum Incoming {
         id: RawId,
         result: Result<Box<RawValue>, RpcError>,
     },
+    /// A response that carries neither `result` nor `error`: it answers request `id`, but with
+    /// nothing usable (the request fails; it is not a success with `null`).
+    MalformedResponse { id: RawId, reason: String },
     /// Valid JSON that is not a usable JSON-RPC message.
     Invalid { reason: String },
 }
@@ -70,10 +73,16 @@ struct Envelope<'a> {
     method: Option<std::borrow::Cow<'a, str>>,
     #[serde(default, borrow)]
     params: Option<&'a RawValue>,
-    #[serde(default, borrow)]
+    /// `Some("null")` for `"result": null` (a valid result), `None` when the member is absent.
+    #[serde(default, borrow, deserialize_with = "present")]
     result: Option<&'a RawValue>,
     #[serde(default, borrow)]
     error: Option<&'a RawValue>,
+}
+
+/// A member that is present, even as `null`, deserialises to `Some`.
+fn present<'a, D: serde::Deserializer<'a>>(d: D) -> Result<Option<&'a RawValue>, D::Error> {
+    <&'a RawValue as Deserialize<'a>>::deserialize(d).map(Some)
 }
 
 #[derive(Deserialize)]
@@ -211,15 +220,17 @@ pub fn decode_with(line: &str, interner: &mut Interner) -> Result<Incoming, NotJ
                     },
                 });
             }
-            // A missing result is tolerated as `null` (some agents send `"result": null`).
-            let result = match env.result {
-                Some(r) => r.to_owned(),
-                None => null_raw(),
-            };
-            Ok(Incoming::Response {
-                id,
-                result: Ok(result),
-            })
+            // `"result": null` is a result; a response with neither member answers nothing.
+            match env.result {
+                Some(r) => Ok(Incoming::Response {
+                    id,
+                    result: Ok(r.to_owned()),
+                }),
+                None => Ok(Incoming::MalformedResponse {
+                    id,
+                    reason: "response has neither `result` nor `error`".into(),
+                }),
+            }
         }
         (None, None) if env.result.is_some() || env.error.is_some() => {
             // A response with a null (or missing) id cannot answer anything we sent: report it
