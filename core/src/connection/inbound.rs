@@ -84,6 +84,13 @@ pub(super) struct ServedResult {
     pub new_terminal: Option<String>,
 }
 
+/// What a service task hands back: the answer, the event reporting the call, a new terminal.
+type ServedOutput = (
+    Result<Value, ServiceError>,
+    Option<(EventKind, Value)>,
+    Option<String>,
+);
+
 /// Why a call was refused before being served: the agent's error and the event reporting it.
 type Refusal = (ServiceError, Option<(EventKind, Value)>);
 
@@ -276,14 +283,7 @@ impl Actor {
     /// task reports back, see `on_served`). `gate` is the one `work` commits through.
     fn spawn_served<F>(&mut self, id: &RawId, session: &Arc<str>, gate: Gate, work: F)
     where
-        F: std::future::Future<
-                Output = (
-                    Result<Value, ServiceError>,
-                    Option<(EventKind, Value)>,
-                    Option<String>,
-                ),
-            > + Send
-            + 'static,
+        F: std::future::Future<Output = ServedOutput> + Send + 'static,
     {
         self.next_served += 1;
         let token = self.next_served;
@@ -723,13 +723,7 @@ impl Actor {
 
 /// The outcome of a call whose effect was skipped because the agent withdrew it (the agent
 /// already got `-32800`; this result is never sent).
-fn cancelled_call(
-    report: &dyn Fn(&str, Value) -> (EventKind, Value),
-) -> (
-    Result<Value, ServiceError>,
-    Option<(EventKind, Value)>,
-    Option<String>,
-) {
+fn cancelled_call(report: &dyn Fn(&str, Value) -> (EventKind, Value)) -> ServedOutput {
     (
         Err(ServiceError::new(codes::REQUEST_CANCELLED, WITHDRAWN)),
         Some(report("cancelled", Value::Null)),
