@@ -84,8 +84,12 @@ pub struct HostConfig {
     pub terminal: TerminalService,
     pub fs_limits: FsLimits,
     pub terminal_limits: TerminalLimits,
-    /// Bytes queued for an agent that stopped reading its stdin before it is killed.
+    /// Bytes queued for an agent that stopped reading its stdin before it is killed (or, for a
+    /// `connect` transport, before the connection is ended).
     pub max_outbound_bytes: usize,
+    /// Requests from the agent (permission, fs, terminal) pending at once; more are refused at
+    /// once with a JSON-RPC error (no task, no decider call).
+    pub max_pending_agent_requests: usize,
     /// Updates buffered while a session is being opened (early updates, load replay) before the
     /// session is opened early and the rest streams.
     pub early_update_limit: usize,
@@ -114,6 +118,7 @@ impl Default for HostConfig {
             fs_limits: FsLimits::default(),
             terminal_limits: TerminalLimits::default(),
             max_outbound_bytes: 64 * 1024 * 1024,
+            max_pending_agent_requests: 1024,
             early_update_limit: 65_536,
         }
     }

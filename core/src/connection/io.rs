@@ -34,8 +34,20 @@ pub(crate) enum ReaderMsg {
     Eof(Option<String>),
 }
 
-/// Largest batch handed over at once.
+/// Largest batch handed over at once, in messages and (roughly) in bytes.
 const BATCH: usize = 256;
+const BATCH_BYTES: usize = 1 << 20;
+/// Bytes of decoded lines in flight between the reader and the actor (at least one line of the
+/// maximum length always fits): a hostile agent cannot make the host hold more than this.
+const IN_FLIGHT_BYTES: usize = 8 << 20;
+
+/// Messages from the reader, holding their share of the in-flight byte budget until the actor
+/// has handled them.
+#[derive(Debug)]
+pub(crate) struct Batch {
+    pub msgs: Vec<ReaderMsg>,
+    _budget: Option<tokio::sync::OwnedSemaphorePermit>,
+}
 /// How much of a noise line is kept for the event.
 const NOISE_PREVIEW: usize = 1024;
 
@@ -43,15 +55,18 @@ pub(crate) async fn reader_task(
     reader: BoxReader,
     max_line: usize,
     wire: bool,
-    tx: mpsc::Sender<Vec<ReaderMsg>>,
+    tx: mpsc::Sender<Batch>,
 ) {
     let mut lines = LineReader::new(reader, max_line);
     let mut interner = Interner::default();
+    let budget_total = IN_FLIGHT_BYTES.max(max_line.saturating_add(BATCH_BYTES));
+    let budget = Arc::new(tokio::sync::Semaphore::new(budget_total));
     loop {
         let mut batch = Vec::with_capacity(16);
+        let mut bytes = 0usize;
         let mut done = false;
         match lines.next_frame_ref().await {
-            Ok(Some(frame)) => push_frame(&mut batch, frame, wire, &mut interner),
+            Ok(Some(frame)) => bytes += push_frame(&mut batch, frame, wire, &mut interner),
             Ok(None) => {
                 batch.push(ReaderMsg::Eof(None));
                 done = true;
@@ -61,30 +76,43 @@ pub(crate) async fn reader_task(
                 done = true;
             }
         }
-        while !done && batch.len() < BATCH {
+        while !done && batch.len() < BATCH && bytes < BATCH_BYTES {
             match lines.next_buffered_ref() {
-                Some(frame) => push_frame(&mut batch, frame, wire, &mut interner),
+                Some(frame) => bytes += push_frame(&mut batch, frame, wire, &mut interner),
                 None => break,
             }
         }
+        let want = u32::try_from(bytes.clamp(1, budget_total)).unwrap_or(u32::MAX);
+        let Ok(permit) = budget.clone().acquire_many_owned(want).await else {
+            return;
+        };
+        let batch = Batch {
+            msgs: batch,
+            _budget: Some(permit),
+        };
         if tx.send(batch).await.is_err() || done {
             return;
         }
     }
 }
 
+/// Decode one frame into `batch`; returns the bytes it holds on to.
 fn push_frame(
     batch: &mut Vec<ReaderMsg>,
     frame: FrameRef<'_>,
     wire: bool,
     interner: &mut Interner,
-) {
+) -> usize {
     match frame {
-        FrameRef::TooLong { len } => batch.push(ReaderMsg::TooLong { len }),
+        FrameRef::TooLong { len } => {
+            batch.push(ReaderMsg::TooLong { len });
+            0
+        }
         FrameRef::Line(bytes) => {
             if bytes.iter().all(u8::is_ascii_whitespace) {
-                return; // blank lines carry nothing
+                return 0; // blank lines carry nothing
             }
+            let held = bytes.len() * if wire { 2 } else { 1 };
             // Valid UTF-8 (the normal case) is decoded in place, without a copy.
             let lossy_text;
             let (text, lossy) = match std::str::from_utf8(bytes) {
@@ -114,6 +142,7 @@ fn push_frame(
                     });
                 }
             }
+            held
         }
     }
 }
@@ -161,6 +190,10 @@ pub(crate) async fn writer_task(
             .await;
             queued.fetch_sub(n.min(queued.load(Ordering::Relaxed)), Ordering::Relaxed);
             buf.clear();
+            if buf.capacity() > 4 << 20 {
+                // Give back what one huge line needed.
+                buf = Vec::with_capacity(64 * 1024);
+            }
             res?;
         }
         if close {

@@ -18,6 +18,7 @@ use std::time::Duration;
 use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot, watch};
+use tokio_util::time::{DelayQueue, delay_queue};
 
 pub(crate) use io::ReaderMsg;
 use io::{Out, reader_task, writer_task};
@@ -166,6 +167,14 @@ struct PendingOut {
     method: Cow<'static, str>,
     ctx: ReqCtx,
     reply: Option<oneshot::Sender<Result<Box<RawValue>>>>,
+    timer: Option<delay_queue::Key>,
+}
+
+/// Deadlines the actor keeps in its one timer wheel (no sleeping task per request).
+#[derive(Debug, Clone, Copy)]
+enum Timer {
+    Request(u64),
+    Permission(u64),
 }
 
 #[derive(Debug)]
@@ -181,6 +190,7 @@ struct PermEntry {
     subject: Subject,
     /// The rule that decided, reported in `permission_resolved`.
     rule: Option<String>,
+    timer: Option<delay_queue::Key>,
 }
 
 #[derive(Debug)]
@@ -335,6 +345,9 @@ pub(crate) fn start(
         grants: Grants::default(),
         served: HashMap::new(),
         next_served: 0,
+        timers: DelayQueue::new(),
+        writer_dead: false,
+        inbound_overflow: false,
         terminals: TerminalManager::new(host.config.terminal_limits),
     };
     tokio::spawn(actor.run(cmd_rx, reader_rx, done_rx));
@@ -382,6 +395,12 @@ struct Actor {
     /// reports back, or `-32800` if the agent withdraws them first.
     served: HashMap<RawId, inbound::Served>,
     next_served: u64,
+    /// Request and permission deadlines.
+    timers: DelayQueue<Timer>,
+    /// Writing to the agent failed (or it stopped reading): nothing more is written.
+    writer_dead: bool,
+    /// The agent has too many requests pending; reported once per episode.
+    inbound_overflow: bool,
     /// This agent's terminals; all killed when a session closes or the agent goes away.
     terminals: TerminalManager,
 }
@@ -390,7 +409,7 @@ impl Actor {
     async fn run(
         mut self,
         mut cmd_rx: mpsc::Receiver<Command>,
-        mut reader_rx: mpsc::Receiver<Vec<ReaderMsg>>,
+        mut reader_rx: mpsc::Receiver<io::Batch>,
         mut done_rx: mpsc::UnboundedReceiver<Completion>,
     ) {
         let mut alive = self.host.alive.clone();
@@ -404,11 +423,18 @@ impl Actor {
             let exit_watch = self.exit_watch.clone();
             tokio::select! {
                 Some(done) = done_rx.recv() => self.on_completion(done).await,
+                Some(expired) = next_timer(&mut self.timers), if !self.timers.is_empty() => {
+                    let done = match expired {
+                        Timer::Request(id) => Completion::RequestTimeout(id),
+                        Timer::Permission(perm) => Completion::PermissionTimeout(perm),
+                    };
+                    self.on_completion(done).await;
+                }
                 // Backpressure: while events wait for room, the agent is not read (nothing else
                 // waits for the consumer).
                 batch = reader_rx.recv(), if self.reader_open && !backlogged => match batch {
                     Some(batch) => {
-                        for msg in batch {
+                        for msg in batch.msgs {
                             self.on_reader(msg).await;
                         }
                     }
@@ -581,12 +607,16 @@ impl Actor {
                 self.emit(self.event(EventKind::Wire, data)).await;
             }
         }
+        if self.writer_dead {
+            return;
+        }
         let n = line.len() + 1;
         let queued = self.queued.fetch_add(n, Ordering::Relaxed) + n;
         if self.out_tx.send(Out::Line(line)).is_err() {
             return;
         }
-        if queued > self.host.config.max_outbound_bytes && self.gone.is_none() {
+        if queued > self.host.config.max_outbound_bytes && self.gone.is_none() && !self.writer_dead
+        {
             // The agent stopped reading its stdin while we keep having things to say: it is
             // stuck, and buffering for it without bound is how hosts run out of memory.
             tracing::warn!(
@@ -600,8 +630,53 @@ impl Actor {
                 Value::Null,
             )
             .await;
-            if let Some(p) = &self.process {
-                p.signal(crate::transport::GroupSignal::Kill);
+            match &self.process {
+                Some(p) => p.signal(crate::transport::GroupSignal::Kill),
+                // No process to kill (a `connect` transport): end the connection ourselves.
+                None => {
+                    self.writer_failed(format!(
+                        "agent stopped reading its input ({queued} bytes queued)"
+                    ))
+                    .await;
+                }
+            }
+        }
+    }
+
+    /// The way to the agent is broken (write error, or it stopped reading): stop writing, fail
+    /// every pending call at once with a typed error, and take the connection down.
+    async fn writer_failed(&mut self, message: String) {
+        if self.writer_dead || self.gone.is_some() {
+            return;
+        }
+        self.writer_dead = true;
+        let error = Error::Io(Arc::new(std::io::Error::new(
+            std::io::ErrorKind::BrokenPipe,
+            message,
+        )));
+        let mut ids: Vec<u64> = self.pending.keys().copied().collect();
+        ids.sort_unstable();
+        for id in ids {
+            if let Some(mut pending) = self.pending.remove(&id) {
+                if let Some(key) = pending.timer.take() {
+                    self.timers.try_remove(&key);
+                }
+                self.on_failure(std::mem::replace(&mut pending.ctx, ReqCtx::Plain), &error)
+                    .await;
+                if let Some(reply) = pending.reply.take() {
+                    let error = error.clone();
+                    self.defer(move || {
+                        let _ = reply.send(Err(error));
+                    });
+                }
+            }
+        }
+        match &self.process {
+            // A process whose stdin is gone cannot be talked to (nor shut down politely).
+            Some(p) => p.signal(crate::transport::GroupSignal::Kill),
+            None => {
+                self.reader_open = false;
+                self.agent_gone().await;
             }
         }
     }
@@ -659,21 +734,16 @@ impl Actor {
                     self.emit(ev).await;
                 }
                 let line = message::request_line(id, &method, &params);
+                let timer = timeout.map(|t| self.timers.insert(Timer::Request(id), t));
                 self.pending.insert(
                     id,
                     PendingOut {
                         method,
                         ctx,
                         reply: Some(reply),
+                        timer,
                     },
                 );
-                if let Some(t) = timeout {
-                    let tx = self.done_tx.clone();
-                    tokio::spawn(async move {
-                        tokio::time::sleep(t).await;
-                        let _ = tx.send(Completion::RequestTimeout(id));
-                    });
-                }
                 self.write(line).await;
             }
             Command::Abandon { id } => {
@@ -995,6 +1065,27 @@ impl Actor {
             .await;
             return;
         }
+        let limit = self.host.config.max_pending_agent_requests;
+        if self.perms.len() + self.served.len() >= limit {
+            // Bounded against a flood: no entry, no task, no decider call for this one.
+            self.respond_error(
+                &id,
+                codes::INTERNAL_ERROR,
+                &format!("too many pending requests (limit {limit}); retry later"),
+            )
+            .await;
+            if !self.inbound_overflow {
+                self.inbound_overflow = true;
+                self.protocol_error(
+                    "too_many_requests",
+                    format!("agent has {limit} requests pending; refusing more until some finish"),
+                    serde_json::json!({ "limit": limit }),
+                )
+                .await;
+            }
+            return;
+        }
+        self.inbound_overflow = false;
         match &*method {
             "session/request_permission" => self.on_permission_request(id, params).await,
             m if self.caps.serves(m) => self.on_service_request(id, method, params).await,
@@ -1039,6 +1130,9 @@ impl Actor {
             return;
         };
         self.remember_answered(num);
+        if let Some(key) = pending.timer.take() {
+            self.timers.try_remove(&key);
+        }
         let reply = pending.reply.take();
         let outcome = match result {
             Ok(raw) => self.on_success(pending.method, pending.ctx, raw).await,
@@ -1463,6 +1557,7 @@ impl Actor {
                 decider: None,
                 subject: Subject::from_tool_call(&tool_call),
                 rule: None,
+                timer: None,
             },
         );
         self.host.note_permission(perm, self.agent, false);
@@ -1553,11 +1648,12 @@ impl Actor {
             PermissionHandler::Manual => {}
         }
         let timeout = self.host.config.permission_timeout;
-        let tx = self.done_tx.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(timeout).await;
-            let _ = tx.send(Completion::PermissionTimeout(perm));
-        });
+        let key = self.timers.insert(Timer::Permission(perm), timeout);
+        if let Some(entry) = self.perms.get_mut(&perm) {
+            entry.timer = Some(key);
+        } else {
+            self.timers.try_remove(&key);
+        }
     }
 
     /// An answer from the host (decider or `respond_permission`). First answer wins.
@@ -1646,6 +1742,9 @@ impl Actor {
         let Some(entry) = self.perms.remove(&perm) else {
             return;
         };
+        if let Some(key) = &entry.timer {
+            self.timers.try_remove(key);
+        }
         let _ = entry.settled.send(true);
         if let Some(decider) = &entry.decider {
             decider.abort();
@@ -1686,6 +1785,8 @@ impl Actor {
                 let Some(mut pending) = self.pending.remove(&id) else {
                     return;
                 };
+                // The wheel already dropped this deadline; its key may be reused.
+                pending.timer = None;
                 self.abandoned.insert(id);
                 let cfg = &self.host.config;
                 let limit = match pending.ctx {
@@ -1720,7 +1821,9 @@ impl Actor {
                 let _ = self.host_answer(perm, answer).await;
             }
             Completion::PermissionTimeout(perm) => {
-                if let Some(entry) = self.perms.get(&perm) {
+                if let Some(entry) = self.perms.get_mut(&perm) {
+                    // The wheel already dropped this deadline; its key may be reused.
+                    entry.timer = None;
                     let outcome = deny_outcome(&entry.options, false);
                     self.resolve_permission(perm, outcome, DecidedBy::Timeout)
                         .await;
@@ -1746,6 +1849,10 @@ impl Actor {
             Completion::WriterDone(res) => {
                 if let Err(e) = res {
                     tracing::debug!(agent = self.agent, error = %e, "writing to agent stdin failed");
+                    // Nothing more can reach the agent: every pending call fails now rather
+                    // than wait for an answer to a request it never got.
+                    self.writer_failed(format!("writing to the agent failed: {e}"))
+                        .await;
                 }
             }
             Completion::ExitGraceElapsed => {
@@ -1787,7 +1894,7 @@ impl Actor {
     }
 
     /// Orderly shutdown requested by the embedder (or the host going away).
-    async fn shutdown(&mut self, reader_rx: &mut mpsc::Receiver<Vec<ReaderMsg>>) {
+    async fn shutdown(&mut self, reader_rx: &mut mpsc::Receiver<io::Batch>) {
         if self.gone.is_some() {
             return;
         }
@@ -1821,7 +1928,7 @@ impl Actor {
                     Some(ev) = recv_stderr(&mut self.stderr), if !backlogged => self.emit(ev).await,
                     batch = reader_rx.recv(), if self.reader_open && !backlogged => match batch {
                         Some(batch) => {
-                            for msg in batch {
+                            for msg in batch.msgs {
                                 match msg {
                                     ReaderMsg::Eof(_) => self.reader_open = false,
                                     other => self.on_reader(other).await,
@@ -1857,6 +1964,9 @@ impl Actor {
         ids.sort_unstable();
         for id in ids {
             if let Some(mut pending) = self.pending.remove(&id) {
+                if let Some(key) = pending.timer.take() {
+                    self.timers.try_remove(&key);
+                }
                 self.on_failure(std::mem::replace(&mut pending.ctx, ReqCtx::Plain), &error)
                     .await;
                 if let Some(reply) = pending.reply.take() {
@@ -1948,6 +2058,13 @@ impl Actor {
             }
         }
     }
+}
+
+/// The next expired deadline (call only while the wheel is not empty).
+async fn next_timer(timers: &mut DelayQueue<Timer>) -> Option<Timer> {
+    std::future::poll_fn(|cx| timers.poll_expired(cx))
+        .await
+        .map(|e| e.into_inner())
 }
 
 /// The next stderr event; pending for ever once there is no (more) stderr.

@@ -23,7 +23,11 @@ pub struct SessionView {
     /// The complete list of config options, in the agent's order.
     pub config_options: Option<Value>,
     /// Tool calls merged from `tool_call` + `tool_call_update`, in order of first appearance.
+    /// Bounded: past [`MAX_TOOL_CALLS`] the oldest finished one (`completed`/`failed`) is
+    /// dropped, or the oldest one if none has finished (the events still carry every call).
     pub tool_calls: Vec<Value>,
+    /// How many tool calls were dropped from `tool_calls` by the bound.
+    pub tool_calls_dropped: u64,
     /// The current plan entries (`plan` replaces the whole plan).
     pub plan: Option<Value>,
     pub available_commands: Option<Value>,
@@ -38,7 +42,33 @@ pub struct SessionView {
     tool_index: HashMap<String, usize>,
 }
 
+/// Tool calls kept per session view.
+pub const MAX_TOOL_CALLS: usize = 1024;
+
 impl SessionView {
+    /// Append a tool call, keeping the table bounded.
+    fn push_tool_call(&mut self, id: String, call: Value) {
+        if self.tool_calls.len() >= MAX_TOOL_CALLS {
+            let finished = |c: &Value| {
+                matches!(
+                    c.get("status").and_then(Value::as_str),
+                    Some("completed" | "failed")
+                )
+            };
+            let victim = self.tool_calls.iter().position(finished).unwrap_or(0);
+            self.tool_calls.remove(victim);
+            self.tool_calls_dropped += 1;
+            self.tool_index.clear();
+            for (i, c) in self.tool_calls.iter().enumerate() {
+                if let Some(id) = c.get("toolCallId").and_then(Value::as_str) {
+                    self.tool_index.insert(id.to_owned(), i);
+                }
+            }
+        }
+        self.tool_index.insert(id, self.tool_calls.len());
+        self.tool_calls.push(call);
+    }
+
     pub(crate) fn new(session_id: &str, cwd: Option<String>) -> Self {
         SessionView {
             session_id: session_id.to_owned(),
@@ -103,10 +133,7 @@ impl SessionView {
                 };
                 match self.tool_index.get(&id) {
                     Some(&i) => self.tool_calls[i] = Value::Object(obj),
-                    None => {
-                        self.tool_index.insert(id, self.tool_calls.len());
-                        self.tool_calls.push(Value::Object(obj));
-                    }
+                    None => self.push_tool_call(id, Value::Object(obj)),
                 }
             }
             "tool_call_update" => {
@@ -133,8 +160,7 @@ impl SessionView {
                     None => {
                         // An update for a call we never saw announced: keep what we know.
                         obj.retain(|_, v| !v.is_null());
-                        self.tool_index.insert(id, self.tool_calls.len());
-                        self.tool_calls.push(Value::Object(obj));
+                        self.push_tool_call(id, Value::Object(obj));
                     }
                 }
             }
@@ -177,6 +203,37 @@ mod tests {
     fn apply(view: &mut SessionView, v: Value) {
         let kind = v["sessionUpdate"].as_str().unwrap_or_default().to_owned();
         view.apply_update(&kind, &raw_json(&v));
+    }
+
+    #[test]
+    fn tool_calls_are_bounded_dropping_finished_ones_first() {
+        let mut view = SessionView::new("s", None);
+        let call = |id: usize, status: &str| {
+            serde_json::value::to_raw_value(&serde_json::json!({
+                "sessionUpdate": "tool_call", "toolCallId": format!("t{id}"), "status": status
+            }))
+            .unwrap()
+        };
+        view.apply_update("tool_call", &call(0, "pending"));
+        view.apply_update("tool_call", &call(1, "completed"));
+        for i in 2..MAX_TOOL_CALLS + 10 {
+            view.apply_update("tool_call", &call(i, "pending"));
+        }
+        assert_eq!(view.tool_calls.len(), MAX_TOOL_CALLS);
+        assert_eq!(view.tool_calls_dropped, 10);
+        // The finished one went first, then the oldest.
+        assert!(view.tool_call("t1").is_none());
+        assert!(view.tool_call("t0").is_none());
+        let last = format!("t{}", MAX_TOOL_CALLS + 9);
+        assert_eq!(view.tool_call(&last).unwrap()["toolCallId"], last.as_str());
+        // An update still finds its call after re-indexing.
+        let upd = serde_json::value::to_raw_value(&serde_json::json!({
+            "sessionUpdate": "tool_call_update", "toolCallId": last, "status": "completed"
+        }))
+        .unwrap();
+        view.apply_update("tool_call_update", &upd);
+        assert_eq!(view.tool_call(&last).unwrap()["status"], "completed");
+        assert_eq!(view.tool_calls.len(), MAX_TOOL_CALLS);
     }
 
     #[test]

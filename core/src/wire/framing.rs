@@ -33,6 +33,9 @@ impl FrameRef<'_> {
     }
 }
 
+/// A read buffer grown past this (by a long line) is given back once that line is consumed.
+const SHRINK_ABOVE: usize = 1 << 20;
+
 /// Internal: where a frame lies in `buf`, so it can be handed out by reference.
 enum Found {
     Line(usize, usize),
@@ -166,6 +169,10 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             self.scanned -= self.start;
             self.start = 0;
         }
+        // One huge line must not pin its memory for the rest of the connection.
+        if self.buf.capacity() > SHRINK_ABOVE && self.buf.len() < READ_CHUNK {
+            self.buf.shrink_to(READ_CHUNK * 2);
+        }
         let old_len = self.buf.len();
         self.buf.resize(old_len + READ_CHUNK, 0);
         let n = match self.inner.read(&mut self.buf[old_len..]).await {
@@ -194,6 +201,30 @@ mod tests {
             out.push(f);
         }
         out
+    }
+
+    #[tokio::test]
+    async fn the_buffer_shrinks_after_a_huge_line() {
+        let mut input = vec![b'x'; 4 << 20];
+        input.push(b'\n');
+        for _ in 0..64 {
+            input.extend_from_slice(b"{\"small\":1}\n");
+        }
+        let mut r = LineReader::new(&input[..], 8 << 20);
+        let first = r.next_frame().await.unwrap_or(None);
+        assert!(matches!(first, Some(Frame::Line(ref l)) if l.len() == 4 << 20));
+        assert!(r.buf.capacity() >= 4 << 20);
+        let mut small = 0;
+        while let Some(f) = r.next_frame().await.unwrap_or(None) {
+            assert!(matches!(f, Frame::Line(_)));
+            small += 1;
+        }
+        assert_eq!(small, 64);
+        assert!(
+            r.buf.capacity() <= SHRINK_ABOVE,
+            "capacity {}",
+            r.buf.capacity()
+        );
     }
 
     #[tokio::test]
