@@ -448,9 +448,17 @@ impl Actor {
                         self.shutdown_error = error;
                         self.shutdown(&mut reader_rx).await;
                         let info = self.gone.as_ref().map(|g| g.info().clone()).unwrap_or_default();
-                        self.defer(move || {
+                        let answer = move || {
                             let _ = reply.send(info);
-                        });
+                        };
+                        self.flush();
+                        if self.backlogged() {
+                            // Nobody is pulling: the agent is down, say so now; its last events
+                            // (`agent_exited`) follow in order once there is room.
+                            answer();
+                        } else {
+                            self.defer(answer);
+                        }
                     }
                     Some(cmd) => self.on_command(cmd).await,
                     None => {
@@ -504,9 +512,15 @@ impl Actor {
         }
         let ready = {
             let mut b = self.backlog.lock().unwrap_or_else(|p| p.into_inner());
+            // A reply waits for its own step's events (and so for everything queued before
+            // them); a step that made no events answers at once, even behind a backlog.
+            let mark = if batch.is_empty() {
+                b.queued()
+            } else {
+                b.entered + batch.len() as u64
+            };
             b.entered += batch.len() as u64;
             b.events.extend(batch);
-            let mark = b.entered;
             b.replies.extend(replies.into_iter().map(|r| (mark, r)));
             self.host.bus.try_push(&mut b.events);
             b.ready_replies()

@@ -1,0 +1,151 @@
+//! Bounded against agent input: what a flooding or stuck agent can make the host hold, and how
+//! a broken way to the agent ends the calls waiting on it.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::time::Duration;
+
+use acp_host::{EventKind, Host, HostConfig, PermissionHandler, SessionOptions};
+use common::fake;
+use serde_json::json;
+
+fn permission_request(id: u64, session: &str) -> serde_json::Value {
+    json!({
+        "jsonrpc": "2.0", "id": id, "method": "session/request_permission",
+        "params": {
+            "sessionId": session,
+            "toolCall": {"toolCallId": format!("t{id}"), "title": "x", "kind": "edit"},
+            "options": [
+                {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+                {"optionId": "reject", "name": "Reject", "kind": "reject_once"}
+            ]
+        }
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pending_agent_requests_are_capped_and_the_rest_refused_at_once() {
+    let host = Host::new(HostConfig {
+        permission: PermissionHandler::Manual, // nobody answers: requests stay pending
+        max_pending_agent_requests: 16,
+        ..HostConfig::default()
+    });
+    let events = host.events().unwrap();
+    let (agent, mut fake) = fake::connect(&host, 1 << 20).await;
+    let opening = tokio::spawn({
+        let agent = agent.clone();
+        async move { agent.new_session(SessionOptions::new("/tmp")).await }
+    });
+    fake.open_session("s1").await;
+    opening.await.unwrap().unwrap();
+    for id in 0..100 {
+        fake.send(permission_request(id, "s1")).await;
+    }
+    // 84 are refused at once with a JSON-RPC error; the 16 pending ones get nothing yet.
+    let mut refused = Vec::new();
+    while refused.len() < 84 {
+        let msg = fake.recv(Duration::from_secs(5)).await.unwrap();
+        assert_eq!(msg["error"]["code"], -32603, "{msg}");
+        refused.push(msg["id"].as_u64().unwrap());
+    }
+    assert_eq!(refused, (16..100).collect::<Vec<_>>());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut requested = 0;
+    let mut overflow_reports = 0;
+    while let Some(ev) = events.try_next() {
+        match ev.kind {
+            EventKind::PermissionRequested => requested += 1,
+            EventKind::ProtocolError if ev.data_value()["reason"] == "too_many_requests" => {
+                overflow_reports += 1
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(requested, 16);
+    assert_eq!(overflow_reports, 1, "reported once per episode, not per request");
+    agent.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_error_fails_the_pending_calls_at_once() {
+    let host = Host::new(HostConfig {
+        events_enabled: false,
+        request_timeout: None,
+        ..HostConfig::default()
+    });
+    let (agent, mut fake) = fake::connect(&host, 1 << 16).await;
+    let opening = tokio::spawn({
+        let agent = agent.clone();
+        async move { agent.new_session(SessionOptions::new("/tmp")).await }
+    });
+    fake.open_session("s1").await;
+    let session = opening.await.unwrap().unwrap();
+    // The agent stops reading its stdin for good (its end of the pipe is gone), while its
+    // stdout stays open: only the host's writes can tell.
+    fake.from_host = None;
+    let started = std::time::Instant::now();
+    let res = tokio::time::timeout(Duration::from_secs(5), session.prompt_text("hi"))
+        .await
+        .expect("the prompt must not wait for an answer to a request the agent never got");
+    let err = res.unwrap_err();
+    assert_eq!(err.kind(), "io", "{err}");
+    assert!(started.elapsed() < Duration::from_secs(2));
+    drop(fake);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connect_transport_that_stops_reading_is_ended_not_buffered_for() {
+    let host = Host::new(HostConfig {
+        max_outbound_bytes: 256 * 1024,
+        request_timeout: None,
+        ..HostConfig::default()
+    });
+    let events = host.events().unwrap();
+    // A tiny pipe: once it is full, everything the host says queues inside the host.
+    let (agent, mut fake) = fake::connect(&host, 4096).await;
+    let opening = tokio::spawn({
+        let agent = agent.clone();
+        async move { agent.new_session(SessionOptions::new("/tmp")).await }
+    });
+    fake.open_session("s1").await;
+    opening.await.unwrap().unwrap();
+    // From now on the fake reads nothing (but keeps its end open).
+    let big = "x".repeat(64 * 1024);
+    let mut calls = Vec::new();
+    for _ in 0..8 {
+        let agent = agent.clone();
+        let params = json!({ "pad": big });
+        calls.push(tokio::spawn(async move {
+            agent.ext_request("_x/big", &params).await
+        }));
+    }
+    for call in calls {
+        let res = tokio::time::timeout(Duration::from_secs(5), call)
+            .await
+            .expect("calls to a stuck connection must fail, not wait")
+            .unwrap();
+        let err = res.unwrap_err();
+        assert!(
+            matches!(err.kind(), "io" | "agent_exited"),
+            "unexpected {err}"
+        );
+    }
+    // The connection ended, and said why.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    let mut stalled = false;
+    loop {
+        let ev = tokio::time::timeout_at(deadline, events.next())
+            .await
+            .expect("agent_exited")
+            .unwrap();
+        if ev.kind == EventKind::ProtocolError && ev.data_value()["reason"] == "stdin_stalled" {
+            stalled = true;
+        }
+        if ev.kind == EventKind::AgentExited {
+            break;
+        }
+    }
+    assert!(stalled);
+    drop(fake);
+}
