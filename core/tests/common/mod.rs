@@ -2,6 +2,8 @@
 //! table checks.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+pub mod fake;
+
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Duration;
