@@ -130,7 +130,11 @@ async fn permission_flood(name: &str, handler: PermissionHandler, n: u64) {
     });
     // Every request gets exactly one answer right away, unless it is one of the held ones.
     let limit = host.config().max_pending_agent_requests as u64;
-    let expect = if name.ends_with("pending") { n - limit.min(n) } else { n };
+    let expect = if name.ends_with("pending") {
+        n - limit.min(n)
+    } else {
+        n
+    };
     let (mut answered, mut refused) = (0u64, 0u64);
     while answered + refused < expect {
         let line = lines.next_line().await.unwrap().unwrap();
@@ -217,8 +221,18 @@ async fn main() {
     let requests = arg(&args, "--requests", 100_000);
     let calls = arg(&args, "--tool-calls", 100_000);
     let t = Instant::now();
-    permission_flood("permission_flood_policy", PermissionHandler::DenyAll, requests).await;
-    permission_flood("permission_flood_pending", PermissionHandler::Manual, requests).await;
+    permission_flood(
+        "permission_flood_policy",
+        PermissionHandler::DenyAll,
+        requests,
+    )
+    .await;
+    permission_flood(
+        "permission_flood_pending",
+        PermissionHandler::Manual,
+        requests,
+    )
+    .await;
     tool_calls(calls).await;
     eprintln!("bounds_bench: done in {:.1?}", t.elapsed());
     let _ = Duration::ZERO;

@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use acp_host::{EventKind, Host, HostConfig, PermissionHandler, SessionOptions};
+use acp_host::{EventKind, Host, HostConfig, PermissionHandler};
 use common::fake;
 use serde_json::json;
 
@@ -32,13 +32,8 @@ async fn pending_agent_requests_are_capped_and_the_rest_refused_at_once() {
         ..HostConfig::default()
     });
     let events = host.events().unwrap();
-    let (agent, mut fake) = fake::connect(&host, 1 << 20).await;
-    let opening = tokio::spawn({
-        let agent = agent.clone();
-        async move { agent.new_session(SessionOptions::new("/tmp")).await }
-    });
-    fake.open_session("s1").await;
-    opening.await.unwrap().unwrap();
+    let (agent, mut fake) = fake::connect_with_pipe(&host, 1 << 20).await;
+    fake::open_session(&agent, &mut fake, "s1", "/tmp").await;
     for id in 0..100 {
         fake.send(permission_request(id, "s1")).await;
     }
@@ -63,7 +58,10 @@ async fn pending_agent_requests_are_capped_and_the_rest_refused_at_once() {
         }
     }
     assert_eq!(requested, 16);
-    assert_eq!(overflow_reports, 1, "reported once per episode, not per request");
+    assert_eq!(
+        overflow_reports, 1,
+        "reported once per episode, not per request"
+    );
     agent.shutdown().await;
 }
 
@@ -74,16 +72,11 @@ async fn a_write_error_fails_the_pending_calls_at_once() {
         request_timeout: None,
         ..HostConfig::default()
     });
-    let (agent, mut fake) = fake::connect(&host, 1 << 16).await;
-    let opening = tokio::spawn({
-        let agent = agent.clone();
-        async move { agent.new_session(SessionOptions::new("/tmp")).await }
-    });
-    fake.open_session("s1").await;
-    let session = opening.await.unwrap().unwrap();
+    let (agent, mut fake) = fake::connect(&host).await;
+    let session = fake::open_session(&agent, &mut fake, "s1", "/tmp").await;
     // The agent stops reading its stdin for good (its end of the pipe is gone), while its
     // stdout stays open: only the host's writes can tell.
-    fake.from_host = None;
+    fake.stop_reading();
     let started = std::time::Instant::now();
     let res = tokio::time::timeout(Duration::from_secs(5), session.prompt_text("hi"))
         .await
@@ -103,13 +96,8 @@ async fn a_connect_transport_that_stops_reading_is_ended_not_buffered_for() {
     });
     let events = host.events().unwrap();
     // A tiny pipe: once it is full, everything the host says queues inside the host.
-    let (agent, mut fake) = fake::connect(&host, 4096).await;
-    let opening = tokio::spawn({
-        let agent = agent.clone();
-        async move { agent.new_session(SessionOptions::new("/tmp")).await }
-    });
-    fake.open_session("s1").await;
-    opening.await.unwrap().unwrap();
+    let (agent, mut fake) = fake::connect_with_pipe(&host, 4096).await;
+    fake::open_session(&agent, &mut fake, "s1", "/tmp").await;
     // From now on the fake reads nothing (but keeps its end open).
     let big = "x".repeat(64 * 1024);
     let mut calls = Vec::new();

@@ -657,13 +657,21 @@ impl Actor {
         }
     }
 
-    /// The way to the agent is broken (write error, or it stopped reading): stop writing, fail
-    /// every pending call at once with a typed error, and take the connection down.
+    /// The way to the agent is broken (write error, or it stopped reading): stop writing and
+    /// take the connection down at once: a process is killed (its exit fails the pending calls
+    /// with `agent_exited`), a `connect` transport fails them with `io` and ends.
     async fn writer_failed(&mut self, message: String) {
         if self.writer_dead || self.gone.is_some() {
             return;
         }
         self.writer_dead = true;
+        if let Some(p) = &self.process {
+            // A process we cannot write to is taken down at once; its exit then fails every
+            // pending call with `agent_exited` (exit status and stderr tail: the useful error).
+            tracing::debug!(agent = self.agent, %message, "killing the agent");
+            p.signal(crate::transport::GroupSignal::Kill);
+            return;
+        }
         let error = Error::Io(Arc::new(std::io::Error::new(
             std::io::ErrorKind::BrokenPipe,
             message,
@@ -685,14 +693,8 @@ impl Actor {
                 }
             }
         }
-        match &self.process {
-            // A process whose stdin is gone cannot be talked to (nor shut down politely).
-            Some(p) => p.signal(crate::transport::GroupSignal::Kill),
-            None => {
-                self.reader_open = false;
-                self.agent_gone().await;
-            }
-        }
+        self.reader_open = false;
+        self.agent_gone().await;
     }
 
     async fn respond_result(&mut self, id: &RawId, result: &Value) {
