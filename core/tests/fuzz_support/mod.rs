@@ -3,5 +3,6 @@
 //! description; the callers turn it into a test failure or a fuzzer crash.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+pub mod dispatch;
 pub mod script;
 pub mod wire;
