@@ -79,10 +79,10 @@ proptest! {
 #[test]
 fn fixed_hostile_script() {
     let script = concat!(
-        "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n",            // duplicate response (initialize)
-        "{\"jsonrpc\":\"2.0\",\"id\":99,\"result\":{}}\n",           // unknown id
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n", // duplicate response (initialize)
+        "{\"jsonrpc\":\"2.0\",\"id\":99,\"result\":{}}\n", // unknown id
         "{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"error\":{\"code\":1}}\n", // string id response
-        "{\"jsonrpc\":\"2.0\",\"id\":5}\n",                          // neither result nor error
+        "{\"jsonrpc\":\"2.0\",\"id\":5}\n",               // neither result nor error
         "{\"jsonrpc\":\"2.0\",\"id\":-3,\"method\":\"session/request_permission\",\"params\":{\"sessionId\":\"s\",\"options\":\"garbage\"}}\n",
         "{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"session/request_permission\",\"params\":{\"sessionId\":\"s\",\"toolCall\":{\"toolCallId\":\"t\"},\"options\":[{\"optionId\":\"ok\",\"name\":\"OK\",\"kind\":\"allow_once\"}]}}\n",
         "{\"jsonrpc\":\"2.0\",\"method\":\"$/cancel_request\",\"params\":{\"requestId\":1.5}}\n",
@@ -104,7 +104,8 @@ fn fixed_hostile_script() {
         "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\n",
     );
     let mut bytes = script.as_bytes().to_vec();
-    bytes.extend_from_slice(b"\xff\xfe{\"jsonrpc\":\"2.0\",\"id\":\"\xc3\x28\",\"method\":\"x\"}\n");
+    bytes
+        .extend_from_slice(b"\xff\xfe{\"jsonrpc\":\"2.0\",\"id\":\"\xc3\x28\",\"method\":\"x\"}\n");
     bytes.extend_from_slice(&vec![b'x'; 5000]);
     for handler in [Handler::Decider, Handler::DenyAll] {
         let opts = Options {
@@ -166,22 +167,32 @@ async fn permission_flood(handler: PermissionHandler, n: usize) -> (usize, usize
         while let Ok(Some(line)) = lines.next_line().await {
             let msg: serde_json::Value = serde_json::from_str(&line).unwrap();
             let reply = match msg["method"].as_str() {
-                Some("initialize") => json!({"jsonrpc":"2.0","id":msg["id"],"result":{"protocolVersion":1}}),
-                Some("session/new") => json!({"jsonrpc":"2.0","id":msg["id"],"result":{"sessionId":"s"}}),
+                Some("initialize") => {
+                    json!({"jsonrpc":"2.0","id":msg["id"],"result":{"protocolVersion":1}})
+                }
+                Some("session/new") => {
+                    json!({"jsonrpc":"2.0","id":msg["id"],"result":{"sessionId":"s"}})
+                }
                 Some(_) => continue,
                 None => {
                     let _ = answered_tx.send(());
                     continue;
                 }
             };
-            agent_write.write_all(format!("{reply}\n").as_bytes()).await.unwrap();
+            agent_write
+                .write_all(format!("{reply}\n").as_bytes())
+                .await
+                .unwrap();
             if msg["method"] == "session/new" {
                 let _ = go.take().unwrap().await;
                 for i in 0..n {
                     let ask = json!({"jsonrpc":"2.0","id":i,"method":"session/request_permission","params":{
                         "sessionId":"s","toolCall":{"toolCallId":format!("t{i}"),"title":"Edit","kind":"edit"},
                         "options":[{"optionId":"ok","name":"OK","kind":"allow_once"},{"optionId":"no","name":"No","kind":"reject_once"}]}});
-                    agent_write.write_all(format!("{ask}\n").as_bytes()).await.unwrap();
+                    agent_write
+                        .write_all(format!("{ask}\n").as_bytes())
+                        .await
+                        .unwrap();
                 }
             }
         }
@@ -194,7 +205,10 @@ async fn permission_flood(handler: PermissionHandler, n: usize) -> (usize, usize
     tokio::spawn(async move { while stream.next().await.is_some() {} });
     let (r, w) = tokio::io::split(client_side);
     let agent = host.connect(r, w).await.unwrap();
-    let _session = agent.new_session(SessionOptions::new("/tmp")).await.unwrap();
+    let _session = agent
+        .new_session(SessionOptions::new("/tmp"))
+        .await
+        .unwrap();
     let before = alive_tasks().await;
     go_tx.send(()).unwrap();
     for _ in 0..n {
@@ -213,7 +227,10 @@ const FLOOD: usize = 300;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answered_permission_requests_leave_no_tasks_behind_deny_all() {
     let (before, after) = permission_flood(PermissionHandler::DenyAll, FLOOD).await;
-    assert!(after <= before + 2, "{before} tasks before, {after} after {FLOOD} answered requests");
+    assert!(
+        after <= before + 2,
+        "{before} tasks before, {after} after {FLOOD} answered requests"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -225,5 +242,8 @@ async fn answered_permission_requests_leave_no_tasks_behind_decider() {
         Ok(req.options.first().map(|o| o.option_id.clone()))
     }));
     let (before, after) = permission_flood(decider, FLOOD).await;
-    assert!(after <= before + 2, "{before} tasks before, {after} after {FLOOD} answered requests");
+    assert!(
+        after <= before + 2,
+        "{before} tasks before, {after} after {FLOOD} answered requests"
+    );
 }

@@ -88,14 +88,23 @@ fn the_model_catches_a_wrong_bound() {
         "`ok` is not JSON: reported as noise"
     );
     let reader = rt.block_on(fuzz_support::wire::reader_frames(data, &[1], 5, true));
-    assert_ne!(reader, model_frames(data, 4), "the bound changes the frames");
+    assert_ne!(
+        reader,
+        model_frames(data, 4),
+        "the bound changes the frames"
+    );
 }
 
 /// A last line without `\n` loses its `\r` like every other line (it kept it).
 #[test]
 fn unterminated_last_line_loses_its_cr() {
     let rt = runtime();
-    let got = rt.block_on(fuzz_support::wire::reader_frames(b"a\r\nb\r", &[1], 10, false));
+    let got = rt.block_on(fuzz_support::wire::reader_frames(
+        b"a\r\nb\r",
+        &[1],
+        10,
+        false,
+    ));
     assert_eq!(
         got,
         vec![
@@ -110,33 +119,47 @@ fn unterminated_last_line_loses_its_cr() {
 fn hostile_lines_are_classified() {
     let rt = runtime();
     let deep = "[".repeat(100_000);
-    let lines: Vec<(&str, fn(&Decoded) -> bool)> = vec![
+    type Expect = fn(&Decoded) -> bool;
+    let lines: Vec<(&str, Expect)> = vec![
         (deep.as_str(), |d| *d == Decoded::Noise),
         // Valid JSON that serde_json cannot hold as a number: kept verbatim and echoed.
-        (r#"{"jsonrpc":"2.0","id":1e400,"method":"x"}"#, |d| {
-            matches!(d, Decoded::Request { id, .. } if id == "1e400")
+        (
+            r#"{"jsonrpc":"2.0","id":1e400,"method":"x"}"#,
+            |d| matches!(d, Decoded::Request { id, .. } if id == "1e400"),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":-7,"method":"m"}"#,
+            |d| matches!(d, Decoded::Request { id, .. } if id == "-7"),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"m"}"#,
+            |d| matches!(d, Decoded::Request { id, .. } if id == "123456789012345678901234567890"),
+        ),
+        (r#"{"jsonrpc":"2.0","id":{"a":1},"method":"m"}"#, |d| {
+            *d == Decoded::Invalid
         }),
-        (r#"{"jsonrpc":"2.0","id":-7,"method":"m"}"#, |d| {
-            matches!(d, Decoded::Request { id, .. } if id == "-7")
+        (r#"{"jsonrpc":"2.0","id":true,"method":"m"}"#, |d| {
+            *d == Decoded::Invalid
         }),
-        (r#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"m"}"#, |d| {
-            matches!(d, Decoded::Request { id, .. } if id == "123456789012345678901234567890")
-        }),
-        (r#"{"jsonrpc":"2.0","id":{"a":1},"method":"m"}"#, |d| *d == Decoded::Invalid),
-        (r#"{"jsonrpc":"2.0","id":true,"method":"m"}"#, |d| *d == Decoded::Invalid),
         (r#"{"jsonrpc":"2.0","id":null,"method":"m"}"#, |d| {
             matches!(d, Decoded::Notification { .. })
         }),
-        (r#"{"jsonrpc":"2.0","id":3}"#, |d| {
-            matches!(d, Decoded::Response { id, ok: true } if id == "3")
+        (
+            r#"{"jsonrpc":"2.0","id":3}"#,
+            |d| matches!(d, Decoded::Response { id, ok: true } if id == "3"),
+        ),
+        (r#"{"jsonrpc":"2.0","id":3,"error":{"code":"x"}}"#, |d| {
+            *d == Decoded::Invalid
         }),
-        (r#"{"jsonrpc":"2.0","id":3,"error":{"code":"x"}}"#, |d| *d == Decoded::Invalid),
         (
             r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool\u005fcall"}}}"#,
             |d| matches!(d, Decoded::Update { kind, .. } if kind == "tool_call"),
         ),
         // Positional (array) forms are not JSON-RPC objects (serde's derives would accept them).
-        (r#"[7,"session/request_permission",{"sessionId":"s"}]"#, |d| *d == Decoded::Invalid),
+        (
+            r#"[7,"session/request_permission",{"sessionId":"s"}]"#,
+            |d| *d == Decoded::Invalid,
+        ),
         (
             r#"{"jsonrpc":"2.0","method":"session/update","params":["s",{"sessionUpdate":"plan"}]}"#,
             |d| *d == Decoded::Invalid,
@@ -145,15 +168,20 @@ fn hostile_lines_are_classified() {
             r#"{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":["plan"]}}"#,
             |d| *d == Decoded::Invalid,
         ),
-        (r#"{"jsonrpc":"2.0","id":3,"error":[-32000,"auth"]}"#, |d| *d == Decoded::Invalid),
-        (" \t{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":1}", |d| {
-            matches!(d, Decoded::Response { id, ok: true } if id == "4")
+        (r#"{"jsonrpc":"2.0","id":3,"error":[-32000,"auth"]}"#, |d| {
+            *d == Decoded::Invalid
         }),
+        (
+            " \t{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":1}",
+            |d| matches!(d, Decoded::Response { id, ok: true } if id == "4"),
+        ),
     ];
     for (line, ok) in lines {
         let mut data = line.as_bytes().to_vec();
         data.push(b'\n');
-        let out = rt.block_on(check_wire(&data, &[7, 1, 4096], 1 << 20, true)).unwrap();
+        let out = rt
+            .block_on(check_wire(&data, &[7, 1, 4096], 1 << 20, true))
+            .unwrap();
         assert!(ok(&out[0]), "{:.80}: {:?}", line, out[0]);
     }
 }

@@ -75,7 +75,10 @@ pub struct Report {
 /// What the host should make of the script, by the public decoder (checked in its own right by
 /// `fuzz_wire.rs`): request id → how many requests used it, and how many tool-call updates name
 /// session `s`.
-pub fn expectations(script: &[u8], max_line: usize) -> Result<(BTreeMap<String, usize>, usize), String> {
+pub fn expectations(
+    script: &[u8],
+    max_line: usize,
+) -> Result<(BTreeMap<String, usize>, usize), String> {
     let mut data = script.to_vec();
     data.push(b'\n');
     let mut interner = Interner::default();
@@ -269,22 +272,20 @@ pub async fn run(script: &[u8], opts: &Options) -> Result<Report, String> {
         let mut resolved = Vec::new();
         while let Some(ev) = stream.next().await {
             match ev.kind {
-                EventKind::PermissionRequested => requested.push(ev.data_value()["requestId"].clone()),
-                EventKind::PermissionResolved => resolved.push(ev.data_value()["requestId"].clone()),
+                EventKind::PermissionRequested => {
+                    requested.push(ev.data_value()["requestId"].clone())
+                }
+                EventKind::PermissionResolved => {
+                    resolved.push(ev.data_value()["requestId"].clone())
+                }
                 _ => {}
             }
             kinds.push(ev.kind);
             if ev.kind == EventKind::AgentExited {
-                // Anything after agent_exited would be a bug: look a little longer.
-                if let Ok(Some(late)) =
-                    tokio::time::timeout(Duration::from_millis(50), stream.next()).await
-                {
-                    kinds.push(late.kind);
-                }
                 break;
             }
         }
-        (kinds, requested, resolved)
+        (kinds, requested, resolved, stream)
     });
 
     let (client_side, agent_side) = tokio::io::duplex(64 * 1024);
@@ -316,19 +317,28 @@ pub async fn run(script: &[u8], opts: &Options) -> Result<Report, String> {
     bytes.extend_from_slice(BARRIER_ID.as_bytes());
     bytes.extend_from_slice(b",\"method\":\"fuzz/barrier\"}\n");
     out_tx.send(bytes).map_err(|_| "fake agent writer gone")?;
-    wait_seen("the barrier request after the script", &seen, &progress, |s| {
-        s.responses.contains_key(BARRIER_ID)
-    })
+    wait_seen(
+        "the barrier request after the script",
+        &seen,
+        &progress,
+        |s| s.responses.contains_key(BARRIER_ID),
+    )
     .await?;
     // Served requests (fs reads, terminal calls) and deciders answer from tasks: wait for them.
-    wait_seen("an answer to every request of the script", &seen, &progress, |s| {
-        expected.keys().all(|id| s.responses.contains_key(id))
-    })
+    wait_seen(
+        "an answer to every request of the script",
+        &seen,
+        &progress,
+        |s| expected.keys().all(|id| s.responses.contains_key(id)),
+    )
     .await?;
 
-    let turn = within("a prompt round trip after the script", session.prompt_text("final"))
-        .await?
-        .map_err(|e| format!("final prompt: {e}"))?;
+    let turn = within(
+        "a prompt round trip after the script",
+        session.prompt_text("final"),
+    )
+    .await?
+    .map_err(|e| format!("final prompt: {e}"))?;
     if turn.stop_reason != "end_turn" {
         return Err(format!("final prompt stopped with {}", turn.stop_reason));
     }
@@ -341,7 +351,7 @@ pub async fn run(script: &[u8], opts: &Options) -> Result<Report, String> {
 
     drop(out_tx);
     within("agent.shutdown()", agent.shutdown()).await?;
-    let (kinds, requested, resolved) = within("agent_exited", collector)
+    let (mut kinds, requested, resolved, mut stream) = within("agent_exited", collector)
         .await?
         .map_err(|e| format!("event collector: {e}"))?;
     within("the fake agent's reader", responder)
@@ -351,7 +361,15 @@ pub async fn run(script: &[u8], opts: &Options) -> Result<Report, String> {
         .await?
         .map_err(|e| format!("fake agent: {e}"))?;
 
-    let exits = kinds.iter().filter(|k| **k == EventKind::AgentExited).count();
+    // Everything is shut down: an event queued after agent_exited would be a bug.
+    tokio::task::yield_now().await;
+    while let Some(late) = stream.try_next() {
+        kinds.push(late.kind);
+    }
+    let exits = kinds
+        .iter()
+        .filter(|k| **k == EventKind::AgentExited)
+        .count();
     if exits != 1 || kinds.last() != Some(&EventKind::AgentExited) {
         return Err(format!(
             "the event stream must end with exactly one agent_exited; tail: {:?}",
@@ -368,14 +386,20 @@ pub async fn run(script: &[u8], opts: &Options) -> Result<Report, String> {
 
     let seen = std::mem::take(&mut *seen.lock().map_err(|_| "seen poisoned")?);
     if let Some(bad) = seen.bad_lines.first() {
-        return Err(format!("the host wrote a line that is not JSON-RPC: {bad:?}"));
+        return Err(format!(
+            "the host wrote a line that is not JSON-RPC: {bad:?}"
+        ));
     }
     // The script may itself use the barrier's id: count the barrier as one more request.
     let mut expected = expected;
     *expected.entry(BARRIER_ID.to_owned()).or_insert(0) += 1;
     for (id, &n) in &seen.responses {
         match expected.get(id) {
-            None => return Err(format!("the host answered id {id} that no request used ({n}x)")),
+            None => {
+                return Err(format!(
+                    "the host answered id {id} that no request used ({n}x)"
+                ));
+            }
             Some(&k) if n > k => {
                 return Err(format!("id {id}: {n} answers to {k} request(s)"));
             }
@@ -418,7 +442,11 @@ pub fn fuzz_one(rt: &tokio::runtime::Runtime, data: &[u8]) -> Result<(), String>
     let (opts, script) = match data.split_first() {
         Some((&b, rest)) => (
             Options {
-                handler: if b & 1 == 0 { Handler::Decider } else { Handler::DenyAll },
+                handler: if b & 1 == 0 {
+                    Handler::Decider
+                } else {
+                    Handler::DenyAll
+                },
                 wire_events: b & 2 != 0,
                 max_line: if b & 4 != 0 { 128 } else { 4096 },
             },

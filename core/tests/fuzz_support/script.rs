@@ -140,10 +140,7 @@ const OPTION_KINDS: &[&str] = &[
 
 fn arb_options() -> impl Strategy<Value = Value> {
     let option = (
-        prop_oneof![
-            "[a-z]{0,4}".prop_map(Value::from),
-            arb_json()
-        ],
+        prop_oneof!["[a-z]{0,4}".prop_map(Value::from), arb_json()],
         arb_json(),
         prop::sample::select(OPTION_KINDS),
     )
@@ -265,10 +262,8 @@ fn arb_response_id() -> impl Strategy<Value = Option<String>> {
 fn arb_response_body() -> impl Strategy<Value = String> {
     prop_oneof![
         arb_json().prop_map(|r| format!("\"result\":{r}")),
-        (any::<i64>(), "\\PC{0,8}").prop_map(|(c, m)| format!(
-            "\"error\":{}",
-            json!({"code": c, "message": m})
-        )),
+        (any::<i64>(), "\\PC{0,8}")
+            .prop_map(|(c, m)| format!("\"error\":{}", json!({"code": c, "message": m}))),
         arb_json().prop_map(|e| format!("\"error\":{e}")),
         Just("\"error\":null".into()),
         Just("\"error\":null,\"result\":{}".into()),
@@ -379,7 +374,11 @@ fn render(msg: &Msg, i: usize, ids: &[Option<String>]) -> Vec<u8> {
         None => String::new(),
     };
     let text = match msg {
-        Msg::Request { id, method, params: p } => format!(
+        Msg::Request {
+            id,
+            method,
+            params: p,
+        } => format!(
             "{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":{}{}}}",
             id_text(id, i),
             Value::from(method.as_str()),

@@ -25,7 +25,11 @@ impl Chunked {
         Chunked {
             data: data.to_vec(),
             pos: 0,
-            chunks: if chunks.is_empty() { vec![usize::MAX] } else { chunks },
+            chunks: if chunks.is_empty() {
+                vec![usize::MAX]
+            } else {
+                chunks
+            },
             next: 0,
             stall: false,
         }
@@ -46,9 +50,7 @@ impl AsyncRead for Chunked {
         }
         let size = this.chunks[this.next % this.chunks.len()];
         this.next += 1;
-        let n = size
-            .min(buf.remaining())
-            .min(this.data.len() - this.pos);
+        let n = size.min(buf.remaining()).min(this.data.len() - this.pos);
         buf.put_slice(&this.data[this.pos..this.pos + n]);
         this.pos += n;
         Poll::Ready(Ok(()))
@@ -93,10 +95,9 @@ pub async fn reader_frames(
             Ok(Some(f)) => out.push(f),
             Ok(None) | Err(_) => break,
         }
-        while buffered {
-            match reader.next_buffered() {
-                Some(f) => out.push(f),
-                None => break,
+        if buffered {
+            while let Some(f) = reader.next_buffered() {
+                out.push(f);
             }
         }
     }
@@ -109,21 +110,10 @@ pub enum Decoded {
     Blank,
     TooLong(u64),
     Noise,
-    Update {
-        session: String,
-        kind: String,
-    },
-    Request {
-        id: String,
-        method: String,
-    },
-    Notification {
-        method: String,
-    },
-    Response {
-        id: String,
-        ok: bool,
-    },
+    Update { session: String, kind: String },
+    Request { id: String, method: String },
+    Notification { method: String },
+    Response { id: String, ok: bool },
     Invalid,
 }
 
@@ -167,7 +157,10 @@ fn summarize(msg: &Incoming) -> Result<Decoded, String> {
         } => {
             let v: serde_json::Value = serde_json::from_str(update.get())
                 .map_err(|e| format!("update payload is not JSON: {e}"))?;
-            if !v.get("sessionUpdate").is_some_and(serde_json::Value::is_string) {
+            if !v
+                .get("sessionUpdate")
+                .is_some_and(serde_json::Value::is_string)
+            {
                 return Err(format!("update without a string sessionUpdate: {v}"));
             }
             Decoded::Update {
@@ -229,8 +222,8 @@ fn check_echo(id: &acp_host::wire::RawId) -> Result<(), String> {
             #[serde(borrow)]
             id: &'a serde_json::value::RawValue,
         }
-        let answer: Answer<'_> = serde_json::from_str(&line)
-            .map_err(|e| format!("answer {line:?} is not JSON: {e}"))?;
+        let answer: Answer<'_> =
+            serde_json::from_str(&line).map_err(|e| format!("answer {line:?} is not JSON: {e}"))?;
         if answer.id.get() != id.json() {
             return Err(format!("answer {line:?} does not carry id {}", id.json()));
         }
@@ -281,7 +274,10 @@ pub async fn check_wire(
         if let Frame::Line(l) = f
             && l.len() > max_line.max(1)
         {
-            return Err(format!("a {}-byte line passed the {max_line} bound", l.len()));
+            return Err(format!(
+                "a {}-byte line passed the {max_line} bound",
+                l.len()
+            ));
         }
         out.push(decode_frame(f, &mut interner)?);
     }
