@@ -159,6 +159,8 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         if b - a > self.max_line {
             return Some(Found::TooLong((b - a) as u64));
         }
+        // Like a `\n`-terminated line, the last one loses a trailing `\r`.
+        let b = if self.buf[b - 1] == b'\r' { b - 1 } else { b };
         Some(Found::Line(a, b))
     }
 

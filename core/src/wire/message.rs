@@ -142,9 +142,21 @@ fn update_kind<'a>(update: &'a RawValue) -> Result<std::borrow::Cow<'a, str>, St
     {
         return Ok(std::borrow::Cow::Borrowed(&rest[..end]));
     }
-    serde_json::from_str::<UpdateHead<'_>>(text)
+    from_object::<UpdateHead<'_>>(text)
         .map(|h| h.session_update)
         .map_err(|e| e.to_string())
+}
+
+/// Deserialize a struct from a JSON object only: serde's derived structs also accept the
+/// positional array form (`[1,"m"]`), which is no JSON-RPC message, update or error object.
+fn from_object<'a, T: Deserialize<'a>>(text: &'a str) -> serde_json::Result<T> {
+    if !text
+        .trim_start_matches([' ', '\t', '\n', '\r'])
+        .starts_with('{')
+    {
+        return Err(serde::de::Error::custom("expected a JSON object"));
+    }
+    serde_json::from_str(text)
 }
 
 /// Decode one line. `Err` means the line is not JSON (protocol noise).
@@ -154,7 +166,7 @@ pub fn decode(line: &str) -> Result<Incoming, NotJson> {
 
 /// [`decode`] with a caller-kept [`Interner`].
 pub fn decode_with(line: &str, interner: &mut Interner) -> Result<Incoming, NotJson> {
-    let env: Envelope<'_> = match serde_json::from_str(line) {
+    let env: Envelope<'_> = match from_object(line) {
         Ok(env) => env,
         Err(e) => {
             // Distinguish "not JSON at all" from "JSON but not an object / wrong field types".
@@ -184,7 +196,7 @@ pub fn decode_with(line: &str, interner: &mut Interner) -> Result<Incoming, NotJ
         (Some(method), None) => {
             if method == "session/update" {
                 if let Some(params) = env.params
-                    && let Ok(p) = serde_json::from_str::<UpdateParams<'_>>(params.get())
+                    && let Ok(p) = from_object::<UpdateParams<'_>>(params.get())
                 {
                     return Ok(match update_kind(p.update) {
                         Ok(kind) => Incoming::Update {
@@ -213,7 +225,7 @@ pub fn decode_with(line: &str, interner: &mut Interner) -> Result<Incoming, NotJ
         }),
         (None, Some(id)) => {
             if let Some(err) = env.error.filter(|e| e.get() != "null") {
-                return Ok(match serde_json::from_str::<RpcError>(err.get()) {
+                return Ok(match from_object::<RpcError>(err.get()) {
                     Ok(e) => Incoming::Response { id, result: Err(e) },
                     Err(e) => Incoming::Invalid {
                         reason: format!("malformed error object: {e}"),
@@ -236,7 +248,7 @@ pub fn decode_with(line: &str, interner: &mut Interner) -> Result<Incoming, NotJ
             // A response with a null (or missing) id cannot answer anything we sent: report it
             // like any other response with an id we never used.
             let result = match env.error.filter(|e| e.get() != "null") {
-                Some(err) => match serde_json::from_str::<RpcError>(err.get()) {
+                Some(err) => match from_object::<RpcError>(err.get()) {
                     Ok(e) => Err(e),
                     Err(e) => {
                         return Ok(Incoming::Invalid {
