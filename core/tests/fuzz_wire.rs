@@ -144,8 +144,13 @@ fn hostile_lines_are_classified() {
         (r#"{"jsonrpc":"2.0","id":null,"method":"m"}"#, |d| {
             matches!(d, Decoded::Notification { .. })
         }),
+        // Neither `result` nor `error`: it answers request 3, as a failure (not success + null).
         (
             r#"{"jsonrpc":"2.0","id":3}"#,
+            |d| matches!(d, Decoded::Response { id, ok: false } if id == "3"),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":3,"result":null}"#,
             |d| matches!(d, Decoded::Response { id, ok: true } if id == "3"),
         ),
         (r#"{"jsonrpc":"2.0","id":3,"error":{"code":"x"}}"#, |d| {

@@ -263,7 +263,7 @@ pub async fn run(script: &[u8], opts: &Options) -> Result<Report, String> {
     let (expected, tool_updates) = expectations(script, opts.max_line)?;
 
     let host = Host::new(config(opts)?);
-    let mut stream = host.events().ok_or("no event stream")?;
+    let stream = host.events().ok_or("no event stream")?;
     // Drain events all along (a full queue would stop the host reading the agent) and keep what
     // the checks need.
     let collector = tokio::spawn(async move {
@@ -351,7 +351,7 @@ pub async fn run(script: &[u8], opts: &Options) -> Result<Report, String> {
 
     drop(out_tx);
     within("agent.shutdown()", agent.shutdown()).await?;
-    let (mut kinds, requested, resolved, mut stream) = within("agent_exited", collector)
+    let (mut kinds, requested, resolved, stream) = within("agent_exited", collector)
         .await?
         .map_err(|e| format!("event collector: {e}"))?;
     within("the fake agent's reader", responder)

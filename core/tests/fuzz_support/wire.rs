@@ -194,6 +194,14 @@ fn summarize(msg: &Incoming) -> Result<Decoded, String> {
                 ok: result.is_ok(),
             }
         }
+        // It answers request `id`, as a failure (neither `result` nor `error`).
+        Incoming::MalformedResponse { id, .. } => {
+            check_echo(id)?;
+            Decoded::Response {
+                id: id.json().to_owned(),
+                ok: false,
+            }
+        }
         Incoming::Invalid { .. } => Decoded::Invalid,
     })
 }
