@@ -1,0 +1,103 @@
+/* The documented quick start (blocking calls first, events drained afterwards) on a long turn:
+ * the turn completes, and right after the call returns every one of its events can be pulled
+ * without waiting. With a small queue and nobody pulling, the blocking prompt fails fast with
+ * ACPH_STATUS_EVENTS_STALLED instead of hanging. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acp_host.h"
+#include "support/json.h"
+#include "support/testutil.h"
+
+#define UPDATES 20000
+
+static char *flood_spec(int n) {
+    json *spec = json_new_object();
+    json_set(spec, "command", json_new_string(mock_agent_path()));
+    json *args = json_new_array();
+    char count[32];
+    snprintf(count, sizeof count, "%d", n);
+    json_push(args, json_new_string("--flood"));
+    json_push(args, json_new_string(count));
+    json_set(spec, "args", args);
+    char *s = json_dump(spec);
+    json_free(spec);
+    return s;
+}
+
+static void quick_start_long_turn(const char *cwd) {
+    acph_host *h = make_host("{\"permission\":\"deny\"}");
+    char *spec = flood_spec(UPDATES);
+    char *opts = session_options(cwd);
+    uint64_t agent = 0, session = 0;
+    char *result = NULL;
+    EXPECT(ACPH_STATUS_OK, acph_host_spawn_wait(h, spec, strlen(spec), T_WAIT, &agent, ERR));
+    EXPECT(ACPH_STATUS_OK, acph_agent_new_session_wait(h, agent, opts, strlen(opts), T_WAIT, &session, ERR));
+    EXPECT(ACPH_STATUS_OK,
+           acph_session_prompt_text_wait(h, session, "go", 2, ACPH_TIMEOUT_INFINITE, &result, ERR));
+    CHECK(strstr(result, "\"stopReason\":\"end_turn\"") != NULL);
+    acph_string_free(result);
+    free(spec);
+    free(opts);
+
+    /* Everything the calls caused is pullable now: no waiting. */
+    event_list evs = {0};
+    acph_event *ev = NULL;
+    while (acph_host_try_next_event(h, &ev) == ACPH_STATUS_OK) events_push(&evs, ev);
+    size_t updates = count_kind(&evs, "session_update", NULL);
+    if (updates != UPDATES) {
+        char detail[64];
+        snprintf(detail, sizeof detail, "%zu of %d", updates, UPDATES);
+        test_fail(__FILE__, __LINE__, "session_update events pulled after the call returned", detail);
+    }
+    CHECK(find_kind(&evs, "agent_ready") != NULL);
+    CHECK(find_kind(&evs, "session_opened") != NULL);
+    CHECK(count_kind(&evs, "turn_ended", NULL) == 1);
+    CHECK(event_is(evs.items[evs.len - 1], "turn_ended"));
+    check_seq_increasing(&evs);
+    long pid = agent_pid(&evs);
+    events_free(&evs);
+    acph_host_free(h);
+    CHECK(wait_gone(pid, 5000));
+}
+
+static void nobody_pulls_fails_fast(const char *cwd) {
+    acph_host *h = make_host(
+        "{\"permission\":\"deny\",\"eventCapacity\":64,\"eventStallTimeoutMs\":300,\"shutdownGraceMs\":500}");
+    char *spec = flood_spec(UPDATES);
+    char *opts = session_options(cwd);
+    uint64_t agent = 0, session = 0;
+    char *result = NULL;
+    EXPECT(ACPH_STATUS_OK, acph_host_spawn_wait(h, spec, strlen(spec), T_WAIT, &agent, ERR));
+    EXPECT(ACPH_STATUS_OK, acph_agent_new_session_wait(h, agent, opts, strlen(opts), T_WAIT, &session, ERR));
+    uint64_t started = now_ms();
+    acph_error *err = NULL;
+    acph_status st = acph_session_prompt_text_wait(h, session, "go", 2, ACPH_TIMEOUT_INFINITE, &result, &err);
+    uint64_t took = now_ms() - started;
+    CHECK(st == ACPH_STATUS_EVENTS_STALLED);
+    CHECK(err != NULL && strcmp(err->kind, "events_stalled") == 0);
+    acph_error_free(err);
+    CHECK(took < 10000);
+    free(spec);
+    free(opts);
+
+    /* The turn was abandoned (session/cancel): pulling now shows it end, in order. */
+    event_list evs = {0};
+    const acph_event *ended = wait_kind(h, &evs, "turn_ended", T_WAIT);
+    CHECK(ended != NULL);
+    check_seq_increasing(&evs);
+    long pid = agent_pid(&evs);
+    events_free(&evs);
+    acph_host_free(h);
+    CHECK(wait_gone(pid, 5000));
+}
+
+int main(void) {
+    const char *cwd = scratch_dir();
+    quick_start_long_turn(cwd);
+    nobody_pulls_fails_fast(cwd);
+    printf("test_long_turn: ok\n");
+    return 0;
+}
