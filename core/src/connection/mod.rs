@@ -676,23 +676,7 @@ impl Actor {
             std::io::ErrorKind::BrokenPipe,
             message,
         )));
-        let mut ids: Vec<u64> = self.pending.keys().copied().collect();
-        ids.sort_unstable();
-        for id in ids {
-            if let Some(mut pending) = self.pending.remove(&id) {
-                if let Some(key) = pending.timer.take() {
-                    self.timers.try_remove(&key);
-                }
-                self.on_failure(std::mem::replace(&mut pending.ctx, ReqCtx::Plain), &error)
-                    .await;
-                if let Some(reply) = pending.reply.take() {
-                    let error = error.clone();
-                    self.defer(move || {
-                        let _ = reply.send(Err(error));
-                    });
-                }
-            }
-        }
+        self.fail_pending(&error).await;
         self.reader_open = false;
         self.agent_gone().await;
     }
@@ -1972,10 +1956,8 @@ impl Actor {
         self.finish(Gone::Shutdown(info), "shutdown").await;
     }
 
-    async fn finish(&mut self, gone: Gone, reason: &str) {
-        self.gone = Some(gone.clone());
-        let error = gone.error();
-        // 1. every outbound request fails at once (turns end with the error)
+    /// Every outbound request fails now with `error`, in id order (turns end with it).
+    async fn fail_pending(&mut self, error: &Error) {
         let mut ids: Vec<u64> = self.pending.keys().copied().collect();
         ids.sort_unstable();
         for id in ids {
@@ -1983,7 +1965,7 @@ impl Actor {
                 if let Some(key) = pending.timer.take() {
                     self.timers.try_remove(&key);
                 }
-                self.on_failure(std::mem::replace(&mut pending.ctx, ReqCtx::Plain), &error)
+                self.on_failure(std::mem::replace(&mut pending.ctx, ReqCtx::Plain), error)
                     .await;
                 if let Some(reply) = pending.reply.take() {
                     let error = error.clone();
@@ -1993,6 +1975,13 @@ impl Actor {
                 }
             }
         }
+    }
+
+    async fn finish(&mut self, gone: Gone, reason: &str) {
+        self.gone = Some(gone.clone());
+        let error = gone.error();
+        // 1. every outbound request fails at once (turns end with the error)
+        self.fail_pending(&error).await;
         // Nobody is left to answer served requests; every terminal is killed.
         self.served.clear();
         self.terminals.release_all().await;
