@@ -23,8 +23,8 @@ pub struct SessionView {
     /// The complete list of config options, in the agent's order.
     pub config_options: Option<Value>,
     /// Tool calls merged from `tool_call` + `tool_call_update`, in order of first appearance.
-    /// Bounded: past [`MAX_TOOL_CALLS`] the oldest finished one (`completed`/`failed`) is
-    /// dropped, or the oldest one if none has finished (the events still carry every call).
+    /// Bounded: at [`MAX_TOOL_CALLS`] it is trimmed to three quarters, dropping finished calls
+    /// (`completed`/`failed`) first, then the oldest (the events still carry every call).
     pub tool_calls: Vec<Value>,
     /// How many tool calls were dropped from `tool_calls` by the bound.
     pub tool_calls_dropped: u64,
@@ -46,18 +46,31 @@ pub struct SessionView {
 pub const MAX_TOOL_CALLS: usize = 1024;
 
 impl SessionView {
-    /// Append a tool call, keeping the table bounded.
+    /// Append a tool call, keeping the table bounded. Past the bound it is trimmed to three
+    /// quarters in one go (finished calls first, then the oldest), so the cost is amortised.
     fn push_tool_call(&mut self, id: String, call: Value) {
         if self.tool_calls.len() >= MAX_TOOL_CALLS {
+            let keep = MAX_TOOL_CALLS * 3 / 4;
             let finished = |c: &Value| {
                 matches!(
                     c.get("status").and_then(Value::as_str),
                     Some("completed" | "failed")
                 )
             };
-            let victim = self.tool_calls.iter().position(finished).unwrap_or(0);
-            self.tool_calls.remove(victim);
-            self.tool_calls_dropped += 1;
+            let before = self.tool_calls.len();
+            let mut excess = before - keep;
+            self.tool_calls.retain(|c| {
+                if excess > 0 && finished(c) {
+                    excess -= 1;
+                    false
+                } else {
+                    true
+                }
+            });
+            if excess > 0 {
+                self.tool_calls.drain(..excess);
+            }
+            self.tool_calls_dropped += (before - self.tool_calls.len()) as u64;
             self.tool_index.clear();
             for (i, c) in self.tool_calls.iter().enumerate() {
                 if let Some(id) = c.get("toolCallId").and_then(Value::as_str) {
@@ -216,24 +229,29 @@ mod tests {
         };
         view.apply_update("tool_call", &call(0, "pending"));
         view.apply_update("tool_call", &call(1, "completed"));
-        for i in 2..MAX_TOOL_CALLS + 10 {
+        let total = MAX_TOOL_CALLS * 3;
+        for i in 2..total {
             view.apply_update("tool_call", &call(i, "pending"));
+            assert!(view.tool_calls.len() <= MAX_TOOL_CALLS);
         }
-        assert_eq!(view.tool_calls.len(), MAX_TOOL_CALLS);
-        assert_eq!(view.tool_calls_dropped, 10);
-        // The finished one went first, then the oldest.
+        assert_eq!(
+            view.tool_calls_dropped as usize + view.tool_calls.len(),
+            total
+        );
+        // The finished one went first, then the oldest; the newest are all there.
         assert!(view.tool_call("t1").is_none());
         assert!(view.tool_call("t0").is_none());
-        let last = format!("t{}", MAX_TOOL_CALLS + 9);
-        assert_eq!(view.tool_call(&last).unwrap()["toolCallId"], last.as_str());
+        for i in total - 100..total {
+            assert!(view.tool_call(&format!("t{i}")).is_some(), "t{i}");
+        }
         // An update still finds its call after re-indexing.
+        let last = format!("t{}", total - 1);
         let upd = serde_json::value::to_raw_value(&serde_json::json!({
             "sessionUpdate": "tool_call_update", "toolCallId": last, "status": "completed"
         }))
         .unwrap();
         view.apply_update("tool_call_update", &upd);
         assert_eq!(view.tool_call(&last).unwrap()["status"], "completed");
-        assert_eq!(view.tool_calls.len(), MAX_TOOL_CALLS);
     }
 
     #[test]
