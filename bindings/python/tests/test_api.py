@@ -491,3 +491,28 @@ def test_sync_example_streams_and_asks() -> None:
     assert proc.returncode == 0, proc.stderr
     assert "I am the ACP mock agent." in proc.stdout and "All done." in proc.stdout
     assert "[permission] Write notes.txt" in proc.stderr and "[end_turn]" in proc.stderr
+
+
+def test_closing_ends_every_stream_even_one_nobody_pulls() -> None:
+    """A full stream nobody reads must not keep the other streams of a closed host open."""
+    host = acp_host.Host(event_capacity=1024)
+    unread = host.events()
+    read = host.events()
+    got: List[Any] = []
+    reader = threading.Thread(target=lambda: got.extend(read))
+    reader.start()
+    session = host.spawn(mock("flood")).new_session("/tmp")
+    turn = threading.Thread(target=lambda: pytest.raises(acp_host.AcpError, session.prompt, "go"))
+    turn.start()
+    deadline = time.monotonic() + T
+    while not got and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.3)  # the unread stream is full by now: the flood is held up
+    started = time.monotonic()
+    host.close()
+    reader.join(T)
+    turn.join(T)
+    assert not reader.is_alive(), "a stream of the closed host never ended"
+    assert time.monotonic() - started < 5
+    assert [e.seq for e in got] == list(range(got[0].seq, got[0].seq + len(got)))
+    unread.close()
