@@ -13,7 +13,9 @@ fn build(py: Python<'_>, kind: &str, message: String, data: String) -> PyErr {
             .getattr("_from_native")?
             .unbind())
     });
-    let made = factory.and_then(|f| f.bind(py).call1((kind, message, data)));
+    let made = crate::python_code(py, || {
+        factory.and_then(|f| f.bind(py).call1((kind, message, data)))
+    });
     match made {
         Ok(exc) => PyErr::from_value(exc),
         Err(e) => e,

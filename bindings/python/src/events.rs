@@ -9,7 +9,7 @@
 //! events never stalls its agents.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -169,7 +169,7 @@ impl Pump {
                     (chunk, ends)
                 }
             };
-            let gone = !chunk.is_empty() && !deliver(&tx, &room, chunk).await;
+            let gone = !chunk.is_empty() && !deliver(&tx, &room, chunk, &self.closing).await;
             if gone || ends {
                 self.remove(id);
             }
@@ -199,6 +199,7 @@ impl Pump {
                 room: room.clone(),
             })),
             room,
+            ended: AtomicBool::new(false),
             pump: Arc::downgrade(self),
         }
     }
@@ -230,12 +231,30 @@ impl SubState {
     }
 }
 
-/// Wait for room, then hand the chunk over; false when the subscriber is gone.
-async fn deliver(tx: &mpsc::UnboundedSender<Chunk>, room: &Semaphore, chunk: Chunk) -> bool {
+/// How long a closing host still waits for a full subscription's reader to make room.
+const CLOSE_GRACE: Duration = Duration::from_millis(500);
+
+/// Wait for room, then hand the chunk over; false when the subscriber is gone, or (once the host
+/// is closing) did not make room within [`CLOSE_GRACE`]: a stream nobody pulls must not keep
+/// every other stream of a closed host from ending.
+async fn deliver(
+    tx: &mpsc::UnboundedSender<Chunk>,
+    room: &Semaphore,
+    chunk: Chunk,
+    closing: &watch::Sender<bool>,
+) -> bool {
     let n = u32::try_from(chunk.len()).unwrap_or(u32::MAX);
-    match room.acquire_many(n).await {
-        Ok(permit) => permit.forget(),
-        Err(_) => return false,
+    let mut closing = closing.subscribe();
+    let given_up = async move {
+        let _ = closing.wait_for(|c| *c).await;
+        tokio::time::sleep(CLOSE_GRACE).await;
+    };
+    tokio::select! {
+        permit = room.acquire_many(n) => match permit {
+            Ok(permit) => permit.forget(),
+            Err(_) => return false,
+        },
+        () = given_up => return false,
     }
     tx.send(chunk).is_ok()
 }
@@ -249,6 +268,8 @@ pub(crate) struct Subscription {
     id: u64,
     state: Arc<tokio::sync::Mutex<SubState>>,
     room: Arc<Semaphore>,
+    /// A pull saw the end (the buffer is empty and the pump let go of this subscription).
+    ended: AtomicBool,
     pump: std::sync::Weak<Pump>,
 }
 
@@ -270,7 +291,7 @@ enum Pulled {
 impl Subscription {
     /// Wait (GIL released) for the next event, checking signals; `timeout` None = for ever.
     fn pull(&self, py: Python<'_>, timeout: Option<Duration>) -> PyResult<Pulled> {
-        if self.room.is_closed() {
+        if self.room.is_closed() || self.ended.load(Ordering::SeqCst) {
             return Ok(Pulled::Ended);
         }
         if let Ok(mut st) = self.state.try_lock()
@@ -291,7 +312,7 @@ impl Subscription {
                 None => crate::SIGNAL_TICK,
             };
             let state = self.state.clone();
-            let got = py.detach(move || {
+            let got = crate::detach(py, move || {
                 crate::rt().block_on(async move {
                     let mut st = match tokio::time::timeout(tick, state.lock()).await {
                         Ok(st) => st,
@@ -309,9 +330,14 @@ impl Subscription {
                         Err(_) => None,
                     }
                 })
-            });
+            })?;
             match got {
                 _ if self.room.is_closed() => return Ok(Pulled::Ended),
+                Some(Pulled::Ended) => {
+                    // Later pulls answer at once, without leaving Python again.
+                    self.ended.store(true, Ordering::SeqCst);
+                    return Ok(Pulled::Ended);
+                }
                 Some(p) => return Ok(p),
                 None => py.check_signals()?,
             }
@@ -390,7 +416,7 @@ impl Subscription {
     fn next_batch_async<'py>(&self, py: Python<'py>, limit: usize) -> PyResult<Bound<'py, PyAny>> {
         let state = self.state.clone();
         let room = self.room.clone();
-        pyo3_async_runtimes::tokio::future_into_py(py, async move {
+        crate::awaitable(py, async move {
             let mut st = state.lock().await;
             let mut out = Vec::new();
             if st.buf.is_empty() && !room.is_closed() {
@@ -403,7 +429,7 @@ impl Subscription {
                 return Ok(None);
             }
             take_ready(&mut st, &mut out, limit);
-            Ok(Some(out))
+            Ok::<_, acp_host::Error>(Some(out))
         })
     }
 
@@ -440,10 +466,13 @@ fn take_ready(st: &mut SubState, out: &mut Vec<Event>, limit: usize) {
 static JSON_LOADS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 pub(crate) fn json_loads<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
-    let loads = JSON_LOADS.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
-        Ok(py.import("json")?.getattr("loads")?.unbind())
-    })?;
-    loads.bind(py).call1((text,))
+    // `json.loads` is Python code: see `crate::python_code`.
+    crate::python_code(py, || {
+        let loads = JSON_LOADS.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+            Ok(py.import("json")?.getattr("loads")?.unbind())
+        })?;
+        loads.bind(py).call1((text,))
+    })
 }
 
 /// One event of the host's ordered stream: exactly the docs/EVENTS.md envelope.

@@ -528,7 +528,7 @@ impl NativeSession {
                     let _ = tokio::time::timeout(grace, session.cancel()).await;
                 });
                 // A second Ctrl-C is not waited for here: the grace is short and bounded.
-                py.detach(move || drop(rx.recv_timeout(grace)));
+                let _ = crate::detach(py, move || drop(rx.recv_timeout(grace)));
                 handle.abort();
                 Err(err)
             }

@@ -14,6 +14,7 @@ mod permission;
 mod services;
 
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use pyo3::IntoPyObjectExt;
@@ -21,6 +22,191 @@ use pyo3::prelude::*;
 
 /// How often a blocking wait looks at pending signals (Ctrl-C).
 const SIGNAL_TICK: Duration = Duration::from_millis(50);
+
+// ------------------------------------------------------------------ interpreter exit
+//
+// CPython (before 3.14) ends any thread that takes the GIL once finalization has begun with
+// `pthread_exit`; its forced unwinding through Rust frames aborts the whole process (SIGABRT,
+// "<no Python frame>"), and a tokio thread that attaches then can also find its thread state gone.
+// So the package's atexit hook (after closing every host) calls `_at_exit`: it waits, bounded, until
+// no thread of ours is between leaving and re-entering Python, then sets `EXITING`. From then on no
+// thread of ours enters Python: new blocking calls fail, a blocking wait that ends parks its thread
+// (a daemon thread, about to be ended anyway; CPython 3.14 does the same), handlers are not called
+// and awaitables are never resolved.
+
+/// Set once by `_at_exit`: the interpreter is about to finalize.
+static EXITING: AtomicBool = AtomicBool::new(false);
+/// Threads of ours that are out of Python and will come back (blocking waits), attached to run
+/// Python for the host (handlers), or carrying an awaitable's result to its loop.
+static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+
+pub(crate) fn exiting() -> bool {
+    EXITING.load(Ordering::SeqCst)
+}
+
+/// One unit of `IN_FLIGHT`; `None` once the interpreter is exiting.
+pub(crate) struct InFlight(());
+
+impl InFlight {
+    pub(crate) fn enter() -> Option<InFlight> {
+        IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
+        if exiting() {
+            IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
+            return None;
+        }
+        Some(InFlight(()))
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// The thread that called `_at_exit` (the one that finalizes): it alone still runs after it.
+static EXIT_THREAD: std::sync::OnceLock<std::thread::ThreadId> = std::sync::OnceLock::new();
+
+fn is_exit_thread() -> bool {
+    EXIT_THREAD.get() == Some(&std::thread::current().id())
+}
+
+fn park_forever() -> ! {
+    loop {
+        std::thread::park();
+    }
+}
+
+/// Park a Python thread for good, the GIL released (the process is about to exit).
+fn park_detached<R>(py: Python<'_>) -> R {
+    loop {
+        py.detach(|| -> () { park_forever() });
+    }
+}
+
+/// Run `f`, which may execute Python code (bytecode can hand the GIL to another thread, and a
+/// thread switched out with our frames on its stack must not be woken by finalization), counted
+/// in `IN_FLIGHT`. Once the interpreter is exiting, any thread but the exiting one parks instead.
+pub(crate) fn python_code<R>(py: Python<'_>, f: impl FnOnce() -> R) -> R {
+    match InFlight::enter() {
+        Some(_guard) => f(),
+        None if is_exit_thread() => f(),
+        None => park_detached(py),
+    }
+}
+
+fn exiting_error(py: Python<'_>) -> PyErr {
+    errors::local(py, "closed", "the interpreter is exiting")
+}
+
+/// `py.detach(f)` that never re-enters a finalizing interpreter: fails at once when it is
+/// exiting, and parks the thread instead of returning when it began exiting meanwhile.
+pub(crate) fn detach<T, F>(py: Python<'_>, f: F) -> PyResult<T>
+where
+    F: Send + FnOnce() -> T,
+    T: Send,
+{
+    let Some(guard) = InFlight::enter() else {
+        if is_exit_thread() {
+            return Err(exiting_error(py));
+        }
+        return park_detached(py);
+    };
+    Ok(py.detach(move || {
+        let out = f();
+        if exiting() {
+            drop(guard);
+            park_forever();
+        }
+        drop(guard);
+        out
+    }))
+}
+
+/// `Python::attach` for threads of ours (runtime workers, the blocking pool): `None` (and no
+/// Python touched) once the interpreter is exiting.
+pub(crate) fn attach<R>(f: impl for<'py> FnOnce(Python<'py>) -> R) -> Option<R> {
+    let _guard = InFlight::enter()?;
+    Python::try_attach(f)
+}
+
+/// Called by the atexit hook once every host is closed: wait up to `grace` seconds for our
+/// threads to be back in Python, then stop entering it (see above).
+#[pyfunction]
+fn _at_exit(py: Python<'_>, grace: f64) -> PyResult<()> {
+    let grace = seconds("grace", grace)?;
+    let _ = EXIT_THREAD.set(std::thread::current().id());
+    py.detach(move || {
+        let settle = |until: std::time::Instant| {
+            while IN_FLIGHT.load(Ordering::SeqCst) > 0 && std::time::Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        };
+        settle(std::time::Instant::now() + grace);
+        EXITING.store(true, Ordering::SeqCst);
+        // Whoever entered just before the flag (an awaitable's result on its way) finishes now.
+        settle(std::time::Instant::now() + grace);
+    });
+    Ok(())
+}
+
+/// Cancelling the asyncio future aborts the task (which drops the operation's future: for a
+/// prompt, the core cancels the turn).
+#[pyclass(frozen, module = "acp_host._native")]
+struct AbortOnCancel(tokio::task::AbortHandle);
+
+#[pymethods]
+impl AbortOnCancel {
+    fn __call__(&self, fut: &Bound<'_, PyAny>) -> PyResult<()> {
+        if fut.call_method0("cancelled")?.is_truthy()? {
+            self.0.abort();
+        }
+        Ok(())
+    }
+}
+
+static RESOLVE: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+
+/// `fut` as an awaitable on the running asyncio loop. Not pyo3-async-runtimes' `future_into_py`:
+/// its result is handed to the loop with Python code (`call_soon_threadsafe`) outside anything we
+/// can count, and a blocking-pool thread switched out there when finalization begins crashes the
+/// process. Here the whole hand-over is one counted [`attach`], and once the interpreter is
+/// exiting the awaitable is never resolved.
+pub(crate) fn awaitable<'py, T, F>(py: Python<'py>, fut: F) -> PyResult<Bound<'py, PyAny>>
+where
+    F: Future<Output = Result<T, acp_host::Error>> + Send + 'static,
+    T: for<'a> IntoPyObject<'a> + Send + 'static,
+{
+    python_code(py, || {
+        let event_loop = py.import("asyncio")?.call_method0("get_running_loop")?;
+        let py_fut = event_loop.call_method0("create_future")?;
+        let resolve = RESOLVE
+            .get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+                Ok(py.import("acp_host._bridge")?.getattr("resolve")?.unbind())
+            })?
+            .clone_ref(py);
+        let (lp, pf) = (event_loop.unbind(), py_fut.clone().unbind());
+        let task = rt().spawn(async move {
+            let out = fut.await;
+            let _ = tokio::task::spawn_blocking(move || {
+                attach(move |py| {
+                    let (ok, value) = match out.map(|v| v.into_py_any(py)) {
+                        Ok(Ok(v)) => (true, v),
+                        Ok(Err(e)) => (false, e.into_value(py).into_any()),
+                        Err(e) => (false, errors::to_py(py, &e).into_value(py).into_any()),
+                    };
+                    // A closed loop: nobody awaits any more.
+                    let _ = lp
+                        .bind(py)
+                        .call_method1("call_soon_threadsafe", (resolve, pf, ok, value));
+                });
+            })
+            .await;
+        });
+        py_fut.call_method1("add_done_callback", (AbortOnCancel(task.abort_handle()),))?;
+        Ok(py_fut)
+    })
+}
 
 /// The module's tokio runtime (shared with pyo3-async-runtimes).
 pub(crate) fn rt() -> &'static tokio::runtime::Runtime {
@@ -52,7 +238,7 @@ where
     });
     let mut rx = rx;
     loop {
-        let (got, back) = py.detach(move || (rx.recv_timeout(SIGNAL_TICK), rx));
+        let (got, back) = detach(py, move || (rx.recv_timeout(SIGNAL_TICK), rx))?;
         rx = back;
         match got {
             Ok(v) => return Ok(Waited::Done(v)),
@@ -92,13 +278,7 @@ where
     T: for<'py> IntoPyObject<'py> + Send + 'static,
 {
     if aio {
-        let fut = async move {
-            match fut.await {
-                Ok(v) => Ok(v),
-                Err(e) => Err(Python::attach(|py| errors::to_py(py, &e))),
-            }
-        };
-        Ok(pyo3_async_runtimes::tokio::future_into_py(py, fut)?.unbind())
+        Ok(awaitable(py, fut)?.unbind())
     } else {
         match block(py, fut)? {
             Ok(v) => v.into_py_any(py),
@@ -121,6 +301,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     builder.enable_all().thread_name("acp-host");
     pyo3_async_runtimes::tokio::init(builder);
+    m.add_function(wrap_pyfunction!(_at_exit, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("PROTOCOL_VERSION", acp_host::PROTOCOL_VERSION)?;
     m.add_class::<host::NativeHost>()?;

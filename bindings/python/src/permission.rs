@@ -34,7 +34,8 @@ struct CancelOnDrop(Option<Py<PyAny>>);
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
         if let Some(cancel) = self.0.take() {
-            Python::attach(|py| {
+            // Not once the interpreter is exiting: nothing is left to cancel then.
+            let _ = crate::attach(|py| {
                 let _ = cancel.bind(py).call0();
             });
         }
@@ -50,7 +51,7 @@ impl PermissionDecider for PyDecider {
             let raw = serde_json::to_string(&request).map_err(|e| e.to_string())?;
             let settled = Settled(request.settled.clone());
             let call = move || {
-                Python::attach(|py| -> PyResult<Option<Py<PyAny>>> {
+                crate::attach(|py| -> PyResult<Option<Py<PyAny>>> {
                     let dispatch = DISPATCH.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
                         Ok(py.import("acp_host._bridge")?.getattr("dispatch")?.unbind())
                     })?;
@@ -72,8 +73,9 @@ impl PermissionDecider for PyDecider {
             // worker waits for it. (`block_in_place` measured no faster.)
             let started = tokio::task::spawn_blocking(call).await;
             let cancel = match started {
-                Ok(Ok(cancel)) => cancel,
-                Ok(Err(e)) => return Err(format!("permission handler bridge failed: {e}")),
+                Ok(Some(Ok(cancel))) => cancel,
+                Ok(None) => return Err("the interpreter is exiting".into()),
+                Ok(Some(Err(e))) => return Err(format!("permission handler bridge failed: {e}")),
                 Err(e) => return Err(format!("permission handler bridge failed: {e}")),
             };
             let mut guard = CancelOnDrop(cancel);

@@ -33,7 +33,8 @@ struct CancelOnDrop(Option<Py<PyAny>>);
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
         if let Some(cancel) = self.0.take() {
-            Python::attach(|py| {
+            // Not once the interpreter is exiting: nothing is left to cancel then.
+            let _ = crate::attach(|py| {
                 let _ = cancel.bind(py).call0();
             });
         }
@@ -49,7 +50,7 @@ async fn call_python(
     let (tx, rx) = oneshot::channel::<Answer>();
     let args = args.to_string();
     let started = tokio::task::spawn_blocking(move || {
-        Python::attach(|py| -> PyResult<Option<Py<PyAny>>> {
+        crate::attach(|py| -> PyResult<Option<Py<PyAny>>> {
             let call = CALL_SERVICE.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
                 Ok(py
                     .import("acp_host._bridge")?
@@ -71,8 +72,9 @@ async fn call_python(
     })
     .await;
     let cancel = match started {
-        Ok(Ok(cancel)) => cancel,
-        Ok(Err(e)) => return Err(internal(format!("service handler bridge failed: {e}"))),
+        Ok(Some(Ok(cancel))) => cancel,
+        Ok(None) => return Err(internal("the interpreter is exiting")),
+        Ok(Some(Err(e))) => return Err(internal(format!("service handler bridge failed: {e}"))),
         Err(e) => return Err(internal(format!("service handler bridge failed: {e}"))),
     };
     let mut guard = CancelOnDrop(cancel);

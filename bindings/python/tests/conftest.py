@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Dict, List
@@ -39,6 +40,22 @@ def mock(scenario: "str | None" = None, *extra: str) -> List[str]:
 @pytest.fixture
 def mock_cmd():
     return mock
+
+
+#: Prepended to the code of a child interpreter that a test interrupts with SIGINT. A child inherits
+#: the disposition and the mask of SIGINT: started from a script's background job, `nohup`, or some
+#: CI runners, SIGINT is ignored (Python then installs no KeyboardInterrupt handler) or blocked, and
+#: the test's Ctrl-C would never arrive. This makes the child what an interactive shell starts.
+#: (Not a `preexec_fn`: that is unsafe in a process with threads, as pytest's is after a host ran.)
+DEFAULT_SIGINT = (
+    "import signal as _s; _s.pthread_sigmask(_s.SIG_UNBLOCK, {_s.SIGINT}); "
+    "_s.signal(_s.SIGINT, _s.default_int_handler); del _s\n"
+)
+
+
+def python_child(code: str, *args: str) -> List[str]:
+    """argv of a child interpreter running ``code`` with Python's default Ctrl-C handling."""
+    return [sys.executable, "-c", DEFAULT_SIGINT + code, *args]
 
 
 def live_children() -> Dict[int, str]:

@@ -20,7 +20,7 @@ from typing import Any, Dict, List
 import pytest
 
 import acp_host
-from conftest import MOCK, ROOT, T, agent_pid, mock, wait_gone
+from conftest import MOCK, ROOT, T, agent_pid, mock, python_child, wait_gone
 
 ENVELOPE = {"seq", "at", "agent", "session", "turn", "kind", "replay", "data"}
 AT = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
@@ -287,7 +287,7 @@ def test_error_tree() -> None:
              if isinstance(getattr(acp_host, n), type) and issubclass(getattr(acp_host, n), acp_host.AcpError)}
     assert {"agent_exited", "timeout", "unsupported", "protocol", "agent_error", "auth_required",
             "version_unsupported", "invalid_argument", "spawn_failed", "io", "closed", "cancelled", "busy",
-            "not_found", "already_resolved"} <= codes
+            "not_found", "already_resolved", "events_stalled"} <= codes
 
 
 CTRL_C_CHILD = textwrap.dedent("""
@@ -310,7 +310,7 @@ CTRL_C_CHILD = textwrap.dedent("""
 
 
 def test_ctrl_c_during_a_prompt_cancels_the_turn_cleanly() -> None:
-    child = subprocess.Popen([sys.executable, "-c", CTRL_C_CHILD, MOCK], stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen(python_child(CTRL_C_CHILD, MOCK), stdout=subprocess.PIPE, text=True)
     try:
         assert child.stdout is not None
         assert child.stdout.readline().strip() == "READY"
@@ -324,6 +324,57 @@ def test_ctrl_c_during_a_prompt_cancels_the_turn_cleanly() -> None:
     assert out.startswith("INTERRUPTED"), out
     assert json.loads(out.split(" ", 1)[1]) == {"stopReason": "cancelled"}
     assert child.returncode == 0
+
+
+SIGINT_PROBE = ("import signal; print(signal.getsignal(signal.SIGINT) is signal.default_int_handler, "
+                "signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, []))")
+# Starts its arguments with SIGINT ignored and blocked, as a script's background job, nohup or
+# some CI runners do.
+SIGINT_IGNORED = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+                  "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}); os.execv(sys.executable, sys.argv[1:])")
+
+
+def test_ctrl_c_children_get_pythons_ctrl_c_whatever_this_process_inherited() -> None:
+    def probe(argv: List[str]) -> List[str]:
+        proc = subprocess.run([sys.executable, "-c", SIGINT_IGNORED, *argv], capture_output=True, text=True,
+                              timeout=T)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.split()
+
+    assert probe([sys.executable, "-c", SIGINT_PROBE]) == ["False", "True"], "the launcher simulates it"
+    assert probe(python_child(SIGINT_PROBE)) == ["True", "False"]
+
+
+IGNORED_CTRL_C_CHILD = textwrap.dedent("""
+    import signal, sys
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    import acp_host
+    with acp_host.Host(prompt_timeout=1.0) as host:
+        session = host.spawn([sys.argv[1], "--scenario", "hang"]).new_session("/tmp")
+        print("READY", flush=True)
+        try:
+            session.prompt("wait")
+        except acp_host.TimeoutError:
+            print("TIMEOUT", signal.getsignal(signal.SIGINT) is signal.SIG_IGN, flush=True)
+""")
+
+
+def test_an_embedder_that_ignores_sigint_is_not_interrupted() -> None:
+    """SIGINT ignored by the script: a prompt runs on (to its timeout here), nothing re-enables it."""
+    child = subprocess.Popen([sys.executable, "-c", IGNORED_CTRL_C_CHILD, MOCK], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "READY"
+        time.sleep(0.2)
+        child.send_signal(signal.SIGINT)
+        time.sleep(0.1)
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=T)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert out.split() == ["TIMEOUT", "True"] and child.returncode == 0, (out, err)
 
 
 EXIT_CHILD = textwrap.dedent("""
@@ -419,7 +470,7 @@ ASYNC_CTRL_C_CHILD = textwrap.dedent("""
 
 
 def test_ctrl_c_in_asyncio_cancels_the_turn_and_closes_the_host() -> None:
-    child = subprocess.Popen([sys.executable, "-c", ASYNC_CTRL_C_CHILD, MOCK], stdout=subprocess.PIPE,
+    child = subprocess.Popen(python_child(ASYNC_CTRL_C_CHILD, MOCK), stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
     try:
         assert child.stdout is not None
@@ -440,3 +491,28 @@ def test_sync_example_streams_and_asks() -> None:
     assert proc.returncode == 0, proc.stderr
     assert "I am the ACP mock agent." in proc.stdout and "All done." in proc.stdout
     assert "[permission] Write notes.txt" in proc.stderr and "[end_turn]" in proc.stderr
+
+
+def test_closing_ends_every_stream_even_one_nobody_pulls() -> None:
+    """A full stream nobody reads must not keep the other streams of a closed host open."""
+    host = acp_host.Host(event_capacity=1024)
+    unread = host.events()
+    read = host.events()
+    got: List[Any] = []
+    reader = threading.Thread(target=lambda: got.extend(read))
+    reader.start()
+    session = host.spawn(mock("flood")).new_session("/tmp")
+    turn = threading.Thread(target=lambda: pytest.raises(acp_host.AcpError, session.prompt, "go"))
+    turn.start()
+    deadline = time.monotonic() + T
+    while not got and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.3)  # the unread stream is full by now: the flood is held up
+    started = time.monotonic()
+    host.close()
+    reader.join(T)
+    turn.join(T)
+    assert not reader.is_alive(), "a stream of the closed host never ended"
+    assert time.monotonic() - started < 5
+    assert [e.seq for e in got] == list(range(got[0].seq, got[0].seq + len(got)))
+    unread.close()

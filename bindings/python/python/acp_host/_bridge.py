@@ -158,3 +158,13 @@ def call_service(target: Any, name: Optional[str], args_json: str,
         return fn(*args)
 
     return _run(call, ok, fail, loop)
+
+
+def resolve(fut: "asyncio.Future[Any]", ok: bool, value: Any) -> None:
+    """Settle an awaitable of the native module on its loop (unless it was cancelled meanwhile)."""
+    if fut.done():
+        return
+    if ok:
+        fut.set_result(value)
+    else:
+        fut.set_exception(value)

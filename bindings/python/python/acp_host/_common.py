@@ -9,6 +9,7 @@ import threading
 import weakref
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Protocol, Sequence, Union
 
+from . import _native
 from ._errors import InvalidArgumentError
 
 PRESETS = ("deny-all", "read-only", "ask")
@@ -177,6 +178,10 @@ def register(host: Any) -> None:
         _live.add(host)
 
 
+#: How long interpreter exit waits for threads still inside acp_host calls to come back.
+EXIT_GRACE = 1.0
+
+
 def _close_all() -> None:
     with _live_lock:
         hosts = list(_live)
@@ -185,6 +190,12 @@ def _close_all() -> None:
             h._close_at_exit()
         except BaseException:  # noqa: BLE001 - best effort at exit; the core also kills on drop
             pass
+    # Then no native thread may enter the interpreter again: one that does while it finalizes
+    # aborts the process (CPython < 3.14 ends it with pthread_exit through Rust frames).
+    try:
+        _native._at_exit(EXIT_GRACE)
+    except BaseException:  # noqa: BLE001
+        pass
 
 
 atexit.register(_close_all)

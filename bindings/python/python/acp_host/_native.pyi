@@ -13,9 +13,12 @@ __all__ = [
     "Reply",
     "Settled",
     "ServiceReply",
+    "_at_exit",
 ]
 __version__: str
 PROTOCOL_VERSION: int
+
+def _at_exit(grace: float) -> None: ...
 
 _Turn = Tuple[int, str, Optional[str], str]
 
