@@ -29,7 +29,7 @@ fn req(session: &str, command: &str, args: &[&str]) -> CreateTerminal {
         command: command.to_owned(),
         args: args.iter().map(|s| (*s).to_owned()).collect(),
         env: Vec::new(),
-        cwd: std::env::current_dir().expect("cwd"),
+        cwd: std::env::temp_dir(), // not the inherited cwd: it may be gone or unreadable
         output_byte_limit: None,
     }
 }
