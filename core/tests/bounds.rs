@@ -137,3 +137,56 @@ async fn a_connect_transport_that_stops_reading_is_ended_not_buffered_for() {
     assert!(stalled);
     drop(fake);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_known_answer_is_released_when_nobody_pulls() {
+    // The prompt's answer is read, but its `turn_ended` does not fit a full queue nobody pulls:
+    // after the stall timeout the caller gets the real answer (not `events_stalled`), and the
+    // events stay queued in order.
+    let host = Host::new(HostConfig {
+        event_capacity: 16,
+        event_stall_timeout: Some(Duration::from_millis(300)),
+        ..HostConfig::default()
+    });
+    let events = host.events().unwrap();
+    let (agent, mut fake) = fake::connect(&host).await;
+    let session = fake::open_session(&agent, &mut fake, "s1", "/tmp").await;
+    let s = session.clone();
+    let prompt = tokio::spawn(async move { s.prompt_text("hi").await });
+    let req = fake
+        .wait_method("session/prompt", Duration::from_secs(5))
+        .await;
+    // One write: the updates and the answer reach the host together.
+    let mut block = String::new();
+    for i in 0..40 {
+        block.push_str(&fake::update("s1", &i.to_string()).to_string());
+        block.push('\n');
+    }
+    block.push_str(
+        &json!({"jsonrpc": "2.0", "id": req["id"], "result": {"stopReason": "end_turn"}})
+            .to_string(),
+    );
+    block.push('\n');
+    fake.send_raw(&block).await;
+    let turn = tokio::time::timeout(Duration::from_secs(5), prompt)
+        .await
+        .expect("a known answer must not wait for a consumer for ever")
+        .unwrap()
+        .unwrap();
+    assert_eq!(turn.stop_reason, "end_turn");
+    // Everything is still delivered, in order, ending with turn_ended.
+    let mut updates = 0;
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(5), events.next())
+            .await
+            .expect("events")
+            .unwrap();
+        match ev.kind {
+            EventKind::SessionUpdate => updates += 1,
+            EventKind::TurnEnded => break,
+            _ => {}
+        }
+    }
+    assert_eq!(updates, 40);
+    agent.shutdown().await;
+}

@@ -284,6 +284,64 @@ async fn a_withdrawn_write_does_not_land() {
     .expect("test timed out");
 }
 
+/// An embedder that counts the writes it was asked to do.
+struct CountingFs(Arc<AtomicUsize>);
+
+impl acp_host::services::FsHandler for CountingFs {
+    fn read_text_file(
+        &self,
+        _: acp_host::services::FsRead,
+    ) -> acp_host::services::ServiceFuture<String> {
+        Box::pin(async { Ok(String::new()) })
+    }
+    fn write_text_file(
+        &self,
+        _: acp_host::services::FsWrite,
+    ) -> acp_host::services::ServiceFuture<()> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// The same through an embedder: after -32800 the embedder was never asked to write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_withdrawn_write_never_reaches_the_embedder() {
+    tokio::time::timeout(T, async {
+        let dir = tempfile::tempdir().unwrap();
+        let calls = Arc::new(AtomicUsize::new(0));
+        let host = Host::new(HostConfig {
+            policy: Some(Policy::preset("ask").unwrap()),
+            permission: common::allow_once(),
+            events_enabled: false,
+            fs: acp_host::services::FsService::Embedder(Arc::new(CountingFs(calls.clone()))),
+            ..HostConfig::default()
+        });
+        let (_agent, mut fake) = connect(&host).await;
+        let cwd = dir.path().to_str().unwrap().to_owned();
+        open_session(&_agent, &mut fake, "s", &cwd).await;
+        let (mut withdrawn, mut served) = (0usize, 0usize);
+        for round in 0..50u64 {
+            let id = 3000 + round;
+            let path = dir.path().join(format!("e{round}.txt"));
+            let req = json!({"jsonrpc":"2.0","id":id,"method":"fs/write_text_file","params":{
+                "sessionId":"s","path":path,"content":"x"}});
+            request_then_withdraw(&fake, req, id, round % 2 == 1).await;
+            let resp = fake.wait_response(&json!(id), STEP).await;
+            match error_code(&resp) {
+                Some(-32800) => withdrawn += 1,
+                None => served += 1,
+                Some(_) => panic!("round {round}: unexpected answer {resp}"),
+            }
+            // Every write the embedder did was answered with its real result.
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            assert_eq!(calls.load(Ordering::SeqCst), served, "round {round}");
+        }
+        eprintln!("embedder write: -32800 {withdrawn}, served {served}");
+    })
+    .await
+    .expect("test timed out");
+}
+
 /// A withdrawn `terminal/create` either gets -32800 and never starts, or starts and gets its
 /// terminal id.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

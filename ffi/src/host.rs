@@ -105,19 +105,6 @@ impl Sessions {
     }
 }
 
-/// A call's outcome. (The core queues the events a call caused before it answers the call, so
-/// `call_completed` always follows them.)
-#[derive(Debug)]
-pub(crate) struct Done {
-    pub value: Value,
-}
-
-impl From<Value> for Done {
-    fn from(value: Value) -> Done {
-        Done { value }
-    }
-}
-
 #[derive(Debug, Default)]
 struct Perms {
     /// Requests announced by `permission_requested` and not yet resolved.
@@ -465,7 +452,7 @@ impl State {
     pub(crate) fn start_call<F, D>(self: &Arc<Self>, agent: u64, fut: F) -> Result<u64, Failure>
     where
         F: Future<Output = Result<D, Error>> + Send + 'static,
-        D: Into<Done> + Send + 'static,
+        D: Into<Value> + Send + 'static,
     {
         self.check_open()?;
         let id = next_id();
@@ -480,7 +467,6 @@ impl State {
                 Ok(e) = cancel_rx => Err(e),
                 _ = closing.wait_for(|c| *c) => Err(closed_error()),
             };
-            let result = result.map(|Done { value }| value);
             let agent = match (&result, agent) {
                 (Ok(v), 0) => v["agent"].as_u64().unwrap_or(0),
                 _ => agent,
@@ -552,13 +538,11 @@ impl State {
     pub(crate) fn op_spawn(
         self: &Arc<Self>,
         spec: acp_host::AgentSpec,
-    ) -> impl Future<Output = Result<Done, Error>> + Send + 'static {
+    ) -> impl Future<Output = Result<Value, Error>> + Send + 'static {
         let st = self.clone();
         async move {
             let agent = st.host.spawn(spec).await?;
-            Ok(Done {
-                value: st.register_agent(agent),
-            })
+            Ok(st.register_agent(agent))
         }
     }
 
@@ -567,7 +551,7 @@ impl State {
         agent: Agent,
         how: OpenHow,
         options: acp_host::SessionOptions,
-    ) -> impl Future<Output = Result<Done, Error>> + Send + 'static {
+    ) -> impl Future<Output = Result<Value, Error>> + Send + 'static {
         let st = self.clone();
         async move {
             let session = match how {
@@ -577,9 +561,7 @@ impl State {
             };
             let sid = session.id().to_owned();
             let h = st.register_session(agent.id(), session);
-            Ok(Done {
-                value: serde_json::json!({ "session": h, "sessionId": sid }),
-            })
+            Ok(serde_json::json!({ "session": h, "sessionId": sid }))
         }
     }
 

@@ -146,6 +146,21 @@ fn decide_fs(policy: &Policy, mut subject: Subject, resolved: &str) -> Result<()
     check(policy.evaluate(&subject))
 }
 
+/// For the embedder, which opens by path later: resolve `path` inside its root now and decide
+/// on both forms (`FsError::Denied` names the rule).
+async fn decide_resolved(
+    policy: &Policy,
+    subject: Subject,
+    roots: &[PathBuf],
+    path: &str,
+) -> Result<(), FsError> {
+    let resolved = fs::resolve_in_roots(roots, path).await?;
+    decide_fs(policy, subject, &resolved).map_err(|rule| FsError::Denied {
+        path: path.to_owned(),
+        rule,
+    })
+}
+
 /// The agent's error and the event for an fs request that failed or was refused in its task.
 fn fs_failure(
     e: &FsError,
@@ -280,13 +295,17 @@ impl Actor {
     }
 
     /// Run `work` in a task of its own and register the request as served (answered when the
-    /// task reports back, see `on_served`). `gate` is the one `work` commits through.
-    fn spawn_served<F>(&mut self, id: &RawId, session: &Arc<str>, gate: Gate, work: F)
+    /// task reports back, see `on_served`). `work` gets the request's gate, to commit through
+    /// right before its effect.
+    fn spawn_served<W, F>(&mut self, id: &RawId, session: &Arc<str>, work: W)
     where
+        W: FnOnce(Gate) -> F,
         F: std::future::Future<Output = ServedOutput> + Send + 'static,
     {
         self.next_served += 1;
         let token = self.next_served;
+        let gate = Gate::default();
+        let work = work(gate.clone());
         self.served.insert(
             id.clone(),
             Served {
@@ -322,24 +341,13 @@ impl Actor {
         let session_id = session.to_string();
         let agent = self.agent;
         let host = self.host.clone();
-        self.spawn_served(id, session, Gate::default(), async move {
+        self.spawn_served(id, session, |_gate| async move {
             let subject = Subject::read(&path);
             let result = match service {
                 FsService::Embedder(handler) => {
                     // The embedder opens by path: decide on the path resolved inside the root
                     // now (it may still change before the embedder opens it; see PERMISSIONS.md).
-                    let decided = match fs::resolve_in_roots(&roots, &path).await {
-                        Ok(resolved) => {
-                            decide_fs(&host.policy, subject, &resolved).map_err(|rule| {
-                                FsError::Denied {
-                                    path: path.clone(),
-                                    rule,
-                                }
-                            })
-                        }
-                        Err(e) => Err(e),
-                    };
-                    if let Err(e) = decided {
+                    if let Err(e) = decide_resolved(&host.policy, subject, &roots, &path).await {
                         let (err, event) = fs_failure(&e, &report);
                         return (Err(err), Some(event), None);
                     }
@@ -411,26 +419,12 @@ impl Actor {
         let session_id = session.to_string();
         let agent = self.agent;
         let host = self.host.clone();
-        let gate = Gate::default();
-        let task_gate = gate.clone();
-        self.spawn_served(id, session, gate, async move {
-            let gate = task_gate;
+        self.spawn_served(id, session, |gate| async move {
             let subject = Subject::write(&path);
             let result = match service {
                 FsService::Embedder(handler) => {
                     // As for reads: decided on the resolved path, opened by the embedder later.
-                    let decided = match fs::resolve_in_roots(&roots, &path).await {
-                        Ok(resolved) => {
-                            decide_fs(&host.policy, subject, &resolved).map_err(|rule| {
-                                FsError::Denied {
-                                    path: path.clone(),
-                                    rule,
-                                }
-                            })
-                        }
-                        Err(e) => Err(e),
-                    };
-                    if let Err(e) = decided {
+                    if let Err(e) = decide_resolved(&host.policy, subject, &roots, &path).await {
                         let (err, event) = fs_failure(&e, &report);
                         return (Err(err), Some(event), None);
                     }
@@ -522,10 +516,7 @@ impl Actor {
         let terminals = self.terminals.clone();
         let session_id = session.to_string();
         let raw_params = params.clone();
-        let gate = Gate::default();
-        let task_gate = gate.clone();
-        self.spawn_served(id, session, gate, async move {
-            let gate = task_gate;
+        self.spawn_served(id, session, |gate| async move {
             // The cwd must stay inside the roots once links are resolved, and the built-in
             // terminal starts in the resolved directory.
             let cwd = match fs::resolve_in_roots(&roots, &cwd.to_string_lossy()).await {
@@ -589,10 +580,7 @@ impl Actor {
         let service = self.host.config.terminal.clone();
         let terminals = self.terminals.clone();
         let session_id = session.to_string();
-        let gate = Gate::default();
-        let task_gate = gate.clone();
-        self.spawn_served(id, session, gate, async move {
-            let gate = task_gate;
+        self.spawn_served(id, session, |gate| async move {
             let effect = !matches!(
                 method.as_str(),
                 "terminal/output" | "terminal/wait_for_exit"

@@ -295,12 +295,6 @@ impl EventBus {
         self.inner.wake_consumer(true, cv);
     }
 
-    /// The `seq` of the newest queued event (0 before the first).
-    #[allow(dead_code)]
-    pub fn last_seq(&self) -> u64 {
-        self.inner.lock().seq
-    }
-
     pub fn enabled(&self) -> bool {
         self.inner.enabled
     }

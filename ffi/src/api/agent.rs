@@ -11,7 +11,7 @@
 use std::ffi::c_char;
 
 use crate::config;
-use crate::host::{Done, OpenHow, acph_host, agent_json};
+use crate::host::{OpenHow, acph_host, agent_json};
 use crate::ptr;
 use crate::status::{Failure, acph_error, acph_status};
 
@@ -80,7 +80,7 @@ pub unsafe extern "C" fn acph_host_spawn_wait(
         let spec = config::agent_spec(spec)?;
         let st = &host.state;
         let v = st.wait("acph_host_spawn_wait", timeout_ms, st.op_spawn(spec))?;
-        out.write(v.value["agent"].as_u64().unwrap_or(0));
+        out.write(v["agent"].as_u64().unwrap_or(0));
         Ok(())
     })
 }
@@ -211,7 +211,7 @@ unsafe fn open_session(
                 timeout_ms,
                 st.op_open_session(a, how, options),
             )?;
-            out.write(session_handle(&v.value)?);
+            out.write(session_handle(&v)?);
         }
         None => {
             // SAFETY: the caller's contract.
@@ -578,9 +578,7 @@ pub unsafe extern "C" fn acph_agent_shutdown(
         let a = host.state.agent(agent)?;
         out.write(host.state.start_call(agent, async move {
             let exit = a.shutdown().await;
-            Ok(Done {
-                value: serde_json::to_value(exit).unwrap_or_default(),
-            })
+            Ok(serde_json::to_value(exit).unwrap_or_default())
         })?);
         Ok(())
     })

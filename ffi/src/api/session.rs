@@ -8,7 +8,7 @@ use std::ffi::c_char;
 use serde_json::Value;
 
 use crate::config;
-use crate::host::{Done, acph_host};
+use crate::host::acph_host;
 use crate::ptr;
 use crate::status::{acph_error, acph_status};
 
@@ -120,10 +120,8 @@ fn turn_json(t: acp_host::TurnResult) -> Value {
 }
 
 /// The result of a finished turn, reported after its `turn_ended` event.
-fn turn_done(t: acp_host::TurnResult) -> Done {
-    Done {
-        value: turn_json(t),
-    }
+fn turn_done(t: acp_host::TurnResult) -> Value {
+    turn_json(t)
 }
 
 /// Send a prompt: `content_json` is a JSON array of ACP content blocks (`[{"type": "text",
@@ -430,9 +428,7 @@ pub unsafe extern "C" fn acph_session_close(
         let (agent, sid) = host.state.session_key(session)?;
         let a = host.state.agent(agent)?;
         out.write(host.state.start_call(agent, async move {
-            a.close_session(&sid).await.map(|()| Done {
-                value: serde_json::json!({}),
-            })
+            a.close_session(&sid).await.map(|()| serde_json::json!({}))
         })?);
         Ok(())
     })
