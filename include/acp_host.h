@@ -247,10 +247,19 @@ void acph_error_free(struct acph_error *error);
 // `string` is NULL or a string returned by this library that was not freed yet.
 void acph_string_free(char *string);
 
+// The ACP method table this library was built with, as a JSON array (docs/PROTOCOL.md): one
+// object per method `{"name", "direction", "kind", "stability", "gate", "params", "result",
+// "implemented", "faces"}`. `*json_out` receives an owned string: free it with
+// `acph_string_free`.
+//
+// # Safety
+// `json_out` is NULL or writable; `error_out` is NULL or writable.
+acph_status acph_methods_json(char **json_out, struct acph_error **error_out);
+
 // Create a host from a JSON configuration (docs/FFI.md, "Configuration"):
 // `{"permission": "deny"|"manual", "policy": "<preset>"|{policy document}, "roots": ["/abs"],
 // "permissionTimeoutMs", "requestTimeoutMs" (null: none), "promptTimeoutMs", "shutdownGraceMs",
-// "eventCapacity", "events", "wireEvents", "maxLineBytes", "stderrTailBytes",
+// "cancelGraceMs", "eventCapacity", "events", "wireEvents", "maxLineBytes", "stderrTailBytes",
 // "fs"/"terminal": "builtin"|"embedder"|"disabled", "clientInfo": {"name", "version"}}`.
 // Every field is optional; an unknown field is `ACPH_STATUS_INVALID_CONFIG`. `config_json` NULL
 // means the defaults (deny every permission request, built-in fs and terminal services).
@@ -637,8 +646,12 @@ acph_status acph_agent_release(struct acph_host *host,
                                struct acph_error **error_out);
 
 // Cancel an asynchronous call: it completes with `cancelled` (its `call_completed` event
-// follows). The work is dropped, which tells the agent (`$/cancel_request`; `session/cancel`
-// for a prompt). `ACPH_STATUS_STALE_ID` when the call is unknown or already completed.
+// follows); the work is dropped, which tells the agent (`$/cancel_request`). A prompt call is
+// told `session/cancel` instead (pending permission requests of the session are answered
+// `cancelled` at once) and completes with the agent's answer (normally stop reason `cancelled`)
+// if it comes within `cancelGraceMs`, else with `cancelled`: it always completes, even when the
+// agent ignores the cancel. `ACPH_STATUS_STALE_ID` when the call is unknown or already completed
+// (cancelling a finished call changes nothing).
 // Non-blocking.
 //
 // # Safety

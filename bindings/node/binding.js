@@ -841,4 +841,5 @@ module.exports.NativeSession = nativeBinding.NativeSession
 module.exports.abortCreate = nativeBinding.abortCreate
 module.exports.abortFire = nativeBinding.abortFire
 module.exports.abortRelease = nativeBinding.abortRelease
+module.exports.methods = nativeBinding.methods
 module.exports.permissionDecision = nativeBinding.permissionDecision

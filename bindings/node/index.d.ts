@@ -66,6 +66,8 @@ export declare class NativeSession {
   /**
    * Send a prompt (an array of ACP content blocks); resolves with
    * `{turn, stopReason, usage, raw}` when the turn ends.
+   * Aborting sends `session/cancel`; the call settles with the agent's answer if it comes
+   * within the host's cancel grace, else with `cancelled`.
    */
   prompt(content: Array<any>, abort?: number | undefined | null): Promise<any>
   /** `session/cancel`. */
@@ -87,6 +89,9 @@ export declare function abortFire(id: number): void
 
 export declare function abortRelease(id: number): void
 
+/** The ACP method table this addon was built with (docs/PROTOCOL.md), as JSON. */
+export declare function methods(): any
+
 /** Host options as the facade passes them (all optional). */
 export interface NativeHostOptions {
   /** A preset name: `deny-all`, `read-only`, `ask`. */
@@ -102,6 +107,8 @@ export interface NativeHostOptions {
   requestTimeoutMs?: number
   /** Whole-turn timeout; 0 or absent: none. */
   promptTimeoutMs?: number
+  /** How long an aborted prompt waits for the agent to answer `session/cancel`. */
+  cancelGraceMs?: number
   shutdownGraceMs?: number
   eventCapacity?: number
   maxLineBytes?: number

@@ -50,7 +50,8 @@ pub struct HostConfig {
     pub event_queue_bytes: usize,
     /// A call whose answer cannot arrive because the event queue is full and nobody has pulled an
     /// event for this long fails with [`Error::EventsStalled`] instead of hanging (a prompt is
-    /// then cancelled, as for any abandoned call). Answers already known are still delivered.
+    /// then cancelled, as for any abandoned call). Answers already known are delivered after half
+    /// this time, their events still queued.
     /// `None`: wait for ever.
     pub event_stall_timeout: Option<Duration>,
     /// When false no events are queued at all (for embedders that only use return values).
@@ -63,6 +64,11 @@ pub struct HostConfig {
     /// Optional limit for a whole prompt turn. When it elapses the turn fails with `timeout` and
     /// the host sends `session/cancel` (default: none).
     pub prompt_timeout: Option<Duration>,
+    /// How long a cancelled turn ([`Session::cancel`], [`Session::prompt_abortable`], a face's
+    /// abort signal or task cancellation) waits after `session/cancel` for the agent's answer
+    /// before the host gives up on it with `cancelled` (agents that ignore the cancel cannot
+    /// hold the caller or the session).
+    pub cancel_grace: Duration,
     /// How long a permission request may wait for the host before it is denied.
     pub permission_timeout: Duration,
     /// Grace between the rungs of the shutdown ladder (stdin EOF → SIGTERM → SIGKILL).
@@ -106,6 +112,7 @@ impl Default for HostConfig {
             max_line_bytes: 64 * 1024 * 1024,
             request_timeout: Some(Duration::from_secs(120)),
             prompt_timeout: None,
+            cancel_grace: Duration::from_secs(2),
             permission_timeout: Duration::from_secs(300),
             shutdown_grace: Duration::from_secs(2),
             stderr_tail_bytes: 64 * 1024,
@@ -565,6 +572,19 @@ impl Agent {
             .ok_or_else(|| Error::Closed("agent not initialized".into()))
     }
 
+    /// The agent's info, if its capabilities allow `method` (the method table's gate); else
+    /// `Unsupported` naming the capability, and nothing is sent.
+    fn require_gate(&self, method: &str) -> Result<&AgentInfo> {
+        let info = self.require_info()?;
+        match crate::protocol::method(method) {
+            Some(m) if !m.allowed_by_agent(&info.capabilities) => Err(Error::Unsupported(format!(
+                "agent does not advertise {} ({method})",
+                m.gate.describe()
+            ))),
+            _ => Ok(info),
+        }
+    }
+
     async fn send(&self, cmd: Command) -> Result<()> {
         self.inner.cmd.send(cmd).await.map_err(|_| closed())
     }
@@ -576,6 +596,23 @@ impl Agent {
         ctx: ReqCtx,
         timeout: Option<Duration>,
     ) -> Result<Box<RawValue>> {
+        self.request_abortable(method, params, ctx, timeout, std::future::pending())
+            .await
+    }
+
+    /// [`Agent::request`] that settles once `abort` resolves: at once with [`Error::Cancelled`]
+    /// (the agent gets `$/cancel_request`), or for a prompt after `session/cancel` and at most
+    /// `HostConfig::cancel_grace` waiting for the agent's answer (returned when it comes in time).
+    /// The request stays registered: a late answer ends the turn (`turn_ended`) exactly once.
+    async fn request_abortable(
+        &self,
+        method: impl Into<Cow<'static, str>>,
+        params: &Value,
+        ctx: ReqCtx,
+        timeout: Option<Duration>,
+        abort: impl Future<Output = ()>,
+    ) -> Result<Box<RawValue>> {
+        let is_prompt = matches!(ctx, ReqCtx::Prompt { .. });
         let id = self
             .inner
             .shared
@@ -610,25 +647,43 @@ impl Agent {
             .config
             .event_stall_timeout
             .filter(|_| host.bus.enabled());
-        let res = match stall {
-            None => rx.await.unwrap_or_else(|_| Err(gone(self))),
-            Some(limit) => {
-                let mut rx = rx;
-                tokio::select! {
-                    biased;
-                    r = &mut rx => r.unwrap_or_else(|_| Err(gone(self))),
-                    waited = host.bus.wait_stalled(limit) => match rx.try_recv() {
-                        // The answer made it after all: prefer it.
-                        Ok(r) => r,
-                        Err(_) => Err(Error::EventsStalled {
+        let mut rx = rx;
+        let stalled = async {
+            match stall {
+                Some(limit) => host.bus.wait_stalled(limit).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(stalled, abort);
+        let mut aborted = false;
+        let res = loop {
+            tokio::select! {
+                biased;
+                r = &mut rx => break r.unwrap_or_else(|_| Err(gone(self))),
+                waited = &mut stalled => match rx.try_recv() {
+                    // The answer made it after all: prefer it.
+                    Ok(r) => break r,
+                    // Abandoned (the agent is told, a prompt is cancelled) by the guard.
+                    Err(_) => {
+                        return Err(Error::EventsStalled {
                             waited_ms: u64::try_from(waited.as_millis()).unwrap_or(u64::MAX),
-                        }),
-                    },
+                        });
+                    }
+                },
+                () = &mut abort, if !aborted => {
+                    if !is_prompt {
+                        // The guard sends `$/cancel_request`; the caller has its answer now.
+                        return Err(Error::Cancelled);
+                    }
+                    // The actor sends `session/cancel` (cancelling the session's pending
+                    // permission requests) and answers within `cancel_grace`: the agent's own
+                    // answer if it comes in time, else `cancelled`.
+                    aborted = true;
+                    let _ = self.inner.cmd.send(Command::Abandon { id }).await;
                 }
             }
         };
-        // A stalled call is abandoned (the agent is told, a prompt is cancelled) by the guard.
-        guard.done = !matches!(res, Err(Error::EventsStalled { .. }));
+        guard.done = true;
         res
     }
 
@@ -701,12 +756,7 @@ impl Agent {
     /// `session/load` (needs `loadSession`): the agent replays the conversation, delivered as
     /// `session_update` events with `replay: true` after `session_opened`.
     pub async fn load_session(&self, session_id: &str, options: SessionOptions) -> Result<Session> {
-        let info = self.require_info()?;
-        if !info.supports_load() {
-            return Err(Error::Unsupported(
-                "agent does not advertise loadSession".into(),
-            ));
-        }
+        self.require_gate("session/load")?;
         self.open_existing("session/load", session_id, options, true, "load")
             .await
     }
@@ -717,12 +767,7 @@ impl Agent {
         session_id: &str,
         options: SessionOptions,
     ) -> Result<Session> {
-        let info = self.require_info()?;
-        if !info.session_capability("resume") {
-            return Err(Error::Unsupported(
-                "agent does not advertise sessionCapabilities.resume".into(),
-            ));
-        }
+        self.require_gate("session/resume")?;
         self.open_existing("session/resume", session_id, options, false, "resume")
             .await
     }
@@ -754,12 +799,7 @@ impl Agent {
     /// `session/fork` (unstable; needs `sessionCapabilities.fork`).
     #[cfg(feature = "unstable-session-fork")]
     pub async fn fork_session(&self, session_id: &str, options: SessionOptions) -> Result<Session> {
-        let info = self.require_info()?;
-        if !info.session_capability("fork") {
-            return Err(Error::Unsupported(
-                "agent does not advertise sessionCapabilities.fork".into(),
-            ));
-        }
+        let info = self.require_gate("session/fork")?;
         let params = options.params(info, Some(session_id), false)?;
         let raw = self
             .request(
@@ -800,12 +840,7 @@ impl Agent {
 
     /// `session/list` (needs `sessionCapabilities.list`). Returns `{sessions, nextCursor?}`.
     pub async fn list_sessions(&self, cwd: Option<&str>, cursor: Option<&str>) -> Result<Value> {
-        let info = self.require_info()?;
-        if !info.session_capability("list") {
-            return Err(Error::Unsupported(
-                "agent does not advertise sessionCapabilities.list".into(),
-            ));
-        }
+        self.require_gate("session/list")?;
         let mut params = serde_json::json!({});
         if let Some(cwd) = cwd {
             params["cwd"] = Value::from(cwd);
@@ -826,12 +861,7 @@ impl Agent {
 
     /// `session/close` (needs `sessionCapabilities.close`).
     pub async fn close_session(&self, session_id: &str) -> Result<()> {
-        let info = self.require_info()?;
-        if !info.session_capability("close") {
-            return Err(Error::Unsupported(
-                "agent does not advertise sessionCapabilities.close".into(),
-            ));
-        }
+        self.require_gate("session/close")?;
         let params = serde_json::json!({ "sessionId": session_id });
         let ctx = ReqCtx::CloseSession {
             id: Arc::from(session_id),
@@ -843,12 +873,7 @@ impl Agent {
 
     /// `session/delete` (needs `sessionCapabilities.delete`).
     pub async fn delete_session(&self, session_id: &str) -> Result<()> {
-        let info = self.require_info()?;
-        if !info.session_capability("delete") {
-            return Err(Error::Unsupported(
-                "agent does not advertise sessionCapabilities.delete".into(),
-            ));
-        }
+        self.require_gate("session/delete")?;
         let params = serde_json::json!({ "sessionId": session_id });
         let ctx = ReqCtx::DeleteSession {
             id: Arc::from(session_id),
@@ -945,6 +970,22 @@ impl Session {
     /// Send a prompt and wait for the turn to end. `content` is an array of ACP content blocks;
     /// blocks the agent did not advertise (image, audio, embedded resources) are refused locally.
     pub async fn prompt(&self, content: Vec<Value>) -> Result<TurnResult> {
+        self.prompt_abortable(content, std::future::pending()).await
+    }
+
+    /// [`Session::prompt`] with a Stop button: once `abort` resolves, `session/cancel` is sent
+    /// (pending permission requests of the session are answered `cancelled` at once) and the
+    /// agent has `HostConfig::cancel_grace` to end the turn. Its answer (normally stop reason
+    /// `cancelled`) is returned when it comes in time; otherwise the call fails with
+    /// [`Error::Cancelled`]. Either way it settles: an agent that ignores the cancel cannot hold
+    /// the caller. Late events of the turn still arrive with its turn id, and a late answer ends
+    /// the turn (`turn_ended`) once. Dropping the future instead abandons the turn at once (the
+    /// agent also gets `session/cancel`).
+    pub async fn prompt_abortable(
+        &self,
+        content: Vec<Value>,
+        abort: impl Future<Output = ()>,
+    ) -> Result<TurnResult> {
         let info = self.agent.require_info()?;
         check_prompt(info, &content)?;
         let turn = self
@@ -962,7 +1003,7 @@ impl Session {
         let timeout = self.agent.inner.host.config.prompt_timeout;
         let raw = self
             .agent
-            .request("session/prompt", &params, ctx, timeout)
+            .request_abortable("session/prompt", &params, ctx, timeout, abort)
             .await?;
         let value: Value = serde_json::from_str(raw.get()).unwrap_or(Value::Null);
         let stop_reason = value
@@ -985,7 +1026,11 @@ impl Session {
     }
 
     /// `session/cancel`: the agent should end the turn with `cancelled`; every pending permission
-    /// request of this session is answered `cancelled` at once.
+    /// request of this session is answered `cancelled` at once. The turn in flight then has
+    /// `HostConfig::cancel_grace` to end; if the agent ignores the cancel, the host gives up on
+    /// it: its `prompt` call fails with [`Error::Cancelled`] and the turn ends (`turn_ended`
+    /// with that error). Late updates keep the turn id; a late answer is reported as a
+    /// `protocol_error` (`late_response`), never applied.
     pub async fn cancel(&self) -> Result<()> {
         let (tx, rx) = oneshot::channel();
         self.agent

@@ -18,6 +18,7 @@ pub mod error;
 pub mod events;
 pub mod host;
 pub mod permission;
+pub mod protocol;
 pub mod services;
 pub mod session;
 pub mod transport;

@@ -141,16 +141,18 @@ async fn a_connect_transport_that_stops_reading_is_ended_not_buffered_for() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_known_answer_is_released_when_nobody_pulls() {
     // The prompt's answer is read, but its `turn_ended` does not fit a full queue nobody pulls:
-    // after the stall timeout the caller gets the real answer (not `events_stalled`), and the
-    // events stay queued in order.
+    // the caller gets the real answer (not `events_stalled`), and the events stay queued in
+    // order. The queue holds exactly `turn_started` + the 40 updates, so the agent is still read
+    // when the answer arrives, however the pipe splits the block.
     let host = Host::new(HostConfig {
-        event_capacity: 16,
+        event_capacity: 41,
         event_stall_timeout: Some(Duration::from_millis(300)),
         ..HostConfig::default()
     });
     let events = host.events().unwrap();
     let (agent, mut fake) = fake::connect(&host).await;
     let session = fake::open_session(&agent, &mut fake, "s1", "/tmp").await;
+    while events.try_next().is_some() {}
     let s = session.clone();
     let prompt = tokio::spawn(async move { s.prompt_text("hi").await });
     let req = fake
@@ -176,11 +178,13 @@ async fn a_known_answer_is_released_when_nobody_pulls() {
     assert_eq!(turn.stop_reason, "end_turn");
     // Everything is still delivered, in order, ending with turn_ended.
     let mut updates = 0;
+    let mut kinds = Vec::new();
     loop {
         let ev = tokio::time::timeout(Duration::from_secs(5), events.next())
             .await
             .expect("events")
             .unwrap();
+        kinds.push(ev.kind);
         match ev.kind {
             EventKind::SessionUpdate => updates += 1,
             EventKind::TurnEnded => break,
@@ -188,5 +192,7 @@ async fn a_known_answer_is_released_when_nobody_pulls() {
         }
     }
     assert_eq!(updates, 40);
+    assert_eq!(kinds.first(), Some(&EventKind::TurnStarted), "{kinds:?}");
+    assert_eq!(kinds.len(), 42, "{kinds:?}");
     agent.shutdown().await;
 }

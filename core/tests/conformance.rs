@@ -88,6 +88,9 @@ async fn run_case(case: &Value, cwd: &str) -> Vec<Value> {
     if let Some(max) = case["maxLineBytes"].as_u64() {
         config.max_line_bytes = max as usize;
     }
+    if let Some(ms) = case["cancelGraceMs"].as_u64() {
+        config.cancel_grace = Duration::from_millis(ms);
+    }
     let host = Host::new(config);
     let mut events = host.events().unwrap();
     let spec = mock(case["scenario"].as_str());
@@ -131,11 +134,25 @@ async fn run_case(case: &Value, cwd: &str) -> Vec<Value> {
                 let session = current.clone().expect("a current session");
                 let text = op["text"].as_str().unwrap().to_owned();
                 let s2 = session.clone();
-                let turn = tokio::spawn(async move { s2.prompt_text(&text).await });
+                let (abort, aborted) = tokio::sync::oneshot::channel::<()>();
+                let turn = tokio::spawn(async move {
+                    let content = vec![serde_json::json!({"type": "text", "text": text})];
+                    let abort = async {
+                        if aborted.await.is_err() {
+                            std::future::pending::<()>().await;
+                        }
+                    };
+                    s2.prompt_abortable(content, abort).await
+                });
                 if let Some(on) = op["cancelOn"].as_str() {
                     let evs = collect_until(&mut events, T, |e| matches_event(e, on)).await;
                     trace.extend(evs);
                     session.cancel().await.unwrap();
+                }
+                if let Some(on) = op["abortOn"].as_str() {
+                    let evs = collect_until(&mut events, T, |e| matches_event(e, on)).await;
+                    trace.extend(evs);
+                    abort.send(()).unwrap();
                 }
                 let r = tokio::time::timeout(T, turn)
                     .await

@@ -275,7 +275,11 @@ async fn unknown_and_duplicate_responses_are_reported_and_ignored() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn agent_ignoring_cancel_keeps_streaming_and_ends_its_way() {
-    let host = Host::new(HostConfig::default());
+    // A grace longer than the agent's second of ignoring: its own answer ends the turn.
+    let host = Host::new(HostConfig {
+        cancel_grace: Duration::from_secs(30),
+        ..HostConfig::default()
+    });
     let mut events = host.events().unwrap();
     let agent = host.spawn(mock(Some("ignore-cancel"))).await.unwrap();
     let session = agent

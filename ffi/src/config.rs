@@ -43,6 +43,7 @@ const CONFIG_FIELDS: &[&str] = &[
     "requestTimeoutMs",
     "promptTimeoutMs",
     "shutdownGraceMs",
+    "cancelGraceMs",
     "eventCapacity",
     "eventQueueBytes",
     "eventStallTimeoutMs",
@@ -240,6 +241,9 @@ pub(crate) fn host_config(text: Option<&str>, bridge: &Bridge) -> Result<FaceCon
     }
     if let Some(ms) = u64_field(obj, "shutdownGraceMs", &err)? {
         core.shutdown_grace = Duration::from_millis(ms);
+    }
+    if let Some(ms) = u64_field(obj, "cancelGraceMs", &err)? {
+        core.cancel_grace = Duration::from_millis(ms);
     }
     if let Some(n) = u64_field(obj, "eventCapacity", &err)? {
         if n == 0 || n > 1 << 24 {

@@ -454,6 +454,44 @@ impl State {
         F: Future<Output = Result<D, Error>> + Send + 'static,
         D: Into<Value> + Send + 'static,
     {
+        self.spawn_call(agent, |cancel| async move {
+            tokio::select! {
+                r = fut => r,
+                Ok(e) = cancel => Err(e),
+            }
+        })
+    }
+
+    /// As `start_call`, for work that settles on its own once told to stop (a prompt: cancelling
+    /// the call sends `session/cancel` and the turn settles within the cancel grace). `make` gets
+    /// a future that resolves when `acph_call_cancel` names the call.
+    pub(crate) fn start_call_abortable<F, D>(
+        self: &Arc<Self>,
+        agent: u64,
+        make: impl FnOnce(std::pin::Pin<Box<dyn Future<Output = ()> + Send>>) -> F,
+    ) -> Result<u64, Failure>
+    where
+        F: Future<Output = Result<D, Error>> + Send + 'static,
+        D: Into<Value> + Send + 'static,
+    {
+        self.spawn_call(agent, |cancel| {
+            make(Box::pin(async move {
+                if cancel.await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            }))
+        })
+    }
+
+    fn spawn_call<F, D>(
+        self: &Arc<Self>,
+        agent: u64,
+        make: impl FnOnce(oneshot::Receiver<Error>) -> F,
+    ) -> Result<u64, Failure>
+    where
+        F: Future<Output = Result<D, Error>> + Send + 'static,
+        D: Into<Value> + Send + 'static,
+    {
         self.check_open()?;
         let id = next_id();
         let (cancel_tx, cancel_rx) = oneshot::channel::<Error>();
@@ -461,10 +499,10 @@ impl State {
         lock(&self.calls).insert(id, cancel_tx);
         let st = self.clone();
         let mut closing = self.closing.subscribe();
+        let fut = make(cancel_rx);
         self.rt.spawn(async move {
             let result = tokio::select! {
                 r = fut => r.map(Into::into),
-                Ok(e) = cancel_rx => Err(e),
                 _ = closing.wait_for(|c| *c) => Err(closed_error()),
             };
             let agent = match (&result, agent) {
@@ -483,7 +521,8 @@ impl State {
     }
 
     /// `acph_call_cancel`: the call completes with `cancelled` (dropping its work tells the
-    /// agent: `$/cancel_request`, or `session/cancel` for a prompt).
+    /// agent with `$/cancel_request`); a prompt is told `session/cancel` and completes with the
+    /// agent's answer if it comes within the cancel grace, else `cancelled`.
     pub(crate) fn cancel_call(&self, id: u64) -> Result<(), Failure> {
         let tx = lock(&self.calls).remove(&id);
         match tx {

@@ -187,7 +187,8 @@ pub(crate) struct Failure {
     /// The stable kind string: the status name, or the core's kind for `ACPH_STATUS_OTHER`.
     pub kind: String,
     pub message: String,
-    pub data: Value,
+    /// Boxed: keeps `Result<_, Failure>` small on every success path.
+    pub data: Box<Value>,
 }
 
 impl Failure {
@@ -196,12 +197,12 @@ impl Failure {
             status,
             kind: status.name().to_owned(),
             message: message.into(),
-            data: Value::Null,
+            data: Box::new(Value::Null),
         }
     }
 
     pub fn with_data(mut self, data: Value) -> Failure {
-        self.data = data;
+        self.data = Box::new(data);
         self
     }
 
@@ -264,7 +265,7 @@ impl From<&Error> for Failure {
             status,
             kind: e.kind().to_owned(),
             message: e.to_string(),
-            data: e.data(),
+            data: Box::new(e.data()),
         }
     }
 }

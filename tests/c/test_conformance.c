@@ -125,6 +125,8 @@ static json *run_case(const json *c, const char *cwd) {
     json_set(config, "permission", json_new_string(strcmp(permission, "deny") == 0 ? "deny" : "manual"));
     uint64_t max_line = 0;
     if (json_u64(json_get(c, "maxLineBytes"), &max_line)) json_set(config, "maxLineBytes", json_new_u64(max_line));
+    uint64_t grace = 0;
+    if (json_u64(json_get(c, "cancelGraceMs"), &grace)) json_set(config, "cancelGraceMs", json_new_u64(grace));
     char *config_text = json_dump(config);
     json_free(config);
     r.h = make_host(config_text);
@@ -168,6 +170,11 @@ static json *run_case(const json *c, const char *cwd) {
             if (cancel_on) {
                 pump(&r, cancel_on, 0);
                 EXPECT(ACPH_STATUS_OK, acph_session_cancel(r.h, r.session, ERR));
+            }
+            const char *abort_on = json_str(json_get(op, "abortOn"));
+            if (abort_on) {
+                pump(&r, abort_on, 0);
+                EXPECT(ACPH_STATUS_OK, acph_call_cancel(r.h, call, ERR));
             }
             bool want_error = expect && strncmp(expect, "error:", 6) == 0;
             result = await_call(&r, call, "prompt", want_error ? expect : NULL);

@@ -44,6 +44,15 @@ int main(void) {
     CHECK(strcmp(acph_status_str(4242), "unknown") == 0);
     CHECK(strcmp(acph_status_str(UINT32_MAX), "unknown") == 0);
 
+    /* The method table (docs/PROTOCOL.md) as JSON: every stable method, with its C call. */
+    char *methods = NULL;
+    CHECK(acph_methods_json(&methods, NULL) == ACPH_STATUS_OK && methods);
+    CHECK(strstr(methods, "{\"c\":\"acph_session_prompt\"") || strstr(methods, "\"acph_session_prompt\""));
+    CHECK(strstr(methods, "\"name\":\"elicitation/create\""));
+    CHECK(strstr(methods, "\"gate\":\"agentCapabilities.loadSession\""));
+    acph_string_free(methods);
+    CHECK(acph_methods_json(NULL, NULL) == ACPH_STATUS_NULL_ARGUMENT);
+
     /* Freeing NULL is a no-op everywhere. */
     acph_host_free(NULL);
     acph_event_free(NULL);

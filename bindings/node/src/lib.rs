@@ -253,6 +253,12 @@ fn aborts() -> &'static Mutex<HashMap<u32, watch::Sender<bool>>> {
     ABORTS.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
+/// The ACP method table this addon was built with (docs/PROTOCOL.md), as JSON.
+#[napi]
+pub fn methods() -> Value {
+    acp_host::protocol::methods_json()
+}
+
 /// Register an abort handle for one call; pass its id to the call, fire it with `abortFire`,
 /// release it with `abortRelease` when the call settled.
 #[napi]
@@ -317,6 +323,8 @@ pub struct NativeHostOptions {
     pub request_timeout_ms: Option<f64>,
     /// Whole-turn timeout; 0 or absent: none.
     pub prompt_timeout_ms: Option<f64>,
+    /// How long an aborted prompt waits for the agent to answer `session/cancel`.
+    pub cancel_grace_ms: Option<f64>,
     pub shutdown_grace_ms: Option<f64>,
     pub event_capacity: Option<u32>,
     pub max_line_bytes: Option<f64>,
@@ -396,6 +404,9 @@ fn build_config(
     }
     if let Some(v) = o.prompt_timeout_ms {
         c.prompt_timeout = (v > 0.0).then(|| ms(v));
+    }
+    if let Some(v) = o.cancel_grace_ms {
+        c.cancel_grace = ms(v);
     }
     if let Some(v) = o.shutdown_grace_ms {
         c.shutdown_grace = ms(v);
@@ -969,9 +980,25 @@ impl NativeSession {
     /// Send a prompt (an array of ACP content blocks); resolves with
     /// `{turn, stopReason, usage, raw}` when the turn ends.
     #[napi]
+    /// Aborting sends `session/cancel`; the call settles with the agent's answer if it comes
+    /// within the host's cancel grace, else with `cancelled`.
     pub async fn prompt(&self, content: Vec<Value>, abort: Option<u32>) -> Result<Value> {
         let session = self.session.clone();
-        let turn = abortable(abort, async move { session.prompt(content).await }).await?;
+        let rx = abort.and_then(|id| aborts().lock().ok()?.get(&id).map(|tx| tx.subscribe()));
+        let fired = async move {
+            match rx {
+                Some(mut rx) => {
+                    if rx.wait_for(|a| *a).await.is_err() {
+                        std::future::pending::<()>().await;
+                    }
+                }
+                None => std::future::pending::<()>().await,
+            }
+        };
+        let turn = session
+            .prompt_abortable(content, fired)
+            .await
+            .map_err(core_err)?;
         Ok(serde_json::json!({
             "turn": turn.turn,
             "stopReason": turn.stop_reason,

@@ -1,12 +1,13 @@
 // AbortSignal on long calls: a prompt's signal sends session/cancel (the turn ends as the agent
-// says); other calls are dropped (the agent is told with $/cancel_request) and reject `cancelled`.
+// says, or rejects `cancelled` after cancelGraceMs when the agent ignores it); other calls are
+// dropped (the agent is told with $/cancel_request) and reject `cancelled`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { acp, T, mock, tmpdir, collectUntil, drain, ofKind, withTimeout, describe } from './helpers.mjs';
+import { acp, T, mock, tmpdir, collectUntil, drain, ofKind, withTimeout, describe, waitGone } from './helpers.mjs';
 
 const CWD = os.tmpdir();
 
@@ -111,6 +112,60 @@ test('aborting a spawn during the handshake takes the agent down', async () => {
     await assert.rejects(spawning, (e) => e.code === 'cancelled');
     const evs = await collectUntil(stream, (e) => e.kind === 'agent_exited');
     assert.equal(evs.at(-1).kind, 'agent_exited');
+  } finally {
+    await host.close();
+  }
+});
+
+test('aborting a prompt the agent never answers settles within cancelGraceMs; close() leaves nothing', async () => {
+  const host = new acp.Host({ cancelGraceMs: 300, wireEvents: true });
+  const stream = host.events();
+  let pid;
+  try {
+    const agent = await host.spawn(mock('hang'));
+    const session = await agent.newSession({ cwd: CWD });
+    const ac = new AbortController();
+    const turn = session.prompt('wait', { signal: ac.signal });
+    turn.catch(() => {});
+    const first = await collectUntil(stream, (e) => e.kind === 'session_update');
+    pid = first.find((e) => e.kind === 'agent_ready').data.pid;
+    const turnId = first.at(-1).turn;
+    const started = Date.now();
+    ac.abort();
+    await assert.rejects(withTimeout(turn, T, 'the aborted turn'), (e) => e instanceof acp.AcpError && e.code === 'cancelled');
+    const took = Date.now() - started;
+    assert.ok(took >= 250 && took < 3000, `settled after ${took} ms`);
+    const evs = await collectUntil(stream, (e) => e.kind === 'turn_ended');
+    assert.equal(evs.at(-1).turn, turnId);
+    assert.equal(evs.at(-1).data.error.kind, 'cancelled');
+    const cancels = evs.filter((e) => e.kind === 'wire' && e.data.direction === 'out' && e.data.message.method === 'session/cancel');
+    assert.equal(cancels.length, 1);
+    // Aborting again after the promise settled changes nothing.
+    ac.abort();
+    const later = await drain(stream, 200);
+    assert.equal(later.filter((e) => e.kind === 'wire' && e.data.direction === 'out').length, 0);
+    assert.equal(session.state.activeTurn, null);
+  } finally {
+    const started = Date.now();
+    await host.close();
+    assert.ok(Date.now() - started < 10_000, 'close() within the shutdown ladder');
+  }
+  assert.ok(await waitGone(pid), `agent ${pid} left behind`);
+});
+
+test('aborting a settled prompt is a no-op', async () => {
+  const host = new acp.Host({ wireEvents: true });
+  const stream = host.events();
+  try {
+    const agent = await host.spawn(mock('default'));
+    const session = await agent.newSession({ cwd: CWD });
+    const ac = new AbortController();
+    const r = await session.prompt('hello', { signal: ac.signal });
+    assert.equal(r.stopReason, 'end_turn');
+    await collectUntil(stream, (e) => e.kind === 'turn_ended');
+    ac.abort();
+    const later = await drain(stream, 200);
+    assert.deepEqual(later.filter((e) => e.kind === 'wire' && e.data.direction === 'out').map((e) => e.data.message.method), []);
   } finally {
     await host.close();
   }

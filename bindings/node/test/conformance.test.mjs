@@ -71,11 +71,16 @@ async function runCase(c, cwd) {
           break;
         }
         case 'prompt': {
-          const turn = current.prompt(op.text);
+          const ac = new AbortController();
+          const turn = current.prompt(op.text, { signal: ac.signal });
           turn.catch(() => {});
           if (op.cancelOn) {
             trace.push(...(await collectUntil(events, (e) => matches(e, op.cancelOn))));
             await current.cancel();
+          }
+          if (op.abortOn) {
+            trace.push(...(await collectUntil(events, (e) => matches(e, op.abortOn))));
+            ac.abort();
           }
           try {
             const r = await withTimeout(turn, T, `${name}: prompt`);

@@ -44,6 +44,24 @@ test('the public API', () => {
   assert.ok(fs.existsSync(path.join(PKG_DIR, 'package-lock.json')));
 });
 
+test('methods() is the method table of docs/PROTOCOL.md, with this face\'s calls', () => {
+  const list = acp.methods();
+  const byName = new Map(list.map((m) => [m.name, m]));
+  const prompt = byName.get('session/prompt');
+  assert.equal(prompt.direction, 'client_to_agent');
+  assert.equal(prompt.faces.node, 'session.prompt');
+  assert.equal(byName.get('session/list').gate, 'agentCapabilities.sessionCapabilities.list');
+  // Every call this face claims exists on the facade's classes.
+  const classes = { host: acp.Host, agent: acp.Agent, session: acp.Session };
+  for (const m of list) {
+    const [owner, call] = m.faces.node.split('.');
+    if (!(owner in classes) || m.faces.node.includes(' ')) continue;
+    assert.equal(typeof classes[owner].prototype[call], 'function', `${m.name}: ${m.faces.node}`);
+  }
+  const doc = fs.readFileSync(path.join(PKG_DIR, '..', '..', 'docs', 'PROTOCOL.md'), 'utf8');
+  for (const m of list) assert.ok(doc.includes(`| \`${m.name}\` |`), m.name);
+});
+
 test('the library never prints', () => {
   // A whole session (spawn, turn, permission, fs, terminal, errors, close) in a child process.
   const script = `

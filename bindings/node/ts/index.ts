@@ -30,6 +30,30 @@ const native = require('../binding.js') as NativeModule;
 
 const ERR_PREFIX = '\u0001acp-host:';
 
+// ---------------------------------------------------------------------------------- the protocol
+
+/** One row of the ACP method table (docs/PROTOCOL.md). */
+export interface MethodInfo {
+  name: string;
+  direction: 'client_to_agent' | 'agent_to_client' | 'both';
+  kind: 'request' | 'notification';
+  stability: 'stable' | 'unstable';
+  /** The capability that gates it (`agentCapabilities.loadSession`, ...), or `null`. */
+  gate: string | null;
+  /** Params and result type names in the ACP schema. */
+  params: string;
+  result: string | null;
+  /** Whether this host sends (or serves) it. */
+  implemented: boolean;
+  /** The call of each face that maps to it (empty: not exposed). */
+  faces: { rust: string; c: string; node: string; python: string };
+}
+
+/** Every ACP v1 method and notification this build knows, and how each face exposes it. */
+export function methods(): MethodInfo[] {
+  return native.methods() as MethodInfo[];
+}
+
 // ---------------------------------------------------------------------------------------- errors
 
 /** The stable error codes, one per error kind of the core. Unknown future codes may appear. */
@@ -113,7 +137,8 @@ function abortedError(signal: AbortSignal): AcpError {
 
 /**
  * Run a native call that accepts an abort handle: when `signal` fires, the native future is
- * dropped (the agent is told with `$/cancel_request`) and the call rejects with `cancelled`.
+ * dropped (the agent is told with `$/cancel_request`) and the call rejects with `cancelled`. A
+ * native prompt instead sends `session/cancel` and settles within the host's cancel grace.
  */
 async function abortable<T>(signal: AbortSignal | undefined, f: (abort: number | undefined) => Promise<T>): Promise<T> {
   if (!signal) return call(() => f(undefined));
@@ -603,6 +628,11 @@ export interface HostOptions {
   requestTimeoutMs?: number;
   /** Limit for a whole prompt turn (default: none). */
   promptTimeoutMs?: number;
+  /**
+   * How long an aborted prompt waits for the agent to answer `session/cancel` before it rejects
+   * with `cancelled` anyway (default 2000).
+   */
+  cancelGraceMs?: number;
   /** Grace between the rungs of the shutdown ladder (stdin EOF → SIGTERM → SIGKILL; default 2000). */
   shutdownGraceMs?: number;
   /** The bounded native event queue (default 4096). */
@@ -682,6 +712,7 @@ export class Host extends EventEmitter {
     if (options.requestTimeoutMs !== undefined) o.requestTimeoutMs = options.requestTimeoutMs;
     if (options.promptTimeoutMs !== undefined) o.promptTimeoutMs = options.promptTimeoutMs;
     if (options.shutdownGraceMs !== undefined) o.shutdownGraceMs = options.shutdownGraceMs;
+    if (options.cancelGraceMs !== undefined) o.cancelGraceMs = options.cancelGraceMs;
     if (options.eventCapacity !== undefined) o.eventCapacity = options.eventCapacity;
     if (options.maxLineBytes !== undefined) o.maxLineBytes = options.maxLineBytes;
     if (options.stderrTailBytes !== undefined) o.stderrTailBytes = options.stderrTailBytes;
@@ -1046,7 +1077,13 @@ export interface SessionState {
 }
 
 export interface PromptOptions {
-  /** Aborting sends `session/cancel`: the turn then ends as the agent says (normally `cancelled`). */
+  /**
+   * Aborting sends `session/cancel` (pending permission requests of the session are answered
+   * `cancelled` at once). The promise settles with the agent's answer (normally stop reason
+   * `cancelled`) if it comes within the host's `cancelGraceMs`, otherwise it rejects with
+   * `AcpError` code `cancelled` — it always settles, even when the agent ignores the cancel.
+   * Aborting after the promise settled does nothing.
+   */
   signal?: AbortSignal;
 }
 
@@ -1074,17 +1111,7 @@ export class Session {
   async prompt(input: string | ContentBlock | ContentBlock[], options: PromptOptions = {}): Promise<TurnResult> {
     const content: ContentBlock[] =
       typeof input === 'string' ? [{ type: 'text', text: input }] : Array.isArray(input) ? input : [input];
-    const signal = options.signal;
-    if (signal?.aborted) throw abortedError(signal);
-    const onAbort = () => {
-      this.cancel().catch(() => {});
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-    try {
-      return (await call(() => this.native.prompt(content))) as TurnResult;
-    } finally {
-      signal?.removeEventListener('abort', onAbort);
-    }
+    return (await abortable(options.signal, (a) => this.native.prompt(content, a))) as TurnResult;
   }
 
   /** `session/cancel`: the agent should end the turn with `cancelled`; pending permission requests are answered `cancelled`. */

@@ -50,7 +50,7 @@ impl NativeHost {
     #[new]
     #[pyo3(signature = (*, policy_kind=None, policy_value=None, roots=Vec::new(),
         permission_timeout=None, request_timeout=None, prompt_timeout=None, shutdown_grace=None,
-        max_line_bytes=None, event_capacity=None, stderr_tail_bytes=None, wire_events=false,
+        cancel_grace=None, max_line_bytes=None, event_capacity=None, stderr_tail_bytes=None, wire_events=false,
         on_permission=None, manual_permissions=false, fs=true, terminal=true,
         fs_handler=None, terminal_handler=None, client_name=None, client_version=None))]
     #[allow(clippy::too_many_arguments)]
@@ -63,6 +63,7 @@ impl NativeHost {
         request_timeout: Option<f64>,
         prompt_timeout: Option<f64>,
         shutdown_grace: Option<f64>,
+        cancel_grace: Option<f64>,
         max_line_bytes: Option<usize>,
         event_capacity: Option<usize>,
         stderr_tail_bytes: Option<usize>,
@@ -119,6 +120,9 @@ impl NativeHost {
         config.prompt_timeout = opt_timeout("prompt_timeout", prompt_timeout)?;
         if let Some(t) = shutdown_grace {
             config.shutdown_grace = seconds("shutdown_grace", t)?;
+        }
+        if let Some(t) = cancel_grace {
+            config.cancel_grace = seconds("cancel_grace", t)?;
         }
         if let Some(n) = max_line_bytes {
             config.max_line_bytes = n.max(1);
@@ -494,14 +498,16 @@ impl NativeSession {
 
     /// Send a prompt (`content_json`: an array of ACP content blocks) and wait for the turn:
     /// `(turn, stop_reason, usage_json, raw_json)`. Blocking: on Ctrl-C the turn is cancelled
-    /// (`session/cancel`), given `cancel_grace` seconds to end, and the KeyboardInterrupt raised.
-    #[pyo3(signature = (content_json, *, aio=false, cancel_grace=2.0))]
+    /// (`session/cancel`); the core settles it within the host's cancel grace (the agent's answer
+    /// or `cancelled`), waited for here at most `cancel_grace` seconds when given, then the
+    /// KeyboardInterrupt is raised. Async: cancelling the task abandons the turn the same way.
+    #[pyo3(signature = (content_json, *, aio=false, cancel_grace=None))]
     fn prompt(
         &self,
         py: Python<'_>,
         content_json: &str,
         aio: bool,
-        cancel_grace: f64,
+        cancel_grace: Option<f64>,
     ) -> PyResult<Py<PyAny>> {
         let content = match parse_json(py, "prompt", content_json)? {
             Value::Array(a) => a,
@@ -513,22 +519,37 @@ impl NativeSession {
                 ));
             }
         };
-        let grace = seconds("cancel_grace", cancel_grace)?;
+        let grace = cancel_grace
+            .map(|g| seconds("cancel_grace", g))
+            .transpose()?;
         let session = self.session.clone();
-        let fut = async move { session.prompt(content).await.map(turn_tuple) };
         if aio {
-            return call(py, true, fut);
+            return call(py, true, async move {
+                session.prompt(content).await.map(turn_tuple)
+            });
         }
+        let (abort_tx, abort_rx) = tokio::sync::oneshot::channel::<()>();
+        let fut = async move {
+            let abort = async move {
+                if abort_rx.await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            };
+            session
+                .prompt_abortable(content, abort)
+                .await
+                .map(turn_tuple)
+        };
         match crate::wait(py, fut)? {
             Waited::Done(Ok(t)) => Ok(t.into_pyobject(py)?.into_any().unbind()),
             Waited::Done(Err(e)) => Err(errors::to_py(py, &e)),
             Waited::Interrupted(err, handle, rx) => {
-                let session = self.session.clone();
-                crate::rt().spawn(async move {
-                    let _ = tokio::time::timeout(grace, session.cancel()).await;
+                let _ = abort_tx.send(());
+                // A second Ctrl-C is not waited for here: the core's grace is short and bounded.
+                let _ = crate::detach(py, move || match grace {
+                    Some(g) => drop(rx.recv_timeout(g)),
+                    None => drop(rx.recv()),
                 });
-                // A second Ctrl-C is not waited for here: the grace is short and bounded.
-                let _ = crate::detach(py, move || drop(rx.recv_timeout(grace)));
                 handle.abort();
                 Err(err)
             }

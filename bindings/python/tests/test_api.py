@@ -516,3 +516,26 @@ def test_closing_ends_every_stream_even_one_nobody_pulls() -> None:
     assert time.monotonic() - started < 5
     assert [e.seq for e in got] == list(range(got[0].seq, got[0].seq + len(got)))
     unread.close()
+
+
+def test_methods_is_the_protocol_table_with_this_faces_calls() -> None:
+    rows = acp_host.methods()
+    by_name = {m["name"]: m for m in rows}
+    assert by_name["session/prompt"]["direction"] == "client_to_agent"
+    assert by_name["session/load"]["gate"] == "agentCapabilities.loadSession"
+    assert by_name["session/prompt"]["faces"]["python"] == "session.prompt"
+    # Every call this face claims exists on both the sync and the asyncio classes.
+    owners = {
+        "host": (acp_host.Host, acp_host.AsyncHost),
+        "agent": (acp_host.Agent, acp_host.AsyncAgent),
+        "session": (acp_host.Session, acp_host.AsyncSession),
+    }
+    for m in rows:
+        face = m["faces"]["python"]
+        if " " in face or "." not in face:
+            continue
+        owner, call = face.split(".", 1)
+        for cls in owners.get(owner, ()):
+            assert callable(getattr(cls, call, None)), f"{m['name']}: {cls.__name__}.{call}"
+    doc = (ROOT / "docs" / "PROTOCOL.md").read_text()
+    assert all(f"| `{m['name']}` |" in doc for m in rows)

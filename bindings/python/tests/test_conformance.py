@@ -57,6 +57,8 @@ def host_kwargs(case: Dict[str, Any]) -> Dict[str, Any]:
         kw["on_permission"] = "manual"
     if "maxLineBytes" in case:
         kw["max_line_bytes"] = case["maxLineBytes"]
+    if "cancelGraceMs" in case:
+        kw["cancel_grace"] = case["cancelGraceMs"] / 1000
     return kw
 
 
@@ -102,6 +104,11 @@ def run_sync(case: Dict[str, Any]) -> List[Dict[str, Any]]:
                     th.start()
                     if "cancelOn" in op:
                         trace += events.collect_until(lambda e: matches(e, op["cancelOn"]), T)
+                        session.cancel()
+                    if "abortOn" in op:
+                        # The sync API's Stop from another thread: cancel() settles the blocked
+                        # prompt within cancel_grace even when the agent ignores it.
+                        trace += events.collect_until(lambda e: matches(e, op["abortOn"]), T)
                         session.cancel()
                     th.join(T)
                     assert not th.is_alive(), "prompt hung"
@@ -168,6 +175,15 @@ async def run_async(case: Dict[str, Any]) -> List[Dict[str, Any]]:
                     if "cancelOn" in op:
                         trace += await events.collect_until(lambda e: matches(e, op["cancelOn"]), T)
                         await current.cancel()
+                    if "abortOn" in op:
+                        # asyncio's Stop: the task raises CancelledError at once; the turn still
+                        # ends (the agent's answer, or `cancelled` after cancel_grace).
+                        trace += await events.collect_until(lambda e: matches(e, op["abortOn"]), T)
+                        task.cancel()
+                        with pytest.raises(asyncio.CancelledError):
+                            await task
+                        trace += await events.collect_until(lambda e: e.kind == "turn_ended", T)
+                        continue
                     try:
                         result = await asyncio.wait_for(task, T)
                     except acp_host.AcpError as exc:

@@ -158,7 +158,8 @@ def test_unknown_and_duplicate_responses_are_reported_and_ignored() -> None:
 
 
 def test_agent_ignoring_cancel_keeps_streaming_and_ends_its_way() -> None:
-    with acp_host.Host() as host:
+    # A grace longer than the agent's second of ignoring: its own answer ends the turn.
+    with acp_host.Host(cancel_grace=30) as host:
         stream = host.events()
         agent = host.spawn(mock("ignore-cancel"))
         session = agent.new_session("/tmp")
@@ -342,3 +343,59 @@ def test_async_flood_every_update_arrives_in_order() -> None:
             return updates + updates2
 
     assert asyncio.run(main()) == 60_000
+
+
+def test_cancel_settles_a_prompt_the_agent_never_answers() -> None:
+    """Stop from another thread: cancel() brings the blocked prompt back within cancel_grace."""
+    with acp_host.Host(cancel_grace=0.3) as host:
+        stream = host.events()
+        agent = host.spawn(mock("hang"))
+        session = agent.new_session("/tmp")
+        box: Dict[str, Any] = {}
+
+        def turn() -> None:
+            try:
+                session.prompt("go")
+            except acp_host.AcpError as exc:
+                box["e"] = exc
+
+        th = threading.Thread(target=turn)
+        th.start()
+        pid = agent_pid(stream.collect_until(lambda e: e.kind == "session_update", T))
+        started = time.monotonic()
+        session.cancel()
+        th.join(T)
+        assert not th.is_alive(), "the prompt must settle"
+        assert isinstance(box.get("e"), acp_host.CancelledError), box
+        assert 0.25 <= time.monotonic() - started < 3
+        evs = stream.collect_until(lambda e: e.kind == "turn_ended", T)
+        assert evs[-1].data["error"]["kind"] == "cancelled"
+        started = time.monotonic()
+    # close() after an ignored cancel: the shutdown ladder, nothing left behind.
+    assert time.monotonic() - started < 10
+    assert wait_gone(pid)
+
+
+def test_cancelling_an_async_prompt_settles_at_once_and_the_turn_ends() -> None:
+    async def main() -> None:
+        async with acp_host.AsyncHost(cancel_grace=0.3) as host:
+            stream = host.events()
+            agent = await host.spawn(mock("hang"))
+            session = await agent.new_session("/tmp")
+            task = asyncio.ensure_future(session.prompt("go"))
+            await stream.collect_until(lambda e: e.kind == "session_update", T)
+            started = time.monotonic()
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            assert time.monotonic() - started < 0.25, "CancelledError at once"
+            evs = await stream.collect_until(lambda e: e.kind == "turn_ended", T)
+            assert evs[-1].data["error"]["kind"] == "cancelled"
+            # A new turn is possible: the session is not left busy by the ignoring agent.
+            task = asyncio.ensure_future(session.prompt("again"))
+            await stream.collect_until(lambda e: e.kind == "turn_started", T)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+    asyncio.run(asyncio.wait_for(main(), T))

@@ -92,7 +92,11 @@ type ServedOutput = (
 );
 
 /// Why a call was refused before being served: the agent's error and the event reporting it.
-type Refusal = (ServiceError, Option<(EventKind, Value)>);
+type Refusal = Box<(ServiceError, Option<(EventKind, Value)>)>;
+
+fn refuse(err: ServiceError, event: Option<(EventKind, Value)>) -> Refusal {
+    Box::new((err, event))
+}
 
 fn invalid(message: impl Into<String>) -> ServiceError {
     ServiceError::new(codes::INVALID_PARAMS, message)
@@ -219,7 +223,7 @@ impl Actor {
         let roots = self.roots(session).unwrap_or_default();
         if let Err(e) = fs::locate(&roots, path) {
             let ev = report(e.kind(), serde_json::json!({ "error": e.to_string() }));
-            return Err((fs_error(&e), Some(ev)));
+            return Err(refuse(fs_error(&e), Some(ev)));
         }
         Ok(roots)
     }
@@ -235,7 +239,7 @@ impl Actor {
         let roots = self.admit_roots(session, path, report)?;
         if let Err(rule) = check(self.host.policy.evaluate(subject)) {
             let ev = report("denied", serde_json::json!({ "rule": rule }));
-            return Err((denied(&rule), Some(ev)));
+            return Err(refuse(denied(&rule), Some(ev)));
         }
         Ok(roots)
     }
@@ -267,7 +271,8 @@ impl Actor {
         };
         match started {
             Ok(()) => {}
-            Err((err, event)) => {
+            Err(refusal) => {
+                let (err, event) = *refusal;
                 // Every fs/terminal call is reported, malformed ones included.
                 let event = event.or_else(|| invalid_call_event(&method, &params, &err));
                 if let Some((kind, data)) = event {
@@ -330,7 +335,9 @@ impl Actor {
     }
 
     fn fs_read(&mut self, id: &RawId, session: &Arc<str>, params: &Value) -> Result<(), Refusal> {
-        let path = str_param(params, "path").map_err(|e| (e, None))?.to_owned();
+        let path = str_param(params, "path")
+            .map_err(|e| refuse(e, None))?
+            .to_owned();
         let (line, limit) = (u32_param(params, "line"), u32_param(params, "limit"));
         let base = serde_json::json!({ "path": path, "line": line, "limit": limit });
         let report =
@@ -396,9 +403,11 @@ impl Actor {
     }
 
     fn fs_write(&mut self, id: &RawId, session: &Arc<str>, params: &Value) -> Result<(), Refusal> {
-        let path = str_param(params, "path").map_err(|e| (e, None))?.to_owned();
+        let path = str_param(params, "path")
+            .map_err(|e| refuse(e, None))?
+            .to_owned();
         let content = str_param(params, "content")
-            .map_err(|e| (e, None))?
+            .map_err(|e| refuse(e, None))?
             .to_owned();
         let bytes = content.len();
         let base = serde_json::json!({ "path": path, "bytes": bytes });
@@ -413,7 +422,7 @@ impl Actor {
                 limit: limits.max_write_bytes,
             };
             let ev = report(e.kind(), serde_json::json!({ "error": e.to_string() }));
-            return Err((fs_error(&e), Some(ev)));
+            return Err(refuse(fs_error(&e), Some(ev)));
         }
         let service = self.host.config.fs.clone();
         let session_id = session.to_string();
@@ -474,7 +483,7 @@ impl Actor {
         params: &Value,
     ) -> Result<(), Refusal> {
         let command = str_param(params, "command")
-            .map_err(|e| (e, None))?
+            .map_err(|e| refuse(e, None))?
             .to_owned();
         let args: Vec<String> = match params.get("args") {
             None | Some(Value::Null) => Vec::new(),
@@ -483,7 +492,7 @@ impl Actor {
                 .filter_map(Value::as_str)
                 .map(str::to_owned)
                 .collect(),
-            Some(_) => return Err((invalid("`args` must be an array of strings"), None)),
+            Some(_) => return Err(refuse(invalid("`args` must be an array of strings"), None)),
         };
         let env: Vec<(String, String)> = match params.get("env") {
             None | Some(Value::Null) => Vec::new(),
@@ -496,7 +505,12 @@ impl Actor {
                     ))
                 })
                 .collect(),
-            Some(_) => return Err((invalid("`env` must be an array of {name, value}"), None)),
+            Some(_) => {
+                return Err(refuse(
+                    invalid("`env` must be an array of {name, value}"),
+                    None,
+                ));
+            }
         };
         let output_byte_limit = params.get("outputByteLimit").and_then(Value::as_u64);
         let cwd = match params.get("cwd").and_then(Value::as_str) {
@@ -574,7 +588,7 @@ impl Actor {
         params: Value,
     ) -> Result<(), Refusal> {
         let terminal_id = str_param(&params, "terminalId")
-            .map_err(|e| (e, None))?
+            .map_err(|e| refuse(e, None))?
             .to_owned();
         let method = method.to_owned();
         let service = self.host.config.terminal.clone();

@@ -145,6 +145,7 @@ pub(crate) enum Command {
 #[derive(Debug)]
 enum Completion {
     RequestTimeout(u64),
+    CancelGraceElapsed(u64),
     PermissionAnswer {
         perm: u64,
         answer: std::result::Result<Option<String>, String>,
@@ -168,6 +169,18 @@ struct PendingOut {
     ctx: ReqCtx,
     reply: Option<oneshot::Sender<Result<Box<RawValue>>>>,
     timer: Option<delay_queue::Key>,
+    /// A prompt whose session was cancelled (by the caller's abort or `session/cancel`):
+    /// `timer` is now the grace for the agent to answer.
+    aborted: bool,
+}
+
+/// A request the host gave up on (timeout, or an aborted prompt past its grace): its late answer
+/// is reported, never applied.
+#[derive(Debug)]
+struct GaveUp {
+    method: Cow<'static, str>,
+    /// `(session, turn)` of a prompt.
+    turn: Option<(Arc<str>, u64)>,
 }
 
 /// Deadlines the actor keeps in its one timer wheel (no sleeping task per request).
@@ -175,6 +188,8 @@ struct PendingOut {
 enum Timer {
     Request(u64),
     Permission(u64),
+    /// An aborted prompt's grace for the agent to answer `session/cancel`.
+    CancelGrace(u64),
 }
 
 #[derive(Debug)]
@@ -209,6 +224,9 @@ struct SessionEntry {
     active_turn: Option<u64>,
     /// `session/cancel` was sent for the active turn: new permission requests get `cancelled`.
     cancelling: bool,
+    /// A turn the host gave up on (timeout, aborted past its grace) that the agent has not
+    /// answered yet: its late updates keep its turn id, its permission requests are cancelled.
+    orphan_turn: Option<u64>,
     buffer: Vec<(Arc<str>, Box<RawValue>)>,
     /// Opened early during a long `session/load` replay: updates stay tagged `replay` until the
     /// load response arrives.
@@ -327,7 +345,7 @@ pub(crate) fn start(
         pending: HashMap::new(),
         recent: VecDeque::new(),
         recent_set: HashSet::new(),
-        abandoned: HashSet::new(),
+        abandoned: HashMap::new(),
         perms: HashMap::new(),
         sessions: HashMap::new(),
         pending_new: 0,
@@ -368,7 +386,7 @@ struct Actor {
     recent: VecDeque<u64>,
     recent_set: HashSet<u64>,
     /// Ids we gave up on (timeout / caller gone): a late answer is expected and ignored.
-    abandoned: HashSet<u64>,
+    abandoned: HashMap<u64, GaveUp>,
     perms: HashMap<u64, PermEntry>,
     sessions: HashMap<Arc<str>, SessionEntry>,
     /// session/new or session/fork requests in flight (their session id is not known yet).
@@ -426,6 +444,7 @@ impl Actor {
                 Some(expired) = next_timer(&mut self.timers), if !self.timers.is_empty() => {
                     let done = match expired {
                         Timer::Request(id) => Completion::RequestTimeout(id),
+                        Timer::CancelGrace(id) => Completion::CancelGraceElapsed(id),
                         Timer::Permission(perm) => Completion::PermissionTimeout(perm),
                     };
                     self.on_completion(done).await;
@@ -442,7 +461,9 @@ impl Actor {
                 },
                 Some(ev) = recv_stderr(&mut self.stderr), if !backlogged => self.emit(ev).await,
                 () = bus.wait_room(), if backlogged => {}
-                _ = bus.wait_stalled(stall.unwrap_or_default()), if release => self.release_replies(),
+                // Known answers go out at half the stall timeout, so a caller never gives up
+                // (at the full timeout) on an answer the actor already holds.
+                _ = bus.wait_stalled(stall.unwrap_or_default() / 2), if release => self.release_replies(),
                 cmd = cmd_rx.recv() => match cmd {
                     Some(Command::Shutdown { reply, error }) => {
                         self.shutdown_error = error;
@@ -742,6 +763,7 @@ impl Actor {
                         ctx,
                         reply: Some(reply),
                         timer,
+                        aborted: false,
                     },
                 );
                 self.write(line).await;
@@ -751,6 +773,9 @@ impl Actor {
                     return;
                 };
                 if let ReqCtx::Prompt { session, .. } = &pending.ctx {
+                    if pending.aborted {
+                        return;
+                    }
                     let session = session.clone();
                     let _ = self.cancel_session(&session).await;
                 } else {
@@ -819,6 +844,7 @@ impl Actor {
                         status: SessionStatus::Opening { replay: *replay },
                         active_turn: None,
                         cancelling: false,
+                        orphan_turn: None,
                         buffer: Vec::new(),
                         replaying: false,
                     },
@@ -838,6 +864,7 @@ impl Actor {
                 }
                 entry.active_turn = Some(*turn);
                 entry.cancelling = false;
+                entry.orphan_turn = None;
                 if let Ok(mut v) = entry.view.lock() {
                     v.active_turn = Some(*turn);
                 }
@@ -860,6 +887,20 @@ impl Actor {
         let params = raw_json(&serde_json::json!({ "sessionId": &**session }));
         self.write(message::notification_line("session/cancel", &params))
             .await;
+        // The turn in flight gets `cancel_grace` to end; then the host gives up on it (an agent
+        // that ignores the cancel holds neither the caller nor the session). The grace replaces
+        // any prompt timeout.
+        let grace = self.host.config.cancel_grace;
+        let prompt = self.pending.iter_mut().find(|(_, p)| {
+            !p.aborted && matches!(&p.ctx, ReqCtx::Prompt { session: s, .. } if s == session)
+        });
+        if let Some((&id, pending)) = prompt {
+            pending.aborted = true;
+            if let Some(key) = pending.timer.take() {
+                self.timers.try_remove(&key);
+            }
+            pending.timer = Some(self.timers.insert(Timer::CancelGrace(id), grace));
+        }
         if let Some(entry) = self.sessions.get_mut(session)
             && entry.active_turn.is_some()
         {
@@ -969,7 +1010,8 @@ impl Actor {
                     }
                 }
                 SessionStatus::Open => {
-                    let (turn, replay) = (entry.active_turn, entry.replaying);
+                    let turn = entry.active_turn.or(entry.orphan_turn);
+                    let replay = entry.replaying;
                     if let Ok(mut v) = entry.view.lock() {
                         v.apply_update(&kind, &update);
                     }
@@ -1113,8 +1155,9 @@ impl Actor {
             return;
         };
         let Some(mut pending) = self.pending.remove(&num) else {
-            if self.abandoned.remove(&num) {
-                return; // a late answer to a request we gave up on
+            if let Some(gave_up) = self.abandoned.remove(&num) {
+                self.late_answer(num, gave_up, &result).await;
+                return;
             }
             let (reason, what) = if self.recent_set.contains(&num) {
                 ("duplicate_response", "a second response for request")
@@ -1220,6 +1263,7 @@ impl Actor {
                         status: SessionStatus::Opening { replay: false },
                         active_turn: None,
                         cancelling: false,
+                        orphan_turn: None,
                         buffer: buffered,
                         replaying: false,
                     },
@@ -1391,6 +1435,89 @@ impl Actor {
         }
     }
 
+    /// Stop waiting for request `id`: its caller gets `error`, a prompt's turn ends with it
+    /// (`turn_ended`) and becomes the session's orphan turn, and a late answer is reported by
+    /// [`Actor::late_answer`]. Returns `None` when the request is no longer pending, else the
+    /// prompt's session (if it was one).
+    async fn give_up(&mut self, id: u64, error: Error) -> Option<Option<Arc<str>>> {
+        let mut pending = self.pending.remove(&id)?;
+        // The wheel already dropped this deadline; its key may be reused.
+        pending.timer = None;
+        let ctx = std::mem::replace(&mut pending.ctx, ReqCtx::Plain);
+        let turn = match &ctx {
+            ReqCtx::Prompt { session, turn } => Some((session.clone(), *turn)),
+            _ => None,
+        };
+        if let Some((session, turn)) = &turn
+            && let Some(entry) = self.sessions.get_mut(session)
+            && entry.active_turn == Some(*turn)
+        {
+            entry.orphan_turn = Some(*turn);
+        }
+        if self.abandoned.len() >= RECENT_IDS
+            && let Some(&old) = self.abandoned.keys().next()
+        {
+            self.abandoned.remove(&old);
+        }
+        self.abandoned.insert(
+            id,
+            GaveUp {
+                method: pending.method.clone(),
+                turn: turn.clone(),
+            },
+        );
+        self.on_failure(ctx, &error).await;
+        if let Some(reply) = pending.reply.take() {
+            self.defer(move || {
+                let _ = reply.send(Err(error));
+            });
+        }
+        Some(turn.map(|(s, _)| s))
+    }
+
+    /// The answer to a request the host gave up on: reported (`protocol_error`, reason
+    /// `late_response`, with the session and turn of a prompt), never applied; the turn stops
+    /// being the session's orphan.
+    async fn late_answer(
+        &mut self,
+        id: u64,
+        gave_up: GaveUp,
+        result: &std::result::Result<Box<RawValue>, Error>,
+    ) {
+        let answer = match result {
+            Ok(raw) => {
+                serde_json::json!({ "result": serde_json::from_str::<Value>(raw.get()).unwrap_or(Value::Null) })
+            }
+            Err(e) => serde_json::json!({ "error": e.to_json() }),
+        };
+        let mut data = serde_json::json!({
+            "reason": "late_response",
+            "message": format!("the agent answered {} request {id} after the host gave up on it; ignored", gave_up.method),
+            "id": id,
+            "method": &*gave_up.method,
+        });
+        if let (Value::Object(d), Value::Object(a)) = (&mut data, answer) {
+            d.extend(a);
+        }
+        let (session, turn) = match gave_up.turn {
+            Some((session, turn)) => {
+                if let Some(entry) = self.sessions.get_mut(&session)
+                    && entry.orphan_turn == Some(turn)
+                {
+                    entry.orphan_turn = None;
+                }
+                (Some(session), Some(turn))
+            }
+            None => (None, None),
+        };
+        self.emit(
+            self.event(EventKind::ProtocolError, raw_json(&data))
+                .session(session)
+                .turn(turn),
+        )
+        .await;
+    }
+
     async fn end_turn(
         &mut self,
         session: &Arc<str>,
@@ -1522,7 +1649,11 @@ impl Actor {
                     .and_then(Value::as_str);
                 let known = tool_id
                     .and_then(|t| entry.view.lock().ok().and_then(|v| v.tool_call(t).cloned()));
-                (entry.active_turn, entry.cancelling, known)
+                match (entry.active_turn, entry.orphan_turn) {
+                    // A turn the host gave up on: whatever it still asks is cancelled.
+                    (None, Some(orphan)) => (Some(orphan), true, known),
+                    (active, _) => (active, entry.cancelling, known),
+                }
             }
             None => (None, false, None),
         };
@@ -1782,40 +1913,32 @@ impl Actor {
     async fn on_completion(&mut self, done: Completion) {
         match done {
             Completion::RequestTimeout(id) => {
-                let Some(mut pending) = self.pending.remove(&id) else {
+                let cfg = &self.host.config;
+                let Some(pending) = self.pending.get(&id) else {
                     return;
                 };
-                // The wheel already dropped this deadline; its key may be reused.
-                pending.timer = None;
-                self.abandoned.insert(id);
-                let cfg = &self.host.config;
                 let limit = match pending.ctx {
                     ReqCtx::Prompt { .. } => cfg.prompt_timeout,
                     _ => cfg.request_timeout,
                 };
-                let after_ms = limit.map(|d| d.as_millis() as u64).unwrap_or(0);
                 let error = Error::Timeout {
                     what: pending.method.to_string(),
-                    after_ms,
+                    after_ms: limit.map(|d| d.as_millis() as u64).unwrap_or(0),
                 };
-                let ctx = std::mem::replace(&mut pending.ctx, ReqCtx::Plain);
-                let cancel_session = match &ctx {
-                    ReqCtx::Prompt { session, .. } => Some(session.clone()),
-                    _ => None,
+                let Some(session) = self.give_up(id, error).await else {
+                    return;
                 };
-                self.on_failure(ctx, &error).await;
-                if let Some(reply) = pending.reply.take() {
-                    self.defer(move || {
-                        let _ = reply.send(Err(error));
-                    });
-                }
                 let params = raw_json(&serde_json::json!({ "requestId": id }));
                 self.write(message::notification_line("$/cancel_request", &params))
                     .await;
-                if let Some(session) = cancel_session {
+                if let Some(session) = session {
                     // A timed-out turn is also cancelled the ACP way, so the agent stops working.
                     let _ = self.cancel_session(&session).await;
                 }
+            }
+            Completion::CancelGraceElapsed(id) => {
+                // `session/cancel` went out; the agent ignored it.
+                self.give_up(id, Error::Cancelled).await;
             }
             Completion::PermissionAnswer { perm, answer } => {
                 let _ = self.host_answer(perm, answer).await;

@@ -31,12 +31,24 @@ impl ClientCapabilities {
         })
     }
 
-    /// Whether a request method is served.
+    /// Whether an agent-to-client request is served: an implemented method of the method table
+    /// whose gate these capabilities open (anything else is answered -32601).
     pub(crate) fn serves(self, method: &str) -> bool {
-        match method {
-            "fs/read_text_file" => self.read_text_file,
-            "fs/write_text_file" => self.write_text_file,
-            m if m.starts_with("terminal/") => self.terminal,
+        use crate::protocol::{Direction, Gate, MessageKind};
+        let Some(m) = crate::protocol::method(method) else {
+            return false;
+        };
+        if !m.implemented
+            || m.direction != Direction::AgentToClient
+            || m.kind != MessageKind::Request
+        {
+            return false;
+        }
+        match m.gate {
+            Gate::ClientFlag("fs.readTextFile") => self.read_text_file,
+            Gate::ClientFlag("fs.writeTextFile") => self.write_text_file,
+            Gate::ClientFlag("terminal") => self.terminal,
+            // Any other gate is not one of these services.
             _ => false,
         }
     }

@@ -635,8 +635,12 @@ pub unsafe extern "C" fn acph_agent_release(
 }
 
 /// Cancel an asynchronous call: it completes with `cancelled` (its `call_completed` event
-/// follows). The work is dropped, which tells the agent (`$/cancel_request`; `session/cancel`
-/// for a prompt). `ACPH_STATUS_STALE_ID` when the call is unknown or already completed.
+/// follows); the work is dropped, which tells the agent (`$/cancel_request`). A prompt call is
+/// told `session/cancel` instead (pending permission requests of the session are answered
+/// `cancelled` at once) and completes with the agent's answer (normally stop reason `cancelled`)
+/// if it comes within `cancelGraceMs`, else with `cancelled`: it always completes, even when the
+/// agent ignores the cancel. `ACPH_STATUS_STALE_ID` when the call is unknown or already completed
+/// (cancelling a finished call changes nothing).
 /// Non-blocking.
 ///
 /// # Safety

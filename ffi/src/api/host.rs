@@ -9,7 +9,7 @@ use crate::status::{acph_error, acph_status};
 /// Create a host from a JSON configuration (docs/FFI.md, "Configuration"):
 /// `{"permission": "deny"|"manual", "policy": "<preset>"|{policy document}, "roots": ["/abs"],
 /// "permissionTimeoutMs", "requestTimeoutMs" (null: none), "promptTimeoutMs", "shutdownGraceMs",
-/// "eventCapacity", "events", "wireEvents", "maxLineBytes", "stderrTailBytes",
+/// "cancelGraceMs", "eventCapacity", "events", "wireEvents", "maxLineBytes", "stderrTailBytes",
 /// "fs"/"terminal": "builtin"|"embedder"|"disabled", "clientInfo": {"name", "version"}}`.
 /// Every field is optional; an unknown field is `ACPH_STATUS_INVALID_CONFIG`. `config_json` NULL
 /// means the defaults (deny every permission request, built-in fs and terminal services).

@@ -56,3 +56,24 @@ pub unsafe extern "C" fn acph_string_free(string: *mut c_char) {
         unsafe { ptr::string_free(string) }
     })
 }
+
+/// The ACP method table this library was built with, as a JSON array (docs/PROTOCOL.md): one
+/// object per method `{"name", "direction", "kind", "stability", "gate", "params", "result",
+/// "implemented", "faces"}`. `*json_out` receives an owned string: free it with
+/// `acph_string_free`.
+///
+/// # Safety
+/// `json_out` is NULL or writable; `error_out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acph_methods_json(
+    json_out: *mut *mut c_char,
+    error_out: *mut *mut acph_error,
+) -> acph_status {
+    ffi_fn!(error_out, {
+        // SAFETY: the caller's contract.
+        let out = unsafe { ptr::out(json_out, "json_out") }?;
+        let text = acp_host::protocol::methods_json().to_string();
+        out.write(ptr::string_into_raw(text.as_bytes()));
+        Ok(())
+    })
+}

@@ -153,7 +153,9 @@ pub unsafe extern "C" fn acph_session_prompt(
         let agent = s.agent().id();
         out.write(
             host.state
-                .start_call(agent, async move { s.prompt(content).await.map(turn_json) })?,
+                .start_call_abortable(agent, move |abort| async move {
+                    s.prompt_abortable(content, abort).await.map(turn_json)
+                })?,
         );
         Ok(())
     })
@@ -216,9 +218,13 @@ pub unsafe extern "C" fn acph_session_prompt_text(
         let out = unsafe { ptr::out(call_out, "call_out") }?;
         let s = host.state.session(session)?;
         let agent = s.agent().id();
-        out.write(host.state.start_call(agent, async move {
-            s.prompt_text(&text).await.map(turn_done)
-        })?);
+        out.write(
+            host.state
+                .start_call_abortable(agent, move |abort| async move {
+                    let content = vec![serde_json::json!({ "type": "text", "text": text })];
+                    s.prompt_abortable(content, abort).await.map(turn_done)
+                })?,
+        );
         Ok(())
     })
 }

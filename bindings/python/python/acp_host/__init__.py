@@ -54,6 +54,7 @@ from ._errors import (
 )
 from ._common import FsHandler, TerminalHandler
 from ._host import Agent, EventStream, Host, Session
+from ._protocol import MethodFaces, MethodInfo, methods
 from ._types import AgentExit, PermissionOption, PermissionRequest, SessionState, TurnResult
 
 Event = _native.Event
@@ -98,6 +99,9 @@ __all__ = [
     "ServiceError",
     "FsHandler",
     "TerminalHandler",
+    "methods",
+    "MethodInfo",
+    "MethodFaces",
     "PROTOCOL_VERSION",
     "__version__",
 ]

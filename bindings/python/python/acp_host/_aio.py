@@ -270,6 +270,7 @@ class AsyncHost:
         request_timeout: Optional[float] = 120.0,
         prompt_timeout: Optional[float] = None,
         shutdown_grace: float = 2.0,
+        cancel_grace: float = 2.0,
         max_line_bytes: Optional[int] = None,
         event_capacity: Optional[int] = None,
         wire_events: bool = False,
@@ -281,6 +282,7 @@ class AsyncHost:
         args = host_args(
             policy=policy, roots=roots, permission_timeout=permission_timeout, on_permission=on_permission,
             request_timeout=request_timeout, prompt_timeout=prompt_timeout, shutdown_grace=shutdown_grace,
+            cancel_grace=cancel_grace,
             max_line_bytes=max_line_bytes, event_capacity=event_capacity, wire_events=wire_events, fs=fs,
             terminal=terminal, client_name=client_name, client_version=client_version,
         )

@@ -78,6 +78,7 @@ def host_args(
     request_timeout: Optional[float],
     prompt_timeout: Optional[float],
     shutdown_grace: float,
+    cancel_grace: float,
     max_line_bytes: Optional[int],
     event_capacity: Optional[int],
     wire_events: bool,
@@ -92,6 +93,7 @@ def host_args(
     args["request_timeout"] = seconds("request_timeout", request_timeout, none_means_forever=True)
     args["prompt_timeout"] = seconds("prompt_timeout", prompt_timeout, none_means_forever=False)
     args["shutdown_grace"] = seconds("shutdown_grace", shutdown_grace, none_means_forever=False)
+    args["cancel_grace"] = seconds("cancel_grace", cancel_grace, none_means_forever=False)
     args["max_line_bytes"] = max_line_bytes
     args["event_capacity"] = event_capacity
     args["wire_events"] = bool(wire_events)

@@ -115,11 +115,13 @@ class Session:
         """A snapshot: modes, config options, merged tool calls, plan, usage, title, ..."""
         return SessionState._from_json(self._n.state_json())
 
-    def prompt(self, content: ContentLike, *, cancel_grace: float = 2.0) -> TurnResult:
+    def prompt(self, content: ContentLike, *, cancel_grace: Optional[float] = None) -> TurnResult:
         """Send a prompt (text, a content block, or a list of them) and wait for the turn to end.
 
-        On Ctrl-C the turn is cancelled (``session/cancel``), the agent gets ``cancel_grace``
-        seconds to end it, then ``KeyboardInterrupt`` propagates.
+        On Ctrl-C the turn is cancelled (``session/cancel``; pending permission requests are
+        answered ``cancelled``), the agent gets the host's ``cancel_grace`` (or this call's, when
+        given) to end it, then ``KeyboardInterrupt`` propagates, even if the agent ignores the
+        cancel.
         """
         turn, stop, usage, raw = self._n.prompt(content_json(content), aio=False, cancel_grace=cancel_grace)
         return TurnResult(turn, stop, None if usage is None else json.loads(usage), json.loads(raw))
@@ -276,6 +278,7 @@ class Host:
         request_timeout: Optional[float] = 120.0,
         prompt_timeout: Optional[float] = None,
         shutdown_grace: float = 2.0,
+        cancel_grace: float = 2.0,
         max_line_bytes: Optional[int] = None,
         event_capacity: Optional[int] = None,
         wire_events: bool = False,
@@ -287,6 +290,7 @@ class Host:
         args = host_args(
             policy=policy, roots=roots, permission_timeout=permission_timeout, on_permission=on_permission,
             request_timeout=request_timeout, prompt_timeout=prompt_timeout, shutdown_grace=shutdown_grace,
+            cancel_grace=cancel_grace,
             max_line_bytes=max_line_bytes, event_capacity=event_capacity, wire_events=wire_events, fs=fs,
             terminal=terminal, client_name=client_name, client_version=client_version,
         )

@@ -14,11 +14,13 @@ __all__ = [
     "Settled",
     "ServiceReply",
     "_at_exit",
+    "methods_json",
 ]
 __version__: str
 PROTOCOL_VERSION: int
 
 def _at_exit(grace: float) -> None: ...
+def methods_json() -> str: ...
 
 _Turn = Tuple[int, str, Optional[str], str]
 
@@ -82,9 +84,9 @@ class NativeSession:
     def agent_id(self) -> int: ...
     def state_json(self) -> str: ...
     @overload
-    def prompt(self, content_json: str, *, aio: Literal[False] = False, cancel_grace: float = 2.0) -> _Turn: ...
+    def prompt(self, content_json: str, *, aio: Literal[False] = False, cancel_grace: Optional[float] = None) -> _Turn: ...
     @overload
-    def prompt(self, content_json: str, *, aio: Literal[True], cancel_grace: float = 2.0) -> Awaitable[_Turn]: ...
+    def prompt(self, content_json: str, *, aio: Literal[True], cancel_grace: Optional[float] = None) -> Awaitable[_Turn]: ...
     @overload
     def cancel(self, *, aio: Literal[False] = False) -> None: ...
     @overload
@@ -162,6 +164,7 @@ class NativeHost:
         request_timeout: Optional[float] = None,
         prompt_timeout: Optional[float] = None,
         shutdown_grace: Optional[float] = None,
+        cancel_grace: Optional[float] = None,
         max_line_bytes: Optional[int] = None,
         event_capacity: Optional[int] = None,
         stderr_tail_bytes: Optional[int] = None,
