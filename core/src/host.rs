@@ -13,6 +13,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::connection::{self, AgentInfo, AgentShared, Command, HostShared, ReqCtx};
+use crate::elicitation::{ElicitationAnswer, ElicitationHandler};
 use crate::error::{Error, ExitInfo, Result};
 use crate::events::{Consumer, Event, EventBus, Pulled, QueueLimits, Waker, raw_json};
 use crate::permission::PermissionHandler;
@@ -79,6 +80,11 @@ pub struct HostConfig {
     pub wire_events: bool,
     /// Who answers permission requests no rule decided.
     pub permission: PermissionHandler,
+    /// Who answers `elicitation/create` (forms and URL consent), and which modes are advertised.
+    /// Default: not supported (nothing advertised; requests answered -32601).
+    pub elicitation: ElicitationHandler,
+    /// How long an elicitation may wait for the embedder before it is answered `cancel`.
+    pub elicitation_timeout: Duration,
     /// The policy (rules, presets, hard-deny). `None`: the `deny-all` preset without a decider,
     /// the `ask` preset with one (`PermissionHandler::Decider` or `Manual`). docs/PERMISSIONS.md.
     pub policy: Option<Policy>,
@@ -118,6 +124,8 @@ impl Default for HostConfig {
             stderr_tail_bytes: 64 * 1024,
             wire_events: false,
             permission: PermissionHandler::DenyAll,
+            elicitation: ElicitationHandler::Unsupported,
+            elicitation_timeout: Duration::from_secs(300),
             policy: None,
             roots: Vec::new(),
             fs: FsService::Builtin,
@@ -172,6 +180,8 @@ impl Host {
             next_turn: AtomicU64::new(0),
             next_permission: AtomicU64::new(0),
             permissions: Mutex::new(BTreeMap::new()),
+            next_elicitation: AtomicU64::new(0),
+            elicitations: Mutex::new(BTreeMap::new()),
             alive: alive_rx,
             policy,
         });
@@ -211,6 +221,7 @@ impl Host {
             read_text_file: served.read_text_file && policy.can_allow(Operation::Read),
             write_text_file: served.write_text_file && policy.can_allow(Operation::Write),
             terminal: served.terminal && policy.can_allow(Operation::Execute),
+            elicitation: served.elicitation,
         }
     }
 
@@ -223,6 +234,7 @@ impl Host {
             read_text_file: fs,
             write_text_file: fs,
             terminal: !matches!(cfg.terminal, TerminalService::Disabled),
+            elicitation: cfg.elicitation.modes(),
         }
     }
 
@@ -336,6 +348,40 @@ impl Host {
             .send(Command::RespondPermission {
                 request_id,
                 option_id,
+                reply: tx,
+            })
+            .await?;
+        rx.await.map_err(|_| closed())?
+    }
+
+    /// Answer a pending elicitation request (from any task). Accepted form content is checked
+    /// against the requested schema: invalid content answers `cancel` and returns an error; a
+    /// request that was already resolved returns [`Error::AlreadyResolved`] and changes nothing.
+    pub async fn respond_elicitation(
+        &self,
+        request_id: u64,
+        answer: ElicitationAnswer,
+    ) -> Result<()> {
+        let Some((agent, resolved)) = self.inner.shared.elicitation_state(request_id) else {
+            return Err(Error::NotFound(format!(
+                "no elicitation request {request_id}"
+            )));
+        };
+        if resolved {
+            return Err(Error::AlreadyResolved(format!(
+                "elicitation request {request_id} was already resolved"
+            )));
+        }
+        let Some(agent) = self.agent(agent) else {
+            return Err(Error::AlreadyResolved(format!(
+                "elicitation request {request_id}: its agent is gone"
+            )));
+        };
+        let (tx, rx) = oneshot::channel();
+        agent
+            .send(Command::RespondElicitation {
+                request_id,
+                answer,
                 reply: tx,
             })
             .await?;

@@ -14,6 +14,7 @@
 //! ```
 
 pub mod connection;
+pub mod elicitation;
 pub mod error;
 pub mod events;
 pub mod host;
@@ -25,6 +26,10 @@ pub mod transport;
 pub mod wire;
 
 pub use connection::{AgentInfo, PROTOCOL_VERSION};
+pub use elicitation::{
+    ElicitationAnswer, ElicitationDecider, ElicitationHandler, ElicitationKind, ElicitationModes,
+    ElicitationRequest,
+};
 pub use error::{Error, ExitInfo, Result};
 pub use events::{Event, EventKind};
 pub use host::{

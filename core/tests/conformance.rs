@@ -91,6 +91,25 @@ async fn run_case(case: &Value, cwd: &str) -> Vec<Value> {
     if let Some(ms) = case["cancelGraceMs"].as_u64() {
         config.cancel_grace = Duration::from_millis(ms);
     }
+    if let Some(answers) = case.get("elicitation").filter(|v| v.is_object()) {
+        // A decider that answers by mode with the case's answers.
+        let answers = answers.clone();
+        let modes = acp_host::ElicitationModes {
+            form: answers.get("form").is_some(),
+            url: answers.get("url").is_some(),
+        };
+        config.elicitation = acp_host::ElicitationHandler::Decider {
+            modes,
+            decider: Arc::new(move |req: acp_host::ElicitationRequest| {
+                let mode = match req.kind {
+                    acp_host::ElicitationKind::Form { .. } => "form",
+                    acp_host::ElicitationKind::Url { .. } => "url",
+                };
+                let answer = acp_host::ElicitationAnswer::from_json(&answers[mode]);
+                async move { answer }
+            }),
+        };
+    }
     let host = Host::new(config);
     let mut events = host.events().unwrap();
     let spec = mock(case["scenario"].as_str());

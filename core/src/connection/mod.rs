@@ -5,6 +5,7 @@
 //! and answered from spawned tasks, so the actor never awaits the embedder. Agent death fails
 //! every pending call at once with [`Error::AgentExited`].
 
+mod elicitation;
 mod inbound;
 mod io;
 mod state;
@@ -48,6 +49,9 @@ pub(crate) struct HostShared {
     pub next_permission: AtomicU64,
     /// Permission request id → (agent id, resolved?). Bounded: old resolved entries are trimmed.
     pub permissions: Mutex<BTreeMap<u64, (u64, bool)>>,
+    pub next_elicitation: AtomicU64,
+    /// Elicitation request id → (agent id, resolved?), bounded like `permissions`.
+    pub elicitations: Mutex<BTreeMap<u64, (u64, bool)>>,
     /// Dropped when the host goes away: every actor then shuts its agent down.
     pub alive: watch::Receiver<()>,
     /// The effective policy (configured, or the preset implied by the permission handler).
@@ -58,15 +62,66 @@ const PERMISSION_MEMORY: usize = 8192;
 
 impl HostShared {
     fn note_permission(&self, id: u64, agent: u64, resolved: bool) {
-        let mut map = self.permissions.lock().unwrap_or_else(|p| p.into_inner());
-        map.insert(id, (agent, resolved));
-        while map.len() > PERMISSION_MEMORY {
-            let Some((&oldest, _)) = map.iter().find(|(_, (_, r))| *r) else {
-                break;
-            };
-            map.remove(&oldest);
-        }
+        note(&self.permissions, id, agent, resolved);
     }
+
+    fn note_elicitation(&self, id: u64, agent: u64, resolved: bool) {
+        note(&self.elicitations, id, agent, resolved);
+    }
+
+    /// (agent, resolved?) of an elicitation request this host has seen.
+    pub(crate) fn elicitation_state(&self, id: u64) -> Option<(u64, bool)> {
+        self.elicitations
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&id).copied())
+    }
+}
+
+/// Remember which agent an embedder question belongs to (and whether it was answered), so a
+/// late or unknown answer gets a precise error; resolved entries are trimmed past the bound.
+fn note(map: &Mutex<BTreeMap<u64, (u64, bool)>>, id: u64, agent: u64, resolved: bool) {
+    let mut map = map.lock().unwrap_or_else(|p| p.into_inner());
+    map.insert(id, (agent, resolved));
+    while map.len() > PERMISSION_MEMORY {
+        let Some((&oldest, _)) = map.iter().find(|(_, (_, r))| *r) else {
+            break;
+        };
+        map.remove(&oldest);
+    }
+}
+
+/// Run an embedder's decider: `make` builds its future. A panic while building or polling it
+/// becomes an `Err` (the question is then answered the fail-closed way), never reaching the
+/// actor.
+pub(super) async fn guarded<T, F>(
+    make: impl FnOnce() -> F,
+    what: &str,
+) -> std::result::Result<T, String>
+where
+    F: std::future::Future<Output = std::result::Result<T, String>>,
+{
+    let mut make = Some(make);
+    let mut fut: Option<std::pin::Pin<Box<F>>> = None;
+    std::future::poll_fn(|cx| {
+        let step = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            if let Some(make) = make.take() {
+                fut = Some(Box::pin(make()));
+            }
+            match fut.as_mut() {
+                Some(f) => f.as_mut().poll(cx),
+                None => std::task::Poll::Ready(Err(format!("{what} decider is gone"))),
+            }
+        }));
+        match step {
+            Ok(poll) => poll,
+            Err(_) => {
+                fut = None;
+                std::task::Poll::Ready(Err(format!("{what} decider panicked")))
+            }
+        }
+    })
+    .await
 }
 
 /// Bookkeeping attached to an outbound request, applied when its response arrives.
@@ -134,6 +189,11 @@ pub(crate) enum Command {
         option_id: Option<String>,
         reply: oneshot::Sender<Result<()>>,
     },
+    RespondElicitation {
+        request_id: u64,
+        answer: crate::elicitation::ElicitationAnswer,
+        reply: oneshot::Sender<Result<()>>,
+    },
     Shutdown {
         /// Why, when the host itself decided (e.g. a failed handshake); reported in `agent_exited`.
         error: Option<Value>,
@@ -150,6 +210,11 @@ enum Completion {
         perm: u64,
         answer: std::result::Result<Option<String>, String>,
     },
+    ElicitationAnswer {
+        eid: u64,
+        answer: std::result::Result<crate::elicitation::ElicitationAnswer, String>,
+    },
+    ElicitationTimeout(u64),
     PermissionTimeout(u64),
     WriterDone(std::result::Result<(), String>),
     /// A served fs/terminal request finished.
@@ -190,6 +255,7 @@ enum Timer {
     Permission(u64),
     /// An aborted prompt's grace for the agent to answer `session/cancel`.
     CancelGrace(u64),
+    Elicitation(u64),
 }
 
 #[derive(Debug)]
@@ -347,6 +413,8 @@ pub(crate) fn start(
         recent_set: HashSet::new(),
         abandoned: HashMap::new(),
         perms: HashMap::new(),
+        elicits: HashMap::new(),
+        url_elicitations: VecDeque::new(),
         sessions: HashMap::new(),
         pending_new: 0,
         early: Vec::new(),
@@ -388,6 +456,10 @@ struct Actor {
     /// Ids we gave up on (timeout / caller gone): a late answer is expected and ignored.
     abandoned: HashMap<u64, GaveUp>,
     perms: HashMap<u64, PermEntry>,
+    /// Pending `elicitation/create` requests, by host-wide id.
+    elicits: HashMap<u64, elicitation::ElicitEntry>,
+    /// Recent URL elicitation ids (for `elicitation/complete`), bounded.
+    url_elicitations: VecDeque<String>,
     sessions: HashMap<Arc<str>, SessionEntry>,
     /// session/new or session/fork requests in flight (their session id is not known yet).
     pending_new: usize,
@@ -445,6 +517,7 @@ impl Actor {
                     let done = match expired {
                         Timer::Request(id) => Completion::RequestTimeout(id),
                         Timer::CancelGrace(id) => Completion::CancelGraceElapsed(id),
+                        Timer::Elicitation(eid) => Completion::ElicitationTimeout(eid),
                         Timer::Permission(perm) => Completion::PermissionTimeout(perm),
                     };
                     self.on_completion(done).await;
@@ -800,6 +873,16 @@ impl Actor {
                     let _ = reply.send(res);
                 });
             }
+            Command::RespondElicitation {
+                request_id,
+                answer,
+                reply,
+            } => {
+                let res = self.elicitation_answer(request_id, Ok(answer)).await;
+                self.defer(move || {
+                    let _ = reply.send(res);
+                });
+            }
             Command::Shutdown { reply, .. } => {
                 // Handled by the run loop, which owns the reader channel to drain.
                 let info = self
@@ -918,6 +1001,9 @@ impl Actor {
             self.resolve_permission(id, Outcome::Cancelled, DecidedBy::Cancelled)
                 .await;
         }
+        // ... and so is every pending elicitation of the session.
+        self.cancel_elicitations(Some(session), DecidedBy::Cancelled)
+            .await;
         Ok(())
     }
 
@@ -1065,6 +1151,9 @@ impl Actor {
                 if found.is_none() && self.withdraw_served(&target).await {
                     return;
                 }
+                if found.is_none() && self.withdraw_elicitation(&target).await {
+                    return;
+                }
                 if let Some(perm) = found {
                     // Exactly one response: -32800 for the withdrawn request.
                     if let Some(entry) = self.perms.get(&perm) {
@@ -1078,6 +1167,9 @@ impl Actor {
                 // Requests we answer synchronously are already answered: nothing to do.
             }
             m if m.starts_with("$/") => {} // optional protocol notifications may be ignored
+            "elicitation/complete" if self.host.config.elicitation.modes().url => {
+                self.on_elicitation_complete(params.as_deref()).await;
+            }
             _ => {
                 let params = params_value(params.as_deref());
                 let data = serde_json::json!({ "method": &*method, "params": params });
@@ -1095,7 +1187,10 @@ impl Actor {
     }
 
     async fn on_request(&mut self, id: RawId, method: Box<str>, params: Option<Box<RawValue>>) {
-        if self.perms.values().any(|p| p.raw_id == id) || self.served.contains_key(&id) {
+        if self.perms.values().any(|p| p.raw_id == id)
+            || self.elicits.values().any(|e| e.raw_id == id)
+            || self.served.contains_key(&id)
+        {
             self.protocol_error(
                 "duplicate_request_id",
                 format!(
@@ -1108,7 +1203,7 @@ impl Actor {
             return;
         }
         let limit = self.host.config.max_pending_agent_requests;
-        if self.perms.len() + self.served.len() >= limit {
+        if self.perms.len() + self.elicits.len() + self.served.len() >= limit {
             // Bounded against a flood: no entry, no task, no decider call for this one.
             self.respond_error(
                 &id,
@@ -1130,6 +1225,10 @@ impl Actor {
         self.inbound_overflow = false;
         match &*method {
             "session/request_permission" => self.on_permission_request(id, params).await,
+            "elicitation/create" if self.host.config.elicitation.modes().any() => {
+                let params = params_value(params.as_deref());
+                self.on_elicitation_request(id, params).await;
+            }
             m if self.caps.serves(m) => self.on_service_request(id, method, params).await,
             _ => {
                 self.respond_error(
@@ -1577,6 +1676,8 @@ impl Actor {
             self.resolve_permission(perm, Outcome::Cancelled, DecidedBy::Cancelled)
                 .await;
         }
+        self.cancel_elicitations(Some(id), DecidedBy::Cancelled)
+            .await;
         // The session's terminals die with it; its grants are forgotten.
         self.grants.forget_session(id);
         let terminals = self.terminals.clone();
@@ -1755,21 +1856,7 @@ impl Actor {
                 // future runs, must deny and never reach the actor. One task does it all; it is
                 // aborted when the request is resolved otherwise.
                 let task = tokio::spawn(async move {
-                    let mut fut = None;
-                    let answer = std::future::poll_fn(|cx| {
-                        let step = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                            fut.get_or_insert_with(|| decider.decide(request.clone()))
-                                .as_mut()
-                                .poll(cx)
-                        }));
-                        match step {
-                            Ok(poll) => poll,
-                            Err(_) => std::task::Poll::Ready(Err(
-                                "permission decider panicked".to_owned()
-                            )),
-                        }
-                    })
-                    .await;
+                    let answer = guarded(move || decider.decide(request), "permission").await;
                     let _ = tx.send(Completion::PermissionAnswer { perm, answer });
                 });
                 if let Some(entry) = self.perms.get_mut(&perm) {
@@ -1943,6 +2030,22 @@ impl Actor {
             Completion::PermissionAnswer { perm, answer } => {
                 let _ = self.host_answer(perm, answer).await;
             }
+            Completion::ElicitationAnswer { eid, answer } => {
+                let _ = self.elicitation_answer(eid, answer).await;
+            }
+            Completion::ElicitationTimeout(eid) => {
+                if let Some(entry) = self.elicits.get_mut(&eid) {
+                    // The wheel already dropped this deadline; its key may be reused.
+                    entry.timer = None;
+                }
+                self.resolve_elicitation(
+                    eid,
+                    crate::elicitation::ElicitationAnswer::Cancel,
+                    DecidedBy::Timeout,
+                    None,
+                )
+                .await;
+            }
             Completion::PermissionTimeout(perm) => {
                 if let Some(entry) = self.perms.get_mut(&perm) {
                     // The wheel already dropped this deadline; its key may be reused.
@@ -2112,6 +2215,12 @@ impl Actor {
         let perms: Vec<u64> = self.perms.keys().copied().collect();
         for perm in sorted(perms) {
             self.finish_permission(perm, None, DecidedBy::Disconnected)
+                .await;
+        }
+        let mut elicits: Vec<u64> = self.elicits.keys().copied().collect();
+        elicits.sort_unstable();
+        for eid in elicits {
+            self.finish_elicitation(eid, None, DecidedBy::Disconnected, None)
                 .await;
         }
         // 3. anything still buffered is delivered, then sessions close

@@ -513,9 +513,14 @@ pub static METHODS: &[Method] = &[
         gate: Gate::ClientMarkerAny(&["elicitation.form", "elicitation.url"]),
         params: "CreateElicitationRequest",
         result: Some("CreateElicitationResponse"),
-        implemented: false,
-        host: "not advertised yet, so refused with -32601",
-        faces: NO_FACE,
+        implemented: true,
+        host: "only advertised modes; the embedder's decider; content checked against the schema; fail-closed (`cancel`)",
+        faces: Faces {
+            rust: "ElicitationHandler",
+            c: "elicitation_requested event + acph_elicitation_respond",
+            node: "onElicitation",
+            python: "on_elicitation",
+        },
     },
     Method {
         name: "elicitation/complete",
@@ -525,9 +530,9 @@ pub static METHODS: &[Method] = &[
         gate: Gate::ClientMarkerAny(&["elicitation.url"]),
         params: "CompleteElicitationNotification",
         result: None,
-        implemented: false,
-        host: "reported as `ext_notification`",
-        faces: NO_FACE,
+        implemented: true,
+        host: "`elicitation_completed` event for a URL elicitation of this agent; unknown ids ignored",
+        faces: served("elicitation_completed event"),
     },
     // ----- both ------------------------------------------------------------------------------
     Method {

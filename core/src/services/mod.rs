@@ -21,14 +21,21 @@ pub struct ClientCapabilities {
     pub read_text_file: bool,
     pub write_text_file: bool,
     pub terminal: bool,
+    /// The elicitation modes the embedder can render (none: `elicitation` is not advertised).
+    pub elicitation: crate::elicitation::ElicitationModes,
 }
 
 impl ClientCapabilities {
-    pub(crate) fn to_json(self) -> Value {
-        serde_json::json!({
+    /// `clientCapabilities` of `initialize`.
+    pub fn to_json(self) -> Value {
+        let mut caps = serde_json::json!({
             "fs": { "readTextFile": self.read_text_file, "writeTextFile": self.write_text_file },
             "terminal": self.terminal,
-        })
+        });
+        if let Some(e) = self.elicitation.capability() {
+            caps["elicitation"] = e;
+        }
+        caps
     }
 
     /// Whether an agent-to-client request is served: an implemented method of the method table
