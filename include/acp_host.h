@@ -139,6 +139,9 @@ enum acph_event_kind
     ACPH_EVENT_EXT_NOTIFICATION = 17,
     ACPH_EVENT_WIRE = 18,
     ACPH_EVENT_CALL_COMPLETED = 19,
+    ACPH_EVENT_ELICITATION_REQUESTED = 20,
+    ACPH_EVENT_ELICITATION_RESOLVED = 21,
+    ACPH_EVENT_ELICITATION_COMPLETED = 22,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -199,7 +202,8 @@ typedef struct acph_event {
     // The turn id (`turn` of the JSON), 0 when the event belongs to no turn.
     uint64_t turn;
     // `permission_requested` / `permission_resolved`: the request id to pass to
-    // `acph_permission_respond` (`data.requestId`); else 0.
+    // `acph_permission_respond`; `elicitation_requested` / `elicitation_resolved`: the one to
+    // pass to `acph_elicitation_respond` (`data.requestId`); else 0.
     uint64_t request;
     // `call_completed`: the call id returned by the asynchronous call (`data.call`); else 0.
     uint64_t call;
@@ -676,6 +680,30 @@ acph_status acph_permission_respond(struct acph_host *host,
                                     const char *option_id,
                                     size_t option_len,
                                     struct acph_error **error_out);
+
+// Answer a pending elicitation request (`acph_event.request` of an `elicitation_requested`
+// event, i.e. its `data.requestId`). `answer_json` is the ACP response shape:
+// `{"action": "accept", "content": {...}}` (form mode; `content` must match the requested
+// schema), `{"action": "accept"}` (URL mode: the user consented to open the URL),
+// `{"action": "decline"}` or `{"action": "cancel"}`. Requires `"elicitation": [modes]` in the
+// config. Returns at once, from any thread (also from callbacks); the `elicitation_resolved`
+// event tells how it ended: content that does not match the schema is answered `cancel`
+// (`decidedBy: invalid_answer`, with the `reason`), and a timeout or a cancel may have won the
+// race.
+//
+// `ACPH_STATUS_INVALID_JSON` / `ACPH_STATUS_INVALID_ARGUMENT` for an answer that is not of that
+// shape (nothing is sent; the request stays pending); `ACPH_STATUS_ALREADY_RESOLVED` for a
+// second answer or a request already resolved; `ACPH_STATUS_STALE_ID` for an id this host never
+// announced.
+//
+// # Safety
+// `host` is NULL or a live host; `answer_json` points to `answer_len` readable bytes;
+// `error_out` is NULL or writable.
+acph_status acph_elicitation_respond(struct acph_host *host,
+                                     uint64_t request_id,
+                                     const char *answer_json,
+                                     size_t answer_len,
+                                     struct acph_error **error_out);
 
 // The session handle of an agent's session, by its ACP id (the `session_id` of events).
 // `ACPH_STATUS_STALE_ID` when this host has none. Non-blocking.

@@ -14,6 +14,7 @@
 //! Exit status: 0 when the turn ended with a stop reason (run) or the handshake succeeded (probe);
 //! 1 with one line on stderr otherwise; 2 for usage errors; 130 when interrupted (Ctrl-C twice).
 
+mod elicitation;
 mod permission;
 mod render;
 
@@ -27,7 +28,8 @@ use clap::{Args, Parser, Subcommand};
 use serde_json::Value;
 use tokio::sync::watch;
 
-use crate::permission::PermissionMode;
+use crate::elicitation::ElicitationMode;
+use crate::permission::{PermissionMode, PromptGate};
 use crate::render::{Out, Renderer, SharedOut, eprint_line, flat_line, lock, one_line};
 
 /// The bundled default agent.
@@ -101,6 +103,10 @@ struct RunArgs {
     /// [default: ask when stdin is a terminal, else deny]
     #[arg(long, value_enum, value_name = "MODE")]
     permission: Option<PermissionMode>,
+    /// Who answers the agent's elicitations (forms, URL consent): ask on the terminal, or off
+    /// (not advertised) [default: ask when stdin is a terminal, else off]
+    #[arg(long, value_enum, value_name = "MODE")]
+    elicitation: Option<ElicitationMode>,
     /// Deny permission requests nobody answered within SECS seconds [default: 300]
     #[arg(long, value_name = "SECS", value_parser = parse_secs)]
     permission_timeout: Option<Duration>,
@@ -436,8 +442,13 @@ async fn run(args: RunArgs, verbose: bool, mut interrupts: watch::Receiver<Signa
         .unwrap_or_else(PermissionMode::default_for_stdin);
     // Without --policy the core picks the preset: deny-all without a decider (--permission deny),
     // ask with one.
+    let gate = PromptGate::default();
+    let elicitation_mode = args
+        .elicitation
+        .unwrap_or_else(ElicitationMode::default_for_stdin);
     let mut config = HostConfig {
-        permission: permission::handler(mode, out.clone()),
+        permission: permission::handler(mode, out.clone(), gate.clone()),
+        elicitation: elicitation::handler(elicitation_mode, out.clone(), gate),
         policy,
         roots,
         ..HostConfig::default()

@@ -31,7 +31,10 @@ impl PermissionMode {
     }
 }
 
-pub fn handler(mode: PermissionMode, out: SharedOut) -> PermissionHandler {
+/// One prompt on the terminal at a time: permission and elicitation prompts queue up here.
+pub type PromptGate = Arc<tokio::sync::Mutex<()>>;
+
+pub fn handler(mode: PermissionMode, out: SharedOut, gate: PromptGate) -> PermissionHandler {
     match mode {
         PermissionMode::Allow => {
             PermissionHandler::Decider(Arc::new(|req: PermissionRequest| async move {
@@ -44,8 +47,6 @@ pub fn handler(mode: PermissionMode, out: SharedOut) -> PermissionHandler {
         // option if offered, else `cancelled`), and without `--policy` it picks `deny-all`.
         PermissionMode::Deny => PermissionHandler::DenyAll,
         PermissionMode::Ask => {
-            // One prompt at a time: concurrent requests queue up here.
-            let gate = Arc::new(tokio::sync::Mutex::new(()));
             PermissionHandler::Decider(Arc::new(move |req: PermissionRequest| {
                 let gate = gate.clone();
                 let out = out.clone();
@@ -110,7 +111,7 @@ fn prompt_text(req: &PermissionRequest) -> String {
 
 /// Show the prompt on stderr and read one answer line from the terminal (stdin when it is one,
 /// else `/dev/tty`, else whatever stdin is). `None` on EOF or error.
-fn ask_terminal(prompt: &str) -> Option<String> {
+pub(crate) fn ask_terminal(prompt: &str) -> Option<String> {
     {
         let mut e = std::io::stderr().lock();
         let _ = e.write_all(prompt.as_bytes());

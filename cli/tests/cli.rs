@@ -911,3 +911,99 @@ fn usage_errors_exit_2() {
     let out = acph(&["frobnicate"]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
 }
+
+/// `--elicitation ask` renders the agent's form and URL consent on the terminal (here: stdin,
+/// under setsid without a controlling terminal); `off` does not advertise elicitation at all.
+#[test]
+fn elicitation_is_asked_on_the_terminal_or_off() {
+    let setsid = ["/usr/bin/setsid", "/bin/setsid"]
+        .into_iter()
+        .find(|p| Path::new(p).is_file());
+    let Some(setsid) = setsid else {
+        // Nothing to run it under; the unit tests cover the form filling.
+        return;
+    };
+    let texts = |events: &[Value]| -> Vec<String> {
+        all(events, "session_update")
+            .iter()
+            .filter_map(|e| e["data"]["content"]["text"].as_str().map(str::to_owned))
+            .collect()
+    };
+    // dryRun=default, replicas=3, target=production (2), confirm; then consent to the URL.
+    let out = acph_with(
+        &[
+            "-w",
+            ACPH,
+            "run",
+            "--json",
+            "--permission",
+            "deny",
+            "--elicitation",
+            "ask",
+            "--scenario",
+            "elicitation",
+        ],
+        setsid,
+        Some("\n3\n2\ny\ny\n"),
+    );
+    assert!(out.status.success(), "{out:?}");
+    let events = out.events();
+    check_stream(&events);
+    let resolved = all(&events, "elicitation_resolved");
+    assert_eq!(resolved.len(), 2, "{:?}", kinds(&events));
+    assert!(resolved.iter().all(|r| r["data"]["action"] == "accept"));
+    let t = texts(&events);
+    assert!(
+        t.iter().any(|x| x.starts_with("form accept")
+            && x.contains("\"target\":\"production\"")
+            && x.contains("\"replicas\":3")
+            && x.contains("\"dryRun\":true")),
+        "{t:?}"
+    );
+    assert!(t.contains(&"url accept".to_owned()), "{t:?}");
+    assert!(out.stderr.contains("Where should I deploy?"), "{out:?}");
+    assert!(
+        out.stderr.contains("https://example.invalid/login?turn=1"),
+        "{out:?}"
+    );
+    assert!(out.stderr.contains("1=staging 2=production"), "{out:?}");
+    // Not confirmed, then no consent: decline both.
+    let out = acph_with(
+        &[
+            "-w",
+            ACPH,
+            "run",
+            "--json",
+            "--permission",
+            "deny",
+            "--elicitation",
+            "ask",
+            "--scenario",
+            "elicitation",
+        ],
+        setsid,
+        Some("\n\n1\nn\nn\n"),
+    );
+    let t = texts(&out.events());
+    assert!(
+        t.contains(&"form decline $form.content".to_owned())
+            || t.iter().any(|x| x.starts_with("form decline")),
+        "{t:?}"
+    );
+    assert!(t.contains(&"url decline".to_owned()), "{t:?}");
+    // Off: not advertised, the agent gets method-not-found and nobody is asked.
+    let out = acph(&[
+        "run",
+        "--json",
+        "--permission",
+        "deny",
+        "--elicitation",
+        "off",
+        "--scenario",
+        "elicitation",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let events = out.events();
+    assert!(all(&events, "elicitation_requested").is_empty());
+    assert!(texts(&events).contains(&"form error -32601".to_owned()));
+}

@@ -70,6 +70,18 @@ fn check<T: std::fmt::Debug>(
     }
 }
 
+fn sorted_keys(v: Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut entries: Vec<(String, Value)> = m.into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(entries.into_iter().map(|(k, v)| (k, sorted_keys(v))).collect())
+        }
+        Value::Array(a) => Value::Array(a.into_iter().map(sorted_keys).collect()),
+        other => other,
+    }
+}
+
 async fn run_case(case: &Value, cwd: &str) -> Vec<Value> {
     let name = case["name"].as_str().unwrap();
     let permission = match case["permission"].as_str().unwrap_or("deny") {
@@ -259,7 +271,9 @@ async fn every_case_matches_its_expected_trace() {
             .join(format!("{name}.json"));
         let got = json!({ "case": name, "events": trace });
         if update {
-            std::fs::write(&path, serde_json::to_string_pretty(&got).unwrap() + "\n").unwrap();
+            // Keys sorted: the files do not depend on whether serde_json keeps insertion order.
+            let text = serde_json::to_string_pretty(&sorted_keys(got)).unwrap();
+            std::fs::write(&path, text + "\n").unwrap();
             continue;
         }
         let want: Value = match std::fs::read_to_string(&path) {

@@ -44,6 +44,8 @@ const CONFIG_FIELDS: &[&str] = &[
     "promptTimeoutMs",
     "shutdownGraceMs",
     "cancelGraceMs",
+    "elicitation",
+    "elicitationTimeoutMs",
     "eventCapacity",
     "eventQueueBytes",
     "eventStallTimeoutMs",
@@ -204,6 +206,27 @@ pub(crate) fn host_config(text: Option<&str>, bridge: &Bridge) -> Result<FaceCon
             ));
         }
     };
+    if let Some(modes) = string_list(obj, "elicitation", &err)? {
+        let mut m = acp_host::ElicitationModes::default();
+        for (i, mode) in modes.iter().enumerate() {
+            match mode.as_str() {
+                "form" => m.form = true,
+                "url" => m.url = true,
+                other => {
+                    return Err(err(
+                        &format!("elicitation[{i}]"),
+                        format!("unknown mode \"{other}\"; expected \"form\" or \"url\""),
+                    ));
+                }
+            }
+        }
+        if m.any() {
+            core.elicitation = acp_host::ElicitationHandler::Manual { modes: m };
+        }
+    }
+    if let Some(ms) = u64_field(obj, "elicitationTimeoutMs", &err)? {
+        core.elicitation_timeout = Duration::from_millis(ms);
+    }
     core.policy = match obj.get("policy") {
         None | Some(Value::Null) => None,
         Some(Value::String(name)) => {

@@ -30,6 +30,9 @@ pub enum acph_event_kind {
     ACPH_EVENT_EXT_NOTIFICATION = 17,
     ACPH_EVENT_WIRE = 18,
     ACPH_EVENT_CALL_COMPLETED = 19,
+    ACPH_EVENT_ELICITATION_REQUESTED = 20,
+    ACPH_EVENT_ELICITATION_RESOLVED = 21,
+    ACPH_EVENT_ELICITATION_COMPLETED = 22,
 }
 
 /// One event, owned by the caller: free it with `acph_event_free`. Read-only; only the library
@@ -49,7 +52,8 @@ pub struct acph_event {
     /// The turn id (`turn` of the JSON), 0 when the event belongs to no turn.
     pub turn: u64,
     /// `permission_requested` / `permission_resolved`: the request id to pass to
-    /// `acph_permission_respond` (`data.requestId`); else 0.
+    /// `acph_permission_respond`; `elicitation_requested` / `elicitation_resolved`: the one to
+    /// pass to `acph_elicitation_respond` (`data.requestId`); else 0.
     pub request: u64,
     /// `call_completed`: the call id returned by the asynchronous call (`data.call`); else 0.
     pub call: u64,
@@ -93,6 +97,15 @@ pub(crate) fn kind_of(kind: EventKind) -> (acph_event_kind, &'static str) {
         EventKind::ExtNotification => (ACPH_EVENT_EXT_NOTIFICATION, "ext_notification\0"),
         EventKind::Wire => (ACPH_EVENT_WIRE, "wire\0"),
         EventKind::CallCompleted => (ACPH_EVENT_CALL_COMPLETED, "call_completed\0"),
+        EventKind::ElicitationRequested => {
+            (ACPH_EVENT_ELICITATION_REQUESTED, "elicitation_requested\0")
+        }
+        EventKind::ElicitationResolved => {
+            (ACPH_EVENT_ELICITATION_RESOLVED, "elicitation_resolved\0")
+        }
+        EventKind::ElicitationCompleted => {
+            (ACPH_EVENT_ELICITATION_COMPLETED, "elicitation_completed\0")
+        }
         other => (ACPH_EVENT_UNKNOWN, unknown_name(other)),
     }
 }

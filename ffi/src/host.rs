@@ -47,6 +47,7 @@ pub(crate) struct State {
     agents: Mutex<HashMap<u64, Agent>>,
     sessions: Mutex<Sessions>,
     perms: Mutex<Perms>,
+    elicits: Mutex<Elicits>,
     calls: Mutex<HashMap<u64, oneshot::Sender<Error>>>,
     /// Calls started and not yet reported (a call leaves `calls` before its report is queued,
     /// so that cancelling a call whose `call_completed` is visible is a stale id).
@@ -113,6 +114,13 @@ struct Perms {
     max_seen: u64,
 }
 
+/// Elicitation requests announced by `elicitation_requested` (id → answered?).
+#[derive(Debug, Default)]
+struct Elicits {
+    pending: HashMap<u64, bool>,
+    max_seen: u64,
+}
+
 #[derive(Debug)]
 struct PendingPermission {
     options: Vec<String>,
@@ -156,6 +164,7 @@ impl acph_host {
             agents: Mutex::default(),
             sessions: Mutex::default(),
             perms: Mutex::default(),
+            elicits: Mutex::default(),
             calls: Mutex::default(),
             outstanding: AtomicU64::new(0),
             calls_idle: Notify::new(),
@@ -215,6 +224,7 @@ impl State {
         drop(agents);
         *lock(&self.sessions) = Sessions::default();
         *lock(&self.perms) = Perms::default();
+        *lock(&self.elicits) = Elicits::default();
         let calls = std::mem::take(&mut *lock(&self.calls));
         drop(calls);
         self.bridge.clear();
@@ -343,6 +353,18 @@ impl State {
             }
             EventKind::CallCompleted => {
                 call = ev.data_value()["call"].as_u64().unwrap_or(0);
+            }
+            EventKind::ElicitationRequested => {
+                request = ev.data_value()["requestId"].as_u64().unwrap_or(0);
+                let mut e = lock(&self.elicits);
+                e.max_seen = e.max_seen.max(request);
+                e.pending.insert(request, false);
+            }
+            EventKind::ElicitationResolved => {
+                request = ev.data_value()["requestId"].as_u64().unwrap_or(0);
+                let mut e = lock(&self.elicits);
+                e.max_seen = e.max_seen.max(request);
+                e.pending.remove(&request);
             }
             _ => {}
         }
@@ -602,6 +624,48 @@ impl State {
             let h = st.register_session(agent.id(), session);
             Ok(serde_json::json!({ "session": h, "sessionId": sid }))
         }
+    }
+
+    /// `acph_elicitation_respond`: checked here as far as the tables allow (unknown, resolved,
+    /// answered, malformed answer), then handed to the core; content that does not match the
+    /// requested schema is answered `cancel` and reported by `elicitation_resolved`.
+    pub(crate) fn respond_elicitation(self: &Arc<Self>, id: u64, answer: &str) -> Result<(), Failure> {
+        self.check_open()?;
+        let value: Value = serde_json::from_str(answer).map_err(|e| {
+            Failure::new(
+                acph_status::ACPH_STATUS_INVALID_JSON,
+                format!("answer_json: not valid JSON: {e}"),
+            )
+        })?;
+        let answer = acp_host::ElicitationAnswer::from_json(&value)
+            .map_err(|e| Failure::invalid(format!("answer_json: {e}")))?;
+        {
+            let mut e = lock(&self.elicits);
+            let max_seen = e.max_seen;
+            match e.pending.get_mut(&id) {
+                None if id != 0 && id <= max_seen => {
+                    return Err(Failure::new(
+                        acph_status::ACPH_STATUS_ALREADY_RESOLVED,
+                        format!("elicitation request {id} was already resolved"),
+                    ));
+                }
+                None => return Err(Failure::stale("elicitation request", id)),
+                Some(true) => {
+                    return Err(Failure::new(
+                        acph_status::ACPH_STATUS_ALREADY_RESOLVED,
+                        format!("elicitation request {id} was already answered"),
+                    ));
+                }
+                Some(answered) => *answered = true,
+            }
+        }
+        let host = self.host.clone();
+        self.spawn_detached(async move {
+            // The outcome (and who won a race with a timeout or a cancel) is reported by the
+            // `elicitation_resolved` event.
+            let _ = host.respond_elicitation(id, answer).await;
+        });
+        Ok(())
     }
 
     pub(crate) fn respond_permission(

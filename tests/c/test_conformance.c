@@ -18,6 +18,7 @@
 typedef struct {
     acph_host *h;
     bool auto_allow;
+    const json *elicitation; /* the case's answers by mode, or NULL */
     uint64_t agent, session;
     event_list evs;  /* every event, owned */
     json *trace;     /* normalised events */
@@ -90,6 +91,17 @@ static const acph_event *pump(runner *r, const char *spec, uint64_t call) {
             }
             json_free(j);
         }
+        if (ev->kind == ACPH_EVENT_ELICITATION_REQUESTED && r->elicitation) {
+            /* The case's answer for this mode, through the manual API. */
+            json *j = event_json(ev);
+            const char *mode = json_str(json_get(json_get(j, "data"), "mode"));
+            const json *answer = mode ? json_get(r->elicitation, mode) : NULL;
+            CHECK_MSG(answer != NULL, "an elicitation in a mode the case did not advertise");
+            char *text = json_dump(answer);
+            EXPECT(ACPH_STATUS_OK, acph_elicitation_respond(r->h, ev->request, text, strlen(text), ERR));
+            free(text);
+            json_free(j);
+        }
         if (spec && matches(ev, spec)) return ev;
         if (call && ev->kind == ACPH_EVENT_CALL_COMPLETED && ev->call == call) return ev;
     }
@@ -125,6 +137,13 @@ static json *run_case(const json *c, const char *cwd) {
     json_set(config, "permission", json_new_string(strcmp(permission, "deny") == 0 ? "deny" : "manual"));
     uint64_t max_line = 0;
     if (json_u64(json_get(c, "maxLineBytes"), &max_line)) json_set(config, "maxLineBytes", json_new_u64(max_line));
+    r.elicitation = json_get(c, "elicitation");
+    if (r.elicitation) {
+        json *modes = json_new_array();
+        if (json_get(r.elicitation, "form")) json_push(modes, json_new_string("form"));
+        if (json_get(r.elicitation, "url")) json_push(modes, json_new_string("url"));
+        json_set(config, "elicitation", modes);
+    }
     uint64_t grace = 0;
     if (json_u64(json_get(c, "cancelGraceMs"), &grace)) json_set(config, "cancelGraceMs", json_new_u64(grace));
     char *config_text = json_dump(config);
