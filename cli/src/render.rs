@@ -271,6 +271,28 @@ impl Renderer {
                 line.push_str(&format!(" requested; options: {}", options.join(", ")));
                 out.line(&line, false);
             }
+            EventKind::ElicitationRequested => {
+                let mode = str_at(&data, "mode").unwrap_or("?");
+                let message = one_line(str_at(&data, "message").unwrap_or(""));
+                let mut line = format!("[elicitation] {mode}: {message}");
+                if let Some(url) = str_at(&data, "url") {
+                    line.push_str(&format!(" ({})", one_line(url)));
+                }
+                out.line(&line, false);
+            }
+            EventKind::ElicitationResolved => {
+                let action = str_at(&data, "action").unwrap_or("abandoned");
+                let by = str_at(&data, "decidedBy").unwrap_or("?").replace('_', " ");
+                let mut line = format!("[elicitation] -> {action} by {by}");
+                if let Some(reason) = str_at(&data, "reason") {
+                    line.push_str(&format!(" ({})", one_line(reason)));
+                }
+                out.line(&line, true);
+            }
+            EventKind::ElicitationCompleted => {
+                let id = one_line(str_at(&data, "elicitationId").unwrap_or("?"));
+                out.line(&format!("[elicitation] {id} completed"), true);
+            }
             EventKind::PermissionResolved => {
                 let title = data
                     .get("requestId")

@@ -1007,3 +1007,60 @@ fn elicitation_is_asked_on_the_terminal_or_off() {
     assert!(all(&events, "elicitation_requested").is_empty());
     assert!(texts(&events).contains(&"form error -32601".to_owned()));
 }
+
+/// A turn that makes every stable agent-to-client request (permission, fs read and write, every
+/// terminal method, elicitation form and URL) completes through the CLI, answered on the terminal.
+#[test]
+fn every_agent_request_completes_through_the_cli() {
+    let setsid = ["/usr/bin/setsid", "/bin/setsid"]
+        .into_iter()
+        .find(|p| Path::new(p).is_file());
+    let Some(setsid) = setsid else {
+        return;
+    };
+    let dir = Scratch::project();
+    let out = acph_with(
+        &[
+            "-w",
+            ACPH,
+            "run",
+            "--json",
+            "--permission",
+            "ask",
+            "--elicitation",
+            "ask",
+            "--scenario",
+            "every-request",
+            "--cwd",
+            dir.str(),
+        ],
+        setsid,
+        Some("1\nrelease-1\ny\ny\n"),
+    );
+    assert!(out.status.success(), "{out:?}");
+    let events = out.events();
+    check_stream(&events);
+    let text: String = all(&events, "session_update")
+        .iter()
+        .filter_map(|e| e["data"]["content"]["text"].as_str())
+        .collect();
+    for want in [
+        "permission selected allow",
+        "write ok",
+        "terminal exit 0 output hello",
+        "form accept release-1",
+        "url accept",
+    ] {
+        assert!(text.contains(want), "{want:?} in {text:?}");
+    }
+    assert!(text.contains("read "), "{text:?}");
+    assert_eq!(
+        find(&events, "turn_ended")["data"]["stopReason"],
+        "end_turn"
+    );
+    assert_eq!(all(&events, "elicitation_completed").len(), 1);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+        "every request\n"
+    );
+}
