@@ -989,6 +989,13 @@ pub struct TurnResult {
     pub usage: Option<Value>,
     /// The whole prompt response.
     pub raw: Value,
+    /// The agent's message text of this turn, assembled from its `agent_message_chunk` text
+    /// blocks (so a script can print the answer without reading events).
+    pub text: String,
+    /// The thought text (`agent_thought_chunk`), kept apart from `text`.
+    pub thought: String,
+    /// `text` or `thought` reached `session::TURN_TEXT_LIMIT` (4 MiB) and was cut there.
+    pub text_truncated: bool,
 }
 
 /// An open session. Cheap to clone.
@@ -1042,9 +1049,11 @@ impl Session {
             .fetch_add(1, Ordering::Relaxed)
             + 1;
         let params = serde_json::json!({ "sessionId": &*self.id, "prompt": content });
+        let text = Arc::new(Mutex::new(crate::session::TurnText::default()));
         let ctx = ReqCtx::Prompt {
             session: self.id.clone(),
             turn,
+            text: text.clone(),
         };
         let timeout = self.agent.inner.host.config.prompt_timeout;
         let raw = self
@@ -1057,11 +1066,15 @@ impl Session {
             .and_then(Value::as_str)
             .map(str::to_owned)
             .ok_or_else(|| Error::Protocol("prompt response has no stopReason".into()))?;
+        let text = text.lock().map(|t| t.clone()).unwrap_or_default();
         Ok(TurnResult {
             turn,
             stop_reason,
             usage: value.get("usage").cloned(),
             raw: value,
+            text: text.text,
+            thought: text.thought,
+            text_truncated: text.truncated,
         })
     }
 

@@ -810,3 +810,22 @@ async fn a_decider_panicking_synchronously_denies_and_the_host_survives() {
     }
     assert_eq!(session.state().tool_calls[0]["status"], "failed");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_result_carries_the_assembled_text_and_thoughts() {
+    let host = Host::new(HostConfig::default());
+    let agent = host.spawn(mock(Some("all-updates"))).await.unwrap();
+    let session = agent
+        .new_session(SessionOptions::new(tmp_cwd()))
+        .await
+        .unwrap();
+    let turn = session.prompt_text("all").await.unwrap();
+    // What the events carried, assembled: every agent_message_chunk text, and the thoughts apart.
+    assert_eq!(turn.text, "Here comes every update kind. Done.");
+    assert_eq!(turn.thought, "Let me think about every update kind.");
+    assert!(!turn.text_truncated);
+    // A second turn starts from nothing.
+    let again = session.prompt_text("all").await.unwrap();
+    assert_eq!(again.text, turn.text);
+    agent.shutdown().await;
+}

@@ -629,7 +629,11 @@ impl State {
     /// `acph_elicitation_respond`: checked here as far as the tables allow (unknown, resolved,
     /// answered, malformed answer), then handed to the core; content that does not match the
     /// requested schema is answered `cancel` and reported by `elicitation_resolved`.
-    pub(crate) fn respond_elicitation(self: &Arc<Self>, id: u64, answer: &str) -> Result<(), Failure> {
+    pub(crate) fn respond_elicitation(
+        self: &Arc<Self>,
+        id: u64,
+        answer: &str,
+    ) -> Result<(), Failure> {
         self.check_open()?;
         let value: Value = serde_json::from_str(answer).map_err(|e| {
             Failure::new(

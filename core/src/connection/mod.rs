@@ -149,6 +149,8 @@ pub(crate) enum ReqCtx {
     Prompt {
         session: Arc<str>,
         turn: u64,
+        /// The turn's agent text and thought text, assembled from its chunks.
+        text: Arc<Mutex<crate::session::TurnText>>,
     },
     SetMode {
         session: Arc<str>,
@@ -293,6 +295,8 @@ struct SessionEntry {
     /// A turn the host gave up on (timeout, aborted past its grace) that the agent has not
     /// answered yet: its late updates keep its turn id, its permission requests are cancelled.
     orphan_turn: Option<u64>,
+    /// Where the active turn's message and thought chunks are assembled (its `TurnResult`).
+    turn_text: Option<Arc<Mutex<crate::session::TurnText>>>,
     buffer: Vec<(Arc<str>, Box<RawValue>)>,
     /// Opened early during a long `session/load` replay: updates stay tagged `replay` until the
     /// load response arrives.
@@ -814,7 +818,7 @@ impl Actor {
                     });
                     return;
                 }
-                if let ReqCtx::Prompt { session, turn } = &ctx {
+                if let ReqCtx::Prompt { session, turn, .. } = &ctx {
                     // turn_started precedes everything the agent sends for the turn.
                     let prompt = serde_json::from_str::<Value>(params.get())
                         .ok()
@@ -928,12 +932,17 @@ impl Actor {
                         active_turn: None,
                         cancelling: false,
                         orphan_turn: None,
+                        turn_text: None,
                         buffer: Vec::new(),
                         replaying: false,
                     },
                 );
             }
-            ReqCtx::Prompt { session, turn } => {
+            ReqCtx::Prompt {
+                session,
+                turn,
+                text,
+            } => {
                 let Some(entry) = self.sessions.get_mut(session) else {
                     return Err(Error::NotFound(format!("session {session} is not open")));
                 };
@@ -948,6 +957,7 @@ impl Actor {
                 entry.active_turn = Some(*turn);
                 entry.cancelling = false;
                 entry.orphan_turn = None;
+                entry.turn_text = Some(text.clone());
                 if let Ok(mut v) = entry.view.lock() {
                     v.active_turn = Some(*turn);
                 }
@@ -1098,6 +1108,11 @@ impl Actor {
                 SessionStatus::Open => {
                     let turn = entry.active_turn.or(entry.orphan_turn);
                     let replay = entry.replaying;
+                    if let Some(text) = &entry.turn_text
+                        && let Ok(mut t) = text.lock()
+                    {
+                        t.add_chunk(&kind, &update);
+                    }
                     if let Ok(mut v) = entry.view.lock() {
                         v.apply_update(&kind, &update);
                     }
@@ -1363,6 +1378,7 @@ impl Actor {
                         active_turn: None,
                         cancelling: false,
                         orphan_turn: None,
+                        turn_text: None,
                         buffer: buffered,
                         replaying: false,
                     },
@@ -1378,7 +1394,7 @@ impl Actor {
                     .await;
                 Ok(raw)
             }
-            ReqCtx::Prompt { session, turn } => {
+            ReqCtx::Prompt { session, turn, .. } => {
                 self.end_turn(&session, turn, Ok(&raw)).await;
                 Ok(raw)
             }
@@ -1440,7 +1456,7 @@ impl Actor {
                     }
                 }
             }
-            ReqCtx::Prompt { session, turn } => self.end_turn(&session, turn, Err(error)).await,
+            ReqCtx::Prompt { session, turn, .. } => self.end_turn(&session, turn, Err(error)).await,
             _ => {}
         }
     }
@@ -1544,7 +1560,7 @@ impl Actor {
         pending.timer = None;
         let ctx = std::mem::replace(&mut pending.ctx, ReqCtx::Plain);
         let turn = match &ctx {
-            ReqCtx::Prompt { session, turn } => Some((session.clone(), *turn)),
+            ReqCtx::Prompt { session, turn, .. } => Some((session.clone(), *turn)),
             _ => None,
         };
         if let Some((session, turn)) = &turn
@@ -1628,6 +1644,7 @@ impl Actor {
             if entry.active_turn == Some(turn) {
                 entry.active_turn = None;
                 entry.cancelling = false;
+                entry.turn_text = None;
             }
             if let Ok(mut v) = entry.view.lock() {
                 if v.active_turn == Some(turn) {

@@ -320,3 +320,93 @@ mod tests {
         );
     }
 }
+
+/// Most text a turn assembles per stream (agent text, thought text); the rest is dropped and
+/// `truncated` set (the events still carry every chunk).
+pub const TURN_TEXT_LIMIT: usize = 4 * 1024 * 1024;
+
+/// A turn's agent message text and thought text, assembled from its `agent_message_chunk` and
+/// `agent_thought_chunk` text blocks (other content blocks are not text and are skipped).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TurnText {
+    pub text: String,
+    pub thought: String,
+    /// Either stream reached [`TURN_TEXT_LIMIT`].
+    pub truncated: bool,
+}
+
+impl TurnText {
+    pub(crate) fn add_chunk(&mut self, kind: &str, update: &RawValue) {
+        let target = match kind {
+            "agent_message_chunk" => &mut self.text,
+            "agent_thought_chunk" => &mut self.thought,
+            _ => return,
+        };
+        #[derive(serde::Deserialize)]
+        struct Chunk<'a> {
+            #[serde(borrow)]
+            content: Option<Block<'a>>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Block<'a> {
+            #[serde(rename = "type")]
+            kind: Option<&'a str>,
+            #[serde(borrow)]
+            text: Option<std::borrow::Cow<'a, str>>,
+        }
+        let Ok(chunk) = serde_json::from_str::<Chunk<'_>>(update.get()) else {
+            return;
+        };
+        let Some(Block {
+            kind: Some("text"),
+            text: Some(piece),
+        }) = chunk.content
+        else {
+            return;
+        };
+        let room = TURN_TEXT_LIMIT.saturating_sub(target.len());
+        if piece.len() <= room {
+            target.push_str(&piece);
+        } else {
+            let mut cut = room;
+            while !piece.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            target.push_str(&piece[..cut]);
+            self.truncated = true;
+        }
+    }
+}
+
+#[cfg(test)]
+mod turn_text_tests {
+    use super::*;
+
+    fn chunk(kind: &str, text: &str) -> Box<RawValue> {
+        let v =
+            serde_json::json!({"sessionUpdate": kind, "content": {"type": "text", "text": text}});
+        RawValue::from_string(v.to_string()).unwrap_or_else(|_| unreachable!())
+    }
+
+    #[test]
+    fn text_is_assembled_bounded_and_cut_on_a_char_boundary() {
+        let mut t = TurnText::default();
+        t.add_chunk("agent_message_chunk", &chunk("agent_message_chunk", "a\"b"));
+        t.add_chunk("agent_thought_chunk", &chunk("agent_thought_chunk", "hm"));
+        t.add_chunk(
+            "user_message_chunk",
+            &chunk("user_message_chunk", "ignored"),
+        );
+        let image = RawValue::from_string(
+            r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"image","data":"x"}}"#
+                .into(),
+        )
+        .unwrap_or_else(|_| unreachable!());
+        t.add_chunk("agent_message_chunk", &image);
+        assert_eq!((t.text.as_str(), t.thought.as_str()), ("a\"b", "hm"));
+        let big = "é".repeat(TURN_TEXT_LIMIT);
+        t.add_chunk("agent_message_chunk", &chunk("agent_message_chunk", &big));
+        assert!(t.truncated);
+        assert!(t.text.len() <= TURN_TEXT_LIMIT && t.text.len() > TURN_TEXT_LIMIT - 2);
+    }
+}

@@ -116,7 +116,14 @@ pub unsafe extern "C" fn acph_session_state(
 }
 
 fn turn_json(t: acp_host::TurnResult) -> Value {
-    serde_json::json!({ "turn": t.turn, "stopReason": t.stop_reason, "response": t.raw })
+    serde_json::json!({
+        "turn": t.turn,
+        "stopReason": t.stop_reason,
+        "response": t.raw,
+        "text": t.text,
+        "thought": t.thought,
+        "textTruncated": t.text_truncated,
+    })
 }
 
 /// The result of a finished turn, reported after its `turn_ended` event.
@@ -127,7 +134,9 @@ fn turn_done(t: acp_host::TurnResult) -> Value {
 /// Send a prompt: `content_json` is a JSON array of ACP content blocks (`[{"type": "text",
 /// "text": "..."}]`; blocks the agent did not advertise are refused locally). The turn's events
 /// follow (`turn_started`, `session_update`s, `turn_ended`). `result`: `{"turn": id,
-/// "stopReason": "end_turn" | "cancelled" | ..., "response": {the agent's prompt response}}`.
+/// "stopReason": "end_turn" | "cancelled" | ..., "response": {the agent's prompt response},
+/// "text": the turn's agent message text, "thought": its thought text, "textTruncated": bool}`
+/// (text assembled from the turn's text chunks, at most 4 MiB each).
 ///
 /// # Safety
 /// `host` is NULL or a live host; `content_json` points to `content_len` readable bytes;
