@@ -472,6 +472,25 @@ acph_status acph_agent_authenticate(struct acph_host *host,
                                     uint64_t *call_out,
                                     struct acph_error **error_out);
 
+// `logout` (needs `agentCapabilities.auth.logout`; else `ACPH_STATUS_UNSUPPORTED` and nothing
+// is sent). `result`: `{}`.
+//
+// # Safety
+// `host` is NULL or a live host; `call_out` and `error_out` are NULL or writable.
+acph_status acph_agent_logout(struct acph_host *host,
+                              uint64_t agent,
+                              uint64_t *call_out,
+                              struct acph_error **error_out);
+
+// Blocking `acph_agent_logout`.
+//
+// # Safety
+// As `acph_agent_logout`.
+acph_status acph_agent_logout_wait(struct acph_host *host,
+                                   uint64_t agent,
+                                   uint32_t timeout_ms,
+                                   struct acph_error **error_out);
+
 // Blocking `acph_agent_authenticate`.
 //
 // # Safety
@@ -753,7 +772,9 @@ acph_status acph_session_state(struct acph_host *host,
 // Send a prompt: `content_json` is a JSON array of ACP content blocks (`[{"type": "text",
 // "text": "..."}]`; blocks the agent did not advertise are refused locally). The turn's events
 // follow (`turn_started`, `session_update`s, `turn_ended`). `result`: `{"turn": id,
-// "stopReason": "end_turn" | "cancelled" | ..., "response": {the agent's prompt response}}`.
+// "stopReason": "end_turn" | "cancelled" | ..., "response": {the agent's prompt response},
+// "text": the turn's agent message text, "thought": its thought text, "textTruncated": bool}`
+// (text assembled from the turn's text chunks, at most 4 MiB each).
 //
 // # Safety
 // `host` is NULL or a live host; `content_json` points to `content_len` readable bytes;
@@ -834,6 +855,43 @@ acph_status acph_session_set_mode_wait(struct acph_host *host,
                                        size_t mode_len,
                                        uint32_t timeout_ms,
                                        struct acph_error **error_out);
+
+// The session's models as JSON, owned by the caller (`acph_string_free`): `{"current": "id" |
+// null, "available": [{"id", "name", "description"}], "via": {"kind": "config_option",
+// "configId": "model"} | {"kind": "legacy"}}` (the `model` config option of ACP v1, else the
+// legacy `models` of older agents), or `null` when the agent offers no model choice.
+// Non-blocking.
+//
+// # Safety
+// `host` is NULL or a live host; `json_out` and `error_out` are NULL or writable.
+acph_status acph_session_models(struct acph_host *host,
+                                uint64_t session,
+                                char **json_out,
+                                struct acph_error **error_out);
+
+// Switch the session's model (one of `acph_session_models`): through the `model` config option,
+// or the legacy `session/set_model` for agents that only answer that. `result`: `{}`.
+//
+// # Safety
+// `host` is NULL or a live host; `model_id` points to `model_len` readable bytes; `call_out` and
+// `error_out` are NULL or writable.
+acph_status acph_session_set_model(struct acph_host *host,
+                                   uint64_t session,
+                                   const char *model_id,
+                                   size_t model_len,
+                                   uint64_t *call_out,
+                                   struct acph_error **error_out);
+
+// Blocking `acph_session_set_model`.
+//
+// # Safety
+// As `acph_session_set_model`.
+acph_status acph_session_set_model_wait(struct acph_host *host,
+                                        uint64_t session,
+                                        const char *model_id,
+                                        size_t model_len,
+                                        uint32_t timeout_ms,
+                                        struct acph_error **error_out);
 
 // `session/set_config_option`: `value_json` is the new value as JSON (`"architect"`, `true`).
 // `result`: `{"configOptions": [the complete updated list]}`.

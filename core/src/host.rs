@@ -781,6 +781,20 @@ impl Agent {
         Ok(())
     }
 
+    /// `logout` (needs `agentCapabilities.auth.logout`): the agent forgets its credentials;
+    /// calls that need them fail with `auth_required` until `authenticate` again.
+    pub async fn logout(&self) -> Result<()> {
+        self.require_gate("logout")?;
+        self.request(
+            "logout",
+            &serde_json::json!({}),
+            ReqCtx::Plain,
+            self.control_timeout(),
+        )
+        .await?;
+        Ok(())
+    }
+
     /// `session/new`.
     pub async fn new_session(&self, options: SessionOptions) -> Result<Session> {
         let info = self.require_info()?;
@@ -976,6 +990,112 @@ impl Drop for InFlight<'_> {
             let _ = self.cmd.try_send(Command::Abandon { id: self.id });
         }
     }
+}
+
+/// One model the agent offers.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelInfo {
+    pub id: String,
+    pub name: String,
+    pub description: Option<String>,
+}
+
+/// How [`Session::set_model`] switches models for this agent.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "configId")]
+pub enum ModelSwitch {
+    /// `session/set_config_option` on this config option (category `model`; ACP v1).
+    ConfigOption(String),
+    /// The legacy `session/set_model`.
+    Legacy,
+}
+
+/// The models of a session ([`Session::models`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Models {
+    pub current: Option<String>,
+    pub available: Vec<ModelInfo>,
+    pub via: ModelSwitch,
+}
+
+impl Models {
+    fn of(view: &SessionView) -> Option<Models> {
+        let option = view.config_options.as_ref().and_then(|o| {
+            o.as_array()?
+                .iter()
+                .find(|x| x.get("category").and_then(Value::as_str) == Some("model"))
+        });
+        if let Some(option) = option {
+            // Flat options, or groups of options (`{group, name, options: [...]}`).
+            let mut available = Vec::new();
+            for o in option
+                .get("options")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                match o.get("options").and_then(Value::as_array) {
+                    Some(group) => available.extend(group.iter().filter_map(model_of_option)),
+                    None => available.extend(model_of_option(o)),
+                }
+            }
+            return Some(Models {
+                current: option
+                    .get("currentValue")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+                available,
+                via: ModelSwitch::ConfigOption(
+                    option.get("id").and_then(Value::as_str)?.to_owned(),
+                ),
+            });
+        }
+        let legacy = view.models.as_ref()?;
+        Some(Models {
+            current: legacy
+                .get("currentModelId")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            available: legacy
+                .get("availableModels")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|m| {
+                    Some(ModelInfo {
+                        id: m.get("modelId").and_then(Value::as_str)?.to_owned(),
+                        name: m
+                            .get("name")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_owned(),
+                        description: m
+                            .get("description")
+                            .and_then(Value::as_str)
+                            .map(str::to_owned),
+                    })
+                })
+                .collect(),
+            via: ModelSwitch::Legacy,
+        })
+    }
+}
+
+fn model_of_option(o: &Value) -> Option<ModelInfo> {
+    Some(ModelInfo {
+        id: o.get("value").and_then(Value::as_str)?.to_owned(),
+        name: o
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned(),
+        description: o
+            .get("description")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    })
 }
 
 /// The result of a prompt turn.
@@ -1174,6 +1294,51 @@ impl Session {
             .await?;
         let v: Value = serde_json::from_str(raw.get()).unwrap_or(Value::Null);
         Ok(v.get("configOptions").cloned().unwrap_or(Value::Null))
+    }
+
+    /// The models the agent offers for this session, and the current one: from its config
+    /// option of category `model` (ACP v1), else from the legacy `models` of the session/new
+    /// (load, resume) response that older agents send. `None` when the agent offers no choice.
+    pub fn models(&self) -> Option<Models> {
+        Models::of(&self.state())
+    }
+
+    /// Switch the session's model: through the `model` config option when the agent has one
+    /// (`session/set_config_option`), else through the legacy `session/set_model` for agents
+    /// that only answer that. `model_id` must be one the agent offered.
+    pub async fn set_model(&self, model_id: &str) -> Result<()> {
+        let Some(models) = self.models() else {
+            return Err(Error::Unsupported(
+                "agent offers no model choice (no `model` config option, no `models`)".into(),
+            ));
+        };
+        if !models.available.iter().any(|m| m.id == model_id) {
+            return Err(Error::InvalidArgument(format!(
+                "unknown model `{model_id}`"
+            )));
+        }
+        match &models.via {
+            ModelSwitch::ConfigOption(config_id) => {
+                self.set_config_option(config_id, Value::from(model_id))
+                    .await?;
+            }
+            ModelSwitch::Legacy => {
+                let params = serde_json::json!({ "sessionId": &*self.id, "modelId": model_id });
+                let ctx = ReqCtx::SetModel {
+                    session: self.id.clone(),
+                    model: model_id.to_owned(),
+                };
+                self.agent
+                    .request(
+                        "session/set_model",
+                        &params,
+                        ctx,
+                        self.agent.control_timeout(),
+                    )
+                    .await?;
+            }
+        }
+        Ok(())
     }
 
     /// `session/close` for this session.

@@ -33,7 +33,8 @@ pub use elicitation::{
 pub use error::{Error, ExitInfo, Result};
 pub use events::{Event, EventKind};
 pub use host::{
-    Agent, ClientInfo, EventStream, Host, HostConfig, Session, SessionOptions, TurnResult,
+    Agent, ClientInfo, EventStream, Host, HostConfig, ModelInfo, ModelSwitch, Models, Session,
+    SessionOptions, TurnResult,
 };
 pub use permission::{
     DecidedBy, PermissionAnswer, PermissionDecider, PermissionHandler, PermissionOption,

@@ -152,6 +152,10 @@ pub(crate) enum ReqCtx {
         /// The turn's agent text and thought text, assembled from its chunks.
         text: Arc<Mutex<crate::session::TurnText>>,
     },
+    SetModel {
+        session: Arc<str>,
+        model: String,
+    },
     SetMode {
         session: Arc<str>,
         mode: String,
@@ -1396,6 +1400,14 @@ impl Actor {
             }
             ReqCtx::Prompt { session, turn, .. } => {
                 self.end_turn(&session, turn, Ok(&raw)).await;
+                Ok(raw)
+            }
+            ReqCtx::SetModel { session, model } => {
+                if let Some(entry) = self.sessions.get(&session)
+                    && let Ok(mut v) = entry.view.lock()
+                {
+                    v.set_legacy_model(&model);
+                }
                 Ok(raw)
             }
             ReqCtx::SetMode { session, mode } => {

@@ -99,13 +99,6 @@ pub struct Method {
     pub faces: Faces,
 }
 
-const NO_FACE: Faces = Faces {
-    rust: "",
-    c: "",
-    node: "",
-    python: "",
-};
-
 /// Faces of an agent-to-client request the embedder can take over (routed like permissions).
 const fn served(how: &'static str) -> Faces {
     Faces {
@@ -165,9 +158,14 @@ pub static METHODS: &[Method] = &[
         gate: Gate::AgentMarker("auth.logout"),
         params: "LogoutRequest",
         result: Some("LogoutResponse"),
-        implemented: false,
-        host: "not sent yet",
-        faces: NO_FACE,
+        implemented: true,
+        host: "",
+        faces: Faces {
+            rust: "Agent::logout",
+            c: "acph_agent_logout",
+            node: "",
+            python: "",
+        },
     },
     Method {
         name: "session/new",
@@ -320,6 +318,23 @@ pub static METHODS: &[Method] = &[
             c: "acph_session_set_config_option",
             node: "session.setConfigOption",
             python: "session.set_config_option",
+        },
+    },
+    Method {
+        name: "session/set_model",
+        direction: ClientToAgent,
+        kind: Request,
+        stability: Unstable,
+        gate: Gate::None,
+        params: "SetSessionModelRequest",
+        result: Some("SetSessionModelResponse"),
+        implemented: true,
+        host: "legacy: used by `set_model` only for agents that return `models` and no `model` config option",
+        faces: Faces {
+            rust: "Session::set_model",
+            c: "acph_session_set_model",
+            node: "",
+            python: "",
         },
     },
     Method {

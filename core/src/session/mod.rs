@@ -22,6 +22,9 @@ pub struct SessionView {
     pub current_mode_id: Option<String>,
     /// The complete list of config options, in the agent's order.
     pub config_options: Option<Value>,
+    /// The legacy `models` (`{availableModels, currentModelId}`) of the open response, for agents
+    /// that predate the `model` config option.
+    pub models: Option<Value>,
     /// Tool calls merged from `tool_call` + `tool_call_update`, in order of first appearance.
     /// Bounded: at [`MAX_TOOL_CALLS`] it is trimmed to three quarters, dropping finished calls
     /// (`completed`/`failed`) first, then the oldest (the events still carry every call).
@@ -109,6 +112,15 @@ impl SessionView {
         }
         if let Some(opts) = result.get("configOptions").filter(|o| o.is_array()) {
             self.config_options = Some(opts.clone());
+        }
+        if let Some(models) = result.get("models").filter(|m| m.is_object()) {
+            self.models = Some(models.clone());
+        }
+    }
+
+    pub(crate) fn set_legacy_model(&mut self, model_id: &str) {
+        if let Some(Value::Object(m)) = &mut self.models {
+            m.insert("currentModelId".into(), Value::String(model_id.to_owned()));
         }
     }
 

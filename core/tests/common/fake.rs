@@ -188,6 +188,15 @@ pub async fn connect(host: &Host) -> (Agent, Fake) {
 
 /// As [`connect`], with pipes of `pipe` bytes.
 pub async fn connect_with_pipe(host: &Host, pipe: usize) -> (Agent, Fake) {
+    connect_with(host, pipe, json!({"loadSession": true})).await
+}
+
+/// As [`connect`], answering `initialize` with these `agentCapabilities`.
+pub async fn connect_with_caps(host: &Host, caps: Value) -> (Agent, Fake) {
+    connect_with(host, PIPE, caps).await
+}
+
+async fn connect_with(host: &Host, pipe: usize, caps: Value) -> (Agent, Fake) {
     let (host_r, agent_w) = tokio::io::duplex(pipe);
     let (agent_r, host_w) = tokio::io::duplex(pipe);
     let h = host.clone();
@@ -201,7 +210,7 @@ pub async fn connect_with_pipe(host: &Host, pipe: usize) -> (Agent, Fake) {
     let init = fake.wait_method("initialize", Duration::from_secs(5)).await;
     fake.respond(
         &init["id"],
-        json!({"protocolVersion":1,"agentCapabilities":{"loadSession":true},"authMethods":[]}),
+        json!({"protocolVersion":1,"agentCapabilities":caps,"authMethods":[]}),
     )
     .await;
     let agent = tokio::time::timeout(Duration::from_secs(5), task)

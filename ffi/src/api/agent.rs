@@ -141,6 +141,51 @@ pub unsafe extern "C" fn acph_agent_authenticate(
     })
 }
 
+/// `logout` (needs `agentCapabilities.auth.logout`; else `ACPH_STATUS_UNSUPPORTED` and nothing
+/// is sent). `result`: `{}`.
+///
+/// # Safety
+/// `host` is NULL or a live host; `call_out` and `error_out` are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acph_agent_logout(
+    host: *mut acph_host,
+    agent: u64,
+    call_out: *mut u64,
+    error_out: *mut *mut acph_error,
+) -> acph_status {
+    ffi_fn!(error_out, {
+        // SAFETY: the caller's contract.
+        let host = unsafe { ptr::host(host) }?;
+        // SAFETY: the caller's contract.
+        let out = unsafe { ptr::out(call_out, "call_out") }?;
+        let a = host.state.agent(agent)?;
+        out.write(host.state.start_call(agent, async move {
+            a.logout().await.map(|()| serde_json::json!({}))
+        })?);
+        Ok(())
+    })
+}
+
+/// Blocking `acph_agent_logout`.
+///
+/// # Safety
+/// As `acph_agent_logout`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acph_agent_logout_wait(
+    host: *mut acph_host,
+    agent: u64,
+    timeout_ms: u32,
+    error_out: *mut *mut acph_error,
+) -> acph_status {
+    ffi_fn!(error_out, {
+        // SAFETY: the caller's contract.
+        let host = unsafe { ptr::host(host) }?;
+        let a = host.state.agent(agent)?;
+        host.state
+            .wait("acph_agent_logout_wait", timeout_ms, a.logout())
+    })
+}
+
 /// Blocking `acph_agent_authenticate`.
 ///
 /// # Safety

@@ -345,6 +345,91 @@ pub unsafe extern "C" fn acph_session_set_mode_wait(
     })
 }
 
+/// The session's models as JSON, owned by the caller (`acph_string_free`): `{"current": "id" |
+/// null, "available": [{"id", "name", "description"}], "via": {"kind": "config_option",
+/// "configId": "model"} | {"kind": "legacy"}}` (the `model` config option of ACP v1, else the
+/// legacy `models` of older agents), or `null` when the agent offers no model choice.
+/// Non-blocking.
+///
+/// # Safety
+/// `host` is NULL or a live host; `json_out` and `error_out` are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acph_session_models(
+    host: *mut acph_host,
+    session: u64,
+    json_out: *mut *mut c_char,
+    error_out: *mut *mut acph_error,
+) -> acph_status {
+    ffi_fn!(error_out, {
+        // SAFETY: the caller's contract.
+        let host = unsafe { ptr::host(host) }?;
+        // SAFETY: the caller's contract.
+        let out = unsafe { ptr::out(json_out, "json_out") }?;
+        let s = host.state.session(session)?;
+        let json = serde_json::to_string(&s.models()).unwrap_or_else(|_| "null".into());
+        out.write(ptr::string_into_raw(json.as_bytes()));
+        Ok(())
+    })
+}
+
+/// Switch the session's model (one of `acph_session_models`): through the `model` config option,
+/// or the legacy `session/set_model` for agents that only answer that. `result`: `{}`.
+///
+/// # Safety
+/// `host` is NULL or a live host; `model_id` points to `model_len` readable bytes; `call_out` and
+/// `error_out` are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acph_session_set_model(
+    host: *mut acph_host,
+    session: u64,
+    model_id: *const c_char,
+    model_len: usize,
+    call_out: *mut u64,
+    error_out: *mut *mut acph_error,
+) -> acph_status {
+    ffi_fn!(error_out, {
+        // SAFETY: the caller's contract.
+        let host = unsafe { ptr::host(host) }?;
+        // SAFETY: the caller's contract.
+        let model = unsafe { ptr::str_in(model_id, model_len, "model_id") }?.to_owned();
+        // SAFETY: the caller's contract.
+        let out = unsafe { ptr::out(call_out, "call_out") }?;
+        let s = host.state.session(session)?;
+        let agent = s.agent().id();
+        out.write(host.state.start_call(agent, async move {
+            s.set_model(&model).await.map(|()| serde_json::json!({}))
+        })?);
+        Ok(())
+    })
+}
+
+/// Blocking `acph_session_set_model`.
+///
+/// # Safety
+/// As `acph_session_set_model`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acph_session_set_model_wait(
+    host: *mut acph_host,
+    session: u64,
+    model_id: *const c_char,
+    model_len: usize,
+    timeout_ms: u32,
+    error_out: *mut *mut acph_error,
+) -> acph_status {
+    ffi_fn!(error_out, {
+        // SAFETY: the caller's contract.
+        let host = unsafe { ptr::host(host) }?;
+        // SAFETY: the caller's contract.
+        let model = unsafe { ptr::str_in(model_id, model_len, "model_id") }?;
+        let s = host.state.session(session)?;
+        host.state.wait(
+            "acph_session_set_model_wait",
+            timeout_ms,
+            s.set_model(model),
+        )
+    })
+}
+
 /// `session/set_config_option`: `value_json` is the new value as JSON (`"architect"`, `true`).
 /// `result`: `{"configOptions": [the complete updated list]}`.
 ///
