@@ -841,5 +841,6 @@ module.exports.NativeSession = nativeBinding.NativeSession
 module.exports.abortCreate = nativeBinding.abortCreate
 module.exports.abortFire = nativeBinding.abortFire
 module.exports.abortRelease = nativeBinding.abortRelease
+module.exports.elicitationDecision = nativeBinding.elicitationDecision
 module.exports.methods = nativeBinding.methods
 module.exports.permissionDecision = nativeBinding.permissionDecision

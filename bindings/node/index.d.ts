@@ -36,15 +36,27 @@ export declare class NativeHost {
   /**
    * `permission`: the decider (used when `permissionMode` is `decider` or absent; it answers
    * with `permissionDecision`);
-   * `settled`: told when a request was settled; `service`: fs/terminal hooks.
+   * `settled`: told when a request was settled; `service`: fs/terminal hooks;
+   * `elicitation`: the elicitation dispatcher (used when `elicitationMode` is `decider` or
+   * absent; requests are answered with `elicitationDecision`, and `{"settled": id}` messages
+   * tell it a request was settled by anyone else).
    */
-  constructor(options?: NativeHostOptions | undefined | null, permission?: ((requestJson: string) => void) | undefined | null, settled?: ((requestId: number) => void) | undefined | null, service?: ((callJson: string) => Promise<string>) | undefined | null)
-  /** Capabilities advertised to agents (`{readTextFile, writeTextFile, terminal}`). */
+  constructor(options?: NativeHostOptions | undefined | null, permission?: ((requestJson: string) => void) | undefined | null, settled?: ((requestId: number) => void) | undefined | null, service?: ((callJson: string) => Promise<string>) | undefined | null, elicitation?: ((messageJson: string) => void) | undefined | null)
+  /**
+   * Capabilities advertised to agents
+   * (`{readTextFile, writeTextFile, terminal, elicitation: {form, url}}`).
+   */
   clientCapabilities(): any
   /** Spawn an agent and perform the handshake. */
   spawn(options: NativeSpawnOptions, abort?: number | undefined | null): Promise<NativeAgent>
   /** Answer a pending permission request: an offered option id, or `null` to deny. */
   respondPermission(requestId: number, optionId?: string | undefined | null): Promise<void>
+  /**
+   * Answer a pending elicitation request with `{"action", "content"?}` (JSON). Content that
+   * does not match the requested schema, or an answer that is not of that shape, answers the
+   * agent `cancel` (fail-closed) and fails with `invalid_argument`.
+   */
+  respondElicitation(requestId: number, answerJson: string): Promise<void>
   /**
    * Up to `limit` events as one batch (see `encode_batch`), waiting for at least one; `null`
    * when the stream ended (host closed and drained, or events disabled).
@@ -89,6 +101,13 @@ export declare function abortFire(id: number): void
 
 export declare function abortRelease(id: number): void
 
+/**
+ * The facade's answer to an elicitation request it was handed: the answer as JSON, or `error`
+ * when the handler failed (answers `cancel`, `decidedBy: invalid_answer`). An unknown or stale
+ * token is ignored (the request was already settled).
+ */
+export declare function elicitationDecision(token: number, answerJson?: string | undefined | null, error?: string | undefined | null): void
+
 /** The ACP method table this addon was built with (docs/PROTOCOL.md), as JSON. */
 export declare function methods(): any
 
@@ -120,6 +139,15 @@ export interface NativeHostOptions {
   /** `builtin` (default), `embedder` (needs the service callback), `disabled`. */
   fsMode?: string
   terminalMode?: string
+  /**
+   * `none` (default without the elicitation callback: not advertised), `decider` (needs the
+   * elicitation callback), `manual` (answered with `respondElicitation`).
+   */
+  elicitationMode?: string
+  /** The modes advertised and served when elicitation is on (each default `true`). */
+  elicitationForm?: boolean
+  elicitationUrl?: boolean
+  elicitationTimeoutMs?: number
   clientName?: string
   clientVersion?: string
 }

@@ -6,8 +6,9 @@
 //!   `{kind, message, data}` JSON; the facade turns it into an `AcpError`;
 //! - events cross in batches, as one JSON array string per `nextEvents` call (one `JSON.parse`
 //!   on the JS side is far cheaper than building objects property by property through napi);
-//! - JS callbacks (permission decider, fs/terminal hooks, "settled" notifications) are weak
-//!   threadsafe functions: they never keep the Node event loop alive on their own;
+//! - JS callbacks (permission and elicitation deciders, fs/terminal hooks, "settled"
+//!   notifications) are weak threadsafe functions: they never keep the Node event loop alive on
+//!   their own;
 //! - a pending `nextEvents` call ends (with `null`) when the host is closed, so after `close()`
 //!   no napi work is left pending.
 
@@ -17,13 +18,15 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use acp_host::elicitation::ElicitationFuture;
 use acp_host::permission::policy::Policy;
 use acp_host::services::{
     FsHandler, FsRead, FsService, FsWrite, ServiceError, ServiceFuture, TerminalHandler,
     TerminalService,
 };
 use acp_host::{
-    Agent, AgentSpec, Event, EventStream, Host, HostConfig, PermissionDecider, PermissionHandler,
+    Agent, AgentSpec, ElicitationAnswer, ElicitationDecider, ElicitationHandler, ElicitationModes,
+    ElicitationRequest, Event, EventStream, Host, HostConfig, PermissionDecider, PermissionHandler,
     PermissionRequest, Session, SessionOptions,
 };
 use napi::Status;
@@ -72,6 +75,12 @@ fn ms(v: f64) -> Duration {
 type PermissionFn = ThreadsafeFunction<String, (), String, Status, false, true>;
 /// `(requestId) => void`: a permission request was settled (by anyone).
 type SettledFn = ThreadsafeFunction<f64, (), f64, Status, false, true>;
+/// `(messageJson) => void`: the facade's elicitation dispatcher. A message is either a request
+/// (the core's `ElicitationRequest` plus a `token`; the facade answers with
+/// `elicitationDecision(token, …)`) or `{"settled": requestId}` once a request it was handed was
+/// settled by anyone else. One function for both keeps them in order: a request is always
+/// delivered before its `settled` notice.
+type ElicitFn = ThreadsafeFunction<String, (), String, Status, false, true>;
 /// `(callJson) => Promise<string>`: the facade's fs/terminal dispatcher; resolves with
 /// `{"result": …}` or `{"error": {code, message, data?}}` as JSON.
 type ServiceFn = ThreadsafeFunction<String, Promise<String>, String, Status, false, true>;
@@ -165,6 +174,77 @@ pub fn permission_decision(token: u32, option_id: Option<String>, error: Option<
         let _ = tx.send(match error {
             Some(e) => Err(format!("permission handler failed: {e}")),
             None => Ok(option_id),
+        });
+    }
+}
+
+struct JsElicitor {
+    call: Arc<ElicitFn>,
+}
+
+impl ElicitationDecider for JsElicitor {
+    fn decide(&self, request: ElicitationRequest) -> ElicitationFuture {
+        let call = self.call.clone();
+        Box::pin(async move {
+            // Set once the handler answered: then JS already knows, and is not told again.
+            let answered = Arc::new(AtomicBool::new(false));
+            {
+                let mut watch = request.settled.clone();
+                let id = request.request_id;
+                let answered = answered.clone();
+                let call = call.clone();
+                tokio::spawn(async move {
+                    watch.wait().await;
+                    if !answered.load(Ordering::Acquire) {
+                        call.call(
+                            format!("{{\"settled\":{id}}}"),
+                            ThreadsafeFunctionCallMode::NonBlocking,
+                        );
+                    }
+                });
+            }
+            let json = serde_json::to_string(&request).map_err(|e| e.to_string())?;
+            let (token, rx) = Decisions::open();
+            // `{"token":N,` + the request's fields.
+            let json = format!("{{\"token\":{token},{}", json.get(1..).unwrap_or("}"));
+            let status = call.call(json, ThreadsafeFunctionCallMode::NonBlocking);
+            if status != Status::Ok {
+                Decisions::close(token);
+                return Err(format!("elicitation handler unavailable: {status}"));
+            }
+            // Dropped (timeout, settled elsewhere): the token is forgotten; a late answer is ignored.
+            let guard = TokenGuard(token);
+            let answer = rx
+                .await
+                .map_err(|_| "elicitation handler went away".to_owned())
+                .and_then(|a| a);
+            drop(guard);
+            answered.store(true, Ordering::Release);
+            let text = answer?.ok_or_else(|| "onElicitation gave no answer".to_owned())?;
+            parse_answer(&text)
+                .map_err(|e| format!("onElicitation returned an invalid answer: {e}"))
+        })
+    }
+}
+
+/// An answer in the ACP response shape, `{"action": "accept"|"decline"|"cancel", "content"?}`.
+fn parse_answer(json: &str) -> std::result::Result<ElicitationAnswer, String> {
+    let v: Value = serde_json::from_str(json).map_err(|e| format!("not JSON: {e}"))?;
+    if !v.is_object() {
+        return Err("an answer is an object `{action, content?}`".into());
+    }
+    ElicitationAnswer::from_json(&v)
+}
+
+/// The facade's answer to an elicitation request it was handed: the answer as JSON, or `error`
+/// when the handler failed (answers `cancel`, `decidedBy: invalid_answer`). An unknown or stale
+/// token is ignored (the request was already settled).
+#[napi]
+pub fn elicitation_decision(token: u32, answer_json: Option<String>, error: Option<String>) {
+    if let Some(tx) = Decisions::close(token) {
+        let _ = tx.send(match error {
+            Some(e) => Err(format!("elicitation handler failed: {e}")),
+            None => Ok(answer_json),
         });
     }
 }
@@ -336,6 +416,13 @@ pub struct NativeHostOptions {
     /// `builtin` (default), `embedder` (needs the service callback), `disabled`.
     pub fs_mode: Option<String>,
     pub terminal_mode: Option<String>,
+    /// `none` (default without the elicitation callback: not advertised), `decider` (needs the
+    /// elicitation callback), `manual` (answered with `respondElicitation`).
+    pub elicitation_mode: Option<String>,
+    /// The modes advertised and served when elicitation is on (each default `true`).
+    pub elicitation_form: Option<bool>,
+    pub elicitation_url: Option<bool>,
+    pub elicitation_timeout_ms: Option<f64>,
     pub client_name: Option<String>,
     pub client_version: Option<String>,
 }
@@ -375,6 +462,7 @@ fn build_config(
     permission: Option<PermissionFn>,
     settled: Option<SettledFn>,
     service: Option<ServiceFn>,
+    elicitation: Option<ElicitFn>,
 ) -> Result<HostConfig> {
     let mut c = HostConfig::default();
     if let (Some(name), Some(version)) = (o.client_name, o.client_version) {
@@ -450,6 +538,25 @@ fn build_config(
         },
         Some(other) => return Err(invalid(format!("unknown terminal mode `{other}`"))),
     };
+    let modes = ElicitationModes {
+        form: o.elicitation_form.unwrap_or(true),
+        url: o.elicitation_url.unwrap_or(true),
+    };
+    c.elicitation = match (o.elicitation_mode.as_deref(), elicitation) {
+        (Some("manual"), _) => ElicitationHandler::Manual { modes },
+        (Some("decider") | None, Some(f)) => ElicitationHandler::Decider {
+            modes,
+            decider: Arc::new(JsElicitor { call: Arc::new(f) }),
+        },
+        (Some("decider"), None) => {
+            return Err(invalid("elicitation decider mode needs a callback"));
+        }
+        (Some("none") | None, _) => ElicitationHandler::Unsupported,
+        (Some(other), _) => return Err(invalid(format!("unknown elicitation mode `{other}`"))),
+    };
+    if let Some(v) = o.elicitation_timeout_ms {
+        c.elicitation_timeout = ms(v);
+    }
     Ok(c)
 }
 
@@ -488,7 +595,10 @@ impl From<NativeSessionOptions> for SessionOptions {
 impl NativeHost {
     /// `permission`: the decider (used when `permissionMode` is `decider` or absent; it answers
     /// with `permissionDecision`);
-    /// `settled`: told when a request was settled; `service`: fs/terminal hooks.
+    /// `settled`: told when a request was settled; `service`: fs/terminal hooks;
+    /// `elicitation`: the elicitation dispatcher (used when `elicitationMode` is `decider` or
+    /// absent; requests are answered with `elicitationDecision`, and `{"settled": id}` messages
+    /// tell it a request was settled by anyone else).
     #[napi(constructor)]
     pub fn new(
         options: Option<NativeHostOptions>,
@@ -499,8 +609,16 @@ impl NativeHost {
         >,
         #[napi(ts_arg_type = "((callJson: string) => Promise<string>) | undefined | null")]
         service: Option<ServiceFn>,
+        #[napi(ts_arg_type = "((messageJson: string) => void) | undefined | null")]
+        elicitation: Option<ElicitFn>,
     ) -> Result<Self> {
-        let config = build_config(options.unwrap_or_default(), permission, settled, service)?;
+        let config = build_config(
+            options.unwrap_or_default(),
+            permission,
+            settled,
+            service,
+            elicitation,
+        )?;
         // Host::new does not spawn; agents run on napi's tokio runtime (every call below is async).
         let host = Host::new(config);
         let stream = host.events();
@@ -517,7 +635,8 @@ impl NativeHost {
         })
     }
 
-    /// Capabilities advertised to agents (`{readTextFile, writeTextFile, terminal}`).
+    /// Capabilities advertised to agents
+    /// (`{readTextFile, writeTextFile, terminal, elicitation: {form, url}}`).
     #[napi]
     pub fn client_capabilities(&self) -> Result<Value> {
         let caps = self.core.host()?.client_capabilities();
@@ -525,6 +644,7 @@ impl NativeHost {
             "readTextFile": caps.read_text_file,
             "writeTextFile": caps.write_text_file,
             "terminal": caps.terminal,
+            "elicitation": { "form": caps.elicitation.form, "url": caps.elicitation.url },
         }))
     }
 
@@ -561,6 +681,31 @@ impl NativeHost {
         host.respond_permission(request_id as u64, option_id)
             .await
             .map_err(core_err)
+    }
+
+    /// Answer a pending elicitation request with `{"action", "content"?}` (JSON). Content that
+    /// does not match the requested schema, or an answer that is not of that shape, answers the
+    /// agent `cancel` (fail-closed) and fails with `invalid_argument`.
+    #[napi]
+    pub async fn respond_elicitation(&self, request_id: f64, answer_json: String) -> Result<()> {
+        let host = self.core.host()?;
+        if !(request_id >= 0.0 && request_id.fract() == 0.0) {
+            return Err(invalid("request id must be a non-negative integer"));
+        }
+        let id = request_id as u64;
+        match parse_answer(&answer_json) {
+            Ok(answer) => host.respond_elicitation(id, answer).await.map_err(core_err),
+            Err(why) => {
+                // Like content that does not match the schema: the request (if pending) is
+                // answered `cancel`; an unknown or settled id says so.
+                host.respond_elicitation(id, ElicitationAnswer::Cancel)
+                    .await
+                    .map_err(core_err)?;
+                Err(invalid(format!(
+                    "invalid elicitation answer: {why}; the elicitation was cancelled"
+                )))
+            }
+        }
     }
 
     /// Up to `limit` events as one batch (see `encode_batch`), waiting for at least one; `null`

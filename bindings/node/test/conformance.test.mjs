@@ -40,6 +40,13 @@ async function runCase(c, cwd) {
   if (c.permission === 'allow') options.onPermission = allowOnce;
   if (c.permission === 'manual') options.manualPermissions = true;
   if (c.maxLineBytes) options.maxLineBytes = c.maxLineBytes;
+  if (c.cancelGraceMs) options.cancelGraceMs = c.cancelGraceMs;
+  if (c.elicitation) {
+    // Exactly the modes the case lists, each answered with its answer.
+    const answers = c.elicitation;
+    options.elicitationModes = { form: 'form' in answers, url: 'url' in answers };
+    options.onElicitation = (req) => answers[req.mode];
+  }
   const host = new acp.Host(options);
   try {
     const events = host.events();

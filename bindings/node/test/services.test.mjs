@@ -48,7 +48,7 @@ test('fs hooks serve unsaved buffers and capture writes; nothing touches the dis
     'fs-read-write',
     dir,
   );
-  assert.deepEqual(caps, { readTextFile: true, writeTextFile: true, terminal: true });
+  assert.deepEqual(caps, { readTextFile: true, writeTextFile: true, terminal: true, elicitation: { form: false, url: false } });
   assert.deepEqual(calls, [
     ['read', path.join(dir, 'input.txt'), null, null],
     ['read', path.join(dir, 'input.txt'), 2, 1],
@@ -92,7 +92,7 @@ test('fs: false is not advertised and not served', async () => {
   const dir = tmpdir();
   fs.writeFileSync(path.join(dir, 'input.txt'), 'x\n');
   const { text, caps } = await turn({ fs: false, terminal: false }, 'fs-read-write', dir);
-  assert.deepEqual(caps, { readTextFile: false, writeTextFile: false, terminal: false });
+  assert.deepEqual(caps, { readTextFile: false, writeTextFile: false, terminal: false, elicitation: { form: false, url: false } });
   assert.match(text[0], /cannot read input.txt: -32601/);
   assert.equal(fs.existsSync(path.join(dir, 'output.txt')), false);
 });

@@ -171,6 +171,9 @@ export type EventKind =
   | 'turn_ended'
   | 'permission_requested'
   | 'permission_resolved'
+  | 'elicitation_requested'
+  | 'elicitation_resolved'
+  | 'elicitation_completed'
   | 'fs_read'
   | 'fs_write'
   | 'terminal_created'
@@ -538,6 +541,111 @@ export interface PermissionRequest {
  */
 export type PermissionHandler = (req: PermissionRequest) => string | null | undefined | Promise<string | null | undefined>;
 
+/**
+ * Call `handler(req)` and hand its value (awaited when it is a thenable) to `done`, or what it
+ * threw or rejected with to `failed`.
+ */
+function invoke<R>(handler: (req: R) => unknown, req: R, done: (v: unknown) => void, failed: (e: unknown) => void): void {
+  let result: unknown;
+  try {
+    result = handler(req);
+  } catch (e) {
+    failed(e);
+    return;
+  }
+  if (result !== null && typeof result === 'object' && typeof (result as PromiseLike<unknown>).then === 'function') {
+    (result as PromiseLike<unknown>).then(done, failed);
+  } else done(result);
+}
+
+function errorMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+// ---------------------------------------------------------------------------------------- elicitation
+
+/**
+ * The form an agent asks to be filled in (`requestedSchema`): a flat JSON Schema object of
+ * primitive properties (`string` with `enum`/`oneOf`/`minLength`/`maxLength`/`format`, `number`
+ * and `integer` with `minimum`/`maximum`, `boolean`, and `array` of enum strings).
+ */
+export interface ElicitationSchema {
+  type: 'object';
+  title?: string;
+  description?: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  properties: Record<string, { type: string; title?: string; description?: string; [k: string]: any }>;
+  required?: string[];
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  [k: string]: any;
+}
+
+interface ElicitationRequestBase {
+  /** The host's id; `host.respondElicitation(requestId, answer)` answers it from elsewhere. */
+  requestId: number;
+  /** The host's id of the agent asking (show which agent asks). */
+  agent: number;
+  /** Session scope: the session (and tool call) it belongs to; `null` for request scope. */
+  sessionId: string | null;
+  toolCallId: string | null;
+  /** Request scope: the id of the host's request in flight it belongs to (e.g. `authenticate`). */
+  scopeRequestId: string | number | null;
+  /** The turn in flight when the request arrived, if any. */
+  turn: number | null;
+  /** What the agent says it needs. */
+  message: string;
+  /**
+   * Aborted when the request was settled by anyone else (timeout, `session/cancel`, the agent
+   * withdrawing it or exiting, `respondElicitation`, host close): a UI can close its form.
+   */
+  signal: AbortSignal;
+}
+
+/** Form mode: render `requestedSchema` and send back the values (never secrets: the spec forbids it). */
+export interface FormElicitationRequest extends ElicitationRequestBase {
+  mode: 'form';
+  requestedSchema: ElicitationSchema;
+}
+
+/**
+ * URL mode: show the full `url` and ask for consent to open it (the host never opens or fetches
+ * it). `accept` only means consent; the agent may later send `elicitation/complete`
+ * (an `elicitation_completed` event with this `elicitationId`).
+ */
+export interface UrlElicitationRequest extends ElicitationRequestBase {
+  mode: 'url';
+  elicitationId: string;
+  url: string;
+}
+
+/** An `elicitation/create` request as the `onElicitation` handler sees it (discriminated on `mode`). */
+export type ElicitationRequest = FormElicitationRequest | UrlElicitationRequest;
+
+/** A value of an accepted form's field. */
+export type ElicitationValue = string | number | boolean | string[];
+
+/**
+ * The answer, in the ACP response shape. `content` (form mode) must match the requested schema:
+ * every required field, no other field, the declared types, enum values, lengths and ranges.
+ */
+export type ElicitationAnswer =
+  | { action: 'accept'; content?: Record<string, ElicitationValue> }
+  | { action: 'decline' }
+  | { action: 'cancel' };
+
+/**
+ * Answers an elicitation request. Throwing, rejecting, returning anything but a valid
+ * `ElicitationAnswer`, content that does not match the schema, or not answering within
+ * `elicitationTimeoutMs` answers `cancel` (fail-closed).
+ */
+export type ElicitationHandler = (req: ElicitationRequest) => ElicitationAnswer | Promise<ElicitationAnswer>;
+
+/** The elicitation modes the embedder can render: only these are advertised and served. */
+export interface ElicitationModes {
+  form?: boolean;
+  url?: boolean;
+}
+
 // ---------------------------------------------------------------------------------------- services
 
 /** An error a fs/terminal hook may throw to answer the agent with a specific JSON-RPC error. */
@@ -620,6 +728,21 @@ export interface HostOptions {
   onPermission?: PermissionHandler;
   /** Nobody is asked: answer `permission_requested` events with `respondPermission` (until the timeout). */
   manualPermissions?: boolean;
+  /**
+   * Answers `elicitation/create` (forms and URL consent). Without it (and without
+   * `manualElicitations`) elicitation is not advertised and agents get "method not found".
+   */
+  onElicitation?: ElicitationHandler;
+  /**
+   * The modes advertised and served with `onElicitation` or `manualElicitations`. Default: both.
+   * When given, only the modes set to `true` are (`{ form: true }` is forms only); a request for
+   * another mode is refused (`-32602`) and nobody is asked.
+   */
+  elicitationModes?: ElicitationModes;
+  /** Nobody is asked: answer `elicitation_requested` events with `respondElicitation` (until the timeout). */
+  manualElicitations?: boolean;
+  /** How long an elicitation may wait for an answer before it is answered `cancel` (default 300000). */
+  elicitationTimeoutMs?: number;
   /** Serve `fs/*` with hooks, or `false` to not offer it (default: the built-in sandbox). */
   fs?: FsHooks | false;
   /** Serve `terminal/*` with hooks, or `false` to not offer it (default: the built-in manager). */
@@ -696,6 +819,7 @@ export class Host extends EventEmitter {
   /** @internal */
   readonly hub: EventHub;
   private readonly pendingPermissions = new Map<number, AbortController>();
+  private readonly pendingElicitations = new Map<number, AbortController>();
   private closing: Promise<void> | null = null;
   /** @internal */
   readonly agents = new Map<number, Agent>();
@@ -726,6 +850,20 @@ export class Host extends EventEmitter {
     if (options.manualPermissions) o.permissionMode = 'manual';
     else o.permissionMode = handler ? 'decider' : 'deny';
     if (handler !== undefined && typeof handler !== 'function') throw new AcpError('invalid_argument', 'onPermission must be a function');
+    const elicit = options.onElicitation;
+    if (elicit !== undefined && typeof elicit !== 'function') throw new AcpError('invalid_argument', 'onElicitation must be a function');
+    if (options.manualElicitations) o.elicitationMode = 'manual';
+    else o.elicitationMode = elicit ? 'decider' : 'none';
+    const modes = options.elicitationModes;
+    if (modes !== undefined) {
+      if (modes === null || typeof modes !== 'object') throw new AcpError('invalid_argument', 'elicitationModes must be an object { form?, url? }');
+      for (const k of ['form', 'url'] as const) {
+        if (modes[k] !== undefined && typeof modes[k] !== 'boolean') throw new AcpError('invalid_argument', `elicitationModes.${k} must be a boolean`);
+      }
+      o.elicitationForm = modes.form === true;
+      o.elicitationUrl = modes.url === true;
+    }
+    if (options.elicitationTimeoutMs !== undefined) o.elicitationTimeoutMs = options.elicitationTimeoutMs;
     const fs = options.fs;
     const terminal = options.terminal;
     o.fsMode = fs === false ? 'disabled' : fs ? 'embedder' : 'builtin';
@@ -734,7 +872,8 @@ export class Host extends EventEmitter {
     const decide = handler ? (json: string) => this.decide(handler, json) : undefined;
     const settled = handler ? (id: number) => this.settled(id) : undefined;
     const service = fs || terminal ? (json: string) => serve(fs || undefined, terminal || undefined, json) : undefined;
-    this.native = callSync(() => new native.NativeHost(o, decide, settled, service));
+    const elicitation = elicit && !options.manualElicitations ? (json: string) => this.elicitationMessage(elicit, json) : undefined;
+    this.native = callSync(() => new native.NativeHost(o, decide, settled, service, elicitation));
     this.hub = new EventHub(this.native, (evs) => this.emitBatch(evs));
   }
 
@@ -757,23 +896,58 @@ export class Host extends EventEmitter {
       else if (typeof answer === 'string') finish(answer);
       else finish(null, `onPermission must return an option id or null, got ${typeof answer}`);
     };
-    const fail = (e: unknown) => finish(null, e instanceof Error ? e.message : String(e));
-    let result: ReturnType<PermissionHandler>;
-    try {
-      result = handler(req);
-    } catch (e) {
-      fail(e);
-      return;
-    }
-    if (result !== null && typeof result === 'object' && typeof (result as PromiseLike<unknown>).then === 'function') {
-      (result as PromiseLike<unknown>).then(accept, fail);
-    } else accept(result);
+    invoke(handler, req, accept, (e) => finish(null, errorMessage(e)));
   }
 
   private settled(id: number): void {
     const ac = this.pendingPermissions.get(id);
     this.pendingPermissions.delete(id);
     ac?.abort(new AcpError('already_resolved', `permission request ${id} was settled`));
+  }
+
+  /**
+   * Called by the addon with an elicitation request to hand to `onElicitation` (answered with
+   * `elicitationDecision`), or with `{settled: requestId}` when one was settled by anyone else.
+   */
+  private elicitationMessage(handler: ElicitationHandler, json: string): void {
+    const msg = JSON.parse(json) as (ElicitationRequest & { token?: number }) | { settled: number };
+    if ('settled' in msg) {
+      this.elicitationSettled(msg.settled);
+      return;
+    }
+    const req = msg;
+    const token = req.token as number;
+    delete req.token;
+    const id = req.requestId;
+    const ac = new AbortController();
+    req.signal = ac.signal;
+    this.pendingElicitations.set(id, ac);
+    const finish = (answer: string | null, error?: string) => {
+      // Answered (or failed): the native side will not report this request as settled.
+      this.pendingElicitations.delete(id);
+      native.elicitationDecision(token, answer, error);
+    };
+    const accept = (answer: unknown) => {
+      if (answer === null || typeof answer !== 'object' || Array.isArray(answer)) {
+        finish(null, `onElicitation must return { action: 'accept' | 'decline' | 'cancel', content? }, got ${answer === null ? 'null' : Array.isArray(answer) ? 'an array' : typeof answer}`);
+        return;
+      }
+      let text: string;
+      try {
+        text = JSON.stringify(answer);
+      } catch (e) {
+        finish(null, `the answer of onElicitation is not JSON: ${errorMessage(e)}`);
+        return;
+      }
+      finish(text);
+    };
+    invoke(handler, req, accept, (e) => finish(null, errorMessage(e)));
+  }
+
+  private elicitationSettled(id: number): void {
+    const ac = this.pendingElicitations.get(id);
+    this.pendingElicitations.delete(id);
+    ac?.abort(new AcpError('already_resolved', `elicitation request ${id} was settled`));
   }
 
   private emitBatch(evs: AcpEvent[]): void {
@@ -803,7 +977,7 @@ export class Host extends EventEmitter {
   }
 
   /** Capabilities advertised to agents, from what is served. */
-  get clientCapabilities(): { readTextFile: boolean; writeTextFile: boolean; terminal: boolean } {
+  get clientCapabilities(): { readTextFile: boolean; writeTextFile: boolean; terminal: boolean; elicitation: { form: boolean; url: boolean } } {
     return callSync(() => this.native.clientCapabilities());
   }
 
@@ -848,6 +1022,24 @@ export class Host extends EventEmitter {
   }
 
   /**
+   * Answer a pending elicitation request from anywhere (a UI driven by `elicitation_requested`
+   * events). Rejects with `not_found` for an unknown id and `already_resolved` for one that was
+   * settled. Content that does not match the requested schema, or an answer that is not
+   * `{ action, content? }`, answers the agent `cancel` and rejects with `invalid_argument`.
+   */
+  respondElicitation(requestId: number, answer: ElicitationAnswer): Promise<void> {
+    let text: string | undefined;
+    try {
+      text = JSON.stringify(answer);
+    } catch {
+      text = undefined;
+    }
+    // Not JSON at all (undefined, a function, a cycle): the native side refuses it like any other malformed answer.
+    const json = typeof text === 'string' ? text : 'null';
+    return call(() => this.native.respondElicitation(requestId, json));
+  }
+
+  /**
    * Shut every agent down (stdin EOF → SIGTERM → SIGKILL to its process group), fail the calls in
    * flight with `closed`, deliver the remaining events and end every event iterator. Afterwards
    * nothing of this host keeps the Node process alive. Idempotent.
@@ -862,6 +1054,7 @@ export class Host extends EventEmitter {
         } finally {
           await this.hub.drainToEnd();
           for (const [id] of this.pendingPermissions) this.settled(id);
+          for (const [id] of this.pendingElicitations) this.elicitationSettled(id);
         }
       })();
     }
@@ -1114,7 +1307,10 @@ export class Session {
     return (await abortable(options.signal, (a) => this.native.prompt(content, a))) as TurnResult;
   }
 
-  /** `session/cancel`: the agent should end the turn with `cancelled`; pending permission requests are answered `cancelled`. */
+  /**
+   * `session/cancel`: the agent should end the turn with `cancelled`; pending permission requests
+   * are answered `cancelled` and pending elicitations `cancel`.
+   */
   cancel(): Promise<void> {
     return call(() => this.native.cancel());
   }
