@@ -17,6 +17,11 @@ export declare class NativeAgent {
   /** `{exitCode, signal, stderrTail}` once the agent ended, else `null`. */
   exitInfo(): any
   authenticate(methodId: string, abort?: number | undefined | null): Promise<void>
+  /**
+   * `logout` (needs `agentCapabilities.auth.logout`; otherwise fails with `unsupported` and
+   * nothing is sent).
+   */
+  logout(abort?: number | undefined | null): Promise<void>
   newSession(options: NativeSessionOptions, abort?: number | undefined | null): Promise<NativeSession>
   loadSession(sessionId: string, options: NativeSessionOptions, abort?: number | undefined | null): Promise<NativeSession>
   resumeSession(sessionId: string, options: NativeSessionOptions, abort?: number | undefined | null): Promise<NativeSession>
@@ -77,7 +82,7 @@ export declare class NativeSession {
   state(): any
   /**
    * Send a prompt (an array of ACP content blocks); resolves with
-   * `{turn, stopReason, usage, raw}` when the turn ends.
+   * `{turn, stopReason, usage, raw, text, thought, textTruncated}` when the turn ends.
    * Aborting sends `session/cancel`; the call settles with the agent's answer if it comes
    * within the host's cancel grace, else with `cancelled`.
    */
@@ -87,6 +92,13 @@ export declare class NativeSession {
   setMode(modeId: string, abort?: number | undefined | null): Promise<void>
   /** Resolves with the complete updated option list. */
   setConfigOption(configId: string, value: any, abort?: number | undefined | null): Promise<any>
+  /**
+   * `{current, available: [{id, name, description}], via}` (the core's `Models`), or `null`
+   * when the agent offers no model choice.
+   */
+  models(): any
+  /** Switch the model: the `model` config option, else the legacy `session/set_model`. */
+  setModel(modelId: string, abort?: number | undefined | null): Promise<void>
   /** `session/close`. */
   close(abort?: number | undefined | null): Promise<void>
 }

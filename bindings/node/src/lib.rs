@@ -970,6 +970,14 @@ impl NativeAgent {
         abortable(abort, async move { agent.authenticate(&method_id).await }).await
     }
 
+    /// `logout` (needs `agentCapabilities.auth.logout`; otherwise fails with `unsupported` and
+    /// nothing is sent).
+    #[napi]
+    pub async fn logout(&self, abort: Option<u32>) -> Result<()> {
+        let agent = self.agent.clone();
+        abortable(abort, async move { agent.logout().await }).await
+    }
+
     #[napi]
     pub async fn new_session(
         &self,
@@ -1123,7 +1131,7 @@ impl NativeSession {
     }
 
     /// Send a prompt (an array of ACP content blocks); resolves with
-    /// `{turn, stopReason, usage, raw}` when the turn ends.
+    /// `{turn, stopReason, usage, raw, text, thought, textTruncated}` when the turn ends.
     #[napi]
     /// Aborting sends `session/cancel`; the call settles with the agent's answer if it comes
     /// within the host's cancel grace, else with `cancelled`.
@@ -1149,6 +1157,9 @@ impl NativeSession {
             "stopReason": turn.stop_reason,
             "usage": turn.usage,
             "raw": turn.raw,
+            "text": turn.text,
+            "thought": turn.thought,
+            "textTruncated": turn.text_truncated,
         }))
     }
 
@@ -1177,6 +1188,23 @@ impl NativeSession {
             session.set_config_option(&config_id, value).await
         })
         .await
+    }
+
+    /// `{current, available: [{id, name, description}], via}` (the core's `Models`), or `null`
+    /// when the agent offers no model choice.
+    #[napi]
+    pub fn models(&self) -> Value {
+        self.session
+            .models()
+            .and_then(|m| serde_json::to_value(m).ok())
+            .unwrap_or(Value::Null)
+    }
+
+    /// Switch the model: the `model` config option, else the legacy `session/set_model`.
+    #[napi]
+    pub async fn set_model(&self, model_id: String, abort: Option<u32>) -> Result<()> {
+        let session = self.session.clone();
+        abortable(abort, async move { session.set_model(&model_id).await }).await
     }
 
     /// `session/close`.

@@ -1170,6 +1170,15 @@ export class Agent {
     return abortable(options.signal, (a) => this.native.authenticate(methodId, a));
   }
 
+  /**
+   * `logout` (needs `agentCapabilities.auth.logout`; otherwise rejects with `unsupported` and
+   * nothing is sent): the agent forgets its credentials, and calls that need them fail with
+   * `auth_required` until `authenticate` again.
+   */
+  logout(options: CallOptions = {}): Promise<void> {
+    return abortable(options.signal, (a) => this.native.logout(a));
+  }
+
   /** `session/new`. */
   async newSession(options: SessionOptions = {}): Promise<Session> {
     const n = await abortable(options.signal, (a) => this.native.newSession(sessionOptions(options), a));
@@ -1240,6 +1249,34 @@ export interface TurnResult {
   /** The whole prompt response. */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   raw: Record<string, any>;
+  /**
+   * The agent's message text of this turn, assembled from its `agent_message_chunk` text blocks
+   * (print the answer without reading events).
+   */
+  text: string;
+  /** The agent's thought text of this turn (`agent_thought_chunk`), kept apart from `text`. */
+  thought: string;
+  /** `text` or `thought` reached 4 MiB and was cut there. */
+  textTruncated: boolean;
+}
+
+/** One model the agent offers. */
+export interface ModelInfo {
+  id: string;
+  name: string;
+  description: string | null;
+}
+
+/** The models of a session (`session.models()`). */
+export interface SessionModels {
+  /** The current model id, when the agent said. */
+  current: string | null;
+  available: ModelInfo[];
+  /**
+   * How `setModel` switches: through the session's config option of category `model` (ACP v1),
+   * or the legacy `session/set_model` (agents that only return `models`).
+   */
+  via: { kind: 'config_option'; configId: string } | { kind: 'legacy' };
 }
 
 /** The materialised session state: what a UI needs without re-deriving it from the events. */
@@ -1324,6 +1361,24 @@ export class Session {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   setConfigOption(configId: string, value: string | boolean, options: CallOptions = {}): Promise<any[]> {
     return abortable(options.signal, (a) => this.native.setConfigOption(configId, value, a));
+  }
+
+  /**
+   * The models the agent offers for this session and the current one (from its config option of
+   * category `model`, else the legacy `models` of the session/new, load or resume response), or
+   * `null` when the agent offers no model choice.
+   */
+  models(): SessionModels | null {
+    return callSync(() => this.native.models()) as SessionModels | null;
+  }
+
+  /**
+   * Switch the session's model (one of `models().available`): through the `model` config option,
+   * else the legacy `session/set_model`. An unknown id rejects with `invalid_argument`, no model
+   * choice with `unsupported` (nothing sent).
+   */
+  setModel(modelId: string, options: CallOptions = {}): Promise<void> {
+    return abortable(options.signal, (a) => this.native.setModel(modelId, a));
   }
 
   /** `session/close`. */

@@ -163,7 +163,7 @@ pub static METHODS: &[Method] = &[
         faces: Faces {
             rust: "Agent::logout",
             c: "acph_agent_logout",
-            node: "",
+            node: "agent.logout",
             python: "",
         },
     },
@@ -333,7 +333,7 @@ pub static METHODS: &[Method] = &[
         faces: Faces {
             rust: "Session::set_model",
             c: "acph_session_set_model",
-            node: "",
+            node: "session.setModel",
             python: "",
         },
     },
