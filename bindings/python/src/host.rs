@@ -10,10 +10,14 @@ use std::time::Duration;
 
 use acp_host::permission::policy::Policy;
 use acp_host::services::{FsService, TerminalService};
-use acp_host::{AgentSpec, ClientInfo, HostConfig, PermissionHandler, SessionOptions, TurnResult};
+use acp_host::{
+    AgentSpec, ClientInfo, ElicitationAnswer, ElicitationHandler, ElicitationModes, HostConfig,
+    PermissionHandler, SessionOptions, TurnResult,
+};
 use pyo3::prelude::*;
 use serde_json::Value;
 
+use crate::elicitation::PyElicitor;
 use crate::errors;
 use crate::events::{Filter, Pump, Subscription};
 use crate::permission::{LoopSlot, PyDecider};
@@ -51,7 +55,8 @@ impl NativeHost {
     #[pyo3(signature = (*, policy_kind=None, policy_value=None, roots=Vec::new(),
         permission_timeout=None, request_timeout=None, prompt_timeout=None, shutdown_grace=None,
         cancel_grace=None, max_line_bytes=None, event_capacity=None, stderr_tail_bytes=None, wire_events=false,
-        on_permission=None, manual_permissions=false, fs=true, terminal=true,
+        on_permission=None, manual_permissions=false, on_elicitation=None, manual_elicitations=false,
+        elicitation_modes=None, elicitation_timeout=None, fs=true, terminal=true,
         fs_handler=None, terminal_handler=None, client_name=None, client_version=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -70,6 +75,10 @@ impl NativeHost {
         wire_events: bool,
         on_permission: Option<Py<PyAny>>,
         manual_permissions: bool,
+        on_elicitation: Option<Py<PyAny>>,
+        manual_elicitations: bool,
+        elicitation_modes: Option<Vec<String>>,
+        elicitation_timeout: Option<f64>,
         fs: bool,
         terminal: bool,
         fs_handler: Option<Py<PyAny>>,
@@ -166,6 +175,32 @@ impl NativeHost {
             (None, true) => PermissionHandler::Manual,
             (None, false) => PermissionHandler::DenyAll,
         };
+        // Elicitation is advertised only with a handler, for the modes it renders (default both).
+        let modes = match &elicitation_modes {
+            Some(names) => crate::elicitation::modes(py, names)?,
+            None => ElicitationModes::FORM_AND_URL,
+        };
+        config.elicitation = match (on_elicitation, manual_elicitations) {
+            (Some(handler), _) => ElicitationHandler::Decider {
+                modes,
+                decider: Arc::new(PyElicitor {
+                    handler: Arc::new(handler),
+                    event_loop: event_loop.clone(),
+                }),
+            },
+            (None, true) => ElicitationHandler::Manual { modes },
+            (None, false) if elicitation_modes.is_some() => {
+                return Err(errors::local(
+                    py,
+                    "invalid_argument",
+                    "elicitation_modes needs on_elicitation (a handler or \"manual\")",
+                ));
+            }
+            (None, false) => ElicitationHandler::Unsupported,
+        };
+        if let Some(t) = elicitation_timeout {
+            config.elicitation_timeout = seconds("elicitation_timeout", t)?;
+        }
         let capacity = config.event_capacity;
         let _guard = crate::rt().enter();
         let host = acp_host::Host::new(config);
@@ -179,7 +214,8 @@ impl NativeHost {
         })
     }
 
-    /// The asyncio loop that coroutine permission handlers (and plain ones, for AsyncHost) run on.
+    /// The asyncio loop that coroutine permission and elicitation handlers (and plain ones, for
+    /// AsyncHost) run on.
     fn set_loop(&self, event_loop: Option<Py<PyAny>>) {
         if let Ok(mut l) = self.event_loop.lock() {
             *l = event_loop;
@@ -248,6 +284,40 @@ impl NativeHost {
         let host = self.host.clone();
         call(py, aio, async move {
             host.respond_permission(request_id, option_id).await
+        })
+    }
+
+    /// Answer a pending elicitation: `answer_json` in the ACP shape. An answer that is not one
+    /// (or `error`, the package's reason why not) cancels the request and raises
+    /// `invalid_argument`, as accepted content that does not match the schema does in the core.
+    #[pyo3(signature = (request_id, answer_json, error=None, *, aio=false))]
+    fn respond_elicitation(
+        &self,
+        py: Python<'_>,
+        request_id: u64,
+        answer_json: Option<String>,
+        error: Option<String>,
+        aio: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let answer = match (answer_json, error) {
+            (_, Some(why)) => Err(why),
+            (Some(text), None) => crate::elicitation::parse_answer(&text),
+            (None, None) => Err("no answer".to_owned()),
+        };
+        let host = self.host.clone();
+        call(py, aio, async move {
+            match answer {
+                Ok(answer) => host.respond_elicitation(request_id, answer).await,
+                Err(why) => {
+                    // Fail-closed: the request is cancelled (unknown / already resolved ids
+                    // raise their own error and change nothing).
+                    host.respond_elicitation(request_id, ElicitationAnswer::Cancel)
+                        .await?;
+                    Err(acp_host::Error::InvalidArgument(format!(
+                        "{why}; the elicitation was cancelled"
+                    )))
+                }
+            }
         })
     }
 
@@ -557,7 +627,7 @@ impl NativeSession {
     }
 
     /// `session/cancel`: the turn should end `cancelled`; pending permission requests of the
-    /// session are answered `cancelled` at once.
+    /// session are answered `cancelled` at once, pending elicitations `cancel`.
     #[pyo3(signature = (*, aio=false))]
     fn cancel(&self, py: Python<'_>, aio: bool) -> PyResult<Py<PyAny>> {
         let session = self.session.clone();

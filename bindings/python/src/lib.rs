@@ -7,6 +7,7 @@
 //! through a pump that fans the host's single stream out to subscriptions (`events.rs`).
 //! The public, typed API is the Python package (`python/acp_host/`); this module is private.
 
+mod elicitation;
 mod errors;
 mod events;
 mod host;

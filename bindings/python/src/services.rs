@@ -17,7 +17,7 @@ use pyo3::sync::PyOnceLock;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use crate::permission::LoopSlot;
+use crate::permission::{CancelOnDrop, LoopSlot, Pending};
 
 type Answer = Result<Value, ServiceError>;
 
@@ -25,20 +25,6 @@ static CALL_SERVICE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 fn internal(message: impl Into<String>) -> ServiceError {
     ServiceError::new(-32603, message)
-}
-
-/// Cancels a pending coroutine when the agent's request no longer needs an answer.
-struct CancelOnDrop(Option<Py<PyAny>>);
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        if let Some(cancel) = self.0.take() {
-            // Not once the interpreter is exiting: nothing is left to cancel then.
-            let _ = crate::attach(|py| {
-                let _ = cancel.bind(py).call0();
-            });
-        }
-    }
 }
 
 async fn call_python(
@@ -49,8 +35,15 @@ async fn call_python(
 ) -> Answer {
     let (tx, rx) = oneshot::channel::<Answer>();
     let args = args.to_string();
+    let pending = Arc::new(Pending::default());
+    // From here on, dropping this future (the request was withdrawn) stops the handler, or keeps
+    // it from being called at all.
+    let guard = CancelOnDrop::new(pending.clone());
     let started = tokio::task::spawn_blocking(move || {
-        crate::attach(|py| -> PyResult<Option<Py<PyAny>>> {
+        crate::attach(|py| -> PyResult<()> {
+            if !pending.wanted() {
+                return Ok(());
+            }
             let call = CALL_SERVICE.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
                 Ok(py
                     .import("acp_host._bridge")?
@@ -67,21 +60,21 @@ async fn call_python(
             let cancel = call
                 .bind(py)
                 .call1((target.as_ref(), name, args, lp, reply))?;
-            Ok((!cancel.is_none()).then(|| cancel.unbind()))
+            pending.started(&cancel);
+            Ok(())
         })
     })
     .await;
-    let cancel = match started {
-        Ok(Some(Ok(cancel))) => cancel,
+    match started {
+        Ok(Some(Ok(()))) => {}
         Ok(None) => return Err(internal("the interpreter is exiting")),
         Ok(Some(Err(e))) => return Err(internal(format!("service handler bridge failed: {e}"))),
         Err(e) => return Err(internal(format!("service handler bridge failed: {e}"))),
-    };
-    let mut guard = CancelOnDrop(cancel);
+    }
     let answer = rx
         .await
         .unwrap_or_else(|_| Err(internal("service handler gave no answer")));
-    guard.0 = None;
+    guard.answered();
     answer
 }
 

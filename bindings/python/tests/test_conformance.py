@@ -48,7 +48,7 @@ def matches(ev: acp_host.Event, spec: str) -> bool:
     return ev.kind == kind
 
 
-def host_kwargs(case: Dict[str, Any]) -> Dict[str, Any]:
+def host_kwargs(case: Dict[str, Any], aio: bool = False) -> Dict[str, Any]:
     kw: Dict[str, Any] = {}
     perm = case.get("permission", "deny")
     if perm == "allow":
@@ -59,6 +59,18 @@ def host_kwargs(case: Dict[str, Any]) -> Dict[str, Any]:
         kw["max_line_bytes"] = case["maxLineBytes"]
     if "cancelGraceMs" in case:
         kw["cancel_grace"] = case["cancelGraceMs"] / 1000
+    if "elicitation" in case:
+        # Advertise exactly the modes given; answer every elicitation of a mode with its answer
+        # (a plain function on Host, a coroutine function on AsyncHost).
+        answers: Dict[str, Any] = case["elicitation"]
+        kw["elicitation_modes"] = tuple(answers)
+        if aio:
+            async def answer(req: acp_host.ElicitationRequest) -> Any:
+                return answers[req.mode]
+
+            kw["on_elicitation"] = answer
+        else:
+            kw["on_elicitation"] = lambda req: answers[req.mode]
     return kw
 
 
@@ -150,7 +162,7 @@ def run_sync(case: Dict[str, Any]) -> List[Dict[str, Any]]:
 
 async def run_async(case: Dict[str, Any]) -> List[Dict[str, Any]]:
     trace: List[acp_host.Event] = []
-    async with acp_host.AsyncHost(**host_kwargs(case)) as host:
+    async with acp_host.AsyncHost(**host_kwargs(case, aio=True)) as host:
         events = host.events()
         if "spawnExpect" in case:
             with pytest.raises(acp_host.AcpError) as ei:

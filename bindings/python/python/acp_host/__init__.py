@@ -22,9 +22,11 @@ A small typed API over the acp-host Rust core, as a synchronous ``Host`` and an 
 Events carry exactly the docs/EVENTS.md envelope (``seq``, ``at``, ``agent``, ``session``, ``turn``,
 ``kind``, ``replay``, ``data``; ``to_dict()`` / ``to_json()``). Permission requests go through a
 fail-closed flow: a policy (``"deny-all"``, ``"read-only"``, ``"ask"`` or a document), then the
-``on_permission`` handler; anything but an offered option id denies. Errors are ``AcpError``
-subclasses with ``.code`` and ``.data``. Agents run in their own process groups and are shut down
-when their host closes (``with``/``async with``, ``close()``, or interpreter exit).
+``on_permission`` handler; anything but an offered option id denies. Elicitations (forms, URL
+consent) go to ``on_elicitation`` the same fail-closed way: anything but a valid answer cancels.
+Errors are ``AcpError`` subclasses with ``.code`` and ``.data``. Agents run in their own process
+groups and are shut down when their host closes (``with``/``async with``, ``close()``, or
+interpreter exit).
 """
 
 from __future__ import annotations
@@ -55,7 +57,19 @@ from ._errors import (
 from ._common import FsHandler, TerminalHandler
 from ._host import Agent, EventStream, Host, Session
 from ._protocol import MethodFaces, MethodInfo, methods
-from ._types import AgentExit, PermissionOption, PermissionRequest, SessionState, TurnResult
+from ._types import (
+    AgentExit,
+    ElicitationAccept,
+    ElicitationAnswer,
+    ElicitationCancel,
+    ElicitationDecline,
+    ElicitationMode,
+    ElicitationRequest,
+    PermissionOption,
+    PermissionRequest,
+    SessionState,
+    TurnResult,
+)
 
 Event = _native.Event
 
@@ -75,6 +89,12 @@ __all__ = [
     "Event",
     "PermissionRequest",
     "PermissionOption",
+    "ElicitationRequest",
+    "ElicitationAnswer",
+    "ElicitationAccept",
+    "ElicitationDecline",
+    "ElicitationCancel",
+    "ElicitationMode",
     "TurnResult",
     "SessionState",
     "AgentExit",

@@ -1,8 +1,8 @@
 """The asyncio API: ``AsyncHost``, ``AsyncAgent``, ``AsyncSession``, ``AsyncEventStream``.
 
 The same core as the sync twin; calls return awaitables resolved on the caller's loop. Cancelling
-an awaiting task cancels the operation (for a prompt: ``session/cancel``). Permission handlers of
-an ``AsyncHost`` run on its loop (coroutine functions as tasks).
+an awaiting task cancels the operation (for a prompt: ``session/cancel``). Permission and
+elicitation handlers of an ``AsyncHost`` run on its loop (coroutine functions as tasks).
 """
 
 from __future__ import annotations
@@ -15,10 +15,12 @@ from typing import Any, AsyncIterator, Callable, Deque, Dict, Iterable, List, Ma
 from . import _native
 from ._common import (
     ContentLike,
+    ElicitationModes,
     FsHandler,
     PathLike,
     PolicyLike,
     TerminalHandler,
+    answer_json,
     command_args,
     content_json,
     cwd_arg,
@@ -28,8 +30,8 @@ from ._common import (
     mcp_arg,
     register,
 )
-from ._host import PermissionHandler
-from ._types import AgentExit, SessionState, TurnResult
+from ._host import ElicitationHandler, PermissionHandler
+from ._types import AgentExit, ElicitationAnswer, SessionState, TurnResult
 
 __all__ = ["AsyncHost", "AsyncAgent", "AsyncSession", "AsyncEventStream"]
 
@@ -267,6 +269,9 @@ class AsyncHost:
         roots: Iterable[PathLike] = (),
         permission_timeout: float = 300.0,
         on_permission: Union[PermissionHandler, str, None] = None,
+        on_elicitation: Union[ElicitationHandler, str, None] = None,
+        elicitation_modes: Optional[ElicitationModes] = None,
+        elicitation_timeout: float = 300.0,
         request_timeout: Optional[float] = 120.0,
         prompt_timeout: Optional[float] = None,
         shutdown_grace: float = 2.0,
@@ -281,6 +286,8 @@ class AsyncHost:
     ) -> None:
         args = host_args(
             policy=policy, roots=roots, permission_timeout=permission_timeout, on_permission=on_permission,
+            on_elicitation=on_elicitation, elicitation_modes=elicitation_modes,
+            elicitation_timeout=elicitation_timeout,
             request_timeout=request_timeout, prompt_timeout=prompt_timeout, shutdown_grace=shutdown_grace,
             cancel_grace=cancel_grace,
             max_line_bytes=max_line_bytes, event_capacity=event_capacity, wire_events=wire_events, fs=fs,
@@ -317,6 +324,11 @@ class AsyncHost:
 
     async def respond_permission(self, request_id: int, option_id: Optional[str]) -> None:
         await self._n.respond_permission(request_id, option_id, aio=True)
+
+    async def respond_elicitation(self, request_id: int, answer: ElicitationAnswer) -> None:
+        """See ``Host.respond_elicitation``."""
+        text, problem = answer_json(answer)
+        await self._n.respond_elicitation(request_id, text, problem, aio=True)
 
     def events(self) -> AsyncEventStream:
         """Every event of the host from now on: ``async for ev in host.events()``."""

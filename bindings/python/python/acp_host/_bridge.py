@@ -1,7 +1,7 @@
 """Handler bridge (called by the native module from a worker thread, never the loop).
 
-``dispatch`` runs a permission handler, ``call_service`` an ``fs``/``terminal`` handler; both
-report the outcome through ``reply``:
+``dispatch`` runs a permission handler, ``dispatch_elicitation`` an elicitation handler,
+``call_service`` an ``fs``/``terminal`` handler; each reports the outcome through ``reply``:
 
 - sync ``Host``: the handler is called right here (a blocking-pool thread of the host); a
   coroutine it returns runs on a private event loop (one daemon thread per process);
@@ -9,9 +9,9 @@ report the outcome through ``reply``:
   coroutine it returns runs there as a task.
 
 Any exception, a wrong answer, or a closed loop answers an error: for permissions the core turns
-it into a deny (``decidedBy: "invalid_answer"``), for services into a JSON-RPC error. The returned
-callable (or ``None``) cancels a still-pending coroutine when the core no longer wants the answer
-(timeout, cancel).
+it into a deny (``decidedBy: "invalid_answer"``), for elicitations into ``cancel`` (the same
+``decidedBy``), for services into a JSON-RPC error. The returned callable (or ``None``) cancels a
+still-pending coroutine when the core no longer wants the answer (timeout, cancel).
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ import threading
 from typing import Any, Awaitable, Callable, Dict, Optional
 
 from ._errors import ServiceError
-from ._types import PermissionRequest
+from ._common import answer_json
+from ._types import ElicitationRequest, PermissionRequest
 
 _private_loop: Optional[asyncio.AbstractEventLoop] = None
 _private_lock = threading.Lock()
@@ -126,6 +127,25 @@ def dispatch(handler: Callable[[PermissionRequest], Any], raw: str, settled: Any
 
     def fail(exc: BaseException) -> None:
         reply(None, f"permission handler raised {type(exc).__name__}: {exc}")
+
+    return _run(lambda: handler(request), ok, fail, loop)
+
+
+def dispatch_elicitation(handler: Callable[[ElicitationRequest], Any], raw: str, settled: Any,
+                         loop: Optional[asyncio.AbstractEventLoop],
+                         reply: Callable[..., Any]) -> Optional[Callable[[], Any]]:
+    """Ask an elicitation handler: ``reply(answer_json, None)`` or ``reply(None, error)``."""
+    request = ElicitationRequest._from_json(raw, settled)
+
+    def ok(value: Any) -> None:
+        text, problem = answer_json(value)
+        if problem is not None:
+            reply(None, f"elicitation handler: {problem}")
+        else:
+            reply(text, None)
+
+    def fail(exc: BaseException) -> None:
+        reply(None, f"elicitation handler raised {type(exc).__name__}: {exc}")
 
     return _run(lambda: handler(request), ok, fail, loop)
 

@@ -7,10 +7,11 @@ import json
 import os
 import threading
 import weakref
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Protocol, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Protocol, Sequence, Tuple, Union
 
 from . import _native
 from ._errors import InvalidArgumentError
+from ._types import ElicitationMode
 
 PRESETS = ("deny-all", "read-only", "ask")
 
@@ -19,6 +20,8 @@ PolicyLike = Union[str, Mapping[str, Any], "os.PathLike[str]", None]
 #: A prompt: text, one content block, or a list of blocks / texts.
 ContentLike = Union[str, Mapping[str, Any], Sequence[Union[str, Mapping[str, Any]]]]
 PathLike = Union[str, "os.PathLike[str]"]
+#: ``elicitation_modes``: one mode or several (``("form", "url")``).
+ElicitationModes = Union[ElicitationMode, Iterable[ElicitationMode]]
 
 
 class FsHandler(Protocol):
@@ -75,6 +78,9 @@ def host_args(
     roots: Iterable[PathLike],
     permission_timeout: float,
     on_permission: Any,
+    on_elicitation: Any,
+    elicitation_modes: Optional[ElicitationModes],
+    elicitation_timeout: float,
     request_timeout: Optional[float],
     prompt_timeout: Optional[float],
     shutdown_grace: float,
@@ -121,7 +127,44 @@ def host_args(
         raise InvalidArgumentError(
             "on_permission must be a function, a coroutine function, \"manual\" or None"
         )
+    if on_elicitation is None:
+        if elicitation_modes is not None:
+            raise InvalidArgumentError("elicitation_modes needs on_elicitation (a function or \"manual\")")
+    elif on_elicitation == "manual":
+        args["manual_elicitations"] = True
+    elif callable(on_elicitation):
+        args["on_elicitation"] = on_elicitation
+    else:
+        raise InvalidArgumentError(
+            "on_elicitation must be a function, a coroutine function, \"manual\" or None"
+        )
+    if elicitation_modes is not None:
+        args["elicitation_modes"] = modes_arg(elicitation_modes)
+    args["elicitation_timeout"] = seconds("elicitation_timeout", elicitation_timeout, none_means_forever=False)
     return args
+
+
+def modes_arg(modes: ElicitationModes) -> List[str]:
+    names: List[str] = [modes] if isinstance(modes, str) else list(modes)
+    for m in names:
+        if m not in ("form", "url"):
+            raise InvalidArgumentError(f"unknown elicitation mode {m!r} (\"form\", \"url\")")
+    if not names:
+        raise InvalidArgumentError("elicitation_modes must name at least one mode (\"form\", \"url\")")
+    return names
+
+
+def answer_json(answer: Any) -> Tuple[Optional[str], Optional[str]]:
+    """An elicitation answer as JSON text, or why it is not one (the core checks the rest)."""
+    if not isinstance(answer, Mapping):
+        return None, (
+            f"an elicitation answer must be a dict like {{\"action\": \"accept\", \"content\": {{...}}}}, "
+            f"got {type(answer).__name__}"
+        )
+    try:
+        return json.dumps(dict(answer), allow_nan=False), None
+    except (TypeError, ValueError) as exc:
+        return None, f"the elicitation answer is not JSON: {exc}"
 
 
 def command_args(command: Union[str, Sequence[str]]) -> "tuple[str, List[str]]":

@@ -14,10 +14,12 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optio
 from . import _native
 from ._common import (
     ContentLike,
+    ElicitationModes,
     FsHandler,
     PathLike,
     PolicyLike,
     TerminalHandler,
+    answer_json,
     command_args,
     content_json,
     cwd_arg,
@@ -27,7 +29,7 @@ from ._common import (
     mcp_arg,
     register,
 )
-from ._types import AgentExit, PermissionRequest, SessionState, TurnResult
+from ._types import AgentExit, ElicitationAnswer, ElicitationRequest, PermissionRequest, SessionState, TurnResult
 
 Event = _native.Event
 
@@ -250,10 +252,13 @@ class Agent:
 
 
 PermissionHandler = Callable[[PermissionRequest], Any]
+#: ``on_elicitation``: ``(ElicitationRequest) -> ElicitationAnswer`` (or a coroutine function).
+ElicitationHandler = Callable[[ElicitationRequest], Any]
 
 
 class Host:
-    """Runs ACP agents: spawns them, streams their events, answers their permission requests.
+    """Runs ACP agents: spawns them, streams their events, answers their permission requests
+    (and their elicitations, with ``on_elicitation``).
 
     ``on_permission``: a function or coroutine function ``(PermissionRequest) -> option id | None``
     (``None`` denies; exceptions, other answers and ``permission_timeout`` deny), or ``"manual"``
@@ -263,6 +268,14 @@ class Host:
     roots for the agents' ``fs/*`` and ``terminal/*`` requests (each session's cwd is one).
     ``fs`` / ``terminal``: ``True`` (the built-in sandboxed services), ``False`` (not served, not
     advertised), or a handler (``FsHandler`` / ``TerminalHandler``) that serves them instead.
+
+    ``on_elicitation``: a function or coroutine function ``(ElicitationRequest) -> answer``
+    (``{"action": "accept", "content": {...}}``, ``{"action": "decline"}``,
+    ``{"action": "cancel"}``; exceptions, other answers, content that does not match the form's
+    schema and ``elicitation_timeout`` answer ``cancel``), or ``"manual"`` (answer
+    ``elicitation_requested`` events with ``respond_elicitation``). ``elicitation_modes``: the
+    modes it renders, ``"form"`` and/or ``"url"`` (default both); only those are advertised.
+    Without ``on_elicitation`` elicitation is not advertised and agents' requests are refused.
 
     ``with Host(...) as host:`` closes it: every agent is shut down, process groups included.
     Hosts still open at interpreter exit are closed then.
@@ -275,6 +288,9 @@ class Host:
         roots: Iterable[PathLike] = (),
         permission_timeout: float = 300.0,
         on_permission: Union[PermissionHandler, str, None] = None,
+        on_elicitation: Union[ElicitationHandler, str, None] = None,
+        elicitation_modes: Optional[ElicitationModes] = None,
+        elicitation_timeout: float = 300.0,
         request_timeout: Optional[float] = 120.0,
         prompt_timeout: Optional[float] = None,
         shutdown_grace: float = 2.0,
@@ -289,6 +305,8 @@ class Host:
     ) -> None:
         args = host_args(
             policy=policy, roots=roots, permission_timeout=permission_timeout, on_permission=on_permission,
+            on_elicitation=on_elicitation, elicitation_modes=elicitation_modes,
+            elicitation_timeout=elicitation_timeout,
             request_timeout=request_timeout, prompt_timeout=prompt_timeout, shutdown_grace=shutdown_grace,
             cancel_grace=cancel_grace,
             max_line_bytes=max_line_bytes, event_capacity=event_capacity, wire_events=wire_events, fs=fs,
@@ -327,6 +345,17 @@ class Host:
         ``AlreadyResolvedError``; an unknown one ``NotFoundError``.
         """
         self._n.respond_permission(request_id, option_id, aio=False)
+
+    def respond_elicitation(self, request_id: int, answer: ElicitationAnswer) -> None:
+        """Answer a pending elicitation: ``{"action": "accept", "content": {...}}`` (form values,
+        or consent to open the URL), ``{"action": "decline"}`` or ``{"action": "cancel"}``.
+
+        Content that does not match the form's schema, or an answer that is not one of these,
+        cancels the request and raises ``InvalidArgumentError``; an already resolved request raises
+        ``AlreadyResolvedError``; an unknown one ``NotFoundError``.
+        """
+        text, problem = answer_json(answer)
+        self._n.respond_elicitation(request_id, text, problem, aio=False)
 
     def events(self) -> EventStream:
         """Every event of the host from now on, in ``seq`` order (docs/EVENTS.md)."""

@@ -65,7 +65,7 @@ class Subscription:
 
 @final
 class Reply:
-    def __call__(self, option_id: Optional[str], error: Optional[str] = None) -> bool: ...
+    def __call__(self, answer: Optional[str], error: Optional[str] = None) -> bool: ...
 
 @final
 class Settled:
@@ -171,6 +171,10 @@ class NativeHost:
         wire_events: bool = False,
         on_permission: Optional[Callable[..., Any]] = None,
         manual_permissions: bool = False,
+        on_elicitation: Optional[Callable[..., Any]] = None,
+        manual_elicitations: bool = False,
+        elicitation_modes: Optional[List[str]] = None,
+        elicitation_timeout: Optional[float] = None,
         fs: bool = True,
         terminal: bool = True,
         fs_handler: Optional[Any] = None,
@@ -193,6 +197,12 @@ class NativeHost:
     def respond_permission(self, request_id: int, option_id: Optional[str], *, aio: Literal[False] = False) -> None: ...
     @overload
     def respond_permission(self, request_id: int, option_id: Optional[str], *, aio: Literal[True]) -> Awaitable[None]: ...
+    @overload
+    def respond_elicitation(self, request_id: int, answer_json: Optional[str], error: Optional[str] = None,
+                            *, aio: Literal[False] = False) -> None: ...
+    @overload
+    def respond_elicitation(self, request_id: int, answer_json: Optional[str], error: Optional[str] = None,
+                            *, aio: Literal[True]) -> Awaitable[None]: ...
     def agent(self, id: int) -> Optional[NativeAgent]: ...
     def subscribe(self) -> Subscription: ...
     @overload

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Literal, Mapping, Optional, TypedDict, Union
 
 __all__ = [
     "PermissionOption",
     "PermissionRequest",
+    "ElicitationMode",
+    "ElicitationRequest",
+    "ElicitationAnswer",
+    "ElicitationAccept",
+    "ElicitationDecline",
+    "ElicitationCancel",
     "TurnResult",
     "SessionState",
     "AgentExit",
@@ -94,6 +100,122 @@ class PermissionRequest:
                 {"optionId": o.option_id, "name": o.name, "kind": o.kind} for o in self.options
             ],
         }
+
+
+#: An elicitation mode: a form built from a flat JSON schema, or consent to open a URL.
+#: (Spelled as a Union of Literals: mypy.stubtest checks such an alias as a Union at runtime.)
+ElicitationMode = Union[Literal["form"], Literal["url"]]
+
+
+class _AcceptAction(TypedDict):
+    action: Literal["accept"]
+
+
+class ElicitationAccept(_AcceptAction, total=False):
+    """``{"action": "accept", "content": {...}}``: for a form, the values (checked against
+    ``requested_schema``); for a URL, consent to open it (``content`` is ignored)."""
+
+    content: Dict[str, Any]
+
+
+class ElicitationDecline(TypedDict):
+    """``{"action": "decline"}``: the user said no."""
+
+    action: Literal["decline"]
+
+
+class ElicitationCancel(TypedDict):
+    """``{"action": "cancel"}``: the user dismissed the question."""
+
+    action: Literal["cancel"]
+
+
+#: An answer to an elicitation, in the ACP response shape.
+ElicitationAnswer = Union[ElicitationAccept, ElicitationDecline, ElicitationCancel]
+
+
+@dataclasses.dataclass(frozen=True)
+class ElicitationRequest:
+    """The agent asks the user for input (``elicitation/create``), as ``on_elicitation`` sees it.
+
+    ``mode == "form"``: render ``requested_schema`` (a flat object of primitive and enum
+    properties) and answer ``{"action": "accept", "content": {...}}`` with the values. ``mode ==
+    "url"``: show the full ``url`` (and ``agent``, who asks), and answer ``{"action": "accept"}``
+    only if the user consents to open it; the host never opens it. ``{"action": "decline"}`` and
+    ``{"action": "cancel"}`` refuse. An exception, anything that is not such an answer, content
+    that does not match the schema, or the elicitation timeout answers ``cancel``.
+    """
+
+    #: The host's id (for ``respond_elicitation``).
+    request_id: int
+    #: The host's id of the agent asking.
+    agent: int
+    #: Session scope: the session (and tool call) it belongs to.
+    session_id: Optional[str]
+    tool_call_id: Optional[str]
+    #: Request scope: the id of the host's request in flight it belongs to (e.g. ``authenticate``).
+    scope_request_id: Any
+    #: The turn in flight when it arrived, if any.
+    turn: Optional[int]
+    message: str
+    mode: ElicitationMode
+    #: Form mode: the JSON schema of the form (``None`` in URL mode).
+    requested_schema: Optional[Dict[str, Any]] = None
+    #: URL mode: the agent's id for this elicitation (``elicitation_completed`` names it).
+    elicitation_id: Optional[str] = None
+    #: URL mode: the URL to show (never opened by the host).
+    url: Optional[str] = None
+    _settled: Any = dataclasses.field(default=None, repr=False, compare=False)
+
+    @property
+    def id(self) -> int:
+        """The same as ``request_id`` (like ``PermissionRequest.id``)."""
+        return self.request_id
+
+    @property
+    def settled(self) -> bool:
+        """True once the request was resolved elsewhere (timeout, cancel, agent exit, another
+        answer): a UI can close its form."""
+        return bool(self._settled) if self._settled is not None else False
+
+    @classmethod
+    def _from_json(cls, raw: str, settled: Any = None) -> "ElicitationRequest":
+        d = json.loads(raw)
+        mode = d.get("mode")
+        schema = d.get("requestedSchema")
+        return cls(
+            request_id=int(d["requestId"]),
+            agent=int(d["agent"]),
+            session_id=d.get("sessionId"),
+            tool_call_id=d.get("toolCallId"),
+            scope_request_id=d.get("scopeRequestId"),
+            turn=d.get("turn"),
+            message=str(d.get("message", "")),
+            mode="url" if mode == "url" else "form",
+            requested_schema=schema if isinstance(schema, dict) else None,
+            elicitation_id=d.get("elicitationId"),
+            url=d.get("url"),
+            _settled=settled,
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The ``elicitation_requested`` event's shape (camelCase)."""
+        d: Dict[str, Any] = {
+            "requestId": self.request_id,
+            "agent": self.agent,
+            "sessionId": self.session_id,
+            "toolCallId": self.tool_call_id,
+            "scopeRequestId": self.scope_request_id,
+            "turn": self.turn,
+            "message": self.message,
+            "mode": self.mode,
+        }
+        if self.mode == "form":
+            d["requestedSchema"] = self.requested_schema
+        else:
+            d["elicitationId"] = self.elicitation_id
+            d["url"] = self.url
+        return d
 
 
 @dataclasses.dataclass(frozen=True)
