@@ -362,6 +362,21 @@ impl Host {
         request_id: u64,
         answer: ElicitationAnswer,
     ) -> Result<()> {
+        self.answer_elicitation(request_id, Ok(answer)).await
+    }
+
+    /// Refuse a pending elicitation because the embedder's answer was unusable (a face got
+    /// something that is not an answer): the agent gets `cancel`, and `elicitation_resolved`
+    /// says `invalid_answer` with `reason`. Errors as for [`Host::respond_elicitation`].
+    pub async fn reject_elicitation(&self, request_id: u64, reason: String) -> Result<()> {
+        self.answer_elicitation(request_id, Err(reason)).await
+    }
+
+    async fn answer_elicitation(
+        &self,
+        request_id: u64,
+        answer: std::result::Result<ElicitationAnswer, String>,
+    ) -> Result<()> {
         let Some((agent, resolved)) = self.inner.shared.elicitation_state(request_id) else {
             return Err(Error::NotFound(format!(
                 "no elicitation request {request_id}"

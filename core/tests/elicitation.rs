@@ -395,3 +395,70 @@ async fn session_cancel_and_agent_exit_answer_pending_requests() {
             .is_err()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rejected_answer_is_reported_and_a_declined_url_never_completes() {
+    let host = Host::new(HostConfig {
+        elicitation: ElicitationHandler::Manual {
+            modes: ElicitationModes::FORM_AND_URL,
+        },
+        ..HostConfig::default()
+    });
+    let mut events = host.events().unwrap();
+    let agent = host.spawn(mock(Some("elicitation"))).await.unwrap();
+    let session = agent
+        .new_session(SessionOptions::new(tmp_cwd()))
+        .await
+        .unwrap();
+    let s = session.clone();
+    let turn = tokio::spawn(async move { s.prompt_text("go").await });
+    let evs = collect_until(&mut events, T, |e| {
+        e.kind == EventKind::ElicitationRequested
+    })
+    .await;
+    let form_id = evs.last().unwrap().data_value()["requestId"]
+        .as_u64()
+        .unwrap();
+    // A face got something that is not an answer: cancel, reported with the reason.
+    host.reject_elicitation(form_id, "not an answer: 42".into())
+        .await
+        .unwrap();
+    let evs = collect_until(&mut events, T, |e| {
+        e.kind == EventKind::ElicitationRequested
+    })
+    .await;
+    let resolved = of_kind(&evs, EventKind::ElicitationResolved);
+    assert_eq!(resolved.len(), 1);
+    let r = resolved[0].data_value();
+    assert_eq!(
+        (
+            r["action"].as_str(),
+            r["decidedBy"].as_str(),
+            r["reason"].as_str()
+        ),
+        (
+            Some("cancel"),
+            Some("invalid_answer"),
+            Some("not an answer: 42")
+        )
+    );
+    let url_id = evs.last().unwrap().data_value()["requestId"]
+        .as_u64()
+        .unwrap();
+    host.respond_elicitation(url_id, ElicitationAnswer::Decline)
+        .await
+        .unwrap();
+    assert_eq!(
+        tokio::time::timeout(T, turn)
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap()
+            .stop_reason,
+        "end_turn"
+    );
+    let evs = collect_until(&mut events, T, |e| e.kind == EventKind::TurnEnded).await;
+    // The agent sent elicitation/complete for the declined URL: not reported.
+    assert!(of_kind(&evs, EventKind::ElicitationCompleted).is_empty());
+    agent.shutdown().await;
+}

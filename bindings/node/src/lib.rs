@@ -698,7 +698,7 @@ impl NativeHost {
             Err(why) => {
                 // Like content that does not match the schema: the request (if pending) is
                 // answered `cancel`; an unknown or settled id says so.
-                host.respond_elicitation(id, ElicitationAnswer::Cancel)
+                host.reject_elicitation(id, format!("invalid elicitation answer: {why}"))
                     .await
                     .map_err(core_err)?;
                 Err(invalid(format!(

@@ -11,8 +11,8 @@ use std::time::Duration;
 use acp_host::permission::policy::Policy;
 use acp_host::services::{FsService, TerminalService};
 use acp_host::{
-    AgentSpec, ClientInfo, ElicitationAnswer, ElicitationHandler, ElicitationModes, HostConfig,
-    PermissionHandler, SessionOptions, TurnResult,
+    AgentSpec, ClientInfo, ElicitationHandler, ElicitationModes, HostConfig, PermissionHandler,
+    SessionOptions, TurnResult,
 };
 use pyo3::prelude::*;
 use serde_json::Value;
@@ -311,8 +311,7 @@ impl NativeHost {
                 Err(why) => {
                     // Fail-closed: the request is cancelled (unknown / already resolved ids
                     // raise their own error and change nothing).
-                    host.respond_elicitation(request_id, ElicitationAnswer::Cancel)
-                        .await?;
+                    host.reject_elicitation(request_id, why.clone()).await?;
                     Err(acp_host::Error::InvalidArgument(format!(
                         "{why}; the elicitation was cancelled"
                     )))

@@ -32,6 +32,8 @@ pub(super) struct ElicitEntry {
     turn: Option<u64>,
     /// Form mode: what accepted content is checked against.
     schema: Option<ElicitationSchema>,
+    /// URL mode: its `elicitationId` (its `elicitation/complete` is reported only if accepted).
+    url_id: Option<String>,
     settled: watch::Sender<bool>,
     decider: Option<tokio::task::AbortHandle>,
     pub timer: Option<delay_queue::Key>,
@@ -133,12 +135,10 @@ impl Actor {
             },
             None => (None, false),
         };
-        if let ElicitationKind::Url { elicitation_id, .. } = &kind {
-            self.url_elicitations.push_back(elicitation_id.clone());
-            while self.url_elicitations.len() > URL_IDS {
-                self.url_elicitations.pop_front();
-            }
-        }
+        let url_id = match &kind {
+            ElicitationKind::Url { elicitation_id, .. } => Some(elicitation_id.clone()),
+            ElicitationKind::Form { .. } => None,
+        };
         let eid = self.host.next_elicitation.fetch_add(1, Ordering::Relaxed) + 1;
         let (settled_tx, settled) = Settled::new();
         let request = ElicitationRequest {
@@ -159,6 +159,7 @@ impl Actor {
                 session: session.clone(),
                 turn,
                 schema,
+                url_id,
                 settled: settled_tx,
                 decider: None,
                 timer: None,
@@ -251,7 +252,7 @@ impl Actor {
                 Ok(())
             }
             Err(reason) => {
-                tracing::debug!(agent = self.agent, eid, %reason, "elicitation decider failed");
+                tracing::debug!(agent = self.agent, eid, %reason, "elicitation answer unusable");
                 self.resolve_elicitation(
                     eid,
                     ElicitationAnswer::Cancel,
@@ -300,6 +301,14 @@ impl Actor {
             decider.abort();
         }
         self.host.note_elicitation(eid, self.agent, true);
+        // Only a URL the user consented to can complete (the agent may send
+        // `elicitation/complete` later; anything else is an unknown id then).
+        if let (Some(id), Some(ElicitationAnswer::Accept(_))) = (&entry.url_id, answer) {
+            self.url_elicitations.push_back(id.clone());
+            while self.url_elicitations.len() > URL_IDS {
+                self.url_elicitations.pop_front();
+            }
+        }
         let mut data = serde_json::json!({
             "requestId": eid,
             "sessionId": entry.session.as_deref(),

@@ -197,7 +197,8 @@ pub(crate) enum Command {
     },
     RespondElicitation {
         request_id: u64,
-        answer: crate::elicitation::ElicitationAnswer,
+        /// `Err(reason)`: the embedder's answer was unusable (answered `cancel`).
+        answer: std::result::Result<crate::elicitation::ElicitationAnswer, String>,
         reply: oneshot::Sender<Result<()>>,
     },
     Shutdown {
@@ -886,7 +887,7 @@ impl Actor {
                 answer,
                 reply,
             } => {
-                let res = self.elicitation_answer(request_id, Ok(answer)).await;
+                let res = self.elicitation_answer(request_id, answer).await;
                 self.defer(move || {
                     let _ = reply.send(res);
                 });
