@@ -8,7 +8,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use acp_host::{Event, EventKind, Host, HostConfig, PermissionHandler, SessionOptions};
+use acp_host::{Event, EventKind, Host, HostConfig, PermissionHandler, Session, SessionOptions};
 use common::*;
 use tokio::sync::oneshot;
 
@@ -20,6 +20,28 @@ fn config(grace_ms: u64) -> HostConfig {
         wire_events: true,
         ..HostConfig::default()
     }
+}
+
+/// A prompt ("go") running in a task, and the sender that aborts it.
+fn abortable_prompt(
+    session: &Session,
+) -> (
+    oneshot::Sender<()>,
+    tokio::task::JoinHandle<acp_host::Result<acp_host::TurnResult>>,
+) {
+    let (stop, stopped) = oneshot::channel::<()>();
+    let s = session.clone();
+    let turn = tokio::spawn(async move {
+        let abort = async {
+            let _ = stopped.await;
+        };
+        s.prompt_abortable(
+            vec![serde_json::json!({"type": "text", "text": "go"})],
+            abort,
+        )
+        .await
+    });
+    (stop, turn)
 }
 
 fn sent_methods(evs: &[Event]) -> Vec<String> {
@@ -43,17 +65,7 @@ async fn an_abort_settles_with_cancelled_when_the_agent_never_answers() {
         .new_session(SessionOptions::new(tmp_cwd()))
         .await
         .unwrap();
-    let (stop, stopped) = oneshot::channel::<()>();
-    let s = session.clone();
-    let turn = tokio::spawn(async move {
-        s.prompt_abortable(
-            vec![serde_json::json!({"type": "text", "text": "go"})],
-            async {
-                let _ = stopped.await;
-            },
-        )
-        .await
-    });
+    let (stop, turn) = abortable_prompt(&session);
     let evs = collect_until(&mut events, T, |e| e.kind == EventKind::SessionUpdate).await;
     let turn_id = evs.last().unwrap().turn.unwrap();
     let started = Instant::now();
@@ -106,17 +118,7 @@ async fn an_abort_returns_the_agents_answer_when_it_comes_within_the_grace() {
         .new_session(SessionOptions::new(tmp_cwd()))
         .await
         .unwrap();
-    let (stop, stopped) = oneshot::channel::<()>();
-    let s = session.clone();
-    let turn = tokio::spawn(async move {
-        s.prompt_abortable(
-            vec![serde_json::json!({"type": "text", "text": "go"})],
-            async {
-                let _ = stopped.await;
-            },
-        )
-        .await
-    });
+    let (stop, turn) = abortable_prompt(&session);
     collect_until(&mut events, T, |e| {
         e.kind == EventKind::SessionUpdate && e.data_value()["sessionUpdate"] == "tool_call"
     })
@@ -148,17 +150,7 @@ async fn late_events_keep_the_turn_id_and_the_late_answer_is_reported_once() {
         .new_session(SessionOptions::new(tmp_cwd()))
         .await
         .unwrap();
-    let (stop, stopped) = oneshot::channel::<()>();
-    let s = session.clone();
-    let turn = tokio::spawn(async move {
-        s.prompt_abortable(
-            vec![serde_json::json!({"type": "text", "text": "go"})],
-            async {
-                let _ = stopped.await;
-            },
-        )
-        .await
-    });
+    let (stop, turn) = abortable_prompt(&session);
     let first = collect_until(&mut events, T, |e| e.kind == EventKind::SessionUpdate).await;
     let turn_id = first.last().unwrap().turn.unwrap();
     stop.send(()).unwrap();
@@ -225,17 +217,7 @@ async fn an_abort_answers_the_turns_pending_permission_requests_at_once() {
         .new_session(SessionOptions::new(tmp_cwd()))
         .await
         .unwrap();
-    let (stop, stopped) = oneshot::channel::<()>();
-    let s = session.clone();
-    let turn = tokio::spawn(async move {
-        s.prompt_abortable(
-            vec![serde_json::json!({"type": "text", "text": "go"})],
-            async {
-                let _ = stopped.await;
-            },
-        )
-        .await
-    });
+    let (stop, turn) = abortable_prompt(&session);
     collect_until(&mut events, T, |e| e.kind == EventKind::PermissionRequested).await;
     stop.send(()).unwrap();
     let evs = collect_until(&mut events, T, |e| e.kind == EventKind::PermissionResolved).await;

@@ -76,6 +76,32 @@ async fn run(config: HostConfig) -> (String, Vec<Event>) {
     (turn.stop_reason, evs)
 }
 
+/// A host answering elicitations by hand, the `elicitation` scenario's agent, and its first
+/// turn running in a task.
+async fn manual_turn() -> (
+    Host,
+    acp_host::EventStream,
+    acp_host::Agent,
+    acp_host::Session,
+    tokio::task::JoinHandle<acp_host::Result<acp_host::TurnResult>>,
+) {
+    let host = Host::new(HostConfig {
+        elicitation: ElicitationHandler::Manual {
+            modes: ElicitationModes::FORM_AND_URL,
+        },
+        ..HostConfig::default()
+    });
+    let events = host.events().unwrap();
+    let agent = host.spawn(mock(Some("elicitation"))).await.unwrap();
+    let session = agent
+        .new_session(SessionOptions::new(tmp_cwd()))
+        .await
+        .unwrap();
+    let s = session.clone();
+    let turn = tokio::spawn(async move { s.prompt_text("go").await });
+    (host, events, agent, session, turn)
+}
+
 fn initialize_caps(evs: &[Event]) -> Value {
     evs.iter()
         .find(|e| e.kind == EventKind::Wire && e.data_value()["message"]["method"] == "initialize")
@@ -279,20 +305,7 @@ async fn unanswered_requests_time_out_as_cancel() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn manual_answers_are_checked_and_count_once() {
-    let host = Host::new(HostConfig {
-        elicitation: ElicitationHandler::Manual {
-            modes: ElicitationModes::FORM_AND_URL,
-        },
-        ..HostConfig::default()
-    });
-    let mut events = host.events().unwrap();
-    let agent = host.spawn(mock(Some("elicitation"))).await.unwrap();
-    let session = agent
-        .new_session(SessionOptions::new(tmp_cwd()))
-        .await
-        .unwrap();
-    let s = session.clone();
-    let turn = tokio::spawn(async move { s.prompt_text("go").await });
+    let (host, mut events, agent, _session, turn) = manual_turn().await;
     let evs = collect_until(&mut events, T, |e| {
         e.kind == EventKind::ElicitationRequested
     })
@@ -346,20 +359,7 @@ async fn manual_answers_are_checked_and_count_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn session_cancel_and_agent_exit_answer_pending_requests() {
-    let host = Host::new(HostConfig {
-        elicitation: ElicitationHandler::Manual {
-            modes: ElicitationModes::FORM_AND_URL,
-        },
-        ..HostConfig::default()
-    });
-    let mut events = host.events().unwrap();
-    let agent = host.spawn(mock(Some("elicitation"))).await.unwrap();
-    let session = agent
-        .new_session(SessionOptions::new(tmp_cwd()))
-        .await
-        .unwrap();
-    let s = session.clone();
-    let turn = tokio::spawn(async move { s.prompt_text("go").await });
+    let (_host, mut events, agent, session, turn) = manual_turn().await;
     collect_until(&mut events, T, |e| {
         e.kind == EventKind::ElicitationRequested
     })
@@ -398,20 +398,7 @@ async fn session_cancel_and_agent_exit_answer_pending_requests() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rejected_answer_is_reported_and_a_declined_url_never_completes() {
-    let host = Host::new(HostConfig {
-        elicitation: ElicitationHandler::Manual {
-            modes: ElicitationModes::FORM_AND_URL,
-        },
-        ..HostConfig::default()
-    });
-    let mut events = host.events().unwrap();
-    let agent = host.spawn(mock(Some("elicitation"))).await.unwrap();
-    let session = agent
-        .new_session(SessionOptions::new(tmp_cwd()))
-        .await
-        .unwrap();
-    let s = session.clone();
-    let turn = tokio::spawn(async move { s.prompt_text("go").await });
+    let (host, mut events, agent, _session, turn) = manual_turn().await;
     let evs = collect_until(&mut events, T, |e| {
         e.kind == EventKind::ElicitationRequested
     })
