@@ -427,6 +427,14 @@ impl NativeAgent {
         call(py, aio, async move { agent.authenticate(&method_id).await })
     }
 
+    /// `logout` (needs `agentCapabilities.auth.logout`; otherwise `unsupported` and nothing is
+    /// sent).
+    #[pyo3(signature = (*, aio=false))]
+    fn logout(&self, py: Python<'_>, aio: bool) -> PyResult<Py<PyAny>> {
+        let agent = self.agent.clone();
+        call(py, aio, async move { agent.logout().await })
+    }
+
     #[pyo3(signature = (cwd, additional_directories=Vec::new(), mcp_servers=None, *, aio=false))]
     fn new_session(
         &self,
@@ -537,7 +545,8 @@ pub(crate) struct NativeSession {
     pump: Arc<Pump>,
 }
 
-type TurnTuple = (u64, String, Option<String>, String);
+/// `(turn, stop_reason, usage_json, raw_json, text, thought, text_truncated)`.
+type TurnTuple = (u64, String, Option<String>, String, String, String, bool);
 
 fn turn_tuple(t: TurnResult) -> TurnTuple {
     (
@@ -545,6 +554,9 @@ fn turn_tuple(t: TurnResult) -> TurnTuple {
         t.stop_reason,
         t.usage.map(|u| u.to_string()),
         t.raw.to_string(),
+        t.text,
+        t.thought,
+        t.text_truncated,
     )
 }
 
@@ -566,10 +578,11 @@ impl NativeSession {
     }
 
     /// Send a prompt (`content_json`: an array of ACP content blocks) and wait for the turn:
-    /// `(turn, stop_reason, usage_json, raw_json)`. Blocking: on Ctrl-C the turn is cancelled
-    /// (`session/cancel`); the core settles it within the host's cancel grace (the agent's answer
-    /// or `cancelled`), waited for here at most `cancel_grace` seconds when given, then the
-    /// KeyboardInterrupt is raised. Async: cancelling the task abandons the turn the same way.
+    /// `(turn, stop_reason, usage_json, raw_json, text, thought, text_truncated)`. Blocking: on
+    /// Ctrl-C the turn is cancelled (`session/cancel`); the core settles it within the host's
+    /// cancel grace (the agent's answer or `cancelled`), waited for here at most `cancel_grace`
+    /// seconds when given, then the KeyboardInterrupt is raised. Async: cancelling the task
+    /// abandons the turn the same way.
     #[pyo3(signature = (content_json, *, aio=false, cancel_grace=None))]
     fn prompt(
         &self,
@@ -637,6 +650,21 @@ impl NativeSession {
     fn set_mode(&self, py: Python<'_>, mode_id: String, aio: bool) -> PyResult<Py<PyAny>> {
         let session = self.session.clone();
         call(py, aio, async move { session.set_mode(&mode_id).await })
+    }
+
+    /// The session's models as JSON `{current, available: [{id, name, description}], via}` (the
+    /// core's `Models`), or `None` when the agent offers no model choice.
+    fn models_json(&self) -> Option<String> {
+        self.session
+            .models()
+            .and_then(|m| serde_json::to_string(&m).ok())
+    }
+
+    /// Switch the model: the `model` config option, else the legacy `session/set_model`.
+    #[pyo3(signature = (model_id, *, aio=false))]
+    fn set_model(&self, py: Python<'_>, model_id: String, aio: bool) -> PyResult<Py<PyAny>> {
+        let session = self.session.clone();
+        call(py, aio, async move { session.set_model(&model_id).await })
     }
 
     /// `session/set_config_option`; resolves to the complete option list as JSON.

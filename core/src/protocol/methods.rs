@@ -164,7 +164,7 @@ pub static METHODS: &[Method] = &[
             rust: "Agent::logout",
             c: "acph_agent_logout",
             node: "agent.logout",
-            python: "",
+            python: "agent.logout",
         },
     },
     Method {
@@ -334,7 +334,7 @@ pub static METHODS: &[Method] = &[
             rust: "Session::set_model",
             c: "acph_session_set_model",
             node: "session.setModel",
-            python: "",
+            python: "session.set_model",
         },
     },
     Method {

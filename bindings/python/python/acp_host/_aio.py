@@ -31,7 +31,7 @@ from ._common import (
     register,
 )
 from ._host import ElicitationHandler, PermissionHandler
-from ._types import AgentExit, ElicitationAnswer, SessionState, TurnResult
+from ._types import AgentExit, ElicitationAnswer, SessionModels, SessionState, TurnResult
 
 __all__ = ["AsyncHost", "AsyncAgent", "AsyncSession", "AsyncEventStream"]
 
@@ -148,14 +148,21 @@ class AsyncSession:
 
     async def prompt(self, content: ContentLike) -> TurnResult:
         """Send a prompt and wait for the turn; cancelling the task cancels the turn."""
-        turn, stop, usage, raw = await self._n.prompt(content_json(content), aio=True)
-        return TurnResult(turn, stop, None if usage is None else json.loads(usage), json.loads(raw))
+        return TurnResult._from_native(await self._n.prompt(content_json(content), aio=True))
 
     async def cancel(self) -> None:
         await self._n.cancel(aio=True)
 
     async def set_mode(self, mode_id: str) -> None:
         await self._n.set_mode(mode_id, aio=True)
+
+    def models(self) -> Optional[SessionModels]:
+        """See ``Session.models`` (not awaitable: it reads the session's state)."""
+        return SessionModels._from_json(self._n.models_json())
+
+    async def set_model(self, model_id: str) -> None:
+        """See ``Session.set_model``."""
+        await self._n.set_model(model_id, aio=True)
 
     async def set_config_option(self, config_id: str, value: Any) -> List[Dict[str, Any]]:
         return json.loads(await self._n.set_config_option(config_id, json.dumps(value), aio=True))  # type: ignore[no-any-return]
@@ -206,6 +213,10 @@ class AsyncAgent:
 
     async def authenticate(self, method_id: str) -> None:
         await self._n.authenticate(method_id, aio=True)
+
+    async def logout(self) -> None:
+        """See ``Agent.logout``."""
+        await self._n.logout(aio=True)
 
     async def new_session(self, cwd: Optional[PathLike] = None, *, additional_directories: Iterable[PathLike] = (),
                           mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None) -> AsyncSession:

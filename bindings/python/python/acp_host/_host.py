@@ -29,7 +29,15 @@ from ._common import (
     mcp_arg,
     register,
 )
-from ._types import AgentExit, ElicitationAnswer, ElicitationRequest, PermissionRequest, SessionState, TurnResult
+from ._types import (
+    AgentExit,
+    ElicitationAnswer,
+    ElicitationRequest,
+    PermissionRequest,
+    SessionModels,
+    SessionState,
+    TurnResult,
+)
 
 Event = _native.Event
 
@@ -125,8 +133,7 @@ class Session:
         given) to end it, then ``KeyboardInterrupt`` propagates, even if the agent ignores the
         cancel.
         """
-        turn, stop, usage, raw = self._n.prompt(content_json(content), aio=False, cancel_grace=cancel_grace)
-        return TurnResult(turn, stop, None if usage is None else json.loads(usage), json.loads(raw))
+        return TurnResult._from_native(self._n.prompt(content_json(content), aio=False, cancel_grace=cancel_grace))
 
     def cancel(self) -> None:
         """``session/cancel``: the turn should end ``cancelled``; pending permissions are cancelled."""
@@ -134,6 +141,18 @@ class Session:
 
     def set_mode(self, mode_id: str) -> None:
         self._n.set_mode(mode_id, aio=False)
+
+    def models(self) -> Optional[SessionModels]:
+        """The models the agent offers for this session and the current one (from its config
+        option of category ``model``, else the legacy ``models`` of the session/new, load or resume
+        response), or ``None`` when the agent offers no model choice."""
+        return SessionModels._from_json(self._n.models_json())
+
+    def set_model(self, model_id: str) -> None:
+        """Switch the session's model (one of ``models().available``): through the ``model``
+        config option, else the legacy ``session/set_model``. An unknown id raises
+        ``InvalidArgumentError``, no model choice ``UnsupportedError`` (nothing is sent)."""
+        self._n.set_model(model_id, aio=False)
 
     def set_config_option(self, config_id: str, value: Any) -> List[Dict[str, Any]]:
         """Set a config option; returns the complete updated option list."""
@@ -191,6 +210,12 @@ class Agent:
 
     def authenticate(self, method_id: str) -> None:
         self._n.authenticate(method_id, aio=False)
+
+    def logout(self) -> None:
+        """``logout`` (needs ``agentCapabilities.auth.logout``; otherwise ``UnsupportedError`` and
+        nothing is sent): the agent forgets its credentials; calls that need them raise
+        ``AuthRequiredError`` until ``authenticate`` again."""
+        self._n.logout(aio=False)
 
     def new_session(self, cwd: Optional[PathLike] = None, *, additional_directories: Iterable[PathLike] = (),
                     mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None) -> Session:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any, Dict, List, Literal, Mapping, Optional, TypedDict, Union
+from typing import Any, Dict, List, Literal, Mapping, Optional, Tuple, TypedDict, Union
 
 __all__ = [
     "PermissionOption",
@@ -16,6 +16,9 @@ __all__ = [
     "ElicitationDecline",
     "ElicitationCancel",
     "TurnResult",
+    "ModelInfo",
+    "ModelSwitch",
+    "SessionModels",
     "SessionState",
     "AgentExit",
 ]
@@ -230,9 +233,87 @@ class TurnResult:
     usage: Optional[Dict[str, Any]]
     #: The whole ``session/prompt`` response.
     raw: Dict[str, Any]
+    #: The agent's message text of this turn, assembled from its ``agent_message_chunk`` text
+    #: blocks (print the answer without reading events).
+    text: str = ""
+    #: The agent's thought text of this turn (``agent_thought_chunk``), kept apart from ``text``.
+    thought: str = ""
+    #: ``text`` or ``thought`` reached 4 MiB and was cut there.
+    text_truncated: bool = False
+
+    @classmethod
+    def _from_native(cls, t: Tuple[int, str, Optional[str], str, str, str, bool]) -> "TurnResult":
+        turn, stop, usage, raw, text, thought, truncated = t
+        return cls(turn, stop, None if usage is None else json.loads(usage), json.loads(raw),
+                   text, thought, truncated)
 
     def to_dict(self) -> Dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelInfo:
+    """One model the agent offers for a session."""
+
+    #: The id to pass to ``set_model``.
+    id: str
+    name: str
+    description: Optional[str] = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelSwitch:
+    """How ``set_model`` switches models for this agent."""
+
+    #: ``"config_option"``: ``session/set_config_option`` on the session's config option of
+    #: category ``model`` (ACP v1); ``"legacy"``: the legacy ``session/set_model``.
+    kind: Literal["config_option", "legacy"]
+    #: The id of that config option (``kind == "config_option"``), else ``None``.
+    config_id: Optional[str] = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        """``{"kind": "config_option", "configId": ...}`` or ``{"kind": "legacy"}``."""
+        if self.kind == "config_option":
+            return {"kind": self.kind, "configId": self.config_id}
+        return {"kind": self.kind}
+
+
+@dataclasses.dataclass(frozen=True)
+class SessionModels:
+    """The models the agent offers for a session, and the current one (``session.models()``)."""
+
+    #: The current model's id, when the agent said.
+    current: Optional[str]
+    available: List[ModelInfo]
+    via: ModelSwitch
+
+    @classmethod
+    def _from_json(cls, raw: Optional[str]) -> Optional["SessionModels"]:
+        if not raw:
+            return None
+        d = json.loads(raw)
+        via = d.get("via") or {}
+        return cls(
+            current=d.get("current"),
+            available=[
+                ModelInfo(str(m["id"]), str(m.get("name") or ""), m.get("description"))
+                for m in d.get("available") or []
+            ],
+            via=ModelSwitch("config_option", via.get("configId"))
+            if via.get("kind") == "config_option"
+            else ModelSwitch("legacy"),
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The core's shape: ``{current, available: [{id, name, description}], via}``."""
+        return {
+            "current": self.current,
+            "available": [m.to_dict() for m in self.available],
+            "via": self.via.to_dict(),
+        }
 
 
 @dataclasses.dataclass(frozen=True)
