@@ -134,6 +134,26 @@ fn config(opts: &Options) -> Result<HostConfig, String> {
             Handler::Decider => decider(),
         },
         policy,
+        // With a decider, elicitations are advertised and answered (valid or not: the core
+        // checks content against the requested schema).
+        elicitation: match opts.handler {
+            Handler::DenyAll => acp_host::ElicitationHandler::Unsupported,
+            Handler::Decider => acp_host::ElicitationHandler::Decider {
+                modes: acp_host::ElicitationModes::FORM_AND_URL,
+                decider: std::sync::Arc::new(|req: acp_host::ElicitationRequest| async move {
+                    Ok(match req.kind {
+                        acp_host::ElicitationKind::Form { .. } => {
+                            acp_host::ElicitationAnswer::Accept(acp_host::elicitation::content(
+                                serde_json::json!({"x": 1}),
+                            ))
+                        }
+                        acp_host::ElicitationKind::Url { .. } => {
+                            acp_host::ElicitationAnswer::Accept(None)
+                        }
+                    })
+                }),
+            },
+        },
         request_timeout: Some(BOUND),
         permission_timeout: Duration::from_secs(5),
         shutdown_grace: Duration::from_millis(200),

@@ -81,6 +81,8 @@ const METHODS: &[&str] = &[
     "terminal/kill",
     "terminal/release",
     "terminal/bogus",
+    "elicitation/create",
+    "elicitation/complete",
     "session/prompt",
     "initialize",
     "session/update",
@@ -202,6 +204,24 @@ fn arb_params(method: String) -> BoxedStrategy<Option<Value>> {
             .prop_map(|(s, t, c, a)| {
                 json!({"sessionId": s, "terminalId": t, "command": c, "args": a, "cwd": "@CWD@", "outputByteLimit": 10})
             })
+            .boxed(),
+        "elicitation/create" => (
+            arb_session(),
+            prop_oneof![Just(json!("form")), Just(json!("url")), arb_json()],
+            prop_oneof![
+                Just(json!({"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]})),
+                Just(json!({"type": "object", "properties": {"x": {"type": "string", "enum": ["a"]}}})),
+                arb_json(),
+            ],
+            prop_oneof![Just(json!("https://example.invalid/\u{202e}x")), arb_json()],
+            prop_oneof![Just(json!("el-1")), arb_json()],
+        )
+            .prop_map(|(s, mode, schema, url, eid)| {
+                json!({"sessionId": s, "mode": mode, "message": "m", "requestedSchema": schema,
+                       "url": url, "elicitationId": eid})
+            })
+            .boxed(),
+        "elicitation/complete" => prop_oneof![Just(json!({"elicitationId": "el-1"})), arb_json()]
             .boxed(),
         _ => arb_json().boxed(),
     };
