@@ -48,6 +48,13 @@ pub struct SessionView {
 /// Tool calls kept per session view.
 pub const MAX_TOOL_CALLS: usize = 1024;
 
+/// The most a tool call's `content`, `rawInput` or `rawOutput` may take in the session view (as
+/// JSON). Agents that resend the whole accumulated output in every `tool_call_update` would
+/// otherwise grow it without end; the events still carry every update as sent. Past the bound
+/// `content` keeps its newest blocks (a text block cut from the front on a character boundary),
+/// `rawInput`/`rawOutput` are dropped, and `_meta.acpHost.truncated` names what was cut.
+pub const MAX_TOOL_CALL_FIELD_BYTES: usize = 64 * 1024;
+
 impl SessionView {
     /// Append a tool call, keeping the table bounded. Past the bound it is trimmed to three
     /// quarters in one go (finished calls first, then the oldest), so the cost is amortised.
@@ -156,9 +163,11 @@ impl SessionView {
                 else {
                     return;
                 };
+                let mut call = Value::Object(obj);
+                bound_tool_call(&mut call);
                 match self.tool_index.get(&id) {
-                    Some(&i) => self.tool_calls[i] = Value::Object(obj),
-                    None => self.push_tool_call(id, Value::Object(obj)),
+                    Some(&i) => self.tool_calls[i] = call,
+                    None => self.push_tool_call(id, call),
                 }
             }
             "tool_call_update" => {
@@ -181,11 +190,16 @@ impl SessionView {
                                 }
                             }
                         }
+                        if let Some(call) = self.tool_calls.get_mut(i) {
+                            bound_tool_call(call);
+                        }
                     }
                     None => {
                         // An update for a call we never saw announced: keep what we know.
                         obj.retain(|_, v| !v.is_null());
-                        self.push_tool_call(id, Value::Object(obj));
+                        let mut call = Value::Object(obj);
+                        bound_tool_call(&mut call);
+                        self.push_tool_call(id, call);
                     }
                 }
             }
@@ -420,5 +434,138 @@ mod turn_text_tests {
         t.add_chunk("agent_message_chunk", &chunk("agent_message_chunk", &big));
         assert!(t.truncated);
         assert!(t.text.len() <= TURN_TEXT_LIMIT && t.text.len() > TURN_TEXT_LIMIT - 2);
+    }
+}
+
+fn json_len(v: &Value) -> usize {
+    serde_json::to_vec(v).map(|b| b.len()).unwrap_or(usize::MAX)
+}
+
+/// Keep a tool call's large fields within [`MAX_TOOL_CALL_FIELD_BYTES`] (see there).
+fn bound_tool_call(call: &mut Value) {
+    let Value::Object(obj) = call else { return };
+    let mut cut: Vec<&str> = Vec::new();
+    let mut omitted = 0usize;
+    for field in ["rawInput", "rawOutput"] {
+        if let Some(v) = obj.get(field) {
+            let n = json_len(v);
+            if n > MAX_TOOL_CALL_FIELD_BYTES {
+                obj.remove(field);
+                cut.push(field);
+                omitted += n;
+            }
+        }
+    }
+    if let Some(Value::Array(blocks)) = obj.get_mut("content") {
+        let total: usize = blocks.iter().map(json_len).sum();
+        if total > MAX_TOOL_CALL_FIELD_BYTES {
+            // Newest blocks first, while they fit; a text block that does not fit keeps its end.
+            let mut kept = Vec::new();
+            let mut room = MAX_TOOL_CALL_FIELD_BYTES;
+            for mut block in blocks.drain(..).rev() {
+                let n = json_len(&block);
+                if n <= room {
+                    room -= n;
+                    kept.push(block);
+                    continue;
+                }
+                if let Some(Value::String(text)) = block.pointer_mut("/content/text")
+                    && room > 64
+                {
+                    let keep = room - 64;
+                    let mut start = text.len().saturating_sub(keep);
+                    while !text.is_char_boundary(start) {
+                        start += 1;
+                    }
+                    *text = text[start..].to_owned();
+                    kept.push(block);
+                }
+                break;
+            }
+            kept.reverse();
+            omitted += total.saturating_sub(kept.iter().map(json_len).sum());
+            *blocks = kept;
+            cut.push("content");
+        }
+    }
+    if cut.is_empty() {
+        return;
+    }
+    let meta = obj
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !meta.is_object() {
+        *meta = Value::Object(Map::new());
+    }
+    if let Value::Object(meta) = meta {
+        let prev = meta
+            .get("acpHost")
+            .and_then(|h| h.get("omittedBytes"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
+        meta.insert(
+            "acpHost".into(),
+            serde_json::json!({ "truncated": cut, "omittedBytes": prev + omitted as u64 }),
+        );
+    }
+}
+
+#[cfg(test)]
+mod bound_tests {
+    use super::*;
+
+    fn text_block(t: &str) -> Value {
+        serde_json::json!({"type": "content", "content": {"type": "text", "text": t}})
+    }
+
+    #[test]
+    fn a_resent_cumulative_output_stays_bounded_and_keeps_its_end() {
+        let mut view = SessionView::new("s", None);
+        let start = serde_json::json!({"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "build", "status": "in_progress"});
+        view.apply_update(
+            "tool_call",
+            &RawValue::from_string(start.to_string()).unwrap_or_else(|_| unreachable!()),
+        );
+        let mut output = String::new();
+        for i in 0..120 {
+            output.push_str(&format!("line {i}: {}\n", "x".repeat(900)));
+            let up = serde_json::json!({"sessionUpdate": "tool_call_update", "toolCallId": "t1",
+                "content": [text_block(&output)], "rawOutput": {"log": output}});
+            view.apply_update(
+                "tool_call_update",
+                &RawValue::from_string(up.to_string()).unwrap_or_else(|_| unreachable!()),
+            );
+        }
+        let call = view.tool_call("t1").cloned().unwrap_or_default();
+        assert!(
+            json_len(&call) < 2 * MAX_TOOL_CALL_FIELD_BYTES,
+            "{}",
+            json_len(&call)
+        );
+        let text = call
+            .pointer("/content/0/content/text")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        assert!(text.ends_with(&format!("line 119: {}\n", "x".repeat(900))));
+        assert!(call.get("rawOutput").is_none());
+        assert_eq!(
+            call["_meta"]["acpHost"]["truncated"],
+            serde_json::json!(["rawOutput", "content"])
+        );
+        assert!(
+            call["_meta"]["acpHost"]["omittedBytes"]
+                .as_u64()
+                .unwrap_or(0)
+                > 1_000_000
+        );
+        assert_eq!(call["title"], "build");
+    }
+
+    #[test]
+    fn small_tool_calls_are_untouched() {
+        let mut call = serde_json::json!({"toolCallId": "t", "content": [text_block("hi")], "rawInput": {"a": 1}});
+        let before = call.clone();
+        bound_tool_call(&mut call);
+        assert_eq!(call, before);
     }
 }
