@@ -142,6 +142,7 @@ enum acph_event_kind
     ACPH_EVENT_ELICITATION_REQUESTED = 20,
     ACPH_EVENT_ELICITATION_RESOLVED = 21,
     ACPH_EVENT_ELICITATION_COMPLETED = 22,
+    ACPH_EVENT_EXT_REQUEST = 23,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -490,6 +491,37 @@ acph_status acph_agent_logout_wait(struct acph_host *host,
                                    uint64_t agent,
                                    uint32_t timeout_ms,
                                    struct acph_error **error_out);
+
+// An extension request to the agent: `method` starts with `_` (`_vendor/thing`; anything else
+// is `ACPH_STATUS_INVALID_ARGUMENT`), `params_json` is its params (any JSON; NULL: `{}`).
+// `result`: the agent's result, verbatim.
+//
+// # Safety
+// `host` is NULL or a live host; `method` points to `method_len` readable bytes; `params_json`
+// is NULL or points to `params_len` readable bytes; `call_out` and `error_out` are NULL or
+// writable.
+acph_status acph_agent_ext_request(struct acph_host *host,
+                                   uint64_t agent,
+                                   const char *method,
+                                   size_t method_len,
+                                   const char *params_json,
+                                   size_t params_len,
+                                   uint64_t *call_out,
+                                   struct acph_error **error_out);
+
+// Blocking `acph_agent_ext_request`: `*json_out` (owned, `acph_string_free`) is the result.
+//
+// # Safety
+// As `acph_agent_ext_request`; `json_out` is NULL or writable.
+acph_status acph_agent_ext_request_wait(struct acph_host *host,
+                                        uint64_t agent,
+                                        const char *method,
+                                        size_t method_len,
+                                        const char *params_json,
+                                        size_t params_len,
+                                        uint32_t timeout_ms,
+                                        char **json_out,
+                                        struct acph_error **error_out);
 
 // Blocking `acph_agent_authenticate`.
 //

@@ -85,6 +85,8 @@ pub struct HostConfig {
     pub elicitation: ElicitationHandler,
     /// How long an elicitation may wait for the embedder before it is answered `cancel`.
     pub elicitation_timeout: Duration,
+    /// Who serves the agent's `_`-prefixed extension requests (`None`: answered -32601).
+    pub ext: crate::services::ExtService,
     /// The policy (rules, presets, hard-deny). `None`: the `deny-all` preset without a decider,
     /// the `ask` preset with one (`PermissionHandler::Decider` or `Manual`). docs/PERMISSIONS.md.
     pub policy: Option<Policy>,
@@ -126,6 +128,7 @@ impl Default for HostConfig {
             permission: PermissionHandler::DenyAll,
             elicitation: ElicitationHandler::Unsupported,
             elicitation_timeout: Duration::from_secs(300),
+            ext: crate::services::ExtService::Unsupported,
             policy: None,
             roots: Vec::new(),
             fs: FsService::Builtin,
@@ -752,8 +755,15 @@ impl Agent {
         self.inner.host.config.request_timeout
     }
 
-    /// Send a raw request (e.g. an `_vendor/...` extension method) and get the raw result.
+    /// Send an extension request (a `_`-prefixed method, e.g. `_vendor/thing`) and get its raw
+    /// result. Any other method is refused with `invalid_argument` (the protocol's own methods
+    /// go through their typed calls, which keep the session and turn bookkeeping).
     pub async fn ext_request(&self, method: &str, params: &Value) -> Result<Value> {
+        if !method.starts_with('_') {
+            return Err(Error::InvalidArgument(format!(
+                "`{method}` is not an extension method (they start with `_`)"
+            )));
+        }
         let raw = self
             .request(
                 method.to_owned(),

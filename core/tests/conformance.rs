@@ -108,6 +108,24 @@ async fn run_case(case: &Value, cwd: &str) -> Vec<Value> {
     if let Some(ms) = case["cancelGraceMs"].as_u64() {
         config.cancel_grace = Duration::from_millis(ms);
     }
+    if let Some(table) = case.get("ext").filter(|v| v.is_object()) {
+        // An extension handler answering from the case's table.
+        let table = table.clone();
+        let handler = move |method: String, _params: Value| {
+            let entry = table.get(&method).cloned();
+            async move {
+                match entry {
+                    Some(e) if e.get("result").is_some() => Ok(e["result"].clone()),
+                    Some(e) => Err(acp_host::services::ServiceError::new(
+                        e["error"]["code"].as_i64().unwrap_or(-32603),
+                        e["error"]["message"].as_str().unwrap_or("error"),
+                    )),
+                    None => Err(acp_host::services::ServiceError::new(-32601, "method not found")),
+                }
+            }
+        };
+        config.ext = acp_host::services::ExtService::Embedder(Arc::new(handler));
+    }
     if let Some(answers) = case.get("elicitation").filter(|v| v.is_object()) {
         // A decider that answers by mode with the case's answers.
         let answers = answers.clone();

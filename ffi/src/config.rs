@@ -55,6 +55,7 @@ const CONFIG_FIELDS: &[&str] = &[
     "stderrTailBytes",
     "fs",
     "terminal",
+    "ext",
     "clientInfo",
 ];
 
@@ -307,6 +308,16 @@ pub(crate) fn host_config(text: Option<&str>, bridge: &Bridge) -> Result<FaceCon
         Service::Builtin => TerminalService::Builtin,
         Service::Embedder => TerminalService::Embedder(Arc::new(bridge.clone())),
         Service::Disabled => TerminalService::Disabled,
+    };
+    core.ext = match str_field(obj, "ext", &err)? {
+        None | Some("none") => acp_host::services::ExtService::Unsupported,
+        Some("embedder") => acp_host::services::ExtService::Embedder(Arc::new(bridge.clone())),
+        Some(other) => {
+            return Err(err(
+                "ext",
+                format!("unknown value \"{other}\"; expected \"none\" or \"embedder\""),
+            ));
+        }
     };
     if let Some(info) = obj.get("clientInfo") {
         let ierr = |p: &str, m: String| config_error(&format!("clientInfo.{p}"), m);

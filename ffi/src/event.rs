@@ -33,6 +33,7 @@ pub enum acph_event_kind {
     ACPH_EVENT_ELICITATION_REQUESTED = 20,
     ACPH_EVENT_ELICITATION_RESOLVED = 21,
     ACPH_EVENT_ELICITATION_COMPLETED = 22,
+    ACPH_EVENT_EXT_REQUEST = 23,
 }
 
 /// One event, owned by the caller: free it with `acph_event_free`. Read-only; only the library
@@ -106,6 +107,7 @@ pub(crate) fn kind_of(kind: EventKind) -> (acph_event_kind, &'static str) {
         EventKind::ElicitationCompleted => {
             (ACPH_EVENT_ELICITATION_COMPLETED, "elicitation_completed\0")
         }
+        EventKind::ExtRequest => (ACPH_EVENT_EXT_REQUEST, "ext_request\0"),
         other => (ACPH_EVENT_UNKNOWN, unknown_name(other)),
     }
 }

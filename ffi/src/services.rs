@@ -24,6 +24,8 @@ enum Kind {
     FsRead,
     FsWrite,
     Terminal,
+    /// An agent's `_` extension request: any JSON result (absent: `null`).
+    Ext,
 }
 
 #[derive(Debug)]
@@ -130,6 +132,7 @@ impl Bridge {
                 }
             },
             Kind::FsWrite => result.unwrap_or_else(|| Value::Object(Default::default())),
+            Kind::Ext => result.unwrap_or(Value::Null),
             Kind::Terminal => match result {
                 Some(v @ Value::Object(_)) => v,
                 _ => {
@@ -205,6 +208,14 @@ impl FsHandler for Bridge {
                 .await
                 .map(|_| ())
         })
+    }
+}
+
+impl acp_host::services::ExtHandler for Bridge {
+    fn handle(&self, method: &str, params: Value) -> ServiceFuture<Value> {
+        let this = self.clone();
+        let method = method.to_owned();
+        Box::pin(async move { this.ask(Kind::Ext, &method, params).await })
     }
 }
 

@@ -19,6 +19,7 @@ typedef struct {
     acph_host *h;
     bool auto_allow;
     const json *elicitation; /* the case's answers by mode, or NULL */
+    const json *ext;         /* the case's extension answers by method, or NULL */
     uint64_t agent, session;
     event_list evs;  /* every event, owned */
     json *trace;     /* normalised events */
@@ -126,6 +127,30 @@ static json *await_call(runner *r, uint64_t call, const char *what, const char *
     return result;
 }
 
+/* The extension handler: answers from the case's table (called on a library thread). */
+static void on_ext(void *user_data, uint64_t id, const char *method, const char *params, size_t len) {
+    (void)params;
+    (void)len;
+    runner *r = user_data;
+    const json *entry = json_get(r->ext, method);
+    const json *result = entry ? json_get(entry, "result") : NULL;
+    if (result) {
+        char *text = json_dump(result);
+        EXPECT(ACPH_STATUS_OK, acph_service_respond(r->h, id, text, strlen(text), ERR));
+        free(text);
+        return;
+    }
+    const json *error = entry ? json_get(entry, "error") : NULL;
+    int64_t code = -32601;
+    const char *message = "method not found";
+    if (error) {
+        const json *cv = json_get(error, "code");
+        if (cv && cv->type == JSON_NUMBER) code = (int64_t)cv->number;
+        if (json_str(json_get(error, "message"))) message = json_str(json_get(error, "message"));
+    }
+    EXPECT(ACPH_STATUS_OK, acph_service_fail(r->h, id, code, message, strlen(message), ERR));
+}
+
 static json *run_case(const json *c, const char *cwd) {
     runner r = {0};
     r.name = json_str(json_get(c, "name"));
@@ -137,6 +162,8 @@ static json *run_case(const json *c, const char *cwd) {
     json_set(config, "permission", json_new_string(strcmp(permission, "deny") == 0 ? "deny" : "manual"));
     uint64_t max_line = 0;
     if (json_u64(json_get(c, "maxLineBytes"), &max_line)) json_set(config, "maxLineBytes", json_new_u64(max_line));
+    r.ext = json_get(c, "ext");
+    if (r.ext) json_set(config, "ext", json_new_string("embedder"));
     r.elicitation = json_get(c, "elicitation");
     if (r.elicitation) {
         json *modes = json_new_array();
@@ -150,6 +177,7 @@ static json *run_case(const json *c, const char *cwd) {
     json_free(config);
     r.h = make_host(config_text);
     free(config_text);
+    if (r.ext) EXPECT(ACPH_STATUS_OK, acph_host_set_service_handler(r.h, on_ext, &r, NULL, ERR));
 
     char *spec = mock_spec(json_str(json_get(c, "scenario")));
     uint64_t call = 0;

@@ -76,7 +76,8 @@ pub(super) struct ServedResult {
     pub token: u64,
     pub gate: Gate,
     pub id: RawId,
-    pub session: Arc<str>,
+    /// The session it belongs to (an extension request may belong to none).
+    pub session: Option<Arc<str>>,
     pub result: Result<Value, ServiceError>,
     /// The event describing the call (emitted when the answer is sent).
     pub event: Option<(EventKind, Value)>,
@@ -302,7 +303,7 @@ impl Actor {
     /// Run `work` in a task of its own and register the request as served (answered when the
     /// task reports back, see `on_served`). `work` gets the request's gate, to commit through
     /// right before its effect.
-    fn spawn_served<W, F>(&mut self, id: &RawId, session: &Arc<str>, work: W)
+    fn spawn_served<W, F>(&mut self, id: &RawId, session: Option<&Arc<str>>, work: W)
     where
         W: FnOnce(Gate) -> F,
         F: std::future::Future<Output = ServedOutput> + Send + 'static,
@@ -319,7 +320,7 @@ impl Actor {
             },
         );
         let tx = self.done_tx.clone();
-        let (id, session) = (id.clone(), session.clone());
+        let (id, session) = (id.clone(), session.cloned());
         tokio::spawn(async move {
             let (result, event, new_terminal) = work.await;
             let _ = tx.send(Completion::Served(Box::new(ServedResult {
@@ -331,6 +332,40 @@ impl Actor {
                 event,
                 new_terminal,
             })));
+        });
+    }
+
+    /// An agent's `_`-prefixed extension request, handed to the embedder's handler (configured:
+    /// else the dispatcher answers -32601). Served like the other embedder calls: bounded, a
+    /// withdrawn request never reaches the handler, reported as `ext_request`.
+    pub(super) fn on_ext_request(&mut self, id: RawId, method: Box<str>, params: Value) {
+        let Some(handler) = self.host.config.ext.handler() else {
+            return;
+        };
+        let session = params
+            .get("sessionId")
+            .and_then(Value::as_str)
+            .filter(|s| self.sessions.contains_key(*s))
+            .map(Arc::<str>::from);
+        let method = method.to_string();
+        self.spawn_served(&id, session.as_ref(), |gate| async move {
+            let report = |outcome: &str, extra: Value| {
+                let base = serde_json::json!({ "method": method });
+                (EventKind::ExtRequest, with(&base, outcome, extra))
+            };
+            if !gate.commit() {
+                let err = ServiceError::new(codes::REQUEST_CANCELLED, WITHDRAWN);
+                return (Err(err), Some(report("cancelled", Value::Null)), None);
+            }
+            let result = handler.handle(&method, params).await;
+            let event = match &result {
+                Ok(_) => report("ok", Value::Null),
+                Err(e) => report(
+                    "error",
+                    serde_json::json!({ "error": { "code": e.code, "message": e.message } }),
+                ),
+            };
+            (result, Some(event), None)
         });
     }
 
@@ -348,7 +383,7 @@ impl Actor {
         let session_id = session.to_string();
         let agent = self.agent;
         let host = self.host.clone();
-        self.spawn_served(id, session, |_gate| async move {
+        self.spawn_served(id, Some(session), |_gate| async move {
             let subject = Subject::read(&path);
             let result = match service {
                 FsService::Embedder(handler) => {
@@ -428,7 +463,7 @@ impl Actor {
         let session_id = session.to_string();
         let agent = self.agent;
         let host = self.host.clone();
-        self.spawn_served(id, session, |gate| async move {
+        self.spawn_served(id, Some(session), |gate| async move {
             let subject = Subject::write(&path);
             let result = match service {
                 FsService::Embedder(handler) => {
@@ -530,7 +565,7 @@ impl Actor {
         let terminals = self.terminals.clone();
         let session_id = session.to_string();
         let raw_params = params.clone();
-        self.spawn_served(id, session, |gate| async move {
+        self.spawn_served(id, Some(session), |gate| async move {
             // The cwd must stay inside the roots once links are resolved, and the built-in
             // terminal starts in the resolved directory.
             let cwd = match fs::resolve_in_roots(&roots, &cwd.to_string_lossy()).await {
@@ -594,7 +629,7 @@ impl Actor {
         let service = self.host.config.terminal.clone();
         let terminals = self.terminals.clone();
         let session_id = session.to_string();
-        self.spawn_served(id, session, |gate| async move {
+        self.spawn_served(id, Some(session), |gate| async move {
             let effect = !matches!(
                 method.as_str(),
                 "terminal/output" | "terminal/wait_for_exit"
@@ -659,8 +694,8 @@ impl Actor {
         if mine {
             self.served.remove(&id);
         }
-        if let Some(tid) = &new_terminal {
-            self.watch_terminal(&session, tid);
+        if let (Some(tid), Some(session)) = (&new_terminal, &session) {
+            self.watch_terminal(session, tid);
         }
         if gate.cancelled()
             && let Some((_, data)) = &mut event
@@ -672,7 +707,7 @@ impl Actor {
             }
         }
         if let Some((kind, data)) = event {
-            self.emit(self.event(kind, raw_json(&data)).session(Some(session)))
+            self.emit(self.event(kind, raw_json(&data)).session(session))
                 .await;
         }
         if mine && self.gone.is_none() {

@@ -1250,6 +1250,10 @@ impl Actor {
                 self.on_elicitation_request(id, params).await;
             }
             m if self.caps.serves(m) => self.on_service_request(id, method, params).await,
+            m if m.starts_with('_') && self.host.config.ext.handler().is_some() => {
+                let params = params_value(params.as_deref());
+                self.on_ext_request(id, method, params);
+            }
             _ => {
                 self.respond_error(
                     &id,

@@ -36,6 +36,7 @@ pub enum EventKind {
     ProtocolNoise,
     ProtocolError,
     ExtNotification,
+    ExtRequest,
     Wire,
     /// The outcome of a call made through a face's asynchronous call API (C).
     CallCompleted,
@@ -65,6 +66,7 @@ impl EventKind {
             EventKind::ProtocolNoise => "protocol_noise",
             EventKind::ProtocolError => "protocol_error",
             EventKind::ExtNotification => "ext_notification",
+            EventKind::ExtRequest => "ext_request",
             EventKind::Wire => "wire",
             EventKind::CallCompleted => "call_completed",
         }

@@ -116,6 +116,51 @@ pub trait TerminalHandler: Send + Sync + 'static {
     fn handle(&self, method: &str, params: Value) -> ServiceFuture<Value>;
 }
 
+/// An embedder serving the agent's `_`-prefixed extension requests (ACP extensibility: e.g.
+/// `_zed.dev/workspace/buffers`). `params` is the request's params (`null` when absent); the
+/// result is sent back verbatim, a [`ServiceError`] as the JSON-RPC error. Without one, such
+/// requests are answered -32601.
+pub trait ExtHandler: Send + Sync + 'static {
+    fn handle(&self, method: &str, params: Value) -> ServiceFuture<Value>;
+}
+
+impl<F, Fut> ExtHandler for F
+where
+    F: Fn(String, Value) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Value, ServiceError>> + Send + 'static,
+{
+    fn handle(&self, method: &str, params: Value) -> ServiceFuture<Value> {
+        Box::pin((self)(method.to_owned(), params))
+    }
+}
+
+/// Who serves the agent's `_` extension requests.
+#[derive(Clone, Default)]
+pub enum ExtService {
+    /// Nobody: answered -32601 (default).
+    #[default]
+    Unsupported,
+    Embedder(Arc<dyn ExtHandler>),
+}
+
+impl ExtService {
+    pub(crate) fn handler(&self) -> Option<Arc<dyn ExtHandler>> {
+        match self {
+            ExtService::Unsupported => None,
+            ExtService::Embedder(h) => Some(h.clone()),
+        }
+    }
+}
+
+impl std::fmt::Debug for ExtService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ExtService::Unsupported => f.write_str("Unsupported"),
+            ExtService::Embedder(_) => f.write_str("Embedder(..)"),
+        }
+    }
+}
+
 /// Who serves `fs/*`.
 #[derive(Clone, Default)]
 pub enum FsService {

@@ -186,6 +186,96 @@ pub unsafe extern "C" fn acph_agent_logout_wait(
     })
 }
 
+/// An extension request to the agent: `method` starts with `_` (`_vendor/thing`; anything else
+/// is `ACPH_STATUS_INVALID_ARGUMENT`), `params_json` is its params (any JSON; NULL: `{}`).
+/// `result`: the agent's result, verbatim.
+///
+/// # Safety
+/// `host` is NULL or a live host; `method` points to `method_len` readable bytes; `params_json`
+/// is NULL or points to `params_len` readable bytes; `call_out` and `error_out` are NULL or
+/// writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acph_agent_ext_request(
+    host: *mut acph_host,
+    agent: u64,
+    method: *const c_char,
+    method_len: usize,
+    params_json: *const c_char,
+    params_len: usize,
+    call_out: *mut u64,
+    error_out: *mut *mut acph_error,
+) -> acph_status {
+    ffi_fn!(error_out, {
+        // SAFETY: the caller's contract.
+        let host = unsafe { ptr::host(host) }?;
+        // SAFETY: the caller's contract.
+        let method = unsafe { ptr::str_in(method, method_len, "method") }?.to_owned();
+        // SAFETY: the caller's contract.
+        let params = unsafe { ext_params(params_json, params_len) }?;
+        // SAFETY: the caller's contract.
+        let out = unsafe { ptr::out(call_out, "call_out") }?;
+        let a = host.state.agent(agent)?;
+        out.write(
+            host.state
+                .start_call(agent, async move { a.ext_request(&method, &params).await })?,
+        );
+        Ok(())
+    })
+}
+
+/// Blocking `acph_agent_ext_request`: `*json_out` (owned, `acph_string_free`) is the result.
+///
+/// # Safety
+/// As `acph_agent_ext_request`; `json_out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acph_agent_ext_request_wait(
+    host: *mut acph_host,
+    agent: u64,
+    method: *const c_char,
+    method_len: usize,
+    params_json: *const c_char,
+    params_len: usize,
+    timeout_ms: u32,
+    json_out: *mut *mut c_char,
+    error_out: *mut *mut acph_error,
+) -> acph_status {
+    ffi_fn!(error_out, {
+        // SAFETY: the caller's contract.
+        let host = unsafe { ptr::host(host) }?;
+        // SAFETY: the caller's contract.
+        let method = unsafe { ptr::str_in(method, method_len, "method") }?;
+        // SAFETY: the caller's contract.
+        let params = unsafe { ext_params(params_json, params_len) }?;
+        // SAFETY: the caller's contract.
+        let out = unsafe { ptr::out(json_out, "json_out") }?;
+        let a = host.state.agent(agent)?;
+        let v = host.state.wait(
+            "acph_agent_ext_request_wait",
+            timeout_ms,
+            a.ext_request(method, &params),
+        )?;
+        out.write(ptr::string_into_raw(v.to_string().as_bytes()));
+        Ok(())
+    })
+}
+
+/// The params of an extension request: any JSON (NULL: `{}`).
+///
+/// # Safety
+/// `json` is NULL or points to `len` readable bytes.
+unsafe fn ext_params(json: *const c_char, len: usize) -> Result<serde_json::Value, Failure> {
+    // SAFETY: the caller's contract.
+    match unsafe { ptr::opt_str_in(json, len, "params_json") }? {
+        None => Ok(serde_json::json!({})),
+        Some(text) => serde_json::from_str(text).map_err(|e| {
+            Failure::new(
+                crate::status::acph_status::ACPH_STATUS_INVALID_JSON,
+                format!("params_json: not valid JSON: {e}"),
+            )
+        }),
+    }
+}
+
 /// Blocking `acph_agent_authenticate`.
 ///
 /// # Safety
