@@ -120,7 +120,10 @@ async fn run_case(case: &Value, cwd: &str) -> Vec<Value> {
                         e["error"]["code"].as_i64().unwrap_or(-32603),
                         e["error"]["message"].as_str().unwrap_or("error"),
                     )),
-                    None => Err(acp_host::services::ServiceError::new(-32601, "method not found")),
+                    None => Err(acp_host::services::ServiceError::new(
+                        -32601,
+                        "method not found",
+                    )),
                 }
             }
         };
