@@ -41,7 +41,7 @@ export declare class NativeHost {
   /**
    * `permission`: the decider (used when `permissionMode` is `decider` or absent; it answers
    * with `permissionDecision`);
-   * `settled`: told when a request was settled; `service`: fs/terminal hooks;
+   * `settled`: told when a request was settled; `service`: fs/terminal/extension hooks;
    * `elicitation`: the elicitation dispatcher (used when `elicitationMode` is `decider` or
    * absent; requests are answered with `elicitationDecision`, and `{"settled": id}` messages
    * tell it a request was settled by anyone else).
@@ -151,6 +151,11 @@ export interface NativeHostOptions {
   /** `builtin` (default), `embedder` (needs the service callback), `disabled`. */
   fsMode?: string
   terminalMode?: string
+  /**
+   * The agent's `_` extension requests: `none` (default: answered -32601), `embedder` (needs
+   * the service callback).
+   */
+  extMode?: string
   /**
    * `none` (default without the elicitation callback: not advertised), `decider` (needs the
    * elicitation callback), `manual` (answered with `respondElicitation`).

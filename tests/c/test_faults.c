@@ -337,8 +337,10 @@ static void slow_read(void) {
     json_free(result);
     size_t got = 0;
     for (size_t i = 0; i < f.evs.len; i++)
-        if (strstr(f.evs.items[i]->json, "Got: selected")) got++;
+        if (f.evs.items[i]->kind == ACPH_EVENT_SESSION_UPDATE && strstr(f.evs.items[i]->json, "Got: selected")) got++;
     CHECK(got == 1);
+    /* The call's result carries the turn's assembled text. */
+    CHECK(strstr(done->json, "\"text\":\"I read slowly now. Got: selected\"") != NULL);
     finish(&f);
 }
 

@@ -60,6 +60,7 @@ int main(void) {
     CHECK(count_kind(&evs, "session_update", "agent_message_chunk") == 3);
     size_t call2_completed = 0, perfect = 0;
     for (size_t i = 0; i < evs.len; i++) {
+        if (evs.items[i]->kind != ACPH_EVENT_SESSION_UPDATE) continue; /* call_completed repeats the text */
         const char *js = evs.items[i]->json;
         if (strstr(js, "\"toolCallId\":\"call_2\"") && strstr(js, "\"status\":\"completed\"")) call2_completed++;
         if (strstr(js, "Perfect! I've successfully updated the configuration.")) perfect++;

@@ -6,7 +6,7 @@
 //!   `{kind, message, data}` JSON; the facade turns it into an `AcpError`;
 //! - events cross in batches, as one JSON array string per `nextEvents` call (one `JSON.parse`
 //!   on the JS side is far cheaper than building objects property by property through napi);
-//! - JS callbacks (permission and elicitation deciders, fs/terminal hooks, "settled"
+//! - JS callbacks (permission and elicitation deciders, fs/terminal/extension hooks, "settled"
 //!   notifications) are weak threadsafe functions: they never keep the Node event loop alive on
 //!   their own;
 //! - a pending `nextEvents` call ends (with `null`) when the host is closed, so after `close()`
@@ -21,8 +21,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use acp_host::elicitation::ElicitationFuture;
 use acp_host::permission::policy::Policy;
 use acp_host::services::{
-    FsHandler, FsRead, FsService, FsWrite, ServiceError, ServiceFuture, TerminalHandler,
-    TerminalService,
+    ExtHandler, ExtService, FsHandler, FsRead, FsService, FsWrite, ServiceError, ServiceFuture,
+    TerminalHandler, TerminalService,
 };
 use acp_host::{
     Agent, AgentSpec, ElicitationAnswer, ElicitationDecider, ElicitationHandler, ElicitationModes,
@@ -81,8 +81,9 @@ type SettledFn = ThreadsafeFunction<f64, (), f64, Status, false, true>;
 /// settled by anyone else. One function for both keeps them in order: a request is always
 /// delivered before its `settled` notice.
 type ElicitFn = ThreadsafeFunction<String, (), String, Status, false, true>;
-/// `(callJson) => Promise<string>`: the facade's fs/terminal dispatcher; resolves with
-/// `{"result": …}` or `{"error": {code, message, data?}}` as JSON.
+/// `(callJson) => Promise<string>`: the facade's fs/terminal/extension dispatcher (a call is
+/// `{"method", "params"}`; extension methods start with `_`); resolves with `{"result": …}` or
+/// `{"error": {code, message, data?}}` as JSON.
 type ServiceFn = ThreadsafeFunction<String, Promise<String>, String, Status, false, true>;
 
 struct JsDecider {
@@ -326,6 +327,13 @@ impl TerminalHandler for JsServices {
     }
 }
 
+/// The agent's `_` extension requests: the result is sent back verbatim (absent: `null`).
+impl ExtHandler for JsServices {
+    fn handle(&self, method: &str, params: Value) -> ServiceFuture<Value> {
+        self.invoke(serde_json::json!({ "method": method, "params": params }))
+    }
+}
+
 // ------------------------------------------------------------------ abort registry
 
 fn aborts() -> &'static Mutex<HashMap<u32, watch::Sender<bool>>> {
@@ -416,6 +424,9 @@ pub struct NativeHostOptions {
     /// `builtin` (default), `embedder` (needs the service callback), `disabled`.
     pub fs_mode: Option<String>,
     pub terminal_mode: Option<String>,
+    /// The agent's `_` extension requests: `none` (default: answered -32601), `embedder` (needs
+    /// the service callback).
+    pub ext_mode: Option<String>,
     /// `none` (default without the elicitation callback: not advertised), `decider` (needs the
     /// elicitation callback), `manual` (answered with `respondElicitation`).
     pub elicitation_mode: Option<String>,
@@ -538,6 +549,14 @@ fn build_config(
         },
         Some(other) => return Err(invalid(format!("unknown terminal mode `{other}`"))),
     };
+    c.ext = match o.ext_mode.as_deref() {
+        None | Some("none") => ExtService::Unsupported,
+        Some("embedder") => match &services {
+            Some(s) => ExtService::Embedder(s.clone()),
+            None => return Err(invalid("extension hooks need a service callback")),
+        },
+        Some(other) => return Err(invalid(format!("unknown ext mode `{other}`"))),
+    };
     let modes = ElicitationModes {
         form: o.elicitation_form.unwrap_or(true),
         url: o.elicitation_url.unwrap_or(true),
@@ -595,7 +614,7 @@ impl From<NativeSessionOptions> for SessionOptions {
 impl NativeHost {
     /// `permission`: the decider (used when `permissionMode` is `decider` or absent; it answers
     /// with `permissionDecision`);
-    /// `settled`: told when a request was settled; `service`: fs/terminal hooks;
+    /// `settled`: told when a request was settled; `service`: fs/terminal/extension hooks;
     /// `elicitation`: the elicitation dispatcher (used when `elicitationMode` is `decider` or
     /// absent; requests are answered with `elicitationDecision`, and `{"settled": id}` messages
     /// tell it a request was settled by anyone else).

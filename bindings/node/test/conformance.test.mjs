@@ -47,6 +47,16 @@ async function runCase(c, cwd) {
     options.elicitationModes = { form: 'form' in answers, url: 'url' in answers };
     options.onElicitation = (req) => answers[req.mode];
   }
+  if (c.ext) {
+    // Extension requests answered from the case's table (a method not in it: -32601).
+    const table = c.ext;
+    options.onExtRequest = (method) => {
+      const entry = Object.hasOwn(table, method) ? table[method] : undefined;
+      if (entry && 'result' in entry) return entry.result;
+      if (entry?.error) throw new acp.ServiceError(entry.error.code ?? -32603, entry.error.message ?? 'error');
+      throw new acp.ServiceError(-32601, 'method not found');
+    };
+  }
   const host = new acp.Host(options);
   try {
     const events = host.events();

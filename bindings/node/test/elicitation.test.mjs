@@ -364,7 +364,7 @@ test('manual mode: answers are checked and count once', async () => {
   assert.deepEqual(run.resolved.map((r) => [r.action, r.decidedBy]), [
     ['cancel', 'invalid_answer'],
     ['accept', 'host'],
-    ['cancel', 'host'],
+    ['cancel', 'invalid_answer'], // the malformed answer (core `reject_elicitation`)
     ['decline', 'host'],
   ]);
 });

@@ -182,6 +182,7 @@ export type EventKind =
   | 'protocol_noise'
   | 'protocol_error'
   | 'ext_notification'
+  | 'ext_request'
   | 'wire';
 
 /** One event, exactly the JSON envelope of docs/EVENTS.md. */
@@ -648,7 +649,10 @@ export interface ElicitationModes {
 
 // ---------------------------------------------------------------------------------------- services
 
-/** An error a fs/terminal hook may throw to answer the agent with a specific JSON-RPC error. */
+/**
+ * An error a fs/terminal hook or `onExtRequest` may throw to answer the agent with a specific
+ * JSON-RPC error.
+ */
 export class ServiceError extends Error {
   constructor(
     readonly code: number,
@@ -703,6 +707,14 @@ export interface TerminalHooks {
   release?(params: any): unknown;
 }
 
+/**
+ * Serves the agent's extension requests (JSON-RPC requests whose method starts with `_`, e.g.
+ * `_zed.dev/workspace/buffers`). `params` is the request's params (`null` when absent). The
+ * return value (awaited) is the result sent to the agent (`undefined`: `null`); throwing or
+ * rejecting with a `ServiceError` answers with that JSON-RPC error, anything else with `-32603`.
+ */
+export type ExtRequestHandler = (method: string, params: unknown) => unknown | Promise<unknown>;
+
 // ---------------------------------------------------------------------------------------- host
 
 /** A policy document (docs/PERMISSIONS.md). */
@@ -747,6 +759,11 @@ export interface HostOptions {
   fs?: FsHooks | false;
   /** Serve `terminal/*` with hooks, or `false` to not offer it (default: the built-in manager). */
   terminal?: TerminalHooks | false;
+  /**
+   * Serves the agent's extension requests (`_vendor/method`); each served request is reported as
+   * an `ext_request` event. Without it they are answered `-32601` (method not found).
+   */
+  onExtRequest?: ExtRequestHandler;
   /** Timeout of control requests (initialize, session/new, …); `0` disables it (default 120000). */
   requestTimeoutMs?: number;
   /** Limit for a whole prompt turn (default: none). */
@@ -868,10 +885,13 @@ export class Host extends EventEmitter {
     const terminal = options.terminal;
     o.fsMode = fs === false ? 'disabled' : fs ? 'embedder' : 'builtin';
     o.terminalMode = terminal === false ? 'disabled' : terminal ? 'embedder' : 'builtin';
+    const ext = options.onExtRequest;
+    if (ext !== undefined && typeof ext !== 'function') throw new AcpError('invalid_argument', 'onExtRequest must be a function');
+    o.extMode = ext ? 'embedder' : 'none';
 
     const decide = handler ? (json: string) => this.decide(handler, json) : undefined;
     const settled = handler ? (id: number) => this.settled(id) : undefined;
-    const service = fs || terminal ? (json: string) => serve(fs || undefined, terminal || undefined, json) : undefined;
+    const service = fs || terminal || ext ? (json: string) => serve(fs || undefined, terminal || undefined, ext, json) : undefined;
     const elicitation = elicit && !options.manualElicitations ? (json: string) => this.elicitationMessage(elicit, json) : undefined;
     this.native = callSync(() => new native.NativeHost(o, decide, settled, service, elicitation));
     this.hub = new EventHub(this.native, (evs) => this.emitBatch(evs));
@@ -1066,11 +1086,18 @@ export class Host extends EventEmitter {
   }
 }
 
-async function serve(fs: FsHooks | undefined, terminal: TerminalHooks | undefined, json: string): Promise<string> {
+async function serve(
+  fs: FsHooks | undefined,
+  terminal: TerminalHooks | undefined,
+  ext: ExtRequestHandler | undefined,
+  json: string,
+): Promise<string> {
   const { method, params } = JSON.parse(json) as { method: string; params: Record<string, unknown> };
   try {
     let result: unknown;
-    if (method === 'fs/read_text_file' && fs) {
+    if (method.startsWith('_') && ext) {
+      result = await ext(method, params);
+    } else if (method === 'fs/read_text_file' && fs) {
       const text = await fs.readTextFile(params as unknown as FsReadRequest);
       if (typeof text !== 'string') throw new TypeError('readTextFile must return a string');
       result = { content: text };

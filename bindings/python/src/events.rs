@@ -521,6 +521,7 @@ fn kind_str<'py>(py: Python<'py>, kind: EventKind) -> &'py Bound<'py, pyo3::type
         EventKind::ProtocolNoise => intern!(py, "protocol_noise"),
         EventKind::ProtocolError => intern!(py, "protocol_error"),
         EventKind::ExtNotification => intern!(py, "ext_notification"),
+        EventKind::ExtRequest => intern!(py, "ext_request"),
         EventKind::Wire => intern!(py, "wire"),
         EventKind::CallCompleted => intern!(py, "call_completed"),
         _ => intern!(py, "unknown"),

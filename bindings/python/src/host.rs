@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use acp_host::permission::policy::Policy;
-use acp_host::services::{FsService, TerminalService};
+use acp_host::services::{ExtService, FsService, TerminalService};
 use acp_host::{
     AgentSpec, ClientInfo, ElicitationHandler, ElicitationModes, HostConfig, PermissionHandler,
     SessionOptions, TurnResult,
@@ -21,7 +21,7 @@ use crate::elicitation::PyElicitor;
 use crate::errors;
 use crate::events::{Filter, Pump, Subscription};
 use crate::permission::{LoopSlot, PyDecider};
-use crate::services::{PyFs, PyTerminal};
+use crate::services::{PyExt, PyFs, PyTerminal};
 use crate::{Waited, call, seconds};
 
 fn parse_json(py: Python<'_>, what: &str, text: &str) -> PyResult<Value> {
@@ -57,7 +57,8 @@ impl NativeHost {
         cancel_grace=None, max_line_bytes=None, event_capacity=None, stderr_tail_bytes=None, wire_events=false,
         on_permission=None, manual_permissions=false, on_elicitation=None, manual_elicitations=false,
         elicitation_modes=None, elicitation_timeout=None, fs=true, terminal=true,
-        fs_handler=None, terminal_handler=None, client_name=None, client_version=None))]
+        fs_handler=None, terminal_handler=None, on_ext_request=None, client_name=None,
+        client_version=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -83,6 +84,7 @@ impl NativeHost {
         terminal: bool,
         fs_handler: Option<Py<PyAny>>,
         terminal_handler: Option<Py<PyAny>>,
+        on_ext_request: Option<Py<PyAny>>,
         client_name: Option<String>,
         client_version: Option<String>,
     ) -> PyResult<NativeHost> {
@@ -159,6 +161,13 @@ impl NativeHost {
                 event_loop: event_loop.clone(),
             })),
             (true, None) => TerminalService::Builtin,
+        };
+        config.ext = match on_ext_request {
+            Some(target) => ExtService::Embedder(Arc::new(PyExt {
+                target: Arc::new(target),
+                event_loop: event_loop.clone(),
+            })),
+            None => ExtService::Unsupported,
         };
         if client_name.is_some() || client_version.is_some() {
             let d = ClientInfo::default();
@@ -425,6 +434,25 @@ impl NativeAgent {
     fn authenticate(&self, py: Python<'_>, method_id: String, aio: bool) -> PyResult<Py<PyAny>> {
         let agent = self.agent.clone();
         call(py, aio, async move { agent.authenticate(&method_id).await })
+    }
+
+    /// An extension request (`_`-prefixed method) to the agent with `params_json`; resolves to
+    /// the agent's result as JSON text. Any other method raises `invalid_argument` (nothing is
+    /// sent).
+    #[pyo3(signature = (method, params_json, *, aio=false))]
+    fn ext_request(
+        &self,
+        py: Python<'_>,
+        method: String,
+        params_json: &str,
+        aio: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let params = parse_json(py, "params", params_json)?;
+        let agent = self.agent.clone();
+        call(py, aio, async move {
+            let v = agent.ext_request(&method, &params).await?;
+            Ok(v.to_string())
+        })
     }
 
     /// `logout` (needs `agentCapabilities.auth.logout`; otherwise `unsupported` and nothing is

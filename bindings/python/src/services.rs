@@ -1,6 +1,7 @@
 //! `fs/*` and `terminal/*` served by Python objects instead of the built-in services
-//! (`Host(fs=handler, terminal=handler)`). The core has already confined the path / cwd to the
-//! session's roots and applied the policy's hard-deny rules before a handler is asked.
+//! (`Host(fs=handler, terminal=handler)`), and the agent's `_`-prefixed extension requests served
+//! by `Host(on_ext_request=fn)`. The core has already confined the path / cwd to the session's
+//! roots and applied the policy's hard-deny rules before an fs/terminal handler is asked.
 //!
 //! Same bridge as permissions: `acp_host._bridge.call_service` runs the handler (on a blocking-pool
 //! thread for `Host`, a coroutine on the private loop; on the host's loop for `AsyncHost`) and the
@@ -10,7 +11,7 @@
 use std::sync::{Arc, Mutex};
 
 use acp_host::services::{
-    FsHandler, FsRead, FsWrite, ServiceError, ServiceFuture, TerminalHandler,
+    ExtHandler, FsHandler, FsRead, FsWrite, ServiceError, ServiceFuture, TerminalHandler,
 };
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -169,6 +170,23 @@ impl TerminalHandler for PyTerminal {
                 ))),
             }
         })
+    }
+}
+
+/// `Host(on_ext_request=fn)`: `fn(method, params) -> result` for every `_`-prefixed request of
+/// the agent (`params`: the request's params, `None` when absent). The result, any JSON value, is
+/// sent back verbatim (`None` as `null`).
+#[derive(Debug)]
+pub(crate) struct PyExt {
+    pub target: Arc<Py<PyAny>>,
+    pub event_loop: LoopSlot,
+}
+
+impl ExtHandler for PyExt {
+    fn handle(&self, method: &str, params: Value) -> ServiceFuture<Value> {
+        let (target, lp) = (self.target.clone(), self.event_loop.clone());
+        let args = serde_json::json!([method, params]);
+        Box::pin(call_python(target, None, args, lp))
     }
 }
 

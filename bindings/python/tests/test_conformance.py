@@ -71,6 +71,27 @@ def host_kwargs(case: Dict[str, Any], aio: bool = False) -> Dict[str, Any]:
             kw["on_elicitation"] = answer
         else:
             kw["on_elicitation"] = lambda req: answers[req.mode]
+    if "ext" in case:
+        # Serve the agent's extension requests from the case's table (a method not in it: -32601),
+        # a plain function on Host, a coroutine function on AsyncHost.
+        table: Dict[str, Any] = case["ext"]
+
+        def serve(method: str, params: Any) -> Any:
+            entry = table.get(method)
+            if entry is None:
+                raise acp_host.ServiceError("method not found", rpc_code=-32601)
+            if "result" in entry:
+                return entry["result"]
+            err = entry["error"]
+            raise acp_host.ServiceError(err.get("message", "error"), rpc_code=err.get("code", -32603))
+
+        if aio:
+            async def serve_async(method: str, params: Any) -> Any:
+                return serve(method, params)
+
+            kw["on_ext_request"] = serve_async
+        else:
+            kw["on_ext_request"] = serve
     return kw
 
 

@@ -54,7 +54,7 @@ from ._errors import (
     UnsupportedError,
     VersionUnsupportedError,
 )
-from ._common import FsHandler, TerminalHandler
+from ._common import ExtRequestHandler, FsHandler, TerminalHandler
 from ._host import Agent, EventStream, Host, Session
 from ._protocol import MethodFaces, MethodInfo, methods
 from ._types import (
@@ -125,6 +125,7 @@ __all__ = [
     "ServiceError",
     "FsHandler",
     "TerminalHandler",
+    "ExtRequestHandler",
     "methods",
     "MethodInfo",
     "MethodFaces",

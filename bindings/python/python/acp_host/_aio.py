@@ -16,6 +16,7 @@ from . import _native
 from ._common import (
     ContentLike,
     ElicitationModes,
+    ExtRequestHandler,
     FsHandler,
     PathLike,
     PolicyLike,
@@ -28,6 +29,7 @@ from ._common import (
     env_args,
     host_args,
     mcp_arg,
+    params_json,
     register,
 )
 from ._host import ElicitationHandler, PermissionHandler
@@ -218,6 +220,10 @@ class AsyncAgent:
         """See ``Agent.logout``."""
         await self._n.logout(aio=True)
 
+    async def ext_request(self, method: str, params: Any = None) -> Any:
+        """See ``Agent.ext_request``."""
+        return json.loads(await self._n.ext_request(method, params_json(params), aio=True))
+
     async def new_session(self, cwd: Optional[PathLike] = None, *, additional_directories: Iterable[PathLike] = (),
                           mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None) -> AsyncSession:
         n = await self._n.new_session(cwd_arg(cwd), dirs_arg(additional_directories), mcp_arg(mcp_servers), aio=True)
@@ -292,6 +298,7 @@ class AsyncHost:
         wire_events: bool = False,
         fs: Union[bool, FsHandler] = True,
         terminal: Union[bool, TerminalHandler] = True,
+        on_ext_request: Optional[ExtRequestHandler] = None,
         client_name: Optional[str] = None,
         client_version: Optional[str] = None,
     ) -> None:
@@ -302,7 +309,7 @@ class AsyncHost:
             request_timeout=request_timeout, prompt_timeout=prompt_timeout, shutdown_grace=shutdown_grace,
             cancel_grace=cancel_grace,
             max_line_bytes=max_line_bytes, event_capacity=event_capacity, wire_events=wire_events, fs=fs,
-            terminal=terminal, client_name=client_name, client_version=client_version,
+            terminal=terminal, on_ext_request=on_ext_request, client_name=client_name, client_version=client_version,
         )
         self._n = _native.NativeHost(**args)
         self._bind_loop()

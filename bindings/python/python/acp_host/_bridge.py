@@ -1,7 +1,7 @@
 """Handler bridge (called by the native module from a worker thread, never the loop).
 
 ``dispatch`` runs a permission handler, ``dispatch_elicitation`` an elicitation handler,
-``call_service`` an ``fs``/``terminal`` handler; each reports the outcome through ``reply``:
+``call_service`` an ``fs``/``terminal``/``on_ext_request`` handler; each reports the outcome through ``reply``:
 
 - sync ``Host``: the handler is called right here (a blocking-pool thread of the host); a
   coroutine it returns runs on a private event loop (one daemon thread per process);
@@ -152,7 +152,7 @@ def dispatch_elicitation(handler: Callable[[ElicitationRequest], Any], raw: str,
 
 def call_service(target: Any, name: Optional[str], args_json: str,
                  loop: Optional[asyncio.AbstractEventLoop], reply: Callable[..., Any]) -> Optional[Callable[[], Any]]:
-    """Call an fs/terminal handler: ``reply(result_json, None)`` or ``reply(None, error_json)``."""
+    """Call an fs/terminal/extension-request handler: ``reply(result_json, None)`` or ``reply(None, error_json)``."""
     args = json.loads(args_json)
 
     def ok(value: Any) -> None:

@@ -41,6 +41,11 @@ class FsHandler(Protocol):
 #: (``terminal/create`` reaches it only after its command and cwd passed the roots and the policy).
 TerminalHandler = Callable[[str, Dict[str, Any]], Any]
 
+#: Serves the agent's extension requests (``_``-prefixed methods, e.g. ``_zed.dev/workspace/buffers``;
+#: ``Host(on_ext_request=...)``): ``(method, params) -> result``, any JSON-serialisable value
+#: (``params`` is ``None`` when the request has none). May be a coroutine function.
+ExtRequestHandler = Callable[[str, Any], Any]
+
 
 def policy_args(policy: PolicyLike) -> Dict[str, Any]:
     if policy is None:
@@ -90,6 +95,7 @@ def host_args(
     wire_events: bool,
     fs: Union[bool, FsHandler],
     terminal: Union[bool, TerminalHandler],
+    on_ext_request: Optional[ExtRequestHandler],
     client_name: Optional[str],
     client_version: Optional[str],
 ) -> Dict[str, Any]:
@@ -115,6 +121,12 @@ def host_args(
         args["terminal"], args["terminal_handler"] = True, terminal
     else:
         raise InvalidArgumentError("terminal must be True, False or a function (method, params) -> dict")
+    if on_ext_request is not None:
+        if not callable(on_ext_request):
+            raise InvalidArgumentError(
+                "on_ext_request must be a function or coroutine function (method, params) -> result, or None"
+            )
+        args["on_ext_request"] = on_ext_request
     args["client_name"] = client_name
     args["client_version"] = client_version
     if on_permission is None:
@@ -188,6 +200,14 @@ def cwd_arg(cwd: Optional[PathLike]) -> str:
 
 def dirs_arg(dirs: Iterable[PathLike]) -> List[str]:
     return [os.path.abspath(os.fspath(d)) for d in dirs]
+
+
+def params_json(params: Any) -> str:
+    """An extension request's params as JSON text (``None``: ``{}``)."""
+    try:
+        return json.dumps({} if params is None else params, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidArgumentError(f"params are not JSON-serialisable: {exc}") from None
 
 
 def mcp_arg(servers: Optional[Sequence[Mapping[str, Any]]]) -> Optional[str]:

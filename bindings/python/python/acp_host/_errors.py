@@ -183,7 +183,8 @@ class EventsStalledError(AcpError):
 
 
 class ServiceError(AcpError):
-    """Raise from an ``fs``/``terminal`` handler to answer the agent with a JSON-RPC error.
+    """Raise from an ``fs``/``terminal``/``on_ext_request`` handler to answer the agent with a
+    JSON-RPC error.
 
     ``ServiceError("no such buffer", rpc_code=-32002)``: ``rpc_code`` is the JSON-RPC error code
     (-32002 is ACP's "resource not found"; default -32603, internal error), ``data`` its data.

@@ -15,6 +15,7 @@ from . import _native
 from ._common import (
     ContentLike,
     ElicitationModes,
+    ExtRequestHandler,
     FsHandler,
     PathLike,
     PolicyLike,
@@ -27,6 +28,7 @@ from ._common import (
     env_args,
     host_args,
     mcp_arg,
+    params_json,
     register,
 )
 from ._types import (
@@ -217,6 +219,14 @@ class Agent:
         ``AuthRequiredError`` until ``authenticate`` again."""
         self._n.logout(aio=False)
 
+    def ext_request(self, method: str, params: Any = None) -> Any:
+        """Send an extension request (a ``_``-prefixed method, e.g. ``"_vendor/thing"``) and return
+        the agent's result. ``params``: any JSON-serialisable value (``None``: ``{}``).
+
+        Any other method raises ``InvalidArgumentError`` (nothing is sent); the agent's JSON-RPC
+        error raises ``AgentError`` (``rpc_code``)."""
+        return json.loads(self._n.ext_request(method, params_json(params), aio=False))
+
     def new_session(self, cwd: Optional[PathLike] = None, *, additional_directories: Iterable[PathLike] = (),
                     mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None) -> Session:
         """``session/new`` in ``cwd`` (default: the current directory), also a sandbox root."""
@@ -294,6 +304,11 @@ class Host:
     ``fs`` / ``terminal``: ``True`` (the built-in sandboxed services), ``False`` (not served, not
     advertised), or a handler (``FsHandler`` / ``TerminalHandler``) that serves them instead.
 
+    ``on_ext_request``: a function or coroutine function ``(method, params) -> result`` serving
+    the agents' extension requests (``_``-prefixed methods); the returned JSON-serialisable value
+    is the result. Raise ``acp_host.ServiceError`` to answer with that JSON-RPC error; any other
+    exception answers -32603. Without it such requests are answered -32601 (method not found).
+
     ``on_elicitation``: a function or coroutine function ``(ElicitationRequest) -> answer``
     (``{"action": "accept", "content": {...}}``, ``{"action": "decline"}``,
     ``{"action": "cancel"}``; exceptions, other answers, content that does not match the form's
@@ -325,6 +340,7 @@ class Host:
         wire_events: bool = False,
         fs: Union[bool, FsHandler] = True,
         terminal: Union[bool, TerminalHandler] = True,
+        on_ext_request: Optional[ExtRequestHandler] = None,
         client_name: Optional[str] = None,
         client_version: Optional[str] = None,
     ) -> None:
@@ -335,7 +351,7 @@ class Host:
             request_timeout=request_timeout, prompt_timeout=prompt_timeout, shutdown_grace=shutdown_grace,
             cancel_grace=cancel_grace,
             max_line_bytes=max_line_bytes, event_capacity=event_capacity, wire_events=wire_events, fs=fs,
-            terminal=terminal, client_name=client_name, client_version=client_version,
+            terminal=terminal, on_ext_request=on_ext_request, client_name=client_name, client_version=client_version,
         )
         self._n = _native.NativeHost(**args)
         register(self)
