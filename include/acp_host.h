@@ -261,6 +261,20 @@ void acph_string_free(char *string);
 // `json_out` is NULL or writable; `error_out` is NULL or writable.
 acph_status acph_methods_json(char **json_out, struct acph_error **error_out);
 
+// A prompt content block built from a file, as JSON for `acph_session_prompt`: an `image` or
+// `audio` block (base64 data, MIME type from the extension: png, jpg, gif, webp; wav, mp3, ogg,
+// flac, m4a, webm) or, for anything else, an embedded text `resource` (UTF-8 files only). `path`
+// must be absolute; files over 16 MiB are refused (`ACPH_STATUS_INVALID_ARGUMENT`). Whether the
+// agent accepts the block is checked when the prompt is sent. `*json_out` is owned
+// (`acph_string_free`).
+//
+// # Safety
+// `path` points to `path_len` readable bytes; `json_out` and `error_out` are NULL or writable.
+acph_status acph_content_from_file(const char *path,
+                                   size_t path_len,
+                                   char **json_out,
+                                   struct acph_error **error_out);
+
 // Create a host from a JSON configuration (docs/FFI.md, "Configuration"):
 // `{"permission": "deny"|"manual", "policy": "<preset>"|{policy document}, "roots": ["/abs"],
 // "permissionTimeoutMs", "requestTimeoutMs" (null: none), "promptTimeoutMs", "shutdownGraceMs",

@@ -841,6 +841,7 @@ module.exports.NativeSession = nativeBinding.NativeSession
 module.exports.abortCreate = nativeBinding.abortCreate
 module.exports.abortFire = nativeBinding.abortFire
 module.exports.abortRelease = nativeBinding.abortRelease
+module.exports.contentFromFile = nativeBinding.contentFromFile
 module.exports.elicitationDecision = nativeBinding.elicitationDecision
 module.exports.methods = nativeBinding.methods
 module.exports.permissionDecision = nativeBinding.permissionDecision

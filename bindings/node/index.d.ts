@@ -113,6 +113,9 @@ export declare function abortFire(id: number): void
 
 export declare function abortRelease(id: number): void
 
+/** A prompt content block built from a file (`acp_host::content::from_file`). */
+export declare function contentFromFile(path: string): any
+
 /**
  * The facade's answer to an elicitation request it was handed: the answer as JSON, or `error`
  * when the handler failed (answers `cancel`, `decidedBy: invalid_answer`). An unknown or stale

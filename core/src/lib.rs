@@ -14,6 +14,7 @@
 //! ```
 
 pub mod connection;
+pub mod content;
 pub mod elicitation;
 pub mod error;
 pub mod events;

@@ -151,6 +151,31 @@ static void blocking_turn(const char *cwd) {
     EXPECT(ACPH_STATUS_OK, acph_session_prompt_text_wait(h, session, "hello", 5, T_WAIT, &result, ERR));
     CHECK(strstr(result, "\"stopReason\":\"end_turn\"") != NULL);
     acph_string_free(result);
+    /* Content from files: an image (the mock accepts images) and audio (it does not: refused
+     * locally, nothing sent), a text file embedded as a resource. */
+    char path[1024], prompt[4096];
+    snprintf(path, sizeof path, "%s/pic.png", cwd);
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL);
+    fwrite("\x89PNG", 1, 4, f);
+    fclose(f);
+    char *block = NULL;
+    EXPECT(ACPH_STATUS_OK, acph_content_from_file(path, strlen(path), &block, ERR));
+    CHECK(strstr(block, "\"mimeType\":\"image/png\"") && strstr(block, "\"data\":\"iVBORw==\""));
+    snprintf(prompt, sizeof prompt, "[{\"type\":\"text\",\"text\":\"look\"},%s]", block);
+    acph_string_free(block);
+    EXPECT(ACPH_STATUS_OK, acph_session_prompt_wait(h, session, prompt, strlen(prompt), T_WAIT, &result, ERR));
+    acph_string_free(result);
+    snprintf(path, sizeof path, "%s/voice.wav", cwd);
+    f = fopen(path, "wb");
+    CHECK(f != NULL);
+    fwrite("RIFF", 1, 4, f);
+    fclose(f);
+    EXPECT(ACPH_STATUS_OK, acph_content_from_file(path, strlen(path), &block, ERR));
+    snprintf(prompt, sizeof prompt, "[%s]", block);
+    acph_string_free(block);
+    EXPECT(ACPH_STATUS_UNSUPPORTED, acph_session_prompt_wait(h, session, prompt, strlen(prompt), T_WAIT, &result, ERR));
+    EXPECT(ACPH_STATUS_INVALID_ARGUMENT, acph_content_from_file("rel.png", 7, &block, ERR));
     char *list = NULL;
     EXPECT(ACPH_STATUS_OK, acph_agent_list_sessions_wait(h, agent, NULL, 0, T_WAIT, &list, ERR));
     CHECK(strstr(list, "\"sess_1\"") != NULL);

@@ -347,6 +347,12 @@ pub fn methods() -> Value {
     acp_host::protocol::methods_json()
 }
 
+/// A prompt content block built from a file (`acp_host::content::from_file`).
+#[napi]
+pub fn content_from_file(path: String) -> Result<Value> {
+    acp_host::content::from_file(Path::new(&path)).map_err(core_err)
+}
+
 /// Register an abort handle for one call; pass its id to the call, fire it with `abortFire`,
 /// release it with `abortRelease` when the call settled.
 #[napi]

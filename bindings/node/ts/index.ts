@@ -54,6 +54,22 @@ export function methods(): MethodInfo[] {
   return native.methods() as MethodInfo[];
 }
 
+/**
+ * A prompt content block from a file: an `image`/`audio` block (base64, MIME type from the
+ * extension: png, jpg, gif, webp; wav, mp3, ogg, flac, m4a, webm) or an embedded text
+ * `resource`. The path must be absolute; files over 16 MiB are refused (`invalid_argument`).
+ * Whether the agent accepts the block is checked when the prompt is sent (`unsupported`, nothing
+ * sent).
+ */
+export function contentFromFile(path: string): ContentBlock {
+  return callSync(() => native.contentFromFile(path)) as ContentBlock;
+}
+
+/** A `resource_link` block (every agent accepts these). */
+export function resourceLink(uri: string, name: string): ContentBlock {
+  return { type: 'resource_link', uri, name };
+}
+
 // ---------------------------------------------------------------------------------------- errors
 
 /** The stable error codes, one per error kind of the core. Unknown future codes may appear. */

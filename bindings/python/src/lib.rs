@@ -131,14 +131,22 @@ pub(crate) fn attach<R>(f: impl for<'py> FnOnce(Python<'py>) -> R) -> Option<R> 
     Python::try_attach(f)
 }
 
-/// Called by the atexit hook once every host is closed: wait up to `grace` seconds for our
-/// threads to be back in Python, then stop entering it (see above).
 /// The ACP method table this module was built with (docs/PROTOCOL.md), as JSON text.
 #[pyfunction]
 fn methods_json() -> String {
     acp_host::protocol::methods_json().to_string()
 }
 
+/// A prompt content block built from a file (acp_host::content::from_file), as JSON text.
+#[pyfunction]
+fn content_from_file(py: Python<'_>, path: PathBuf) -> PyResult<String> {
+    acp_host::content::from_file(&path)
+        .map(|b| b.to_string())
+        .map_err(|e| errors::to_py(py, &e))
+}
+
+/// Called by the atexit hook once every host is closed: wait up to `grace` seconds for our
+/// threads to be back in Python, then stop entering it (see above).
 #[pyfunction]
 fn _at_exit(py: Python<'_>, grace: f64) -> PyResult<()> {
     let grace = seconds("grace", grace)?;
@@ -310,6 +318,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     pyo3_async_runtimes::tokio::init(builder);
     m.add_function(wrap_pyfunction!(_at_exit, m)?)?;
     m.add_function(wrap_pyfunction!(methods_json, m)?)?;
+    m.add_function(wrap_pyfunction!(content_from_file, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("PROTOCOL_VERSION", acp_host::PROTOCOL_VERSION)?;
     m.add_class::<host::NativeHost>()?;

@@ -77,3 +77,30 @@ pub unsafe extern "C" fn acph_methods_json(
         Ok(())
     })
 }
+
+/// A prompt content block built from a file, as JSON for `acph_session_prompt`: an `image` or
+/// `audio` block (base64 data, MIME type from the extension: png, jpg, gif, webp; wav, mp3, ogg,
+/// flac, m4a, webm) or, for anything else, an embedded text `resource` (UTF-8 files only). `path`
+/// must be absolute; files over 16 MiB are refused (`ACPH_STATUS_INVALID_ARGUMENT`). Whether the
+/// agent accepts the block is checked when the prompt is sent. `*json_out` is owned
+/// (`acph_string_free`).
+///
+/// # Safety
+/// `path` points to `path_len` readable bytes; `json_out` and `error_out` are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acph_content_from_file(
+    path: *const c_char,
+    path_len: usize,
+    json_out: *mut *mut c_char,
+    error_out: *mut *mut acph_error,
+) -> acph_status {
+    ffi_fn!(error_out, {
+        // SAFETY: the caller's contract.
+        let path = unsafe { ptr::str_in(path, path_len, "path") }?;
+        // SAFETY: the caller's contract.
+        let out = unsafe { ptr::out(json_out, "json_out") }?;
+        let block = acp_host::content::from_file(std::path::Path::new(path))?;
+        out.write(ptr::string_into_raw(block.to_string().as_bytes()));
+        Ok(())
+    })
+}

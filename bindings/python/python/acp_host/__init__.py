@@ -56,7 +56,7 @@ from ._errors import (
 )
 from ._common import ExtRequestHandler, FsHandler, TerminalHandler
 from ._host import Agent, EventStream, Host, Session
-from ._protocol import MethodFaces, MethodInfo, methods
+from ._protocol import MethodFaces, MethodInfo, content_from_file, methods
 from ._types import (
     AgentExit,
     ElicitationAccept,
@@ -127,6 +127,7 @@ __all__ = [
     "TerminalHandler",
     "ExtRequestHandler",
     "methods",
+    "content_from_file",
     "MethodInfo",
     "MethodFaces",
     "PROTOCOL_VERSION",

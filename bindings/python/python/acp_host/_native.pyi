@@ -15,12 +15,14 @@ __all__ = [
     "ServiceReply",
     "_at_exit",
     "methods_json",
+    "content_from_file",
 ]
 __version__: str
 PROTOCOL_VERSION: int
 
 def _at_exit(grace: float) -> None: ...
 def methods_json() -> str: ...
+def content_from_file(path: str) -> str: ...
 
 # (turn, stop_reason, usage_json, raw_json, text, thought, text_truncated)
 _Turn = Tuple[int, str, Optional[str], str, str, str, bool]

@@ -4,12 +4,13 @@ capability that gates it and how each face exposes it."""
 from __future__ import annotations
 
 import json
-from typing import List, Literal, Optional, TypedDict
+import os
+from typing import Any, Dict, List, Literal, Optional, TypedDict, Union
 
 
 from . import _native
 
-__all__ = ["MethodFaces", "MethodInfo", "methods"]
+__all__ = ["MethodFaces", "MethodInfo", "methods", "content_from_file"]
 
 
 class MethodFaces(TypedDict):
@@ -42,3 +43,12 @@ def methods() -> List[MethodInfo]:
     """Every ACP v1 method and notification this build knows, and how each face exposes it."""
     rows: List[MethodInfo] = json.loads(_native.methods_json())
     return rows
+
+
+def content_from_file(path: Union[str, "os.PathLike[str]"]) -> Dict[str, Any]:
+    """A prompt content block from a file: an ``image``/``audio`` block (base64, MIME type from
+    the extension) or an embedded text ``resource``. The path must be absolute; files over 16 MiB
+    are refused (InvalidArgumentError). Whether the agent accepts the block is checked when the
+    prompt is sent (UnsupportedError, nothing sent)."""
+    block: Dict[str, Any] = json.loads(_native.content_from_file(os.fspath(path)))
+    return block
