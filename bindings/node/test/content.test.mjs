@@ -27,7 +27,7 @@ test('files become content blocks and the agent\'s prompt capabilities gate them
 
   const host = new acp.Host({ wireEvents: true });
   try {
-    const agent = await host.spawn(mock('minimal'));
+    const agent = await host.spawn(mock('all-updates'));
     const session = await agent.newSession({ cwd: dir });
     // The mock accepts images and embedded context, not audio.
     const r = await session.prompt(['look', image, resource, acp.resourceLink('file:///x', 'x')]);

@@ -1378,12 +1378,16 @@ export class Session {
   }
 
   /**
-   * Send a prompt (a string, one content block or an array of blocks) and wait for the turn to end.
+   * Send a prompt (a string, one content block or an array of strings and blocks; strings are text
+   * blocks) and wait for the turn to end.
    * Blocks the agent did not advertise (image, audio, embedded resources) are refused locally.
    */
-  async prompt(input: string | ContentBlock | ContentBlock[], options: PromptOptions = {}): Promise<TurnResult> {
-    const content: ContentBlock[] =
-      typeof input === 'string' ? [{ type: 'text', text: input }] : Array.isArray(input) ? input : [input];
+  async prompt(
+    input: string | ContentBlock | (string | ContentBlock)[],
+    options: PromptOptions = {},
+  ): Promise<TurnResult> {
+    const block = (b: string | ContentBlock): ContentBlock => (typeof b === 'string' ? { type: 'text', text: b } : b);
+    const content: ContentBlock[] = Array.isArray(input) ? input.map(block) : [block(input)];
     return (await abortable(options.signal, (a) => this.native.prompt(content, a))) as TurnResult;
   }
 

@@ -139,7 +139,7 @@ fn methods_json() -> String {
 
 /// A prompt content block built from a file (acp_host::content::from_file), as JSON text.
 #[pyfunction]
-fn content_from_file(py: Python<'_>, path: PathBuf) -> PyResult<String> {
+fn content_from_file(py: Python<'_>, path: std::path::PathBuf) -> PyResult<String> {
     acp_host::content::from_file(&path)
         .map(|b| b.to_string())
         .map_err(|e| errors::to_py(py, &e))

@@ -27,7 +27,7 @@ def test_files_become_content_blocks_and_capabilities_gate_them(tmp_path: Path) 
     with pytest.raises(acp_host.InvalidArgumentError):
         acp_host.content_from_file("relative.png")
     with acp_host.Host() as host:
-        session = host.spawn(mock("minimal")).new_session(str(tmp_path))
+        session = host.spawn(mock("all-updates")).new_session(str(tmp_path))
         # The mock accepts images and embedded context, not audio.
         assert session.prompt(["look", image, resource]).stop_reason == "end_turn"
         with pytest.raises(acp_host.UnsupportedError):
