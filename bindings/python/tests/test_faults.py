@@ -378,7 +378,7 @@ def test_cancel_settles_a_prompt_the_agent_never_answers() -> None:
 
 def test_cancelling_an_async_prompt_settles_at_once_and_the_turn_ends() -> None:
     async def main() -> None:
-        async with acp_host.AsyncHost(cancel_grace=0.3) as host:
+        async with acp_host.AsyncHost(cancel_grace=2.0) as host:
             stream = host.events()
             agent = await host.spawn(mock("hang"))
             session = await agent.new_session("/tmp")
@@ -388,7 +388,7 @@ def test_cancelling_an_async_prompt_settles_at_once_and_the_turn_ends() -> None:
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task
-            assert time.monotonic() - started < 0.25, "CancelledError at once"
+            assert time.monotonic() - started < 1.0, "CancelledError at once, not after the grace"
             evs = await stream.collect_until(lambda e: e.kind == "turn_ended", T)
             assert evs[-1].data["error"]["kind"] == "cancelled"
             # A new turn is possible: the session is not left busy by the ignoring agent.
