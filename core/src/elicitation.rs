@@ -304,8 +304,10 @@ fn check_property(name: &str, prop: &ElicitationPropertySchema, v: &Value) -> Re
     }
 }
 
-/// Parse `requestedSchema` leniently enough for real agents, strictly enough to check answers.
-pub(crate) fn parse_schema(v: &Value) -> Result<ElicitationSchema, String> {
+/// Parse a `requestedSchema` (the actor gets it parsed with the whole request; the tests here
+/// build schemas with it).
+#[cfg(test)]
+fn parse_schema(v: &Value) -> Result<ElicitationSchema, String> {
     serde_json::from_value::<ElicitationSchema>(v.clone())
         .map_err(|e| format!("invalid requestedSchema: {e}"))
 }

@@ -8,7 +8,10 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use acp_host::{Event, EventKind, Host, HostConfig, PermissionHandler, Session, SessionOptions};
+use acp_host::{
+    Agent, Event, EventKind, EventStream, Host, HostConfig, PermissionHandler, Session,
+    SessionOptions,
+};
 use common::*;
 use tokio::sync::oneshot;
 
@@ -20,6 +23,18 @@ fn config(grace_ms: u64) -> HostConfig {
         wire_events: true,
         ..HostConfig::default()
     }
+}
+
+/// A host with `config`, the mock agent playing `scenario`, and a session.
+async fn open(config: HostConfig, scenario: &str) -> (Host, EventStream, Agent, Session) {
+    let host = Host::new(config);
+    let events = host.events().unwrap();
+    let agent = host.spawn(mock(Some(scenario))).await.unwrap();
+    let session = agent
+        .new_session(SessionOptions::new(tmp_cwd()))
+        .await
+        .unwrap();
+    (host, events, agent, session)
 }
 
 /// A prompt ("go") running in a task, and the sender that aborts it.
@@ -57,14 +72,8 @@ fn sent_methods(evs: &[Event]) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_abort_settles_with_cancelled_when_the_agent_never_answers() {
-    let host = Host::new(config(400));
-    let mut events = host.events().unwrap();
-    let agent = host.spawn(mock(Some("hang"))).await.unwrap();
+    let (_host, mut events, agent, session) = open(config(400), "hang").await;
     let pid = agent.pid().unwrap();
-    let session = agent
-        .new_session(SessionOptions::new(tmp_cwd()))
-        .await
-        .unwrap();
     let (stop, turn) = abortable_prompt(&session);
     let evs = collect_until(&mut events, T, |e| e.kind == EventKind::SessionUpdate).await;
     let turn_id = evs.last().unwrap().turn.unwrap();
@@ -111,13 +120,7 @@ async fn an_abort_settles_with_cancelled_when_the_agent_never_answers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_abort_returns_the_agents_answer_when_it_comes_within_the_grace() {
-    let host = Host::new(config(5_000));
-    let mut events = host.events().unwrap();
-    let agent = host.spawn(mock(Some("wait-for-cancel"))).await.unwrap();
-    let session = agent
-        .new_session(SessionOptions::new(tmp_cwd()))
-        .await
-        .unwrap();
+    let (_host, mut events, agent, session) = open(config(5_000), "wait-for-cancel").await;
     let (stop, turn) = abortable_prompt(&session);
     collect_until(&mut events, T, |e| {
         e.kind == EventKind::SessionUpdate && e.data_value()["sessionUpdate"] == "tool_call"
@@ -143,13 +146,7 @@ async fn an_abort_returns_the_agents_answer_when_it_comes_within_the_grace() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn late_events_keep_the_turn_id_and_the_late_answer_is_reported_once() {
     // `ignore-cancel` keeps streaming for about a second after the cancel, then answers end_turn.
-    let host = Host::new(config(100));
-    let mut events = host.events().unwrap();
-    let agent = host.spawn(mock(Some("ignore-cancel"))).await.unwrap();
-    let session = agent
-        .new_session(SessionOptions::new(tmp_cwd()))
-        .await
-        .unwrap();
+    let (_host, mut events, agent, session) = open(config(100), "ignore-cancel").await;
     let (stop, turn) = abortable_prompt(&session);
     let first = collect_until(&mut events, T, |e| e.kind == EventKind::SessionUpdate).await;
     let turn_id = first.last().unwrap().turn.unwrap();
@@ -204,19 +201,11 @@ async fn late_events_keep_the_turn_id_and_the_late_answer_is_reported_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_abort_answers_the_turns_pending_permission_requests_at_once() {
-    let host = Host::new(HostConfig {
+    let manual = HostConfig {
         permission: PermissionHandler::Manual,
         ..config(5_000)
-    });
-    let mut events = host.events().unwrap();
-    let agent = host
-        .spawn(mock(Some("cancel-pending-permission")))
-        .await
-        .unwrap();
-    let session = agent
-        .new_session(SessionOptions::new(tmp_cwd()))
-        .await
-        .unwrap();
+    };
+    let (_host, mut events, agent, session) = open(manual, "cancel-pending-permission").await;
     let (stop, turn) = abortable_prompt(&session);
     collect_until(&mut events, T, |e| e.kind == EventKind::PermissionRequested).await;
     stop.send(()).unwrap();
@@ -236,13 +225,7 @@ async fn an_abort_answers_the_turns_pending_permission_requests_at_once() {
 async fn a_dropped_prompt_frees_the_session_after_the_grace() {
     // Dropping the future abandons the turn the same way: an agent that ignores the cancel
     // does not keep the session busy for ever.
-    let host = Host::new(config(200));
-    let mut events = host.events().unwrap();
-    let agent = host.spawn(mock(Some("hang"))).await.unwrap();
-    let session = agent
-        .new_session(SessionOptions::new(tmp_cwd()))
-        .await
-        .unwrap();
+    let (_host, mut events, agent, session) = open(config(200), "hang").await;
     let _ = tokio::time::timeout(Duration::from_millis(300), session.prompt_text("go")).await;
     let evs = collect_until(&mut events, T, |e| e.kind == EventKind::TurnEnded).await;
     assert_eq!(
@@ -257,13 +240,7 @@ async fn a_dropped_prompt_frees_the_session_after_the_grace() {
 async fn an_explicit_cancel_also_settles_a_prompt_the_agent_never_answers() {
     // A sync embedder stops a turn from another thread with `cancel()`: the prompt waiting in
     // the first thread must come back too.
-    let host = Host::new(config(300));
-    let mut events = host.events().unwrap();
-    let agent = host.spawn(mock(Some("hang"))).await.unwrap();
-    let session = agent
-        .new_session(SessionOptions::new(tmp_cwd()))
-        .await
-        .unwrap();
+    let (_host, mut events, agent, session) = open(config(300), "hang").await;
     let s = session.clone();
     let turn = tokio::spawn(async move { s.prompt_text("go").await });
     collect_until(&mut events, T, |e| e.kind == EventKind::SessionUpdate).await;

@@ -449,3 +449,104 @@ async fn a_rejected_answer_is_reported_and_a_declined_url_never_completes() {
     assert!(of_kind(&evs, EventKind::ElicitationCompleted).is_empty());
     agent.shutdown().await;
 }
+
+/// A host answering elicitations by hand, connected to a scripted fake agent with one session.
+async fn manual_fake() -> (
+    Host,
+    acp_host::EventStream,
+    acp_host::Agent,
+    common::fake::Fake,
+) {
+    let host = Host::new(HostConfig {
+        elicitation: ElicitationHandler::Manual {
+            modes: ElicitationModes::FORM_AND_URL,
+        },
+        ..HostConfig::default()
+    });
+    let events = host.events().unwrap();
+    let (agent, mut fake) = fake::connect(&host).await;
+    fake::open_session(&agent, &mut fake, "s1", "/tmp").await;
+    (host, events, agent, fake)
+}
+
+fn form_request(id: Value, scope: Value) -> Value {
+    let mut params = json!({"mode": "form", "message": "name?",
+        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}});
+    if let (Value::Object(p), Value::Object(s)) = (&mut params, scope) {
+        p.extend(s);
+    }
+    json!({"jsonrpc": "2.0", "id": id, "method": "elicitation/create", "params": params})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_elicitation_the_agent_withdraws_is_answered_once_with_request_cancelled() {
+    let (host, mut events, _agent, mut fake) = manual_fake().await;
+    fake.send(form_request(json!("el-1"), json!({"sessionId": "s1"})))
+        .await;
+    let evs = collect_until(&mut events, T, |e| {
+        e.kind == EventKind::ElicitationRequested
+    })
+    .await;
+    let id = evs.last().unwrap().data_value()["requestId"]
+        .as_u64()
+        .unwrap();
+    fake.send(
+        json!({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": "el-1"}}),
+    )
+    .await;
+    let answer = fake.wait_response(&json!("el-1"), T).await;
+    assert_eq!(answer["error"]["code"], -32800, "{answer}");
+    let evs = collect_until(&mut events, T, |e| e.kind == EventKind::ElicitationResolved).await;
+    let r = evs.last().unwrap().data_value();
+    assert_eq!(r["decidedBy"], "agent_cancelled");
+    assert!(r["action"].is_null());
+    // Too late for the embedder; and the agent gets nothing more.
+    let err = host
+        .respond_elicitation(id, ElicitationAnswer::Decline)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), "already_resolved");
+    let extra = fake.recv_for(Duration::from_millis(200)).await;
+    assert!(extra.iter().all(|m| m["id"] != json!("el-1")), "{extra:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_scoped_elicitations_must_name_a_request_in_flight() {
+    let (host, mut events, agent, mut fake) = manual_fake().await;
+    // Nothing of the host's is in flight under id 999: refused, nobody asked.
+    fake.send(form_request(json!(1), json!({"requestId": 999})))
+        .await;
+    let answer = fake.wait_response(&json!(1), T).await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    // During a host request (an extension call the agent has not answered yet) it is asked.
+    let a = agent.clone();
+    let call = tokio::spawn(async move { a.ext_request("_x/login", &json!({})).await });
+    let req = fake.wait_method("_x/login", T).await;
+    fake.send(form_request(json!(2), json!({"requestId": req["id"]})))
+        .await;
+    let evs = collect_until(&mut events, T, |e| {
+        e.kind == EventKind::ElicitationRequested
+    })
+    .await;
+    let asked = evs.last().unwrap().data_value();
+    assert_eq!(asked["scopeRequestId"], req["id"]);
+    assert!(asked["sessionId"].is_null());
+    assert_eq!(
+        of_kind(&evs, EventKind::ElicitationRequested).len(),
+        1,
+        "the first one was never asked"
+    );
+    host.respond_elicitation(
+        asked["requestId"].as_u64().unwrap(),
+        accept(json!({"name": "ann"})),
+    )
+    .await
+    .unwrap();
+    let answer = fake.wait_response(&json!(2), T).await;
+    assert_eq!(
+        answer["result"],
+        json!({"action": "accept", "content": {"name": "ann"}})
+    );
+    fake.respond(&req["id"], json!({})).await;
+    call.await.unwrap().unwrap();
+}

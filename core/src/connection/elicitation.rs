@@ -15,7 +15,7 @@ use tokio_util::time::delay_queue;
 use super::{Actor, Completion, Timer, params_value, raw_json};
 use crate::elicitation::{
     ElicitationAnswer, ElicitationHandler, ElicitationKind, ElicitationRequest, field_names,
-    parse_schema, validate_content,
+    validate_content,
 };
 use crate::error::{Error, Result};
 use crate::events::EventKind;
@@ -49,21 +49,20 @@ impl Actor {
     pub(super) async fn on_elicitation_request(&mut self, id: RawId, params: Value) {
         let modes = self.host.config.elicitation.modes();
         let refuse = |why: String| (codes::INVALID_PARAMS, why);
-        let parsed = serde_json::from_value::<CreateElicitationRequest>(params.clone())
+        // The agent's schema JSON is reported verbatim; the parsed one checks the answers.
+        let raw_schema = params
+            .get("requestedSchema")
+            .cloned()
+            .unwrap_or(Value::Null);
+        let parsed = serde_json::from_value::<CreateElicitationRequest>(params)
             .map_err(|e| refuse(format!("invalid elicitation/create params: {e}")))
             .and_then(|req| {
                 let (kind, schema, scope) = match &req.mode {
                     ElicitationMode::Form(f) if modes.form => {
-                        // Checked again by our own parser so answers can be validated.
-                        let raw = params
-                            .get("requestedSchema")
-                            .cloned()
-                            .unwrap_or(Value::Null);
-                        let schema = parse_schema(&raw).map_err(refuse)?;
                         let kind = ElicitationKind::Form {
-                            requested_schema: raw,
+                            requested_schema: raw_schema,
                         };
-                        (kind, Some(schema), f.scope.clone())
+                        (kind, Some(f.requested_schema.clone()), f.scope.clone())
                     }
                     ElicitationMode::Url(u) if modes.url => {
                         let kind = ElicitationKind::Url {
