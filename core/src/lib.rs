@@ -34,13 +34,12 @@ pub use elicitation::{
 pub use error::{Error, ExitInfo, Result};
 pub use events::{Event, EventKind};
 pub use host::{
-    Agent, ClientInfo, EventStream, Host, HostConfig, ModelInfo, ModelSwitch, Models, Session,
-    SessionOptions, TurnResult,
+    Agent, ClientInfo, EventStream, Host, HostConfig, Session, SessionOptions, TurnResult,
 };
 pub use permission::{
     DecidedBy, PermissionAnswer, PermissionDecider, PermissionHandler, PermissionOption,
     PermissionRequest, Settled,
 };
 pub use services::ClientCapabilities;
-pub use session::SessionView;
+pub use session::{ModelInfo, ModelSwitch, Models, SessionView};
 pub use transport::AgentSpec;

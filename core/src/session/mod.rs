@@ -1,10 +1,14 @@
 //! Materialised session state: what a UI needs without re-deriving it from the update stream.
 
+mod models;
+
 use std::collections::HashMap;
 
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+
+pub use models::{ModelInfo, ModelSwitch, Models};
 
 /// A snapshot of one session, kept current by the connection as updates arrive.
 #[derive(Debug, Clone, Default, Serialize)]
