@@ -26,13 +26,15 @@ pub mod session;
 pub mod transport;
 pub mod wire;
 
+/// The pinned ACP schema crate (`agent-client-protocol-schema`) whose types type the payloads.
+pub use agent_client_protocol_schema as schema;
 pub use connection::{AgentInfo, PROTOCOL_VERSION};
 pub use elicitation::{
     ElicitationAnswer, ElicitationDecider, ElicitationHandler, ElicitationKind, ElicitationModes,
     ElicitationRequest,
 };
 pub use error::{Error, ExitInfo, Result};
-pub use events::{Event, EventKind};
+pub use events::{DecodeNote, Decoded, Event, EventKind, Payload};
 pub use host::{
     Agent, ClientInfo, EventStream, Host, HostConfig, Session, SessionOptions, TurnResult,
 };

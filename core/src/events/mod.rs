@@ -3,6 +3,8 @@
 //! Every face emits exactly [`Event::to_json`]; the shape is documented in `docs/EVENTS.md`.
 
 mod bus;
+mod decode;
+pub mod payload;
 
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -11,6 +13,13 @@ use serde_json::value::RawValue;
 
 pub(crate) use bus::{Consumer, EventBus, Pulled};
 pub use bus::{QueueLimits, Waker};
+pub use decode::{DecodeNote, Decoded, Payload, lenient, lenient_value};
+
+/// Decode the `data` of an event of `kind` given as JSON text (what [`Event::decode`] does; for
+/// events that crossed a face as JSON).
+pub fn decode_data(kind: EventKind, data: &str) -> Decoded {
+    decode::decode(kind, data)
+}
 
 /// What happened. The string form (`as_str`) is the `kind` field of the JSON envelope.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -43,6 +52,38 @@ pub enum EventKind {
 }
 
 impl EventKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [EventKind; 23] = [
+        EventKind::AgentReady,
+        EventKind::AgentExited,
+        EventKind::SessionOpened,
+        EventKind::SessionClosed,
+        EventKind::SessionUpdate,
+        EventKind::TurnStarted,
+        EventKind::TurnEnded,
+        EventKind::PermissionRequested,
+        EventKind::PermissionResolved,
+        EventKind::ElicitationRequested,
+        EventKind::ElicitationResolved,
+        EventKind::ElicitationCompleted,
+        EventKind::FsRead,
+        EventKind::FsWrite,
+        EventKind::TerminalCreated,
+        EventKind::TerminalExited,
+        EventKind::AgentStderr,
+        EventKind::ProtocolNoise,
+        EventKind::ProtocolError,
+        EventKind::ExtNotification,
+        EventKind::ExtRequest,
+        EventKind::Wire,
+        EventKind::CallCompleted,
+    ];
+
+    /// The kind named `name` (the `kind` field of the JSON envelope).
+    pub fn from_name(name: &str) -> Option<EventKind> {
+        EventKind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
     /// The stable snake_case name used on every face.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -135,6 +176,14 @@ impl Event {
     /// Parse `data` into a `serde_json::Value`.
     pub fn data_value(&self) -> serde_json::Value {
         serde_json::from_str(self.data.get()).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// `data` typed by kind ([`payload`] types; ACP parts from the pinned
+    /// `agent-client-protocol-schema`), decoded leniently: what does not fit is repaired or left
+    /// [`Payload::Unknown`], with [`Decoded::notes`] saying what and where. Decodes on every call
+    /// (nothing is decoded on the host's hot path); keep the result when you need it twice.
+    pub fn decode(&self) -> Decoded {
+        decode::decode(self.kind, self.data.get())
     }
 
     /// For `session_update` events: the `sessionUpdate` discriminator.

@@ -1,0 +1,464 @@
+//! Typed `data` of every event kind: the host's own shapes, with the ACP parts typed by the pinned
+//! `agent-client-protocol-schema` crate.
+//!
+//! These types are what [`Event::decode`](super::Event::decode) produces and what the generated
+//! JSON schema (`schema/events.schema.json`, from which the Node and Python types are generated)
+//! describes. The wire JSON stays authoritative: `Event::data` is never re-serialised from these.
+//! Fields a future host version adds are ignored; a field missing here is `None`.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use agent_client_protocol_schema::v1 as acp;
+
+#[cfg(feature = "json-schema")]
+use schemars::JsonSchema;
+
+/// An error as every face reports it: `{kind, message, data}` (kinds in docs/ERRORS.md).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+pub struct ErrorInfo {
+    /// The stable error kind, e.g. `agent_exited`, `cancelled`, `agent_error`.
+    pub kind: String,
+    pub message: String,
+    #[serde(default)]
+    pub data: Option<Value>,
+}
+
+/// `agent_ready`: the handshake succeeded.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct AgentReady {
+    pub protocol_version: u16,
+    #[serde(default)]
+    pub agent_info: Option<acp::Implementation>,
+    pub agent_capabilities: acp::AgentCapabilities,
+    pub auth_methods: Vec<acp::AuthMethod>,
+    /// The agent's process id; null for non-process transports.
+    #[serde(default)]
+    pub pid: Option<u32>,
+}
+
+/// Why an agent ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum ExitReason {
+    /// It exited (or closed its stdout) on its own.
+    Exited,
+    /// The host shut it down (`shutdown`, the host dropped, a failed handshake).
+    Shutdown,
+}
+
+/// `agent_exited`: the agent is gone; always the agent's last event.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct AgentExited {
+    pub reason: ExitReason,
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    /// The signal that ended it, e.g. `SIGKILL`.
+    #[serde(default)]
+    pub signal: Option<String>,
+    #[serde(default)]
+    pub stderr_tail: String,
+    /// Why a handshake failed (`version_unsupported`, …).
+    #[serde(default)]
+    pub error: Option<ErrorInfo>,
+}
+
+/// How a session was opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum SessionOrigin {
+    New,
+    Load,
+    Resume,
+    Fork,
+}
+
+/// `session_opened`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionOpened {
+    pub session_id: String,
+    #[serde(default)]
+    pub origin: Option<SessionOrigin>,
+    #[serde(default)]
+    pub cwd: Option<String>,
+    #[serde(default)]
+    pub modes: Option<acp::SessionModeState>,
+    #[serde(default)]
+    pub config_options: Option<Vec<acp::SessionConfigOption>>,
+    /// Set when a very long load replay forced the session open before the load response.
+    #[serde(default)]
+    pub partial: Option<bool>,
+}
+
+/// Why a session closed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum CloseReason {
+    Closed,
+    Deleted,
+    AgentExited,
+    Shutdown,
+}
+
+/// `session_closed`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionClosed {
+    pub session_id: String,
+    pub reason: CloseReason,
+}
+
+/// `turn_started`: the prompt as sent.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+pub struct TurnStarted {
+    pub prompt: Vec<acp::ContentBlock>,
+}
+
+/// `turn_ended`: the `session/prompt` result (`stopReason`, `usage`, `_meta` as the agent sent
+/// them), or `stopReason: null` with the `error` that ended the turn.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct TurnEnded {
+    #[serde(default)]
+    pub stop_reason: Option<acp::StopReason>,
+    #[serde(default)]
+    pub error: Option<ErrorInfo>,
+    #[serde(default, rename = "_meta")]
+    pub meta: Option<acp::Meta>,
+}
+
+/// `permission_requested`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionRequested {
+    /// The host's id: answer with `respond_permission(requestId, optionId | null)`.
+    pub request_id: u64,
+    pub session_id: String,
+    /// The request's `toolCall` merged over the tool call the session already knows.
+    pub tool_call: acp::ToolCallUpdate,
+    pub options: Vec<acp::PermissionOption>,
+}
+
+/// Who or what settled a permission or elicitation request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum DecidedBy {
+    Rule,
+    Grant,
+    Host,
+    Timeout,
+    Cancelled,
+    Disconnected,
+    InvalidAnswer,
+    AgentCancelled,
+}
+
+/// `permission_resolved`: exactly one per `permission_requested`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionResolved {
+    pub request_id: u64,
+    pub session_id: String,
+    /// What the agent was answered; null when nothing could be sent.
+    #[serde(default)]
+    pub outcome: Option<acp::RequestPermissionOutcome>,
+    #[serde(default)]
+    pub option_kind: Option<acp::PermissionOptionKind>,
+    pub decided_by: DecidedBy,
+    /// The rule or grant that decided, when one did.
+    #[serde(default)]
+    pub rule: Option<String>,
+}
+
+/// The mode of an elicitation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum ElicitationMode {
+    Form,
+    Url,
+}
+
+/// `elicitation_requested`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ElicitationRequested {
+    /// The host's id: answer with `respond_elicitation(requestId, …)`.
+    pub request_id: u64,
+    pub agent: u64,
+    #[serde(default)]
+    pub session_id: Option<String>,
+    #[serde(default)]
+    pub tool_call_id: Option<String>,
+    /// The id of the host's request in flight this elicitation belongs to (request scope).
+    #[serde(default)]
+    pub scope_request_id: Option<Value>,
+    #[serde(default)]
+    pub turn: Option<u64>,
+    pub message: String,
+    pub mode: ElicitationMode,
+    /// `form` mode: the JSON schema of the requested fields.
+    #[serde(default)]
+    pub requested_schema: Option<acp::ElicitationSchema>,
+    /// `url` mode.
+    #[serde(default)]
+    pub elicitation_id: Option<String>,
+    /// `url` mode: shown to the user in full, never opened by the host.
+    #[serde(default)]
+    pub url: Option<String>,
+}
+
+/// The action an elicitation was answered with (the `action` of ACP's `ElicitationAction`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum ElicitationActionKind {
+    Accept,
+    Decline,
+    Cancel,
+}
+
+/// `elicitation_resolved`: exactly one per `elicitation_requested`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ElicitationResolved {
+    pub request_id: u64,
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// Null when nothing could be sent (`disconnected`, `agent_cancelled`).
+    #[serde(default)]
+    pub action: Option<ElicitationActionKind>,
+    pub decided_by: DecidedBy,
+    /// Accepted forms: the names of the fields sent (their values are not copied here).
+    #[serde(default)]
+    pub fields: Option<Vec<String>>,
+    /// Why an answer was invalid.
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// `elicitation_completed`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ElicitationCompleted {
+    pub elicitation_id: String,
+}
+
+/// How a served request (fs, terminal, extension) ended: `ok`, `denied` (with `rule`), an fs
+/// refusal (`not_found`, `not_absolute`, `outside_roots`, `too_large`, `not_utf8`,
+/// `is_directory`, `io`, `invalid_params`), `cancelled` or `error`.
+pub type ServiceOutcome = String;
+
+/// `fs_read`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+pub struct FsRead {
+    pub path: String,
+    #[serde(default)]
+    pub line: Option<u32>,
+    #[serde(default)]
+    pub limit: Option<u32>,
+    pub outcome: ServiceOutcome,
+    /// `ok`: the size of the text served.
+    #[serde(default)]
+    pub bytes: Option<u64>,
+    /// `denied`: the policy rule.
+    #[serde(default)]
+    pub rule: Option<String>,
+    /// Failures: a message.
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+/// `fs_write`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+pub struct FsWrite {
+    pub path: String,
+    /// The content's size.
+    #[serde(default)]
+    pub bytes: Option<u64>,
+    pub outcome: ServiceOutcome,
+    #[serde(default)]
+    pub rule: Option<String>,
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+/// `terminal_created`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct TerminalCreated {
+    pub command: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub cwd: Option<String>,
+    pub outcome: ServiceOutcome,
+    /// `ok` only.
+    #[serde(default)]
+    pub terminal_id: Option<String>,
+    #[serde(default)]
+    pub rule: Option<String>,
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+/// `terminal_exited`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct TerminalExited {
+    pub terminal_id: String,
+    #[serde(default)]
+    pub exit_code: Option<i64>,
+    #[serde(default)]
+    pub signal: Option<String>,
+}
+
+/// `agent_stderr`: one line of the agent's stderr (lossy UTF-8).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct AgentStderr {
+    pub line: String,
+    /// A line over 64 KiB is reported empty, with its size here.
+    #[serde(default)]
+    pub omitted_bytes: Option<u64>,
+}
+
+/// `protocol_noise`: a non-JSON line on the agent's stdout, skipped.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+pub struct ProtocolNoise {
+    /// Its first 1 KiB.
+    pub line: String,
+    pub bytes: u64,
+    /// Noise lines so far from this agent.
+    pub count: u64,
+}
+
+/// `protocol_error`: something the agent sent broke the protocol; ignored or repaired.
+/// Further fields depend on `reason` (`id`, `bytes`, `limit`, `method`, `result`, `error`, …).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+pub struct ProtocolError {
+    /// `line_too_long`, `invalid_utf8`, `unknown_response_id`, `duplicate_response`,
+    /// `invalid_message`, `invalid_params`, `duplicate_request_id`, `stdin_stalled`,
+    /// `late_response`, …
+    pub reason: String,
+    pub message: String,
+    #[serde(default)]
+    pub id: Option<Value>,
+    #[serde(default)]
+    pub method: Option<String>,
+}
+
+/// `ext_notification`: a notification the host does not handle.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+pub struct ExtNotification {
+    pub method: String,
+    #[serde(default)]
+    pub params: Option<Value>,
+}
+
+/// A JSON-RPC error object as the agent was answered.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+pub struct RpcErrorInfo {
+    pub code: i64,
+    pub message: String,
+}
+
+/// `ext_request`: an extension request the embedder's handler served.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+pub struct ExtRequest {
+    pub method: String,
+    /// `ok`, `error` or `cancelled`.
+    pub outcome: ServiceOutcome,
+    #[serde(default)]
+    pub error: Option<RpcErrorInfo>,
+}
+
+/// Direction of a `wire` event's message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum WireDirection {
+    In,
+    Out,
+}
+
+/// `wire` (opt-in): every JSON-RPC message in or out.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+pub struct Wire {
+    pub direction: WireDirection,
+    pub message: Value,
+}
+
+/// `call_completed` (C ABI only): the outcome of an asynchronous call.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+pub struct CallCompleted {
+    pub call: u64,
+    pub ok: bool,
+    #[serde(default)]
+    pub result: Option<Value>,
+    #[serde(default)]
+    pub error: Option<ErrorInfo>,
+}
+
+/// Every kind's `data` type, one field per kind (the field name is the kind). The generated
+/// schema's root: the faces build their event unions from it (`AcpEvent` in Node, the per-kind
+/// event classes in Python).
+#[cfg(feature = "json-schema")]
+#[derive(Debug, JsonSchema)]
+#[allow(dead_code)]
+pub struct EventData {
+    pub agent_ready: AgentReady,
+    pub agent_exited: AgentExited,
+    pub session_opened: SessionOpened,
+    pub session_closed: SessionClosed,
+    pub session_update: acp::SessionUpdate,
+    pub turn_started: TurnStarted,
+    pub turn_ended: TurnEnded,
+    pub permission_requested: PermissionRequested,
+    pub permission_resolved: PermissionResolved,
+    pub elicitation_requested: ElicitationRequested,
+    pub elicitation_resolved: ElicitationResolved,
+    pub elicitation_completed: ElicitationCompleted,
+    pub fs_read: FsRead,
+    pub fs_write: FsWrite,
+    pub terminal_created: TerminalCreated,
+    pub terminal_exited: TerminalExited,
+    pub agent_stderr: AgentStderr,
+    pub protocol_noise: ProtocolNoise,
+    pub protocol_error: ProtocolError,
+    pub ext_notification: ExtNotification,
+    pub ext_request: ExtRequest,
+    pub wire: Wire,
+    pub call_completed: CallCompleted,
+}
