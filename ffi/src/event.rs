@@ -4,35 +4,60 @@ use std::ffi::c_char;
 
 use acp_host::EventKind;
 
-/// The kind of an event. The numbers are stable. `ACPH_EVENT_UNKNOWN` stands for kinds added
+/// The kind of an event. The numbers are stable. Each kind's `data` (inside `json`) is documented
+/// in docs/EVENTS.md and has a JSON schema: `schema/events.schema.json#/properties/<kind_name>`
+/// (ACP shapes such as `SessionUpdate` under its `$defs`). `ACPH_EVENT_UNKNOWN` stands for kinds added
 /// after this version of the header: read `kind_name` (and `json`) for those, and tolerate them.
 #[allow(non_camel_case_types)]
 #[repr(u32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum acph_event_kind {
     ACPH_EVENT_UNKNOWN = 0,
+    /// `data`: `#/properties/agent_ready`.
     ACPH_EVENT_AGENT_READY = 1,
+    /// `data`: `#/properties/agent_exited`.
     ACPH_EVENT_AGENT_EXITED = 2,
+    /// `data`: `#/properties/session_opened`.
     ACPH_EVENT_SESSION_OPENED = 3,
+    /// `data`: `#/properties/session_closed`.
     ACPH_EVENT_SESSION_CLOSED = 4,
+    /// `data`: `#/properties/session_update`.
     ACPH_EVENT_SESSION_UPDATE = 5,
+    /// `data`: `#/properties/turn_started`.
     ACPH_EVENT_TURN_STARTED = 6,
+    /// `data`: `#/properties/turn_ended`.
     ACPH_EVENT_TURN_ENDED = 7,
+    /// `data`: `#/properties/permission_requested`.
     ACPH_EVENT_PERMISSION_REQUESTED = 8,
+    /// `data`: `#/properties/permission_resolved`.
     ACPH_EVENT_PERMISSION_RESOLVED = 9,
+    /// `data`: `#/properties/fs_read`.
     ACPH_EVENT_FS_READ = 10,
+    /// `data`: `#/properties/fs_write`.
     ACPH_EVENT_FS_WRITE = 11,
+    /// `data`: `#/properties/terminal_created`.
     ACPH_EVENT_TERMINAL_CREATED = 12,
+    /// `data`: `#/properties/terminal_exited`.
     ACPH_EVENT_TERMINAL_EXITED = 13,
+    /// `data`: `#/properties/agent_stderr`.
     ACPH_EVENT_AGENT_STDERR = 14,
+    /// `data`: `#/properties/protocol_noise`.
     ACPH_EVENT_PROTOCOL_NOISE = 15,
+    /// `data`: `#/properties/protocol_error`.
     ACPH_EVENT_PROTOCOL_ERROR = 16,
+    /// `data`: `#/properties/ext_notification`.
     ACPH_EVENT_EXT_NOTIFICATION = 17,
+    /// `data`: `#/properties/wire`.
     ACPH_EVENT_WIRE = 18,
+    /// `data`: `#/properties/call_completed`.
     ACPH_EVENT_CALL_COMPLETED = 19,
+    /// `data`: `#/properties/elicitation_requested`.
     ACPH_EVENT_ELICITATION_REQUESTED = 20,
+    /// `data`: `#/properties/elicitation_resolved`.
     ACPH_EVENT_ELICITATION_RESOLVED = 21,
+    /// `data`: `#/properties/elicitation_completed`.
     ACPH_EVENT_ELICITATION_COMPLETED = 22,
+    /// `data`: `#/properties/ext_request`.
     ACPH_EVENT_EXT_REQUEST = 23,
 }
 
