@@ -657,6 +657,36 @@ acph_status acph_agent_resume_session_wait(struct acph_host *host,
                                            uint64_t *session_out,
                                            struct acph_error **error_out);
 
+// `session/fork` (unstable in ACP): a new session that starts from `session_id`'s history.
+// Needs `"unstable": ["session/fork"]` in the host's config and the agent's
+// `sessionCapabilities.fork`; otherwise `ACPH_STATUS_UNSUPPORTED` and nothing is sent. Options
+// and `result` as for `acph_agent_new_session` (`session_opened` has `origin: "fork"`).
+//
+// # Safety
+// As `acph_agent_load_session`.
+acph_status acph_agent_fork_session(struct acph_host *host,
+                                    uint64_t agent,
+                                    const char *session_id,
+                                    size_t session_id_len,
+                                    const char *options_json,
+                                    size_t options_len,
+                                    uint64_t *call_out,
+                                    struct acph_error **error_out);
+
+// Blocking `acph_agent_fork_session`.
+//
+// # Safety
+// As `acph_agent_load_session_wait`.
+acph_status acph_agent_fork_session_wait(struct acph_host *host,
+                                         uint64_t agent,
+                                         const char *session_id,
+                                         size_t session_id_len,
+                                         const char *options_json,
+                                         size_t options_len,
+                                         uint32_t timeout_ms,
+                                         uint64_t *session_out,
+                                         struct acph_error **error_out);
+
 // `session/list` (needs `sessionCapabilities.list`). `params_json`: NULL or `{"cwd":
 // "/abs", "cursor": "..."}`. `result`: the agent's answer, `{"sessions": [...], "nextCursor"?}`.
 //

@@ -107,6 +107,10 @@ pub struct HostConfig {
     /// Updates buffered while a session is being opened (early updates, load replay) before the
     /// session is opened early and the rest streams.
     pub early_update_limit: usize,
+    /// Unstable ACP methods the embedder opts into (`"session/fork"`; see
+    /// [`crate::protocol::OPT_IN_METHODS`]). Without it their call fails locally with
+    /// `unsupported` and nothing is sent.
+    pub unstable: Vec<String>,
 }
 
 impl Default for HostConfig {
@@ -138,6 +142,7 @@ impl Default for HostConfig {
             max_outbound_bytes: 64 * 1024 * 1024,
             max_pending_agent_requests: 1024,
             early_update_limit: 65_536,
+            unstable: Vec::new(),
         }
     }
 }
@@ -881,9 +886,23 @@ impl Agent {
         self.session_from_result(&raw, Some(id))
     }
 
-    /// `session/fork` (unstable; needs `sessionCapabilities.fork`).
-    #[cfg(feature = "unstable-session-fork")]
+    /// `session/fork` (unstable: needs `"session/fork"` in [`HostConfig::unstable`], and the
+    /// agent's `sessionCapabilities.fork`): a new session that starts from `session_id`'s history.
     pub async fn fork_session(&self, session_id: &str, options: SessionOptions) -> Result<Session> {
+        if !self
+            .inner
+            .host
+            .config
+            .unstable
+            .iter()
+            .any(|m| m == "session/fork")
+        {
+            return Err(Error::Unsupported(
+                "session/fork is an unstable ACP method: opt in with `unstable: [\"session/fork\"]` \
+                 in the host's config"
+                    .into(),
+            ));
+        }
         let info = self.require_gate("session/fork")?;
         let params = options.params(info, Some(session_id), false)?;
         let raw = self

@@ -694,10 +694,37 @@ async fn dropping_a_prompt_future_cancels_the_turn_on_the_wire() {
     assert!(session.state().active_turn.is_none());
 }
 
-#[cfg(feature = "unstable-session-fork")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fork_is_refused_locally_without_the_opt_in() {
+    let host = Host::new(HostConfig {
+        wire_events: true,
+        ..HostConfig::default()
+    });
+    let mut events = host.events().unwrap();
+    let agent = host.spawn(mock(None)).await.unwrap();
+    let original = agent
+        .new_session(SessionOptions::new(tmp_cwd()))
+        .await
+        .unwrap();
+    let err = agent
+        .fork_session(original.id(), SessionOptions::new(tmp_cwd()))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), "unsupported");
+    assert!(err.to_string().contains("unstable"), "{err}");
+    let evs = drain(&mut events, Duration::from_millis(200)).await;
+    let sent_fork = of_kind(&evs, EventKind::Wire)
+        .iter()
+        .any(|e| e.data_value()["message"]["method"] == "session/fork");
+    assert!(!sent_fork, "nothing may be sent without the opt-in");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fork_opens_a_new_session_with_its_own_id() {
-    let host = Host::new(HostConfig::default());
+    let host = Host::new(HostConfig {
+        unstable: vec!["session/fork".into()],
+        ..HostConfig::default()
+    });
     let mut events = host.events().unwrap();
     let agent = host.spawn(mock(None)).await.unwrap();
     let original = agent

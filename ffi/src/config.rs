@@ -57,6 +57,7 @@ const CONFIG_FIELDS: &[&str] = &[
     "terminal",
     "ext",
     "clientInfo",
+    "unstable",
 ];
 
 fn object<'a>(
@@ -253,6 +254,10 @@ pub(crate) fn host_config(text: Option<&str>, bridge: &Bridge) -> Result<FaceCon
             }
         }
         core.roots = roots.into_iter().map(PathBuf::from).collect();
+    }
+    if let Some(names) = string_list(obj, "unstable", &err)? {
+        acp_host::protocol::check_opt_in(&names).map_err(|m| err("unstable", m))?;
+        core.unstable = names;
     }
     if let Some(ms) = u64_field(obj, "permissionTimeoutMs", &err)? {
         core.permission_timeout = Duration::from_millis(ms);

@@ -619,6 +619,7 @@ impl State {
                 OpenHow::New => agent.new_session(options).await?,
                 OpenHow::Load(id) => agent.load_session(&id, options).await?,
                 OpenHow::Resume(id) => agent.resume_session(&id, options).await?,
+                OpenHow::Fork(id) => agent.fork_session(&id, options).await?,
             };
             let sid = session.id().to_owned();
             let h = st.register_session(agent.id(), session);
@@ -734,6 +735,7 @@ pub(crate) enum OpenHow {
     New,
     Load(String),
     Resume(String),
+    Fork(String),
 }
 
 fn closed_error() -> Error {

@@ -180,6 +180,12 @@ static void blocking_turn(const char *cwd) {
     EXPECT(ACPH_STATUS_OK, acph_agent_list_sessions_wait(h, agent, NULL, 0, T_WAIT, &list, ERR));
     CHECK(strstr(list, "\"sess_1\"") != NULL);
     acph_string_free(list);
+    /* session/fork is unstable: without the opt-in it is refused locally. */
+    uint64_t fork = 0;
+    opts = session_options(cwd);
+    EXPECT(ACPH_STATUS_UNSUPPORTED,
+           acph_agent_fork_session_wait(h, agent, "sess_1", 6, opts, strlen(opts), T_WAIT, &fork, ERR));
+    free(opts);
 
     /* The events of all this are queued meanwhile, in order. */
     event_list evs = {0};
@@ -209,10 +215,49 @@ static void blocking_turn(const char *cwd) {
     acph_host_free(h);
 }
 
+/* session/fork behind the `unstable` opt-in: a new session (own handle and id, origin "fork")
+ * that takes prompts; an unknown name in `unstable` is a config error. */
+static void forked_session(const char *cwd) {
+    acph_host *bad = NULL;
+    const char *typo = "{\"unstable\":[\"session/forks\"]}";
+    acph_error *err = NULL;
+    EXPECT_E(ACPH_STATUS_INVALID_CONFIG, acph_host_new(typo, strlen(typo), &bad, ERR), &err);
+    CHECK(err && strstr(err->message, "session/forks") != NULL);
+    acph_error_free(err);
+
+    acph_host *h = make_host("{\"unstable\":[\"session/fork\"]}");
+    char *spec = mock_spec(NULL);
+    uint64_t agent = 0, session = 0, fork = 0;
+    EXPECT(ACPH_STATUS_OK, acph_host_spawn_wait(h, spec, strlen(spec), T_WAIT, &agent, ERR));
+    free(spec);
+    char *opts = session_options(cwd);
+    EXPECT(ACPH_STATUS_OK, acph_agent_new_session_wait(h, agent, opts, strlen(opts), T_WAIT, &session, ERR));
+    EXPECT(ACPH_STATUS_OK,
+           acph_agent_fork_session_wait(h, agent, "sess_1", 6, opts, strlen(opts), T_WAIT, &fork, ERR));
+    free(opts);
+    CHECK(fork != 0 && fork != session);
+    char *result = NULL;
+    EXPECT(ACPH_STATUS_OK, acph_session_prompt_text_wait(h, fork, "hello", 5, T_WAIT, &result, ERR));
+    CHECK(strstr(result, "\"stopReason\":\"end_turn\"") != NULL);
+    acph_string_free(result);
+    event_list evs = {0};
+    wait_kind(h, &evs, "turn_ended", T_WAIT);
+    size_t opened = 0;
+    for (size_t i = 0; i < evs.len; i++) {
+        if (evs.items[i]->kind != ACPH_EVENT_SESSION_OPENED) continue;
+        opened++;
+        if (evs.items[i]->session == fork) CHECK(strstr(evs.items[i]->json, "\"origin\":\"fork\"") != NULL);
+    }
+    CHECK(opened == 2);
+    events_free(&evs);
+    acph_host_free(h);
+}
+
 int main(void) {
     const char *cwd = scratch_dir();
     asynchronous_turn(cwd);
     blocking_turn(cwd);
+    forked_session(cwd);
     printf("test_turn_mock: ok\n");
     return 0;
 }

@@ -141,7 +141,6 @@ pub(crate) enum ReqCtx {
         replay: bool,
         origin: &'static str,
     },
-    #[cfg_attr(not(feature = "unstable-session-fork"), allow(dead_code))]
     ForkSession {
         cwd: String,
         extra: Vec<String>,

@@ -35,7 +35,8 @@ pub enum MessageKind {
 #[serde(rename_all = "snake_case")]
 pub enum Stability {
     Stable,
-    /// Only behind an opt-in (a cargo feature of the core, the same switch in every face).
+    /// Not part of stable v1. Those the embedder calls are behind an opt-in ([`OPT_IN_METHODS`],
+    /// the same `unstable` list in every face's config).
     Unstable,
 }
 
@@ -278,10 +279,10 @@ pub static METHODS: &[Method] = &[
         params: "ForkSessionRequest",
         result: Some("ForkSessionResponse"),
         implemented: true,
-        host: "behind the `unstable-session-fork` feature",
+        host: "opt-in: `unstable: [\"session/fork\"]` in the host's config (every face)",
         faces: Faces {
             rust: "Agent::fork_session",
-            c: "",
+            c: "acph_agent_fork_session",
             node: "",
             python: "",
         },
@@ -565,6 +566,21 @@ pub static METHODS: &[Method] = &[
 ];
 
 /// The table entry for `name`.
+/// The unstable methods an embedder may opt into (`HostConfig::unstable`, `unstable` in every
+/// face's config). Without the opt-in their call fails locally with `unsupported`.
+pub const OPT_IN_METHODS: &[&str] = &["session/fork"];
+
+/// Check an embedder's `unstable` list: every name must be one of [`OPT_IN_METHODS`].
+pub fn check_opt_in(names: &[String]) -> Result<(), String> {
+    match names.iter().find(|n| !OPT_IN_METHODS.contains(&n.as_str())) {
+        None => Ok(()),
+        Some(bad) => Err(format!(
+            "unknown unstable method \"{bad}\"; this host can opt into: {}",
+            OPT_IN_METHODS.join(", ")
+        )),
+    }
+}
+
 pub fn method(name: &str) -> Option<&'static Method> {
     METHODS.iter().find(|m| m.name == name)
 }

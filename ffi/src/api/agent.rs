@@ -314,7 +314,7 @@ unsafe fn open_session(
     session_id: Option<(*const c_char, usize)>,
     options_json: *const c_char,
     options_len: usize,
-    load: bool,
+    with_id: fn(String) -> OpenHow,
     wait: Option<(u32, *mut u64)>,
     call_out: *mut u64,
 ) -> Result<(), Failure> {
@@ -325,11 +325,7 @@ unsafe fn open_session(
         Some((p, len)) => {
             // SAFETY: the caller's contract.
             let id = unsafe { ptr::str_in(p, len, "session_id") }?.to_owned();
-            if load {
-                OpenHow::Load(id)
-            } else {
-                OpenHow::Resume(id)
-            }
+            with_id(id)
         }
     };
     // SAFETY: the caller's contract.
@@ -384,7 +380,7 @@ pub unsafe extern "C" fn acph_agent_new_session(
                 None,
                 options_json,
                 options_len,
-                false,
+                OpenHow::Resume,
                 None,
                 call_out,
             )
@@ -415,7 +411,7 @@ pub unsafe extern "C" fn acph_agent_new_session_wait(
                 None,
                 options_json,
                 options_len,
-                false,
+                OpenHow::Resume,
                 Some((timeout_ms, session_out)),
                 std::ptr::null_mut(),
             )
@@ -449,7 +445,7 @@ pub unsafe extern "C" fn acph_agent_load_session(
                 Some((session_id, session_id_len)),
                 options_json,
                 options_len,
-                true,
+                OpenHow::Load,
                 None,
                 call_out,
             )
@@ -482,7 +478,7 @@ pub unsafe extern "C" fn acph_agent_load_session_wait(
                 Some((session_id, session_id_len)),
                 options_json,
                 options_len,
-                true,
+                OpenHow::Load,
                 Some((timeout_ms, session_out)),
                 std::ptr::null_mut(),
             )
@@ -515,7 +511,7 @@ pub unsafe extern "C" fn acph_agent_resume_session(
                 Some((session_id, session_id_len)),
                 options_json,
                 options_len,
-                false,
+                OpenHow::Resume,
                 None,
                 call_out,
             )
@@ -548,7 +544,75 @@ pub unsafe extern "C" fn acph_agent_resume_session_wait(
                 Some((session_id, session_id_len)),
                 options_json,
                 options_len,
-                false,
+                OpenHow::Resume,
+                Some((timeout_ms, session_out)),
+                std::ptr::null_mut(),
+            )
+        }
+    })
+}
+
+/// `session/fork` (unstable in ACP): a new session that starts from `session_id`'s history.
+/// Needs `"unstable": ["session/fork"]` in the host's config and the agent's
+/// `sessionCapabilities.fork`; otherwise `ACPH_STATUS_UNSUPPORTED` and nothing is sent. Options
+/// and `result` as for `acph_agent_new_session` (`session_opened` has `origin: "fork"`).
+///
+/// # Safety
+/// As `acph_agent_load_session`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acph_agent_fork_session(
+    host: *mut acph_host,
+    agent: u64,
+    session_id: *const c_char,
+    session_id_len: usize,
+    options_json: *const c_char,
+    options_len: usize,
+    call_out: *mut u64,
+    error_out: *mut *mut acph_error,
+) -> acph_status {
+    ffi_fn!(error_out, {
+        // SAFETY: forwarded caller contract.
+        unsafe {
+            open_session(
+                host,
+                agent,
+                Some((session_id, session_id_len)),
+                options_json,
+                options_len,
+                OpenHow::Fork,
+                None,
+                call_out,
+            )
+        }
+    })
+}
+
+/// Blocking `acph_agent_fork_session`.
+///
+/// # Safety
+/// As `acph_agent_load_session_wait`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acph_agent_fork_session_wait(
+    host: *mut acph_host,
+    agent: u64,
+    session_id: *const c_char,
+    session_id_len: usize,
+    options_json: *const c_char,
+    options_len: usize,
+    timeout_ms: u32,
+    session_out: *mut u64,
+    error_out: *mut *mut acph_error,
+) -> acph_status {
+    ffi_fn!(error_out, {
+        // SAFETY: forwarded caller contract.
+        unsafe {
+            open_session(
+                host,
+                agent,
+                Some((session_id, session_id_len)),
+                options_json,
+                options_len,
+                OpenHow::Fork,
                 Some((timeout_ms, session_out)),
                 std::ptr::null_mut(),
             )
