@@ -56,8 +56,8 @@ enum acph_status
     ACPH_STATUS_INVALID_ARGUMENT = 103,
     // The host configuration JSON was rejected (unknown field, wrong type, bad policy).
     ACPH_STATUS_INVALID_CONFIG = 104,
-    // The id (agent, session, call, permission or service request) is unknown to this host:
-    // never issued, issued by another host, or released.
+    // The handle (agent, session, call) is unknown to this host: never issued, issued by another
+    // host, or released.
     ACPH_STATUS_STALE_ID = 105,
     // The request was already answered (a second `acph_permission_respond` or
     // `acph_service_respond`), or already resolved by someone else (timeout, cancel, exit).
@@ -90,7 +90,8 @@ enum acph_status
     ACPH_STATUS_CANCELLED = 210,
     // The session is busy (a turn in flight, still opening).
     ACPH_STATUS_BUSY = 211,
-    // The agent side does not know the thing named (e.g. a session that is not open).
+    // The thing named is not known: a session that is not open, a permission, elicitation or
+    // service request id this host never issued.
     ACPH_STATUS_NOT_FOUND = 212,
     // A blocking call gave up because the event queue is full and nobody has pulled an event
     // for the stall timeout (`eventStallTimeoutMs`); pull events from another thread while
@@ -790,7 +791,7 @@ acph_status acph_call_cancel(struct acph_host *host, uint64_t call, struct acph_
 //
 // `ACPH_STATUS_ALREADY_RESOLVED` for a second answer or a request already resolved;
 // `ACPH_STATUS_INVALID_ARGUMENT` for an option that was not offered (the request is then
-// denied, fail-closed); `ACPH_STATUS_STALE_ID` for an id this host never announced.
+// denied, fail-closed); `ACPH_STATUS_NOT_FOUND` for an id this host never announced.
 //
 // # Safety
 // `host` is NULL or a live host; `option_id` is NULL or points to `option_len` readable bytes;
@@ -813,7 +814,7 @@ acph_status acph_permission_respond(struct acph_host *host,
 //
 // `ACPH_STATUS_INVALID_JSON` / `ACPH_STATUS_INVALID_ARGUMENT` for an answer that is not of that
 // shape (nothing is sent; the request stays pending); `ACPH_STATUS_ALREADY_RESOLVED` for a
-// second answer or a request already resolved; `ACPH_STATUS_STALE_ID` for an id this host never
+// second answer or a request already resolved; `ACPH_STATUS_NOT_FOUND` for an id this host never
 // announced.
 //
 // # Safety

@@ -654,7 +654,7 @@ impl State {
                         format!("elicitation request {id} was already resolved"),
                     ));
                 }
-                None => return Err(Failure::stale("elicitation request", id)),
+                None => return Err(Failure::unknown_request("elicitation request", id)),
                 Some(true) => {
                     return Err(Failure::new(
                         acph_status::ACPH_STATUS_ALREADY_RESOLVED,
@@ -689,7 +689,7 @@ impl State {
                         format!("permission request {id} was already resolved"),
                     ));
                 }
-                None => return Err(Failure::stale("permission request", id)),
+                None => return Err(Failure::unknown_request("permission request", id)),
                 Some(e) if e.answered => {
                     return Err(Failure::new(
                         acph_status::ACPH_STATUS_ALREADY_RESOLVED,

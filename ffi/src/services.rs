@@ -174,7 +174,7 @@ fn gone(id: u64) -> Failure {
             format!("service request {id} was already answered or abandoned (agent gone)"),
         )
     } else {
-        Failure::stale("service request", id)
+        Failure::unknown_request("service request", id)
     }
 }
 

@@ -30,8 +30,8 @@ pub enum acph_status {
     ACPH_STATUS_INVALID_ARGUMENT = 103,
     /// The host configuration JSON was rejected (unknown field, wrong type, bad policy).
     ACPH_STATUS_INVALID_CONFIG = 104,
-    /// The id (agent, session, call, permission or service request) is unknown to this host:
-    /// never issued, issued by another host, or released.
+    /// The handle (agent, session, call) is unknown to this host: never issued, issued by another
+    /// host, or released.
     ACPH_STATUS_STALE_ID = 105,
     /// The request was already answered (a second `acph_permission_respond` or
     /// `acph_service_respond`), or already resolved by someone else (timeout, cancel, exit).
@@ -64,7 +64,8 @@ pub enum acph_status {
     ACPH_STATUS_CANCELLED = 210,
     /// The session is busy (a turn in flight, still opening).
     ACPH_STATUS_BUSY = 211,
-    /// The agent side does not know the thing named (e.g. a session that is not open).
+    /// The thing named is not known: a session that is not open, a permission, elicitation or
+    /// service request id this host never issued.
     ACPH_STATUS_NOT_FOUND = 212,
     /// A blocking call gave up because the event queue is full and nobody has pulled an event
     /// for the stall timeout (`eventStallTimeoutMs`); pull events from another thread while
@@ -167,6 +168,7 @@ impl acph_status {
             "auth_required" => ACPH_STATUS_AUTH_REQUIRED,
             "version_unsupported" => ACPH_STATUS_VERSION_UNSUPPORTED,
             "invalid_argument" => ACPH_STATUS_INVALID_ARGUMENT,
+            "invalid_config" => ACPH_STATUS_INVALID_CONFIG,
             "spawn_failed" => ACPH_STATUS_SPAWN_FAILED,
             "io" => ACPH_STATUS_IO,
             "closed" => ACPH_STATUS_CLOSED,
@@ -214,6 +216,15 @@ impl Failure {
         Failure::new(
             ACPH_STATUS_STALE_ID,
             format!("no {what} {id} in this host (never issued, from another host, or released)"),
+        )
+    }
+
+    /// A request id (permission, elicitation, service request) this host never issued: the same
+    /// `not_found` as in every other face (docs/ERRORS.md). `stale_id` is for handles.
+    pub fn unknown_request(what: &str, id: u64) -> Failure {
+        Failure::new(
+            ACPH_STATUS_NOT_FOUND,
+            format!("no {what} {id} in this host (never issued, or from another host)"),
         )
     }
 

@@ -18,7 +18,7 @@ int main() {
     acph_event *ev = nullptr;
     if (acph_host_try_next_event(host, &ev) != ACPH_STATUS_EMPTY) return 5;
     acph_status st = acph_permission_respond(host, 42, nullptr, 0, &err);
-    if (st != ACPH_STATUS_STALE_ID || err == nullptr || err->code != st) return 6;
+    if (st != ACPH_STATUS_NOT_FOUND || err == nullptr || err->code != st) return 6;
     acph_error_free(err);
     acph_host_free(host);
     std::puts("header_cpp: ok");

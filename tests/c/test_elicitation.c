@@ -59,7 +59,7 @@ static void run(const char *config, const char *form_answer, bool expect_invalid
     /* Malformed answers are refused and leave the request pending. */
     respond(h, form->request, "{not json", ACPH_STATUS_INVALID_JSON);
     respond(h, form->request, "{\"action\":\"maybe\"}", ACPH_STATUS_INVALID_ARGUMENT);
-    respond(h, form->request + 1000, "{\"action\":\"decline\"}", ACPH_STATUS_STALE_ID);
+    respond(h, form->request + 1000, "{\"action\":\"decline\"}", ACPH_STATUS_NOT_FOUND);
     EXPECT(ACPH_STATUS_NULL_ARGUMENT, acph_elicitation_respond(h, form->request, NULL, 0, ERR));
     respond(h, form->request, form_answer, ACPH_STATUS_OK);
     respond(h, form->request, "{\"action\":\"decline\"}", ACPH_STATUS_ALREADY_RESOLVED);

@@ -110,8 +110,8 @@ static void stale_and_foreign_ids(void) {
     EXPECT(ACPH_STATUS_STALE_ID, acph_session_prompt_text(a, 123456789, "x", 1, &call, ERR));
     EXPECT(ACPH_STATUS_STALE_ID, acph_session_cancel(a, 0, ERR));
     EXPECT(ACPH_STATUS_STALE_ID, acph_call_cancel(a, 987654321, ERR));
-    EXPECT(ACPH_STATUS_STALE_ID, acph_permission_respond(a, 4242, NULL, 0, ERR));
-    EXPECT(ACPH_STATUS_STALE_ID, acph_service_respond(a, 5555555, "{}", 2, ERR));
+    EXPECT(ACPH_STATUS_NOT_FOUND, acph_permission_respond(a, 4242, NULL, 0, ERR));
+    EXPECT(ACPH_STATUS_NOT_FOUND, acph_service_respond(a, 5555555, "{}", 2, ERR));
     EXPECT(ACPH_STATUS_STALE_ID, acph_host_find_session(a, agent, "sess_nope", 9, &out, ERR));
     /* Foreign: another host's ids. */
     EXPECT(ACPH_STATUS_STALE_ID, acph_session_prompt_text(b, session, "x", 1, &call, ERR));

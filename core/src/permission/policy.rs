@@ -278,6 +278,21 @@ pub struct PolicyError {
     pub message: String,
 }
 
+impl From<PolicyError> for crate::Error {
+    /// A policy is part of the host's configuration: `invalid_config` with `path` under `policy`.
+    fn from(e: PolicyError) -> Self {
+        let path = if e.path.is_empty() || e.path == "$" {
+            "policy".to_owned()
+        } else {
+            format!("policy.{}", e.path)
+        };
+        crate::Error::InvalidConfig {
+            path,
+            message: e.message,
+        }
+    }
+}
+
 impl PolicyError {
     fn new(path: impl Into<String>, message: impl Into<String>) -> PolicyError {
         PolicyError {

@@ -865,7 +865,7 @@ pub unsafe extern "C" fn acph_call_cancel(
 ///
 /// `ACPH_STATUS_ALREADY_RESOLVED` for a second answer or a request already resolved;
 /// `ACPH_STATUS_INVALID_ARGUMENT` for an option that was not offered (the request is then
-/// denied, fail-closed); `ACPH_STATUS_STALE_ID` for an id this host never announced.
+/// denied, fail-closed); `ACPH_STATUS_NOT_FOUND` for an id this host never announced.
 ///
 /// # Safety
 /// `host` is NULL or a live host; `option_id` is NULL or points to `option_len` readable bytes;
@@ -899,7 +899,7 @@ pub unsafe extern "C" fn acph_permission_respond(
 ///
 /// `ACPH_STATUS_INVALID_JSON` / `ACPH_STATUS_INVALID_ARGUMENT` for an answer that is not of that
 /// shape (nothing is sent; the request stays pending); `ACPH_STATUS_ALREADY_RESOLVED` for a
-/// second answer or a request already resolved; `ACPH_STATUS_STALE_ID` for an id this host never
+/// second answer or a request already resolved; `ACPH_STATUS_NOT_FOUND` for an id this host never
 /// announced.
 ///
 /// # Safety

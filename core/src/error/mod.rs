@@ -1,5 +1,9 @@
 //! The one error type of the core. Every face maps [`Error::kind`] once, so the strings are stable.
 
+mod table;
+
+pub use table::{ERROR_KINDS, ErrorKindInfo, Reach, markdown_table};
+
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -75,6 +79,10 @@ pub enum Error {
     /// The caller passed something invalid (bad content block, unknown option, ...).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+
+    /// The host's configuration cannot be used; `path` names the spot (`policy.rules[0].action`).
+    #[error("invalid config: {path}: {message}")]
+    InvalidConfig { path: String, message: String },
     /// The agent command could not be started.
     #[error("could not start agent `{command}`: {message}")]
     SpawnFailed { command: String, message: String },
@@ -117,6 +125,7 @@ impl Error {
             Error::AuthRequired { .. } => "auth_required",
             Error::VersionUnsupported { .. } => "version_unsupported",
             Error::InvalidArgument(_) => "invalid_argument",
+            Error::InvalidConfig { .. } => "invalid_config",
             Error::SpawnFailed { .. } => "spawn_failed",
             Error::Io(_) => "io",
             Error::Closed(_) => "closed",
@@ -143,6 +152,7 @@ impl Error {
                 serde_json::json!({ "what": what, "afterMs": after_ms })
             }
             Error::EventsStalled { waited_ms } => serde_json::json!({ "waitedMs": waited_ms }),
+            Error::InvalidConfig { path, .. } => serde_json::json!({ "path": path }),
             _ => Value::Null,
         }
     }
