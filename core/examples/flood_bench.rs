@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! flood_bench rust  [--agent PATH] [--updates N] [--capacity C] [--batch B]
+//! flood_bench typed [--agent PATH] [--updates N] [--capacity C] [--batch B]
 //! flood_bench serde [--agent PATH] [--updates N]
 //! flood_bench raw   [--agent PATH] [--updates N]
 //! flood_bench rss   [--agent PATH] [--updates N] [--stall-ms MS] [--capacity C] [--batch B]
@@ -12,6 +13,8 @@
 //!
 //! - `rust`: N `session_update` events through `Host`/`EventStream` (consumer pulls with
 //!   `next_batch`), timed from prompt send to `turn_ended`.
+//! - `typed`: `rust`, and the consumer also decodes every update into the pinned ACP schema's
+//!   types (`Event::decode`): what typed payloads cost an embedder that uses them.
 //! - `serde`: the same flood read by a bare `BufReader` line loop that parses every line into a
 //!   `serde_json::Value` (the practical upper bound), timed from prompt send to the response.
 //! - `raw`: the serde loop without parsing the updates (a substring test finds them): how fast
@@ -49,13 +52,13 @@ struct Args {
     stall_ms: u64,
 }
 
-const USAGE: &str = "usage: flood_bench rust|serde|raw|rss [--agent PATH] [--updates N] \
+const USAGE: &str = "usage: flood_bench rust|typed|serde|raw|rss [--agent PATH] [--updates N] \
                      [--capacity C] [--batch B] [--stall-ms MS]";
 
 fn parse_args() -> Result<Args, BoxError> {
     let mut it = std::env::args().skip(1);
     let mode = it.next().ok_or(USAGE)?;
-    if !matches!(mode.as_str(), "rust" | "serde" | "raw" | "rss") {
+    if !matches!(mode.as_str(), "rust" | "typed" | "serde" | "raw" | "rss") {
         return Err(format!("unknown mode `{mode}`\n{USAGE}").into());
     }
     let mut args = Args {
@@ -117,6 +120,8 @@ fn main() {
 #[derive(Debug)]
 struct Consumed {
     updates: u64,
+    /// `typed`: updates that did not decode exactly (must be 0).
+    inexact: u64,
     turn_ended_at: Option<Instant>,
 }
 
@@ -135,10 +140,12 @@ async fn host_mode(args: &Args) -> Result<Value, BoxError> {
     let stall = rss_mode.then(|| Duration::from_millis(args.stall_ms));
     let batch = args.batch.max(1);
     let stall_flag = sampler.as_ref().map(|s| s.stalled.clone());
+    let typed = args.mode == "typed";
     let consumer = tokio::spawn(async move {
         let mut buf: Vec<Event> = Vec::with_capacity(batch);
         let mut seen = Consumed {
             updates: 0,
+            inexact: 0,
             turn_ended_at: None,
         };
         let mut stall_pending = stall;
@@ -148,7 +155,12 @@ async fn host_mode(args: &Args) -> Result<Value, BoxError> {
             }
             for ev in buf.drain(..) {
                 match ev.kind {
-                    EventKind::SessionUpdate if ev.turn.is_some() => seen.updates += 1,
+                    EventKind::SessionUpdate if ev.turn.is_some() => {
+                        seen.updates += 1;
+                        if typed && !ev.decode().is_exact() {
+                            seen.inexact += 1;
+                        }
+                    }
                     EventKind::TurnEnded => {
                         seen.turn_ended_at = Some(Instant::now());
                         break 'outer;
@@ -193,6 +205,9 @@ async fn host_mode(args: &Args) -> Result<Value, BoxError> {
     if turn.stop_reason != "end_turn" {
         return Err(format!("turn ended with {}", turn.stop_reason).into());
     }
+    if seen.inexact != 0 {
+        return Err(format!("{} updates did not decode exactly", seen.inexact).into());
+    }
     if seen.updates != args.updates {
         return Err(format!(
             "expected {} session_update events, got {}",
@@ -202,7 +217,7 @@ async fn host_mode(args: &Args) -> Result<Value, BoxError> {
     }
     Ok(match sampler {
         None => json!({
-            "mode": "rust",
+            "mode": args.mode,
             "updates": seen.updates,
             "seconds": seconds,
             "updates_per_sec": rate(seen.updates, seconds),

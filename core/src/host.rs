@@ -111,6 +111,12 @@ pub struct HostConfig {
     /// [`crate::protocol::OPT_IN_METHODS`]). Without it their call fails locally with
     /// `unsupported` and nothing is sent.
     pub unstable: Vec<String>,
+    /// Coalesce bursts of `tool_call_update`s: an update for the same tool call as the last
+    /// event still waiting in the queue (not yet pulled) is merged into it (newer fields win;
+    /// `_meta.acpHost.coalesced` counts the updates it stands for) instead of queued. For agents
+    /// that resend the whole accumulated output in every update and consumers that fall behind.
+    /// Off by default: every update is then delivered as sent.
+    pub coalesce_tool_call_updates: bool,
 }
 
 impl Default for HostConfig {
@@ -143,6 +149,7 @@ impl Default for HostConfig {
             max_pending_agent_requests: 1024,
             early_update_limit: 65_536,
             unstable: Vec::new(),
+            coalesce_tool_call_updates: false,
         }
     }
 }
@@ -180,7 +187,11 @@ impl Host {
             max_events: config.event_capacity,
             max_bytes: config.event_queue_bytes,
         };
-        let (bus, rx) = EventBus::new(limits, config.events_enabled);
+        let (bus, rx) = EventBus::new(
+            limits,
+            config.events_enabled,
+            config.coalesce_tool_call_updates,
+        );
         let (alive_tx, alive_rx) = watch::channel(());
         let shared = Arc::new(HostShared {
             bus,

@@ -2,6 +2,7 @@
 //! payload types match what the host actually emits (every event of every conformance trace
 //! decodes exactly). Regenerate with `UPDATE_EXPECT=1 cargo test -p acp-host --features
 //! json-schema --test event_schema`, then regenerate the Node and Python types from it.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #![cfg(feature = "json-schema")]
 
 use std::path::PathBuf;

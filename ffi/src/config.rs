@@ -58,6 +58,7 @@ const CONFIG_FIELDS: &[&str] = &[
     "ext",
     "clientInfo",
     "unstable",
+    "coalesceToolCallUpdates",
 ];
 
 fn object<'a>(
@@ -291,6 +292,9 @@ pub(crate) fn host_config(text: Option<&str>, bridge: &Bridge) -> Result<FaceCon
     }
     if let Some(b) = bool_field(obj, "events", &err)? {
         core.events_enabled = b;
+    }
+    if let Some(b) = bool_field(obj, "coalesceToolCallUpdates", &err)? {
+        core.coalesce_tool_call_updates = b;
     }
     if let Some(b) = bool_field(obj, "wireEvents", &err)? {
         core.wire_events = b;

@@ -1120,11 +1120,16 @@ impl Actor {
                     if let Ok(mut v) = entry.view.lock() {
                         v.apply_update(&kind, &update);
                     }
+                    let coalesce = (self.host.config.coalesce_tool_call_updates
+                        && &*kind == "tool_call_update")
+                        .then(|| tool_call_id(&update))
+                        .flatten();
                     self.emit(
                         self.event(EventKind::SessionUpdate, update)
                             .session(Some(key))
                             .turn(turn)
-                            .replay(replay),
+                            .replay(replay)
+                            .coalesce(coalesce),
                     )
                     .await;
                 }
@@ -2361,6 +2366,18 @@ async fn wait_exit(rx: Option<watch::Receiver<Option<crate::transport::RawExit>>
 }
 
 /// A request's or notification's params as a `Value` (`Null` when absent or not JSON).
+/// The `toolCallId` of a `tool_call_update` (only parsed when coalescing is on).
+fn tool_call_id(update: &RawValue) -> Option<Arc<str>> {
+    #[derive(serde::Deserialize)]
+    struct Id<'a> {
+        #[serde(rename = "toolCallId", borrow)]
+        id: std::borrow::Cow<'a, str>,
+    }
+    serde_json::from_str::<Id<'_>>(update.get())
+        .ok()
+        .map(|i| Arc::from(&*i.id))
+}
+
 fn params_value(params: Option<&RawValue>) -> Value {
     params
         .and_then(|p| serde_json::from_str(p.get()).ok())

@@ -90,12 +90,15 @@ pub(crate) struct Inner {
     room: Notify,
     limits: QueueLimits,
     enabled: bool,
+    /// `HostConfig::coalesce_tool_call_updates`.
+    coalesce: bool,
     waker: Mutex<Option<Waker>>,
 }
 
 #[derive(Debug)]
 struct State {
-    queue: VecDeque<(Event, usize)>,
+    /// Each event with its cost and, for a coalescable `tool_call_update`, its tool call id.
+    queue: VecDeque<(Event, usize, Option<Arc<str>>)>,
     bytes: usize,
     seq: u64,
     senders_gone: bool,
@@ -136,7 +139,7 @@ impl Inner {
 
     /// Take the oldest event (the caller holds the lock).
     fn pop(&self, st: &mut State) -> Option<Event> {
-        let (ev, size) = st.queue.pop_front()?;
+        let (ev, size, _) = st.queue.pop_front()?;
         st.bytes -= size;
         st.last_pull = Instant::now();
         if st.blocked_since.is_some() && self.below_low_water(st) {
@@ -145,6 +148,62 @@ impl Inner {
         }
         Some(ev)
     }
+}
+
+/// Merge `next` (a `tool_call_update`) into the queue's last event when that one is a
+/// not-yet-pulled update of the same tool call (same agent, session, turn and replay flag): the
+/// newer fields replace the older ones, `_meta.acpHost.coalesced` counts the updates it stands
+/// for, and it keeps its place and `seq`. Only the tail is merged, so no event overtakes another.
+fn coalesce_into_tail(st: &mut State, next: &PendingEvent) -> bool {
+    let Some(key) = &next.coalesce else {
+        return false;
+    };
+    let Some((tail, size, Some(tail_key))) = st.queue.back_mut() else {
+        return false;
+    };
+    if tail_key != key
+        || tail.agent != next.agent
+        || tail.session != next.session
+        || tail.turn != next.turn
+        || tail.replay != next.replay
+    {
+        return false;
+    }
+    let (Ok(serde_json::Value::Object(mut merged)), Ok(serde_json::Value::Object(newer))) = (
+        serde_json::from_str::<serde_json::Value>(tail.data.get()),
+        serde_json::from_str::<serde_json::Value>(next.data.get()),
+    ) else {
+        return false;
+    };
+    let count = merged
+        .get("_meta")
+        .and_then(|m| m.get("acpHost"))
+        .and_then(|m| m.get("coalesced"))
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(1);
+    for (k, v) in newer {
+        merged.insert(k, v);
+    }
+    let meta = merged
+        .entry("_meta")
+        .or_insert_with(|| serde_json::Value::Object(Default::default()));
+    if !meta.is_object() {
+        *meta = serde_json::Value::Object(Default::default());
+    }
+    let host = &mut meta["acpHost"];
+    if !host.is_object() {
+        *host = serde_json::Value::Object(Default::default());
+    }
+    host["coalesced"] = serde_json::Value::from(count + 1);
+    let Ok(raw) = serde_json::value::to_raw_value(&merged) else {
+        return false;
+    };
+    let old = tail.data.get().len();
+    let new = raw.get().len();
+    tail.data = raw;
+    *size = *size - old + new;
+    st.bytes = st.bytes - old + new;
+    true
 }
 
 /// What a pull returned.
@@ -160,7 +219,7 @@ pub(crate) enum Pulled {
 impl EventBus {
     /// A bus and its single consumer end (`None` when events are disabled: everything is dropped
     /// at once, nobody is there to lose it for).
-    pub fn new(limits: QueueLimits, enabled: bool) -> (EventBus, Option<Consumer>) {
+    pub fn new(limits: QueueLimits, enabled: bool, coalesce: bool) -> (EventBus, Option<Consumer>) {
         let limits = QueueLimits {
             max_events: limits.max_events.max(1),
             max_bytes: limits.max_bytes.max(1),
@@ -181,6 +240,7 @@ impl EventBus {
             room: Notify::new(),
             limits,
             enabled,
+            coalesce,
             waker: Mutex::new(None),
         });
         let bus = EventBus {
@@ -210,13 +270,27 @@ impl EventBus {
             was_empty = st.queue.is_empty();
             cv = st.cv_waiters > 0;
             let at = SystemTime::now();
-            while inner.has_room(&st) {
-                let Some(ev) = events.pop_front() else { break };
+            loop {
+                // A coalesced update takes no room: it replaces the queue's tail.
+                if inner.coalesce
+                    && let Some(front) = events.front()
+                    && coalesce_into_tail(&mut st, front)
+                {
+                    events.pop_front();
+                    continue;
+                }
+                if !inner.has_room(&st) {
+                    break;
+                }
+                let Some(mut ev) = events.pop_front() else {
+                    break;
+                };
                 let size = cost(&ev);
+                let key = ev.coalesce.take();
                 st.seq += 1;
                 let seq = st.seq;
                 st.bytes += size;
-                st.queue.push_back((ev.into_event(seq, at), size));
+                st.queue.push_back((ev.into_event(seq, at), size, key));
             }
             if !events.is_empty() && st.blocked_since.is_none() {
                 st.blocked_since = Some(Instant::now());

@@ -246,6 +246,8 @@ pub(crate) struct PendingEvent {
     pub kind: EventKind,
     pub replay: bool,
     pub data: Box<RawValue>,
+    /// For a `tool_call_update` when coalescing is on: its `toolCallId`.
+    pub coalesce: Option<Arc<str>>,
 }
 
 impl PendingEvent {
@@ -257,6 +259,7 @@ impl PendingEvent {
             kind,
             replay: false,
             data,
+            coalesce: None,
         }
     }
     pub fn session(mut self, session: Option<Arc<str>>) -> Self {
@@ -269,6 +272,10 @@ impl PendingEvent {
     }
     pub fn replay(mut self, replay: bool) -> Self {
         self.replay = replay;
+        self
+    }
+    pub fn coalesce(mut self, tool_call_id: Option<Arc<str>>) -> Self {
+        self.coalesce = tool_call_id;
         self
     }
 
