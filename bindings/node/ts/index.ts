@@ -18,6 +18,31 @@
 import { EventEmitter } from 'node:events';
 
 import type * as NativeTypes from '../index';
+import type {
+  AcpEvent,
+  AcpEventOf,
+  AgentCapabilities,
+  AuthMethod,
+  AvailableCommand,
+  ContentBlock,
+  EventKind,
+  Implementation,
+  LegacySessionModels,
+  ListSessionsResult,
+  PermissionOption,
+  PlanEntry,
+  PromptResponse,
+  SessionConfigOption,
+  SessionModeState,
+  SessionToolCall,
+  StopReason,
+  ToolCallUpdate,
+  TurnUsage,
+  UsageUpdate,
+} from './types';
+
+// The typed events and the ACP types (types only: nothing of it exists at runtime).
+export type * from './types';
 
 type NativeModule = typeof NativeTypes;
 type NativeHost = NativeTypes.NativeHost;
@@ -176,51 +201,6 @@ async function abortable<T>(signal: AbortSignal | undefined, f: (abort: number |
 
 // ---------------------------------------------------------------------------------------- events
 
-/** The event kinds of docs/EVENTS.md. Consumers must tolerate kinds they do not know. */
-export type EventKind =
-  | 'agent_ready'
-  | 'agent_exited'
-  | 'session_opened'
-  | 'session_closed'
-  | 'session_update'
-  | 'turn_started'
-  | 'turn_ended'
-  | 'permission_requested'
-  | 'permission_resolved'
-  | 'elicitation_requested'
-  | 'elicitation_resolved'
-  | 'elicitation_completed'
-  | 'fs_read'
-  | 'fs_write'
-  | 'terminal_created'
-  | 'terminal_exited'
-  | 'agent_stderr'
-  | 'protocol_noise'
-  | 'protocol_error'
-  | 'ext_notification'
-  | 'ext_request'
-  | 'wire';
-
-/** One event, exactly the JSON envelope of docs/EVENTS.md. */
-export interface AcpEvent {
-  /** Strictly increasing per host, from 1, without gaps: the one total order. */
-  seq: number;
-  /** When the host observed it (RFC 3339, UTC, milliseconds). */
-  at: string;
-  /** The host's id of the agent. */
-  agent: number;
-  /** The ACP `sessionId`, when the event belongs to a session. */
-  session?: string;
-  /** The host's turn id, when the event belongs to a prompt turn. */
-  turn?: number;
-  kind: EventKind | (string & {});
-  /** `true` for updates replayed by `session/load`. */
-  replay: boolean;
-  /** The payload: ACP JSON verbatim for protocol-derived events, documented fields otherwise. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  data: any;
-}
-
 /** Options of an event subscription. */
 export interface EventsOptions {
   /** Ends the iteration when aborted. */
@@ -258,14 +238,16 @@ function decodeBatch(text: string): AcpEvent[] {
   for (let i = 0; i < n; i++) {
     const [at, agent, session, turn, kind, replay] = envs[idx[i]];
     const seq = seqs ? seqs[i] : b.seq + i;
-    out[i] =
+    // The payload is the host's JSON as is: its type is the schema's promise, not checked here.
+    out[i] = (
       session === null
         ? turn === null
           ? { seq, at, agent, kind, replay, data: data[i] }
           : { seq, at, agent, turn, kind, replay, data: data[i] }
         : turn === null
           ? { seq, at, agent, session, kind, replay, data: data[i] }
-          : { seq, at, agent, session, turn, kind, replay, data: data[i] };
+          : { seq, at, agent, session, turn, kind, replay, data: data[i] }
+    ) as AcpEvent;
   }
   return out;
 }
@@ -523,14 +505,6 @@ class EventHub {
 
 // ---------------------------------------------------------------------------------------- permissions
 
-/** One option the agent offered. */
-export interface PermissionOption {
-  optionId: string;
-  name: string;
-  /** `allow_once`, `allow_always`, `reject_once`, `reject_always` (or an unknown future kind). */
-  kind: string;
-}
-
 /** A permission request as the `onPermission` handler sees it. */
 export interface PermissionRequest {
   /** The host's id; `host.respondPermission(requestId, optionId)` answers it from elsewhere. */
@@ -541,8 +515,8 @@ export interface PermissionRequest {
   /** The turn in flight when the request arrived, if any. */
   turn: number | null;
   /** The request's `toolCall`, merged over the tool call the session already knows. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  toolCall: Record<string, any>;
+  toolCall: ToolCallUpdate;
+  /** The options the agent offered (answer with one's `optionId`). */
   options: PermissionOption[];
   /**
    * Aborted when the request was settled by anyone else (timeout, `session/cancel`, agent exit,
@@ -821,12 +795,11 @@ export interface SpawnOptions {
 /** What the agent negotiated in `initialize`. */
 export interface AgentInfo {
   protocolVersion: number;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  agentInfo: { name?: string; title?: string; version?: string; [k: string]: any } | null;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  agentCapabilities: Record<string, any>;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  authMethods: Array<Record<string, any>>;
+  agentInfo: Implementation | null;
+  /** `{}` when the agent sent none. */
+  agentCapabilities: AgentCapabilities;
+  /** `[]` when the agent sent none. */
+  authMethods: AuthMethod[];
 }
 
 /** How an agent process ended. */
@@ -838,6 +811,45 @@ export interface ExitInfo {
 
 const asyncDispose: typeof Symbol.asyncDispose =
   (Symbol as { asyncDispose?: typeof Symbol.asyncDispose }).asyncDispose ?? (Symbol.for('Symbol.asyncDispose') as typeof Symbol.asyncDispose);
+
+/** A listener of the `Host` emitter for one event kind. */
+export type HostListener<K extends EventKind> = (ev: AcpEventOf<K>) => void;
+
+/**
+ * Typed overloads of the `EventEmitter` methods of `Host` (declaration merging: types only, the
+ * methods are EventEmitter's). The last overload of each is EventEmitter's own: it serves event
+ * kinds newer than these types (their listener gets the plain event) and the emitter's own events.
+ */
+export interface Host {
+  on<K extends EventKind>(kind: K, listener: HostListener<K>): this;
+  on(event: 'event', listener: (ev: AcpEvent) => void): this;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  on(event: string | symbol, listener: (...args: any[]) => void): this;
+  once<K extends EventKind>(kind: K, listener: HostListener<K>): this;
+  once(event: 'event', listener: (ev: AcpEvent) => void): this;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  once(event: string | symbol, listener: (...args: any[]) => void): this;
+  off<K extends EventKind>(kind: K, listener: HostListener<K>): this;
+  off(event: 'event', listener: (ev: AcpEvent) => void): this;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  off(event: string | symbol, listener: (...args: any[]) => void): this;
+  addListener<K extends EventKind>(kind: K, listener: HostListener<K>): this;
+  addListener(event: 'event', listener: (ev: AcpEvent) => void): this;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  addListener(event: string | symbol, listener: (...args: any[]) => void): this;
+  removeListener<K extends EventKind>(kind: K, listener: HostListener<K>): this;
+  removeListener(event: 'event', listener: (ev: AcpEvent) => void): this;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  removeListener(event: string | symbol, listener: (...args: any[]) => void): this;
+  prependListener<K extends EventKind>(kind: K, listener: HostListener<K>): this;
+  prependListener(event: 'event', listener: (ev: AcpEvent) => void): this;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  prependListener(event: string | symbol, listener: (...args: any[]) => void): this;
+  prependOnceListener<K extends EventKind>(kind: K, listener: HostListener<K>): this;
+  prependOnceListener(event: 'event', listener: (ev: AcpEvent) => void): this;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  prependOnceListener(event: string | symbol, listener: (...args: any[]) => void): this;
+}
 
 /**
  * The host. Events are also emitted on it as an `EventEmitter`: `'event'` for every event and the
@@ -1241,8 +1253,7 @@ export class Agent {
   }
 
   /** `session/list` (needs `sessionCapabilities.list`): one page. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  listSessions(options: CallOptions & { cwd?: string; cursor?: string } = {}): Promise<{ sessions: any[]; nextCursor?: string }> {
+  listSessions(options: CallOptions & { cwd?: string; cursor?: string } = {}): Promise<ListSessionsResult> {
     return abortable(options.signal, (a) => this.native.listSessions(options.cwd, options.cursor, a));
   }
 
@@ -1277,21 +1288,15 @@ export class Agent {
 
 // ---------------------------------------------------------------------------------------- session
 
-/** An ACP content block (text, image, audio, resource_link, resource). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type ContentBlock = { type: string; [k: string]: any };
-
 export interface TurnResult {
   /** `end_turn`, `max_tokens`, `max_turn_requests`, `refusal`, `cancelled` (or a future value). */
-  stopReason: string;
+  stopReason: StopReason | (string & {});
   /** `usage` of the prompt response, when the agent sent it. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  usage: Record<string, any> | null;
+  usage: TurnUsage | null;
   /** The host's turn id (the `turn` field of this turn's events). */
   turn: number;
   /** The whole prompt response. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  raw: Record<string, any>;
+  raw: PromptResponse;
   /**
    * The agent's message text of this turn, assembled from its `agent_message_chunk` text blocks
    * (print the answer without reading events).
@@ -1329,24 +1334,29 @@ export interface SessionState {
   additionalDirectories: string[];
   /** False once the session was closed, deleted, or its agent exited. */
   open: boolean;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  modes: { currentModeId?: string; availableModes?: any[] } | null;
+  /** The legacy `modes` state, kept current by `current_mode_update` and `setMode`. */
+  modes: SessionModeState | null;
   currentModeId: string | null;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  configOptions: any[] | null;
-  /** Tool calls merged from `tool_call` + `tool_call_update`, in order of first appearance. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  toolCalls: Array<Record<string, any>>;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  plan: any[] | null;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  availableCommands: any[] | null;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  usage: Record<string, any> | null;
+  /** The complete list of config options, in the agent's order. */
+  configOptions: SessionConfigOption[] | null;
+  /** The legacy `models` of the open response (agents without a `model` config option). */
+  models: LegacySessionModels | null;
+  /**
+   * Tool calls merged from `tool_call` + `tool_call_update`, in order of first appearance.
+   * Bounded (1,024 calls): past it, finished calls are dropped first, then the oldest.
+   */
+  toolCalls: SessionToolCall[];
+  /** How many tool calls were dropped from `toolCalls` by the bound. */
+  toolCallsDropped: number;
+  /** The current plan entries (each `plan` update replaces them). */
+  plan: PlanEntry[] | null;
+  availableCommands: AvailableCommand[] | null;
+  /** The latest `usage_update` (`{used, size, cost?}`). */
+  usage: UsageUpdate | null;
   title: string | null;
   updatedAt: string | null;
   activeTurn: number | null;
-  lastStopReason: string | null;
+  lastStopReason: StopReason | (string & {}) | null;
 }
 
 export interface PromptOptions {
@@ -1405,8 +1415,7 @@ export class Session {
   }
 
   /** `session/set_config_option`; resolves with the complete updated option list. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  setConfigOption(configId: string, value: string | boolean, options: CallOptions = {}): Promise<any[]> {
+  setConfigOption(configId: string, value: string | boolean, options: CallOptions = {}): Promise<SessionConfigOption[]> {
     return abortable(options.signal, (a) => this.native.setConfigOption(configId, value, a));
   }
 

@@ -1,0 +1,191 @@
+// A consumer of the typed API, type-checked (never run) by test/types.test.mjs with
+// `tsc --noEmit -p test/types/tsconfig.json`. Each `@ts-expect-error` proves a narrowing is real:
+// were `data` (or any other type here) `any`, the line would compile and tsc would fail on the
+// unused directive.
+import { Host } from 'acp-host';
+import type {
+  AcpEvent,
+  AcpEventOf,
+  ContentBlock,
+  EventKind,
+  PermissionRequest,
+  SessionState,
+  SessionUpdate,
+  SessionUpdateEventOf,
+  ToolCall,
+  TurnResult,
+  acp,
+} from 'acp-host';
+
+type IsAny<T> = 0 extends 1 & T ? true : false;
+type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+
+// Nothing of the event model degrades to `any`.
+export const dataNotAny: IsAny<AcpEvent['data']> = false;
+export const toolCallsNotAny: IsAny<SessionState['toolCalls'][number]> = false;
+export const rawNotAny: IsAny<TurnResult['raw']> = false;
+// The kinds come from the schema, `call_completed` (C ABI only) included.
+export const kinds: Equals<Extract<EventKind, 'agent_ready' | 'call_completed'>, 'agent_ready' | 'call_completed'> = true;
+export const turnEndedData: Equals<AcpEventOf<'turn_ended'>['data'], acp.TurnEnded> = true;
+
+/** One line per update, narrowing on `sessionUpdate`. */
+export function describeUpdate(u: SessionUpdate): string {
+  switch (u.sessionUpdate) {
+    case 'agent_message_chunk':
+    case 'agent_thought_chunk':
+    case 'user_message_chunk':
+      // @ts-expect-error a message chunk has no tool call id
+      void u.toolCallId;
+      return u.content.type === 'text' ? u.content.text : `[${u.content.type}]`;
+    case 'tool_call': {
+      const call: ToolCall = u;
+      const where = (call.locations ?? []).map((l) => `${l.path}:${l.line ?? ''}`).join(', ');
+      return `${u.toolCallId} ${u.title} (${u.kind ?? 'other'}, ${u.status ?? 'pending'}) ${where}`;
+    }
+    case 'tool_call_update': {
+      const diffs: string[] = [];
+      for (const c of u.content ?? []) {
+        if (c.type === 'diff') diffs.push(`${c.path}: ${c.oldText?.length ?? 0} -> ${c.newText.length}`);
+        else if (c.type === 'content' && c.content.type === 'text') diffs.push(c.content.text);
+        // @ts-expect-error only diffs have a path
+        else void c.path;
+      }
+      // `status` of an update is optional and nullable (only changed fields are sent).
+      const status: acp.ToolCallStatus | null | undefined = u.status;
+      return `${u.toolCallId} ${status ?? ''} ${diffs.join('; ')}`;
+    }
+    case 'plan':
+      return u.entries.map((e) => `[${e.status}] ${e.content} (${e.priority})`).join('\n');
+    case 'usage_update':
+      return `${u.used}/${u.size} tokens`;
+    case 'config_option_update':
+      return u.configOptions.map((o) => o.id).join(', ');
+    default:
+      // Newer update kinds still arrive at runtime: keep a default branch.
+      return u.sessionUpdate;
+  }
+}
+
+export async function consume(host: Host): Promise<void> {
+  for await (const ev of host.events()) {
+    const seq: number = ev.seq;
+    const session: string | undefined = ev.session;
+    switch (ev.kind) {
+      case 'agent_ready': {
+        const v: number = ev.data.protocolVersion;
+        const name: string | undefined = ev.data.agentInfo?.name;
+        const canLoad: boolean | undefined = ev.data.agentCapabilities.loadSession;
+        // @ts-expect-error agent_ready data is not a session update
+        void ev.data.sessionUpdate;
+        console.log(seq, v, name, canLoad);
+        break;
+      }
+      case 'session_update': {
+        // @ts-expect-error before narrowing on `sessionUpdate` there is no `toolCallId`
+        void ev.data.toolCallId;
+        if (ev.data.sessionUpdate === 'agent_message_chunk') {
+          // @ts-expect-error a message chunk has no tool call id
+          void ev.data.toolCallId;
+          const block: ContentBlock = ev.data.content;
+          console.log(session, block.type);
+        } else if (ev.data.sessionUpdate === 'tool_call') {
+          const id: string = ev.data.toolCallId;
+          console.log(id, ev.data.rawInput);
+        }
+        console.log(describeUpdate(ev.data));
+        break;
+      }
+      case 'permission_requested': {
+        const allow = ev.data.options.find((o) => o.kind === 'allow_once');
+        // @ts-expect-error option kinds are a closed set of literals
+        void ev.data.options.find((o) => o.kind === 'allow_sometimes');
+        const title: string | null | undefined = ev.data.toolCall.title;
+        console.log(title);
+        await host.respondPermission(ev.data.requestId, allow?.optionId ?? null);
+        break;
+      }
+      case 'permission_resolved':
+        if (ev.data.outcome?.outcome === 'selected') console.log(ev.data.outcome.optionId, ev.data.decidedBy);
+        break;
+      case 'turn_ended':
+        if (ev.data.error) console.log(ev.data.error.kind, ev.data.error.message);
+        else console.log(ev.data.stopReason === 'end_turn');
+        break;
+      case 'agent_exited':
+        console.log(ev.data.reason === 'shutdown', ev.data.exitCode, ev.data.signal);
+        break;
+      case 'fs_read':
+        console.log(ev.data.path, ev.data.outcome, ev.data.bytes);
+        break;
+      default: {
+        // Kinds not handled above (and, at runtime, kinds newer than these types).
+        const other: AcpEvent = ev;
+        console.log(other.kind);
+      }
+    }
+  }
+}
+
+export async function run(): Promise<void> {
+  const onPermission = (req: PermissionRequest): string | null => {
+    const title: string = req.toolCall.title ?? req.toolCall.toolCallId;
+    const kind: acp.ToolKind | null | undefined = req.toolCall.kind;
+    console.log(title, kind, req.sessionId, req.turn);
+    return req.options.find((o) => o.kind === 'allow_once')?.optionId ?? null;
+  };
+  await using host = new Host({ onPermission });
+
+  host.on('turn_ended', (ev) => {
+    const turn: number | undefined = ev.turn;
+    console.log(turn, ev.data.stopReason ?? ev.data.error?.kind);
+    // @ts-expect-error turn_ended data has no protocolVersion
+    void ev.data.protocolVersion;
+  });
+  host.on('session_update', (ev) => console.log(ev.data.sessionUpdate));
+  host.once('agent_exited', (ev) => console.log(ev.data.stderrTail));
+  const onEvent = (ev: AcpEvent) => console.log(ev.kind);
+  host.on('event', onEvent);
+  host.off('event', onEvent);
+  // A kind newer than these types can still be listened to (EventEmitter's own signature).
+  host.on('some_future_kind', (ev: { kind: string; data: unknown }) => console.log(ev.kind));
+
+  const agent = await host.spawn({ command: 'some-agent' });
+  const session = await agent.newSession({ cwd: '/abs/project' });
+
+  const result: TurnResult = await session.prompt([
+    'Fix the tests',
+    { type: 'text', text: 'and explain' },
+    { type: 'resource_link', uri: 'file:///abs/project/README.md', name: 'README.md' },
+  ]);
+  const done: boolean = result.stopReason === 'end_turn';
+  const tokens: number | undefined = result.usage?.totalTokens;
+  console.log(done, tokens, result.text, result.raw.stopReason);
+  // @ts-expect-error a text block needs its text
+  await session.prompt({ type: 'text' });
+
+  const st: SessionState = session.state;
+  for (const call of st.toolCalls) console.log(call.toolCallId, call.title ?? '', call.status, call.kind);
+  const first: acp.PlanEntryStatus | undefined = st.plan?.[0]?.status;
+  const modes: string[] = st.modes?.availableModes.map((m) => m.name) ?? [];
+  for (const opt of st.configOptions ?? []) {
+    if (opt.type === 'select') console.log(opt.id, opt.currentValue);
+    else if (opt.type === 'boolean') {
+      const on: boolean = opt.currentValue;
+      console.log(on);
+    }
+  }
+  console.log(first, modes, st.usage?.used, st.lastStopReason);
+
+  const page = await agent.listSessions();
+  for (const s of page.sessions) console.log(s.sessionId, s.cwd, s.title);
+  const next: string | null | undefined = page.nextCursor;
+  const opts: acp.SessionConfigOption[] = await session.setConfigOption('mode', 'architect');
+  console.log(next, opts.length);
+
+  const calls: SessionUpdateEventOf<'tool_call'>[] = [];
+  for await (const ev of session.events()) {
+    if (ev.kind === 'session_update' && ev.data.sessionUpdate === 'tool_call') calls.push({ ...ev, data: ev.data });
+    if (ev.kind === 'turn_ended') break;
+  }
+  console.log(calls.map((c) => c.data.title));
+}
