@@ -25,6 +25,8 @@ export declare class NativeAgent {
   newSession(options: NativeSessionOptions, abort?: number | undefined | null): Promise<NativeSession>
   loadSession(sessionId: string, options: NativeSessionOptions, abort?: number | undefined | null): Promise<NativeSession>
   resumeSession(sessionId: string, options: NativeSessionOptions, abort?: number | undefined | null): Promise<NativeSession>
+  /** `session/fork` (unstable: needs `unstable: ['session/fork']`). */
+  forkSession(sessionId: string, options: NativeSessionOptions, abort?: number | undefined | null): Promise<NativeSession>
   /** `session/list`: `{sessions, nextCursor?}`. */
   listSessions(cwd?: string | undefined | null, cursor?: string | undefined | null, abort?: number | undefined | null): Promise<any>
   closeSession(sessionId: string, abort?: number | undefined | null): Promise<void>
@@ -170,6 +172,10 @@ export interface NativeHostOptions {
   elicitationTimeoutMs?: number
   clientName?: string
   clientVersion?: string
+  /** Unstable ACP methods to opt into (`session/fork`). */
+  unstable?: Array<string>
+  /** `HostConfig::coalesce_tool_call_updates`. */
+  coalesceToolCallUpdates?: boolean
 }
 
 /** Options of session/new, load, resume. */

@@ -55,6 +55,14 @@ fn invalid(message: impl Into<String>) -> napi::Error {
     err_json("invalid_argument", message)
 }
 
+/// An unusable host option: `invalid_config` with `data.path`, as in every face (docs/ERRORS.md).
+fn config_invalid(path: &str, message: impl Into<String>) -> napi::Error {
+    core_err(acp_host::Error::InvalidConfig {
+        path: path.to_owned(),
+        message: message.into(),
+    })
+}
+
 fn closed_err() -> napi::Error {
     err_json("closed", "the host was closed")
 }
@@ -442,6 +450,10 @@ pub struct NativeHostOptions {
     pub elicitation_timeout_ms: Option<f64>,
     pub client_name: Option<String>,
     pub client_version: Option<String>,
+    /// Unstable ACP methods to opt into (`session/fork`).
+    pub unstable: Option<Vec<String>>,
+    /// `HostConfig::coalesce_tool_call_updates`.
+    pub coalesce_tool_call_updates: Option<bool>,
 }
 
 #[derive(Debug)]
@@ -490,14 +502,17 @@ fn build_config(
         (None, Some(j), None) => Some(Policy::from_json(&j)),
         (None, None, Some(f)) => Some(Policy::from_file(Path::new(&f))),
         (None, None, None) => None,
-        _ => return Err(invalid("give at most one policy")),
+        _ => return Err(config_invalid("policy", "give at most one policy")),
     };
-    c.policy = policy.transpose().map_err(|e| invalid(e.to_string()))?;
+    c.policy = policy
+        .transpose()
+        .map_err(|e| core_err(acp_host::Error::from(e)))?;
     if let Some(roots) = o.roots {
         if let Some(bad) = roots.iter().find(|r| !Path::new(r).is_absolute()) {
-            return Err(invalid(format!(
-                "roots must be absolute paths, got `{bad}`"
-            )));
+            return Err(config_invalid(
+                "roots",
+                format!("roots must be absolute paths, got `{bad}`"),
+            ));
         }
         c.roots = roots.into_iter().map(PathBuf::from).collect();
     }
@@ -526,6 +541,11 @@ fn build_config(
         c.stderr_tail_bytes = v as usize;
     }
     c.wire_events = o.wire_events.unwrap_or(false);
+    c.coalesce_tool_call_updates = o.coalesce_tool_call_updates.unwrap_or(false);
+    if let Some(names) = o.unstable {
+        acp_host::protocol::check_opt_in(&names).map_err(|m| config_invalid("unstable", m))?;
+        c.unstable = names;
+    }
     c.events_enabled = o.events_enabled.unwrap_or(true);
     c.permission = match (o.permission_mode.as_deref(), permission) {
         (Some("manual"), _) => PermissionHandler::Manual,
@@ -534,7 +554,12 @@ fn build_config(
             settled: settled.map(Arc::new),
         })),
         (Some("deny") | None, _) => PermissionHandler::DenyAll,
-        (Some(other), _) => return Err(invalid(format!("unknown permission mode `{other}`"))),
+        (Some(other), _) => {
+            return Err(config_invalid(
+                "permissionMode",
+                format!("unknown permission mode `{other}`"),
+            ));
+        }
     };
     let services = service.map(|f| Arc::new(JsServices { call: Arc::new(f) }));
     c.fs = match o.fs_mode.as_deref() {
@@ -542,26 +567,41 @@ fn build_config(
         Some("disabled") => FsService::Disabled,
         Some("embedder") => match &services {
             Some(s) => FsService::Embedder(s.clone()),
-            None => return Err(invalid("fs hooks need a service callback")),
+            None => return Err(config_invalid("fs", "fs hooks need a service callback")),
         },
-        Some(other) => return Err(invalid(format!("unknown fs mode `{other}`"))),
+        Some(other) => return Err(config_invalid("fs", format!("unknown fs mode `{other}`"))),
     };
     c.terminal = match o.terminal_mode.as_deref() {
         None | Some("builtin") => TerminalService::Builtin,
         Some("disabled") => TerminalService::Disabled,
         Some("embedder") => match &services {
             Some(s) => TerminalService::Embedder(s.clone()),
-            None => return Err(invalid("terminal hooks need a service callback")),
+            None => {
+                return Err(config_invalid(
+                    "terminal",
+                    "terminal hooks need a service callback",
+                ));
+            }
         },
-        Some(other) => return Err(invalid(format!("unknown terminal mode `{other}`"))),
+        Some(other) => {
+            return Err(config_invalid(
+                "terminal",
+                format!("unknown terminal mode `{other}`"),
+            ));
+        }
     };
     c.ext = match o.ext_mode.as_deref() {
         None | Some("none") => ExtService::Unsupported,
         Some("embedder") => match &services {
             Some(s) => ExtService::Embedder(s.clone()),
-            None => return Err(invalid("extension hooks need a service callback")),
+            None => {
+                return Err(config_invalid(
+                    "ext",
+                    "extension hooks need a service callback",
+                ));
+            }
         },
-        Some(other) => return Err(invalid(format!("unknown ext mode `{other}`"))),
+        Some(other) => return Err(config_invalid("ext", format!("unknown ext mode `{other}`"))),
     };
     let modes = ElicitationModes {
         form: o.elicitation_form.unwrap_or(true),
@@ -574,10 +614,18 @@ fn build_config(
             decider: Arc::new(JsElicitor { call: Arc::new(f) }),
         },
         (Some("decider"), None) => {
-            return Err(invalid("elicitation decider mode needs a callback"));
+            return Err(config_invalid(
+                "elicitation",
+                "elicitation decider mode needs a callback",
+            ));
         }
         (Some("none") | None, _) => ElicitationHandler::Unsupported,
-        (Some(other), _) => return Err(invalid(format!("unknown elicitation mode `{other}`"))),
+        (Some(other), _) => {
+            return Err(config_invalid(
+                "elicitation",
+                format!("unknown elicitation mode `{other}`"),
+            ));
+        }
     };
     if let Some(v) = o.elicitation_timeout_ms {
         c.elicitation_timeout = ms(v);
@@ -1043,6 +1091,22 @@ impl NativeAgent {
         let agent = self.agent.clone();
         abortable(abort, async move {
             agent.resume_session(&session_id, options.into()).await
+        })
+        .await
+        .map(wrap_session)
+    }
+
+    /// `session/fork` (unstable: needs `unstable: ['session/fork']`).
+    #[napi]
+    pub async fn fork_session(
+        &self,
+        session_id: String,
+        options: NativeSessionOptions,
+        abort: Option<u32>,
+    ) -> Result<NativeSession> {
+        let agent = self.agent.clone();
+        abortable(abort, async move {
+            agent.fork_session(&session_id, options.into()).await
         })
         .await
         .map(wrap_session)

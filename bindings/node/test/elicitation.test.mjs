@@ -392,10 +392,10 @@ test('host.close() aborts a pending handler\'s signal', async () => {
   assert.deepEqual(ofKind(evs, 'elicitation_resolved').map((e) => e.data.decidedBy), ['disconnected']);
 });
 
-test('invalid elicitation options are invalid_argument errors at construction', () => {
-  assert.throws(() => new acp.Host({ onElicitation: 'yes' }), (e) => e instanceof acp.AcpError && e.code === 'invalid_argument');
-  assert.throws(() => new acp.Host({ onElicitation: good, elicitationModes: { form: 'yes' } }), (e) => e.code === 'invalid_argument' && /form/.test(e.message));
-  assert.throws(() => new acp.Host({ onElicitation: good, elicitationModes: null }), (e) => e.code === 'invalid_argument');
+test('invalid elicitation options are invalid_config errors at construction', () => {
+  assert.throws(() => new acp.Host({ onElicitation: 'yes' }), (e) => e instanceof acp.AcpError && e.code === 'invalid_config' && e.data.path === 'onElicitation');
+  assert.throws(() => new acp.Host({ onElicitation: good, elicitationModes: { form: 'yes' } }), (e) => e.code === 'invalid_config' && /form/.test(e.message));
+  assert.throws(() => new acp.Host({ onElicitation: good, elicitationModes: null }), (e) => e.code === 'invalid_config');
 });
 
 test('respondElicitation on a host without elicitation: not_found', async () => {

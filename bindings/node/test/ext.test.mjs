@@ -87,5 +87,5 @@ test('undefined is a null result; onExtRequest must be a function', async () => 
   // A null result is still a success (the mock echoes no field of it).
   assert.match(text, /^ext ok\b/);
   assert.match(text, / ping ok\b/);
-  assert.throws(() => new acp.Host({ onExtRequest: 'nope' }), (e) => e instanceof acp.AcpError && e.code === 'invalid_argument');
+  assert.throws(() => new acp.Host({ onExtRequest: 'nope' }), (e) => e instanceof acp.AcpError && e.code === 'invalid_config');
 });

@@ -220,8 +220,9 @@ test('allow_always grants the session and nothing else', async () => {
   }
 });
 
-test('an invalid policy is an invalid_argument error at construction', () => {
-  assert.throws(() => new acp.Host({ policy: 'yolo' }), (e) => e instanceof acp.AcpError && e.code === 'invalid_argument' && /yolo/.test(e.message));
-  assert.throws(() => new acp.Host({ policy: { rulez: [] } }), (e) => e.code === 'invalid_argument' && /rulez/.test(e.message));
-  assert.throws(() => new acp.Host({ roots: ['relative/dir'] }), (e) => e.code === 'invalid_argument');
+test('an invalid policy is an invalid_config error at construction, with its path', () => {
+  assert.throws(() => new acp.Host({ policy: 'yolo' }), (e) => e instanceof acp.AcpError && e.code === 'invalid_config' && /yolo/.test(e.message) && e.data.path.startsWith('policy'));
+  assert.throws(() => new acp.Host({ policy: { rulez: [] } }), (e) => e.code === 'invalid_config' && /rulez/.test(e.message));
+  assert.throws(() => new acp.Host({ roots: ['relative/dir'] }), (e) => e.code === 'invalid_config' && e.data.path === 'roots');
+  assert.throws(() => new acp.Host({ unstable: ['session/forks'] }), (e) => e.code === 'invalid_config' && e.data.path === 'unstable' && /session\/forks/.test(e.message));
 });

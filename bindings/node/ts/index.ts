@@ -97,7 +97,10 @@ export function resourceLink(uri: string, name: string): ContentBlock {
 
 // ---------------------------------------------------------------------------------------- errors
 
-/** The stable error codes, one per error kind of the core. Unknown future codes may appear. */
+/**
+ * The stable error codes: the every-face kinds of docs/ERRORS.md (the one table for all faces;
+ * a test keeps this list equal to it). Unknown future codes may appear.
+ */
 export type AcpErrorCode =
   | 'agent_exited'
   | 'timeout'
@@ -107,6 +110,7 @@ export type AcpErrorCode =
   | 'auth_required'
   | 'version_unsupported'
   | 'invalid_argument'
+  | 'invalid_config'
   | 'spawn_failed'
   | 'io'
   | 'closed'
@@ -115,6 +119,11 @@ export type AcpErrorCode =
   | 'not_found'
   | 'already_resolved'
   | 'events_stalled';
+
+/** A host option that cannot be used: `invalid_config` with `data.path`, as in every face. */
+function configError(path: string, message: string): AcpError {
+  return new AcpError('invalid_config', `invalid config: ${path}: ${message}`, { path });
+}
 
 /**
  * Every failure of this package. `code` is stable (match on it, not on `message`); `data` holds
@@ -780,6 +789,17 @@ export interface HostOptions {
   events?: boolean;
   /** `clientInfo` sent in `initialize` (default `acp-host` and its version). */
   clientInfo?: { name: string; version: string };
+  /**
+   * Unstable ACP methods to opt into: `['session/fork']` enables `agent.forkSession`. Any other
+   * name is an `invalid_config` error.
+   */
+  unstable?: string[];
+  /**
+   * Merge a `tool_call_update` into the previous event when that is a not-yet-pulled update of
+   * the same tool call (newer fields win; `_meta.acpHost.coalesced` counts). For agents that
+   * resend the whole output in every update. Default `false` (docs/EVENTS.md).
+   */
+  coalesceToolCallUpdates?: boolean;
 }
 
 export interface SpawnOptions {
@@ -887,6 +907,8 @@ export class Host extends EventEmitter {
     if (options.stderrTailBytes !== undefined) o.stderrTailBytes = options.stderrTailBytes;
     if (options.wireEvents !== undefined) o.wireEvents = options.wireEvents;
     if (options.events === false) o.eventsEnabled = false;
+    if (options.unstable !== undefined) o.unstable = options.unstable;
+    if (options.coalesceToolCallUpdates !== undefined) o.coalesceToolCallUpdates = options.coalesceToolCallUpdates;
     if (options.clientInfo) {
       o.clientName = options.clientInfo.name;
       o.clientVersion = options.clientInfo.version;
@@ -894,16 +916,16 @@ export class Host extends EventEmitter {
     const handler = options.onPermission;
     if (options.manualPermissions) o.permissionMode = 'manual';
     else o.permissionMode = handler ? 'decider' : 'deny';
-    if (handler !== undefined && typeof handler !== 'function') throw new AcpError('invalid_argument', 'onPermission must be a function');
+    if (handler !== undefined && typeof handler !== 'function') throw configError('onPermission', 'onPermission must be a function');
     const elicit = options.onElicitation;
-    if (elicit !== undefined && typeof elicit !== 'function') throw new AcpError('invalid_argument', 'onElicitation must be a function');
+    if (elicit !== undefined && typeof elicit !== 'function') throw configError('onElicitation', 'onElicitation must be a function');
     if (options.manualElicitations) o.elicitationMode = 'manual';
     else o.elicitationMode = elicit ? 'decider' : 'none';
     const modes = options.elicitationModes;
     if (modes !== undefined) {
-      if (modes === null || typeof modes !== 'object') throw new AcpError('invalid_argument', 'elicitationModes must be an object { form?, url? }');
+      if (modes === null || typeof modes !== 'object') throw configError('elicitationModes', 'elicitationModes must be an object { form?, url? }');
       for (const k of ['form', 'url'] as const) {
-        if (modes[k] !== undefined && typeof modes[k] !== 'boolean') throw new AcpError('invalid_argument', `elicitationModes.${k} must be a boolean`);
+        if (modes[k] !== undefined && typeof modes[k] !== 'boolean') throw configError(`elicitationModes.${k}`, `elicitationModes.${k} must be a boolean`);
       }
       o.elicitationForm = modes.form === true;
       o.elicitationUrl = modes.url === true;
@@ -914,7 +936,7 @@ export class Host extends EventEmitter {
     o.fsMode = fs === false ? 'disabled' : fs ? 'embedder' : 'builtin';
     o.terminalMode = terminal === false ? 'disabled' : terminal ? 'embedder' : 'builtin';
     const ext = options.onExtRequest;
-    if (ext !== undefined && typeof ext !== 'function') throw new AcpError('invalid_argument', 'onExtRequest must be a function');
+    if (ext !== undefined && typeof ext !== 'function') throw configError('onExtRequest', 'onExtRequest must be a function');
     o.extMode = ext ? 'embedder' : 'none';
 
     const decide = handler ? (json: string) => this.decide(handler, json) : undefined;
@@ -1249,6 +1271,16 @@ export class Agent {
   /** `session/resume` (needs `sessionCapabilities.resume`): reopen without replay. */
   async resumeSession(sessionId: string, options: SessionOptions = {}): Promise<Session> {
     const n = await abortable(options.signal, (a) => this.native.resumeSession(sessionId, sessionOptions(options), a));
+    return new Session(this, n);
+  }
+
+  /**
+   * `session/fork` (unstable in ACP): a new session that starts from `sessionId`'s history. Needs
+   * `unstable: ['session/fork']` in the host's options and the agent's
+   * `sessionCapabilities.fork`; otherwise it rejects with `unsupported` and nothing is sent.
+   */
+  async forkSession(sessionId: string, options: SessionOptions = {}): Promise<Session> {
+    const n = await abortable(options.signal, (a) => this.native.forkSession(sessionId, sessionOptions(options), a));
     return new Session(this, n);
   }
 

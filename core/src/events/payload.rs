@@ -136,6 +136,9 @@ pub struct TurnEnded {
     pub stop_reason: Option<acp::StopReason>,
     #[serde(default)]
     pub error: Option<ErrorInfo>,
+    /// Token usage, when the agent reports it (unstable in ACP, passed through as sent).
+    #[serde(default)]
+    pub usage: Option<Value>,
     #[serde(default, rename = "_meta")]
     pub meta: Option<acp::Meta>,
 }

@@ -283,7 +283,7 @@ pub static METHODS: &[Method] = &[
         faces: Faces {
             rust: "Agent::fork_session",
             c: "acph_agent_fork_session",
-            node: "",
+            node: "agent.forkSession",
             python: "",
         },
     },

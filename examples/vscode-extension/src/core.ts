@@ -7,7 +7,7 @@
 import { promises as fsp } from 'node:fs';
 
 import { AcpError, Host } from 'acp-host';
-import type { AcpEvent, Agent, FsHooks, FsReadRequest, HostOptions, PermissionRequest, Session, TurnResult } from 'acp-host';
+import type { AcpEvent, Agent, FsHooks, FsReadRequest, HostOptions, PermissionRequest, Session, ToolCall, ToolCallUpdate, TurnResult } from 'acp-host';
 
 /** Where the transcript goes (a VS Code `OutputChannel` satisfies it). */
 export interface OutputSink {
@@ -39,11 +39,12 @@ export interface AgentConfig {
 export type OpenDocumentText = (path: string) => string | undefined;
 
 /** A one-line summary of a tool call, for pick list titles and the transcript. */
-export function describeToolCall(toolCall: Record<string, unknown>): string {
+export function describeToolCall(toolCall: ToolCall | ToolCallUpdate): string {
+  // Agents send JSON, not types: fields are checked before use.
   const title = typeof toolCall.title === 'string' ? toolCall.title : String(toolCall.toolCallId ?? 'tool call');
   const kind = typeof toolCall.kind === 'string' ? toolCall.kind : 'other';
-  const locations = Array.isArray(toolCall.locations) ? toolCall.locations : [];
-  const paths = locations.map((l: { path?: unknown }) => (typeof l?.path === 'string' ? l.path : '')).filter(Boolean);
+  const locations: unknown[] = Array.isArray(toolCall.locations) ? toolCall.locations : [];
+  const paths = locations.map((l) => (typeof (l as { path?: unknown })?.path === 'string' ? (l as { path: string }).path : '')).filter(Boolean);
   return `${title} [${kind}]${paths.length ? ` ${paths.join(', ')}` : ''}`;
 }
 
@@ -62,17 +63,22 @@ export function permissionItems(req: PermissionRequest): PickItem[] {
  * returned as `{ text }` to be appended without a line break.
  */
 export function formatEvent(ev: AcpEvent): string | { text: string } | null {
-  const d = ev.data ?? {};
+  // `ev.data` is typed per `ev.kind` (and per `sessionUpdate`): narrow on the event, then read.
   switch (ev.kind) {
-    case 'agent_ready':
-      return `● agent ready: ${d.agentInfo?.title ?? d.agentInfo?.name ?? 'agent'}${d.agentInfo?.version ? ` ${d.agentInfo.version}` : ''} (pid ${d.pid ?? '?'})`;
+    case 'agent_ready': {
+      const info = ev.data.agentInfo;
+      return `● agent ready: ${info?.title ?? info?.name ?? 'agent'}${info?.version ? ` ${info.version}` : ''} (pid ${ev.data.pid ?? '?'})`;
+    }
     case 'session_opened':
-      return `● session ${d.sessionId} (${d.origin}) in ${d.cwd}`;
+      return `● session ${ev.data.sessionId} (${ev.data.origin}) in ${ev.data.cwd}`;
     case 'turn_started':
-      return `\n▶ ${(d.prompt ?? []).map((b: { text?: string }) => b.text ?? `[${(b as { type?: string }).type}]`).join(' ')}`;
-    case 'turn_ended':
+      return `\n▶ ${(ev.data.prompt ?? []).map((b) => (b.type === 'text' ? b.text : `[${b.type}]`)).join(' ')}`;
+    case 'turn_ended': {
+      const d = ev.data;
       return d.error ? `■ turn failed: ${d.error.kind}: ${d.error.message}` : `■ ${d.stopReason}`;
-    case 'session_update':
+    }
+    case 'session_update': {
+      const d = ev.data;
       switch (d.sessionUpdate) {
         case 'agent_message_chunk':
           return d.content?.type === 'text' ? { text: d.content.text } : { text: `[${d.content?.type}]` };
@@ -83,28 +89,35 @@ export function formatEvent(ev: AcpEvent): string | { text: string } | null {
         case 'tool_call_update':
           return d.status ? `  ⚙ ${d.toolCallId} — ${d.status}` : null;
         case 'plan':
-          return `  ☰ plan: ${(d.entries ?? []).map((e: { content: string; status: string }) => `${e.status === 'completed' ? '✓' : '·'} ${e.content}`).join('; ')}`;
+          return `  ☰ plan: ${(d.entries ?? []).map((e) => `${e.status === 'completed' ? '✓' : '·'} ${e.content}`).join('; ')}`;
         case 'current_mode_update':
-          return `  mode: ${d.currentModeId ?? d.modeId}`;
+          // Some agents send the docs example's `modeId` instead of the schema's `currentModeId`.
+          return `  mode: ${d.currentModeId ?? (d as { modeId?: string }).modeId}`;
         default:
           return null;
       }
+    }
     case 'permission_requested':
-      return `  ? permission: ${describeToolCall(d.toolCall ?? {})}`;
+      return `  ? permission: ${describeToolCall(ev.data.toolCall)}`;
     case 'permission_resolved': {
-      const o = d.outcome;
+      const d = ev.data;
+      const o = d.outcome ?? null;
       const answer = o === null ? 'nothing (disconnected)' : o.outcome === 'selected' ? o.optionId : 'cancelled';
       return `  ? → ${answer} (decided by ${d.decidedBy}${d.rule ? `: ${d.rule}` : ''})`;
     }
     case 'fs_read':
-    case 'fs_write':
+    case 'fs_write': {
+      const d = ev.data;
       return `  ${ev.kind === 'fs_read' ? 'read' : 'write'} ${d.path}: ${d.outcome}${d.rule ? ` (${d.rule})` : ''}`;
+    }
     case 'terminal_created':
-      return `  $ ${[d.command, ...(d.args ?? [])].join(' ')}: ${d.outcome}`;
+      return `  $ ${[ev.data.command, ...(ev.data.args ?? [])].join(' ')}: ${ev.data.outcome}`;
     case 'protocol_error':
-      return `  ! protocol: ${d.reason}: ${d.message ?? ''}`;
-    case 'agent_exited':
+      return `  ! protocol: ${ev.data.reason}: ${ev.data.message ?? ''}`;
+    case 'agent_exited': {
+      const d = ev.data;
       return `● agent exited (${d.reason}${d.exitCode != null ? `, code ${d.exitCode}` : ''}${d.signal ? `, ${d.signal}` : ''})${d.error ? `: ${d.error.message}` : ''}`;
+    }
     default:
       return null; // agent_stderr, protocol_noise, unknown future kinds
   }

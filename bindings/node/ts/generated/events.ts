@@ -2429,6 +2429,10 @@ export interface TurnStarted {
 export interface TurnEnded {
   stopReason?: StopReason | null;
   error?: ErrorInfo | null;
+  /**
+   * Token usage, when the agent reports it (unstable in ACP, passed through as sent).
+   */
+  usage?: unknown;
   _meta?: {
     [k: string]: unknown;
   } | null;
