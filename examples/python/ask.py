@@ -51,10 +51,12 @@ def main() -> int:
 
         def show() -> None:
             for ev in events:
-                if ev.update_kind == "agent_message_chunk" and ev.data["content"].get("type") == "text":
-                    print(ev.data["content"]["text"], end="", flush=True)
-                elif ev.update_kind == "tool_call":
-                    print(f"\n[tool] {ev.data.get('title')}", file=sys.stderr)
+                if ev.kind == "session_update":
+                    update = ev.data  # narrowed below by its tag, `sessionUpdate`
+                    if update["sessionUpdate"] == "agent_message_chunk" and update["content"]["type"] == "text":
+                        print(update["content"]["text"], end="", flush=True)
+                    elif update["sessionUpdate"] == "tool_call":
+                        print(f"\n[tool] {update['title']}", file=sys.stderr)
                 elif ev.kind == "turn_ended":
                     return
 

@@ -42,10 +42,11 @@ async def run_session(agent: acp_host.AsyncAgent, n: int, prompt: str, cwd: str,
             turn = asyncio.ensure_future(session.prompt(prompt))
             async for ev in events:
                 summary["events"] += 1
-                if ev.update_kind == "agent_message_chunk":
-                    content = ev.data.get("content", {})
-                    if content.get("type") == "text":
-                        text.append(content.get("text", ""))
+                # Narrowing on `kind`, then on the update's tag, types `ev.data` (acp_host.types).
+                if ev.kind == "session_update" and ev.data["sessionUpdate"] == "agent_message_chunk":
+                    content = ev.data["content"]
+                    if content["type"] == "text":
+                        text.append(content["text"])
                 elif ev.kind == "permission_resolved":
                     d = ev.data
                     summary["permissions"].append({k: d.get(k) for k in ("decidedBy", "optionKind", "rule", "outcome")})

@@ -20,7 +20,9 @@ A small typed API over the acp-host Rust core, as a synchronous ``Host`` and an 
                 ...
 
 Events carry exactly the docs/EVENTS.md envelope (``seq``, ``at``, ``agent``, ``session``, ``turn``,
-``kind``, ``replay``, ``data``; ``to_dict()`` / ``to_json()``). Permission requests go through a
+``kind``, ``replay``, ``data``; ``to_dict()`` / ``to_json()``). Streams are typed ``AnyEvent``:
+narrowing on ``ev.kind`` (then on ``ev.data["sessionUpdate"]``) types ``ev.data``
+(``acp_host.types``, generated from schema/events.schema.json). Permission requests go through a
 fail-closed flow: a policy (``"deny-all"``, ``"read-only"``, ``"ask"`` or a document), then the
 ``on_permission`` handler; anything but an offered option id denies. Elicitations (forms, URL
 consent) go to ``on_elicitation`` the same fail-closed way: anything but a valid answer cancels.
@@ -31,7 +33,7 @@ interpreter exit).
 
 from __future__ import annotations
 
-from . import _native
+from . import _native, types
 from ._aio import AsyncAgent, AsyncEventStream, AsyncHost, AsyncSession
 from ._errors import (
     AcpError,
@@ -57,6 +59,7 @@ from ._errors import (
 from ._common import ExtRequestHandler, FsHandler, TerminalHandler
 from ._host import Agent, EventStream, Host, Session
 from ._protocol import MethodFaces, MethodInfo, content_from_file, methods
+from ._schema import AnyEvent, EventEnvelope, EventKind
 from ._types import (
     AgentExit,
     ElicitationAccept,
@@ -90,6 +93,10 @@ __all__ = [
     "AsyncSession",
     "AsyncEventStream",
     "Event",
+    "AnyEvent",
+    "EventKind",
+    "EventEnvelope",
+    "types",
     "PermissionRequest",
     "PermissionOption",
     "ElicitationRequest",

@@ -33,6 +33,7 @@ from ._common import (
     register,
 )
 from ._host import ElicitationHandler, PermissionHandler
+from ._schema import AgentCapabilities, AnyEvent, AuthMethod, SessionConfigOption
 from ._types import AgentExit, ElicitationAnswer, SessionModels, SessionState, TurnResult
 
 __all__ = ["AsyncHost", "AsyncAgent", "AsyncSession", "AsyncEventStream"]
@@ -48,14 +49,14 @@ class AsyncEventStream:
 
     def __init__(self, sub: _native.Subscription, limit: int = 1024) -> None:
         self._sub = sub
-        self._buf: Deque[_native.Event] = collections.deque()
+        self._buf: Deque[AnyEvent] = collections.deque()
         self._limit = limit
         self._ready_runs = 0
 
     def __aiter__(self) -> "AsyncEventStream":
         return self
 
-    async def __anext__(self) -> _native.Event:
+    async def __anext__(self) -> AnyEvent:
         buf = self._buf
         if buf:
             return buf.popleft()
@@ -77,7 +78,7 @@ class AsyncEventStream:
         buf.extend(batch)
         return buf.popleft()
 
-    async def next(self, timeout: Optional[float] = None) -> Optional[_native.Event]:
+    async def next(self, timeout: Optional[float] = None) -> Optional[AnyEvent]:
         """The next event, ``None`` if the stream ended; raises ``acp_host.TimeoutError``."""
         try:
             return await asyncio.wait_for(self.__anext__(), timeout)
@@ -88,7 +89,7 @@ class AsyncEventStream:
 
             raise AcpTimeout(f"no event within {timeout} s", data=None) from None
 
-    async def batches(self) -> AsyncIterator[List[_native.Event]]:
+    async def batches(self) -> AsyncIterator[List[AnyEvent]]:
         """``async for batch in stream.batches()``: lists of ready events (the fastest way)."""
         while True:
             batch = await self.next_batch()
@@ -96,7 +97,7 @@ class AsyncEventStream:
                 return
             yield batch
 
-    async def next_batch(self) -> Optional[List[_native.Event]]:
+    async def next_batch(self) -> Optional[List[AnyEvent]]:
         """Up to ``limit`` ready events (waits for one), or ``None`` at the end."""
         if self._buf:
             out = list(self._buf)
@@ -104,9 +105,9 @@ class AsyncEventStream:
             return out
         return await self._sub.next_batch_async(self._limit)
 
-    async def collect_until(self, stop: Callable[[_native.Event], bool], timeout: Optional[float] = None) -> List[_native.Event]:
+    async def collect_until(self, stop: Callable[[AnyEvent], bool], timeout: Optional[float] = None) -> List[AnyEvent]:
         """Events up to and including the first one ``stop`` accepts (or the end)."""
-        out: List[_native.Event] = []
+        out: List[AnyEvent] = []
         while True:
             ev = await self.next(timeout)
             if ev is None:
@@ -166,7 +167,7 @@ class AsyncSession:
         """See ``Session.set_model``."""
         await self._n.set_model(model_id, aio=True)
 
-    async def set_config_option(self, config_id: str, value: Any) -> List[Dict[str, Any]]:
+    async def set_config_option(self, config_id: str, value: Any) -> List[SessionConfigOption]:
         return json.loads(await self._n.set_config_option(config_id, json.dumps(value), aio=True))  # type: ignore[no-any-return]
 
     async def close(self) -> None:
@@ -202,12 +203,14 @@ class AsyncAgent:
         return ai.get("name") if isinstance(ai, dict) else None
 
     @property
-    def capabilities(self) -> Dict[str, Any]:
-        return self.info.get("capabilities") or {}
+    def capabilities(self) -> AgentCapabilities:
+        caps = self.info.get("capabilities")
+        return caps if caps else {}
 
     @property
-    def auth_methods(self) -> List[Dict[str, Any]]:
-        return self.info.get("authMethods") or []
+    def auth_methods(self) -> List[AuthMethod]:
+        methods = self.info.get("authMethods")
+        return methods if methods else []
 
     @property
     def exit_info(self) -> Optional[AgentExit]:

@@ -11,14 +11,15 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Proto
 
 from . import _native
 from ._errors import InvalidArgumentError
+from ._schema import ContentBlock
 from ._types import ElicitationMode
 
 PRESETS = ("deny-all", "read-only", "ask")
 
 #: A policy: a preset name, a policy document (dict or JSON text), or a path to a JSON file.
 PolicyLike = Union[str, Mapping[str, Any], "os.PathLike[str]", None]
-#: A prompt: text, one content block, or a list of blocks / texts.
-ContentLike = Union[str, Mapping[str, Any], Sequence[Union[str, Mapping[str, Any]]]]
+#: A prompt: text, one ACP content block, or a list of blocks / texts.
+ContentLike = Union[str, ContentBlock, Sequence[Union[str, ContentBlock]]]
 PathLike = Union[str, "os.PathLike[str]"]
 #: ``elicitation_modes``: one mode or several (``("form", "url")``).
 ElicitationModes = Union[ElicitationMode, Iterable[ElicitationMode]]

@@ -31,6 +31,7 @@ from ._common import (
     params_json,
     register,
 )
+from ._schema import AgentCapabilities, AnyEvent, AuthMethod, SessionConfigOption
 from ._types import (
     AgentExit,
     ElicitationAnswer,
@@ -59,20 +60,20 @@ class EventStream:
     def __init__(self, sub: _native.Subscription) -> None:
         self._sub = sub
 
-    def __iter__(self) -> Iterator[_native.Event]:
+    def __iter__(self) -> Iterator[AnyEvent]:
         return self._sub
 
-    def __next__(self) -> _native.Event:
+    def __next__(self) -> AnyEvent:
         ev = self._sub.next(None)
         if ev is None:
             raise StopIteration
         return ev
 
-    def next(self, timeout: Optional[float] = None) -> Optional[_native.Event]:
+    def next(self, timeout: Optional[float] = None) -> Optional[AnyEvent]:
         """The next event, ``None`` if the stream ended; raises ``acp_host.TimeoutError``."""
         return self._sub.next(timeout)
 
-    def batches(self, limit: int = 1024) -> Iterator[List[_native.Event]]:
+    def batches(self, limit: int = 1024) -> Iterator[List[AnyEvent]]:
         """Iterate in lists of up to ``limit`` ready events (the fastest way to consume)."""
         while True:
             batch = self._sub.next_batch(limit)
@@ -80,12 +81,12 @@ class EventStream:
                 return
             yield batch
 
-    def collect_until(self, stop: Callable[[_native.Event], bool], timeout: Optional[float] = None) -> List[_native.Event]:
+    def collect_until(self, stop: Callable[[AnyEvent], bool], timeout: Optional[float] = None) -> List[AnyEvent]:
         """Events up to and including the first one ``stop`` accepts (or the end of the stream).
 
         ``timeout`` bounds the wait for each event (``acp_host.TimeoutError``).
         """
-        out: List[_native.Event] = []
+        out: List[AnyEvent] = []
         while True:
             ev = self._sub.next(timeout)
             if ev is None:
@@ -156,7 +157,7 @@ class Session:
         ``InvalidArgumentError``, no model choice ``UnsupportedError`` (nothing is sent)."""
         self._n.set_model(model_id, aio=False)
 
-    def set_config_option(self, config_id: str, value: Any) -> List[Dict[str, Any]]:
+    def set_config_option(self, config_id: str, value: Any) -> List[SessionConfigOption]:
         """Set a config option; returns the complete updated option list."""
         return json.loads(self._n.set_config_option(config_id, json.dumps(value), aio=False))  # type: ignore[no-any-return]
 
@@ -198,12 +199,14 @@ class Agent:
         return ai.get("name") if isinstance(ai, dict) else None
 
     @property
-    def capabilities(self) -> Dict[str, Any]:
-        return self.info.get("capabilities") or {}
+    def capabilities(self) -> AgentCapabilities:
+        caps = self.info.get("capabilities")
+        return caps if caps else {}
 
     @property
-    def auth_methods(self) -> List[Dict[str, Any]]:
-        return self.info.get("authMethods") or []
+    def auth_methods(self) -> List[AuthMethod]:
+        methods = self.info.get("authMethods")
+        return methods if methods else []
 
     @property
     def exit_info(self) -> Optional[AgentExit]:

@@ -9,6 +9,7 @@ from typing import Any, Dict, List, Literal, Optional, TypedDict, Union
 
 
 from . import _native
+from ._schema import ContentBlock
 
 __all__ = ["MethodFaces", "MethodInfo", "methods", "content_from_file"]
 
@@ -45,10 +46,10 @@ def methods() -> List[MethodInfo]:
     return rows
 
 
-def content_from_file(path: Union[str, "os.PathLike[str]"]) -> Dict[str, Any]:
+def content_from_file(path: Union[str, "os.PathLike[str]"]) -> ContentBlock:
     """A prompt content block from a file: an ``image``/``audio`` block (base64, MIME type from
     the extension) or an embedded text ``resource``. The path must be absolute; files over 16 MiB
     are refused (InvalidArgumentError). Whether the agent accepts the block is checked when the
     prompt is sent (UnsupportedError, nothing sent)."""
-    block: Dict[str, Any] = json.loads(_native.content_from_file(os.fspath(path)))
+    block: ContentBlock = json.loads(_native.content_from_file(os.fspath(path)))
     return block

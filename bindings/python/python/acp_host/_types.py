@@ -4,7 +4,24 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any, Dict, List, Literal, Mapping, Optional, Tuple, TypedDict, Union
+from typing import Any, Dict, List, Literal, Mapping, Optional, Tuple, TypedDict, Union, cast
+
+# ACP shapes, generated from schema/events.schema.json (annotations only: the values are the
+# JSON as the agent sent it, so kinds and fields newer than the schema may still appear).
+from ._schema import (
+    AgentCapabilities,
+    AuthMethod,
+    AvailableCommand,
+    ElicitationSchema,
+    PermissionOptionKind,
+    PlanEntry,
+    SessionConfigOption,
+    SessionModeState,
+    StopReason,
+    ToolCallUpdate,
+    ToolKind,
+    UsageUpdate,
+)
 
 __all__ = [
     "PermissionOption",
@@ -31,7 +48,7 @@ class PermissionOption:
     option_id: str
     name: str
     #: ``allow_once``, ``allow_always``, ``reject_once``, ``reject_always`` (or a future kind)
-    kind: str
+    kind: PermissionOptionKind
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,8 +66,9 @@ class PermissionRequest:
     session_id: str
     #: The turn in flight when the request arrived.
     turn: Optional[int]
-    #: The request's ``toolCall`` merged over the tool call the session already knows (ACP shape).
-    tool_call: Dict[str, Any]
+    #: The request's ``toolCall`` merged over the tool call the session already knows (ACP shape;
+    #: ``{}`` if the agent sent none).
+    tool_call: ToolCallUpdate
     options: List[PermissionOption]
     _settled: Any = dataclasses.field(default=None, repr=False, compare=False)
 
@@ -59,7 +77,7 @@ class PermissionRequest:
         """True once the request was resolved elsewhere (timeout, cancel, agent exit)."""
         return bool(self._settled) if self._settled is not None else False
 
-    def option_id(self, kind: str) -> Optional[str]:
+    def option_id(self, kind: PermissionOptionKind) -> Optional[str]:
         """The id of the first offered option of ``kind`` (e.g. ``"allow_once"``), or ``None``."""
         for opt in self.options:
             if opt.kind == kind:
@@ -72,7 +90,7 @@ class PermissionRequest:
         return t if isinstance(t, str) else None
 
     @property
-    def tool_kind(self) -> Optional[str]:
+    def tool_kind(self) -> Optional[ToolKind]:
         k = self.tool_call.get("kind")
         return k if isinstance(k, str) else None
 
@@ -84,9 +102,10 @@ class PermissionRequest:
             agent=int(d["agent"]),
             session_id=str(d["sessionId"]),
             turn=d.get("turn"),
-            tool_call=d.get("toolCall") if isinstance(d.get("toolCall"), dict) else {},
+            tool_call=d.get("toolCall") if isinstance(d.get("toolCall"), dict) else cast(ToolCallUpdate, {}),
             options=[
-                PermissionOption(str(o["optionId"]), str(o.get("name", "")), str(o.get("kind", "")))
+                PermissionOption(str(o["optionId"]), str(o.get("name", "")),
+                                 cast(PermissionOptionKind, str(o.get("kind", ""))))
                 for o in d.get("options", [])
             ],
             _settled=settled,
@@ -163,7 +182,7 @@ class ElicitationRequest:
     message: str
     mode: ElicitationMode
     #: Form mode: the JSON schema of the form (``None`` in URL mode).
-    requested_schema: Optional[Dict[str, Any]] = None
+    requested_schema: Optional[ElicitationSchema] = None
     #: URL mode: the agent's id for this elicitation (``elicitation_completed`` names it).
     elicitation_id: Optional[str] = None
     #: URL mode: the URL to show (never opened by the host).
@@ -195,7 +214,7 @@ class ElicitationRequest:
             turn=d.get("turn"),
             message=str(d.get("message", "")),
             mode="url" if mode == "url" else "form",
-            requested_schema=schema if isinstance(schema, dict) else None,
+            requested_schema=cast(ElicitationSchema, schema) if isinstance(schema, dict) else None,
             elicitation_id=d.get("elicitationId"),
             url=d.get("url"),
             _settled=settled,
@@ -228,7 +247,7 @@ class TurnResult:
     #: The host's turn id (the ``turn`` field of this turn's events).
     turn: int
     #: ``end_turn``, ``max_tokens``, ``max_turn_requests``, ``refusal``, ``cancelled`` (or future).
-    stop_reason: str
+    stop_reason: StopReason
     #: ``usage`` of the prompt response, when the agent sent it.
     usage: Optional[Dict[str, Any]]
     #: The whole ``session/prompt`` response.
@@ -244,7 +263,7 @@ class TurnResult:
     @classmethod
     def _from_native(cls, t: Tuple[int, str, Optional[str], str, str, str, bool]) -> "TurnResult":
         turn, stop, usage, raw, text, thought, truncated = t
-        return cls(turn, stop, None if usage is None else json.loads(usage), json.loads(raw),
+        return cls(turn, cast(StopReason, stop), None if usage is None else json.loads(usage), json.loads(raw),
                    text, thought, truncated)
 
     def to_dict(self) -> Dict[str, Any]:
@@ -326,19 +345,22 @@ class SessionState:
     #: False once the session was closed, deleted, or its agent exited.
     open: bool
     #: ``{currentModeId, availableModes}`` when the agent has modes.
-    modes: Optional[Dict[str, Any]]
+    modes: Optional[SessionModeState]
     current_mode_id: Optional[str]
-    config_options: Optional[List[Dict[str, Any]]]
-    #: Tool calls merged from ``tool_call`` + ``tool_call_update``, in order of first appearance.
-    tool_calls: List[Dict[str, Any]]
-    plan: Optional[List[Dict[str, Any]]]
-    available_commands: Optional[List[Dict[str, Any]]]
-    usage: Optional[Dict[str, Any]]
+    config_options: Optional[List[SessionConfigOption]]
+    #: Tool calls merged from ``tool_call`` + ``tool_call_update``, in order of first appearance:
+    #: ``toolCallId`` always, the other fields as last sent (a call first seen in an update may
+    #: have no ``title``), hence the ``ToolCallUpdate`` shape.
+    tool_calls: List[ToolCallUpdate]
+    plan: Optional[List[PlanEntry]]
+    available_commands: Optional[List[AvailableCommand]]
+    #: The latest ``usage_update`` (``{used, size, cost?}``).
+    usage: Optional[UsageUpdate]
     title: Optional[str]
     updated_at: Optional[str]
     #: The turn in flight, if any.
     active_turn: Optional[int]
-    last_stop_reason: Optional[str]
+    last_stop_reason: Optional[StopReason]
 
     @classmethod
     def _from_json(cls, raw: str) -> "SessionState":
