@@ -118,3 +118,47 @@ fn the_c_header_statuses_are_the_table() {
         .collect();
     assert_eq!(statuses, table);
 }
+
+/// The kinds a face can raise, read from its sources: Node's `AcpErrorCode` union and the `code`
+/// attributes of Python's exception classes.
+fn face_kinds(path: &str, pattern: &str) -> BTreeSet<String> {
+    let text = std::fs::read_to_string(root().join(path)).expect("face source");
+    let re = regex::Regex::new(pattern).expect("regex");
+    re.captures_iter(&text).map(|c| c[1].to_owned()).collect()
+}
+
+fn every_face_kinds() -> BTreeSet<String> {
+    ERROR_KINDS
+        .iter()
+        .filter(|k| k.reach == Reach::Every)
+        .map(|k| k.kind.to_owned())
+        .collect()
+}
+
+#[test]
+fn node_error_codes_are_the_every_face_kinds() {
+    let text = std::fs::read_to_string(root().join("bindings/node/ts/index.ts")).expect("index.ts");
+    let start = text
+        .find("export type AcpErrorCode =")
+        .expect("AcpErrorCode");
+    let end = start + text[start..].find(';').expect("end of the union");
+    let union = &text[start..end];
+    let re = regex::Regex::new(r"'([a-z_]+)'").expect("regex");
+    let codes: BTreeSet<String> = re.captures_iter(union).map(|c| c[1].to_owned()).collect();
+    assert_eq!(codes, every_face_kinds());
+}
+
+#[test]
+fn python_exception_codes_are_the_every_face_kinds() {
+    let codes = face_kinds(
+        "bindings/python/python/acp_host/_errors.py",
+        r#"(?m)^    code = "([a-z_]+)""#,
+    );
+    // `error`: the base class's placeholder; `service_error`: what an embedder's handler raises
+    // to answer the agent with a JSON-RPC error (never a kind the host reports).
+    let codes: BTreeSet<String> = codes
+        .into_iter()
+        .filter(|c| c != "error" && c != "service_error")
+        .collect();
+    assert_eq!(codes, every_face_kinds());
+}

@@ -20,6 +20,15 @@ pub(crate) struct FaceConfig {
     pub core: HostConfig,
 }
 
+/// A policy that cannot be used: `invalid_config` with the spot under `policy.` (the same path
+/// every face reports, e.g. `policy.rules[0].action`).
+fn policy_failure(e: acp_host::permission::policy::PolicyError) -> Failure {
+    match acp_host::Error::from(e) {
+        acp_host::Error::InvalidConfig { path, message } => config_error(&path, message),
+        other => config_error("policy", other.to_string()),
+    }
+}
+
 fn config_error(path: &str, message: impl Into<String>) -> Failure {
     let message = message.into();
     Failure::new(
@@ -232,11 +241,9 @@ pub(crate) fn host_config(text: Option<&str>, bridge: &Bridge) -> Result<FaceCon
     }
     core.policy = match obj.get("policy") {
         None | Some(Value::Null) => None,
-        Some(Value::String(name)) => {
-            Some(Policy::preset(name).map_err(|e| err("policy", e.to_string()))?)
-        }
+        Some(Value::String(name)) => Some(Policy::preset(name).map_err(policy_failure)?),
         Some(doc @ Value::Object(_)) => {
-            Some(Policy::from_json(&doc.to_string()).map_err(|e| err("policy", e.to_string()))?)
+            Some(Policy::from_json(&doc.to_string()).map_err(policy_failure)?)
         }
         Some(_) => {
             return Err(err(

@@ -63,6 +63,8 @@ static void bad_strings_and_json(void) {
     const char *bad_policy = "{\"policy\":{\"rules\":[{\"action\":\"permit\"}]}}";
     EXPECT_E(ACPH_STATUS_INVALID_CONFIG, acph_host_new(bad_policy, strlen(bad_policy), &h, ERR), &err);
     CHECK(strstr(err->message, "rules[0].action") != NULL);
+    /* The same path as every face reports (docs/ERRORS.md). */
+    CHECK(strstr(err->data, "\"path\":\"policy.rules[0].action\"") != NULL);
     acph_error_free(err);
     EXPECT(ACPH_STATUS_INVALID_CONFIG, acph_host_new("{\"eventCapacity\":0}", 19, &h, ERR));
     EXPECT(ACPH_STATUS_INVALID_UTF8, acph_host_new("{\"x\":\"\xff\"}", 9, &h, ERR));

@@ -865,27 +865,10 @@ impl Clock {
     }
 }
 
-/// `2026-11-30T14:00:00.123Z` for milliseconds since the Unix epoch (UTC; the core's format).
+/// `2026-11-30T14:00:00.123Z` for milliseconds since the Unix epoch: the core's formatter.
 fn rfc3339_millis(millis: u128) -> String {
-    let ms = (millis % 1000) as u32;
-    let secs = (millis / 1000) as u64;
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Days since 1970-01-01 to a civil date (H. Hinnant's algorithm, proleptic Gregorian).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{ms:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    let at = UNIX_EPOCH + Duration::from_millis(u64::try_from(millis).unwrap_or(u64::MAX));
+    acp_host::events::format_timestamp(at)
 }
 
 /// The envelope fields of an event besides `seq` and `data`; events of a batch mostly share them.

@@ -27,10 +27,21 @@ pub(crate) fn to_py(py: Python<'_>, e: &acp_host::Error) -> PyErr {
     build(py, e.kind(), e.to_string(), e.data().to_string())
 }
 
-/// An unusable policy document: `PolicyError` (an `InvalidArgumentError`), `.data = {"path"}`.
+/// An unusable policy: `PolicyError` (a `ConfigError`), kind `invalid_config`, `.data = {"path":
+/// "policy.rules[0].action"}` as in every face.
 pub(crate) fn policy(py: Python<'_>, e: &PolicyError) -> PyErr {
-    let data = serde_json::json!({ "path": e.path, "message": e.message }).to_string();
-    build(py, "invalid_policy", e.to_string(), data)
+    to_py(py, &acp_host::Error::from(e.clone()))
+}
+
+/// An unusable `Host(...)` argument: `ConfigError`, kind `invalid_config`, `.data = {"path"}`.
+pub(crate) fn config(py: Python<'_>, path: &str, message: impl Into<String>) -> PyErr {
+    to_py(
+        py,
+        &acp_host::Error::InvalidConfig {
+            path: path.to_owned(),
+            message: message.into(),
+        },
+    )
 }
 
 /// An error of this face itself (bad argument types or values), with a core kind.

@@ -11,7 +11,7 @@
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use acp_host::{Event as CoreEvent, EventKind, EventStream};
 use pyo3::prelude::*;
@@ -643,23 +643,7 @@ impl Event {
     }
 }
 
-/// RFC 3339 UTC with millisecond precision, e.g. `2026-11-30T14:00:00.123Z` (as the core).
+/// RFC 3339 UTC with millisecond precision, e.g. `2026-11-30T14:00:00.123Z`: the core's formatter.
 pub(crate) fn format_timestamp(at: SystemTime) -> String {
-    let d = at.duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO);
-    let secs = d.as_secs();
-    let millis = d.subsec_millis();
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let (h, m, s) = (rem / 3600, (rem % 3600) / 60, rem % 60);
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{millis:03}Z")
+    acp_host::events::format_timestamp(at)
 }

@@ -58,7 +58,7 @@ impl NativeHost {
         on_permission=None, manual_permissions=false, on_elicitation=None, manual_elicitations=false,
         elicitation_modes=None, elicitation_timeout=None, fs=true, terminal=true,
         fs_handler=None, terminal_handler=None, on_ext_request=None, client_name=None,
-        client_version=None))]
+        client_version=None, unstable=Vec::new(), coalesce_tool_call_updates=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -87,6 +87,8 @@ impl NativeHost {
         on_ext_request: Option<Py<PyAny>>,
         client_name: Option<String>,
         client_version: Option<String>,
+        unstable: Vec<String>,
+        coalesce_tool_call_updates: bool,
     ) -> PyResult<NativeHost> {
         let policy = match (policy_kind, policy_value) {
             (None, _) => None,
@@ -101,9 +103,9 @@ impl NativeHost {
                     .map_err(|e| errors::policy(py, &e))?,
             ),
             (Some(other), _) => {
-                return Err(errors::local(
+                return Err(errors::config(
                     py,
-                    "invalid_argument",
+                    "policy",
                     format!("unknown policy kind `{other}`"),
                 ));
             }
@@ -114,9 +116,9 @@ impl NativeHost {
         };
         for root in &roots {
             if !root.is_absolute() {
-                return Err(errors::local(
+                return Err(errors::config(
                     py,
-                    "invalid_argument",
+                    "roots",
                     format!("roots must be absolute paths, got `{}`", root.display()),
                 ));
             }
@@ -145,6 +147,10 @@ impl NativeHost {
             config.stderr_tail_bytes = n;
         }
         config.wire_events = wire_events;
+        config.coalesce_tool_call_updates = coalesce_tool_call_updates;
+        acp_host::protocol::check_opt_in(&unstable)
+            .map_err(|m| errors::config(py, "unstable", m))?;
+        config.unstable = unstable;
         let event_loop: LoopSlot = Arc::new(Mutex::new(None));
         config.fs = match (fs, fs_handler) {
             (false, _) => FsService::Disabled,
@@ -199,9 +205,9 @@ impl NativeHost {
             },
             (None, true) => ElicitationHandler::Manual { modes },
             (None, false) if elicitation_modes.is_some() => {
-                return Err(errors::local(
+                return Err(errors::config(
                     py,
-                    "invalid_argument",
+                    "elicitation_modes",
                     "elicitation_modes needs on_elicitation (a handler or \"manual\")",
                 ));
             }
@@ -503,6 +509,27 @@ impl NativeAgent {
             } else {
                 agent.load_session(&session_id, opts).await?
             };
+            Ok(NativeSession { session, pump })
+        })
+    }
+
+    /// `session/fork` (unstable: needs `unstable=["session/fork"]` on the host).
+    #[pyo3(signature = (session_id, cwd, additional_directories=Vec::new(), mcp_servers=None,
+        *, aio=false))]
+    fn fork_session(
+        &self,
+        py: Python<'_>,
+        session_id: String,
+        cwd: String,
+        additional_directories: Vec<String>,
+        mcp_servers: Option<&str>,
+        aio: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let opts = Self::options(py, cwd, additional_directories, mcp_servers)?;
+        let agent = self.agent.clone();
+        let pump = self.pump.clone();
+        call(py, aio, async move {
+            let session = agent.fork_session(&session_id, opts).await?;
             Ok(NativeSession { session, pump })
         })
     }

@@ -239,14 +239,22 @@ def test_policy_file_and_json_text(tmp_path: Path) -> None:
 def test_bad_policies_raise_with_the_spot(tmp_path: Path) -> None:
     with pytest.raises(acp_host.PolicyError) as ei:
         acp_host.Host(policy={"rules": [{"action": "permit"}]})
-    assert ei.value.data["path"] == "rules[0].action"
+    # The same kind and path as every face (docs/ERRORS.md).
+    assert ei.value.code == "invalid_config"
+    assert ei.value.data["path"] == "policy.rules[0].action"
+    assert isinstance(ei.value, acp_host.ConfigError)
     assert isinstance(ei.value, ValueError) and isinstance(ei.value, acp_host.InvalidArgumentError)
     with pytest.raises(acp_host.PolicyError):
         acp_host.Host(policy="yolo")
     with pytest.raises(acp_host.PolicyError):
         acp_host.Host(policy=tmp_path / "missing.json")
-    with pytest.raises(acp_host.InvalidArgumentError):
+    with pytest.raises(acp_host.ConfigError) as ce:
         acp_host.Host(on_permission="always")  # type: ignore[arg-type]
+    assert ce.value.data["path"] == "on_permission"
+    with pytest.raises(acp_host.ConfigError) as ce:
+        acp_host.Host(unstable=["session/forks"])
+    assert ce.value.code == "invalid_config" and ce.value.data["path"] == "unstable"
+    assert not isinstance(ce.value, acp_host.PolicyError)
 
 
 def test_allow_always_grants_the_session_and_nothing_else(tmp_path: Path) -> None:

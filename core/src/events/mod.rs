@@ -213,8 +213,9 @@ fn push_json_string(out: &mut String, s: &str) {
     }
 }
 
-/// RFC 3339 UTC with millisecond precision, e.g. `2026-11-30T14:00:00.123Z`.
-pub(crate) fn format_timestamp(at: SystemTime) -> String {
+/// RFC 3339 UTC with millisecond precision, e.g. `2026-11-30T14:00:00.123Z`: the `at` of every
+/// event in every face (the faces call this; there is one implementation).
+pub fn format_timestamp(at: SystemTime) -> String {
     let dt = time::OffsetDateTime::from(at);
     let fmt = time::macros::format_description!(
         "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"

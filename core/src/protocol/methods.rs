@@ -284,7 +284,7 @@ pub static METHODS: &[Method] = &[
             rust: "Agent::fork_session",
             c: "acph_agent_fork_session",
             node: "agent.forkSession",
-            python: "",
+            python: "agent.fork_session",
         },
     },
     Method {

@@ -246,6 +246,14 @@ class AsyncAgent:
                                        mcp_arg(mcp_servers), resume=True, aio=True)
         return AsyncSession(n, self)
 
+    async def fork_session(self, session_id: str, cwd: Optional[PathLike] = None, *,
+                           additional_directories: Iterable[PathLike] = (),
+                           mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None) -> AsyncSession:
+        """``session/fork`` (unstable): needs ``AsyncHost(unstable=["session/fork"])``."""
+        n = await self._n.fork_session(session_id, cwd_arg(cwd), dirs_arg(additional_directories),
+                                       mcp_arg(mcp_servers), aio=True)
+        return AsyncSession(n, self)
+
     async def list_sessions(self, cwd: Optional[PathLike] = None, cursor: Optional[str] = None) -> Dict[str, Any]:
         c = None if cwd is None else cwd_arg(cwd)
         return json.loads(await self._n.list_sessions(c, cursor, aio=True))  # type: ignore[no-any-return]
@@ -304,6 +312,9 @@ class AsyncHost:
         on_ext_request: Optional[ExtRequestHandler] = None,
         client_name: Optional[str] = None,
         client_version: Optional[str] = None,
+        stderr_tail_bytes: Optional[int] = None,
+        unstable: Sequence[str] = (),
+        coalesce_tool_call_updates: bool = False,
     ) -> None:
         args = host_args(
             policy=policy, roots=roots, permission_timeout=permission_timeout, on_permission=on_permission,
@@ -313,6 +324,8 @@ class AsyncHost:
             cancel_grace=cancel_grace,
             max_line_bytes=max_line_bytes, event_capacity=event_capacity, wire_events=wire_events, fs=fs,
             terminal=terminal, on_ext_request=on_ext_request, client_name=client_name, client_version=client_version,
+            stderr_tail_bytes=stderr_tail_bytes, unstable=unstable,
+            coalesce_tool_call_updates=coalesce_tool_call_updates,
         )
         self._n = _native.NativeHost(**args)
         self._bind_loop()

@@ -10,7 +10,7 @@ import weakref
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Protocol, Sequence, Tuple, Union
 
 from . import _native
-from ._errors import InvalidArgumentError
+from ._errors import ConfigError, InvalidArgumentError
 from ._schema import ContentBlock
 from ._types import ElicitationMode
 
@@ -64,9 +64,21 @@ def policy_args(policy: PolicyLike) -> Dict[str, Any]:
             return {"policy_kind": "file", "policy_value": policy}
         # Let the core name the presets in its error.
         return {"policy_kind": "preset", "policy_value": policy}
-    raise InvalidArgumentError(
-        f"policy must be a preset name, a policy document (dict or JSON) or a path, got {type(policy).__name__}"
+    raise _config(
+        "policy", f"policy must be a preset name, a policy document (dict or JSON) or a path, got {type(policy).__name__}"
     )
+
+
+def _config(path: str, message: str) -> ConfigError:
+    """A ``Host(...)`` argument that cannot be used: ``invalid_config`` with ``data["path"]``."""
+    return ConfigError(f"invalid config: {path}: {message}", code="invalid_config", data={"path": path})
+
+
+def _config_seconds(name: str, value: Optional[float], *, none_means_forever: bool) -> Optional[float]:
+    try:
+        return seconds(name, value, none_means_forever=none_means_forever)
+    except InvalidArgumentError as e:
+        raise _config(name, e.message) from None
 
 
 def seconds(name: str, value: Optional[float], *, none_means_forever: bool) -> Optional[float]:
@@ -99,14 +111,17 @@ def host_args(
     on_ext_request: Optional[ExtRequestHandler],
     client_name: Optional[str],
     client_version: Optional[str],
+    stderr_tail_bytes: Optional[int] = None,
+    unstable: Iterable[str] = (),
+    coalesce_tool_call_updates: bool = False,
 ) -> Dict[str, Any]:
     args: Dict[str, Any] = policy_args(policy)
     args["roots"] = [os.path.abspath(os.fspath(r)) for r in roots]
-    args["permission_timeout"] = seconds("permission_timeout", permission_timeout, none_means_forever=False)
-    args["request_timeout"] = seconds("request_timeout", request_timeout, none_means_forever=True)
-    args["prompt_timeout"] = seconds("prompt_timeout", prompt_timeout, none_means_forever=False)
-    args["shutdown_grace"] = seconds("shutdown_grace", shutdown_grace, none_means_forever=False)
-    args["cancel_grace"] = seconds("cancel_grace", cancel_grace, none_means_forever=False)
+    args["permission_timeout"] = _config_seconds("permission_timeout", permission_timeout, none_means_forever=False)
+    args["request_timeout"] = _config_seconds("request_timeout", request_timeout, none_means_forever=True)
+    args["prompt_timeout"] = _config_seconds("prompt_timeout", prompt_timeout, none_means_forever=False)
+    args["shutdown_grace"] = _config_seconds("shutdown_grace", shutdown_grace, none_means_forever=False)
+    args["cancel_grace"] = _config_seconds("cancel_grace", cancel_grace, none_means_forever=False)
     args["max_line_bytes"] = max_line_bytes
     args["event_capacity"] = event_capacity
     args["wire_events"] = bool(wire_events)
@@ -115,21 +130,27 @@ def host_args(
     elif callable(getattr(fs, "read_text_file", None)) and callable(getattr(fs, "write_text_file", None)):
         args["fs"], args["fs_handler"] = True, fs
     else:
-        raise InvalidArgumentError("fs must be True, False or an object with read_text_file and write_text_file")
+        raise _config("fs", "fs must be True, False or an object with read_text_file and write_text_file")
     if isinstance(terminal, bool):
         args["terminal"] = terminal
     elif callable(terminal):
         args["terminal"], args["terminal_handler"] = True, terminal
     else:
-        raise InvalidArgumentError("terminal must be True, False or a function (method, params) -> dict")
+        raise _config("terminal", "terminal must be True, False or a function (method, params) -> dict")
     if on_ext_request is not None:
         if not callable(on_ext_request):
-            raise InvalidArgumentError(
-                "on_ext_request must be a function or coroutine function (method, params) -> result, or None"
+            raise _config(
+                "on_ext_request", "on_ext_request must be a function or coroutine function (method, params) -> result, or None"
             )
         args["on_ext_request"] = on_ext_request
     args["client_name"] = client_name
     args["client_version"] = client_version
+    if stderr_tail_bytes is not None:
+        if not isinstance(stderr_tail_bytes, int) or stderr_tail_bytes < 0:
+            raise _config("stderr_tail_bytes", f"stderr_tail_bytes must be a non-negative int, got {stderr_tail_bytes!r}")
+        args["stderr_tail_bytes"] = stderr_tail_bytes
+    args["unstable"] = list(unstable)
+    args["coalesce_tool_call_updates"] = bool(coalesce_tool_call_updates)
     if on_permission is None:
         pass
     elif on_permission == "manual":
@@ -137,19 +158,19 @@ def host_args(
     elif callable(on_permission):
         args["on_permission"] = on_permission
     else:
-        raise InvalidArgumentError(
-            "on_permission must be a function, a coroutine function, \"manual\" or None"
+        raise _config(
+            "on_permission", "on_permission must be a function, a coroutine function, \"manual\" or None"
         )
     if on_elicitation is None:
         if elicitation_modes is not None:
-            raise InvalidArgumentError("elicitation_modes needs on_elicitation (a function or \"manual\")")
+            raise _config("elicitation_modes", "elicitation_modes needs on_elicitation (a function or \"manual\")")
     elif on_elicitation == "manual":
         args["manual_elicitations"] = True
     elif callable(on_elicitation):
         args["on_elicitation"] = on_elicitation
     else:
-        raise InvalidArgumentError(
-            "on_elicitation must be a function, a coroutine function, \"manual\" or None"
+        raise _config(
+            "on_elicitation", "on_elicitation must be a function, a coroutine function, \"manual\" or None"
         )
     if elicitation_modes is not None:
         args["elicitation_modes"] = modes_arg(elicitation_modes)
@@ -161,7 +182,7 @@ def modes_arg(modes: ElicitationModes) -> List[str]:
     names: List[str] = [modes] if isinstance(modes, str) else list(modes)
     for m in names:
         if m not in ("form", "url"):
-            raise InvalidArgumentError(f"unknown elicitation mode {m!r} (\"form\", \"url\")")
+            raise _config("elicitation_modes", f"unknown elicitation mode {m!r} (\"form\", \"url\")")
     if not names:
         raise InvalidArgumentError("elicitation_modes must name at least one mode (\"form\", \"url\")")
     return names

@@ -16,6 +16,7 @@ __all__ = [
     "AuthRequiredError",
     "VersionUnsupportedError",
     "InvalidArgumentError",
+    "ConfigError",
     "PolicyError",
     "SpawnError",
     "IoError",
@@ -127,10 +128,16 @@ class InvalidArgumentError(AcpError, ValueError):
     code = "invalid_argument"
 
 
-class PolicyError(InvalidArgumentError):
-    """A policy document cannot be used; ``data["path"]`` names the spot (``rules[0].action``)."""
+class ConfigError(InvalidArgumentError):
+    """The host's configuration was rejected (``Host(...)``/``AsyncHost(...)`` arguments);
+    ``data["path"]`` names the option (``roots``, ``unstable``, ``policy.rules[0].action``)."""
 
-    code = "invalid_policy"
+    code = "invalid_config"
+
+
+class PolicyError(ConfigError):
+    """A policy that cannot be used: a ``ConfigError`` whose ``data["path"]`` starts with
+    ``policy`` (``policy.rules[0].action``), code ``invalid_config`` as in every face."""
 
 
 class SpawnError(AcpError, OSError):
@@ -209,7 +216,7 @@ _BY_CODE: Dict[str, Type[AcpError]] = {
         AuthRequiredError,
         VersionUnsupportedError,
         InvalidArgumentError,
-        PolicyError,
+        ConfigError,
         SpawnError,
         IoError,
         ClosedError,
@@ -229,4 +236,6 @@ def _from_native(kind: str, message: str, data_json: str) -> AcpError:
     except ValueError:
         data = None
     cls = _BY_CODE.get(kind, AcpError)
+    if cls is ConfigError and isinstance(data, dict) and str(data.get("path", "")).startswith("policy"):
+        cls = PolicyError
     return cls(message, code=kind, data=data)

@@ -252,6 +252,16 @@ class Agent:
                                  mcp_arg(mcp_servers), resume=True, aio=False)
         return Session(n, self)
 
+    def fork_session(self, session_id: str, cwd: Optional[PathLike] = None, *,
+                     additional_directories: Iterable[PathLike] = (),
+                     mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None) -> Session:
+        """``session/fork`` (unstable in ACP): a new session that starts from ``session_id``'s
+        history. Needs ``Host(unstable=["session/fork"])`` and the agent's
+        ``sessionCapabilities.fork``; otherwise ``UnsupportedError`` and nothing is sent."""
+        n = self._n.fork_session(session_id, cwd_arg(cwd), dirs_arg(additional_directories),
+                                 mcp_arg(mcp_servers), aio=False)
+        return Session(n, self)
+
     def list_sessions(self, cwd: Optional[PathLike] = None, cursor: Optional[str] = None) -> Dict[str, Any]:
         """``session/list``: ``{"sessions": [...], "nextCursor": ...}`` (one page)."""
         c = None if cwd is None else cwd_arg(cwd)
@@ -320,6 +330,13 @@ class Host:
     modes it renders, ``"form"`` and/or ``"url"`` (default both); only those are advertised.
     Without ``on_elicitation`` elicitation is not advertised and agents' requests are refused.
 
+    ``unstable``: unstable ACP methods to opt into (``["session/fork"]`` enables
+    ``Agent.fork_session``); any other name raises ``ConfigError``. ``coalesce_tool_call_updates``:
+    merge a ``tool_call_update`` into the previous event when that is a not-yet-pulled update of
+    the same tool call (docs/EVENTS.md). ``stderr_tail_bytes``: the agent stderr kept for exit
+    errors (default 64 KiB). An argument that cannot be used raises ``ConfigError``
+    (``invalid_config``, ``data["path"]`` names it; a bad policy is its subclass ``PolicyError``).
+
     ``with Host(...) as host:`` closes it: every agent is shut down, process groups included.
     Hosts still open at interpreter exit are closed then.
     """
@@ -346,6 +363,9 @@ class Host:
         on_ext_request: Optional[ExtRequestHandler] = None,
         client_name: Optional[str] = None,
         client_version: Optional[str] = None,
+        stderr_tail_bytes: Optional[int] = None,
+        unstable: Sequence[str] = (),
+        coalesce_tool_call_updates: bool = False,
     ) -> None:
         args = host_args(
             policy=policy, roots=roots, permission_timeout=permission_timeout, on_permission=on_permission,
@@ -355,6 +375,8 @@ class Host:
             cancel_grace=cancel_grace,
             max_line_bytes=max_line_bytes, event_capacity=event_capacity, wire_events=wire_events, fs=fs,
             terminal=terminal, on_ext_request=on_ext_request, client_name=client_name, client_version=client_version,
+            stderr_tail_bytes=stderr_tail_bytes, unstable=unstable,
+            coalesce_tool_call_updates=coalesce_tool_call_updates,
         )
         self._n = _native.NativeHost(**args)
         register(self)

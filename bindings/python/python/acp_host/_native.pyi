@@ -152,6 +152,14 @@ class NativeAgent:
                      mcp_servers: Optional[str] = None, *, resume: bool = False,
                      aio: Literal[True]) -> Awaitable[NativeSession]: ...
     @overload
+    def fork_session(self, session_id: str, cwd: str, additional_directories: List[str] = ...,
+                     mcp_servers: Optional[str] = None,
+                     *, aio: Literal[False] = False) -> NativeSession: ...
+    @overload
+    def fork_session(self, session_id: str, cwd: str, additional_directories: List[str] = ...,
+                     mcp_servers: Optional[str] = None,
+                     *, aio: Literal[True]) -> Awaitable[NativeSession]: ...
+    @overload
     def list_sessions(self, cwd: Optional[str] = None, cursor: Optional[str] = None,
                       *, aio: Literal[False] = False) -> str: ...
     @overload
@@ -202,6 +210,8 @@ class NativeHost:
         on_ext_request: Optional[Callable[..., Any]] = None,
         client_name: Optional[str] = None,
         client_version: Optional[str] = None,
+        unstable: List[str] = ...,
+        coalesce_tool_call_updates: bool = False,
     ) -> NativeHost: ...
     def set_loop(self, event_loop: Optional[asyncio.AbstractEventLoop]) -> None: ...
     @property

@@ -1479,6 +1479,8 @@ class TurnEnded(TypedDict, total=False):
 
     stopReason: Optional[StopReason]
     error: Optional[ErrorInfo]
+    #: Token usage, when the agent reports it (unstable in ACP, passed through as sent).
+    usage: Any
     _meta: Optional[Dict[str, Any]]
 
 
