@@ -513,6 +513,36 @@ acph_status acph_agent_authenticate(struct acph_host *host,
                                     uint64_t *call_out,
                                     struct acph_error **error_out);
 
+// Terminal login (docs/FFI.md): run the login of `method_id` (a `"type": "terminal"` auth
+// method, or one with the legacy `_meta["terminal-auth"]`) through the service handler (config
+// `"terminalAuth": "embedder"`: method `acph/terminal_auth`, answered `{"exitCode": n}`); when it
+// exits 0 the agent is shut down and started again from its spec. `result`: the new agent, as
+// `acph_host_spawn`'s (`{"agent": id, ...}`); retry the call that failed with `auth_required`
+// on it. A login that exits non-zero is `ACPH_STATUS_AUTH_REQUIRED` (the agent keeps running);
+// without `terminalAuth` it is `ACPH_STATUS_UNSUPPORTED`. `authenticate` is never sent.
+//
+// # Safety
+// As `acph_agent_authenticate`.
+acph_status acph_agent_terminal_auth(struct acph_host *host,
+                                     uint64_t agent,
+                                     const char *method_id,
+                                     size_t method_len,
+                                     uint64_t *call_out,
+                                     struct acph_error **error_out);
+
+// Blocking `acph_agent_terminal_auth`: `*agent_out` is the relaunched agent's id. The service
+// handler must answer from another thread (or before returning) while this blocks.
+//
+// # Safety
+// As `acph_agent_terminal_auth`; `agent_out` is NULL or writable.
+acph_status acph_agent_terminal_auth_wait(struct acph_host *host,
+                                          uint64_t agent,
+                                          const char *method_id,
+                                          size_t method_len,
+                                          uint32_t timeout_ms,
+                                          uint64_t *agent_out,
+                                          struct acph_error **error_out);
+
 // `logout` (needs `agentCapabilities.auth.logout`; else `ACPH_STATUS_UNSUPPORTED` and nothing
 // is sent). `result`: `{}`.
 //

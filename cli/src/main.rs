@@ -15,6 +15,7 @@
 //! 1 with one line on stderr otherwise; 2 for usage errors; 130 when interrupted (Ctrl-C twice).
 
 mod elicitation;
+mod login;
 mod permission;
 mod render;
 
@@ -110,7 +111,10 @@ struct RunArgs {
     /// Deny permission requests nobody answered within SECS seconds [default: 300]
     #[arg(long, value_name = "SECS", value_parser = parse_secs)]
     permission_timeout: Option<Duration>,
-    /// Authenticate with this auth method (see `acph probe`) before opening the session
+    /// Authenticate with this auth method (see `acph probe`) before opening the session; a
+    /// terminal login runs in this terminal, then the agent is relaunched. Without it, an agent
+    /// that answers "authentication required" and offers exactly one terminal login gets that
+    /// login when stdin is a terminal
     #[arg(long, value_name = "METHOD")]
     auth: Option<String>,
     /// The prompt text
@@ -451,6 +455,7 @@ async fn run(args: RunArgs, verbose: bool, mut interrupts: watch::Receiver<Signa
         elicitation: elicitation::handler(elicitation_mode, out.clone(), gate),
         policy,
         roots,
+        terminal_auth: login::runner(args.json),
         ..HostConfig::default()
     };
     if let Some(t) = args.permission_timeout {
@@ -466,10 +471,22 @@ async fn run(args: RunArgs, verbose: bool, mut interrupts: watch::Receiver<Signa
     };
     // Pulled concurrently with everything else: the queue is bounded and a stalled reader would
     // stall the agent.
-    let printer = tokio::spawn(Renderer::new(out.clone(), args.json, verbose).pump(events));
+    let relaunching = render::Relaunching::default();
+    let renderer = Renderer::new(out.clone(), args.json, verbose, relaunching.clone());
+    let printer = tokio::spawn(renderer.pump(events));
 
     let mut agent = None;
-    let result = drive(&host, spec, &args, cwd, &out, &mut agent, &mut interrupts).await;
+    let result = drive(
+        &host,
+        spec,
+        &args,
+        cwd,
+        &out,
+        &mut agent,
+        &mut interrupts,
+        &relaunching,
+    )
+    .await;
     let drain = match &agent {
         Some(a) => {
             // Every event up to the end: shut the agent down, then its `agent_exited` ends the
@@ -495,6 +512,7 @@ async fn run(args: RunArgs, verbose: bool, mut interrupts: watch::Receiver<Signa
 
 /// Spawn, authenticate, open the session, switch mode, prompt. Leaves the agent in `agent_slot`
 /// so the caller shuts it down whatever happened.
+#[allow(clippy::too_many_arguments)]
 async fn drive(
     host: &Host,
     spec: AgentSpec,
@@ -503,13 +521,36 @@ async fn drive(
     out: &SharedOut,
     agent_slot: &mut Option<Agent>,
     interrupts: &mut watch::Receiver<Signals>,
+    relaunching: &render::Relaunching,
 ) -> Result<(), Failure> {
-    let agent = interruptible(host.spawn(spec), interrupts).await?;
+    let mut agent = interruptible(host.spawn(spec), interrupts).await?;
     *agent_slot = Some(agent.clone());
+    let terminal = login::terminal_methods(&agent);
     if let Some(method) = &args.auth {
-        interruptible(agent.authenticate(method), interrupts).await?;
+        if terminal.contains(method) {
+            agent = relaunch(&agent, method, relaunching, interrupts).await?;
+            *agent_slot = Some(agent.clone());
+        } else {
+            interruptible(agent.authenticate(method), interrupts).await?;
+        }
     }
-    let session = interruptible(agent.new_session(SessionOptions::new(cwd)), interrupts).await?;
+    let options = SessionOptions::new(cwd);
+    let session = match interruptible(agent.new_session(options.clone()), interrupts).await {
+        Err(Failure::Core(e)) if e.kind() == "auth_required" && args.auth.is_none() => {
+            use std::io::IsTerminal;
+            match terminal.as_slice() {
+                [only] if std::io::stdin().is_terminal() => {
+                    eprint_line("acph: the agent needs a login");
+                    agent = relaunch(&agent, only, relaunching, interrupts).await?;
+                    *agent_slot = Some(agent.clone());
+                    // The call that failed, once more, on the relaunched agent.
+                    interruptible(agent.new_session(options), interrupts).await?
+                }
+                _ => return Err(Failure::Core(e)),
+            }
+        }
+        r => r?,
+    };
     if let Some(mode) = &args.mode {
         switch_mode(&session, mode, out, args.json, interrupts).await?;
     }
@@ -541,6 +582,31 @@ async fn drive(
             }
         }
     }
+}
+
+/// A terminal login, then the relaunched agent. The old agent's `agent_exited` must not end the
+/// output, so it is marked before the login runs (and unmarked if the login fails: it stays).
+async fn relaunch(
+    agent: &Agent,
+    method: &str,
+    relaunching: &render::Relaunching,
+    interrupts: &mut watch::Receiver<Signals>,
+) -> Result<Agent, Failure> {
+    let mark = |on: bool| {
+        if let Ok(mut r) = relaunching.lock() {
+            if on {
+                r.insert(agent.id());
+            } else {
+                r.remove(&agent.id());
+            }
+        }
+    };
+    mark(true);
+    let result = interruptible(agent.terminal_auth(method), interrupts).await;
+    if result.is_err() {
+        mark(false);
+    }
+    result
 }
 
 /// `session/set_mode` when the session's `modes` offer the id, else the `category: "mode"`

@@ -160,20 +160,27 @@ pub struct Renderer {
     tools: HashMap<String, (String, String)>,
     /// permission request id → title
     permissions: HashMap<u64, String>,
+    /// Agents being relaunched after a terminal login: their `agent_exited` does not end output.
+    relaunching: Relaunching,
 }
 
+/// Ids of agents `acph run` is replacing (terminal login): set before the old one is shut down.
+pub type Relaunching = std::sync::Arc<std::sync::Mutex<std::collections::HashSet<u64>>>;
+
 impl Renderer {
-    pub fn new(out: SharedOut, json: bool, verbose: bool) -> Renderer {
+    pub fn new(out: SharedOut, json: bool, verbose: bool, relaunching: Relaunching) -> Renderer {
         Renderer {
             out,
             json,
             verbose,
             tools: HashMap::new(),
             permissions: HashMap::new(),
+            relaunching,
         }
     }
 
-    /// Print events until the first `agent_exited` (printed too) or the end of the stream.
+    /// Print events until the first `agent_exited` of an agent that is not being relaunched
+    /// (printed too) or the end of the stream.
     pub async fn pump(mut self, events: EventStream) {
         let mut batch = Vec::with_capacity(256);
         loop {
@@ -200,7 +207,13 @@ impl Renderer {
             } else {
                 self.readable(&mut out, ev);
             }
-            if ev.kind == EventKind::AgentExited {
+            if ev.kind == EventKind::AgentExited
+                && !self
+                    .relaunching
+                    .lock()
+                    .map(|r| r.contains(&ev.agent))
+                    .unwrap_or(false)
+            {
                 done = true;
                 break;
             }

@@ -105,6 +105,15 @@ impl Output {
 /// Run `acph` with `args` (stdin `input` or null), killed after [`TIMEOUT`]. It runs in a scratch
 /// directory of its own, so a session without `--cwd` writes nothing anywhere else.
 fn acph_with(args: &[&str], program: &str, input: Option<&str>) -> Output {
+    acph_with_env(args, program, input, &[])
+}
+
+fn acph_with_env(
+    args: &[&str],
+    program: &str,
+    input: Option<&str>,
+    env: &[(&str, &str)],
+) -> Output {
     ensure_mock();
     let here = Scratch::new("cwd");
     let mut cmd = Command::new(program);
@@ -119,7 +128,9 @@ fn acph_with(args: &[&str], program: &str, input: Option<&str>) -> Output {
         .stderr(Stdio::piped())
         .env_remove("ACP_MOCK_SCENARIO")
         .env_remove("ACP_MOCK_VERBOSE")
+        .env_remove("ACP_MOCK_CREDENTIALS")
         .env("NO_COLOR", "1");
+    cmd.envs(env.iter().copied());
     let mut child = cmd.spawn().expect("spawn acph");
     if let Some(input) = input {
         let mut stdin = child.stdin.take().unwrap();
@@ -723,6 +734,55 @@ fn auth_required_then_auth() {
     let out = acph(&["run", "--auth", "mock-login", "--scenario", "auth-required"]);
     assert!(out.status.success(), "{out:?}");
     assert!(out.stdout.contains("You are logged in."), "{out:?}");
+}
+
+#[test]
+fn a_terminal_login_runs_then_the_relaunched_agent_opens_the_session() {
+    let dir = Scratch::new("creds");
+    let creds = dir.path().join("credentials");
+    let creds = creds.to_str().unwrap();
+    let env = [("ACP_MOCK_CREDENTIALS", creds)];
+    let args = [
+        "run",
+        "--auth",
+        "mock-terminal",
+        "--scenario",
+        "auth-required",
+    ];
+    let out = acph_with_env(&args, ACPH, None, &env);
+    assert!(out.status.success(), "{out:?}");
+    assert!(std::path::Path::new(creds).exists(), "the login ran");
+    assert!(out.stderr.contains("running the agent's login"), "{out:?}");
+    // The login's own output reached the terminal (stdout here), then the turn's.
+    assert!(out.stdout.contains("acp-mock-agent: logged in"), "{out:?}");
+    assert!(out.stdout.contains("You are logged in."), "{out:?}");
+
+    // --json: stdout stays NDJSON (the login's output goes to stderr).
+    std::fs::remove_file(creds).unwrap();
+    let mut json_args = vec!["run", "--json"];
+    json_args.extend_from_slice(&args[1..]);
+    let out = acph_with_env(&json_args, ACPH, None, &env);
+    assert!(out.status.success(), "{out:?}");
+    for line in out.stdout.lines() {
+        serde_json::from_str::<Value>(line).unwrap_or_else(|e| panic!("{line:?}: {e}"));
+    }
+    assert!(out.stderr.contains("acp-mock-agent: logged in"), "{out:?}");
+
+    // A login that fails: one line, exit 1.
+    std::fs::remove_file(creds).unwrap();
+    let env = [
+        ("ACP_MOCK_CREDENTIALS", creds),
+        ("ACP_MOCK_LOGIN_FAIL", "1"),
+    ];
+    let out = acph_with_env(&args, ACPH, None, &env);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        out.stderr_lines()
+            .last()
+            .unwrap()
+            .contains("exited with status 3"),
+        "{out:?}"
+    );
 }
 
 #[test]

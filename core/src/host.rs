@@ -117,6 +117,9 @@ pub struct HostConfig {
     /// that resend the whole accumulated output in every update and consumers that fall behind.
     /// Off by default: every update is then delivered as sent.
     pub coalesce_tool_call_updates: bool,
+    /// Who runs the agent's terminal logins ([`crate::auth`]): with a runner the host advertises
+    /// `auth.terminal` and [`Agent::terminal_auth`] works. Default: nobody.
+    pub terminal_auth: crate::auth::TerminalAuth,
 }
 
 impl Default for HostConfig {
@@ -150,6 +153,7 @@ impl Default for HostConfig {
             early_update_limit: 65_536,
             unstable: Vec::new(),
             coalesce_tool_call_updates: false,
+            terminal_auth: crate::auth::TerminalAuth::Unsupported,
         }
     }
 }
@@ -161,7 +165,11 @@ pub struct Host {
 }
 
 /// The host's weak view of an agent: it must not keep the agent alive.
-type AgentSlot = (mpsc::WeakSender<Command>, Arc<AgentShared>);
+type AgentSlot = (
+    mpsc::WeakSender<Command>,
+    Arc<AgentShared>,
+    Option<AgentSpec>,
+);
 
 #[derive(Debug)]
 struct HostInner {
@@ -241,6 +249,7 @@ impl Host {
             write_text_file: served.write_text_file && policy.can_allow(Operation::Write),
             terminal: served.terminal && policy.can_allow(Operation::Execute),
             elicitation: served.elicitation,
+            terminal_auth: served.terminal_auth,
         }
     }
 
@@ -254,6 +263,7 @@ impl Host {
             write_text_file: fs,
             terminal: !matches!(cfg.terminal, TerminalService::Disabled),
             elicitation: cfg.elicitation.modes(),
+            terminal_auth: matches!(cfg.terminal_auth, crate::auth::TerminalAuth::Runner(_)),
         }
     }
 
@@ -267,7 +277,7 @@ impl Host {
         let id = self.inner.next_agent.fetch_add(1, Ordering::Relaxed) + 1;
         let cfg = &self.inner.shared.config;
         let transport = spawn_agent(&spec, id, cfg.stderr_tail_bytes)?;
-        self.start(id, transport).await
+        self.start(id, transport, Some(spec)).await
     }
 
     /// Speak ACP over an existing byte stream pair (in-memory duplex, a socket the embedder owns).
@@ -283,10 +293,10 @@ impl Host {
             process: None,
             stderr: None,
         };
-        self.start(id, transport).await
+        self.start(id, transport, None).await
     }
 
-    async fn start(&self, id: u64, transport: Transport) -> Result<Agent> {
+    async fn start(&self, id: u64, transport: Transport, spec: Option<AgentSpec>) -> Result<Agent> {
         let shared = Arc::new(AgentShared::default());
         let caps = self.served_capabilities();
         let cmd = connection::start(
@@ -297,8 +307,8 @@ impl Host {
             transport,
         );
         if let Ok(mut agents) = self.inner.agents.lock() {
-            agents.retain(|_, (tx, _)| tx.strong_count() > 0);
-            agents.insert(id, (cmd.downgrade(), shared.clone()));
+            agents.retain(|_, (tx, _, _)| tx.strong_count() > 0);
+            agents.insert(id, (cmd.downgrade(), shared.clone(), spec.clone()));
         }
         let agent = Agent {
             inner: Arc::new(AgentInner {
@@ -306,6 +316,8 @@ impl Host {
                 cmd,
                 shared,
                 host: self.inner.shared.clone(),
+                spec,
+                owner: Arc::downgrade(&self.inner),
             }),
         };
         let cfg = &self.inner.shared.config;
@@ -447,7 +459,7 @@ impl Host {
     /// A handle to a live agent by id.
     pub fn agent(&self, id: u64) -> Option<Agent> {
         let agents = self.inner.agents.lock().ok()?;
-        let (weak, shared) = agents.get(&id)?;
+        let (weak, shared, spec) = agents.get(&id)?;
         let cmd = weak.upgrade()?;
         Some(Agent {
             inner: Arc::new(AgentInner {
@@ -455,6 +467,8 @@ impl Host {
                 cmd,
                 shared: shared.clone(),
                 host: self.inner.shared.clone(),
+                spec: spec.clone(),
+                owner: Arc::downgrade(&self.inner),
             }),
         })
     }
@@ -624,6 +638,10 @@ struct AgentInner {
     cmd: mpsc::Sender<Command>,
     shared: Arc<AgentShared>,
     host: Arc<HostShared>,
+    /// How it was started (`None` for `connect`): terminal login relaunches it.
+    spec: Option<AgentSpec>,
+    /// The host, to relaunch the agent (weak: an agent does not keep its host alive).
+    owner: std::sync::Weak<HostInner>,
 }
 
 impl Agent {
@@ -792,6 +810,66 @@ impl Agent {
     }
 
     /// `authenticate` with one of the advertised agent-type auth methods.
+    /// The agent's `authMethods`, parsed: which need `authenticate` and which a terminal login.
+    pub fn auth_methods(&self) -> Vec<crate::auth::AuthMethodInfo> {
+        self.info()
+            .map(|i| {
+                i.auth_methods
+                    .iter()
+                    .filter_map(crate::auth::AuthMethodInfo::parse)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Terminal login ([`crate::auth`]): run the login of `method_id` (a `terminal` method, or one
+    /// with the legacy `_meta["terminal-auth"]`) through `HostConfig::terminal_auth`; when it
+    /// exits 0, shut this agent down and start it again from the same spec (a new handshake),
+    /// and return the new agent. Retry the call that failed with `auth_required` on it; sessions
+    /// of this agent are gone (`load`/`resume` them on the new one). A login that exits non-zero
+    /// is `auth_required` and leaves this agent running. `authenticate` is never sent.
+    pub async fn terminal_auth(&self, method_id: &str) -> Result<Agent> {
+        let crate::auth::TerminalAuth::Runner(runner) =
+            self.inner.host.config.terminal_auth.clone()
+        else {
+            return Err(Error::Unsupported(
+                "terminal login needs a runner (HostConfig::terminal_auth)".into(),
+            ));
+        };
+        let Some(spec) = self.inner.spec.clone() else {
+            return Err(Error::Unsupported(
+                "terminal login relaunches the agent: this one was not spawned by the host".into(),
+            ));
+        };
+        let info = self.require_info()?;
+        let method = info.auth_method(method_id).ok_or_else(|| {
+            Error::InvalidArgument(format!("agent does not offer auth method `{method_id}`"))
+        })?;
+        let command = crate::auth::terminal_command(method, &spec).ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "auth method `{method_id}` is not a terminal login (use authenticate)"
+            ))
+        })?;
+        let code = runner.run(command).await.map_err(|e| Error::AuthRequired {
+            message: format!("terminal login `{method_id}` could not run: {e}"),
+            data: None,
+        })?;
+        if code != 0 {
+            return Err(Error::AuthRequired {
+                message: format!("terminal login `{method_id}` exited with status {code}"),
+                data: Some(serde_json::json!({ "exitCode": code })),
+            });
+        }
+        let host = self
+            .inner
+            .owner
+            .upgrade()
+            .map(|inner| Host { inner })
+            .ok_or_else(|| Error::Closed("the host is gone".into()))?;
+        self.shutdown().await;
+        host.spawn(spec).await
+    }
+
     pub async fn authenticate(&self, method_id: &str) -> Result<()> {
         let info = self.require_info()?;
         match info.auth_method(method_id) {
@@ -806,7 +884,8 @@ impl Agent {
                     .is_some_and(|t| t != "agent") =>
             {
                 return Err(Error::Unsupported(format!(
-                    "auth method `{method_id}` is not an `agent` method (terminal auth relaunches the agent)"
+                    "auth method `{method_id}` is not an `agent` method (a terminal login: use \
+                     terminal_auth, which relaunches the agent)"
                 )));
             }
             _ => {}

@@ -13,6 +13,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod auth;
 pub mod connection;
 pub mod content;
 pub mod elicitation;

@@ -68,6 +68,7 @@ const CONFIG_FIELDS: &[&str] = &[
     "clientInfo",
     "unstable",
     "coalesceToolCallUpdates",
+    "terminalAuth",
 ];
 
 fn object<'a>(
@@ -331,6 +332,16 @@ pub(crate) fn host_config(text: Option<&str>, bridge: &Bridge) -> Result<FaceCon
         Some(other) => {
             return Err(err(
                 "ext",
+                format!("unknown value \"{other}\"; expected \"none\" or \"embedder\""),
+            ));
+        }
+    };
+    core.terminal_auth = match str_field(obj, "terminalAuth", &err)? {
+        None | Some("none") => acp_host::auth::TerminalAuth::Unsupported,
+        Some("embedder") => acp_host::auth::TerminalAuth::Runner(Arc::new(bridge.clone())),
+        Some(other) => {
+            return Err(err(
+                "terminalAuth",
                 format!("unknown value \"{other}\"; expected \"none\" or \"embedder\""),
             ));
         }

@@ -607,6 +607,20 @@ impl State {
         }
     }
 
+    /// A terminal login, then the relaunched agent registered like a spawned one (the old id
+    /// stays valid until released; its `agent_exited` follows).
+    pub(crate) fn op_terminal_auth(
+        self: &Arc<Self>,
+        agent: Agent,
+        method_id: String,
+    ) -> impl Future<Output = Result<Value, Error>> + Send + 'static {
+        let st = self.clone();
+        async move {
+            let fresh = agent.terminal_auth(&method_id).await?;
+            Ok(st.register_agent(fresh))
+        }
+    }
+
     pub(crate) fn op_open_session(
         self: &Arc<Self>,
         agent: Agent,

@@ -26,6 +26,8 @@ enum Kind {
     Terminal,
     /// An agent's `_` extension request: any JSON result (absent: `null`).
     Ext,
+    /// A terminal login to run (`acph/terminal_auth`): `{"exitCode": n}`.
+    TerminalAuth,
 }
 
 #[derive(Debug)]
@@ -141,6 +143,14 @@ impl Bridge {
                     ));
                 }
             },
+            Kind::TerminalAuth => match result {
+                Some(v) if v.get("exitCode").and_then(Value::as_i64).is_some() => v,
+                _ => {
+                    return Err(Failure::invalid(
+                        "acph/terminal_auth needs a result {\"exitCode\": <integer>}",
+                    ));
+                }
+            },
         };
         if let Some(entry) = pending.remove(&id) {
             let _ = entry.tx.send(Ok(value));
@@ -216,6 +226,30 @@ impl acp_host::services::ExtHandler for Bridge {
         let this = self.clone();
         let method = method.to_owned();
         Box::pin(async move { this.ask(Kind::Ext, &method, params).await })
+    }
+}
+
+/// Terminal logins go to the service handler as method `acph/terminal_auth` (not an ACP method),
+/// params the command (`{methodId, label, command, args, env, cwd}`); the embedder runs it in a
+/// terminal the user sees and answers `{"exitCode": n}` (or fails the request: the login could
+/// not run).
+impl acp_host::auth::TerminalAuthRunner for Bridge {
+    fn run(
+        &self,
+        command: acp_host::auth::TerminalAuthCommand,
+    ) -> acp_host::auth::TerminalAuthFuture {
+        let this = self.clone();
+        Box::pin(async move {
+            let params = serde_json::to_value(&command).map_err(|e| e.to_string())?;
+            let v = this
+                .ask(Kind::TerminalAuth, "acph/terminal_auth", params)
+                .await
+                .map_err(|e| e.message)?;
+            v.get("exitCode")
+                .and_then(Value::as_i64)
+                .map(|c| c as i32)
+                .ok_or_else(|| "no exitCode".to_owned())
+        })
     }
 }
 

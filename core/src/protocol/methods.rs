@@ -143,7 +143,7 @@ pub static METHODS: &[Method] = &[
         params: "AuthenticateRequest",
         result: Some("AuthenticateResponse"),
         implemented: true,
-        host: "only advertised `authMethods` ids are sent",
+        host: "only advertised `authMethods` ids of `agent` methods are sent; terminal logins (`type: terminal`, legacy `_meta[\"terminal-auth\"]`) run through the embedder's terminal and relaunch the agent instead (`Agent::terminal_auth`)",
         faces: Faces {
             rust: "Agent::authenticate",
             c: "acph_agent_authenticate",

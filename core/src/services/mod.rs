@@ -23,6 +23,9 @@ pub struct ClientCapabilities {
     pub terminal: bool,
     /// The elicitation modes the embedder can render (none: `elicitation` is not advertised).
     pub elicitation: crate::elicitation::ElicitationModes,
+    /// The embedder runs terminal logins (`auth.terminal`, and the legacy
+    /// `_meta["terminal-auth"]` flag some agents look for instead).
+    pub terminal_auth: bool,
 }
 
 impl ClientCapabilities {
@@ -34,6 +37,10 @@ impl ClientCapabilities {
         });
         if let Some(e) = self.elicitation.capability() {
             caps["elicitation"] = e;
+        }
+        if self.terminal_auth {
+            caps["auth"] = serde_json::json!({ "terminal": true });
+            caps["_meta"] = serde_json::json!({ "terminal-auth": true });
         }
         caps
     }

@@ -141,6 +141,80 @@ pub unsafe extern "C" fn acph_agent_authenticate(
     })
 }
 
+/// Terminal login (docs/FFI.md): run the login of `method_id` (a `"type": "terminal"` auth
+/// method, or one with the legacy `_meta["terminal-auth"]`) through the service handler (config
+/// `"terminalAuth": "embedder"`: method `acph/terminal_auth`, answered `{"exitCode": n}`); when it
+/// exits 0 the agent is shut down and started again from its spec. `result`: the new agent, as
+/// `acph_host_spawn`'s (`{"agent": id, ...}`); retry the call that failed with `auth_required`
+/// on it. A login that exits non-zero is `ACPH_STATUS_AUTH_REQUIRED` (the agent keeps running);
+/// without `terminalAuth` it is `ACPH_STATUS_UNSUPPORTED`. `authenticate` is never sent.
+///
+/// # Safety
+/// As `acph_agent_authenticate`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acph_agent_terminal_auth(
+    host: *mut acph_host,
+    agent: u64,
+    method_id: *const c_char,
+    method_len: usize,
+    call_out: *mut u64,
+    error_out: *mut *mut acph_error,
+) -> acph_status {
+    ffi_fn!(error_out, {
+        // SAFETY: the caller's contract.
+        let host = unsafe { ptr::host(host) }?;
+        // SAFETY: the caller's contract.
+        let method = unsafe { ptr::str_in(method_id, method_len, "method_id") }?.to_owned();
+        // SAFETY: the caller's contract.
+        let out = unsafe { ptr::out(call_out, "call_out") }?;
+        let a = host.state.agent(agent)?;
+        out.write(
+            host.state
+                .start_call(agent, host.state.op_terminal_auth(a, method))?,
+        );
+        Ok(())
+    })
+}
+
+/// Blocking `acph_agent_terminal_auth`: `*agent_out` is the relaunched agent's id. The service
+/// handler must answer from another thread (or before returning) while this blocks.
+///
+/// # Safety
+/// As `acph_agent_terminal_auth`; `agent_out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acph_agent_terminal_auth_wait(
+    host: *mut acph_host,
+    agent: u64,
+    method_id: *const c_char,
+    method_len: usize,
+    timeout_ms: u32,
+    agent_out: *mut u64,
+    error_out: *mut *mut acph_error,
+) -> acph_status {
+    ffi_fn!(error_out, {
+        // SAFETY: the caller's contract.
+        let host = unsafe { ptr::host(host) }?;
+        // SAFETY: the caller's contract.
+        let method = unsafe { ptr::str_in(method_id, method_len, "method_id") }?.to_owned();
+        // SAFETY: the caller's contract.
+        let out = unsafe { ptr::out(agent_out, "agent_out") }?;
+        let st = &host.state;
+        let a = st.agent(agent)?;
+        let v = st.wait("terminal login", timeout_ms, st.op_terminal_auth(a, method))?;
+        let id = v
+            .get("agent")
+            .and_then(serde_json::Value::as_u64)
+            .ok_or_else(|| {
+                Failure::new(
+                    crate::status::acph_status::ACPH_STATUS_INTERNAL,
+                    "the relaunched agent has no id",
+                )
+            })?;
+        out.write(id);
+        Ok(())
+    })
+}
+
 /// `logout` (needs `agentCapabilities.auth.logout`; else `ACPH_STATUS_UNSUPPORTED` and nothing
 /// is sent). `result`: `{}`.
 ///
