@@ -108,6 +108,12 @@ async fn run_case(case: &Value, cwd: &str) -> Vec<Value> {
     if let Some(ms) = case["cancelGraceMs"].as_u64() {
         config.cancel_grace = Duration::from_millis(ms);
     }
+    if let Some(names) = case["unstable"].as_array() {
+        config.unstable = names
+            .iter()
+            .filter_map(|n| n.as_str().map(str::to_owned))
+            .collect();
+    }
     if let Some(table) = case.get("ext").filter(|v| v.is_object()) {
         // An extension handler answering from the case's table.
         let table = table.clone();
@@ -175,12 +181,12 @@ async fn run_case(case: &Value, cwd: &str) -> Vec<Value> {
                     current = Some(s);
                 }
             }
-            "load_session" | "resume_session" => {
+            "load_session" | "resume_session" | "fork_session" => {
                 let id = op["sessionId"].as_str().unwrap();
-                let r = if what == "load_session" {
-                    agent.load_session(id, opts()).await
-                } else {
-                    agent.resume_session(id, opts()).await
+                let r = match what {
+                    "load_session" => agent.load_session(id, opts()).await,
+                    "resume_session" => agent.resume_session(id, opts()).await,
+                    _ => agent.fork_session(id, opts()).await,
                 };
                 check(name, what, &r, expect);
                 if let Ok(s) = r {

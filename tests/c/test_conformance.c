@@ -173,6 +173,12 @@ static json *run_case(const json *c, const char *cwd) {
     }
     uint64_t grace = 0;
     if (json_u64(json_get(c, "cancelGraceMs"), &grace)) json_set(config, "cancelGraceMs", json_new_u64(grace));
+    const json *unstable = json_get(c, "unstable");
+    if (unstable) {
+        json *names = json_new_array();
+        for (size_t i = 0; i < unstable->length; i++) json_push(names, json_new_string(json_str(json_at(unstable, i))));
+        json_set(config, "unstable", names);
+    }
     char *config_text = json_dump(config);
     json_free(config);
     r.h = make_host(config_text);
@@ -198,12 +204,14 @@ static json *run_case(const json *c, const char *cwd) {
         const char *what = json_str(json_get(op, "op"));
         const char *expect = json_str(json_get(op, "expect"));
         if (strcmp(what, "new_session") == 0 || strcmp(what, "load_session") == 0 ||
-            strcmp(what, "resume_session") == 0) {
+            strcmp(what, "resume_session") == 0 || strcmp(what, "fork_session") == 0) {
             const char *sid = json_str(json_get(op, "sessionId"));
             if (what[0] == 'n')
                 EXPECT(ACPH_STATUS_OK, acph_agent_new_session(r.h, r.agent, opts, strlen(opts), &call, ERR));
             else if (what[0] == 'l')
                 EXPECT(ACPH_STATUS_OK, acph_agent_load_session(r.h, r.agent, sid, strlen(sid), opts, strlen(opts), &call, ERR));
+            else if (what[0] == 'f')
+                EXPECT(ACPH_STATUS_OK, acph_agent_fork_session(r.h, r.agent, sid, strlen(sid), opts, strlen(opts), &call, ERR));
             else
                 EXPECT(ACPH_STATUS_OK, acph_agent_resume_session(r.h, r.agent, sid, strlen(sid), opts, strlen(opts), &call, ERR));
             result = await_call(&r, call, what, expect);

@@ -41,6 +41,7 @@ async function runCase(c, cwd) {
   if (c.permission === 'manual') options.manualPermissions = true;
   if (c.maxLineBytes) options.maxLineBytes = c.maxLineBytes;
   if (c.cancelGraceMs) options.cancelGraceMs = c.cancelGraceMs;
+  if (c.unstable) options.unstable = c.unstable;
   if (c.elicitation) {
     // Exactly the modes the case lists, each answered with its answer.
     const answers = c.elicitation;
@@ -76,13 +77,16 @@ async function runCase(c, cwd) {
       switch (what) {
         case 'new_session':
         case 'load_session':
-        case 'resume_session': {
+        case 'resume_session':
+        case 'fork_session': {
           const p =
             what === 'new_session'
               ? agent.newSession(opts)
               : what === 'load_session'
                 ? agent.loadSession(op.sessionId, opts)
-                : agent.resumeSession(op.sessionId, opts);
+                : what === 'fork_session'
+                  ? agent.forkSession(op.sessionId, opts)
+                  : agent.resumeSession(op.sessionId, opts);
           const s = await expectOutcome(name, what, p, op.expect);
           if (s) current = s;
           break;

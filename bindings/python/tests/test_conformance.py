@@ -59,6 +59,8 @@ def host_kwargs(case: Dict[str, Any], aio: bool = False) -> Dict[str, Any]:
         kw["max_line_bytes"] = case["maxLineBytes"]
     if "cancelGraceMs" in case:
         kw["cancel_grace"] = case["cancelGraceMs"] / 1000
+    if "unstable" in case:
+        kw["unstable"] = case["unstable"]
     if "elicitation" in case:
         # Advertise exactly the modes given; answer every elicitation of a mode with its answer
         # (a plain function on Host, a coroutine function on AsyncHost).
@@ -119,8 +121,9 @@ def run_sync(case: Dict[str, Any]) -> List[Dict[str, Any]]:
             try:
                 if name == "new_session":
                     current = agent.new_session(CWD)
-                elif name in ("load_session", "resume_session"):
-                    fn = agent.load_session if name == "load_session" else agent.resume_session
+                elif name in ("load_session", "resume_session", "fork_session"):
+                    fn = {"load_session": agent.load_session, "resume_session": agent.resume_session,
+                          "fork_session": agent.fork_session}[name]
                     current = fn(op["sessionId"], CWD)
                 elif name == "prompt":
                     assert current is not None
@@ -199,9 +202,10 @@ async def run_async(case: Dict[str, Any]) -> List[Dict[str, Any]]:
             try:
                 if name == "new_session":
                     current = await agent.new_session(CWD)
-                elif name in ("load_session", "resume_session"):
-                    fn = agent.load_session if name == "load_session" else agent.resume_session
-                    current = await fn(op["sessionId"], CWD)
+                elif name in ("load_session", "resume_session", "fork_session"):
+                    afn = {"load_session": agent.load_session, "resume_session": agent.resume_session,
+                           "fork_session": agent.fork_session}[name]
+                    current = await afn(op["sessionId"], CWD)
                 elif name == "prompt":
                     assert current is not None
                     task = asyncio.ensure_future(current.prompt(op["text"]))
