@@ -17,6 +17,10 @@ export declare class NativeAgent {
   /** `{exitCode, signal, stderrTail}` once the agent ended, else `null`. */
   exitInfo(): any
   authenticate(methodId: string, abort?: number | undefined | null): Promise<void>
+  /** The agent's `authMethods`, parsed (JSON: `[{id, name, description, kind}]`). */
+  authMethods(): any
+  /** Terminal login, then the relaunched agent (`Agent::terminal_auth`). */
+  terminalAuth(methodId: string, abort?: number | undefined | null): Promise<NativeAgent>
   /**
    * `logout` (needs `agentCapabilities.auth.logout`; otherwise fails with `unsupported` and
    * nothing is sent).
@@ -174,6 +178,8 @@ export interface NativeHostOptions {
   clientVersion?: string
   /** Unstable ACP methods to opt into (`session/fork`). */
   unstable?: Array<string>
+  /** `embedder`: terminal logins go to the service callback as `acph/terminal_auth`. */
+  terminalAuthMode?: string
   /** `HostConfig::coalesce_tool_call_updates`. */
   coalesceToolCallUpdates?: boolean
 }

@@ -296,6 +296,26 @@ impl JsServices {
     }
 }
 
+/// Terminal logins through the service callback (`{"method": "acph/terminal_auth", "params":
+/// command}` → `{"exitCode": n}`).
+impl acp_host::auth::TerminalAuthRunner for JsServices {
+    fn run(
+        &self,
+        command: acp_host::auth::TerminalAuthCommand,
+    ) -> acp_host::auth::TerminalAuthFuture {
+        let params = serde_json::to_value(&command).unwrap_or(Value::Null);
+        let fut =
+            self.invoke(serde_json::json!({ "method": "acph/terminal_auth", "params": params }));
+        Box::pin(async move {
+            let v = fut.await.map_err(|e| e.message)?;
+            v.get("exitCode")
+                .and_then(Value::as_i64)
+                .map(|c| c as i32)
+                .ok_or_else(|| "onTerminalAuth must return an exit code (an integer)".to_owned())
+        })
+    }
+}
+
 impl FsHandler for JsServices {
     fn read_text_file(&self, r: FsRead) -> ServiceFuture<String> {
         let fut = self.invoke(serde_json::json!({
@@ -452,6 +472,8 @@ pub struct NativeHostOptions {
     pub client_version: Option<String>,
     /// Unstable ACP methods to opt into (`session/fork`).
     pub unstable: Option<Vec<String>>,
+    /// `embedder`: terminal logins go to the service callback as `acph/terminal_auth`.
+    pub terminal_auth_mode: Option<String>,
     /// `HostConfig::coalesce_tool_call_updates`.
     pub coalesce_tool_call_updates: Option<bool>,
 }
@@ -602,6 +624,24 @@ fn build_config(
             }
         },
         Some(other) => return Err(config_invalid("ext", format!("unknown ext mode `{other}`"))),
+    };
+    c.terminal_auth = match o.terminal_auth_mode.as_deref() {
+        None | Some("none") => acp_host::auth::TerminalAuth::Unsupported,
+        Some("embedder") => match &services {
+            Some(s) => acp_host::auth::TerminalAuth::Runner(s.clone()),
+            None => {
+                return Err(config_invalid(
+                    "onTerminalAuth",
+                    "terminal login needs a service callback",
+                ));
+            }
+        },
+        Some(other) => {
+            return Err(config_invalid(
+                "onTerminalAuth",
+                format!("unknown terminal auth mode `{other}`"),
+            ));
+        }
     };
     let modes = ElicitationModes {
         form: o.elicitation_form.unwrap_or(true),
@@ -1024,6 +1064,24 @@ impl NativeAgent {
     pub async fn authenticate(&self, method_id: String, abort: Option<u32>) -> Result<()> {
         let agent = self.agent.clone();
         abortable(abort, async move { agent.authenticate(&method_id).await }).await
+    }
+
+    /// The agent's `authMethods`, parsed (JSON: `[{id, name, description, kind}]`).
+    #[napi]
+    pub fn auth_methods(&self) -> Value {
+        serde_json::to_value(self.agent.auth_methods()).unwrap_or(Value::Null)
+    }
+
+    /// Terminal login, then the relaunched agent (`Agent::terminal_auth`).
+    #[napi]
+    pub async fn terminal_auth(
+        &self,
+        method_id: String,
+        abort: Option<u32>,
+    ) -> Result<NativeAgent> {
+        let agent = self.agent.clone();
+        let fresh = abortable(abort, async move { agent.terminal_auth(&method_id).await }).await?;
+        Ok(NativeAgent { agent: fresh })
     }
 
     /// `logout` (needs `agentCapabilities.auth.logout`; otherwise fails with `unsupported` and

@@ -714,6 +714,32 @@ export interface TerminalHooks {
  */
 export type ExtRequestHandler = (method: string, params: unknown) => unknown | Promise<unknown>;
 
+/** A terminal login to run (the agent's own command with the auth method's args, or the legacy `_meta["terminal-auth"]` command). */
+export interface TerminalAuthCommand {
+  methodId: string;
+  /** What to show the user. */
+  label: string;
+  command: string;
+  args: string[];
+  /** Overlaid on the inherited environment; `null` removes a variable. */
+  env: Record<string, string | null>;
+  cwd: string | null;
+}
+
+/**
+ * Runs a terminal login where the user sees it (an integrated terminal) and resolves with its exit
+ * code (0 = logged in). A throw means the login could not run.
+ */
+export type TerminalAuthHandler = (command: TerminalAuthCommand) => number | Promise<number>;
+
+/** One of the agent's `authMethods`: `agent` methods use `authenticate`, terminal ones `terminalAuth`. */
+export interface AuthMethodInfo {
+  id: string;
+  name: string;
+  description: string | null;
+  kind: 'agent' | 'terminal' | 'legacy_terminal';
+}
+
 // ---------------------------------------------------------------------------------------- host
 
 /** A policy document (docs/PERMISSIONS.md). */
@@ -763,6 +789,12 @@ export interface HostOptions {
    * an `ext_request` event. Without it they are answered `-32601` (method not found).
    */
   onExtRequest?: ExtRequestHandler;
+  /**
+   * Runs the agent's terminal logins (`authMethods` of `type: "terminal"` or with the legacy
+   * `_meta["terminal-auth"]`); with it the host advertises `auth.terminal` and
+   * `agent.terminalAuth(methodId)` works.
+   */
+  onTerminalAuth?: TerminalAuthHandler;
   /** Timeout of control requests (initialize, session/new, …); `0` disables it (default 120000). */
   requestTimeoutMs?: number;
   /** Limit for a whole prompt turn (default: none). */
@@ -938,10 +970,14 @@ export class Host extends EventEmitter {
     const ext = options.onExtRequest;
     if (ext !== undefined && typeof ext !== 'function') throw configError('onExtRequest', 'onExtRequest must be a function');
     o.extMode = ext ? 'embedder' : 'none';
+    const login = options.onTerminalAuth;
+    if (login !== undefined && typeof login !== 'function') throw configError('onTerminalAuth', 'onTerminalAuth must be a function');
+    o.terminalAuthMode = login ? 'embedder' : 'none';
 
     const decide = handler ? (json: string) => this.decide(handler, json) : undefined;
     const settled = handler ? (id: number) => this.settled(id) : undefined;
-    const service = fs || terminal || ext ? (json: string) => serve(fs || undefined, terminal || undefined, ext, json) : undefined;
+    const service =
+      fs || terminal || ext || login ? (json: string) => serve(fs || undefined, terminal || undefined, ext, login, json) : undefined;
     const elicitation = elicit && !options.manualElicitations ? (json: string) => this.elicitationMessage(elicit, json) : undefined;
     this.native = callSync(() => new native.NativeHost(o, decide, settled, service, elicitation));
     this.hub = new EventHub(this.native, (evs) => this.emitBatch(evs));
@@ -1068,18 +1104,23 @@ export class Host extends EventEmitter {
     this.hub.kick();
     try {
       const n = await abortable(options.signal, (abort) => this.native.spawn(spec, abort));
-      const agent = new Agent(this, n);
-      const exit = this.hub.exits.get(agent.id);
-      if (exit) agent.markExited(exit); // it already ended (its agent_exited was dispatched)
-      else if (!n.exitInfo()) {
-        this.agents.set(agent.id, agent);
-        this.hub.liveAgents.add(agent.id);
-      }
-      return agent;
+      return this.adopt(n);
     } finally {
       this.hub.pendingSpawns--;
       this.hub.kick();
     }
+  }
+
+  /** @internal An agent the addon started (a spawn, a relaunch after a terminal login). */
+  adopt(n: NativeTypes.NativeAgent): Agent {
+    const agent = new Agent(this, n);
+    const exit = this.hub.exits.get(agent.id);
+    if (exit) agent.markExited(exit); // it already ended (its agent_exited was dispatched)
+    else if (!n.exitInfo()) {
+      this.agents.set(agent.id, agent);
+      this.hub.liveAgents.add(agent.id);
+    }
+    return agent;
   }
 
   /**
@@ -1140,12 +1181,17 @@ async function serve(
   fs: FsHooks | undefined,
   terminal: TerminalHooks | undefined,
   ext: ExtRequestHandler | undefined,
+  login: TerminalAuthHandler | undefined,
   json: string,
 ): Promise<string> {
   const { method, params } = JSON.parse(json) as { method: string; params: Record<string, unknown> };
   try {
     let result: unknown;
-    if (method.startsWith('_') && ext) {
+    if (method === 'acph/terminal_auth' && login) {
+      const code = await login(params as unknown as TerminalAuthCommand);
+      if (!Number.isInteger(code)) throw new TypeError('onTerminalAuth must return an exit code (an integer)');
+      result = { exitCode: code };
+    } else if (method.startsWith('_') && ext) {
       result = await ext(method, params);
     } else if (method === 'fs/read_text_file' && fs) {
       const text = await fs.readTextFile(params as unknown as FsReadRequest);
@@ -1252,6 +1298,31 @@ export class Agent {
    * nothing is sent): the agent forgets its credentials, and calls that need them fail with
    * `auth_required` until `authenticate` again.
    */
+  /** The agent's `authMethods`, parsed: which need `authenticate` and which a terminal login. */
+  get authMethods(): AuthMethodInfo[] {
+    return this.native.authMethods() as AuthMethodInfo[];
+  }
+
+  /**
+   * Terminal login: runs the login of `methodId` (a terminal auth method) through the host's
+   * `onTerminalAuth`; when it exits 0, this agent is shut down and started again from the same
+   * spawn options, and the new agent is returned — retry the call that failed with
+   * `auth_required` on it (this agent's sessions are gone: load or resume them). A non-zero exit
+   * rejects with `auth_required` and leaves this agent running. `authenticate` is never sent.
+   */
+  async terminalAuth(methodId: string, options: CallOptions = {}): Promise<Agent> {
+    const hub = this.host.hub;
+    hub.pendingSpawns++;
+    hub.kick();
+    try {
+      const n = await abortable(options.signal, (a) => this.native.terminalAuth(methodId, a));
+      return this.host.adopt(n);
+    } finally {
+      hub.pendingSpawns--;
+      hub.kick();
+    }
+  }
+
   logout(options: CallOptions = {}): Promise<void> {
     return abortable(options.signal, (a) => this.native.logout(a));
   }

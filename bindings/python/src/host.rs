@@ -58,7 +58,8 @@ impl NativeHost {
         on_permission=None, manual_permissions=false, on_elicitation=None, manual_elicitations=false,
         elicitation_modes=None, elicitation_timeout=None, fs=true, terminal=true,
         fs_handler=None, terminal_handler=None, on_ext_request=None, client_name=None,
-        client_version=None, unstable=Vec::new(), coalesce_tool_call_updates=false))]
+        client_version=None, unstable=Vec::new(), coalesce_tool_call_updates=false,
+        on_terminal_auth=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -89,6 +90,7 @@ impl NativeHost {
         client_version: Option<String>,
         unstable: Vec<String>,
         coalesce_tool_call_updates: bool,
+        on_terminal_auth: Option<Py<PyAny>>,
     ) -> PyResult<NativeHost> {
         let policy = match (policy_kind, policy_value) {
             (None, _) => None,
@@ -174,6 +176,15 @@ impl NativeHost {
                 event_loop: event_loop.clone(),
             })),
             None => ExtService::Unsupported,
+        };
+        config.terminal_auth = match on_terminal_auth {
+            Some(target) => {
+                acp_host::auth::TerminalAuth::Runner(Arc::new(crate::services::PyTerminalAuth {
+                    target: Arc::new(target),
+                    event_loop: event_loop.clone(),
+                }))
+            }
+            None => acp_host::auth::TerminalAuth::Unsupported,
         };
         if client_name.is_some() || client_version.is_some() {
             let d = ClientInfo::default();
@@ -510,6 +521,22 @@ impl NativeAgent {
                 agent.load_session(&session_id, opts).await?
             };
             Ok(NativeSession { session, pump })
+        })
+    }
+
+    /// The agent's `authMethods`, parsed: JSON `[{id, name, description, kind}]`.
+    fn auth_methods(&self) -> String {
+        serde_json::to_string(&self.agent.auth_methods()).unwrap_or_else(|_| "[]".into())
+    }
+
+    /// Terminal login, then the relaunched agent (`Agent::terminal_auth`).
+    #[pyo3(signature = (method_id, *, aio=false))]
+    fn terminal_auth(&self, py: Python<'_>, method_id: String, aio: bool) -> PyResult<Py<PyAny>> {
+        let agent = self.agent.clone();
+        let pump = self.pump.clone();
+        call(py, aio, async move {
+            let fresh = agent.terminal_auth(&method_id).await?;
+            Ok(NativeAgent { agent: fresh, pump })
         })
     }
 

@@ -190,6 +190,34 @@ impl ExtHandler for PyExt {
     }
 }
 
+/// Terminal logins run by the Python `on_terminal_auth(command) -> exit code` (plain or
+/// coroutine function).
+pub(crate) struct PyTerminalAuth {
+    pub target: Arc<Py<PyAny>>,
+    pub event_loop: LoopSlot,
+}
+
+impl acp_host::auth::TerminalAuthRunner for PyTerminalAuth {
+    fn run(
+        &self,
+        command: acp_host::auth::TerminalAuthCommand,
+    ) -> acp_host::auth::TerminalAuthFuture {
+        let (target, lp) = (self.target.clone(), self.event_loop.clone());
+        let args = serde_json::json!([command]);
+        Box::pin(async move {
+            let v = call_python(target, None, args, lp)
+                .await
+                .map_err(|e| e.message)?;
+            v.as_i64().map(|c| c as i32).ok_or_else(|| {
+                format!(
+                    "on_terminal_auth must return an exit code (an int), not {}",
+                    kind_of(&v)
+                )
+            })
+        })
+    }
+}
+
 fn kind_of(v: &Value) -> &'static str {
     match v {
         Value::Null => "None",

@@ -17,6 +17,7 @@ from ._common import (
     ContentLike,
     ElicitationModes,
     ExtRequestHandler,
+    TerminalAuthHandler,
     FsHandler,
     PathLike,
     PolicyLike,
@@ -219,6 +220,15 @@ class AsyncAgent:
     async def authenticate(self, method_id: str) -> None:
         await self._n.authenticate(method_id, aio=True)
 
+    @property
+    def auth_method_kinds(self) -> Dict[str, str]:
+        """See ``Agent.auth_method_kinds``."""
+        return {m["id"]: m["kind"] for m in json.loads(self._n.auth_methods())}
+
+    async def terminal_auth(self, method_id: str) -> "AsyncAgent":
+        """See ``Agent.terminal_auth``."""
+        return AsyncAgent(await self._n.terminal_auth(method_id, aio=True), self._host)
+
     async def logout(self) -> None:
         """See ``Agent.logout``."""
         await self._n.logout(aio=True)
@@ -315,6 +325,7 @@ class AsyncHost:
         stderr_tail_bytes: Optional[int] = None,
         unstable: Sequence[str] = (),
         coalesce_tool_call_updates: bool = False,
+        on_terminal_auth: Optional[TerminalAuthHandler] = None,
     ) -> None:
         args = host_args(
             policy=policy, roots=roots, permission_timeout=permission_timeout, on_permission=on_permission,
@@ -325,7 +336,7 @@ class AsyncHost:
             max_line_bytes=max_line_bytes, event_capacity=event_capacity, wire_events=wire_events, fs=fs,
             terminal=terminal, on_ext_request=on_ext_request, client_name=client_name, client_version=client_version,
             stderr_tail_bytes=stderr_tail_bytes, unstable=unstable,
-            coalesce_tool_call_updates=coalesce_tool_call_updates,
+            coalesce_tool_call_updates=coalesce_tool_call_updates, on_terminal_auth=on_terminal_auth,
         )
         self._n = _native.NativeHost(**args)
         self._bind_loop()

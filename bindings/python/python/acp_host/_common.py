@@ -46,6 +46,9 @@ TerminalHandler = Callable[[str, Dict[str, Any]], Any]
 #: ``Host(on_ext_request=...)``): ``(method, params) -> result``, any JSON-serialisable value
 #: (``params`` is ``None`` when the request has none). May be a coroutine function.
 ExtRequestHandler = Callable[[str, Any], Any]
+# ``(command) -> exit code``: runs a terminal login where the user sees it (plain or coroutine
+# function). ``command``: ``{"methodId", "label", "command", "args", "env", "cwd"}``.
+TerminalAuthHandler = Callable[[Dict[str, Any]], Any]
 
 
 def policy_args(policy: PolicyLike) -> Dict[str, Any]:
@@ -114,6 +117,7 @@ def host_args(
     stderr_tail_bytes: Optional[int] = None,
     unstable: Iterable[str] = (),
     coalesce_tool_call_updates: bool = False,
+    on_terminal_auth: Optional[TerminalAuthHandler] = None,
 ) -> Dict[str, Any]:
     args: Dict[str, Any] = policy_args(policy)
     args["roots"] = [os.path.abspath(os.fspath(r)) for r in roots]
@@ -150,6 +154,10 @@ def host_args(
             raise _config("stderr_tail_bytes", f"stderr_tail_bytes must be a non-negative int, got {stderr_tail_bytes!r}")
         args["stderr_tail_bytes"] = stderr_tail_bytes
     args["unstable"] = list(unstable)
+    if on_terminal_auth is not None:
+        if not callable(on_terminal_auth):
+            raise _config("on_terminal_auth", "on_terminal_auth must be a function (command) -> exit code, or None")
+        args["on_terminal_auth"] = on_terminal_auth
     args["coalesce_tool_call_updates"] = bool(coalesce_tool_call_updates)
     if on_permission is None:
         pass

@@ -16,6 +16,7 @@ from ._common import (
     ContentLike,
     ElicitationModes,
     ExtRequestHandler,
+    TerminalAuthHandler,
     FsHandler,
     PathLike,
     PolicyLike,
@@ -216,6 +217,21 @@ class Agent:
     def authenticate(self, method_id: str) -> None:
         self._n.authenticate(method_id, aio=False)
 
+    @property
+    def auth_method_kinds(self) -> Dict[str, str]:
+        """How each of ``auth_methods`` authenticates, by id: ``"agent"`` (use ``authenticate``),
+        ``"terminal"`` or ``"legacy_terminal"`` (``_meta["terminal-auth"]``; use
+        ``terminal_auth``)."""
+        return {m["id"]: m["kind"] for m in json.loads(self._n.auth_methods())}
+
+    def terminal_auth(self, method_id: str) -> "Agent":
+        """Terminal login: runs the login of ``method_id`` through the host's
+        ``on_terminal_auth``; when it exits 0 this agent is shut down and started again from the
+        same command, and the new agent is returned — retry the call that raised
+        ``AuthRequiredError`` on it (this agent's sessions are gone). A non-zero exit raises
+        ``AuthRequiredError`` and leaves this agent running. ``authenticate`` is never sent."""
+        return Agent(self._n.terminal_auth(method_id, aio=False), self._host)
+
     def logout(self) -> None:
         """``logout`` (needs ``agentCapabilities.auth.logout``; otherwise ``UnsupportedError`` and
         nothing is sent): the agent forgets its credentials; calls that need them raise
@@ -366,6 +382,7 @@ class Host:
         stderr_tail_bytes: Optional[int] = None,
         unstable: Sequence[str] = (),
         coalesce_tool_call_updates: bool = False,
+        on_terminal_auth: Optional[TerminalAuthHandler] = None,
     ) -> None:
         args = host_args(
             policy=policy, roots=roots, permission_timeout=permission_timeout, on_permission=on_permission,
@@ -376,7 +393,7 @@ class Host:
             max_line_bytes=max_line_bytes, event_capacity=event_capacity, wire_events=wire_events, fs=fs,
             terminal=terminal, on_ext_request=on_ext_request, client_name=client_name, client_version=client_version,
             stderr_tail_bytes=stderr_tail_bytes, unstable=unstable,
-            coalesce_tool_call_updates=coalesce_tool_call_updates,
+            coalesce_tool_call_updates=coalesce_tool_call_updates, on_terminal_auth=on_terminal_auth,
         )
         self._n = _native.NativeHost(**args)
         register(self)
