@@ -81,7 +81,13 @@ test('session.events() carries only its session; break unsubscribes', async () =
     const got2 = await collectUntil(e2, (e) => e.kind === 'turn_ended');
     assert.ok(got1.length > 5 && got1.every((e) => e.session === s1.id));
     assert.ok(got2.length > 5 && got2.every((e) => e.session === s2.id));
-    assert.ok(got2[0].seq < got1[0].seq);
+    // Each stream starts at its session's beginning (session_opened), then its turn.
+    assert.equal(got1[0].kind, 'session_opened');
+    assert.equal(got2[0].kind, 'session_opened');
+    assert.ok(got1[0].seq < got2[0].seq, 's1 was opened first');
+    const turn2 = got2.find((e) => e.kind === 'turn_started');
+    const turn1 = got1.find((e) => e.kind === 'turn_started');
+    assert.ok(turn2.seq < turn1.seq, 's2 was prompted first');
     let n = 0;
     for await (const ev of all) {
       if (++n === 3) break;

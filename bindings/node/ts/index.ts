@@ -6,8 +6,9 @@
  * import { Host } from 'acp-host';
  * await using host = new Host({ policy: 'ask', onPermission: async (req) => pickOption(req) });
  * const events = host.events();                        // subscribe before spawning: nothing is missed
- * const agent = await host.spawn({ command: 'claude-agent-acp' });
- * const session = await agent.newSession({ cwd: '/abs/project' });
+ * await using agent = await host.spawn({ command: 'claude-agent-acp' });
+ * await using session = await agent.newSession({ cwd: '/abs/project', signal: AbortSignal.timeout(30_000) });
+ * const mine = session.events();                      // from its session_opened on (see ./streams.ts)
  * const { stopReason } = await session.prompt('Fix the tests', { signal });
  * ```
  *
@@ -40,9 +41,12 @@ import type {
   TurnUsage,
   UsageUpdate,
 } from './types';
+import { EventHub, type EventsOptions, type Opening } from './streams';
 
 // The typed events and the ACP types (types only: nothing of it exists at runtime).
 export type * from './types';
+export type { EventsOptions } from './streams';
+export { SESSION_HISTORY_LIMIT } from './streams';
 
 type NativeModule = typeof NativeTypes;
 type NativeHost = NativeTypes.NativeHost;
@@ -205,310 +209,6 @@ async function abortable<T>(signal: AbortSignal | undefined, f: (abort: number |
   } finally {
     signal.removeEventListener('abort', onAbort);
     native.abortRelease(id);
-  }
-}
-
-// ---------------------------------------------------------------------------------------- events
-
-/** Options of an event subscription. */
-export interface EventsOptions {
-  /** Ends the iteration when aborted. */
-  signal?: AbortSignal;
-  /**
-   * Events buffered for this subscriber before the host stops pulling from the agents
-   * (backpressure: the agent's stdout is then not read). Default 8192.
-   */
-  highWaterMark?: number;
-}
-
-const BATCH = 4096;
-const DEFAULT_HIGH_WATER = 8192;
-
-type Waiter = { resolve: (r: IteratorResult<AcpEvent>) => void; reject: (e: unknown) => void };
-
-type Envelope = [at: string, agent: number, session: string | null, turn: number | null, kind: string, replay: boolean];
-interface Batch {
-  seq: number;
-  envs: Envelope[];
-  idx: number[];
-  seqs?: number[];
-  data: unknown[];
-}
-
-/**
- * Rebuild the events of one native batch (columnar: distinct envelopes + per-event index and
- * payload) as plain objects with exactly the docs/EVENTS.md shape and key order.
- */
-function decodeBatch(text: string): AcpEvent[] {
-  const b = JSON.parse(text) as Batch;
-  const n = b.idx.length;
-  const out = new Array<AcpEvent>(n);
-  const { envs, idx, data, seqs } = b;
-  for (let i = 0; i < n; i++) {
-    const [at, agent, session, turn, kind, replay] = envs[idx[i]];
-    const seq = seqs ? seqs[i] : b.seq + i;
-    // The payload is the host's JSON as is: its type is the schema's promise, not checked here.
-    out[i] = (
-      session === null
-        ? turn === null
-          ? { seq, at, agent, kind, replay, data: data[i] }
-          : { seq, at, agent, turn, kind, replay, data: data[i] }
-        : turn === null
-          ? { seq, at, agent, session, kind, replay, data: data[i] }
-          : { seq, at, agent, session, turn, kind, replay, data: data[i] }
-    ) as AcpEvent;
-  }
-  return out;
-}
-
-/**
- * One subscriber's queue. Registered synchronously when created, so an iterator made before a
- * `spawn` sees every event of that agent. Pulling (calling `next`) is what lets the host read on.
- */
-class Subscription implements AsyncIterableIterator<AcpEvent> {
-  private queue: AcpEvent[] = [];
-  private head = 0;
-  private waiter: Waiter | null = null;
-  private done = false;
-  private error: unknown = null;
-  private readonly onAbort?: () => void;
-
-  constructor(
-    private readonly hub: EventHub,
-    readonly filter: ((ev: AcpEvent) => boolean) | null,
-    readonly highWater: number,
-    private readonly signal?: AbortSignal,
-  ) {
-    if (signal) {
-      if (signal.aborted) this.done = true;
-      else {
-        this.onAbort = () => this.close();
-        signal.addEventListener('abort', this.onAbort, { once: true });
-      }
-    }
-  }
-
-  get waiting(): boolean {
-    return this.waiter !== null;
-  }
-
-  get full(): boolean {
-    return this.queue.length - this.head >= this.highWater;
-  }
-
-  get finished(): boolean {
-    return this.done;
-  }
-
-  /** Called by the hub with a batch (already filtered when a filter is set). */
-  push(evs: AcpEvent[]): void {
-    if (this.done || evs.length === 0) return;
-    let i = 0;
-    if (this.waiter) {
-      const w = this.waiter;
-      this.waiter = null;
-      w.resolve({ value: evs[0], done: false });
-      i = 1;
-    }
-    for (; i < evs.length; i++) this.queue.push(evs[i]);
-  }
-
-  end(error: unknown = null): void {
-    if (this.done) return;
-    this.done = true;
-    this.error = error;
-    this.settleWaiter();
-    this.detach();
-  }
-
-  private settleWaiter(): void {
-    if (!this.waiter || this.head < this.queue.length) return;
-    const w = this.waiter;
-    this.waiter = null;
-    if (this.error) w.reject(this.error);
-    else w.resolve({ value: undefined, done: true });
-  }
-
-  private detach(): void {
-    if (this.signal && this.onAbort) this.signal.removeEventListener('abort', this.onAbort);
-    this.hub.unsubscribe(this);
-  }
-
-  next(): Promise<IteratorResult<AcpEvent>> {
-    if (this.head < this.queue.length) {
-      const value = this.queue[this.head++];
-      if (this.head >= 1024 && this.head * 2 >= this.queue.length) {
-        this.queue = this.queue.slice(this.head);
-        this.head = 0;
-      }
-      if (this.head === this.queue.length) {
-        this.queue = [];
-        this.head = 0;
-        this.hub.kick();
-      } else if (this.queue.length - this.head === this.highWater >> 1) {
-        this.hub.kick();
-      }
-      return Promise.resolve({ value, done: false });
-    }
-    if (this.done) {
-      if (this.error) {
-        const e = this.error;
-        this.error = null;
-        return Promise.reject(e);
-      }
-      return Promise.resolve({ value: undefined, done: true });
-    }
-    return new Promise((resolve, reject) => {
-      this.waiter = { resolve, reject };
-      this.hub.kick();
-    });
-  }
-
-  /** Drain what is buffered right now without waiting (for batch consumers). */
-  takeBuffered(): AcpEvent[] {
-    const out = this.head === 0 ? this.queue : this.queue.slice(this.head);
-    this.queue = [];
-    this.head = 0;
-    this.hub.kick();
-    return out;
-  }
-
-  /** Stop the subscription (what `break` in a `for await` does). */
-  close(): void {
-    this.queue = [];
-    this.head = 0;
-    this.end();
-  }
-
-  return(): Promise<IteratorResult<AcpEvent>> {
-    this.close();
-    return Promise.resolve({ value: undefined, done: true });
-  }
-
-  [Symbol.asyncIterator](): AsyncIterableIterator<AcpEvent> {
-    return this;
-  }
-}
-
-/**
- * The one pump between the addon's event stream and the subscribers. It pulls batches only while
- * someone needs them (a live agent or a waiting subscriber) and no subscriber is full, so a slow
- * consumer slows the agent down instead of growing memory, and an idle host keeps no native call
- * pending (nothing holds the Node event loop open).
- */
-class EventHub {
-  private readonly subs = new Set<Subscription>();
-  private pumping = false;
-  private ended = false;
-  private endError: unknown = null;
-  pendingSpawns = 0;
-  readonly liveAgents = new Set<number>();
-  /** How each agent ended (`agent_exited` data), for agents whose spawn had not returned yet. */
-  readonly exits = new Map<number, ExitInfo>();
-  draining = false;
-  private drainWaiters: Array<() => void> = [];
-
-  constructor(
-    private readonly nativeHost: NativeHost,
-    private readonly dispatch: (evs: AcpEvent[]) => void,
-  ) {}
-
-  subscribe(filter: ((ev: AcpEvent) => boolean) | null, opts: EventsOptions = {}): Subscription {
-    const sub = new Subscription(this, filter, Math.max(1, opts.highWaterMark ?? DEFAULT_HIGH_WATER), opts.signal);
-    if (this.ended) sub.end(this.endError);
-    else if (!sub.finished) this.subs.add(sub);
-    return sub;
-  }
-
-  unsubscribe(sub: Subscription): void {
-    if (this.subs.delete(sub)) queueMicrotask(() => this.kick());
-  }
-
-  private shouldPull(): boolean {
-    if (this.ended) return false;
-    let waiting = this.draining || this.pendingSpawns > 0 || this.liveAgents.size > 0;
-    let stalled: Subscription[] | null = null;
-    for (const s of this.subs) {
-      if (s.full) {
-        // While closing, a subscriber that stopped pulling must not block the shutdown: its
-        // subscription ends (what it buffered stays readable) and the others read on.
-        if (!this.draining) return false;
-        (stalled ??= []).push(s);
-      } else if (s.waiting) waiting = true;
-    }
-    if (stalled) for (const s of stalled) s.end();
-    return waiting;
-  }
-
-  kick(): void {
-    if (this.pumping || !this.shouldPull() || this.pumping) return;
-    void this.pump();
-  }
-
-  private async pump(): Promise<void> {
-    this.pumping = true;
-    try {
-      while (this.shouldPull()) {
-        const text = await this.nativeHost.nextEvents(BATCH);
-        if (text === null) {
-          this.finish(null);
-          break;
-        }
-        const evs = decodeBatch(text);
-        for (const ev of evs) {
-          if (ev.kind === 'agent_exited') {
-            this.liveAgents.delete(ev.agent);
-            this.exits.set(ev.agent, ev.data as ExitInfo);
-          }
-        }
-        try {
-          this.dispatch(evs);
-        } catch (e) {
-          // A throwing 'event' listener behaves as in any EventEmitter (an uncaught exception);
-          // it must not end the stream for everyone else.
-          queueMicrotask(() => {
-            throw e;
-          });
-        }
-        for (const s of this.subs) {
-          if (s.filter === null) s.push(evs);
-          else {
-            const mine = evs.filter(s.filter);
-            if (mine.length) s.push(mine);
-          }
-        }
-      }
-    } catch (e) {
-      this.finish(toAcpError(e));
-    } finally {
-      this.pumping = false;
-    }
-  }
-
-  private finish(error: unknown): void {
-    if (this.ended) return;
-    this.ended = true;
-    this.endError = error;
-    for (const s of [...this.subs]) s.end(error);
-    this.subs.clear();
-    for (const w of this.drainWaiters) w();
-    this.drainWaiters = [];
-  }
-
-  /** From now on pull whatever arrives, whoever waits: the host is closing. */
-  beginDrain(): void {
-    this.draining = true;
-    this.kick();
-  }
-
-  /** Resolves when the native stream ended (after the native `close`). */
-  drainToEnd(): Promise<void> {
-    if (this.ended) return Promise.resolve();
-    this.beginDrain();
-    return new Promise((resolve) => {
-      this.drainWaiters.push(resolve);
-      this.kick();
-    });
   }
 }
 
@@ -980,7 +680,7 @@ export class Host extends EventEmitter {
       fs || terminal || ext || login ? (json: string) => serve(fs || undefined, terminal || undefined, ext, login, json) : undefined;
     const elicitation = elicit && !options.manualElicitations ? (json: string) => this.elicitationMessage(elicit, json) : undefined;
     this.native = callSync(() => new native.NativeHost(o, decide, settled, service, elicitation));
-    this.hub = new EventHub(this.native, (evs) => this.emitBatch(evs));
+    this.hub = new EventHub(this.native, (evs) => this.emitBatch(evs), toAcpError);
   }
 
   /** Called by the addon for each request no rule decided; answers with `permissionDecision`. */
@@ -1328,21 +1028,18 @@ export class Agent {
   }
 
   /** `session/new`. */
-  async newSession(options: SessionOptions = {}): Promise<Session> {
-    const n = await abortable(options.signal, (a) => this.native.newSession(sessionOptions(options), a));
-    return new Session(this, n);
+  newSession(options: SessionOptions = {}): Promise<Session> {
+    return this.open(options.signal, (a) => this.native.newSession(sessionOptions(options), a));
   }
 
   /** `session/load` (needs `loadSession`): the replay arrives as `session_update` events with `replay: true`. */
-  async loadSession(sessionId: string, options: SessionOptions = {}): Promise<Session> {
-    const n = await abortable(options.signal, (a) => this.native.loadSession(sessionId, sessionOptions(options), a));
-    return new Session(this, n);
+  loadSession(sessionId: string, options: SessionOptions = {}): Promise<Session> {
+    return this.open(options.signal, (a) => this.native.loadSession(sessionId, sessionOptions(options), a));
   }
 
   /** `session/resume` (needs `sessionCapabilities.resume`): reopen without replay. */
-  async resumeSession(sessionId: string, options: SessionOptions = {}): Promise<Session> {
-    const n = await abortable(options.signal, (a) => this.native.resumeSession(sessionId, sessionOptions(options), a));
-    return new Session(this, n);
+  resumeSession(sessionId: string, options: SessionOptions = {}): Promise<Session> {
+    return this.open(options.signal, (a) => this.native.resumeSession(sessionId, sessionOptions(options), a));
   }
 
   /**
@@ -1350,9 +1047,27 @@ export class Agent {
    * `unstable: ['session/fork']` in the host's options and the agent's
    * `sessionCapabilities.fork`; otherwise it rejects with `unsupported` and nothing is sent.
    */
-  async forkSession(sessionId: string, options: SessionOptions = {}): Promise<Session> {
-    const n = await abortable(options.signal, (a) => this.native.forkSession(sessionId, sessionOptions(options), a));
-    return new Session(this, n);
+  forkSession(sessionId: string, options: SessionOptions = {}): Promise<Session> {
+    return this.open(options.signal, (a) => this.native.forkSession(sessionId, sessionOptions(options), a));
+  }
+
+  /**
+   * Run an open call. While it is in flight the hub keeps the events of sessions nobody holds
+   * yet; the one it returns keeps them as its opening history (`session.events()` starts there).
+   */
+  private async open(signal: AbortSignal | undefined, f: (abort: number | undefined) => Promise<NativeSession>): Promise<Session> {
+    const hub = this.host.hub;
+    const op: Opening = hub.beginOpening(this.id);
+    let session: Session | null = null;
+    try {
+      const n = await abortable(signal, f);
+      // In one tick with making the Session: an event dispatched in between would be in neither.
+      hub.endOpening(op, n.id);
+      session = new Session(this, n);
+      return session;
+    } finally {
+      if (!session) hub.endOpening(op, null);
+    }
   }
 
   /** `session/list` (needs `sessionCapabilities.list`): one page. */
@@ -1381,13 +1096,37 @@ export class Agent {
     return n ? new Session(this, n) : null;
   }
 
+  /**
+   * This agent's events (every event whose `agent` is this one), from now on, ending after its
+   * `agent_exited` (at once when that was already delivered). Same options and backpressure as
+   * `host.events()`. `agent_ready` and what came before `spawn` resolved are in `host.events()`.
+   */
+  events(options: EventsOptions = {}): AsyncIterableIterator<AcpEvent> {
+    return this.host.hub.subscribeAgent(this.id, options);
+  }
+
   /** Shut the agent down (stdin EOF → grace → SIGTERM → grace → SIGKILL, to its process group). */
   async shutdown(): Promise<ExitInfo> {
     const e = (await call(() => this.native.shutdown())) as ExitInfo;
     this.markExited(e);
     return e;
   }
+
+  /**
+   * `await using agent = await host.spawn(...)`: shuts the agent down at the end of the scope.
+   * Never throws for an agent that is already gone or a closed host.
+   */
+  async [asyncDispose](): Promise<void> {
+    try {
+      await this.shutdown();
+    } catch (e) {
+      if (!(e instanceof AcpError && GONE.has(e.code))) throw e;
+    }
+  }
 }
+
+/** Codes that mean there is nothing left to close or shut down (a disposer ignores them). */
+const GONE: ReadonlySet<string> = new Set(['closed', 'agent_exited', 'not_found', 'unsupported']);
 
 // ---------------------------------------------------------------------------------------- session
 
@@ -1540,15 +1279,49 @@ export class Session {
     return abortable(options.signal, (a) => this.native.setModel(modelId, a));
   }
 
-  /** `session/close`. */
+  /**
+   * `session/close` (needs `sessionCapabilities.close`; otherwise rejects with `unsupported` and
+   * nothing is sent). The session's streams end after its `session_closed`.
+   */
   close(options: CallOptions = {}): Promise<void> {
     return abortable(options.signal, (a) => this.native.close(a));
   }
 
-  /** This session's events, from now on (same rules as `host.events()`). */
+  /**
+   * This session's events, from its beginning while its first turn has not started: the
+   * session's `session_opened`, the updates the agent sent before the open response, a load
+   * replay and whatever followed, then the live events — in `seq` order, without a gap or a
+   * duplicate (each call made before the first `turn_started` gets all of it). From the first
+   * turn on, the opening history is released and a new call yields events from now on. The
+   * history keeps at most `SESSION_HISTORY_LIMIT` events: past it the oldest after the first are
+   * dropped, and the first event yielded then carries `dropped` (how many; their seqs are
+   * missing). Ends after the session's `session_closed` (or its agent's exit); a call on a
+   * session that already closed ends at once. Same options and backpressure as `host.events()`.
+   */
   events(options: EventsOptions = {}): AsyncIterableIterator<AcpEvent> {
-    const id = this.id;
-    const agent = this.agent.id;
-    return this.agent.host.hub.subscribe((ev) => ev.session === id && ev.agent === agent, options);
+    return this.agent.host.hub.subscribeSession(this.agent.id, this.id, options);
+  }
+
+  /**
+   * `await using session = await agent.newSession(...)`: at the end of the scope the session is
+   * closed (`session/close`) if it is open and the agent supports closing; otherwise nothing is
+   * sent. Either way its opening history is released. Never throws for a session that is already
+   * closed, an agent that is gone or a closed host; other failures of `session/close` (an agent
+   * error, a timeout) are thrown.
+   */
+  async [asyncDispose](): Promise<void> {
+    this.agent.host.hub.releaseHistory(this.agent.id, this.id);
+    let open = false;
+    try {
+      open = (this.native.state() as SessionState).open === true;
+    } catch {
+      // No state (agent gone): nothing to close.
+    }
+    if (!open) return;
+    try {
+      await this.close();
+    } catch (e) {
+      if (!(e instanceof AcpError && GONE.has(e.code))) throw e;
+    }
   }
 }

@@ -88,6 +88,12 @@ export interface EventEnvelope {
   turn?: number;
   /** `true` for updates replayed by `session/load`. */
   replay: boolean;
+  /**
+   * Only on the first event a `session.events()` stream yields, when the session's opening
+   * history overflowed its bound: how many of the session's events after this one were left out
+   * (their `seq`s are missing from the stream). Not part of the host's event JSON.
+   */
+  dropped?: number;
 }
 
 /**

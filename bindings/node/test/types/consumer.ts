@@ -189,3 +189,18 @@ export async function run(): Promise<void> {
   }
   console.log(calls.map((c) => c.data.title));
 }
+
+/** Session and Agent are async disposables; the agent's and session's streams are typed events. */
+export async function scoped(host: Host): Promise<void> {
+  await using agent = await host.spawn({ command: 'some-agent' });
+  await using session = await agent.loadSession('sess_old', { cwd: '/abs/project', signal: AbortSignal.timeout(30_000) });
+  for await (const ev of session.events({ highWaterMark: 64 })) {
+    const dropped: number | undefined = ev.dropped;
+    if (ev.kind === 'session_opened') console.log(ev.data.origin, dropped);
+    if (ev.kind === 'session_update' && ev.replay) console.log(ev.data.sessionUpdate);
+    if (ev.kind === 'session_closed') console.log(ev.data.reason);
+  }
+  for await (const ev of agent.events({ signal: AbortSignal.timeout(1000) })) {
+    if (ev.kind === 'agent_exited') console.log(ev.data.exitCode);
+  }
+}
