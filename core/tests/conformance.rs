@@ -195,11 +195,14 @@ async fn run_case(case: &Value, cwd: &str) -> Vec<Value> {
             }
             "prompt" => {
                 let session = current.clone().expect("a current session");
-                let text = op["text"].as_str().unwrap().to_owned();
+                // `content`: the prompt's blocks as given; else one text block of `text`.
+                let content = match op["content"].as_array() {
+                    Some(blocks) => blocks.clone(),
+                    None => vec![json!({"type": "text", "text": op["text"].as_str().unwrap()})],
+                };
                 let s2 = session.clone();
                 let (abort, aborted) = tokio::sync::oneshot::channel::<()>();
                 let turn = tokio::spawn(async move {
-                    let content = vec![serde_json::json!({"type": "text", "text": text})];
                     let abort = async {
                         if aborted.await.is_err() {
                             std::future::pending::<()>().await;
@@ -232,9 +235,12 @@ async fn run_case(case: &Value, cwd: &str) -> Vec<Value> {
                     (_, r) => panic!("{name}: prompt: unexpected {r:?}"),
                 }
                 // Let the turn's events land before the next op, so traces do not depend on timing.
-                trace.extend(
-                    collect_until(&mut events, T, |e| e.kind == EventKind::TurnEnded).await,
-                );
+                // A prompt refused locally (`unsupported`: nothing sent) has no turn.
+                if expect != Some("error:unsupported") {
+                    trace.extend(
+                        collect_until(&mut events, T, |e| e.kind == EventKind::TurnEnded).await,
+                    );
+                }
             }
             "set_mode" => {
                 let r = current
@@ -254,6 +260,18 @@ async fn run_case(case: &Value, cwd: &str) -> Vec<Value> {
             }
             "authenticate" => {
                 let r = agent.authenticate(op["methodId"].as_str().unwrap()).await;
+                check(name, what, &r, expect);
+            }
+            "logout" => {
+                let r = agent.logout().await;
+                check(name, what, &r, expect);
+            }
+            "set_model" => {
+                let r = current
+                    .as_ref()
+                    .unwrap()
+                    .set_model(op["modelId"].as_str().unwrap())
+                    .await;
                 check(name, what, &r, expect);
             }
             "list_sessions" => {

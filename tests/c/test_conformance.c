@@ -218,9 +218,16 @@ static json *run_case(const json *c, const char *cwd) {
             if (result) CHECK(json_u64(json_get(result, "session"), &r.session));
             json_free(result);
         } else if (strcmp(what, "prompt") == 0) {
-            const char *text = json_str(json_get(op, "text"));
             size_t ended_before = r.turn_ended_seen;
-            EXPECT(ACPH_STATUS_OK, acph_session_prompt_text(r.h, r.session, text, strlen(text), &call, ERR));
+            const json *content = json_get(op, "content");
+            if (content) {
+                char *blocks = json_dump(content);
+                EXPECT(ACPH_STATUS_OK, acph_session_prompt(r.h, r.session, blocks, strlen(blocks), &call, ERR));
+                free(blocks);
+            } else {
+                const char *text = json_str(json_get(op, "text"));
+                EXPECT(ACPH_STATUS_OK, acph_session_prompt_text(r.h, r.session, text, strlen(text), &call, ERR));
+            }
             const char *cancel_on = json_str(json_get(op, "cancelOn"));
             if (cancel_on) {
                 pump(&r, cancel_on, 0);
@@ -241,8 +248,10 @@ static json *run_case(const json *c, const char *cwd) {
                 }
             }
             json_free(result);
-            /* Let the turn's events land before the next op. */
-            if (r.turn_ended_seen == ended_before) pump(&r, "turn_ended", 0);
+            /* Let the turn's events land before the next op (a prompt refused locally,
+             * `unsupported`, has no turn). */
+            bool refused = expect && strcmp(expect, "error:unsupported") == 0;
+            if (!refused && r.turn_ended_seen == ended_before) pump(&r, "turn_ended", 0);
         } else if (strcmp(what, "set_mode") == 0) {
             const char *mode = json_str(json_get(op, "modeId"));
             EXPECT(ACPH_STATUS_OK, acph_session_set_mode(r.h, r.session, mode, strlen(mode), &call, ERR));
@@ -252,6 +261,13 @@ static json *run_case(const json *c, const char *cwd) {
             char *value = json_dump(json_get(op, "value"));
             EXPECT(ACPH_STATUS_OK, acph_session_set_config_option(r.h, r.session, id, strlen(id), value, strlen(value), &call, ERR));
             free(value);
+            json_free(await_call(&r, call, what, expect));
+        } else if (strcmp(what, "set_model") == 0) {
+            const char *model = json_str(json_get(op, "modelId"));
+            EXPECT(ACPH_STATUS_OK, acph_session_set_model(r.h, r.session, model, strlen(model), &call, ERR));
+            json_free(await_call(&r, call, what, expect));
+        } else if (strcmp(what, "logout") == 0) {
+            EXPECT(ACPH_STATUS_OK, acph_agent_logout(r.h, r.agent, &call, ERR));
             json_free(await_call(&r, call, what, expect));
         } else if (strcmp(what, "authenticate") == 0) {
             const char *m = json_str(json_get(op, "methodId"));

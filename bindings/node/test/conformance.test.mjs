@@ -93,7 +93,7 @@ async function runCase(c, cwd) {
         }
         case 'prompt': {
           const ac = new AbortController();
-          const turn = current.prompt(op.text, { signal: ac.signal });
+          const turn = current.prompt(op.content ?? op.text, { signal: ac.signal });
           turn.catch(() => {});
           if (op.cancelOn) {
             trace.push(...(await collectUntil(events, (e) => matches(e, op.cancelOn))));
@@ -111,8 +111,9 @@ async function runCase(c, cwd) {
             assert.equal(`error:${e.code}`, op.expect, `${name}: ${e.message}`);
             if (e.code === 'agent_exited') exited = true;
           }
-          // Let the turn's events land before the next op, so traces do not depend on timing.
-          trace.push(...(await collectUntil(events, (e) => e.kind === 'turn_ended')));
+          // Let the turn's events land before the next op, so traces do not depend on timing (a
+          // prompt refused locally, `unsupported`, has no turn).
+          if (op.expect !== 'error:unsupported') trace.push(...(await collectUntil(events, (e) => e.kind === 'turn_ended')));
           break;
         }
         case 'set_mode':
@@ -123,6 +124,12 @@ async function runCase(c, cwd) {
           break;
         case 'authenticate':
           await expectOutcome(name, what, agent.authenticate(op.methodId), op.expect);
+          break;
+        case 'logout':
+          await expectOutcome(name, what, agent.logout(), op.expect);
+          break;
+        case 'set_model':
+          await expectOutcome(name, what, current.setModel(op.modelId), op.expect);
           break;
         case 'list_sessions':
           await expectOutcome(name, what, agent.listSessions(), op.expect);

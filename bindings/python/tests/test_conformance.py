@@ -132,7 +132,7 @@ def run_sync(case: Dict[str, Any]) -> List[Dict[str, Any]]:
 
                     def turn() -> None:
                         try:
-                            box["result"] = session.prompt(op["text"])
+                            box["result"] = session.prompt(op.get("content") or op["text"])
                         except BaseException as exc:  # noqa: BLE001
                             box["error"] = exc
 
@@ -153,7 +153,9 @@ def run_sync(case: Dict[str, Any]) -> List[Dict[str, Any]]:
                         exited = exited or box["error"].code == "agent_exited"
                     else:
                         assert box["result"].stop_reason == expect
-                    trace += events.collect_until(lambda e: e.kind == "turn_ended", T)
+                    # A prompt refused locally (`unsupported`: nothing sent) has no turn.
+                    if expect != "error:unsupported":
+                        trace += events.collect_until(lambda e: e.kind == "turn_ended", T)
                     continue
                 elif name == "set_mode":
                     assert current is not None
@@ -163,6 +165,11 @@ def run_sync(case: Dict[str, Any]) -> List[Dict[str, Any]]:
                     current.set_config_option(op["configId"], op["value"])
                 elif name == "authenticate":
                     agent.authenticate(op["methodId"])
+                elif name == "logout":
+                    agent.logout()
+                elif name == "set_model":
+                    assert current is not None
+                    current.set_model(op["modelId"])
                 elif name == "list_sessions":
                     agent.list_sessions()
                 elif name == "close_session":
@@ -208,7 +215,7 @@ async def run_async(case: Dict[str, Any]) -> List[Dict[str, Any]]:
                     current = await afn(op["sessionId"], CWD)
                 elif name == "prompt":
                     assert current is not None
-                    task = asyncio.ensure_future(current.prompt(op["text"]))
+                    task = asyncio.ensure_future(current.prompt(op.get("content") or op["text"]))
                     if "cancelOn" in op:
                         trace += await events.collect_until(lambda e: matches(e, op["cancelOn"]), T)
                         await current.cancel()
@@ -228,7 +235,8 @@ async def run_async(case: Dict[str, Any]) -> List[Dict[str, Any]]:
                         exited = exited or exc.code == "agent_exited"
                     else:
                         assert result.stop_reason == expect
-                    trace += await events.collect_until(lambda e: e.kind == "turn_ended", T)
+                    if expect != "error:unsupported":
+                        trace += await events.collect_until(lambda e: e.kind == "turn_ended", T)
                     continue
                 elif name == "set_mode":
                     assert current is not None
@@ -238,6 +246,11 @@ async def run_async(case: Dict[str, Any]) -> List[Dict[str, Any]]:
                     await current.set_config_option(op["configId"], op["value"])
                 elif name == "authenticate":
                     await agent.authenticate(op["methodId"])
+                elif name == "logout":
+                    await agent.logout()
+                elif name == "set_model":
+                    assert current is not None
+                    await current.set_model(op["modelId"])
                 elif name == "list_sessions":
                     await agent.list_sessions()
                 elif name == "close_session":
