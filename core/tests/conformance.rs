@@ -10,6 +10,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use acp_host::auth::{TerminalAuth, TerminalAuthCommand};
+
 use acp_host::{
     Event, EventKind, Host, HostConfig, PermissionHandler, PermissionRequest, Session,
     SessionOptions,
@@ -154,12 +156,26 @@ async fn run_case(case: &Value, cwd: &str) -> Vec<Value> {
             }),
         };
     }
+    let creds_dir = tempfile::tempdir().unwrap();
+    if case["terminalAuth"].as_bool() == Some(true) {
+        // The "user" logs in: the login leaves the credentials file the mock agent looks for.
+        config.terminal_auth =
+            TerminalAuth::Runner(Arc::new(|cmd: TerminalAuthCommand| async move {
+                let path = cmd.env.get("ACP_MOCK_CREDENTIALS").cloned().flatten();
+                let path = path.ok_or("no ACP_MOCK_CREDENTIALS")?;
+                std::fs::write(path, "logged-in\n").map_err(|e| e.to_string())?;
+                Ok(0)
+            }));
+    }
     let host = Host::new(config);
     let mut events = host.events().unwrap();
-    let spec = mock(case["scenario"].as_str());
+    let spec = mock(case["scenario"].as_str()).env(
+        "ACP_MOCK_CREDENTIALS",
+        creds_dir.path().join("credentials").to_string_lossy(),
+    );
     let spawned = host.spawn(spec).await;
     let mut trace: Vec<Event> = Vec::new();
-    let agent = match (case["spawnExpect"].as_str(), spawned) {
+    let mut agent = match (case["spawnExpect"].as_str(), spawned) {
         (Some(expect), res) => {
             check(name, "spawn", &res, Some(expect));
             trace.extend(collect_until(&mut events, T, |e| e.kind == EventKind::AgentExited).await);
@@ -266,6 +282,17 @@ async fn run_case(case: &Value, cwd: &str) -> Vec<Value> {
                 let r = agent.logout().await;
                 check(name, what, &r, expect);
             }
+            "terminal_auth" => {
+                let r = agent.terminal_auth(op["methodId"].as_str().unwrap()).await;
+                check(name, what, &r, expect);
+                if let Ok(fresh) = r {
+                    // The old agent's exit is part of the trace; the case goes on with the new one.
+                    trace.extend(
+                        collect_until(&mut events, T, |e| e.kind == EventKind::AgentReady).await,
+                    );
+                    agent = fresh;
+                }
+            }
             "set_model" => {
                 let r = current
                     .as_ref()
@@ -296,7 +323,13 @@ async fn run_case(case: &Value, cwd: &str) -> Vec<Value> {
         }
     }
     assert!(exited, "{name}: a case ends with shutdown or an agent exit");
-    trace.extend(collect_until(&mut events, T, |e| e.kind == EventKind::AgentExited).await);
+    let last = agent.id();
+    trace.extend(
+        collect_until(&mut events, T, |e| {
+            e.kind == EventKind::AgentExited && e.agent == last
+        })
+        .await,
+    );
     trace.iter().filter_map(normalise).collect()
 }
 

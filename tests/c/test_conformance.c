@@ -20,6 +20,7 @@ typedef struct {
     bool auto_allow;
     const json *elicitation; /* the case's answers by mode, or NULL */
     const json *ext;         /* the case's extension answers by method, or NULL */
+    bool terminal_auth;      /* the case logs in through the service handler */
     uint64_t agent, session;
     event_list evs;  /* every event, owned */
     json *trace;     /* normalised events */
@@ -77,7 +78,8 @@ static const acph_event *pump(runner *r, const char *spec, uint64_t call) {
         events_push(&r->evs, ev);
         json *n = normalise(ev);
         if (n) json_push(r->trace, n);
-        if (ev->kind == ACPH_EVENT_AGENT_EXITED) r->exited = true;
+        /* Only the current agent's exit ends the case (a terminal login relaunches the agent). */
+        if (ev->kind == ACPH_EVENT_AGENT_EXITED && (r->agent == 0 || ev->agent == r->agent)) r->exited = true;
         if (ev->kind == ACPH_EVENT_TURN_ENDED) r->turn_ended_seen++;
         if (ev->kind == ACPH_EVENT_PERMISSION_REQUESTED && r->auto_allow) {
             json *j = event_json(ev);
@@ -129,9 +131,24 @@ static json *await_call(runner *r, uint64_t call, const char *what, const char *
 
 /* The extension handler: answers from the case's table (called on a library thread). */
 static void on_ext(void *user_data, uint64_t id, const char *method, const char *params, size_t len) {
-    (void)params;
-    (void)len;
     runner *r = user_data;
+    if (strcmp(method, "acph/terminal_auth") == 0 && r->terminal_auth) {
+        /* The "user" logs in: the login leaves the credentials file the mock agent looks for. */
+        json *p = json_parse(params, len);
+        const char *path = json_str(json_get(json_get(p, "env"), "ACP_MOCK_CREDENTIALS"));
+        CHECK(path != NULL);
+        FILE *f = fopen(path, "w");
+        CHECK(f != NULL);
+        fputs("logged-in\n", f);
+        fclose(f);
+        json_free(p);
+        EXPECT(ACPH_STATUS_OK, acph_service_respond(r->h, id, "{\"exitCode\":0}", 14, ERR));
+        return;
+    }
+    if (!r->ext) {
+        EXPECT(ACPH_STATUS_OK, acph_service_fail(r->h, id, -32601, "method not found", 16, ERR));
+        return;
+    }
     const json *entry = json_get(r->ext, method);
     const json *result = entry ? json_get(entry, "result") : NULL;
     if (result) {
@@ -164,6 +181,9 @@ static json *run_case(const json *c, const char *cwd) {
     if (json_u64(json_get(c, "maxLineBytes"), &max_line)) json_set(config, "maxLineBytes", json_new_u64(max_line));
     r.ext = json_get(c, "ext");
     if (r.ext) json_set(config, "ext", json_new_string("embedder"));
+    const json *login = json_get(c, "terminalAuth");
+    r.terminal_auth = login && login->type == JSON_BOOL && login->boolean;
+    if (r.terminal_auth) json_set(config, "terminalAuth", json_new_string("embedder"));
     r.elicitation = json_get(c, "elicitation");
     if (r.elicitation) {
         json *modes = json_new_array();
@@ -183,9 +203,20 @@ static json *run_case(const json *c, const char *cwd) {
     json_free(config);
     r.h = make_host(config_text);
     free(config_text);
-    if (r.ext) EXPECT(ACPH_STATUS_OK, acph_host_set_service_handler(r.h, on_ext, &r, NULL, ERR));
+    if (r.ext || r.terminal_auth) EXPECT(ACPH_STATUS_OK, acph_host_set_service_handler(r.h, on_ext, &r, NULL, ERR));
 
-    char *spec = mock_spec(json_str(json_get(c, "scenario")));
+    /* The mock agent's credentials file: a fresh path per case (a terminal login creates it). */
+    char creds[1024];
+    snprintf(creds, sizeof creds, "%s/credentials-%s", scratch_dir(), r.name);
+    remove(creds);
+    char *base = mock_spec(json_str(json_get(c, "scenario")));
+    json *spec_json = json_parse(base, strlen(base));
+    free(base);
+    json *env = json_new_object();
+    json_set(env, "ACP_MOCK_CREDENTIALS", json_new_string(creds));
+    json_set(spec_json, "env", env);
+    char *spec = json_dump(spec_json);
+    json_free(spec_json);
     uint64_t call = 0;
     EXPECT(ACPH_STATUS_OK, acph_host_spawn(r.h, spec, strlen(spec), &call, ERR));
     free(spec);
@@ -283,6 +314,16 @@ static json *run_case(const json *c, const char *cwd) {
             const char *sid = json_str(json_get(op, "sessionId"));
             EXPECT(ACPH_STATUS_OK, acph_agent_delete_session(r.h, r.agent, sid, strlen(sid), &call, ERR));
             json_free(await_call(&r, call, what, expect));
+        } else if (strcmp(what, "terminal_auth") == 0) {
+            const char *m = json_str(json_get(op, "methodId"));
+            EXPECT(ACPH_STATUS_OK, acph_agent_terminal_auth(r.h, r.agent, m, strlen(m), &call, ERR));
+            result = await_call(&r, call, what, expect);
+            if (result) {
+                /* The old agent's agent_exited came before the call completed; go on with the new one. */
+                CHECK(json_u64(json_get(result, "agent"), &r.agent));
+                r.exited = false;
+            }
+            json_free(result);
         } else if (strcmp(what, "shutdown") == 0) {
             EXPECT(ACPH_STATUS_OK, acph_agent_shutdown(r.h, r.agent, &call, ERR));
             json_free(await_call(&r, call, what, NULL));

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 
-import { acp, ROOT, T, mock, collectUntil, matches, withTimeout, allowOnce } from './helpers.mjs';
+import { acp, ROOT, T, mock, collectUntil, matches, withTimeout, allowOnce, tmpdir } from './helpers.mjs';
 
 const DIR = path.join(ROOT, 'fixtures/scenarios/conformance');
 const doc = JSON.parse(fs.readFileSync(path.join(DIR, 'cases.json'), 'utf8'));
@@ -58,17 +58,28 @@ async function runCase(c, cwd) {
       throw new acp.ServiceError(-32601, 'method not found');
     };
   }
+  if (c.terminalAuth) {
+    // The "user" logs in: the login leaves the credentials file the mock agent looks for.
+    options.onTerminalAuth = (cmd) => {
+      fs.writeFileSync(cmd.env.ACP_MOCK_CREDENTIALS, 'logged-in\n');
+      return 0;
+    };
+  }
+  // The mock agent's credentials file: a fresh path per case (a terminal login creates it).
+  const spec = { ...mock(c.scenario), env: { ACP_MOCK_CREDENTIALS: path.join(tmpdir(), 'credentials') } };
   const host = new acp.Host(options);
   try {
     const events = host.events();
     const trace = [];
-    const untilExited = async () => trace.push(...(await collectUntil(events, (e) => e.kind === 'agent_exited')));
+    let agent = null;
+    const untilExited = async () =>
+      trace.push(...(await collectUntil(events, (e) => e.kind === 'agent_exited' && (agent === null || e.agent === agent.id))));
     if (c.spawnExpect) {
-      await expectOutcome(name, 'spawn', host.spawn(mock(c.scenario)), c.spawnExpect);
+      await expectOutcome(name, 'spawn', host.spawn(spec), c.spawnExpect);
       await untilExited();
       return trace;
     }
-    const agent = await host.spawn(mock(c.scenario));
+    agent = await host.spawn(spec);
     let current = null;
     let exited = false;
     const opts = { cwd };
@@ -128,6 +139,15 @@ async function runCase(c, cwd) {
         case 'logout':
           await expectOutcome(name, what, agent.logout(), op.expect);
           break;
+        case 'terminal_auth': {
+          const fresh = await expectOutcome(name, what, agent.terminalAuth(op.methodId), op.expect);
+          if (fresh) {
+            // The old agent's exit and the new one's agent_ready are in the trace.
+            trace.push(...(await collectUntil(events, (e) => e.kind === 'agent_ready')));
+            agent = fresh;
+          }
+          break;
+        }
         case 'set_model':
           await expectOutcome(name, what, current.setModel(op.modelId), op.expect);
           break;

@@ -7,7 +7,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import tempfile
 import threading
+import uuid
+from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 import pytest
@@ -73,6 +76,19 @@ def host_kwargs(case: Dict[str, Any], aio: bool = False) -> Dict[str, Any]:
             kw["on_elicitation"] = answer
         else:
             kw["on_elicitation"] = lambda req: answers[req.mode]
+    if case.get("terminalAuth"):
+        # The "user" logs in: the login leaves the credentials file the mock agent looks for.
+        def login(cmd: Dict[str, Any]) -> int:
+            Path(cmd["env"]["ACP_MOCK_CREDENTIALS"]).write_text("logged-in\n")
+            return 0
+
+        if aio:
+            async def login_async(cmd: Dict[str, Any]) -> int:
+                return login(cmd)
+
+            kw["on_terminal_auth"] = login_async
+        else:
+            kw["on_terminal_auth"] = login
     if "ext" in case:
         # Serve the agent's extension requests from the case's table (a method not in it: -32601),
         # a plain function on Host, a coroutine function on AsyncHost.
@@ -103,17 +119,26 @@ def expect_error(what: str, exc: BaseException, expect: Optional[str]) -> None:
     assert exc.code == expect[len("error:"):], f"{what}: {exc!r}"
 
 
+_CREDENTIALS = tempfile.TemporaryDirectory(prefix="acp-host-py-creds-")  # removed at exit
+
+
+def credentials_env() -> Dict[str, Optional[str]]:
+    """The mock agent's credentials file: a fresh path per case (a terminal login creates it)."""
+    return {"ACP_MOCK_CREDENTIALS": str(Path(_CREDENTIALS.name) / f"credentials-{uuid.uuid4().hex}")}
+
+
 def run_sync(case: Dict[str, Any]) -> List[Dict[str, Any]]:
     trace: List[acp_host.Event] = []
+    env = credentials_env()
     with acp_host.Host(**host_kwargs(case)) as host:
         events = host.events()
         if "spawnExpect" in case:
             with pytest.raises(acp_host.AcpError) as ei:
-                host.spawn(mock(case["scenario"]))
+                host.spawn(mock(case["scenario"]), env=env)
             assert ei.value.code == case["spawnExpect"][len("error:"):]
             trace += events.collect_until(lambda e: e.kind == "agent_exited", T)
             return normalise(trace)
-        agent = host.spawn(mock(case["scenario"]))
+        agent = host.spawn(mock(case["scenario"]), env=env)
         current: Optional[acp_host.Session] = None
         exited = False
         for op in case["ops"]:
@@ -167,6 +192,10 @@ def run_sync(case: Dict[str, Any]) -> List[Dict[str, Any]]:
                     agent.authenticate(op["methodId"])
                 elif name == "logout":
                     agent.logout()
+                elif name == "terminal_auth":
+                    agent = agent.terminal_auth(op["methodId"])
+                    # The old agent's exit and the new one's agent_ready are in the trace.
+                    trace += events.collect_until(lambda e: e.kind == "agent_ready", T)
                 elif name == "set_model":
                     assert current is not None
                     current.set_model(op["modelId"])
@@ -187,21 +216,23 @@ def run_sync(case: Dict[str, Any]) -> List[Dict[str, Any]]:
                 continue
             assert not (expect or "").startswith("error:"), f"{name}: expected {expect}"
         assert exited, "a case ends with shutdown or an agent exit"
-        trace += events.collect_until(lambda e: e.kind == "agent_exited", T)
+        last = agent.id
+        trace += events.collect_until(lambda e: e.kind == "agent_exited" and e.agent == last, T)
     return normalise(trace)
 
 
 async def run_async(case: Dict[str, Any]) -> List[Dict[str, Any]]:
     trace: List[acp_host.Event] = []
+    env = credentials_env()
     async with acp_host.AsyncHost(**host_kwargs(case, aio=True)) as host:
         events = host.events()
         if "spawnExpect" in case:
             with pytest.raises(acp_host.AcpError) as ei:
-                await host.spawn(mock(case["scenario"]))
+                await host.spawn(mock(case["scenario"]), env=env)
             assert ei.value.code == case["spawnExpect"][len("error:"):]
             trace += await events.collect_until(lambda e: e.kind == "agent_exited", T)
             return normalise(trace)
-        agent = await host.spawn(mock(case["scenario"]))
+        agent = await host.spawn(mock(case["scenario"]), env=env)
         current: Optional[acp_host.AsyncSession] = None
         exited = False
         for op in case["ops"]:
@@ -248,6 +279,9 @@ async def run_async(case: Dict[str, Any]) -> List[Dict[str, Any]]:
                     await agent.authenticate(op["methodId"])
                 elif name == "logout":
                     await agent.logout()
+                elif name == "terminal_auth":
+                    agent = await agent.terminal_auth(op["methodId"])
+                    trace += await events.collect_until(lambda e: e.kind == "agent_ready", T)
                 elif name == "set_model":
                     assert current is not None
                     await current.set_model(op["modelId"])
@@ -268,7 +302,8 @@ async def run_async(case: Dict[str, Any]) -> List[Dict[str, Any]]:
                 continue
             assert not (expect or "").startswith("error:"), f"{name}: expected {expect}"
         assert exited, "a case ends with shutdown or an agent exit"
-        trace += await events.collect_until(lambda e: e.kind == "agent_exited", T)
+        last_id = agent.id
+        trace += await events.collect_until(lambda e: e.kind == "agent_exited" and e.agent == last_id, T)
     return normalise(trace)
 
 
