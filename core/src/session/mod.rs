@@ -105,6 +105,30 @@ impl SessionView {
         }
     }
 
+    /// The tool calls typed by the pinned ACP schema (`ToolCallUpdate`: a call the agent only
+    /// updated may have no title), decoded leniently like events (a call that cannot be typed is
+    /// left out; the JSON in `tool_calls` has every call).
+    pub fn typed_tool_calls(&self) -> Vec<crate::schema::v1::ToolCallUpdate> {
+        self.tool_calls
+            .iter()
+            .filter_map(|c| crate::events::lenient_value(c).0)
+            .collect()
+    }
+
+    /// The current plan's entries, typed (see [`SessionView::typed_tool_calls`]).
+    pub fn typed_plan(&self) -> Option<Vec<crate::schema::v1::PlanEntry>> {
+        self.plan
+            .as_ref()
+            .and_then(|p| crate::events::lenient_value(p).0)
+    }
+
+    /// The config options, typed (see [`SessionView::typed_tool_calls`]).
+    pub fn typed_config_options(&self) -> Option<Vec<crate::schema::v1::SessionConfigOption>> {
+        self.config_options
+            .as_ref()
+            .and_then(|o| crate::events::lenient_value(o).0)
+    }
+
     /// Look a tool call up by id.
     pub fn tool_call(&self, id: &str) -> Option<&Value> {
         self.tool_index
@@ -305,6 +329,15 @@ mod tests {
         assert_eq!(a["title"], "Read");
         assert!(a.get("locations").is_none());
         assert_eq!(view.tool_calls[1]["toolCallId"], "b");
+        // The same calls, typed.
+        let typed = view.typed_tool_calls();
+        assert_eq!(typed.len(), 2);
+        assert_eq!(typed[0].tool_call_id.to_string(), "a");
+        assert_eq!(
+            typed[0].fields.status,
+            Some(crate::schema::v1::ToolCallStatus::Completed)
+        );
+        assert_eq!(typed[0].fields.title.as_deref(), Some("Read"));
     }
 
     #[test]
@@ -333,6 +366,8 @@ mod tests {
             view.plan.as_ref().map(|p| p[0]["content"].clone()),
             Some(Value::from("x"))
         );
+        let plan = view.typed_plan().expect("a typed plan");
+        assert_eq!(plan[0].content, "x");
         assert_eq!(view.current_mode_id.as_deref(), Some("code"));
         assert_eq!(
             view.modes.as_ref().map(|m| m["currentModeId"].clone()),
