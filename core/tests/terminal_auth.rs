@@ -165,3 +165,47 @@ async fn without_a_runner_or_for_an_agent_method_terminal_login_is_refused() {
         "invalid_argument"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_legacy_terminal_auth_meta_runs_the_same_way() {
+    let dir = tempfile::tempdir().unwrap();
+    let creds = dir.path().join("creds");
+    let scenario = dir.path().join("legacy.json");
+    let doc = serde_json::json!({
+        "initialize": { "authMethods": [ { "id": "legacy", "name": "Log in",
+            "_meta": { "terminal-auth": { "args": ["--login"], "label": "Legacy login",
+                                          "env": { "MOCK_LOGIN": "legacy" } } } } ] },
+        "authRequired": true,
+        "prompts": [[ { "update": { "sessionUpdate": "agent_message_chunk",
+            "content": { "type": "text", "text": "in" } } } ]]
+    });
+    std::fs::write(&scenario, doc.to_string()).unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let host = Host::new(HostConfig {
+        terminal_auth: runner(seen.clone()),
+        ..HostConfig::default()
+    });
+    let spec =
+        mock(Some(scenario.to_str().unwrap())).env("ACP_MOCK_CREDENTIALS", creds.to_string_lossy());
+    let agent = host.spawn(spec).await.unwrap();
+    assert_eq!(agent.auth_methods()[0].kind, AuthKind::LegacyTerminal);
+    assert_eq!(
+        agent
+            .new_session(SessionOptions::new(tmp_cwd()))
+            .await
+            .unwrap_err()
+            .kind(),
+        "auth_required"
+    );
+    let fresh = agent.terminal_auth("legacy").await.unwrap();
+    let cmd = seen.lock().unwrap()[0].clone();
+    // No `command` in the meta: the agent's own command, the meta's args appended.
+    assert_eq!(cmd.command, mock_agent().to_string_lossy());
+    assert_eq!(cmd.args.last().map(String::as_str), Some("--login"));
+    assert_eq!(cmd.label, "Legacy login");
+    assert_eq!(cmd.env.get("MOCK_LOGIN"), Some(&Some("legacy".to_owned())));
+    fresh
+        .new_session(SessionOptions::new(tmp_cwd()))
+        .await
+        .unwrap();
+}
