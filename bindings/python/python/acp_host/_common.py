@@ -114,6 +114,7 @@ def host_args(
     stderr_tail_bytes: Optional[int] = None,
     unstable: Iterable[str] = (),
     coalesce_tool_call_updates: bool = False,
+    events: bool = True,
 ) -> Dict[str, Any]:
     args: Dict[str, Any] = policy_args(policy)
     args["roots"] = [os.path.abspath(os.fspath(r)) for r in roots]
@@ -151,6 +152,7 @@ def host_args(
         args["stderr_tail_bytes"] = stderr_tail_bytes
     args["unstable"] = list(unstable)
     args["coalesce_tool_call_updates"] = bool(coalesce_tool_call_updates)
+    args["events_enabled"] = bool(events)
     if on_permission is None:
         pass
     elif on_permission == "manual":
@@ -176,6 +178,11 @@ def host_args(
         args["elicitation_modes"] = modes_arg(elicitation_modes)
     args["elicitation_timeout"] = seconds("elicitation_timeout", elicitation_timeout, none_means_forever=False)
     return args
+
+
+def timeout_arg(timeout: Optional[float]) -> Optional[float]:
+    """A call's ``timeout`` (seconds; ``None`` or ``inf``: none)."""
+    return seconds("timeout", timeout, none_means_forever=False)
 
 
 def modes_arg(modes: ElicitationModes) -> List[str]:
