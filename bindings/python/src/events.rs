@@ -6,7 +6,8 @@
 //! least one batch); while a subscriber does not pull, the pump waits for room, the core's queue
 //! fills and the host stops reading the agents (nothing is dropped).
 //! Events that arrive while nobody is subscribed are discarded, so a script that never looks at
-//! events never stalls its agents.
+//! events never stalls its agents; only the sessions being opened keep their first events
+//! (`opening.rs`), so that a session's stream can start at its beginning.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -19,6 +20,8 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::PyList;
 use pyo3::{IntoPyObjectExt, intern};
 use tokio::sync::{Semaphore, mpsc, watch};
+
+use crate::opening::{Openings, Start};
 
 /// Events pulled from the core at once and handed to a subscriber in one chunk.
 pub(crate) const BATCH: usize = 1024;
@@ -66,10 +69,18 @@ struct Sub {
     room: Arc<Semaphore>,
 }
 
+/// What the pump hands events to, under one lock: a subscription either gets a session's log
+/// (`opening.rs`) or the chunk being dispatched, never both and never neither.
+#[derive(Debug, Default)]
+struct Fanout {
+    subs: Vec<Sub>,
+    openings: Openings,
+}
+
 /// The fan-out state shared by the pump task and the subscriptions.
 #[derive(Debug)]
 pub(crate) struct Pump {
-    subs: Mutex<Vec<Sub>>,
+    state: Mutex<Fanout>,
     next_id: AtomicU64,
     capacity: usize,
     closing: watch::Sender<bool>,
@@ -82,7 +93,7 @@ impl Pump {
         let (closing, closing_rx) = watch::channel(false);
         let (ended, _) = watch::channel(false);
         let pump = Arc::new(Pump {
-            subs: Mutex::new(Vec::new()),
+            state: Mutex::new(Fanout::default()),
             next_id: AtomicU64::new(1),
             capacity: capacity.max(BATCH),
             closing,
@@ -94,7 +105,7 @@ impl Pump {
                 crate::rt().spawn(async move { p.run(stream, closing_rx).await });
             }
             None => {
-                let _ = pump.ended.send(true);
+                pump.ended.send_replace(true);
             }
         }
         pump
@@ -132,25 +143,44 @@ impl Pump {
             self.dispatch(&mut buf).await;
         }
         // Under the lock, so that `subscribe` either lands before the clear or sees `ended`.
-        let mut subs = self.subs.lock().unwrap_or_else(|p| p.into_inner());
-        subs.clear();
-        let _ = self.ended.send(true);
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        st.subs.clear();
+        st.openings.clear();
+        // `send_replace`: `send` stores nothing while nobody holds a receiver.
+        self.ended.send_replace(true);
+    }
+
+    /// `f` on the session logs, unless the pump has ended (then there is nothing to log).
+    pub(crate) fn with_openings<R>(&self, f: impl FnOnce(&mut Openings) -> R) -> Option<R> {
+        let mut st = self.state.lock().ok()?;
+        if *self.ended.borrow() {
+            return None;
+        }
+        Some(f(&mut st.openings))
     }
 
     async fn dispatch(&self, buf: &mut Vec<CoreEvent>) {
         type Target = (u64, Filter, mpsc::UnboundedSender<Chunk>, Arc<Semaphore>);
-        let targets: Vec<Target> = match self.subs.lock() {
-            Ok(subs) => subs
+        let (targets, events): (Vec<Target>, Chunk) = {
+            let Ok(mut st) = self.state.lock() else {
+                buf.clear();
+                return;
+            };
+            if st.subs.is_empty() && !st.openings.logging() {
+                st.openings.observe_ends(buf);
+                buf.clear();
+                return;
+            }
+            let events: Chunk = buf.drain(..).map(Arc::new).collect();
+            // Logged under the same lock as the targets are taken: see `Fanout`.
+            st.openings.observe(&events);
+            let targets = st
+                .subs
                 .iter()
                 .map(|s| (s.id, s.filter.clone(), s.tx.clone(), s.room.clone()))
-                .collect(),
-            Err(_) => Vec::new(),
+                .collect();
+            (targets, events)
         };
-        if targets.is_empty() {
-            buf.clear();
-            return;
-        }
-        let events: Chunk = buf.drain(..).map(Arc::new).collect();
         for (id, filter, tx, room) in targets {
             let (chunk, ends) = match filter {
                 Filter::All => (events.clone(), false),
@@ -176,37 +206,60 @@ impl Pump {
         }
     }
 
+    /// A subscription to the events `filter` accepts from now on; a session's starts with the
+    /// session's log when it is still kept (`opening.rs`), and one of a closed session or an exited
+    /// agent ends at once.
     pub(crate) fn subscribe(self: &Arc<Self>, filter: Filter) -> Subscription {
         let (tx, rx) = mpsc::unbounded_channel();
         let room = Arc::new(Semaphore::new(self.capacity));
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut buf = VecDeque::new();
+        let mut dropped = 0;
         // If the pump already ended, the sender is dropped here: the subscription is empty and done.
-        if let Ok(mut subs) = self.subs.lock()
+        if let Ok(mut st) = self.state.lock()
             && !*self.ended.borrow()
         {
-            subs.push(Sub {
-                id,
-                filter,
-                tx,
-                room: room.clone(),
-            });
+            let start = match &filter {
+                Filter::All => Start::Live,
+                Filter::Agent(a) if st.openings.exited(*a) => Start::Ended,
+                Filter::Agent(_) => Start::Live,
+                Filter::Session(a, s) => st.openings.start(*a, s),
+            };
+            let live = match start {
+                Start::Log(log, n) => {
+                    buf = log;
+                    dropped = n;
+                    true
+                }
+                Start::Live => true,
+                Start::Ended => false,
+            };
+            if live {
+                st.subs.push(Sub {
+                    id,
+                    filter,
+                    tx,
+                    room: room.clone(),
+                });
+            }
         }
         Subscription {
             id,
             state: Arc::new(tokio::sync::Mutex::new(SubState {
                 rx,
-                buf: VecDeque::new(),
+                buf,
                 room: room.clone(),
             })),
             room,
             ended: AtomicBool::new(false),
+            dropped,
             pump: Arc::downgrade(self),
         }
     }
 
     pub(crate) fn remove(&self, id: u64) {
-        if let Ok(mut subs) = self.subs.lock() {
-            subs.retain(|s| s.id != id);
+        if let Ok(mut st) = self.state.lock() {
+            st.subs.retain(|s| s.id != id);
         }
     }
 
@@ -270,6 +323,8 @@ pub(crate) struct Subscription {
     room: Arc<Semaphore>,
     /// A pull saw the end (the buffer is empty and the pump let go of this subscription).
     ended: AtomicBool,
+    /// Events of the session's log dropped at its cap before this stream began.
+    dropped: u64,
     pump: std::sync::Weak<Pump>,
 }
 
@@ -431,6 +486,13 @@ impl Subscription {
             take_ready(&mut st, &mut out, limit);
             Ok::<_, acp_host::Error>(Some(out))
         })
+    }
+
+    /// How many of the session's first events this stream lacks because its log reached its
+    /// cap (the oldest updates were dropped); 0 for host and agent streams.
+    #[getter]
+    fn dropped(&self) -> u64 {
+        self.dropped
     }
 
     /// Stop receiving; the pump forgets this subscription (and stops waiting for it).

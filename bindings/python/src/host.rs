@@ -20,9 +20,10 @@ use serde_json::Value;
 use crate::elicitation::PyElicitor;
 use crate::errors;
 use crate::events::{Filter, Pump, Subscription};
+use crate::opening::OpeningHandle;
 use crate::permission::{LoopSlot, PyDecider};
 use crate::services::{PyExt, PyFs, PyTerminal};
-use crate::{Waited, call, seconds};
+use crate::{Waited, call, seconds, within};
 
 fn parse_json(py: Python<'_>, what: &str, text: &str) -> PyResult<Value> {
     serde_json::from_str(text)
@@ -59,7 +60,7 @@ impl NativeHost {
         elicitation_modes=None, elicitation_timeout=None, fs=true, terminal=true,
         fs_handler=None, terminal_handler=None, on_ext_request=None, client_name=None,
         client_version=None, unstable=Vec::new(), coalesce_tool_call_updates=false,
-        on_terminal_auth=None))]
+        on_terminal_auth=None, events_enabled=true))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -91,6 +92,7 @@ impl NativeHost {
         unstable: Vec<String>,
         coalesce_tool_call_updates: bool,
         on_terminal_auth: Option<Py<PyAny>>,
+        events_enabled: bool,
     ) -> PyResult<NativeHost> {
         let policy = match (policy_kind, policy_value) {
             (None, _) => None,
@@ -150,6 +152,9 @@ impl NativeHost {
         }
         config.wire_events = wire_events;
         config.coalesce_tool_call_updates = coalesce_tool_call_updates;
+        // Off: the core queues nothing and has no stream; the pump ends at once, and so does
+        // every subscription.
+        config.events_enabled = events_enabled;
         acp_host::protocol::check_opt_in(&unstable)
             .map_err(|m| errors::config(py, "unstable", m))?;
         config.unstable = unstable;
@@ -259,7 +264,8 @@ impl NativeHost {
         self.host.policy().name().to_owned()
     }
 
-    #[pyo3(signature = (command, args, env=None, cwd=None, *, aio=false))]
+    #[pyo3(signature = (command, args, env=None, cwd=None, *, aio=false, timeout=None))]
+    #[allow(clippy::too_many_arguments)]
     fn spawn(
         &self,
         py: Python<'_>,
@@ -268,7 +274,9 @@ impl NativeHost {
         env: Option<HashMap<String, Option<String>>>,
         cwd: Option<PathBuf>,
         aio: bool,
+        timeout: Option<f64>,
     ) -> PyResult<Py<PyAny>> {
+        let timeout = opt_timeout("timeout", timeout)?;
         if self.closed() {
             return Err(errors::local(py, "closed", "the host is closed"));
         }
@@ -283,7 +291,8 @@ impl NativeHost {
         let agents = self.agents.clone();
         let closed = self.closed.clone();
         call(py, aio, async move {
-            let agent = host.spawn(spec).await?;
+            // Given up: the agent being started goes with its last handle (shut down).
+            let agent = within("spawn".into(), timeout, host.spawn(spec)).await?;
             if let Ok(mut all) = agents.lock() {
                 all.retain(|a| a.exit_info().is_none());
                 if !closed.load(Ordering::SeqCst) {
@@ -416,11 +425,38 @@ impl NativeAgent {
         })
     }
 
-    fn wrap(&self, session: acp_host::Session) -> NativeSession {
-        NativeSession {
-            session,
-            pump: self.pump.clone(),
-        }
+    /// An open call (`open`: the core's future) whose session's stream starts at its beginning:
+    /// the pump logs the session's events from now on (`opening.rs`).
+    fn open_call<F>(
+        &self,
+        py: Python<'_>,
+        aio: bool,
+        what: &str,
+        known_id: Option<&str>,
+        timeout: Option<f64>,
+        open: F,
+    ) -> PyResult<Py<PyAny>>
+    where
+        F: std::future::Future<Output = acp_host::Result<acp_host::Session>> + Send + 'static,
+    {
+        let timeout = opt_timeout("timeout", timeout)?;
+        let pump = self.pump.clone();
+        let agent = self.agent.id();
+        let what = what.to_owned();
+        let known_id = known_id.map(str::to_owned);
+        call(py, aio, async move {
+            // Dropped with this future when the call fails, times out or is abandoned.
+            let opening = pump.begin_open(agent, known_id.as_deref());
+            let session = within(what, timeout, open).await?;
+            if let Some(o) = &opening {
+                pump.bind_open(o, session.id());
+            }
+            Ok(NativeSession {
+                session,
+                pump,
+                opening,
+            })
+        })
     }
 }
 
@@ -447,40 +483,60 @@ impl NativeAgent {
             .and_then(|i| serde_json::to_string(i).ok())
     }
 
-    #[pyo3(signature = (method_id, *, aio=false))]
-    fn authenticate(&self, py: Python<'_>, method_id: String, aio: bool) -> PyResult<Py<PyAny>> {
+    #[pyo3(signature = (method_id, *, aio=false, timeout=None))]
+    fn authenticate(
+        &self,
+        py: Python<'_>,
+        method_id: String,
+        aio: bool,
+        timeout: Option<f64>,
+    ) -> PyResult<Py<PyAny>> {
+        let timeout = opt_timeout("timeout", timeout)?;
         let agent = self.agent.clone();
-        call(py, aio, async move { agent.authenticate(&method_id).await })
+        call(py, aio, async move {
+            within(
+                "authenticate".into(),
+                timeout,
+                agent.authenticate(&method_id),
+            )
+            .await
+        })
     }
 
     /// An extension request (`_`-prefixed method) to the agent with `params_json`; resolves to
     /// the agent's result as JSON text. Any other method raises `invalid_argument` (nothing is
     /// sent).
-    #[pyo3(signature = (method, params_json, *, aio=false))]
+    #[pyo3(signature = (method, params_json, *, aio=false, timeout=None))]
     fn ext_request(
         &self,
         py: Python<'_>,
         method: String,
         params_json: &str,
         aio: bool,
+        timeout: Option<f64>,
     ) -> PyResult<Py<PyAny>> {
+        let timeout = opt_timeout("timeout", timeout)?;
         let params = parse_json(py, "params", params_json)?;
         let agent = self.agent.clone();
         call(py, aio, async move {
-            let v = agent.ext_request(&method, &params).await?;
+            let v = within(method.clone(), timeout, agent.ext_request(&method, &params)).await?;
             Ok(v.to_string())
         })
     }
 
     /// `logout` (needs `agentCapabilities.auth.logout`; otherwise `unsupported` and nothing is
     /// sent).
-    #[pyo3(signature = (*, aio=false))]
-    fn logout(&self, py: Python<'_>, aio: bool) -> PyResult<Py<PyAny>> {
+    #[pyo3(signature = (*, aio=false, timeout=None))]
+    fn logout(&self, py: Python<'_>, aio: bool, timeout: Option<f64>) -> PyResult<Py<PyAny>> {
+        let timeout = opt_timeout("timeout", timeout)?;
         let agent = self.agent.clone();
-        call(py, aio, async move { agent.logout().await })
+        call(py, aio, async move {
+            within("logout".into(), timeout, agent.logout()).await
+        })
     }
 
-    #[pyo3(signature = (cwd, additional_directories=Vec::new(), mcp_servers=None, *, aio=false))]
+    #[pyo3(signature = (cwd, additional_directories=Vec::new(), mcp_servers=None, *, aio=false,
+        timeout=None))]
     fn new_session(
         &self,
         py: Python<'_>,
@@ -488,18 +544,17 @@ impl NativeAgent {
         additional_directories: Vec<String>,
         mcp_servers: Option<&str>,
         aio: bool,
+        timeout: Option<f64>,
     ) -> PyResult<Py<PyAny>> {
         let opts = Self::options(py, cwd, additional_directories, mcp_servers)?;
         let agent = self.agent.clone();
-        let pump = self.pump.clone();
-        call(py, aio, async move {
-            let session = agent.new_session(opts).await?;
-            Ok(NativeSession { session, pump })
+        self.open_call(py, aio, "session/new", None, timeout, async move {
+            agent.new_session(opts).await
         })
     }
 
     #[pyo3(signature = (session_id, cwd, additional_directories=Vec::new(), mcp_servers=None,
-        *, resume=false, aio=false))]
+        *, resume=false, aio=false, timeout=None))]
     #[allow(clippy::too_many_arguments)]
     fn load_session(
         &self,
@@ -510,17 +565,22 @@ impl NativeAgent {
         mcp_servers: Option<&str>,
         resume: bool,
         aio: bool,
+        timeout: Option<f64>,
     ) -> PyResult<Py<PyAny>> {
         let opts = Self::options(py, cwd, additional_directories, mcp_servers)?;
         let agent = self.agent.clone();
-        let pump = self.pump.clone();
-        call(py, aio, async move {
-            let session = if resume {
-                agent.resume_session(&session_id, opts).await?
+        let what = if resume {
+            "session/resume"
+        } else {
+            "session/load"
+        };
+        let id = session_id.clone();
+        self.open_call(py, aio, what, Some(&id), timeout, async move {
+            if resume {
+                agent.resume_session(&session_id, opts).await
             } else {
-                agent.load_session(&session_id, opts).await?
-            };
-            Ok(NativeSession { session, pump })
+                agent.load_session(&session_id, opts).await
+            }
         })
     }
 
@@ -530,19 +590,32 @@ impl NativeAgent {
     }
 
     /// Terminal login, then the relaunched agent (`Agent::terminal_auth`).
-    #[pyo3(signature = (method_id, *, aio=false))]
-    fn terminal_auth(&self, py: Python<'_>, method_id: String, aio: bool) -> PyResult<Py<PyAny>> {
+    #[pyo3(signature = (method_id, *, aio=false, timeout=None))]
+    fn terminal_auth(
+        &self,
+        py: Python<'_>,
+        method_id: String,
+        aio: bool,
+        timeout: Option<f64>,
+    ) -> PyResult<Py<PyAny>> {
+        let timeout = opt_timeout("timeout", timeout)?;
         let agent = self.agent.clone();
         let pump = self.pump.clone();
         call(py, aio, async move {
-            let fresh = agent.terminal_auth(&method_id).await?;
+            let fresh = within(
+                "terminal login".into(),
+                timeout,
+                agent.terminal_auth(&method_id),
+            )
+            .await?;
             Ok(NativeAgent { agent: fresh, pump })
         })
     }
 
     /// `session/fork` (unstable: needs `unstable=["session/fork"]` on the host).
     #[pyo3(signature = (session_id, cwd, additional_directories=Vec::new(), mcp_servers=None,
-        *, aio=false))]
+        *, aio=false, timeout=None))]
+    #[allow(clippy::too_many_arguments)]
     fn fork_session(
         &self,
         py: Python<'_>,
@@ -551,57 +624,82 @@ impl NativeAgent {
         additional_directories: Vec<String>,
         mcp_servers: Option<&str>,
         aio: bool,
+        timeout: Option<f64>,
     ) -> PyResult<Py<PyAny>> {
         let opts = Self::options(py, cwd, additional_directories, mcp_servers)?;
         let agent = self.agent.clone();
-        let pump = self.pump.clone();
-        call(py, aio, async move {
-            let session = agent.fork_session(&session_id, opts).await?;
-            Ok(NativeSession { session, pump })
+        self.open_call(py, aio, "session/fork", None, timeout, async move {
+            agent.fork_session(&session_id, opts).await
         })
     }
 
     /// `session/list` (first page, or from `cursor`): JSON `{sessions, nextCursor?}`.
-    #[pyo3(signature = (cwd=None, cursor=None, *, aio=false))]
+    #[pyo3(signature = (cwd=None, cursor=None, *, aio=false, timeout=None))]
     fn list_sessions(
         &self,
         py: Python<'_>,
         cwd: Option<String>,
         cursor: Option<String>,
         aio: bool,
+        timeout: Option<f64>,
     ) -> PyResult<Py<PyAny>> {
+        let timeout = opt_timeout("timeout", timeout)?;
         let agent = self.agent.clone();
         call(py, aio, async move {
-            let v = agent
-                .list_sessions(cwd.as_deref(), cursor.as_deref())
-                .await?;
+            let list = agent.list_sessions(cwd.as_deref(), cursor.as_deref());
+            let v = within("session/list".into(), timeout, list).await?;
             Ok(v.to_string())
         })
     }
 
-    #[pyo3(signature = (session_id, *, aio=false))]
-    fn close_session(&self, py: Python<'_>, session_id: String, aio: bool) -> PyResult<Py<PyAny>> {
+    #[pyo3(signature = (session_id, *, aio=false, timeout=None))]
+    fn close_session(
+        &self,
+        py: Python<'_>,
+        session_id: String,
+        aio: bool,
+        timeout: Option<f64>,
+    ) -> PyResult<Py<PyAny>> {
+        let timeout = opt_timeout("timeout", timeout)?;
         let agent = self.agent.clone();
-        call(
-            py,
-            aio,
-            async move { agent.close_session(&session_id).await },
-        )
+        call(py, aio, async move {
+            within(
+                "session/close".into(),
+                timeout,
+                agent.close_session(&session_id),
+            )
+            .await
+        })
     }
 
-    #[pyo3(signature = (session_id, *, aio=false))]
-    fn delete_session(&self, py: Python<'_>, session_id: String, aio: bool) -> PyResult<Py<PyAny>> {
+    #[pyo3(signature = (session_id, *, aio=false, timeout=None))]
+    fn delete_session(
+        &self,
+        py: Python<'_>,
+        session_id: String,
+        aio: bool,
+        timeout: Option<f64>,
+    ) -> PyResult<Py<PyAny>> {
+        let timeout = opt_timeout("timeout", timeout)?;
         let agent = self.agent.clone();
-        call(
-            py,
-            aio,
-            async move { agent.delete_session(&session_id).await },
-        )
+        call(py, aio, async move {
+            within(
+                "session/delete".into(),
+                timeout,
+                agent.delete_session(&session_id),
+            )
+            .await
+        })
     }
 
-    /// A handle to an open session of this agent.
+    /// A handle to an open session of this agent (sharing its log, if it is still kept).
     fn session(&self, session_id: &str) -> Option<NativeSession> {
-        self.agent.session(session_id).map(|s| self.wrap(s))
+        let session = self.agent.session(session_id)?;
+        Some(NativeSession {
+            opening: self.pump.opening_of(self.agent.id(), session_id),
+            session,
+            pump: self.pump.clone(),
+        })
     }
 
     /// Shut the agent down (ladder to its process group); JSON `{exitCode, signal, stderrTail}`.
@@ -625,6 +723,8 @@ impl NativeAgent {
 pub(crate) struct NativeSession {
     session: acp_host::Session,
     pump: Arc<Pump>,
+    /// Keeps the session's log (its first events) while it is kept; `None` without events.
+    opening: Option<Arc<OpeningHandle>>,
 }
 
 /// `(turn, stop_reason, usage_json, raw_json, text, thought, text_truncated)`.
@@ -664,15 +764,19 @@ impl NativeSession {
     /// Ctrl-C the turn is cancelled (`session/cancel`); the core settles it within the host's
     /// cancel grace (the agent's answer or `cancelled`), waited for here at most `cancel_grace`
     /// seconds when given, then the KeyboardInterrupt is raised. Async: cancelling the task
-    /// abandons the turn the same way.
-    #[pyo3(signature = (content_json, *, aio=false, cancel_grace=None))]
+    /// abandons the turn the same way. After `timeout` seconds the turn is cancelled as on
+    /// Ctrl-C and, once it settled, the call fails with `timeout` (unless the agent's answer was
+    /// another stop reason than `cancelled`: then it is returned).
+    #[pyo3(signature = (content_json, *, aio=false, cancel_grace=None, timeout=None))]
     fn prompt(
         &self,
         py: Python<'_>,
         content_json: &str,
         aio: bool,
         cancel_grace: Option<f64>,
+        timeout: Option<f64>,
     ) -> PyResult<Py<PyAny>> {
+        let timeout = opt_timeout("timeout", timeout)?;
         let content = match parse_json(py, "prompt", content_json)? {
             Value::Array(a) => a,
             _ => {
@@ -686,21 +790,20 @@ impl NativeSession {
         let grace = cancel_grace
             .map(|g| seconds("cancel_grace", g))
             .transpose()?;
+        // Streams created from now on start from now: the session's log ends with its first
+        // prompt call (not when the pump gets to its `turn_started`, which may be later).
+        self.release();
         let session = self.session.clone();
         if aio {
             return call(py, true, async move {
-                session.prompt(content).await.map(turn_tuple)
+                prompt_until(&session, content, None, timeout)
+                    .await
+                    .map(turn_tuple)
             });
         }
         let (abort_tx, abort_rx) = tokio::sync::oneshot::channel::<()>();
         let fut = async move {
-            let abort = async move {
-                if abort_rx.await.is_err() {
-                    std::future::pending::<()>().await;
-                }
-            };
-            session
-                .prompt_abortable(content, abort)
+            prompt_until(&session, content, Some(abort_rx), timeout)
                 .await
                 .map(turn_tuple)
         };
@@ -728,10 +831,24 @@ impl NativeSession {
         call(py, aio, async move { session.cancel().await })
     }
 
-    #[pyo3(signature = (mode_id, *, aio=false))]
-    fn set_mode(&self, py: Python<'_>, mode_id: String, aio: bool) -> PyResult<Py<PyAny>> {
+    #[pyo3(signature = (mode_id, *, aio=false, timeout=None))]
+    fn set_mode(
+        &self,
+        py: Python<'_>,
+        mode_id: String,
+        aio: bool,
+        timeout: Option<f64>,
+    ) -> PyResult<Py<PyAny>> {
+        let timeout = opt_timeout("timeout", timeout)?;
         let session = self.session.clone();
-        call(py, aio, async move { session.set_mode(&mode_id).await })
+        call(py, aio, async move {
+            within(
+                "session/set_mode".into(),
+                timeout,
+                session.set_mode(&mode_id),
+            )
+            .await
+        })
     }
 
     /// The session's models as JSON `{current, available: [{id, name, description}], via}` (the
@@ -743,40 +860,116 @@ impl NativeSession {
     }
 
     /// Switch the model: the `model` config option, else the legacy `session/set_model`.
-    #[pyo3(signature = (model_id, *, aio=false))]
-    fn set_model(&self, py: Python<'_>, model_id: String, aio: bool) -> PyResult<Py<PyAny>> {
+    #[pyo3(signature = (model_id, *, aio=false, timeout=None))]
+    fn set_model(
+        &self,
+        py: Python<'_>,
+        model_id: String,
+        aio: bool,
+        timeout: Option<f64>,
+    ) -> PyResult<Py<PyAny>> {
+        let timeout = opt_timeout("timeout", timeout)?;
         let session = self.session.clone();
-        call(py, aio, async move { session.set_model(&model_id).await })
+        call(py, aio, async move {
+            within(
+                "session/set_model".into(),
+                timeout,
+                session.set_model(&model_id),
+            )
+            .await
+        })
     }
 
     /// `session/set_config_option`; resolves to the complete option list as JSON.
-    #[pyo3(signature = (config_id, value_json, *, aio=false))]
+    #[pyo3(signature = (config_id, value_json, *, aio=false, timeout=None))]
     fn set_config_option(
         &self,
         py: Python<'_>,
         config_id: String,
         value_json: &str,
         aio: bool,
+        timeout: Option<f64>,
     ) -> PyResult<Py<PyAny>> {
+        let timeout = opt_timeout("timeout", timeout)?;
         let value = parse_json(py, "value", value_json)?;
         let session = self.session.clone();
         call(py, aio, async move {
-            let v = session.set_config_option(&config_id, value).await?;
+            let set = session.set_config_option(&config_id, value);
+            let v = within("session/set_config_option".into(), timeout, set).await?;
             Ok(v.to_string())
         })
     }
 
-    #[pyo3(signature = (*, aio=false))]
-    fn close(&self, py: Python<'_>, aio: bool) -> PyResult<Py<PyAny>> {
+    #[pyo3(signature = (*, aio=false, timeout=None))]
+    fn close(&self, py: Python<'_>, aio: bool, timeout: Option<f64>) -> PyResult<Py<PyAny>> {
+        let timeout = opt_timeout("timeout", timeout)?;
         let session = self.session.clone();
-        call(py, aio, async move { session.close().await })
+        call(py, aio, async move {
+            within("session/close".into(), timeout, session.close()).await
+        })
     }
 
-    /// Subscribe to this session's events from now on (ends after its `session_closed`).
+    /// Drop the session's log (its first events, kept for streams created before its first
+    /// turn): streams created later start from now.
+    fn release(&self) {
+        if let Some(o) = &self.opening {
+            self.pump.release_open(o);
+        }
+    }
+
+    /// Subscribe to this session's events: from its beginning (`session_opened`, early updates,
+    /// a load's replay, ...) until its first prompt, from now on afterwards; ends after its
+    /// `session_closed` (at once when it is closed already).
     fn subscribe(&self) -> Subscription {
         self.pump.subscribe(Filter::Session(
             self.session.agent().id(),
             Arc::from(self.session.id()),
         ))
+    }
+}
+
+/// A prompt that is cancelled (`session/cancel`, then the core's cancel grace) when `abort`
+/// fires (Ctrl-C) or `timeout` elapses; a cancelled turn that timed out fails with `timeout`.
+async fn prompt_until(
+    session: &acp_host::Session,
+    content: Vec<Value>,
+    abort: Option<tokio::sync::oneshot::Receiver<()>>,
+    timeout: Option<Duration>,
+) -> acp_host::Result<TurnResult> {
+    let timed_out = Arc::new(AtomicBool::new(false));
+    let flag = timed_out.clone();
+    let stop = async move {
+        let asked = async move {
+            let asked = match abort {
+                Some(rx) => rx.await.is_ok(),
+                None => false,
+            };
+            if !asked {
+                std::future::pending::<()>().await;
+            }
+        };
+        let expired = async move {
+            match timeout {
+                Some(t) => {
+                    tokio::time::sleep(t).await;
+                    flag.store(true, Ordering::SeqCst);
+                }
+                None => std::future::pending::<()>().await,
+            }
+        };
+        tokio::select! {
+            () = asked => {}
+            () = expired => {}
+        }
+    };
+    let out = session.prompt_abortable(content, stop).await;
+    match (timeout, out) {
+        (Some(t), Ok(r)) if timed_out.load(Ordering::SeqCst) && r.stop_reason == "cancelled" => {
+            Err(crate::timed_out("session/prompt".into(), t))
+        }
+        (Some(t), Err(acp_host::Error::Cancelled)) if timed_out.load(Ordering::SeqCst) => {
+            Err(crate::timed_out("session/prompt".into(), t))
+        }
+        (_, out) => out,
     }
 }

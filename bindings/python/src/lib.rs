@@ -11,6 +11,7 @@ mod elicitation;
 mod errors;
 mod events;
 mod host;
+mod opening;
 mod permission;
 mod services;
 
@@ -299,6 +300,32 @@ where
             Ok(v) => v.into_py_any(py),
             Err(e) => Err(errors::to_py(py, &e)),
         }
+    }
+}
+
+/// `fut`, given up after `timeout`: dropping it abandons the call exactly as Ctrl-C does (the core
+/// sends `$/cancel_request`), and the caller gets the core's `timeout` error (`{what, afterMs}`).
+pub(crate) async fn within<T, F>(
+    what: String,
+    timeout: Option<Duration>,
+    fut: F,
+) -> Result<T, acp_host::Error>
+where
+    F: Future<Output = Result<T, acp_host::Error>>,
+{
+    let Some(limit) = timeout else {
+        return fut.await;
+    };
+    match tokio::time::timeout(limit, fut).await {
+        Ok(out) => out,
+        Err(_) => Err(timed_out(what, limit)),
+    }
+}
+
+pub(crate) fn timed_out(what: String, after: Duration) -> acp_host::Error {
+    acp_host::Error::Timeout {
+        what,
+        after_ms: u64::try_from(after.as_millis()).unwrap_or(u64::MAX),
     }
 }
 

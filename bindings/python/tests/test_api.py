@@ -75,7 +75,9 @@ def test_session_and_agent_streams_filter_and_end() -> None:
         assert got2[-1].kind == "agent_exited" and {e.agent for e in got2} == {a2.id}
         everything = all_events.collect_until(lambda e: e.kind == "agent_exited", T)
         want = [e.seq for e in everything if e.agent == a1.id and e.session == s1.id]
-        assert [e.seq for e in got1] == want[len(want) - len(got1):] and len(got1) >= len(want) - 1
+        # The session's stream began at its session_opened (before `all_events` existed).
+        assert got1[0].kind == "session_opened"
+        assert [e.seq for e in got1][-len(want):] == want
 
 
 def test_sessions_state_modes_config_and_content() -> None:

@@ -1,8 +1,10 @@
 """The asyncio API: ``AsyncHost``, ``AsyncAgent``, ``AsyncSession``, ``AsyncEventStream``.
 
 The same core as the sync twin; calls return awaitables resolved on the caller's loop. Cancelling
-an awaiting task cancels the operation (for a prompt: ``session/cancel``). Permission and
-elicitation handlers of an ``AsyncHost`` run on its loop (coroutine functions as tasks).
+an awaiting task cancels the operation (for a prompt: ``session/cancel`` and the host's cancel
+grace; for any other request ``$/cancel_request``), so ``asyncio.wait_for(call, timeout)`` is the
+per-call timeout the sync API takes as ``timeout=``. Permission and elicitation handlers of an
+``AsyncHost`` run on its loop (coroutine functions as tasks).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from ._common import (
     params_json,
     register,
 )
+from ._errors import AcpError, UnsupportedError
 from ._host import ElicitationHandler, PermissionHandler
 from ._schema import AgentCapabilities, AnyEvent, AuthMethod, SessionConfigOption
 from ._types import AgentExit, ElicitationAnswer, SessionModels, SessionState, TurnResult
@@ -117,6 +120,11 @@ class AsyncEventStream:
             if stop(ev):
                 return out
 
+    @property
+    def dropped(self) -> int:
+        """See ``EventStream.dropped``."""
+        return self._sub.dropped
+
     def close(self) -> None:
         self._buf.clear()
         self._sub.close()
@@ -132,6 +140,9 @@ class AsyncEventStream:
 
 
 class AsyncSession:
+    """See ``Session``. ``async with await agent.new_session(cwd) as session:`` closes it on
+    leaving the block (see ``__aexit__``)."""
+
     __slots__ = ("_n", "_agent", "__weakref__")
 
     def __init__(self, native: _native.NativeSession, agent: "AsyncAgent") -> None:
@@ -151,7 +162,9 @@ class AsyncSession:
         return SessionState._from_json(self._n.state_json())
 
     async def prompt(self, content: ContentLike) -> TurnResult:
-        """Send a prompt and wait for the turn; cancelling the task cancels the turn."""
+        """Send a prompt and wait for the turn; cancelling the task cancels the turn
+        (``session/cancel``; the turn ends within the host's ``cancel_grace``). For a time limit,
+        ``asyncio.wait_for(session.prompt(...), timeout)``."""
         return TurnResult._from_native(await self._n.prompt(content_json(content), aio=True))
 
     async def cancel(self) -> None:
@@ -175,8 +188,29 @@ class AsyncSession:
         await self._n.close(aio=True)
 
     def events(self) -> AsyncEventStream:
-        """This session's events from now on (ends after its ``session_closed``)."""
+        """This session's events: from the session's beginning (``session_opened``, early
+        updates, a load's replay, ...) when created before its first prompt, else from now
+        on; ends after its ``session_closed`` (see ``Session.events``)."""
         return AsyncEventStream(self._n.subscribe())
+
+    def _open_at_agent(self) -> bool:
+        return self._agent._n.session(self.id) is not None
+
+    async def __aenter__(self) -> "AsyncSession":
+        return self
+
+    async def __aexit__(self, exc_type: Optional[type], exc: Optional[BaseException], tb: object) -> None:
+        """See ``Session.__exit__``."""
+        try:
+            if self._open_at_agent():
+                await self._n.close(aio=True)
+        except UnsupportedError:
+            pass
+        except AcpError:
+            if exc_type is None and self._open_at_agent():
+                raise
+        finally:
+            self._n.release()
 
     def __repr__(self) -> str:
         return f"AsyncSession(id={self.id!r}, agent={self._agent.id})"
@@ -326,6 +360,7 @@ class AsyncHost:
         unstable: Sequence[str] = (),
         coalesce_tool_call_updates: bool = False,
         on_terminal_auth: Optional[TerminalAuthHandler] = None,
+        events: bool = True,
     ) -> None:
         args = host_args(
             policy=policy, roots=roots, permission_timeout=permission_timeout, on_permission=on_permission,
@@ -337,6 +372,7 @@ class AsyncHost:
             terminal=terminal, on_ext_request=on_ext_request, client_name=client_name, client_version=client_version,
             stderr_tail_bytes=stderr_tail_bytes, unstable=unstable,
             coalesce_tool_call_updates=coalesce_tool_call_updates, on_terminal_auth=on_terminal_auth,
+            events=events,
         )
         self._n = _native.NativeHost(**args)
         self._bind_loop()

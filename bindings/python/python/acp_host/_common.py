@@ -118,6 +118,7 @@ def host_args(
     unstable: Iterable[str] = (),
     coalesce_tool_call_updates: bool = False,
     on_terminal_auth: Optional[TerminalAuthHandler] = None,
+    events: bool = True,
 ) -> Dict[str, Any]:
     args: Dict[str, Any] = policy_args(policy)
     args["roots"] = [os.path.abspath(os.fspath(r)) for r in roots]
@@ -159,6 +160,7 @@ def host_args(
             raise _config("on_terminal_auth", "on_terminal_auth must be a function (command) -> exit code, or None")
         args["on_terminal_auth"] = on_terminal_auth
     args["coalesce_tool_call_updates"] = bool(coalesce_tool_call_updates)
+    args["events_enabled"] = bool(events)
     if on_permission is None:
         pass
     elif on_permission == "manual":
@@ -184,6 +186,11 @@ def host_args(
         args["elicitation_modes"] = modes_arg(elicitation_modes)
     args["elicitation_timeout"] = seconds("elicitation_timeout", elicitation_timeout, none_means_forever=False)
     return args
+
+
+def timeout_arg(timeout: Optional[float]) -> Optional[float]:
+    """A call's ``timeout`` (seconds; ``None`` or ``inf``: none)."""
+    return seconds("timeout", timeout, none_means_forever=False)
 
 
 def modes_arg(modes: ElicitationModes) -> List[str]:

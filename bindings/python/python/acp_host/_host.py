@@ -3,7 +3,8 @@
 Every call blocks the calling thread with the GIL released while Rust waits, so other Python
 threads keep running, and several threads may use one host at once. Ctrl-C interrupts any call;
 during ``Session.prompt`` it first cancels the turn (``session/cancel``) and waits briefly for
-the agent to end it.
+the agent to end it. Every call that waits for the agent takes ``timeout=`` (seconds): when it
+elapses the call is abandoned the same way and raises ``acp_host.TimeoutError``.
 """
 
 from __future__ import annotations
@@ -31,7 +32,9 @@ from ._common import (
     mcp_arg,
     params_json,
     register,
+    timeout_arg,
 )
+from ._errors import AcpError, UnsupportedError
 from ._schema import AgentCapabilities, AnyEvent, AuthMethod, SessionConfigOption
 from ._types import (
     AgentExit,
@@ -50,10 +53,12 @@ __all__ = ["Host", "Agent", "Session", "EventStream"]
 
 class EventStream:
     """Every event reported after it was created: ``for ev in stream`` (or ``stream.next(timeout)``).
+    A session's stream created before the session's first prompt starts at the session's beginning
+    (``Session.events``).
 
     Ends when the host closes (for an agent's or a session's stream: after its ``agent_exited`` /
-    ``session_closed``). Pull it continuously or close it: while it is open and full, the host
-    stops reading the agents (backpressure; nothing is dropped).
+    ``session_closed``; at once when that already happened). Pull it continuously or close it:
+    while it is open and full, the host stops reading the agents (backpressure; nothing is dropped).
     """
 
     __slots__ = ("_sub", "__weakref__")
@@ -96,6 +101,13 @@ class EventStream:
             if stop(ev):
                 return out
 
+    @property
+    def dropped(self) -> int:
+        """Events of the session's beginning this stream lacks: the host keeps at most 65,536 of
+        them per session, dropping the oldest updates past that (0 unless a very long load
+        replay, or a session flooded before its first prompt, reached that)."""
+        return self._sub.dropped
+
     def close(self) -> None:
         """Stop receiving (the host no longer waits for this stream)."""
         self._sub.close()
@@ -108,7 +120,10 @@ class EventStream:
 
 
 class Session:
-    """An open ACP session. Methods block; see the module docs."""
+    """An open ACP session. Methods block; see the module docs.
+
+    ``with agent.new_session(cwd) as session:`` closes it on leaving the block (see ``__exit__``).
+    """
 
     __slots__ = ("_n", "_agent", "__weakref__")
 
@@ -129,22 +144,26 @@ class Session:
         """A snapshot: modes, config options, merged tool calls, plan, usage, title, ..."""
         return SessionState._from_json(self._n.state_json())
 
-    def prompt(self, content: ContentLike, *, cancel_grace: Optional[float] = None) -> TurnResult:
+    def prompt(self, content: ContentLike, *, cancel_grace: Optional[float] = None,
+               timeout: Optional[float] = None) -> TurnResult:
         """Send a prompt (text, a content block, or a list of them) and wait for the turn to end.
 
         On Ctrl-C the turn is cancelled (``session/cancel``; pending permission requests are
         answered ``cancelled``), the agent gets the host's ``cancel_grace`` (or this call's, when
         given) to end it, then ``KeyboardInterrupt`` propagates, even if the agent ignores the
-        cancel.
+        cancel. After ``timeout`` seconds the turn is cancelled the same way and, once it settled
+        (within the host's ``cancel_grace``), ``acp_host.TimeoutError`` is raised — unless the
+        agent's answer in the meantime was not ``cancelled`` (then that result is returned).
         """
-        return TurnResult._from_native(self._n.prompt(content_json(content), aio=False, cancel_grace=cancel_grace))
+        return TurnResult._from_native(self._n.prompt(content_json(content), aio=False, cancel_grace=cancel_grace,
+                                                      timeout=timeout_arg(timeout)))
 
     def cancel(self) -> None:
         """``session/cancel``: the turn should end ``cancelled``; pending permissions are cancelled."""
         self._n.cancel(aio=False)
 
-    def set_mode(self, mode_id: str) -> None:
-        self._n.set_mode(mode_id, aio=False)
+    def set_mode(self, mode_id: str, *, timeout: Optional[float] = None) -> None:
+        self._n.set_mode(mode_id, aio=False, timeout=timeout_arg(timeout))
 
     def models(self) -> Optional[SessionModels]:
         """The models the agent offers for this session and the current one (from its config
@@ -152,23 +171,53 @@ class Session:
         response), or ``None`` when the agent offers no model choice."""
         return SessionModels._from_json(self._n.models_json())
 
-    def set_model(self, model_id: str) -> None:
+    def set_model(self, model_id: str, *, timeout: Optional[float] = None) -> None:
         """Switch the session's model (one of ``models().available``): through the ``model``
         config option, else the legacy ``session/set_model``. An unknown id raises
         ``InvalidArgumentError``, no model choice ``UnsupportedError`` (nothing is sent)."""
-        self._n.set_model(model_id, aio=False)
+        self._n.set_model(model_id, aio=False, timeout=timeout_arg(timeout))
 
-    def set_config_option(self, config_id: str, value: Any) -> List[SessionConfigOption]:
+    def set_config_option(self, config_id: str, value: Any, *,
+                          timeout: Optional[float] = None) -> List[SessionConfigOption]:
         """Set a config option; returns the complete updated option list."""
-        return json.loads(self._n.set_config_option(config_id, json.dumps(value), aio=False))  # type: ignore[no-any-return]
+        out = self._n.set_config_option(config_id, json.dumps(value), aio=False, timeout=timeout_arg(timeout))
+        return json.loads(out)  # type: ignore[no-any-return]
 
-    def close(self) -> None:
-        """``session/close`` (needs the agent's ``sessionCapabilities.close``)."""
-        self._n.close(aio=False)
+    def close(self, *, timeout: Optional[float] = None) -> None:
+        """``session/close`` (needs the agent's ``sessionCapabilities.close``; otherwise
+        ``UnsupportedError`` and nothing is sent)."""
+        self._n.close(aio=False, timeout=timeout_arg(timeout))
 
     def events(self) -> EventStream:
-        """This session's events from now on (ends after its ``session_closed``)."""
+        """This session's events. Created before the session's first prompt, the stream
+        begins at the session's beginning — its ``session_opened``, the updates the agent sent
+        before answering the open call, a ``load_session`` replay (``replay=True``), and whatever
+        came since — then continues live, in ``seq`` order; every such call does. Created later,
+        it starts from now. Ends after the session's ``session_closed`` or its agent's exit (at
+        once when that already happened)."""
         return EventStream(self._n.subscribe())
+
+    def _open_at_agent(self) -> bool:
+        return self._agent._n.session(self.id) is not None
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, exc_type: Optional[type], exc: Optional[BaseException], tb: object) -> None:
+        """Close the session: ``session/close`` when the agent supports it; otherwise it is only
+        forgotten here (the host drops what it kept for the session's streams). Never raises for
+        a session that is already closed or an agent that is gone, and never replaces the block's
+        own exception."""
+        try:
+            if self._open_at_agent():
+                self._n.close(aio=False)
+        except UnsupportedError:
+            pass
+        except AcpError:
+            if exc_type is None and self._open_at_agent():
+                raise
+        finally:
+            self._n.release()
 
     def __repr__(self) -> str:
         return f"Session(id={self.id!r}, agent={self._agent.id})"
@@ -214,8 +263,8 @@ class Agent:
         """How the agent ended, once it has."""
         return AgentExit._from_json(self._n.exit_info_json)
 
-    def authenticate(self, method_id: str) -> None:
-        self._n.authenticate(method_id, aio=False)
+    def authenticate(self, method_id: str, *, timeout: Optional[float] = None) -> None:
+        self._n.authenticate(method_id, aio=False, timeout=timeout_arg(timeout))
 
     @property
     def auth_method_kinds(self) -> Dict[str, str]:
@@ -224,70 +273,78 @@ class Agent:
         ``terminal_auth``)."""
         return {m["id"]: m["kind"] for m in json.loads(self._n.auth_methods())}
 
-    def terminal_auth(self, method_id: str) -> "Agent":
+    def terminal_auth(self, method_id: str, *, timeout: Optional[float] = None) -> "Agent":
         """Terminal login: runs the login of ``method_id`` through the host's
         ``on_terminal_auth``; when it exits 0 this agent is shut down and started again from the
         same command, and the new agent is returned — retry the call that raised
         ``AuthRequiredError`` on it (this agent's sessions are gone). A non-zero exit raises
         ``AuthRequiredError`` and leaves this agent running. ``authenticate`` is never sent."""
-        return Agent(self._n.terminal_auth(method_id, aio=False), self._host)
+        return Agent(self._n.terminal_auth(method_id, aio=False, timeout=timeout), self._host)
 
-    def logout(self) -> None:
+    def logout(self, *, timeout: Optional[float] = None) -> None:
         """``logout`` (needs ``agentCapabilities.auth.logout``; otherwise ``UnsupportedError`` and
         nothing is sent): the agent forgets its credentials; calls that need them raise
         ``AuthRequiredError`` until ``authenticate`` again."""
-        self._n.logout(aio=False)
+        self._n.logout(aio=False, timeout=timeout_arg(timeout))
 
-    def ext_request(self, method: str, params: Any = None) -> Any:
+    def ext_request(self, method: str, params: Any = None, *, timeout: Optional[float] = None) -> Any:
         """Send an extension request (a ``_``-prefixed method, e.g. ``"_vendor/thing"``) and return
         the agent's result. ``params``: any JSON-serialisable value (``None``: ``{}``).
 
         Any other method raises ``InvalidArgumentError`` (nothing is sent); the agent's JSON-RPC
         error raises ``AgentError`` (``rpc_code``)."""
-        return json.loads(self._n.ext_request(method, params_json(params), aio=False))
+        return json.loads(self._n.ext_request(method, params_json(params), aio=False, timeout=timeout_arg(timeout)))
 
     def new_session(self, cwd: Optional[PathLike] = None, *, additional_directories: Iterable[PathLike] = (),
-                    mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None) -> Session:
+                    mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None,
+                    timeout: Optional[float] = None) -> Session:
         """``session/new`` in ``cwd`` (default: the current directory), also a sandbox root."""
-        n = self._n.new_session(cwd_arg(cwd), dirs_arg(additional_directories), mcp_arg(mcp_servers), aio=False)
+        n = self._n.new_session(cwd_arg(cwd), dirs_arg(additional_directories), mcp_arg(mcp_servers), aio=False,
+                                timeout=timeout_arg(timeout))
         return Session(n, self)
 
     def load_session(self, session_id: str, cwd: Optional[PathLike] = None, *,
                      additional_directories: Iterable[PathLike] = (),
-                     mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None) -> Session:
-        """``session/load``: the agent replays the conversation (events with ``replay=True``)."""
+                     mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None,
+                     timeout: Optional[float] = None) -> Session:
+        """``session/load``: the agent replays the conversation (events with ``replay=True``;
+        ``session.events()`` starts with them)."""
         n = self._n.load_session(session_id, cwd_arg(cwd), dirs_arg(additional_directories),
-                                 mcp_arg(mcp_servers), resume=False, aio=False)
+                                 mcp_arg(mcp_servers), resume=False, aio=False, timeout=timeout_arg(timeout))
         return Session(n, self)
 
     def resume_session(self, session_id: str, cwd: Optional[PathLike] = None, *,
                        additional_directories: Iterable[PathLike] = (),
-                       mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None) -> Session:
+                       mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None,
+                       timeout: Optional[float] = None) -> Session:
         """``session/resume``: reopen without replay."""
         n = self._n.load_session(session_id, cwd_arg(cwd), dirs_arg(additional_directories),
-                                 mcp_arg(mcp_servers), resume=True, aio=False)
+                                 mcp_arg(mcp_servers), resume=True, aio=False, timeout=timeout_arg(timeout))
         return Session(n, self)
 
     def fork_session(self, session_id: str, cwd: Optional[PathLike] = None, *,
                      additional_directories: Iterable[PathLike] = (),
-                     mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None) -> Session:
+                     mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None,
+                     timeout: Optional[float] = None) -> Session:
         """``session/fork`` (unstable in ACP): a new session that starts from ``session_id``'s
         history. Needs ``Host(unstable=["session/fork"])`` and the agent's
         ``sessionCapabilities.fork``; otherwise ``UnsupportedError`` and nothing is sent."""
         n = self._n.fork_session(session_id, cwd_arg(cwd), dirs_arg(additional_directories),
-                                 mcp_arg(mcp_servers), aio=False)
+                                 mcp_arg(mcp_servers), aio=False, timeout=timeout_arg(timeout))
         return Session(n, self)
 
-    def list_sessions(self, cwd: Optional[PathLike] = None, cursor: Optional[str] = None) -> Dict[str, Any]:
+    def list_sessions(self, cwd: Optional[PathLike] = None, cursor: Optional[str] = None, *,
+                      timeout: Optional[float] = None) -> Dict[str, Any]:
         """``session/list``: ``{"sessions": [...], "nextCursor": ...}`` (one page)."""
         c = None if cwd is None else cwd_arg(cwd)
-        return json.loads(self._n.list_sessions(c, cursor, aio=False))  # type: ignore[no-any-return]
+        out = self._n.list_sessions(c, cursor, aio=False, timeout=timeout_arg(timeout))
+        return json.loads(out)  # type: ignore[no-any-return]
 
-    def close_session(self, session_id: str) -> None:
-        self._n.close_session(session_id, aio=False)
+    def close_session(self, session_id: str, *, timeout: Optional[float] = None) -> None:
+        self._n.close_session(session_id, aio=False, timeout=timeout_arg(timeout))
 
-    def delete_session(self, session_id: str) -> None:
-        self._n.delete_session(session_id, aio=False)
+    def delete_session(self, session_id: str, *, timeout: Optional[float] = None) -> None:
+        self._n.delete_session(session_id, aio=False, timeout=timeout_arg(timeout))
 
     def session(self, session_id: str) -> Optional[Session]:
         """A handle to an open session of this agent."""
@@ -350,7 +407,9 @@ class Host:
     ``Agent.fork_session``); any other name raises ``ConfigError``. ``coalesce_tool_call_updates``:
     merge a ``tool_call_update`` into the previous event when that is a not-yet-pulled update of
     the same tool call (docs/EVENTS.md). ``stderr_tail_bytes``: the agent stderr kept for exit
-    errors (default 64 KiB). An argument that cannot be used raises ``ConfigError``
+    errors (default 64 KiB). ``events=False``: no events are queued at all, for scripts that only
+    use return values (every ``events()`` stream ends at once). An argument that cannot be used
+    raises ``ConfigError``
     (``invalid_config``, ``data["path"]`` names it; a bad policy is its subclass ``PolicyError``).
 
     ``with Host(...) as host:`` closes it: every agent is shut down, process groups included.
@@ -383,6 +442,7 @@ class Host:
         unstable: Sequence[str] = (),
         coalesce_tool_call_updates: bool = False,
         on_terminal_auth: Optional[TerminalAuthHandler] = None,
+        events: bool = True,
     ) -> None:
         args = host_args(
             policy=policy, roots=roots, permission_timeout=permission_timeout, on_permission=on_permission,
@@ -394,6 +454,7 @@ class Host:
             terminal=terminal, on_ext_request=on_ext_request, client_name=client_name, client_version=client_version,
             stderr_tail_bytes=stderr_tail_bytes, unstable=unstable,
             coalesce_tool_call_updates=coalesce_tool_call_updates, on_terminal_auth=on_terminal_auth,
+            events=events,
         )
         self._n = _native.NativeHost(**args)
         register(self)
@@ -408,13 +469,15 @@ class Host:
         return self._n.policy_name
 
     def spawn(self, command: Union[str, Sequence[str]], *, cwd: Optional[PathLike] = None,
-              env: Optional[Mapping[str, Optional[str]]] = None) -> Agent:
+              env: Optional[Mapping[str, Optional[str]]] = None, timeout: Optional[float] = None) -> Agent:
         """Start ``command`` (``[program, *args]``; no shell) and perform the ACP handshake.
 
-        ``env`` overlays the inherited environment (``None`` removes a variable).
+        ``env`` overlays the inherited environment (``None`` removes a variable). ``timeout``
+        bounds the start and the handshake (an agent given up on is shut down).
         """
         prog, args = command_args(command)
-        n = self._n.spawn(prog, args, env_args(env), None if cwd is None else cwd_arg(cwd), aio=False)
+        n = self._n.spawn(prog, args, env_args(env), None if cwd is None else cwd_arg(cwd), aio=False,
+                          timeout=timeout_arg(timeout))
         return Agent(n, self)
 
     def agent(self, agent_id: int) -> Optional[Agent]:

@@ -1,0 +1,321 @@
+//! A session's stream from its beginning: the pump logs each session's events from the moment
+//! its open call (`session/new`, `load`, `resume`, `fork`) starts until its first prompt, so
+//! that `session.events()`, which can only be called once the open call returned, still begins
+//! with the session's `session_opened`, the updates the agent sent before the open response (the
+//! core delivers them right after `session_opened`) and a load's replay, whatever the pump had
+//! already dispatched by then.
+//!
+//! Rules (all under the pump's fan-out lock, so a stream gets the log and then every later event,
+//! without a gap or a duplicate):
+//! - While a `session/new` or `fork` is in flight the session id is unknown: every event of that
+//!   agent that carries a session id is logged; when the call returns, only the new session's
+//!   events are kept. A `load`/`resume` names its id: its log starts at that session's
+//!   `session_opened` (anything of that id before it belongs to an earlier life of the session).
+//! - The log ends with the session's first prompt call (`NativeSession::prompt` releases it; the
+//!   pump also stops at the session's first `turn_started`, whoever sent it): streams created
+//!   later start from now. It is dropped when the session closes or its agent exits (a stream
+//!   created afterwards ends at once), when every handle of the session is gone, or when the host
+//!   closes.
+//! - At most [`OPENING_CAP`] events are kept; past it the oldest update is dropped and counted,
+//!   and a stream built from the log reports the count (`Subscription.dropped`).
+
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::sync::{Arc, Weak};
+
+use acp_host::{Event as CoreEvent, EventKind};
+
+use crate::events::Pump;
+
+/// Events kept per session before its first prompt (the core holds back as many early updates).
+pub(crate) const OPENING_CAP: usize = 65_536;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// Logging the session's events.
+    Logging,
+    /// Its first prompt (or a `with` block's end): streams start from now (the log is gone).
+    Released,
+    /// Closed, or its agent exited: streams end at once.
+    Closed,
+}
+
+#[derive(Debug)]
+struct Opening {
+    agent: u64,
+    /// `None` while a `session/new` or `fork` is in flight.
+    session: Option<Arc<str>>,
+    /// The id was known when the call started (`load`, `resume`).
+    known: bool,
+    /// The session's `session_opened` was logged.
+    opened: bool,
+    stage: Stage,
+    events: VecDeque<Arc<CoreEvent>>,
+    dropped: u64,
+    /// Before the id is known: drops per session id (only the new session's count is kept).
+    dropped_by: HashMap<Arc<str>, u64>,
+    handle: Weak<OpeningHandle>,
+}
+
+impl Opening {
+    fn observe(&mut self, ev: &Arc<CoreEvent>) {
+        if ev.kind == EventKind::AgentExited {
+            self.finish(Stage::Closed);
+            return;
+        }
+        let Some(s) = ev.session.as_deref() else {
+            return;
+        };
+        match (self.stage, &self.session) {
+            (Stage::Logging, None) => self.push(ev.clone()),
+            (Stage::Logging, Some(mine)) if **mine == *s => self.log(ev),
+            (Stage::Released, Some(mine))
+                if ev.kind == EventKind::SessionClosed && **mine == *s =>
+            {
+                self.finish(Stage::Closed)
+            }
+            _ => {}
+        }
+    }
+
+    /// An event of this session while logging.
+    fn log(&mut self, ev: &Arc<CoreEvent>) {
+        if !self.opened {
+            if ev.kind == EventKind::SessionOpened {
+                self.opened = true;
+            } else if self.known {
+                return;
+            }
+        }
+        match ev.kind {
+            EventKind::TurnStarted if self.opened => self.finish(Stage::Released),
+            EventKind::SessionClosed if self.opened => self.finish(Stage::Closed),
+            _ => self.push(ev.clone()),
+        }
+    }
+
+    fn push(&mut self, ev: Arc<CoreEvent>) {
+        if self.events.len() >= OPENING_CAP {
+            // The oldest update goes (usually a replay's); `session_opened` and the host's own
+            // events stay when they are near the front.
+            let i = self
+                .events
+                .iter()
+                .take(64)
+                .position(|e| e.kind == EventKind::SessionUpdate)
+                .unwrap_or(0);
+            if let Some(old) = self.events.remove(i) {
+                match (&self.session, &old.session) {
+                    (Some(_), _) => self.dropped += 1,
+                    (None, Some(s)) => *self.dropped_by.entry(s.clone()).or_default() += 1,
+                    (None, None) => {}
+                }
+            }
+        }
+        self.events.push_back(ev);
+    }
+
+    fn finish(&mut self, stage: Stage) {
+        self.stage = stage;
+        self.events = VecDeque::new();
+        self.dropped_by = HashMap::new();
+    }
+
+    /// The open call returned `session`: keep that session's events only.
+    fn bind(&mut self, session: Arc<str>) {
+        if self.session.is_some() {
+            return;
+        }
+        self.dropped = self.dropped_by.remove(&session).unwrap_or(0);
+        self.dropped_by = HashMap::new();
+        let logged = std::mem::take(&mut self.events);
+        self.session = Some(session.clone());
+        for ev in logged {
+            if self.stage != Stage::Logging {
+                break;
+            }
+            if ev.session.as_deref() == Some(&*session) {
+                self.log(&ev);
+            }
+        }
+    }
+}
+
+/// What a new stream of a session starts with.
+pub(crate) enum Start {
+    /// The session's log (and how many of its events were dropped), then live events.
+    Log(VecDeque<Arc<CoreEvent>>, u64),
+    /// Live events only.
+    Live,
+    /// Nothing: the session is closed or its agent exited.
+    Ended,
+}
+
+/// Every session log of a host (inside the pump's fan-out state).
+#[derive(Debug, Default)]
+pub(crate) struct Openings {
+    logs: BTreeMap<u64, Opening>,
+    next_id: u64,
+    /// Agents whose `agent_exited` was dispatched: their streams end at once.
+    exited: HashSet<u64>,
+}
+
+impl Openings {
+    /// Whether a session is being logged (the pump then looks at every event, even when nobody
+    /// subscribed).
+    pub(crate) fn logging(&self) -> bool {
+        self.logs.values().any(|o| o.stage == Stage::Logging)
+    }
+
+    /// Look at a chunk of dispatched events (before it is handed to the subscriptions).
+    pub(crate) fn observe(&mut self, events: &[Arc<CoreEvent>]) {
+        for ev in events {
+            if ev.kind == EventKind::AgentExited {
+                self.exited.insert(ev.agent);
+            } else if ev.session.is_none() {
+                continue;
+            }
+            for o in self.logs.values_mut() {
+                if o.agent == ev.agent {
+                    o.observe(ev);
+                }
+            }
+        }
+    }
+
+    /// Nobody subscribed and no session is being logged: only what ends streams matters.
+    pub(crate) fn observe_ends(&mut self, events: &[CoreEvent]) {
+        for ev in events {
+            let closed = match ev.kind {
+                EventKind::AgentExited => {
+                    self.exited.insert(ev.agent);
+                    None
+                }
+                EventKind::SessionClosed => ev.session.as_deref(),
+                _ => continue,
+            };
+            for o in self.logs.values_mut() {
+                if o.agent == ev.agent && (closed.is_none() || o.session.as_deref() == closed) {
+                    o.finish(Stage::Closed);
+                }
+            }
+        }
+    }
+
+    pub(crate) fn exited(&self, agent: u64) -> bool {
+        self.exited.contains(&agent)
+    }
+
+    fn begin(
+        &mut self,
+        agent: u64,
+        session: Option<Arc<str>>,
+        pump: Weak<Pump>,
+    ) -> Arc<OpeningHandle> {
+        self.next_id += 1;
+        let id = self.next_id;
+        let handle = Arc::new(OpeningHandle { id, pump });
+        let exited = self.exited.contains(&agent);
+        self.logs.insert(
+            id,
+            Opening {
+                agent,
+                known: session.is_some(),
+                session,
+                opened: false,
+                stage: if exited {
+                    Stage::Closed
+                } else {
+                    Stage::Logging
+                },
+                events: VecDeque::new(),
+                dropped: 0,
+                dropped_by: HashMap::new(),
+                handle: Arc::downgrade(&handle),
+            },
+        );
+        handle
+    }
+
+    /// The newest log of `session` (a reopened id has several).
+    fn newest(&self, agent: u64, session: &str) -> Option<&Opening> {
+        self.logs
+            .values()
+            .rev()
+            .find(|o| o.agent == agent && o.session.as_deref() == Some(session))
+    }
+
+    pub(crate) fn start(&self, agent: u64, session: &str) -> Start {
+        match self.newest(agent, session) {
+            Some(o) => match o.stage {
+                Stage::Logging => Start::Log(o.events.clone(), o.dropped),
+                Stage::Released => Start::Live,
+                Stage::Closed => Start::Ended,
+            },
+            None if self.exited(agent) => Start::Ended,
+            None => Start::Live,
+        }
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.logs.clear();
+    }
+}
+
+/// Keeps a session's log alive: held by the open call while it runs, then by the session's
+/// handles. The last one gone drops the log.
+#[derive(Debug)]
+pub(crate) struct OpeningHandle {
+    id: u64,
+    pump: Weak<Pump>,
+}
+
+impl Drop for OpeningHandle {
+    fn drop(&mut self) {
+        if let Some(p) = self.pump.upgrade() {
+            p.with_openings(|o| {
+                o.logs.remove(&self.id);
+            });
+        }
+    }
+}
+
+impl Pump {
+    /// Start logging for an open call of `agent` (`session`: the id, when the call names it).
+    /// `None` when the pump has ended (events disabled, host closed): there is nothing to log.
+    pub(crate) fn begin_open(
+        self: &Arc<Self>,
+        agent: u64,
+        session: Option<&str>,
+    ) -> Option<Arc<OpeningHandle>> {
+        let weak = Arc::downgrade(self);
+        self.with_openings(|o| o.begin(agent, session.map(Arc::from), weak))
+    }
+
+    /// The open call returned `session`.
+    pub(crate) fn bind_open(&self, handle: &OpeningHandle, session: &str) {
+        self.with_openings(|o| {
+            if let Some(log) = o.logs.get_mut(&handle.id) {
+                log.bind(Arc::from(session));
+            }
+        });
+    }
+
+    /// Another handle to the log of `session`, if it is still kept.
+    pub(crate) fn opening_of(&self, agent: u64, session: &str) -> Option<Arc<OpeningHandle>> {
+        // Upgraded under the lock; never dropped there (its Drop takes the lock).
+        let weak = self.with_openings(|o| o.newest(agent, session).map(|l| l.handle.clone()));
+        weak.flatten().and_then(|w| w.upgrade())
+    }
+
+    /// Stop logging `handle`'s session (it was closed, or forgotten by its `with` block): later
+    /// streams start from now.
+    pub(crate) fn release_open(&self, handle: &OpeningHandle) {
+        self.with_openings(|o| {
+            if let Some(log) = o.logs.get_mut(&handle.id)
+                && log.stage == Stage::Logging
+            {
+                log.finish(Stage::Released);
+            }
+        });
+    }
+}
