@@ -21,6 +21,8 @@
 #define ACPH_VERSION_MINOR 1
 #define ACPH_VERSION_PATCH 0
 #define ACPH_VERSION_STRING "0.1.0"
+// MAJOR * 1000000 + MINOR * 1000 + PATCH: compare versions with one `#if`.
+#define ACPH_VERSION_NUMBER 1000
 
 // Version of the C ABI (`acph_abi_version()`): bumped on every incompatible change of the header
 // (a removed or changed function, type or field). Additions keep it.

@@ -38,10 +38,22 @@ const MOCK_AGENT: &str = "acp-mock-agent";
 /// How long to wait for the last events (`agent_exited`) once the agent was shut down.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// `acph --version`: the crate version and the ACP protocol version it speaks.
+fn version_text() -> &'static str {
+    static TEXT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        format!(
+            "{} (ACP protocol version {})",
+            env!("CARGO_PKG_VERSION"),
+            acp_host::PROTOCOL_VERSION
+        )
+    });
+    &TEXT
+}
+
 #[derive(Debug, Parser)]
 #[command(
     name = "acph",
-    version,
+    version = version_text(),
     about = "Run and inspect ACP (Agent Client Protocol) agents from the terminal",
     after_help = "Without an AGENT_CMD after `--`, the bundled mock agent (acp-mock-agent) runs."
 )]

@@ -1124,3 +1124,17 @@ fn every_agent_request_completes_through_the_cli() {
         "every request\n"
     );
 }
+
+#[test]
+fn version_prints_the_crate_and_protocol_versions() {
+    let out = acph(&["--version"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        out.stdout.trim(),
+        format!(
+            "acph {} (ACP protocol version {})",
+            env!("CARGO_PKG_VERSION"),
+            acp_host::PROTOCOL_VERSION
+        )
+    );
+}

@@ -242,7 +242,10 @@ pub(crate) fn host_config(text: Option<&str>, bridge: &Bridge) -> Result<FaceCon
     }
     core.policy = match obj.get("policy") {
         None | Some(Value::Null) => None,
-        Some(Value::String(name)) => Some(Policy::preset(name).map_err(policy_failure)?),
+        Some(Value::String(name)) => Some(Policy::preset_config(name).map_err(|e| match e {
+            acp_host::Error::InvalidConfig { path, message } => config_error(&path, message),
+            other => config_error("policy", other.to_string()),
+        })?),
         Some(doc @ Value::Object(_)) => {
             Some(Policy::from_json(&doc.to_string()).map_err(policy_failure)?)
         }

@@ -9,14 +9,24 @@ fn crate_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+fn version_number() -> u64 {
+    let part = |s: &str| s.parse::<u64>().unwrap();
+    part(env!("CARGO_PKG_VERSION_MAJOR")) * 1_000_000
+        + part(env!("CARGO_PKG_VERSION_MINOR")) * 1_000
+        + part(env!("CARGO_PKG_VERSION_PATCH"))
+}
+
 fn generate() -> String {
     let config = cbindgen::Config::from_file(crate_dir().join("cbindgen.toml")).unwrap();
     let versions = format!(
-        "\n#define ACPH_VERSION_MAJOR {}\n#define ACPH_VERSION_MINOR {}\n#define ACPH_VERSION_PATCH {}\n#define ACPH_VERSION_STRING \"{}\"",
+        "\n#define ACPH_VERSION_MAJOR {}\n#define ACPH_VERSION_MINOR {}\n#define ACPH_VERSION_PATCH {}\n#define ACPH_VERSION_STRING \"{}\"\n\
+         // MAJOR * 1000000 + MINOR * 1000 + PATCH: compare versions with one `#if`.\n\
+         #define ACPH_VERSION_NUMBER {}",
         env!("CARGO_PKG_VERSION_MAJOR"),
         env!("CARGO_PKG_VERSION_MINOR"),
         env!("CARGO_PKG_VERSION_PATCH"),
         env!("CARGO_PKG_VERSION"),
+        version_number(),
     );
     let mut out = Vec::new();
     cbindgen::Builder::new()

@@ -14,6 +14,10 @@ int main(void) {
     /* The macros agree with each other... */
     const char *from_parts = STR(ACPH_VERSION_MAJOR) "." STR(ACPH_VERSION_MINOR) "." STR(ACPH_VERSION_PATCH);
     CHECK(strcmp(from_parts, ACPH_VERSION_STRING) == 0);
+    CHECK(ACPH_VERSION_NUMBER == ACPH_VERSION_MAJOR * 1000000 + ACPH_VERSION_MINOR * 1000 + ACPH_VERSION_PATCH);
+#if ACPH_VERSION_NUMBER < 1000
+#error "ACPH_VERSION_NUMBER is usable in #if"
+#endif
     /* ... with the library ... */
     CHECK(strcmp(acph_version(), ACPH_VERSION_STRING) == 0);
     CHECK(acph_abi_version() == ACPH_ABI_VERSION);

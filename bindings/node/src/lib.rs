@@ -519,16 +519,17 @@ fn build_config(
     if let (Some(name), Some(version)) = (o.client_name, o.client_version) {
         c.client_info = acp_host::ClientInfo { name, version };
     }
+    let doc = |r: std::result::Result<Policy, acp_host::permission::policy::PolicyError>| {
+        r.map_err(acp_host::Error::from)
+    };
     let policy = match (o.policy_preset, o.policy_json, o.policy_file) {
-        (Some(p), None, None) => Some(Policy::preset(&p)),
-        (None, Some(j), None) => Some(Policy::from_json(&j)),
-        (None, None, Some(f)) => Some(Policy::from_file(Path::new(&f))),
+        (Some(p), None, None) => Some(Policy::preset_config(&p)),
+        (None, Some(j), None) => Some(doc(Policy::from_json(&j))),
+        (None, None, Some(f)) => Some(doc(Policy::from_file(Path::new(&f)))),
         (None, None, None) => None,
         _ => return Err(config_invalid("policy", "give at most one policy")),
     };
-    c.policy = policy
-        .transpose()
-        .map_err(|e| core_err(acp_host::Error::from(e)))?;
+    c.policy = policy.transpose().map_err(core_err)?;
     if let Some(roots) = o.roots {
         if let Some(bad) = roots.iter().find(|r| !Path::new(r).is_absolute()) {
             return Err(config_invalid(

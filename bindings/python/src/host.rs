@@ -97,7 +97,7 @@ impl NativeHost {
         let policy = match (policy_kind, policy_value) {
             (None, _) => None,
             (Some("preset"), Some(name)) => {
-                Some(Policy::preset(&name).map_err(|e| errors::policy(py, &e))?)
+                Some(Policy::preset_config(&name).map_err(|e| errors::to_py(py, &e))?)
             }
             (Some("json"), Some(text)) => {
                 Some(Policy::from_json(&text).map_err(|e| errors::policy(py, &e))?)

@@ -520,6 +520,15 @@ impl Policy {
         Preset::parse(name, "preset").map(Policy::from_preset)
     }
 
+    /// [`Policy::preset`] for a host configuration whose `policy` is a preset name: an unknown
+    /// name is `invalid_config` at path `policy` (the name is the policy), as every face reports.
+    pub fn preset_config(name: &str) -> Result<Policy, crate::Error> {
+        Policy::preset(name).map_err(|e| crate::Error::InvalidConfig {
+            path: "policy".into(),
+            message: e.message,
+        })
+    }
+
     /// Parse a JSON policy document (schema in `docs/PERMISSIONS.md`). Unknown fields, bad
     /// values, bad globs and bad regexes are errors naming their location.
     pub fn from_json(text: &str) -> Result<Policy, PolicyError> {
