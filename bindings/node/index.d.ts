@@ -74,6 +74,12 @@ export declare class NativeHost {
    */
   nextEvents(limit: number): Promise<string | null>
   /**
+   * End the pending (or the next) `next_events` wait with an empty batch `""`: the facade has
+   * nothing left to wait for (no live agent, no spawn, no waiting subscriber), and a pending
+   * call would keep the process alive.
+   */
+  interruptWait(): void
+  /**
    * Shut every agent down (stdin EOF → SIGTERM → SIGKILL, whole process groups), end the event
    * stream once drained, and drop the host. Idempotent.
    */

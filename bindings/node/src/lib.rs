@@ -490,6 +490,9 @@ struct HostCore {
     host: Mutex<Option<Host>>,
     events: tokio::sync::Mutex<Option<EventState>>,
     closed: watch::Sender<bool>,
+    /// Ends a pending `next_events` wait early (`interrupt_wait`): a pending napi call keeps the
+    /// Node process alive, so the facade stops waiting once nothing can be waited for.
+    wake: tokio::sync::Notify,
 }
 
 impl HostCore {
@@ -745,6 +748,7 @@ impl NativeHost {
                     buf: Vec::new(),
                 })),
                 closed,
+                wake: tokio::sync::Notify::new(),
             }),
         })
     }
@@ -840,6 +844,8 @@ impl NativeHost {
                 biased;
                 n = st.stream.next_batch(&mut st.buf, limit) => n,
                 _ = closed.wait_for(|c| *c) => drain_ready(st, limit),
+                // Interrupted: an empty batch ("", not the end), the facade decides again.
+                _ = core.wake.notified() => return Ok(Some(String::new())),
             }
         };
         if n == 0 {
@@ -849,6 +855,14 @@ impl NativeHost {
         let out = encode_batch(&mut st.buf);
         st.buf.clear();
         Ok(Some(out))
+    }
+
+    /// End the pending (or the next) `next_events` wait with an empty batch `""`: the facade has
+    /// nothing left to wait for (no live agent, no spawn, no waiting subscriber), and a pending
+    /// call would keep the process alive.
+    #[napi]
+    pub fn interrupt_wait(&self) {
+        self.core.wake.notify_one();
     }
 
     /// Shut every agent down (stdin EOF → SIGTERM → SIGKILL, whole process groups), end the event

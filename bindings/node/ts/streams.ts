@@ -436,7 +436,13 @@ export class EventHub {
   }
 
   kick(): void {
-    if (this.pumping || !this.shouldPull() || this.pumping) return;
+    if (this.pumping) {
+      // A pull still waits natively although nothing is left to wait for (e.g. the last agent
+      // exited while a spawn was pending): end it, or the pending call keeps Node alive.
+      if (!this.shouldPull()) this.nativeHost.interruptWait();
+      return;
+    }
+    if (!this.shouldPull()) return;
     void this.pump();
   }
 
@@ -449,6 +455,7 @@ export class EventHub {
           this.finish(null);
           break;
         }
+        if (text === '') continue; // interrupted: decide again whether to wait
         const evs = decodeBatch(text);
         for (const ev of evs) {
           if (ev.kind === 'agent_exited') {
