@@ -171,6 +171,10 @@ enum acph_event_kind
     ACPH_EVENT_ELICITATION_COMPLETED = 22,
     // `data`: `#/properties/ext_request`.
     ACPH_EVENT_EXT_REQUEST = 23,
+    // `data`: `#/properties/service_requested` (`{"requestId", "method", "params"}`): with
+    // `"services": "events"`, a request for the embedder; `request` is the id to pass to
+    // `acph_service_respond` / `acph_service_fail`.
+    ACPH_EVENT_SERVICE_REQUESTED = 24,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -232,7 +236,8 @@ typedef struct acph_event {
     uint64_t turn;
     // `permission_requested` / `permission_resolved`: the request id to pass to
     // `acph_permission_respond`; `elicitation_requested` / `elicitation_resolved`: the one to
-    // pass to `acph_elicitation_respond` (`data.requestId`); else 0.
+    // pass to `acph_elicitation_respond` (`data.requestId`); `service_requested`: the one to pass
+    // to `acph_service_respond` / `acph_service_fail` (`data.requestId`); else 0.
     uint64_t request;
     // `call_completed`: the call id returned by the asynchronous call (`data.call`); else 0.
     uint64_t call;
@@ -396,6 +401,10 @@ acph_status acph_host_event_fd(const struct acph_host *host,
 // `acph_service_fail`; a request never answered stays pending until its agent exits or the host
 // is freed. The callback must not block or unwind; `finalizer` as for `acph_host_set_wakeup`.
 //
+// With `"services": "events"` in the config the requests arrive as `service_requested` events
+// instead (answered the same way) and setting a callback is `ACPH_STATUS_INVALID_ARGUMENT`
+// (`finalizer` is not run).
+//
 // # Safety
 // As `acph_host_set_wakeup`.
 acph_status acph_host_set_service_handler(struct acph_host *host,
@@ -408,7 +417,9 @@ acph_status acph_host_set_service_handler(struct acph_host *host,
 // `fs/read_text_file`; anything (or NULL) for `fs/write_text_file`; the ACP result object for
 // `terminal/*` (e.g. `{"terminalId": "t1"}` for `terminal/create`). A result that does not fit
 // the method is `ACPH_STATUS_INVALID_ARGUMENT` and leaves the request pending. Answering twice
-// is `ACPH_STATUS_ALREADY_RESOLVED`. Any thread, including the service callback itself.
+// is `ACPH_STATUS_ALREADY_RESOLVED`, and so is an answer after the request was abandoned (its
+// agent ended). `request_id` is the callback's `request_id` or a `service_requested` event's
+// `request`. Any thread, including the service callback itself.
 //
 // # Safety
 // `host` is NULL or a live host; `result_json` is NULL or points to `result_len` readable

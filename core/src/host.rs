@@ -456,6 +456,34 @@ impl Host {
         self.inner.shared.bus.emit(ev).await;
     }
 
+    /// For the C ABI's pull-side services: put an agent's request for the embedder into the
+    /// event stream as a `service_requested` event `{"requestId", "method", "params"}` (`session`
+    /// from `params.sessionId`); the face answers it by request id. `agent` is 0 when unknown.
+    pub async fn report_service_request(
+        &self,
+        agent: u64,
+        request_id: u64,
+        method: &str,
+        params: &Value,
+    ) {
+        let session = params
+            .get("sessionId")
+            .and_then(Value::as_str)
+            .map(Arc::<str>::from);
+        let data = serde_json::json!({
+            "requestId": request_id,
+            "method": method,
+            "params": params,
+        });
+        let ev = crate::events::PendingEvent::new(
+            agent,
+            crate::events::EventKind::ServiceRequested,
+            raw_json(&data),
+        )
+        .session(session);
+        self.inner.shared.bus.emit(ev).await;
+    }
+
     /// A handle to a live agent by id.
     pub fn agent(&self, id: u64) -> Option<Agent> {
         let agents = self.inner.agents.lock().ok()?;
@@ -665,6 +693,20 @@ impl Agent {
         self.inner.shared.exit.get()
     }
 
+    /// Resolves once the agent has ended (its [`Agent::exit_info`] is set; its `agent_exited`
+    /// event is being queued), at once if it already has.
+    pub async fn exited(&self) {
+        loop {
+            let woken = self.inner.shared.exited.notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
+            if self.exit_info().is_some() {
+                return;
+            }
+            woken.await;
+        }
+    }
+
     fn require_info(&self) -> Result<&AgentInfo> {
         self.info()
             .ok_or_else(|| Error::Closed("agent not initialized".into()))
@@ -850,10 +892,12 @@ impl Agent {
                 "auth method `{method_id}` is not a terminal login (use authenticate)"
             ))
         })?;
-        let code = runner.run(command).await.map_err(|e| Error::AuthRequired {
-            message: format!("terminal login `{method_id}` could not run: {e}"),
-            data: None,
-        })?;
+        let code = crate::services::serving(self.inner.id, runner.run(command))
+            .await
+            .map_err(|e| Error::AuthRequired {
+                message: format!("terminal login `{method_id}` could not run: {e}"),
+                data: None,
+            })?;
         if code != 0 {
             return Err(Error::AuthRequired {
                 message: format!("terminal login `{method_id}` exited with status {code}"),

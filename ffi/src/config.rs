@@ -11,7 +11,7 @@ use acp_host::services::{FsService, TerminalService};
 use acp_host::{AgentSpec, ClientInfo, HostConfig, PermissionHandler, SessionOptions};
 use serde_json::{Map, Value};
 
-use crate::services::Bridge;
+use crate::services::{Bridge, Delivery};
 use crate::status::{Failure, acph_status};
 
 /// What `acph_host_new` needs besides the core's `HostConfig`.
@@ -69,6 +69,7 @@ const CONFIG_FIELDS: &[&str] = &[
     "unstable",
     "coalesceToolCallUpdates",
     "terminalAuth",
+    "services",
 ];
 
 fn object<'a>(
@@ -349,6 +350,25 @@ pub(crate) fn host_config(text: Option<&str>, bridge: &Bridge) -> Result<FaceCon
             ));
         }
     };
+    match str_field(obj, "services", &err)? {
+        None | Some("callback") => bridge.set_delivery(Delivery::Callback),
+        Some("events") => {
+            // Pull-side delivery needs the event stream it is delivered through.
+            if !core.events_enabled {
+                return Err(err(
+                    "services",
+                    "\"events\" needs the event stream (\"events\": true)".into(),
+                ));
+            }
+            bridge.set_delivery(Delivery::Events);
+        }
+        Some(other) => {
+            return Err(err(
+                "services",
+                format!("unknown value \"{other}\"; expected \"callback\" or \"events\""),
+            ));
+        }
+    }
     if let Some(info) = obj.get("clientInfo") {
         let ierr = |p: &str, m: String| config_error(&format!("clientInfo.{p}"), m);
         let info = object(info, &["name", "version"], &ierr)?;

@@ -59,6 +59,10 @@ pub enum acph_event_kind {
     ACPH_EVENT_ELICITATION_COMPLETED = 22,
     /// `data`: `#/properties/ext_request`.
     ACPH_EVENT_EXT_REQUEST = 23,
+    /// `data`: `#/properties/service_requested` (`{"requestId", "method", "params"}`): with
+    /// `"services": "events"`, a request for the embedder; `request` is the id to pass to
+    /// `acph_service_respond` / `acph_service_fail`.
+    ACPH_EVENT_SERVICE_REQUESTED = 24,
 }
 
 /// One event, owned by the caller: free it with `acph_event_free`. Read-only; only the library
@@ -79,7 +83,8 @@ pub struct acph_event {
     pub turn: u64,
     /// `permission_requested` / `permission_resolved`: the request id to pass to
     /// `acph_permission_respond`; `elicitation_requested` / `elicitation_resolved`: the one to
-    /// pass to `acph_elicitation_respond` (`data.requestId`); else 0.
+    /// pass to `acph_elicitation_respond` (`data.requestId`); `service_requested`: the one to pass
+    /// to `acph_service_respond` / `acph_service_fail` (`data.requestId`); else 0.
     pub request: u64,
     /// `call_completed`: the call id returned by the asynchronous call (`data.call`); else 0.
     pub call: u64,
@@ -133,6 +138,7 @@ pub(crate) fn kind_of(kind: EventKind) -> (acph_event_kind, &'static str) {
             (ACPH_EVENT_ELICITATION_COMPLETED, "elicitation_completed\0")
         }
         EventKind::ExtRequest => (ACPH_EVENT_EXT_REQUEST, "ext_request\0"),
+        EventKind::ServiceRequested => (ACPH_EVENT_SERVICE_REQUESTED, "service_requested\0"),
         other => (ACPH_EVENT_UNKNOWN, unknown_name(other)),
     }
 }

@@ -156,6 +156,8 @@ impl acph_host {
                 format!("could not create the event fd: {e}"),
             )
         })?;
+        // Only now that nothing can fail: the bridge holds the host until teardown's `clear`.
+        bridge.attach(host.clone());
         let (closing, _) = watch::channel(false);
         let state = Arc::new(State {
             host,
@@ -353,6 +355,9 @@ impl State {
             }
             EventKind::CallCompleted => {
                 call = ev.data_value()["call"].as_u64().unwrap_or(0);
+            }
+            EventKind::ServiceRequested => {
+                request = ev.data_value()["requestId"].as_u64().unwrap_or(0);
             }
             EventKind::ElicitationRequested => {
                 request = ev.data_value()["requestId"].as_u64().unwrap_or(0);

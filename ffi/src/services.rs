@@ -1,12 +1,16 @@
 //! fs/terminal requests routed to the embedder (`"fs": "embedder"`, `"terminal": "embedder"` in
 //! the host config): the core calls [`Bridge`], which hands each request to the C service callback
-//! with a request id; the embedder answers with `acph_service_respond` / `acph_service_fail`.
-//! The roots and the policy's hard-deny rules were already applied by the core.
+//! with a request id, or (`"services": "events"`) puts it into the event stream as a
+//! `service_requested` event for the embedder to pull; either way the embedder answers with
+//! `acph_service_respond` / `acph_service_fail`. The roots and the policy's hard-deny rules were
+//! already applied by the core. A request still unanswered when its agent ends is abandoned (the
+//! agent is told nothing more; a late answer is `already_resolved`).
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
+use acp_host::Host;
 use acp_host::services::{
     FsHandler, FsRead, FsWrite, ServiceError, ServiceFuture, TerminalHandler,
 };
@@ -33,7 +37,19 @@ enum Kind {
 #[derive(Debug)]
 struct Pending {
     kind: Kind,
+    /// The agent asking (0: unknown): an answer after it ended is refused.
+    agent: u64,
     tx: oneshot::Sender<Result<Value, ServiceError>>,
+}
+
+/// How requests reach the embedder (`"services"` in the host config).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Delivery {
+    /// The service callback, on a library thread.
+    #[default]
+    Callback,
+    /// `service_requested` events, pulled like every other event.
+    Events,
 }
 
 /// Shared between the core's handlers and the C face (cheap to clone).
@@ -46,6 +62,10 @@ pub(crate) struct Bridge {
 struct Inner {
     pending: Mutex<HashMap<u64, Pending>>,
     handler: Mutex<Option<Arc<Callback<acph_service_fn>>>>,
+    delivery: Mutex<Delivery>,
+    /// The core host (events delivery, agent lookups); set once the host exists, dropped at
+    /// teardown (the host's config holds this bridge: the cycle is broken there).
+    host: Mutex<Option<Host>>,
 }
 
 /// Removes a request from the table when its future is dropped (agent gone, host freed).
@@ -82,36 +102,109 @@ impl Bridge {
     pub(crate) fn clear(&self) {
         self.set_handler(None);
         self.lock().clear();
+        let host = self
+            .inner
+            .host
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        drop(host);
+    }
+
+    pub(crate) fn set_delivery(&self, delivery: Delivery) {
+        *self
+            .inner
+            .delivery
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = delivery;
+    }
+
+    pub(crate) fn delivery(&self) -> Delivery {
+        *self
+            .inner
+            .delivery
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn attach(&self, host: Host) {
+        *self.inner.host.lock().unwrap_or_else(|p| p.into_inner()) = Some(host);
+    }
+
+    fn host(&self) -> Option<Host> {
+        self.inner
+            .host
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// True when `agent` has ended (or is unknown to the host any more): its requests can no
+    /// longer be answered.
+    fn agent_gone(&self, agent: u64) -> bool {
+        agent != 0
+            && self
+                .host()
+                .is_none_or(|h| h.agent(agent).is_none_or(|a| a.exit_info().is_some()))
     }
 
     async fn ask(self, kind: Kind, method: &str, params: Value) -> Result<Value, ServiceError> {
         let id = crate::host::next_id();
+        let agent = acp_host::services::serving_agent().unwrap_or(0);
         let (tx, rx) = oneshot::channel();
-        self.lock().insert(id, Pending { kind, tx });
+        self.lock().insert(id, Pending { kind, agent, tx });
         let _forget = Forget(&self.inner, id);
-        let handler = self
-            .inner
-            .handler
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        let Some(handler) = handler else {
-            return Err(ServiceError::new(
-                INTERNAL_ERROR,
-                format!("{method}: the embedder set no service handler"),
-            ));
+        match self.delivery() {
+            Delivery::Events => {
+                let Some(host) = self.host() else {
+                    return Err(ServiceError::new(
+                        INTERNAL_ERROR,
+                        format!("{method}: the host is gone"),
+                    ));
+                };
+                host.report_service_request(agent, id, method, &params)
+                    .await;
+            }
+            Delivery::Callback => {
+                let handler = self
+                    .inner
+                    .handler
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .clone();
+                let Some(handler) = handler else {
+                    return Err(ServiceError::new(
+                        INTERNAL_ERROR,
+                        format!("{method}: the embedder set no service handler"),
+                    ));
+                };
+                let mut m = method.as_bytes().to_vec();
+                m.push(0);
+                let mut p = params.to_string().into_bytes();
+                p.push(0);
+                handler.serve(id, &m, &p);
+                drop(handler);
+            }
+        }
+        // Nobody can use the answer once the agent has ended: stop waiting then (the request
+        // leaves the table, so a late answer is `already_resolved`).
+        let exited = async {
+            match self.host().and_then(|h| h.agent(agent)) {
+                Some(a) if agent != 0 => a.exited().await,
+                _ => std::future::pending::<()>().await,
+            }
         };
-        let mut m = method.as_bytes().to_vec();
-        m.push(0);
-        let mut p = params.to_string().into_bytes();
-        p.push(0);
-        handler.serve(id, &m, &p);
-        drop(handler);
-        match rx.await {
-            Ok(result) => result,
-            Err(_) => Err(ServiceError::new(
+        tokio::select! {
+            r = rx => match r {
+                Ok(result) => result,
+                Err(_) => Err(ServiceError::new(
+                    INTERNAL_ERROR,
+                    format!("{method}: the embedder dropped the request"),
+                )),
+            },
+            () = exited => Err(ServiceError::new(
                 INTERNAL_ERROR,
-                format!("{method}: the embedder dropped the request"),
+                format!("{method}: the agent ended before the embedder answered"),
             )),
         }
     }
@@ -122,6 +215,10 @@ impl Bridge {
         let Some(entry) = pending.get(&id) else {
             return Err(gone(id));
         };
+        if self.agent_gone(entry.agent) {
+            pending.remove(&id);
+            return Err(gone(id));
+        }
         let value = match entry.kind {
             Kind::FsRead => match result {
                 Some(Value::Object(o)) if o.get("content").is_some_and(Value::is_string) => {
@@ -167,6 +264,9 @@ impl Bridge {
         data: Option<Value>,
     ) -> Result<(), Failure> {
         let entry = self.lock().remove(&id).ok_or_else(|| gone(id))?;
+        if self.agent_gone(entry.agent) {
+            return Err(gone(id));
+        }
         let _ = entry.tx.send(Err(ServiceError {
             code,
             message: message.to_owned(),

@@ -321,8 +321,9 @@ impl Actor {
         );
         let tx = self.done_tx.clone();
         let (id, session) = (id.clone(), session.cloned());
+        let agent = self.agent;
         tokio::spawn(async move {
-            let (result, event, new_terminal) = work.await;
+            let (result, event, new_terminal) = crate::services::serving(agent, work).await;
             let _ = tx.send(Completion::Served(Box::new(ServedResult {
                 token,
                 gate,
@@ -688,6 +689,11 @@ impl Actor {
             mut event,
             new_terminal,
         } = done;
+        // The agent is gone (a task that outlived it, e.g. an embedder answering late or a
+        // request abandoned at the exit): nothing of it follows `agent_exited`.
+        if self.gone.is_some() {
+            return;
+        }
         // Only the request this task served is answered: the id may belong to a newer request
         // by now (the agent withdrew this one and reused its id).
         let mine = self.served.get(&id).is_some_and(|s| s.token == token);

@@ -2316,6 +2316,7 @@ impl Actor {
             data["error"] = error;
         }
         let _ = self.shared.exit.set(info.clone());
+        self.shared.exited.notify_waiters();
         // Nothing of this agent follows `agent_exited`: late stderr only reaches the tail.
         self.stderr = None;
         self.emit(self.event(EventKind::AgentExited, raw_json(&data)))

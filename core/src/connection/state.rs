@@ -104,6 +104,8 @@ pub(crate) struct AgentShared {
     pub info: OnceLock<AgentInfo>,
     pub sessions: Mutex<SessionMap>,
     pub exit: OnceLock<ExitInfo>,
+    /// Woken once `exit` is set (`Agent::exited`).
+    pub exited: tokio::sync::Notify,
     /// The agent process id (spawned agents only).
     pub pid: OnceLock<u32>,
 }

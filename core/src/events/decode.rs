@@ -45,6 +45,7 @@ pub enum Payload {
     ExtRequest(ExtRequest),
     Wire(Wire),
     CallCompleted(CallCompleted),
+    ServiceRequested(ServiceRequested),
     /// The data could not be typed (see [`Decoded::notes`]); it is in the event's raw `data`.
     Unknown,
 }
@@ -126,6 +127,7 @@ pub(super) fn decode(kind: EventKind, raw: &str) -> Decoded {
         EventKind::ExtRequest => typed!(ExtRequest),
         EventKind::Wire => typed!(Wire),
         EventKind::CallCompleted => typed!(CallCompleted),
+        EventKind::ServiceRequested => typed!(ServiceRequested),
     }
 }
 

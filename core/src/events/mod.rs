@@ -49,11 +49,14 @@ pub enum EventKind {
     Wire,
     /// The outcome of a call made through a face's asynchronous call API (C).
     CallCompleted,
+    /// An agent's request for the embedder, delivered as an event to be answered by id (C ABI
+    /// only: its pull-side services, `"services": "events"`).
+    ServiceRequested,
 }
 
 impl EventKind {
     /// Every kind, in declaration order.
-    pub const ALL: [EventKind; 23] = [
+    pub const ALL: [EventKind; 24] = [
         EventKind::AgentReady,
         EventKind::AgentExited,
         EventKind::SessionOpened,
@@ -77,6 +80,7 @@ impl EventKind {
         EventKind::ExtRequest,
         EventKind::Wire,
         EventKind::CallCompleted,
+        EventKind::ServiceRequested,
     ];
 
     /// The kind named `name` (the `kind` field of the JSON envelope).
@@ -110,6 +114,7 @@ impl EventKind {
             EventKind::ExtRequest => "ext_request",
             EventKind::Wire => "wire",
             EventKind::CallCompleted => "call_completed",
+            EventKind::ServiceRequested => "service_requested",
         }
     }
 }

@@ -434,6 +434,21 @@ pub struct CallCompleted {
     pub error: Option<ErrorInfo>,
 }
 
+/// `service_requested` (C ABI only, with `"services": "events"`): an agent's fs/terminal/extension
+/// request or a terminal login for the embedder, answered by `requestId`
+/// (`acph_service_respond` / `acph_service_fail`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ServiceRequested {
+    pub request_id: u64,
+    /// `fs/read_text_file`, `fs/write_text_file`, `terminal/*`, a `_` extension method, or
+    /// `acph/terminal_auth`.
+    pub method: String,
+    /// The request's params (for fs: `{"sessionId", "path", ...}` after the host's checks).
+    pub params: Value,
+}
+
 /// Every kind's `data` type, one field per kind (the field name is the kind). The generated
 /// schema's root: the faces build their event unions from it (`AcpEvent` in Node, the per-kind
 /// event classes in Python).
@@ -464,4 +479,5 @@ pub struct EventData {
     pub ext_request: ExtRequest,
     pub wire: Wire,
     pub call_completed: CallCompleted,
+    pub service_requested: ServiceRequested,
 }

@@ -15,6 +15,23 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+tokio::task_local! {
+    static SERVING_AGENT: u64;
+}
+
+/// The host's id of the agent whose request an embedder's handler is serving, when called from
+/// inside a handler (an [`FsHandler`], [`TerminalHandler`], [`ExtHandler`] or terminal-login
+/// runner) or the future it returned; `None` elsewhere. For handlers whose arguments do not carry
+/// the agent (terminal and extension requests, terminal logins).
+pub fn serving_agent() -> Option<u64> {
+    SERVING_AGENT.try_with(|a| *a).ok()
+}
+
+/// Run `fut` with [`serving_agent`] answering `agent`.
+pub(crate) async fn serving<F: Future>(agent: u64, fut: F) -> F::Output {
+    SERVING_AGENT.scope(agent, fut).await
+}
+
 /// What the host serves, advertised in `initialize`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ClientCapabilities {

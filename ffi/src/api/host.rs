@@ -4,6 +4,7 @@ use std::ffi::{c_char, c_int, c_void};
 
 use crate::host::acph_host;
 use crate::ptr::{self, Callback, acph_free_fn, acph_service_fn, acph_wakeup_fn};
+use crate::services::Delivery;
 use crate::status::{acph_error, acph_status};
 
 /// Create a host from a JSON configuration (docs/FFI.md, "Configuration"):
@@ -174,6 +175,10 @@ pub unsafe extern "C" fn acph_host_event_fd(
 /// `acph_service_fail`; a request never answered stays pending until its agent exits or the host
 /// is freed. The callback must not block or unwind; `finalizer` as for `acph_host_set_wakeup`.
 ///
+/// With `"services": "events"` in the config the requests arrive as `service_requested` events
+/// instead (answered the same way) and setting a callback is `ACPH_STATUS_INVALID_ARGUMENT`
+/// (`finalizer` is not run).
+///
 /// # Safety
 /// As `acph_host_set_wakeup`.
 #[unsafe(no_mangle)]
@@ -187,6 +192,12 @@ pub unsafe extern "C" fn acph_host_set_service_handler(
     ffi_fn!(error_out, {
         // SAFETY: the caller's contract.
         let host = unsafe { ptr::host(host) }?;
+        // Refused before taking `user_data`: the finalizer is not run, the caller keeps it.
+        if callback.is_some() && host.state.bridge.delivery() == Delivery::Events {
+            return Err(crate::status::Failure::invalid(
+                "this host delivers service requests as service_requested events (\"services\": \"events\"): there is no callback to set",
+            ));
+        }
         // SAFETY: the caller's contract.
         let cb = unsafe { Callback::new(callback, user_data, finalizer) };
         if callback.is_some() {
@@ -203,7 +214,9 @@ pub unsafe extern "C" fn acph_host_set_service_handler(
 /// `fs/read_text_file`; anything (or NULL) for `fs/write_text_file`; the ACP result object for
 /// `terminal/*` (e.g. `{"terminalId": "t1"}` for `terminal/create`). A result that does not fit
 /// the method is `ACPH_STATUS_INVALID_ARGUMENT` and leaves the request pending. Answering twice
-/// is `ACPH_STATUS_ALREADY_RESOLVED`. Any thread, including the service callback itself.
+/// is `ACPH_STATUS_ALREADY_RESOLVED`, and so is an answer after the request was abandoned (its
+/// agent ended). `request_id` is the callback's `request_id` or a `service_requested` event's
+/// `request`. Any thread, including the service callback itself.
 ///
 /// # Safety
 /// `host` is NULL or a live host; `result_json` is NULL or points to `result_len` readable

@@ -534,6 +534,7 @@ export interface EventData {
   ext_request: ExtRequest;
   wire: Wire;
   call_completed: CallCompleted;
+  service_requested: ServiceRequested;
 }
 /**
  * `agent_ready`: the handshake succeeded.
@@ -3083,4 +3084,21 @@ export interface CallCompleted {
   ok: boolean;
   result?: unknown;
   error?: ErrorInfo | null;
+}
+/**
+ * `service_requested` (C ABI only, with `"services": "events"`): an agent's fs/terminal/extension
+ * request or a terminal login for the embedder, answered by `requestId`
+ * (`acph_service_respond` / `acph_service_fail`).
+ */
+export interface ServiceRequested {
+  requestId: number;
+  /**
+   * `fs/read_text_file`, `fs/write_text_file`, `terminal/*`, a `_` extension method, or
+   * `acph/terminal_auth`.
+   */
+  method: string;
+  /**
+   * The request's params (for fs: `{"sessionId", "path", ...}` after the host's checks).
+   */
+  params: unknown;
 }

@@ -1993,6 +1993,20 @@ class CallCompleted(_CallCompletedRequired, total=False):
     error: Optional[ErrorInfo]
 
 
+class ServiceRequested(TypedDict):
+    """`service_requested` (C ABI only, with `"services": "events"`): an agent's
+    fs/terminal/extension request or a terminal login for the embedder, answered by
+    `requestId` (`acph_service_respond` / `acph_service_fail`).
+    """
+
+    requestId: int
+    #: `fs/read_text_file`, `fs/write_text_file`, `terminal/*`, a `_` extension method, or
+    #: `acph/terminal_auth`.
+    method: str
+    #: The request's params (for fs: `{"sessionId", "path", ...}` after the host's checks).
+    params: Any
+
+
 #: Every event kind (docs/EVENTS.md). New kinds may be added: consumers must tolerate others at
 #: runtime.
 EventKind = Union[
@@ -2019,6 +2033,7 @@ EventKind = Union[
     Literal["ext_request"],
     Literal["wire"],
     Literal["call_completed"],
+    Literal["service_requested"],
 ]
 
 
@@ -2046,6 +2061,7 @@ EVENT_KINDS: Tuple[EventKind, ...] = (
     "ext_request",
     "wire",
     "call_completed",
+    "service_requested",
 )
 
 
@@ -2099,6 +2115,7 @@ class EventData(TypedDict):
     ext_request: ExtRequest
     wire: Wire
     call_completed: CallCompleted
+    service_requested: ServiceRequested
 
 
 class EventEnvelope(Protocol):
@@ -2337,6 +2354,15 @@ class CallCompletedEvent(EventEnvelope, Protocol):
     def data(self) -> CallCompleted: ...
 
 
+class ServiceRequestedEvent(EventEnvelope, Protocol):
+    """A ``service_requested`` event: ``data`` is ``ServiceRequested``."""
+
+    @property
+    def kind(self) -> Literal["service_requested"]: ...
+    @property
+    def data(self) -> ServiceRequested: ...
+
+
 #: Any event: narrow on ``ev.kind`` to type ``ev.data``.
 AnyEvent = Union[
     AgentReadyEvent,
@@ -2362,6 +2388,7 @@ AnyEvent = Union[
     ExtRequestEvent,
     WireEvent,
     CallCompletedEvent,
+    ServiceRequestedEvent,
 ]
 
 
@@ -2570,6 +2597,7 @@ __all__ = [
     "Wire",
     "WireDirection",
     "CallCompleted",
+    "ServiceRequested",
     "EventKind",
     "EVENT_KINDS",
     "SessionUpdateKind",
@@ -2598,5 +2626,6 @@ __all__ = [
     "ExtRequestEvent",
     "WireEvent",
     "CallCompletedEvent",
+    "ServiceRequestedEvent",
     "AnyEvent",
 ]
