@@ -23,7 +23,12 @@ pub(crate) struct FaceConfig {
 /// A policy that cannot be used: `invalid_config` with the spot under `policy.` (the same path
 /// every face reports, e.g. `policy.rules[0].action`).
 fn policy_failure(e: acp_host::permission::policy::PolicyError) -> Failure {
-    match acp_host::Error::from(e) {
+    policy_config_failure(acp_host::Error::from(e))
+}
+
+/// The core's `invalid_config` as the C face's config failure (same path, same message).
+fn policy_config_failure(e: acp_host::Error) -> Failure {
+    match e {
         acp_host::Error::InvalidConfig { path, message } => config_error(&path, message),
         other => config_error("policy", other.to_string()),
     }
@@ -243,10 +248,9 @@ pub(crate) fn host_config(text: Option<&str>, bridge: &Bridge) -> Result<FaceCon
     }
     core.policy = match obj.get("policy") {
         None | Some(Value::Null) => None,
-        Some(Value::String(name)) => Some(Policy::preset_config(name).map_err(|e| match e {
-            acp_host::Error::InvalidConfig { path, message } => config_error(&path, message),
-            other => config_error("policy", other.to_string()),
-        })?),
+        Some(Value::String(name)) => {
+            Some(Policy::preset_config(name).map_err(policy_config_failure)?)
+        }
         Some(doc @ Value::Object(_)) => {
             Some(Policy::from_json(&doc.to_string()).map_err(policy_failure)?)
         }

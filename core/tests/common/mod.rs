@@ -34,7 +34,10 @@ pub fn mock_agent() -> PathBuf {
 }
 
 pub fn mock(scenario: Option<&str>) -> AgentSpec {
-    let mut spec = AgentSpec::new(mock_agent().to_string_lossy().into_owned());
+    // The mock's login state comes from the environment: a test never inherits it.
+    let mut spec = AgentSpec::new(mock_agent().to_string_lossy().into_owned())
+        .env_remove("ACP_MOCK_CREDENTIALS")
+        .env_remove("ACP_MOCK_LOGIN_FAIL");
     if let Some(s) = scenario {
         spec = spec.args(["--scenario", s]);
     }
