@@ -1,0 +1,116 @@
+// The events as Kotlin sees them: a Flow over the pulled uniffi stream (the collector's pace is
+// the pull's pace, so the core's backpressure holds and nothing is dropped) and a sealed class per
+// kind, the payload kept as JSON text (docs/EVENTS.md, schema/events.schema.json).
+package dev.acphost
+
+import kotlinx.coroutines.flow.Flow
+import kotlinx.coroutines.flow.flow
+
+/** One event of the host's ordered stream. Unknown future kinds arrive as [Unknown]. */
+sealed class Event {
+    /** The envelope as the core delivered it. */
+    abstract val raw: RawEvent
+
+    /** Strictly increasing per host: the one total order. */
+    val seq: ULong get() = raw.seq
+    /** RFC 3339 UTC timestamp (milliseconds). */
+    val at: String get() = raw.at
+    /** The host's id for the agent. */
+    val agent: ULong get() = raw.agent
+    val session: String? get() = raw.session
+    val turn: ULong? get() = raw.turn
+    /** The kind's wire name (`session_update`, …). */
+    val kind: String get() = raw.kind
+    /** True for updates replayed by `session/load`. */
+    val replay: Boolean get() = raw.replay
+    /** The payload as JSON text. */
+    val data: String get() = raw.data
+
+    data class AgentReady(override val raw: RawEvent) : Event()
+    data class AgentExited(override val raw: RawEvent) : Event()
+    data class SessionOpened(override val raw: RawEvent) : Event()
+    data class SessionClosed(override val raw: RawEvent) : Event()
+
+    /** A `session/update` notification; [updateKind] is its `sessionUpdate`. */
+    data class SessionUpdate(override val raw: RawEvent) : Event() {
+        val updateKind: String? get() = raw.updateKind
+    }
+
+    data class TurnStarted(override val raw: RawEvent) : Event()
+    data class TurnEnded(override val raw: RawEvent) : Event()
+    data class PermissionRequested(override val raw: RawEvent) : Event()
+    data class PermissionResolved(override val raw: RawEvent) : Event()
+    data class ElicitationRequested(override val raw: RawEvent) : Event()
+    data class ElicitationResolved(override val raw: RawEvent) : Event()
+    data class ElicitationCompleted(override val raw: RawEvent) : Event()
+    data class FsRead(override val raw: RawEvent) : Event()
+    data class FsWrite(override val raw: RawEvent) : Event()
+    data class TerminalCreated(override val raw: RawEvent) : Event()
+    data class TerminalExited(override val raw: RawEvent) : Event()
+    data class AgentStderr(override val raw: RawEvent) : Event()
+    data class ProtocolNoise(override val raw: RawEvent) : Event()
+    data class ProtocolError(override val raw: RawEvent) : Event()
+    data class ExtNotification(override val raw: RawEvent) : Event()
+    data class ExtRequest(override val raw: RawEvent) : Event()
+    data class Wire(override val raw: RawEvent) : Event()
+    data class CallCompleted(override val raw: RawEvent) : Event()
+    data class ServiceRequested(override val raw: RawEvent) : Event()
+
+    /** A kind this version does not know (a newer core): keep going, read [raw]. */
+    data class Unknown(override val raw: RawEvent) : Event()
+
+    companion object {
+        private val BY_KIND: Map<String, (RawEvent) -> Event> = mapOf(
+            "agent_ready" to ::AgentReady,
+            "agent_exited" to ::AgentExited,
+            "session_opened" to ::SessionOpened,
+            "session_closed" to ::SessionClosed,
+            "session_update" to ::SessionUpdate,
+            "turn_started" to ::TurnStarted,
+            "turn_ended" to ::TurnEnded,
+            "permission_requested" to ::PermissionRequested,
+            "permission_resolved" to ::PermissionResolved,
+            "elicitation_requested" to ::ElicitationRequested,
+            "elicitation_resolved" to ::ElicitationResolved,
+            "elicitation_completed" to ::ElicitationCompleted,
+            "fs_read" to ::FsRead,
+            "fs_write" to ::FsWrite,
+            "terminal_created" to ::TerminalCreated,
+            "terminal_exited" to ::TerminalExited,
+            "agent_stderr" to ::AgentStderr,
+            "protocol_noise" to ::ProtocolNoise,
+            "protocol_error" to ::ProtocolError,
+            "ext_notification" to ::ExtNotification,
+            "ext_request" to ::ExtRequest,
+            "wire" to ::Wire,
+            "call_completed" to ::CallCompleted,
+            "service_requested" to ::ServiceRequested,
+        )
+
+        /** The kinds this version has a class for (checked against the core's list by a test). */
+        val KNOWN_KINDS: Set<String> get() = BY_KIND.keys
+
+        /** The typed event of a raw one. */
+        fun of(raw: RawEvent): Event = BY_KIND[raw.kind]?.invoke(raw) ?: Unknown(raw)
+    }
+}
+
+/**
+ * This stream as a cold [Flow]: each collection pulls up to [batch] events at a time and emits
+ * them in order; it completes when the host is shut down and everything was delivered. Pull from
+ * one collector at a time (a stream has one reader).
+ */
+fun EventStream.asFlow(batch: UInt = 256u): Flow<Event> = flow {
+    while (true) {
+        val events = nextBatch(batch)
+        if (events.isEmpty()) break
+        for (e in events) emit(Event.of(e))
+    }
+}
+
+/**
+ * The host's events as a [Flow] (one per host: a second call throws
+ * [AcpException.InvalidArgument]). Collecting slowly slows the agents down (their stdout is not
+ * read while the queue is full); it never drops events.
+ */
+fun Host.events(batch: UInt = 256u): Flow<Event> = eventStream().asFlow(batch)

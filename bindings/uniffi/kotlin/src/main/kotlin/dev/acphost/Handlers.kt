@@ -1,0 +1,45 @@
+// Handlers as Kotlin lambdas. The core is fail-closed whatever a handler does (throws, never
+// answers before the timeout, names an option that was not offered: denied); these adapters also
+// turn any Throwable into a refusal at once instead of letting it escape the coroutine.
+package dev.acphost
+
+import kotlinx.coroutines.CancellationException
+
+/** The first offered option of [kind] (`allow_once`, `allow_always`, `reject_once`, …), or null. */
+fun PermissionRequest.optionOfKind(kind: String): PermissionOption? = options.firstOrNull { it.kind == kind }
+
+/** The id of the first offered option of [kind], or null (null denies). */
+fun PermissionRequest.optionIdOfKind(kind: String): String? = optionOfKind(kind)?.optionId
+
+/**
+ * A [PermissionHandler] from a suspending lambda returning the chosen option id, or null to deny.
+ * Anything it throws denies.
+ */
+fun permissionHandler(decide: suspend (PermissionRequest) -> String?): PermissionHandler =
+    object : PermissionHandler {
+        override suspend fun decide(request: PermissionRequest): String? =
+            try {
+                decide(request)
+            } catch (e: CancellationException) {
+                throw e
+            } catch (e: Throwable) {
+                throw HandlerException.Failed("permission handler threw: $e")
+            }
+    }
+
+/**
+ * An [ElicitationHandler] from a suspending lambda returning the ACP answer as JSON
+ * (`{"action":"accept","content":{…}}`, `{"action":"decline"}`, `{"action":"cancel"}`).
+ * Anything it throws answers `cancel`.
+ */
+fun elicitationHandler(elicit: suspend (ElicitationRequest) -> String): ElicitationHandler =
+    object : ElicitationHandler {
+        override suspend fun elicit(request: ElicitationRequest): String =
+            try {
+                elicit(request)
+            } catch (e: CancellationException) {
+                throw e
+            } catch (e: Throwable) {
+                throw HandlerException.Failed("elicitation handler threw: $e")
+            }
+    }

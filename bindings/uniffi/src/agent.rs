@@ -1,0 +1,406 @@
+//! `Agent` and `Session`, and the records they take and return.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+use crate::error::AcpError;
+use crate::runtime::on_rt;
+
+/// How to start an agent process.
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct AgentSpec {
+    pub command: String,
+    #[uniffi(default = [])]
+    pub args: Vec<String>,
+    /// Variables set for the agent (over the host's environment, minus what the policy strips).
+    #[uniffi(default)]
+    pub env: HashMap<String, String>,
+    /// Variables removed from the agent's environment.
+    #[uniffi(default = [])]
+    pub unset_env: Vec<String>,
+    /// Working directory of the agent process (default: the host's).
+    #[uniffi(default = None)]
+    pub cwd: Option<String>,
+}
+
+/// Options of `session/new` (and load/resume/fork).
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct SessionOptions {
+    /// Absolute working directory (also a sandbox root).
+    pub cwd: String,
+    /// Extra absolute roots, sent when the agent supports `additionalDirectories`.
+    #[uniffi(default = [])]
+    pub additional_directories: Vec<String>,
+    /// MCP server configurations in ACP shape, each as JSON text.
+    #[uniffi(default = [])]
+    pub mcp_servers: Vec<String>,
+}
+
+impl SessionOptions {
+    fn to_core(&self) -> Result<acp_host::SessionOptions, AcpError> {
+        let mut mcp = Vec::with_capacity(self.mcp_servers.len());
+        for (i, text) in self.mcp_servers.iter().enumerate() {
+            let v: Value = serde_json::from_str(text).map_err(|e| {
+                AcpError::invalid_argument(
+                    format!("mcpServers[{i}] is not JSON: {e}"),
+                    Some(&format!("mcpServers[{i}]")),
+                )
+            })?;
+            mcp.push(v);
+        }
+        Ok(acp_host::SessionOptions {
+            cwd: self.cwd.clone(),
+            additional_directories: self.additional_directories.clone(),
+            mcp_servers: mcp,
+        })
+    }
+}
+
+/// How a prompt turn ended.
+#[derive(Debug, Clone, PartialEq, uniffi::Record)]
+pub struct TurnResult {
+    /// The host's turn id (the `turn` of its events).
+    pub turn: u64,
+    /// `end_turn`, `max_tokens`, `max_turn_requests`, `refusal`, `cancelled` (or a future value).
+    pub stop_reason: String,
+    /// The agent's message text of the turn (its `agent_message_chunk` text blocks).
+    pub text: String,
+    /// The thought text (`agent_thought_chunk`).
+    pub thought: String,
+    /// `text` or `thought` reached 4 MiB and was cut there.
+    pub text_truncated: bool,
+    /// `usage` of the prompt response as JSON, when sent.
+    pub usage: Option<String>,
+    /// The whole prompt response as JSON.
+    pub raw: String,
+}
+
+impl From<acp_host::TurnResult> for TurnResult {
+    fn from(t: acp_host::TurnResult) -> TurnResult {
+        TurnResult {
+            turn: t.turn,
+            stop_reason: t.stop_reason,
+            text: t.text,
+            thought: t.thought,
+            text_truncated: t.text_truncated,
+            usage: t.usage.map(|u| u.to_string()),
+            raw: t.raw.to_string(),
+        }
+    }
+}
+
+/// How an agent process ended.
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct ExitStatus {
+    pub exit_code: Option<i32>,
+    /// `SIGKILL`, `SIGTERM`, … when killed by a signal.
+    pub signal: Option<String>,
+    /// The last bytes of its stderr (bounded).
+    pub stderr_tail: String,
+}
+
+impl From<&acp_host::ExitInfo> for ExitStatus {
+    fn from(e: &acp_host::ExitInfo) -> ExitStatus {
+        ExitStatus {
+            exit_code: e.code,
+            signal: e.signal.clone(),
+            stderr_tail: e.stderr_tail.clone(),
+        }
+    }
+}
+
+fn json_arg(what: &str, text: &str) -> Result<Value, AcpError> {
+    serde_json::from_str(text)
+        .map_err(|e| AcpError::invalid_argument(format!("{what} is not JSON: {e}"), Some(what)))
+}
+
+/// A connected, initialized agent.
+#[derive(Debug, uniffi::Object)]
+pub struct Agent {
+    agent: acp_host::Agent,
+    /// The host's list of the agents it owns (a relaunched agent joins it).
+    owned: Arc<Mutex<Vec<acp_host::Agent>>>,
+}
+
+impl Agent {
+    pub(crate) fn new(agent: acp_host::Agent, owned: Arc<Mutex<Vec<acp_host::Agent>>>) -> Agent {
+        Agent { agent, owned }
+    }
+}
+
+#[uniffi::export]
+impl Agent {
+    /// The host's id for this agent (the `agent` of events).
+    pub fn id(&self) -> u64 {
+        self.agent.id()
+    }
+
+    /// The process id (null for a connected transport).
+    pub fn pid(&self) -> Option<u32> {
+        self.agent.pid()
+    }
+
+    /// What `initialize` returned: `{protocolVersion, agentInfo, agentCapabilities,
+    /// authMethods}` as JSON.
+    pub fn info(&self) -> String {
+        match self.agent.info() {
+            Some(i) => serde_json::json!({
+                "protocolVersion": i.protocol_version,
+                "agentInfo": i.agent_info,
+                "agentCapabilities": i.capabilities,
+                "authMethods": i.auth_methods,
+            })
+            .to_string(),
+            None => "null".into(),
+        }
+    }
+
+    /// How it ended, once it has.
+    pub fn exit_status(&self) -> Option<ExitStatus> {
+        self.agent.exit_info().map(ExitStatus::from)
+    }
+
+    /// Open a new session.
+    pub async fn new_session(&self, options: SessionOptions) -> Result<Arc<Session>, AcpError> {
+        let options = options.to_core()?;
+        let agent = self.agent.clone();
+        on_rt(async move { Ok(Session::wrap(agent.new_session(options).await?)) }).await
+    }
+
+    /// `session/load` (needs `loadSession`): the history replays as `replay` events first.
+    pub async fn load_session(
+        &self,
+        session_id: String,
+        options: SessionOptions,
+    ) -> Result<Arc<Session>, AcpError> {
+        let options = options.to_core()?;
+        let agent = self.agent.clone();
+        on_rt(async move {
+            Ok(Session::wrap(
+                agent.load_session(&session_id, options).await?,
+            ))
+        })
+        .await
+    }
+
+    /// `session/resume` (needs `sessionCapabilities.resume`): reopen without replay.
+    pub async fn resume_session(
+        &self,
+        session_id: String,
+        options: SessionOptions,
+    ) -> Result<Arc<Session>, AcpError> {
+        let options = options.to_core()?;
+        let agent = self.agent.clone();
+        on_rt(async move {
+            Ok(Session::wrap(
+                agent.resume_session(&session_id, options).await?,
+            ))
+        })
+        .await
+    }
+
+    /// `session/fork` (unstable: `HostOptions.unstable = listOf("session/fork")`).
+    pub async fn fork_session(
+        &self,
+        session_id: String,
+        options: SessionOptions,
+    ) -> Result<Arc<Session>, AcpError> {
+        let options = options.to_core()?;
+        let agent = self.agent.clone();
+        on_rt(async move {
+            Ok(Session::wrap(
+                agent.fork_session(&session_id, options).await?,
+            ))
+        })
+        .await
+    }
+
+    /// `session/list` (one page) as JSON: `{sessions, nextCursor?}`.
+    pub async fn list_sessions(
+        &self,
+        cwd: Option<String>,
+        cursor: Option<String>,
+    ) -> Result<String, AcpError> {
+        let agent = self.agent.clone();
+        on_rt(async move {
+            Ok(agent
+                .list_sessions(cwd.as_deref(), cursor.as_deref())
+                .await?
+                .to_string())
+        })
+        .await
+    }
+
+    /// `session/close` for a session id.
+    pub async fn close_session(&self, session_id: String) -> Result<(), AcpError> {
+        let agent = self.agent.clone();
+        on_rt(async move { Ok(agent.close_session(&session_id).await?) }).await
+    }
+
+    /// `session/delete` (unstable in ACP; gated on the agent's capability).
+    pub async fn delete_session(&self, session_id: String) -> Result<(), AcpError> {
+        let agent = self.agent.clone();
+        on_rt(async move { Ok(agent.delete_session(&session_id).await?) }).await
+    }
+
+    /// `authenticate` with one of the agent's `authMethods`.
+    pub async fn authenticate(&self, method_id: String) -> Result<(), AcpError> {
+        let agent = self.agent.clone();
+        on_rt(async move { Ok(agent.authenticate(&method_id).await?) }).await
+    }
+
+    /// `logout` (only when the agent advertises `auth.logout`; nothing is sent otherwise).
+    pub async fn logout(&self) -> Result<(), AcpError> {
+        let agent = self.agent.clone();
+        on_rt(async move { Ok(agent.logout().await?) }).await
+    }
+
+    /// An extension request (`_`-prefixed method) with JSON params; the result as JSON.
+    pub async fn ext_request(&self, method: String, params: String) -> Result<String, AcpError> {
+        let params = json_arg("params", &params)?;
+        let agent = self.agent.clone();
+        on_rt(async move { Ok(agent.ext_request(&method, &params).await?.to_string()) }).await
+    }
+
+    /// Log in with an auth method of `type: "terminal"` through the host's `terminalAuth`
+    /// runner; on exit 0 the agent is relaunched and the new agent returned (this one has
+    /// exited). `authenticate` is never sent for these methods.
+    pub async fn terminal_auth(&self, method_id: String) -> Result<Arc<Agent>, AcpError> {
+        let agent = self.agent.clone();
+        let owned = self.owned.clone();
+        on_rt(async move {
+            let next = agent.terminal_auth(&method_id).await?;
+            if let Ok(mut all) = owned.lock() {
+                all.retain(|a| a.exit_info().is_none());
+                all.push(next.clone());
+            }
+            Ok(Arc::new(Agent::new(next, owned)))
+        })
+        .await
+    }
+
+    /// A session of this agent that is open, by id.
+    pub fn session(&self, session_id: String) -> Option<Arc<Session>> {
+        self.agent.session(&session_id).map(Session::wrap)
+    }
+
+    /// Shut the agent down (stdin EOF → SIGTERM → SIGKILL to its process group) and wait.
+    pub async fn shutdown(&self) -> ExitStatus {
+        let agent = self.agent.clone();
+        on_rt(async move { ExitStatus::from(&agent.shutdown().await) }).await
+    }
+
+    /// Wait until the agent has ended.
+    pub async fn exited(&self) -> ExitStatus {
+        let agent = self.agent.clone();
+        on_rt(async move {
+            agent.exited().await;
+            agent
+                .exit_info()
+                .map(ExitStatus::from)
+                .unwrap_or(ExitStatus {
+                    exit_code: None,
+                    signal: None,
+                    stderr_tail: String::new(),
+                })
+        })
+        .await
+    }
+}
+
+/// An open session.
+#[derive(Debug, uniffi::Object)]
+pub struct Session {
+    session: acp_host::Session,
+}
+
+impl Session {
+    fn wrap(session: acp_host::Session) -> Arc<Session> {
+        Arc::new(Session { session })
+    }
+}
+
+#[uniffi::export]
+impl Session {
+    pub fn id(&self) -> String {
+        self.session.id().to_owned()
+    }
+
+    /// The id of its agent.
+    pub fn agent_id(&self) -> u64 {
+        self.session.agent().id()
+    }
+
+    /// A snapshot of the session's state (modes, config options, models, tool calls, plan,
+    /// commands, …) as JSON (docs/EVENTS.md, "SessionView").
+    pub fn state(&self) -> String {
+        serde_json::to_string(&self.session.state()).unwrap_or_default()
+    }
+
+    /// The models offered (`{current, available, via}` as JSON), null when none.
+    pub fn models(&self) -> Option<String> {
+        self.session
+            .models()
+            .and_then(|m| serde_json::to_string(&m).ok())
+    }
+
+    /// Send one text block and wait for the turn to end. Cancelling the calling coroutine
+    /// abandons the turn: the agent gets `session/cancel`.
+    pub async fn prompt(&self, text: String) -> Result<TurnResult, AcpError> {
+        let session = self.session.clone();
+        on_rt(async move { Ok(session.prompt_text(&text).await?.into()) }).await
+    }
+
+    /// Send content blocks (each an ACP content block as JSON) and wait for the turn to end.
+    pub async fn prompt_content(&self, blocks: Vec<String>) -> Result<TurnResult, AcpError> {
+        let mut content = Vec::with_capacity(blocks.len());
+        for (i, b) in blocks.iter().enumerate() {
+            content.push(json_arg(&format!("blocks[{i}]"), b)?);
+        }
+        let session = self.session.clone();
+        on_rt(async move { Ok(session.prompt(content).await?.into()) }).await
+    }
+
+    /// `session/cancel`: the turn in flight ends `cancelled` (or fails `cancelled` after the
+    /// cancel grace when the agent ignores it); pending permission requests are answered
+    /// `cancelled`.
+    pub async fn cancel(&self) -> Result<(), AcpError> {
+        let session = self.session.clone();
+        on_rt(async move { Ok(session.cancel().await?) }).await
+    }
+
+    pub async fn set_mode(&self, mode_id: String) -> Result<(), AcpError> {
+        let session = self.session.clone();
+        on_rt(async move { Ok(session.set_mode(&mode_id).await?) }).await
+    }
+
+    /// `session/set_config_option` with a JSON value; returns the new config options as JSON.
+    pub async fn set_config_option(
+        &self,
+        config_id: String,
+        value: String,
+    ) -> Result<String, AcpError> {
+        let value = json_arg("value", &value)?;
+        let session = self.session.clone();
+        on_rt(async move {
+            Ok(session
+                .set_config_option(&config_id, value)
+                .await?
+                .to_string())
+        })
+        .await
+    }
+
+    pub async fn set_model(&self, model_id: String) -> Result<(), AcpError> {
+        let session = self.session.clone();
+        on_rt(async move { Ok(session.set_model(&model_id).await?) }).await
+    }
+
+    /// `session/close` (when the agent supports it; else the session is forgotten locally).
+    pub async fn close_session(&self) -> Result<(), AcpError> {
+        let session = self.session.clone();
+        on_rt(async move { Ok(session.close().await?) }).await
+    }
+}
