@@ -8,7 +8,7 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Reach {
-    /// Rust, C, Node and Python.
+    /// Rust, C, Node, Python, Kotlin and Swift.
     Every,
     /// Only the C ABI (pointers, UTF-8, handles and threads only exist there).
     COnly,
