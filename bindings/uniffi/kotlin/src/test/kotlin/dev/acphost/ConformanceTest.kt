@@ -1,0 +1,376 @@
+// Cross-face conformance: every case of fixtures/scenarios/conformance/cases.json through the Kotlin
+// face must produce the normalised trace in expected/<case>.json (the same traces the Rust, C, Node
+// and Python faces produce). The runner follows fixtures/scenarios/conformance/README.md and the
+// Python/Node runners op by op.
+package dev.acphost
+
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.Job
+import kotlinx.coroutines.NonCancellable
+import kotlinx.coroutines.async
+import kotlinx.coroutines.channels.Channel
+import kotlinx.coroutines.channels.ClosedReceiveChannelException
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withContext
+import kotlinx.coroutines.withTimeout
+import kotlinx.coroutines.withTimeoutOrNull
+import kotlinx.coroutines.TimeoutCancellationException
+import kotlinx.serialization.json.Json
+import kotlinx.serialization.json.JsonArray
+import kotlinx.serialization.json.JsonElement
+import kotlinx.serialization.json.JsonNull
+import kotlinx.serialization.json.JsonObject
+import kotlinx.serialization.json.JsonPrimitive
+import kotlinx.serialization.json.boolean
+import kotlinx.serialization.json.jsonArray
+import kotlinx.serialization.json.jsonObject
+import kotlinx.serialization.json.jsonPrimitive
+import kotlinx.serialization.json.long
+import org.junit.jupiter.api.AfterAll
+import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.DynamicTest
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.TestFactory
+import org.junit.jupiter.api.TestInstance
+import org.junit.jupiter.api.fail
+import java.nio.file.Files
+import java.nio.file.Path
+import java.nio.file.Paths
+import java.util.UUID
+import kotlin.io.path.deleteRecursively
+import kotlin.io.path.ExperimentalPathApi
+import kotlin.io.path.isDirectory
+import kotlin.io.path.listDirectoryEntries
+import kotlin.io.path.nameWithoutExtension
+import kotlin.io.path.readText
+import kotlin.io.path.writeText
+import kotlin.time.Duration.Companion.seconds
+
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class ConformanceTest {
+    private val doc: JsonObject = Json.parseToJsonElement(Fixtures.conformance.resolve("cases.json").readText()).jsonObject
+    private val cases: List<JsonObject> = doc.getValue("cases").jsonArray.map { it.jsonObject }
+    private val cwd: String = doc.str("cwd")!!
+
+    // The mock agent's credentials files (a terminal login creates one): a fresh path per case,
+    // never the variable of the environment the tests run in.
+    private val credentials: Path = Files.createTempDirectory("acp-host-kt-creds-").toRealPath()
+
+    @OptIn(ExperimentalPathApi::class)
+    @AfterAll
+    fun removeCredentials() = credentials.deleteRecursively()
+
+    @TestFactory
+    fun `every case produces the expected trace`(): List<DynamicTest> =
+        cases.map { case ->
+            val name = case.str("name")!!
+            DynamicTest.dynamicTest(name) {
+                prepare()
+                // Surefire reports dynamic tests by index: every failure names its case.
+                val got = try {
+                    runBlocking { withTimeout(CASE_BOUND) { runCase(case) } }
+                } catch (e: Throwable) {
+                    throw AssertionError("$name: ${e.message}", e)
+                }
+                compare(name, got)
+            }
+        }
+
+    @Test
+    fun `every expected trace has a case`() {
+        val files = Fixtures.conformance.resolve("expected").listDirectoryEntries("*.json").map { it.nameWithoutExtension }.toSet()
+        assertEquals(files, cases.map { it.str("name")!! }.toSet())
+    }
+
+    /** README step 0: the case's cwd with the same files on every face. */
+    private fun prepare() {
+        val dir = Paths.get(cwd)
+        Files.createDirectories(dir)
+        assertTrue(dir.isDirectory())
+        for ((file, content) in doc.getValue("files").jsonObject) dir.resolve(file).writeText(content.jsonPrimitive.content)
+    }
+
+    /** The host's events, read by a concurrent collector, handed out up to a matching one. */
+    private class Events(scope: CoroutineScope, host: Host) {
+        private val queue = Channel<Event>(Channel.UNLIMITED)
+        val job: Job = scope.launch {
+            try {
+                host.events().collect { queue.send(it) }
+            } finally {
+                queue.close()
+            }
+        }
+
+        /** Events up to and including the first one [stop] accepts (each wait bounded). */
+        suspend fun collectUntil(what: String, stop: (Event) -> Boolean): List<Event> {
+            val out = mutableListOf<Event>()
+            while (true) {
+                val ev = try {
+                    withTimeout(Fixtures.T) { queue.receive() }
+                } catch (e: TimeoutCancellationException) {
+                    fail("no $what within ${Fixtures.T}; got: ${out.map { describe(it) }}")
+                } catch (e: ClosedReceiveChannelException) {
+                    fail("the event stream ended before $what; got: ${out.map { describe(it) }}")
+                }
+                out += ev
+                if (stop(ev)) return out
+            }
+        }
+
+        private fun describe(e: Event) = if (e is Event.SessionUpdate) "${e.kind}:${e.updateKind}" else e.kind
+    }
+
+    private suspend fun runCase(case: JsonObject): List<JsonObject> = coroutineScopeFor { scope ->
+        val trace = mutableListOf<Event>()
+        val spec = Fixtures.mock(
+            case.str("scenario")!!,
+            env = mapOf("ACP_MOCK_CREDENTIALS" to credentials.resolve("credentials-${UUID.randomUUID()}").toString()),
+        )
+        val h = hostFor(case)
+        val host = Host(h.options, h.permission, h.elicitation, h.ext, h.terminalAuth)
+        val events = Events(scope, host)
+        try {
+            case.str("spawnExpect")?.let { spawnExpect ->
+                val e = runCatching { host.spawn(spec) }.exceptionOrNull()
+                assertTrue(e is AcpException, "spawn: expected $spawnExpect, got ${e ?: "an agent"}")
+                assertEquals(spawnExpect.removePrefix("error:"), (e as AcpException).code, "spawn: $e")
+                trace += events.collectUntil("agent_exited") { it is Event.AgentExited }
+                return@coroutineScopeFor normalise(trace)
+            }
+            var agent = host.spawn(spec)
+            var current: Session? = null
+            var exited = false
+            for (op in case.getValue("ops").jsonArray.map { it.jsonObject }) {
+                val name = op.str("op")!!
+                val expect = op.str("expect")
+                if (name == "prompt") {
+                    val session = checkNotNull(current) { "prompt without a session" }
+                    val r = prompt(scope, session, op, events, trace)
+                    exited = exited || r == "error:agent_exited"
+                    continue
+                }
+                val error = try {
+                    when (name) {
+                        "new_session" -> current = agent.newSession(SessionOptions(cwd = cwd))
+                        "load_session" -> current = agent.loadSession(op.str("sessionId")!!, SessionOptions(cwd = cwd))
+                        "resume_session" -> current = agent.resumeSession(op.str("sessionId")!!, SessionOptions(cwd = cwd))
+                        "fork_session" -> current = agent.forkSession(op.str("sessionId")!!, SessionOptions(cwd = cwd))
+                        "set_mode" -> current!!.setMode(op.str("modeId")!!)
+                        // The value as JSON (a string here: "architect").
+                        "set_config_option" -> current!!.setConfigOption(op.str("configId")!!, op.getValue("value").toString())
+                        "set_model" -> current!!.setModel(op.str("modelId")!!)
+                        "authenticate" -> agent.authenticate(op.str("methodId")!!)
+                        "logout" -> agent.logout()
+                        "terminal_auth" -> {
+                            agent = agent.terminalAuth(op.str("methodId")!!)
+                            // The old agent's exit and the new one's agent_ready are in the trace.
+                            trace += events.collectUntil("agent_ready") { it is Event.AgentReady }
+                        }
+                        "list_sessions" -> agent.listSessions(null, null)
+                        "close_session" -> current!!.closeSession()
+                        "delete_session" -> agent.deleteSession(op.str("sessionId")!!)
+                        "shutdown" -> {
+                            agent.shutdown()
+                            exited = true
+                        }
+                        else -> fail("unknown op $name")
+                    }
+                    null
+                } catch (e: AcpException) {
+                    e
+                }
+                checkOutcome(name, expect, error)
+            }
+            assertTrue(exited, "a case ends with shutdown or an agent exit")
+            // This agent's exit ends the trace (after terminal_auth an older agent exited first).
+            val last = agent.id()
+            trace += events.collectUntil("agent_exited of agent $last") { it is Event.AgentExited && it.agent == last }
+            normalise(trace)
+        } finally {
+            withContext(NonCancellable) {
+                // No agent outlives the case, even when it failed (close() would shut down too).
+                withTimeoutOrNull(Fixtures.T) { host.shutdown() }
+                events.job.cancel()
+                host.close()
+            }
+        }
+    }
+
+    /**
+     * One `prompt` op: the turn runs in its own coroutine while the events are watched for
+     * `cancelOn` (→ `session.cancel()`) or `abortOn` (→ cancelling the prompt's coroutine, the
+     * way Kotlin users abort a call). Returns the outcome as `stopReason` or `error:<kind>`.
+     */
+    private suspend fun prompt(scope: CoroutineScope, session: Session, op: JsonObject, events: Events, trace: MutableList<Event>): String? {
+        val expect = op.str("expect")
+        val content = op["content"]?.jsonArray
+        // An AcpException is the turn's outcome, not a failure of the case's scope: return it.
+        val turn = scope.async {
+            try {
+                if (content != null) session.promptContent(content.map { it.toString() }) else session.prompt(op.str("text")!!)
+            } catch (e: AcpException) {
+                e
+            }
+        }
+        op.str("cancelOn")?.let { spec ->
+            trace += events.collectUntil(spec) { matches(it, spec) }
+            session.cancel()
+        }
+        op.str("abortOn")?.let { spec ->
+            // Kotlin's Stop: the coroutine ends at once with CancellationException (no result to
+            // observe, as with Python's cancelled task); the uniffi future is dropped, the core
+            // sends session/cancel, and the turn still ends (the agent's `cancelled` answer, or
+            // failing `cancelled` after cancelGraceMs) — its turn_ended carries the outcome.
+            trace += events.collectUntil(spec) { matches(it, spec) }
+            turn.cancel()
+            withTimeout(Fixtures.T) { turn.join() }
+            assertTrue(turn.isCancelled, "the aborted prompt settled otherwise: ${runCatching { turn.getCompleted() }}")
+            trace += events.collectUntil("turn_ended") { it is Event.TurnEnded }
+            return null
+        }
+        val outcome = when (val r = withTimeout(Fixtures.T) { turn.await() }) {
+            is TurnResult -> r.stopReason
+            is AcpException -> {
+                checkOutcome("prompt", expect, r)
+                "error:${r.code}"
+            }
+            else -> fail("prompt returned $r")
+        }
+        assertEquals(expect, outcome, "prompt")
+        // Let the turn's events land before the next op (a prompt refused locally, `unsupported`,
+        // sent nothing: it has no turn).
+        if (expect != "error:unsupported") trace += events.collectUntil("turn_ended") { it is Event.TurnEnded }
+        return outcome
+    }
+
+    private fun checkOutcome(what: String, expect: String?, error: AcpException?) {
+        if (error == null) {
+            assertTrue(expect?.startsWith("error:") != true, "$what: expected $expect, it succeeded")
+            return
+        }
+        if (expect?.startsWith("error:") != true) throw AssertionError("$what failed: ${error.code}: ${error.message}", error)
+        assertEquals(expect.removePrefix("error:"), error.code, "$what: ${error.message}")
+    }
+
+    private class HostParts(
+        val options: HostOptions,
+        val permission: PermissionHandler?,
+        val elicitation: ElicitationHandler?,
+        val ext: ExtHandler?,
+        val terminalAuth: TerminalAuthRunner?,
+    )
+
+    /** README step 1: the host a case asks for. */
+    private fun hostFor(case: JsonObject): HostParts {
+        val permission = case.str("permission") ?: "deny"
+        val answers = case["elicitation"]?.jsonObject
+        val table = case["ext"]?.jsonObject
+        val options = HostOptions(
+            manualPermissions = permission == "manual",
+            maxLineBytes = case["maxLineBytes"]?.jsonPrimitive?.long?.toULong(),
+            cancelGraceMs = case["cancelGraceMs"]?.jsonPrimitive?.long?.toULong(),
+            unstable = case["unstable"]?.jsonArray?.map { it.jsonPrimitive.content } ?: emptyList(),
+            // Advertise exactly the modes the case answers.
+            elicitationModes = answers?.keys?.toList() ?: emptyList(),
+        )
+        return HostParts(
+            options = options,
+            permission = if (permission == "allow") permissionHandler { it.optionIdOfKind("allow_once") } else null,
+            elicitation = answers?.let { a -> elicitationHandler { req -> a.getValue(req.mode).toString() } },
+            ext = table?.let { ExtTable(it) },
+            // The "user" logs in: the login leaves the credentials file the mock agent looks for.
+            terminalAuth = if (case["terminalAuth"]?.jsonPrimitive?.boolean == true) CredentialsLogin else null,
+        )
+    }
+
+    /** Serves extension requests from a case's table; a method not in it: -32601. */
+    private class ExtTable(private val table: JsonObject) : ExtHandler {
+        override suspend fun handle(method: String, params: String): ExtReply {
+            val entry = table[method]?.jsonObject ?: return ExtReply.Error(-32601, "method not found", null)
+            entry["result"]?.let { return ExtReply.Result(it.toString()) }
+            val err = entry.getValue("error").jsonObject
+            return ExtReply.Error(err["code"]?.jsonPrimitive?.long ?: -32603, err.str("message") ?: "error", null)
+        }
+    }
+
+    private object CredentialsLogin : TerminalAuthRunner {
+        override suspend fun run(command: TerminalAuthCommand): Int {
+            val path = command.env["ACP_MOCK_CREDENTIALS"] ?: return 1
+            withContext(Dispatchers.IO) { Paths.get(path).writeText("logged-in\n") }
+            return 0
+        }
+    }
+
+    private fun compare(name: String, got: List<JsonObject>) {
+        val want = Json.parseToJsonElement(Fixtures.conformance.resolve("expected/$name.json").readText())
+            .jsonObject.getValue("events").jsonArray
+        for (i in 0 until minOf(want.size, got.size)) {
+            if (want[i] != got[i]) {
+                fail(
+                    "$name: trace differs at event $i (${firstDifference(want[i], got[i], "")})\n" +
+                        "  want: ${want[i]}\n  got:  ${got[i]}\n" + kinds(want, got),
+                )
+            }
+        }
+        if (want.size != got.size) fail("$name: ${got.size} events, want ${want.size}\n" + kinds(want, got))
+    }
+
+    private fun kinds(want: JsonArray, got: List<JsonObject>) =
+        "  want kinds: ${want.map { it.jsonObject.str("kind") }}\n  got kinds:  ${got.map { it.str("kind") }}"
+
+    companion object {
+        /** A whole case (several bounded waits; the slowest is a 10 s cancel grace at most). */
+        val CASE_BOUND = 60.seconds
+
+        /** The normalised form of the events (README "Normalisation"). */
+        fun normalise(events: List<Event>): List<JsonObject> =
+            events.filter { it !is Event.AgentStderr && it !is Event.TerminalExited }.map { ev ->
+                var data = Json.parseToJsonElement(ev.data)
+                if (ev is Event.AgentReady) data = JsonObject(data.jsonObject - "pid")
+                if (ev is Event.AgentExited) data = JsonObject(data.jsonObject - "stderrTail")
+                JsonObject(
+                    mapOf(
+                        "kind" to JsonPrimitive(ev.kind),
+                        "session" to (ev.session?.let { JsonPrimitive(it) } ?: JsonNull),
+                        "turn" to (ev.turn?.let { JsonPrimitive(it.toLong()) } ?: JsonNull),
+                        "replay" to JsonPrimitive(ev.replay),
+                        "data" to data,
+                    ),
+                )
+            }
+
+        /** `kind` or `kind:sessionUpdate`. */
+        fun matches(ev: Event, spec: String): Boolean {
+            val kind = spec.substringBefore(':')
+            val update = spec.substringAfter(':', "")
+            return ev.kind == kind && (update.isEmpty() || (ev is Event.SessionUpdate && ev.updateKind == update))
+        }
+
+        /** The JSON path of the first difference, for a readable failure. */
+        fun firstDifference(want: JsonElement, got: JsonElement, path: String): String = when {
+            want is JsonObject && got is JsonObject -> {
+                val key = (want.keys + got.keys).sorted().firstOrNull { want[it] != got[it] }
+                when {
+                    key == null -> "no difference"
+                    key !in got -> "${path.ifEmpty { "." }}: missing key `$key`"
+                    key !in want -> "${path.ifEmpty { "." }}: unexpected key `$key`"
+                    else -> firstDifference(want.getValue(key), got.getValue(key), "$path.$key")
+                }
+            }
+            want is JsonArray && got is JsonArray && want.size == got.size -> {
+                val i = want.indices.first { want[it] != got[it] }
+                firstDifference(want[i], got[i], "$path[$i]")
+            }
+            else -> "${path.ifEmpty { "." }}: want $want, got $got"
+        }
+
+        private fun JsonObject.str(key: String): String? = (this[key] as? JsonPrimitive)?.takeIf { it !is JsonNull }?.content
+
+        /** A scope for the case's concurrent coroutines (event collector, prompts). */
+        private suspend fun <T> coroutineScopeFor(block: suspend (CoroutineScope) -> T): T =
+            kotlinx.coroutines.coroutineScope { block(this) }
+    }
+}
