@@ -57,17 +57,102 @@ struct UpdateKind {
     session_update: Option<String>,
 }
 
-/// The host's single event stream ([`crate::Host::events`]).
+/// Until the embedder takes the stream, events are drained into this buffer (bounded like the
+/// core's queue, the oldest dropped first) so a host whose events nobody reads never stalls its
+/// agents (`events_stalled`); the first puller gets the buffer, then the live stream.
+#[derive(Debug, Default)]
+struct Early {
+    queue: std::collections::VecDeque<acp_host::Event>,
+    bytes: usize,
+    dropped: u64,
+}
+
+/// The core's stream plus the drain that runs until the stream is taken.
+#[derive(Debug)]
+pub(crate) struct Pending {
+    inner: Arc<acp_host::EventStream>,
+    early: Arc<std::sync::Mutex<Early>>,
+    stop: Arc<tokio::sync::Notify>,
+    drain: tokio::task::JoinHandle<()>,
+}
+
+impl Pending {
+    /// Start draining `stream` (inside the runtime) into a buffer of at most `max_events` /
+    /// `max_bytes`.
+    pub(crate) fn start(
+        stream: acp_host::EventStream,
+        max_events: usize,
+        max_bytes: usize,
+    ) -> Pending {
+        let inner = Arc::new(stream);
+        let early = Arc::new(std::sync::Mutex::new(Early::default()));
+        let stop = Arc::new(tokio::sync::Notify::new());
+        let drain = crate::runtime::rt().spawn({
+            let (inner, early, stop) = (inner.clone(), early.clone(), stop.clone());
+            async move {
+                loop {
+                    let ev = tokio::select! {
+                        biased;
+                        () = stop.notified() => return,
+                        ev = inner.next() => ev,
+                    };
+                    let Some(ev) = ev else { return };
+                    let Ok(mut e) = early.lock() else { return };
+                    e.bytes += ev.data.get().len();
+                    e.queue.push_back(ev);
+                    while e.queue.len() > max_events.max(1)
+                        || (e.bytes > max_bytes && e.queue.len() > 1)
+                    {
+                        if let Some(old) = e.queue.pop_front() {
+                            e.bytes -= old.data.get().len();
+                            e.dropped += 1;
+                        }
+                    }
+                }
+            }
+        });
+        Pending {
+            inner,
+            early,
+            stop,
+            drain,
+        }
+    }
+
+    /// Hand the stream to its reader: the drain stops (it is awaited before the first pull).
+    pub(crate) fn take(self) -> EventStream {
+        self.stop.notify_one();
+        EventStream {
+            inner: self.inner,
+            early: self.early,
+            drain: std::sync::Mutex::new(Some(self.drain)),
+        }
+    }
+}
+
+/// The host's single event stream ([`crate::Host::event_stream`]).
 #[derive(Debug, uniffi::Object)]
 pub struct EventStream {
     inner: Arc<acp_host::EventStream>,
+    early: Arc<std::sync::Mutex<Early>>,
+    /// The drain of [`Pending`], awaited once before the first pull.
+    drain: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 impl EventStream {
-    pub(crate) fn new(inner: acp_host::EventStream) -> EventStream {
-        EventStream {
-            inner: Arc::new(inner),
-        }
+    /// Up to `limit` events from the buffer of events that arrived before the stream was taken.
+    fn early(&self, limit: usize) -> Vec<RawEvent> {
+        let Ok(mut e) = self.early.lock() else {
+            return Vec::new();
+        };
+        let n = limit.min(e.queue.len());
+        let out: Vec<RawEvent> = e
+            .queue
+            .drain(..n)
+            .map(|ev| RawEvent::from_core(&ev))
+            .collect();
+        e.bytes = e.queue.iter().map(|ev| ev.data.get().len()).sum();
+        out
     }
 }
 
@@ -76,8 +161,16 @@ impl EventStream {
     /// Wait for the next events: at least one, at most `max` (1 when 0). Empty only when the
     /// stream ended (the host was shut down and everything was delivered).
     pub async fn next_batch(&self, max: u32) -> Vec<RawEvent> {
-        let inner = self.inner.clone();
         let limit = (max as usize).max(1);
+        let drain = self.drain.lock().ok().and_then(|mut d| d.take());
+        if let Some(drain) = drain {
+            let _ = on_rt(drain).await;
+        }
+        let early = self.early(limit);
+        if !early.is_empty() {
+            return early;
+        }
+        let inner = self.inner.clone();
         on_rt(async move {
             let mut buf = Vec::with_capacity(limit.min(1024));
             inner.next_batch(&mut buf, limit).await;
@@ -86,20 +179,20 @@ impl EventStream {
         .await
     }
 
-    /// The events already queued (at most `max`), without waiting.
-    pub fn try_next_batch(&self, max: u32) -> Vec<RawEvent> {
-        let mut out = Vec::new();
-        while out.len() < (max as usize).max(1) {
-            match self.inner.try_next() {
-                Some(ev) => out.push(RawEvent::from_core(&ev)),
-                None => break,
-            }
-        }
-        out
+    /// How many events were dropped because they arrived before the stream was taken and the
+    /// buffer that holds them (as large as the core's queue) was full.
+    pub fn dropped_before_taken(&self) -> u64 {
+        self.early.lock().map(|e| e.dropped).unwrap_or(0)
     }
 
     /// True once the stream ended and everything was delivered.
     pub fn is_ended(&self) -> bool {
-        self.inner.is_ended()
+        self.drain.lock().map(|d| d.is_none()).unwrap_or(true)
+            && self
+                .early
+                .lock()
+                .map(|e| e.queue.is_empty())
+                .unwrap_or(true)
+            && self.inner.is_ended()
     }
 }

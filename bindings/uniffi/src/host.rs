@@ -13,7 +13,7 @@ use acp_host::{ClientInfo, ElicitationModes, HostConfig};
 
 use crate::agent::{Agent, AgentSpec};
 use crate::error::AcpError;
-use crate::events::EventStream;
+use crate::events::{EventStream, Pending};
 use crate::handlers::{
     ElicitationHandler, ExtHandler, PermissionHandler, TerminalAuthRunner, elicitation_decider,
     ext_service, parse_elicitation_answer, permission_decider, terminal_auth,
@@ -259,8 +259,8 @@ fn config(o: HostOptions, h: Handlers) -> Result<HostConfig, AcpError> {
 #[derive(Debug, uniffi::Object)]
 pub struct Host {
     host: acp_host::Host,
-    /// Taken by the first `events()`.
-    events: Mutex<Option<acp_host::EventStream>>,
+    /// Drained into a bounded buffer until the first `event_stream()` takes it.
+    events: Mutex<Option<Pending>>,
     /// The host owns its agents until it is shut down (a dropped `Agent` handle does not lose
     /// the agent).
     agents: Arc<Mutex<Vec<acp_host::Agent>>>,
@@ -293,9 +293,12 @@ impl Host {
             terminal_auth,
         };
         let config = config(options.unwrap_or_default(), handlers)?;
+        let (max_events, max_bytes) = (config.event_capacity, config.event_queue_bytes);
         let _enter = rt().enter();
         let host = acp_host::Host::new(config);
-        let events = host.events();
+        let events = host
+            .events()
+            .map(|s| Pending::start(s, max_events, max_bytes));
         Ok(Arc::new(Host {
             host,
             events: Mutex::new(events),
@@ -315,7 +318,7 @@ impl Host {
         }
         let taken = self.events.lock().ok().and_then(|mut e| e.take());
         taken
-            .map(|s| Arc::new(EventStream::new(s)))
+            .map(|p| Arc::new(p.take()))
             .ok_or_else(|| AcpError::invalid_argument("events() was already called", None))
     }
 

@@ -1374,9 +1374,15 @@ public func FfiConverterTypeElicitationHandler_lower(_ value: ElicitationHandler
 
 
 /**
- * The host's single event stream ([`crate::Host::events`]).
+ * The host's single event stream ([`crate::Host::event_stream`]).
  */
 public protocol EventStreamProtocol: AnyObject, Sendable {
+    
+    /**
+     * How many events were dropped because they arrived before the stream was taken and the
+     * buffer that holds them (as large as the core's queue) was full.
+     */
+    func droppedBeforeTaken()  -> UInt64
     
     /**
      * True once the stream ended and everything was delivered.
@@ -1389,14 +1395,9 @@ public protocol EventStreamProtocol: AnyObject, Sendable {
      */
     func nextBatch(max: UInt32) async  -> [RawEvent]
     
-    /**
-     * The events already queued (at most `max`), without waiting.
-     */
-    func tryNextBatch(max: UInt32)  -> [RawEvent]
-    
 }
 /**
- * The host's single event stream ([`crate::Host::events`]).
+ * The host's single event stream ([`crate::Host::event_stream`]).
  */
 open class EventStream: EventStreamProtocol, @unchecked Sendable {
     fileprivate let handle: UInt64
@@ -1452,6 +1453,19 @@ open class EventStream: EventStreamProtocol, @unchecked Sendable {
 
     
     /**
+     * How many events were dropped because they arrived before the stream was taken and the
+     * buffer that holds them (as large as the core's queue) was full.
+     */
+open func droppedBeforeTaken() -> UInt64  {
+    return try!  FfiConverterUInt64.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_acp_host_uniffi_fn_method_eventstream_dropped_before_taken(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
      * True once the stream ended and everything was delivered.
      */
 open func isEnded() -> Bool  {
@@ -1482,19 +1496,6 @@ open func nextBatch(max: UInt32)async  -> [RawEvent]  {
             errorHandler: nil
             
         )
-}
-    
-    /**
-     * The events already queued (at most `max`), without waiting.
-     */
-open func tryNextBatch(max: UInt32) -> [RawEvent]  {
-    return try!  FfiConverterSequenceTypeRawEvent.lift(try! rustCall() {
-        uniffiCallStatus in
-    uniffi_acp_host_uniffi_fn_method_eventstream_try_next_batch(
-            self.uniffiCloneHandle(),
-        FfiConverterUInt32.lower(max),uniffiCallStatus
-    )
-})
 }
     
 
@@ -5149,13 +5150,13 @@ private let initializationResult: InitializationResult = {
     if (uniffi_acp_host_uniffi_checksum_method_session_state() != 34535) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_acp_host_uniffi_checksum_method_eventstream_dropped_before_taken() != 19761) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_acp_host_uniffi_checksum_method_eventstream_is_ended() != 10633) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_eventstream_next_batch() != 40654) {
-        return InitializationResult.apiChecksumMismatch
-    }
-    if (uniffi_acp_host_uniffi_checksum_method_eventstream_try_next_batch() != 5250) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_elicitationhandler_elicit() != 32446) {

@@ -96,21 +96,28 @@ sealed class Event {
 }
 
 /**
- * This stream as a cold [Flow]: each collection pulls up to [batch] events at a time and emits
- * them in order; it completes when the host is shut down and everything was delivered. Pull from
- * one collector at a time (a stream has one reader).
+ * This stream as a [Flow], collected once: each pull takes up to [batch] events and emits them in
+ * order; it completes when the host is shut down and everything was delivered. When the collection
+ * ends for any reason (completion, an exception, cancellation, an operator such as `first {}` that
+ * stops early) the stream is closed: later events are dropped, so a collector that went away never
+ * stalls the agents.
  */
 fun EventStream.asFlow(batch: UInt = 256u): Flow<Event> = flow {
-    while (true) {
-        val events = nextBatch(batch)
-        if (events.isEmpty()) break
-        for (e in events) emit(Event.of(e))
+    try {
+        while (true) {
+            val events = nextBatch(batch)
+            if (events.isEmpty()) break
+            for (e in events) emit(Event.of(e))
+        }
+    } finally {
+        close()
     }
 }
 
 /**
  * The host's events as a [Flow] (one per host: a second call throws
  * [AcpException.InvalidArgument]). Collecting slowly slows the agents down (their stdout is not
- * read while the queue is full); it never drops events.
+ * read while the queue is full); it never drops events. Events that arrive before this is called
+ * are kept (as many as the event queue holds) and delivered first.
  */
 fun Host.events(batch: UInt = 256u): Flow<Event> = eventStream().asFlow(batch)

@@ -325,7 +325,7 @@ internal inline fun<T> uniffiTraitInterfaceCall(
 ) {
     try {
         writeReturn(makeCall())
-    } catch(e: kotlin.Exception) {
+    } catch(e: kotlin.Throwable) { // acp-host: was kotlin.Exception (scripts/gen-uniffi)
         val err = try { e.stackTraceToString() } catch(_: Throwable) { "" }
         callStatus.code = UNIFFI_CALL_UNEXPECTED_ERROR
         callStatus.error_buf = FfiConverterString.lower(err)
@@ -340,7 +340,7 @@ internal inline fun<T, reified E: Throwable> uniffiTraitInterfaceCallWithError(
 ) {
     try {
         writeReturn(makeCall())
-    } catch(e: kotlin.Exception) {
+    } catch(e: kotlin.Throwable) { // acp-host: was kotlin.Exception (scripts/gen-uniffi)
         if (e is E) {
             callStatus.code = UNIFFI_CALL_ERROR
             callStatus.error_buf = lowerError(e)
@@ -840,11 +840,11 @@ internal object IntegrityCheckingUniffiLib {
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_session_state(
     ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_eventstream_dropped_before_taken(
+    ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_eventstream_is_ended(
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_eventstream_next_batch(
-    ): Int
-    external fun uniffi_acp_host_uniffi_checksum_method_eventstream_try_next_batch(
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_elicitationhandler_elicit(
     ): Int
@@ -968,12 +968,12 @@ internal object UniffiLib {
     ): Long
     external fun uniffi_acp_host_uniffi_fn_free_eventstream(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): Unit
+    external fun uniffi_acp_host_uniffi_fn_method_eventstream_dropped_before_taken(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
     external fun uniffi_acp_host_uniffi_fn_method_eventstream_is_ended(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): Byte
     external fun uniffi_acp_host_uniffi_fn_method_eventstream_next_batch(`ptr`: Long,`max`: Int,
     ): Long
-    external fun uniffi_acp_host_uniffi_fn_method_eventstream_try_next_batch(`ptr`: Long,`max`: Int,uniffi_out_err: UniffiRustCallStatus, 
-    ): RustBuffer.ByValue
     external fun uniffi_acp_host_uniffi_fn_clone_elicitationhandler(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): Long
     external fun uniffi_acp_host_uniffi_fn_free_elicitationhandler(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
@@ -1266,13 +1266,13 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_acp_host_uniffi_checksum_method_session_state() and 0xFFFF) != 34535) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_eventstream_dropped_before_taken() and 0xFFFF) != 19761) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_eventstream_is_ended() and 0xFFFF) != 10633) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_eventstream_next_batch() and 0xFFFF) != 40654) {
-        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
-    }
-    if ((lib.uniffi_acp_host_uniffi_checksum_method_eventstream_try_next_batch() and 0xFFFF) != 5250) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_elicitationhandler_elicit() and 0xFFFF) != 32446) {
@@ -1393,7 +1393,7 @@ internal inline fun<T> uniffiTraitInterfaceCallAsync(
         // double-freeing it.
         val callResult = try {
             makeCall()
-        } catch(e: kotlin.Exception) {
+        } catch(e: kotlin.Throwable) { // acp-host: was kotlin.Exception (scripts/gen-uniffi)
             handleError(
                 UniffiRustCallStatus.create(
                     UNIFFI_CALL_UNEXPECTED_ERROR,
@@ -1422,7 +1422,7 @@ internal inline fun<T, reified E: Throwable> uniffiTraitInterfaceCallAsyncWithEr
         // `handleError`.
         val callResult = try {
             makeCall()
-        } catch(e: kotlin.Exception) {
+        } catch(e: kotlin.Throwable) { // acp-host: was kotlin.Exception (scripts/gen-uniffi)
             if (e is E) {
                 handleError(
                     UniffiRustCallStatus.create(
@@ -3034,9 +3034,15 @@ public object FfiConverterTypeElicitationHandler: FfiConverter<ElicitationHandle
 
 
 /**
- * The host's single event stream ([`crate::Host::events`]).
+ * The host's single event stream ([`crate::Host::event_stream`]).
  */
 public interface EventStreamInterface {
+    
+    /**
+     * How many events were dropped because they arrived before the stream was taken and the
+     * buffer that holds them (as large as the core's queue) was full.
+     */
+    fun `droppedBeforeTaken`(): kotlin.ULong
     
     /**
      * True once the stream ended and everything was delivered.
@@ -3049,16 +3055,11 @@ public interface EventStreamInterface {
      */
     suspend fun `nextBatch`(`max`: kotlin.UInt): List<RawEvent>
     
-    /**
-     * The events already queued (at most `max`), without waiting.
-     */
-    fun `tryNextBatch`(`max`: kotlin.UInt): List<RawEvent>
-    
     companion object
 }
 
 /**
- * The host's single event stream ([`crate::Host::events`]).
+ * The host's single event stream ([`crate::Host::event_stream`]).
  */
 open class EventStream: Disposable, AutoCloseable, EventStreamInterface
 {
@@ -3163,6 +3164,23 @@ open class EventStream: Disposable, AutoCloseable, EventStreamInterface
 
     
     /**
+     * How many events were dropped because they arrived before the stream was taken and the
+     * buffer that holds them (as large as the core's queue) was full.
+     */override fun `droppedBeforeTaken`(): kotlin.ULong {
+            return FfiConverterULong.lift(
+    callWithHandle {
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_acp_host_uniffi_fn_method_eventstream_dropped_before_taken(
+        it,
+        _status)
+}
+    }
+    )
+    }
+    
+
+    
+    /**
      * True once the stream ended and everything was delivered.
      */override fun `isEnded`(): kotlin.Boolean {
             return FfiConverterBoolean.lift(
@@ -3201,23 +3219,6 @@ open class EventStream: Disposable, AutoCloseable, EventStreamInterface
         UniffiNullRustCallStatusErrorHandler,
     )
     }
-
-    
-    /**
-     * The events already queued (at most `max`), without waiting.
-     */override fun `tryNextBatch`(`max`: kotlin.UInt): List<RawEvent> {
-            return FfiConverterSequenceTypeRawEvent.lift(
-    callWithHandle {
-    uniffiRustCall() { _status ->
-    UniffiLib.uniffi_acp_host_uniffi_fn_method_eventstream_try_next_batch(
-        it,
-        
-        FfiConverterUInt.lower(`max`),_status)
-}
-    }
-    )
-    }
-    
 
     
 
