@@ -339,6 +339,12 @@ impl Session {
         serde_json::to_string(&self.session.state()).unwrap_or_default()
     }
 
+    /// The host's id of the turn in flight (the `turn` of its events), null when idle. After a
+    /// cancelled prompt it stays set until the agent answers (its `turn_ended`).
+    pub fn active_turn(&self) -> Option<u64> {
+        self.session.state().active_turn
+    }
+
     /// The models offered (`{current, available, via}` as JSON), null when none.
     pub fn models(&self) -> Option<String> {
         self.session

@@ -4,6 +4,8 @@
 
 use std::sync::Arc;
 
+use serde::Deserialize;
+
 use crate::runtime::on_rt;
 
 /// One event of the envelope in docs/EVENTS.md. `data` is the payload as JSON text (for
@@ -24,17 +26,26 @@ pub struct RawEvent {
     pub replay: bool,
     /// For `session_update`: `data.sessionUpdate` (the update's discriminator).
     pub update_kind: Option<String>,
+    /// For `session_update` whose `content` is a text block (message, thought and user chunks):
+    /// its text, so a UI can append it without parsing `data`.
+    pub text: Option<String>,
     pub data: String,
 }
 
 impl RawEvent {
     pub(crate) fn from_core(ev: &acp_host::Event) -> RawEvent {
-        let update_kind = if ev.kind == acp_host::EventKind::SessionUpdate {
-            serde_json::from_str::<UpdateKind>(ev.data.get())
-                .ok()
-                .and_then(|u| u.session_update)
+        let (update_kind, text) = if ev.kind == acp_host::EventKind::SessionUpdate {
+            match serde_json::from_str::<UpdateKind>(ev.data.get()) {
+                Ok(u) => (
+                    u.session_update,
+                    u.content
+                        .filter(|c| c.kind.as_deref() == Some("text"))
+                        .and_then(|c| c.text),
+                ),
+                Err(_) => (None, None),
+            }
         } else {
-            None
+            (None, None)
         };
         RawEvent {
             seq: ev.seq,
@@ -45,16 +56,32 @@ impl RawEvent {
             kind: ev.kind.as_str().to_owned(),
             replay: ev.replay,
             update_kind,
+            text,
             data: ev.data.get().to_owned(),
         }
     }
 }
 
-/// Only the discriminator of an update (the rest of the payload is not parsed here).
+/// The discriminator of an update and its text content (the rest is not parsed here; a
+/// `content` that is not one content block, e.g. a tool call's list, is ignored).
 #[derive(serde::Deserialize)]
 struct UpdateKind {
     #[serde(rename = "sessionUpdate")]
     session_update: Option<String>,
+    #[serde(default, deserialize_with = "block_or_none")]
+    content: Option<Block>,
+}
+
+#[derive(serde::Deserialize)]
+struct Block {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    text: Option<String>,
+}
+
+fn block_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Block>, D::Error> {
+    let v = serde_json::Value::deserialize(d)?;
+    Ok(serde_json::from_value(v).ok())
 }
 
 /// Until the embedder takes the stream, events are drained into this buffer (bounded like the

@@ -2339,6 +2339,12 @@ public func FfiConverterTypePermissionHandler_lower(_ value: PermissionHandler) 
 public protocol SessionProtocol: AnyObject, Sendable {
     
     /**
+     * The host's id of the turn in flight (the `turn` of its events), null when idle. After a
+     * cancelled prompt it stays set until the agent answers (its `turn_ended`).
+     */
+    func activeTurn()  -> UInt64?
+    
+    /**
      * The id of its agent.
      */
     func agentId()  -> UInt64
@@ -2444,6 +2450,19 @@ open class Session: SessionProtocol, @unchecked Sendable {
 
     
 
+    
+    /**
+     * The host's id of the turn in flight (the `turn` of its events), null when idle. After a
+     * cancelled prompt it stays set until the agent answers (its `turn_ended`).
+     */
+open func activeTurn() -> UInt64?  {
+    return try!  FfiConverterOptionUInt64.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_acp_host_uniffi_fn_method_session_active_turn(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
     
     /**
      * The id of its agent.
@@ -3639,6 +3658,11 @@ public struct RawEvent: Equatable, Hashable {
      * For `session_update`: `data.sessionUpdate` (the update's discriminator).
      */
     public var updateKind: String?
+    /**
+     * For `session_update` whose `content` is a text block (message, thought and user chunks):
+     * its text, so a UI can append it without parsing `data`.
+     */
+    public var text: String?
     public var data: String
 
     // Default memberwise initializers are never public by default, so we
@@ -3661,7 +3685,11 @@ public struct RawEvent: Equatable, Hashable {
          */replay: Bool, 
         /**
          * For `session_update`: `data.sessionUpdate` (the update's discriminator).
-         */updateKind: String?, data: String) {
+         */updateKind: String?, 
+        /**
+         * For `session_update` whose `content` is a text block (message, thought and user chunks):
+         * its text, so a UI can append it without parsing `data`.
+         */text: String?, data: String) {
         self.seq = seq
         self.at = at
         self.agent = agent
@@ -3670,6 +3698,7 @@ public struct RawEvent: Equatable, Hashable {
         self.kind = kind
         self.replay = replay
         self.updateKind = updateKind
+        self.text = text
         self.data = data
     }
 
@@ -3697,6 +3726,7 @@ public struct FfiConverterTypeRawEvent: FfiConverterRustBuffer {
                 kind: FfiConverterString.read(from: &buf), 
                 replay: FfiConverterBool.read(from: &buf), 
                 updateKind: FfiConverterOptionString.read(from: &buf), 
+                text: FfiConverterOptionString.read(from: &buf), 
                 data: FfiConverterString.read(from: &buf)
         )
     }
@@ -3710,6 +3740,7 @@ public struct FfiConverterTypeRawEvent: FfiConverterRustBuffer {
         FfiConverterString.write(value.kind, into: &buf)
         FfiConverterBool.write(value.replay, into: &buf)
         FfiConverterOptionString.write(value.updateKind, into: &buf)
+        FfiConverterOptionString.write(value.text, into: &buf)
         FfiConverterString.write(value.data, into: &buf)
     }
 }
@@ -5115,6 +5146,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_agent_terminal_auth() != 40698) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_method_session_active_turn() != 20543) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_session_agent_id() != 28096) {

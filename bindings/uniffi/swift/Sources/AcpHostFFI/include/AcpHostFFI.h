@@ -413,6 +413,11 @@ uint64_t uniffi_acp_host_uniffi_fn_clone_session(uint64_t handle, RustCallStatus
 void uniffi_acp_host_uniffi_fn_free_session(uint64_t handle, RustCallStatus *_Nonnull out_status
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_SESSION_ACTIVE_TURN
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_SESSION_ACTIVE_TURN
+RustBuffer uniffi_acp_host_uniffi_fn_method_session_active_turn(uint64_t ptr, RustCallStatus *_Nonnull out_status
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_SESSION_AGENT_ID
 #define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_SESSION_AGENT_ID
 uint64_t uniffi_acp_host_uniffi_fn_method_session_agent_id(uint64_t ptr, RustCallStatus *_Nonnull out_status
@@ -1069,6 +1074,12 @@ uint16_t uniffi_acp_host_uniffi_checksum_method_agent_shutdown(void
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_AGENT_TERMINAL_AUTH
 #define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_AGENT_TERMINAL_AUTH
 uint16_t uniffi_acp_host_uniffi_checksum_method_agent_terminal_auth(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_SESSION_ACTIVE_TURN
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_SESSION_ACTIVE_TURN
+uint16_t uniffi_acp_host_uniffi_checksum_method_session_active_turn(void
     
 );
 #endif

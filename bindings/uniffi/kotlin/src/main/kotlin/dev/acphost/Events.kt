@@ -31,9 +31,13 @@ sealed class Event {
     data class SessionOpened(override val raw: RawEvent) : Event()
     data class SessionClosed(override val raw: RawEvent) : Event()
 
-    /** A `session/update` notification; [updateKind] is its `sessionUpdate`. */
+    /**
+     * A `session/update` notification; [updateKind] is its `sessionUpdate`, [text] the text of its
+     * content block when it has one (`agent_message_chunk`, `agent_thought_chunk`, …).
+     */
     data class SessionUpdate(override val raw: RawEvent) : Event() {
         val updateKind: String? get() = raw.updateKind
+        val text: String? get() = raw.text
     }
 
     data class TurnStarted(override val raw: RawEvent) : Event()

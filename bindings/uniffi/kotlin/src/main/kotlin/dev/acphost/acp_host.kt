@@ -818,6 +818,8 @@ internal object IntegrityCheckingUniffiLib {
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_agent_terminal_auth(
     ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_session_active_turn(
+    ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_session_agent_id(
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_session_cancel(
@@ -942,6 +944,8 @@ internal object UniffiLib {
     ): Long
     external fun uniffi_acp_host_uniffi_fn_free_session(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): Unit
+    external fun uniffi_acp_host_uniffi_fn_method_session_active_turn(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): RustBuffer.ByValue
     external fun uniffi_acp_host_uniffi_fn_method_session_agent_id(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): Long
     external fun uniffi_acp_host_uniffi_fn_method_session_cancel(`ptr`: Long,
@@ -1231,6 +1235,9 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_agent_terminal_auth() and 0xFFFF) != 40698) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_session_active_turn() and 0xFFFF) != 20543) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_session_agent_id() and 0xFFFF) != 28096) {
@@ -4562,6 +4569,12 @@ public object FfiConverterTypePermissionHandler: FfiConverter<PermissionHandler,
 public interface SessionInterface {
     
     /**
+     * The host's id of the turn in flight (the `turn` of its events), null when idle. After a
+     * cancelled prompt it stays set until the agent answers (its `turn_ended`).
+     */
+    fun `activeTurn`(): kotlin.ULong?
+    
+    /**
      * The id of its agent.
      */
     fun `agentId`(): kotlin.ULong
@@ -4717,6 +4730,23 @@ open class Session: Disposable, AutoCloseable, SessionInterface
             UniffiLib.uniffi_acp_host_uniffi_fn_clone_session(handle, status)
         }
     }
+
+    
+    /**
+     * The host's id of the turn in flight (the `turn` of its events), null when idle. After a
+     * cancelled prompt it stays set until the agent answers (its `turn_ended`).
+     */override fun `activeTurn`(): kotlin.ULong? {
+            return FfiConverterOptionalULong.lift(
+    callWithHandle {
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_acp_host_uniffi_fn_method_session_active_turn(
+        it,
+        _status)
+}
+    }
+    )
+    }
+    
 
     
     /**
@@ -5936,6 +5966,12 @@ data class RawEvent (
      */
     val `updateKind`: kotlin.String?
     , 
+    /**
+     * For `session_update` whose `content` is a text block (message, thought and user chunks):
+     * its text, so a UI can append it without parsing `data`.
+     */
+    val `text`: kotlin.String?
+    , 
     val `data`: kotlin.String
     
 ){
@@ -5961,6 +5997,7 @@ public object FfiConverterTypeRawEvent: FfiConverterRustBuffer<RawEvent> {
             FfiConverterString.read(buf),
             FfiConverterBoolean.read(buf),
             FfiConverterOptionalString.read(buf),
+            FfiConverterOptionalString.read(buf),
             FfiConverterString.read(buf),
         )
     }
@@ -5974,6 +6011,7 @@ public object FfiConverterTypeRawEvent: FfiConverterRustBuffer<RawEvent> {
             FfiConverterString.allocationSize(value.`kind`) +
             FfiConverterBoolean.allocationSize(value.`replay`) +
             FfiConverterOptionalString.allocationSize(value.`updateKind`) +
+            FfiConverterOptionalString.allocationSize(value.`text`) +
             FfiConverterString.allocationSize(value.`data`)
     )
 
@@ -5986,6 +6024,7 @@ public object FfiConverterTypeRawEvent: FfiConverterRustBuffer<RawEvent> {
             FfiConverterString.write(value.`kind`, buf)
             FfiConverterBoolean.write(value.`replay`, buf)
             FfiConverterOptionalString.write(value.`updateKind`, buf)
+            FfiConverterOptionalString.write(value.`text`, buf)
             FfiConverterString.write(value.`data`, buf)
     }
 }

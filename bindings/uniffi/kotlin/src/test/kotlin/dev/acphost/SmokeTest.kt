@@ -26,6 +26,11 @@ class SmokeTest {
                 assertTrue(seen.first() is Event.AgentReady, seen.first().kind)
                 assertTrue(seen.any { it is Event.SessionUpdate && it.updateKind == "agent_message_chunk" })
                 assertEquals(seen.map { it.seq }.sorted(), seen.map { it.seq })
+                // The streamed text is what the turn returns, without parsing any payload.
+                val streamed = seen.filterIsInstance<Event.SessionUpdate>()
+                    .filter { it.updateKind == "agent_message_chunk" }.joinToString("") { it.text ?: "" }
+                assertTrue(streamed.isNotEmpty())
+                assertEquals(turn.text, streamed)
             }
         }
     }

@@ -33,11 +33,6 @@ import kotlinx.coroutines.sync.Mutex
 import kotlinx.coroutines.sync.withLock
 import kotlinx.coroutines.withContext
 import kotlinx.coroutines.withTimeoutOrNull
-import kotlinx.serialization.json.Json
-import kotlinx.serialization.json.JsonObject
-import kotlinx.serialization.json.jsonObject
-import kotlinx.serialization.json.jsonPrimitive
-import kotlinx.serialization.json.longOrNull
 import java.util.concurrent.atomic.AtomicBoolean
 import kotlin.coroutines.CoroutineContext
 import kotlin.coroutines.EmptyCoroutineContext
@@ -211,11 +206,7 @@ class AgentToolWindowService(
     /** The live session, spawning the agent (again, if it exited) and opening one if needed. */
     private suspend fun openSession(): Session = startLock.withLock {
         session?.takeIf { agent?.exitStatus() == null }?.let { return it }
-        val spec = AgentSpec(
-            command = config.command, args = config.args, env = config.env,
-            unsetEnv = emptyList(), cwd = config.projectDir,
-        )
-        val spawned = host.spawn(spec)
+        val spawned = host.spawn(AgentSpec(config.command, config.args, config.env, cwd = config.projectDir))
         agent = spawned
         spawned.newSession(SessionOptions(cwd = config.projectDir)).also { session = it }
     }
@@ -225,9 +216,8 @@ class AgentToolWindowService(
      * does not fail `busy` and the document holds everything the turn sent.
      */
     private suspend fun awaitSettled(s: Session) {
-        val active = Json.parseToJsonElement(s.state()).jsonObject["activeTurn"]
-            ?.jsonPrimitive?.longOrNull ?: return
-        withTimeoutOrNull(config.stopGrace) { lastEndedTurn.first { it >= active.toULong() } }
+        val active = s.activeTurn() ?: return
+        withTimeoutOrNull(config.stopGrace) { lastEndedTurn.first { it >= active } }
     }
 
     private suspend fun askUser(request: PermissionRequest): String? {
@@ -244,7 +234,7 @@ class AgentToolWindowService(
         host.events().collect { e ->
             when (e) {
                 is Event.SessionUpdate ->
-                    if (!e.replay && e.updateKind == "agent_message_chunk") chunkText(e.data)?.let { append(it) }
+                    if (!e.replay && e.updateKind == "agent_message_chunk") e.text?.let { append(it) }
                 is Event.TurnEnded -> e.turn?.let { t -> lastEndedTurn.update { maxOf(it, t) } }
                 is Event.AgentExited -> lastExitedAgent.update { maxOf(it, e.agent) }
                 else -> Unit
@@ -260,14 +250,5 @@ class AgentToolWindowService(
     private suspend fun ui(call: ToolWindowListener.() -> Unit) {
         val l = listener ?: return
         withContext(uiContext) { l.call() }
-    }
-
-    private companion object {
-        /** `content.text` of an `agent_message_chunk` whose content is a text block. */
-        fun chunkText(data: String): String? {
-            val content = Json.parseToJsonElement(data).jsonObject["content"] as? JsonObject
-            if (content?.get("type")?.jsonPrimitive?.content != "text") return null
-            return content["text"]?.jsonPrimitive?.content
-        }
     }
 }
