@@ -22,6 +22,7 @@ pub mod events;
 pub mod host;
 pub mod permission;
 pub mod protocol;
+pub mod registry;
 pub mod services;
 pub mod session;
 pub mod transport;

@@ -65,8 +65,8 @@ pub const ERROR_KINDS: &[ErrorKindInfo] = &[
         kind: "invalid_config",
         status: 104,
         reach: Every,
-        meaning: "the host's configuration was rejected: an unknown field, a wrong type, a policy that cannot be used, an unknown `unstable` method",
-        data: "`{path}`: where (`policy.rules[0].action`, `unstable`, …)",
+        meaning: "the host's configuration was rejected: an unknown field, a wrong type, a policy that cannot be used, an unknown `unstable` method; or a registry document or entry that cannot be used (a missing field, a binary without `sha256`, a digest mismatch, a refused archive)",
+        data: "`{path}`: where (`policy.rules[0].action`, `unstable`, `agents[3].distribution.npx.package`, …)",
     },
     ErrorKindInfo {
         kind: "stale_id",
@@ -107,7 +107,7 @@ pub const ERROR_KINDS: &[ErrorKindInfo] = &[
         kind: "unsupported",
         status: 202,
         reach: Every,
-        meaning: "the agent does not advertise what the call needs, or an unstable method was not opted into; nothing was sent",
+        meaning: "the agent does not advertise what the call needs, or an unstable method was not opted into; nothing was sent. Also: an archive format or URL scheme a registry install cannot handle",
         data: "null",
     },
     ErrorKindInfo {
@@ -177,7 +177,7 @@ pub const ERROR_KINDS: &[ErrorKindInfo] = &[
         kind: "not_found",
         status: 212,
         reach: Every,
-        meaning: "the thing named is not known: a session that is not open, a permission or elicitation request id that was never issued",
+        meaning: "the thing named is not known: a session that is not open, a permission or elicitation request id that was never issued, an agent id the registry does not list or a distribution it lacks for this platform",
         data: "null",
     },
     ErrorKindInfo {
