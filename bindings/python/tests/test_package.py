@@ -1,8 +1,9 @@
 """The artifacts as their users get them (issue 11): the release wheel that scripts/setup-python built
 into target/wheels/ (the same file the other tests run, installed in .venv) installs into a fresh,
 empty venv of the oldest and of the newest supported CPython with no cargo/rustc on PATH, ships its
-typing files and runs a turn, sync and asyncio; it is abi3, manylinux_2_34 and stripped. The sdist
-carries the Rust sources and resolves, and pip builds the package from the clone."""
+typing files and runs a turn, sync and asyncio; it is abi3, manylinux2014 (glibc 2.17), links the
+system's unwinder (libgcc_s) and is stripped. The sdist carries the Rust sources and resolves, and
+pip builds the package from the clone."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import sysconfig
 import tarfile
 import zipfile
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import pytest
 
@@ -32,7 +33,7 @@ DIST = ROOT / "target" / "wheels"
 OLDEST, NEWEST = "3.9", "3.13"
 #: The stripped module is ~7.4 MB; with the release profile's debug info it was 67 MB.
 MAX_NATIVE_BYTES = 16 << 20
-GLIBC_FLOOR = (2, 34)  # manylinux_2_34 (the build machine's: Debian 12, glibc 2.36; see scripts/setup-python)
+GLIBC_FLOOR = (2, 17)  # manylinux2014: zig links against glibc 2.17 stubs (see scripts/setup-python)
 
 
 def _one(pattern: str) -> Path:
@@ -71,14 +72,34 @@ def _run(cmd: List[str], env: Optional[Dict[str, str]] = None, cwd: Optional[Pat
     return proc.stdout
 
 
-def _elf_sections(elf: bytes) -> List[str]:
-    """The section names of a 64-bit little-endian ELF file."""
+def _elf_headers(elf: bytes) -> List[Tuple[int, ...]]:
+    """The section headers of a 64-bit little-endian ELF file: (name, type, flags, addr, offset, size,
+    link, ...)."""
     assert elf[:6] == b"\x7fELF\x02\x01", "not a 64-bit little-endian ELF file"
     shoff, = struct.unpack_from("<Q", elf, 0x28)
-    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", elf, 0x3A)
-    headers = [struct.unpack_from("<IIQQQQ", elf, shoff + i * shentsize) for i in range(shnum)]
+    shentsize, shnum = struct.unpack_from("<HH", elf, 0x3A)
+    return [struct.unpack_from("<IIQQQQIIQQ", elf, shoff + i * shentsize) for i in range(shnum)]
+
+
+def _cstr(elf: bytes, at: int) -> str:
+    return elf[at: elf.index(b"\0", at)].decode()
+
+
+def _elf_sections(elf: bytes) -> List[str]:
+    """The section names of a 64-bit little-endian ELF file."""
+    shstrndx, = struct.unpack_from("<H", elf, 0x3E)
+    headers = _elf_headers(elf)
     strtab = headers[shstrndx][4]
-    return [elf[strtab + h[0]: elf.index(b"\0", strtab + h[0])].decode() for h in headers]
+    return [_cstr(elf, strtab + h[0]) for h in headers]
+
+
+def _elf_needed(elf: bytes) -> List[str]:
+    """The DT_NEEDED entries (the shared libraries it links) of a 64-bit little-endian ELF file."""
+    headers = _elf_headers(elf)
+    dynamic = next(h for h in headers if h[1] == 6)  # SHT_DYNAMIC
+    dynstr = headers[dynamic[6]][4]
+    entries = (struct.unpack_from("<qQ", elf, dynamic[4] + i) for i in range(0, dynamic[5], 16))
+    return [_cstr(elf, dynstr + val) for tag, val in entries if tag == 1]  # DT_NEEDED
 
 
 #: Runs in the consumer venv (`python -I`, cwd outside the repository); Python 3.9 syntax.
@@ -179,7 +200,7 @@ def test_the_tests_run_the_installed_wheel() -> None:
             f"installed {rel} differs from the source: run scripts/setup-python"
 
 
-def test_the_wheel_is_abi3_manylinux_2_34_and_stripped() -> None:
+def test_the_wheel_is_abi3_manylinux2014_and_stripped() -> None:
     wheel = _wheel()
     with zipfile.ZipFile(wheel) as zf:
         meta = zf.read(next(n for n in zf.namelist() if n.endswith(".dist-info/WHEEL"))).decode()
@@ -189,7 +210,7 @@ def test_the_wheel_is_abi3_manylinux_2_34_and_stripped() -> None:
         requires = zf.read(next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))).decode()
     tags = re.findall(r"^Tag: (\S+)$", meta, re.M)
     machine = os.uname().machine
-    assert tags == [f"cp39-abi3-manylinux_{GLIBC_FLOOR[0]}_{GLIBC_FLOOR[1]}_{machine}"], tags
+    assert tags == [f"cp39-abi3-manylinux2014_{machine}", f"cp39-abi3-manylinux_2_17_{machine}"], tags
     assert "Root-Is-Purelib: false" in meta
     assert not re.search(r"^Requires-Dist: (?!.*extra ==)", requires, re.M), "runtime dependencies"
     assert len(so) < MAX_NATIVE_BYTES, f"_native is {len(so)} bytes: not stripped"
@@ -197,6 +218,10 @@ def test_the_wheel_is_abi3_manylinux_2_34_and_stripped() -> None:
     assert ".text" in sections and not [n for n in sections if n.startswith(".debug") or n == ".symtab"], sections
     versions = {tuple(map(int, v)) for v in re.findall(rb"GLIBC_(\d+)\.(\d+)", so)}
     assert versions and max(versions) <= GLIBC_FLOOR, f"needs glibc {max(versions)}"
+    # The unwinder is the system's libgcc_s, as for any Rust linux-gnu library; not zig's static
+    # libunwind, which crashes CPython's exit with threads in the host (scripts/setup-python).
+    needed = _elf_needed(so)
+    assert "libgcc_s.so.1" in needed, needed
     print(f"{wheel.name}: {wheel.stat().st_size} bytes, _native {len(so)} bytes, glibc >= "
           f"{'.'.join(map(str, max(versions)))}")
 
@@ -220,10 +245,13 @@ def test_the_sdist_carries_the_sources_and_resolves(tmp_path: Path) -> None:
 
 def test_pip_builds_the_package_from_the_clone(tmp_path: Path) -> None:
     # `pip install ./bindings/python` = pip's PEP 517 build with maturin (pyproject's backend, in the
-    # tree, release, stripped): it reuses the release build of scripts/setup-python (a few seconds).
-    # Build isolation is off (it would only fetch the same pinned maturin from PyPI).
-    env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
-    env.pop("MATURIN_PEP517_ARGS", None)
+    # tree, release, stripped). Given scripts/setup-python's build arguments (zig, manylinux2014,
+    # libgcc_s), it reuses that release build (a few seconds): cargo fingerprints the linker, so a
+    # plain build (the system's cc, as a user's from-source install links) would compile the whole
+    # workspace again. Build isolation is off (it would only fetch the same pinned maturin from PyPI).
+    libgcc_s = _run(["cc", "-print-file-name=libgcc_s.so.1"]).strip()
+    env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+               MATURIN_PEP517_ARGS=f"--zig --compatibility manylinux2014 -- -C link-arg={libgcc_s}")
     release = _wheel()
     before = set(DIST.iterdir())
     try:
@@ -233,7 +261,6 @@ def test_pip_builds_the_package_from_the_clone(tmp_path: Path) -> None:
         for extra in set(DIST.iterdir()) - before:  # maturin's PEP 517 build leaves its wheel there too
             extra.unlink()
     built = sorted(tmp_path.glob("acp_host-*.whl"))
-    # Tagged for the build machine only (linux_*), as pip's local builds are.
     assert len(built) == 1 and built[0].name.startswith(release.name.split("-manylinux")[0]), built
     with zipfile.ZipFile(built[0]) as a, zipfile.ZipFile(release) as b:
         assert sorted(a.namelist()) == sorted(b.namelist())
