@@ -33,29 +33,6 @@ import java.util.Collections
 import kotlin.time.Duration.Companion.seconds
 
 class FailClosedTest {
-    /** Every event of a host, collected by a coroutine as they come (unbounded: few events here). */
-    class EventLog(scope: CoroutineScope, host: Host) {
-        private val channel = Channel<Event>(Channel.UNLIMITED)
-        val all: MutableList<Event> = Collections.synchronizedList(mutableListOf())
-        val job = scope.launch(Dispatchers.IO) {
-            try {
-                host.events().collect { channel.send(it) }
-            } finally {
-                channel.close()
-            }
-        }
-
-        /** Events up to and including the first that matches (bounded by [Fixtures.T]). */
-        suspend fun until(pred: (Event) -> Boolean): List<Event> = withTimeout(Fixtures.T) {
-            val out = mutableListOf<Event>()
-            for (e in channel) {
-                out += e
-                all += e
-                if (pred(e)) return@withTimeout out
-            }
-            throw AssertionError("the stream ended before the awaited event: ${out.map { it.kind }}")
-        }
-    }
 
     /** What one `permission-write` turn left behind. */
     class Run(val events: List<Event>, val cwd: Path, val result: Result<TurnResult>) {
@@ -68,8 +45,6 @@ class FailClosedTest {
     }
 
     companion object {
-        fun obj(json: String): JsonObject = Json.parseToJsonElement(json).jsonObject
-
         /** A handler that picks the agent's allow-once option. */
         val allowOnce = permissionHandler { it.optionIdOfKind("allow_once") }
 
@@ -107,7 +82,6 @@ class FailClosedTest {
             assertEquals("end_turn", run.result.getOrThrow().stopReason, "the turn itself still ends normally")
         }
 
-        fun test(block: suspend CoroutineScope.() -> Unit) = runBlocking { withTimeout(Fixtures.T * 2, block) }
     }
 
     // ------------------------------------------------------------------ handlers
