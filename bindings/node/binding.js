@@ -837,6 +837,7 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.NativeAgent = nativeBinding.NativeAgent
 module.exports.NativeHost = nativeBinding.NativeHost
+module.exports.NativeRegistry = nativeBinding.NativeRegistry
 module.exports.NativeSession = nativeBinding.NativeSession
 module.exports.abortCreate = nativeBinding.abortCreate
 module.exports.abortFire = nativeBinding.abortFire

@@ -87,6 +87,27 @@ export declare class NativeHost {
   get closed(): boolean
 }
 
+/** A parsed registry (or one agent manifest, as a registry of one). */
+export declare class NativeRegistry {
+  /** Parse a registry document or one agent manifest (`invalid_config` with `data.path`). */
+  static fromJson(text: string): NativeRegistry
+  /** Read and parse a registry file (at most 16 MiB). */
+  static fromFile(path: string): NativeRegistry
+  /** The document's `version`, when it has one. */
+  version(): string | null
+  /** Every agent entry, in document order (the registry's own shape). */
+  agents(): any
+  /** The entry of agent `id` (`not_found` otherwise). */
+  agent(id: string): any
+  /** Choose a distribution of agent `id` and build its spec. Never installs. */
+  resolve(id: string, options?: NativeResolveOptions | undefined | null): any
+  /**
+   * Install agent `id`'s binary under `cacheDir` from a `file://` URL or a local path, on a
+   * blocking thread (never on the JS thread).
+   */
+  install(id: string, cacheDir: string, platform?: string | undefined | null): Promise<any>
+}
+
 export declare class NativeSession {
   get id(): string
   get agentId(): number
@@ -188,6 +209,17 @@ export interface NativeHostOptions {
   terminalAuthMode?: string
   /** `HostConfig::coalesce_tool_call_updates`. */
   coalesceToolCallUpdates?: boolean
+}
+
+/** Options of `resolve` as the facade passes them. */
+export interface NativeResolveOptions {
+  /** `binary`, `npx`, `uvx`, in the order to try. */
+  prefer?: Array<string>
+  /** A registry platform key (`linux-x86_64`, ...); default: this machine's. */
+  platform?: string
+  cacheDir?: string
+  npxCommand?: string
+  uvxCommand?: string
 }
 
 /** Options of session/new, load, resume. */

@@ -36,6 +36,8 @@ use napi_derive::napi;
 use serde_json::Value;
 use tokio::sync::watch;
 
+mod registry;
+
 /// Prefix of the message of every error that carries a core error as JSON.
 const ERR_PREFIX: &str = "\u{1}acp-host:";
 

@@ -15,6 +15,7 @@ export const {
   methods,
   contentFromFile,
   resourceLink,
+  Registry,
 } = cjs;
 
 export default cjs;

@@ -13,6 +13,7 @@ mod events;
 mod host;
 mod opening;
 mod permission;
+mod registry;
 mod services;
 
 use std::future::Future;
@@ -356,5 +357,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<permission::Reply>()?;
     m.add_class::<permission::Settled>()?;
     m.add_class::<services::ServiceReply>()?;
+    m.add_class::<registry::NativeRegistry>()?;
     Ok(())
 }

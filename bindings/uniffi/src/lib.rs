@@ -1,15 +1,17 @@
 //! The Kotlin and Swift faces of acp-host: the core's `Host`, `Agent` and `Session` as uniffi
-//! objects (proc-macros), every I/O call async on the core's tokio runtime. Aggregates the core
-//! keeps as JSON (tool calls, session state, payloads) cross as JSON text; what a caller branches
-//! on (kinds, ids, stop reasons, error codes) is typed. The Kotlin package (`kotlin/`) adds the
-//! idiomatic layer: `Flow` of sealed event classes, `use {}`; the Swift package (`swift/`) is
-//! generated only.
+//! objects (proc-macros), every I/O call async on the core's tokio runtime, and its ACP registry
+//! (`Registry`: resolve an agent id into an `AgentSpec`, install binaries when asked). Aggregates
+//! the core keeps as JSON (tool calls, session state, payloads) cross as JSON text; what a caller
+//! branches on (kinds, ids, stop reasons, error codes) is typed. The Kotlin package (`kotlin/`)
+//! adds the idiomatic layer: `Flow` of sealed event classes, `use {}`; the Swift package
+//! (`swift/`) is generated only.
 
 mod agent;
 mod error;
 mod events;
 mod handlers;
 mod host;
+mod registry;
 mod runtime;
 
 pub use agent::{Agent, AgentSpec, ExitStatus, Session, SessionOptions, TurnResult};
@@ -20,6 +22,9 @@ pub use handlers::{
     PermissionOption, PermissionRequest, TerminalAuthCommand, TerminalAuthRunner,
 };
 pub use host::{Host, HostOptions};
+pub use registry::{
+    DistributionKind, InstalledAgent, Registry, RegistryAgent, ResolveOptions, ResolvedAgent,
+};
 
 uniffi::setup_scaffolding!("acp_host");
 

@@ -104,6 +104,22 @@ impl DistributionKind {
     }
 }
 
+impl FromStr for DistributionKind {
+    type Err = Error;
+    /// `binary`, `npx` or `uvx` (what the faces take in `prefer`); anything else is
+    /// `invalid_argument`.
+    fn from_str(s: &str) -> Result<DistributionKind> {
+        match s {
+            "binary" => Ok(DistributionKind::Binary),
+            "npx" => Ok(DistributionKind::Npx),
+            "uvx" => Ok(DistributionKind::Uvx),
+            _ => Err(Error::InvalidArgument(format!(
+                "unknown distribution kind `{s}` (expected binary, npx or uvx)"
+            ))),
+        }
+    }
+}
+
 impl fmt::Display for DistributionKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -339,6 +355,17 @@ mod tests {
         }
         assert_eq!(
             "beos-m68k".parse::<Platform>().unwrap_err().kind(),
+            "invalid_argument"
+        );
+        for k in [
+            DistributionKind::Binary,
+            DistributionKind::Npx,
+            DistributionKind::Uvx,
+        ] {
+            assert_eq!(k.as_str().parse::<DistributionKind>().unwrap(), k);
+        }
+        assert_eq!(
+            "pip".parse::<DistributionKind>().unwrap_err().kind(),
             "invalid_argument"
         );
     }

@@ -2,7 +2,7 @@
 // `tsc --noEmit -p test/types/tsconfig.json`. Each `@ts-expect-error` proves a narrowing is real:
 // were `data` (or any other type here) `any`, the line would compile and tsc would fail on the
 // unused directive.
-import { Host } from 'acp-host';
+import { Host, Registry } from 'acp-host';
 import type {
   AcpEvent,
   AcpEventOf,
@@ -203,4 +203,20 @@ export async function scoped(host: Host): Promise<void> {
   for await (const ev of agent.events({ signal: AbortSignal.timeout(1000) })) {
     if (ev.kind === 'agent_exited') console.log(ev.data.exitCode);
   }
+}
+
+/** A registry resolution's `spec` is what `host.spawn` takes. */
+export async function fromRegistry(host: Host, path: string, cacheDir: string): Promise<void> {
+  const registry = Registry.fromFile(path);
+  let r = registry.resolve('my-agent', { prefer: ['binary', 'npx'], cacheDir });
+  const kind: 'binary' | 'npx' | 'uvx' = r.kind;
+  if (kind === 'binary' && r.needsInstall) {
+    const installed = await registry.install('my-agent', { cacheDir });
+    const again: boolean = installed.alreadyInstalled;
+    void again;
+    r = registry.resolve('my-agent', { cacheDir });
+  }
+  // @ts-expect-error: not a distribution kind
+  registry.resolve('my-agent', { prefer: 'pip' });
+  await host.spawn({ ...r.spec, cwd: cacheDir });
 }

@@ -26,6 +26,8 @@ narrowing on ``ev.kind`` (then on ``ev.data["sessionUpdate"]``) types ``ev.data`
 fail-closed flow: a policy (``"deny-all"``, ``"read-only"``, ``"ask"`` or a document), then the
 ``on_permission`` handler; anything but an offered option id denies. Elicitations (forms, URL
 consent) go to ``on_elicitation`` the same fail-closed way: anything but a valid answer cancels.
+``acp_host.registry`` resolves agents of the ACP registry into an ``AgentSpec`` that ``spawn``
+takes (and installs binary distributions from local archives, when asked).
 Errors are ``AcpError`` subclasses with ``.code`` and ``.data``. Agents run in their own process
 groups and are shut down when their host closes (``with``/``async with``, ``close()``, or
 interpreter exit).
@@ -33,7 +35,7 @@ interpreter exit).
 
 from __future__ import annotations
 
-from . import _native, types
+from . import _native, registry, types
 from ._aio import AsyncAgent, AsyncEventStream, AsyncHost, AsyncSession
 from ._errors import (
     AcpError,
@@ -63,6 +65,7 @@ from ._protocol import MethodFaces, MethodInfo, content_from_file, methods
 from ._schema import AnyEvent, EventEnvelope, EventKind
 from ._types import (
     AgentExit,
+    AgentSpec,
     ElicitationAccept,
     ElicitationAnswer,
     ElicitationCancel,
@@ -112,6 +115,8 @@ __all__ = [
     "ModelSwitch",
     "SessionState",
     "AgentExit",
+    "AgentSpec",
+    "registry",
     "AcpError",
     "AgentExitedError",
     "TimeoutError",

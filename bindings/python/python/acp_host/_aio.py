@@ -25,11 +25,10 @@ from ._common import (
     PolicyLike,
     TerminalHandler,
     answer_json,
-    command_args,
+    spawn_args,
     content_json,
     cwd_arg,
     dirs_arg,
-    env_args,
     host_args,
     mcp_arg,
     params_json,
@@ -38,7 +37,7 @@ from ._common import (
 from ._errors import AcpError, UnsupportedError
 from ._host import ElicitationHandler, PermissionHandler
 from ._schema import AgentCapabilities, AnyEvent, AuthMethod, SessionConfigOption
-from ._types import AgentExit, ElicitationAnswer, SessionModels, SessionState, TurnResult
+from ._types import AgentExit, AgentSpec, ElicitationAnswer, SessionModels, SessionState, TurnResult
 
 __all__ = ["AsyncHost", "AsyncAgent", "AsyncSession", "AsyncEventStream"]
 
@@ -392,11 +391,12 @@ class AsyncHost:
     def policy_name(self) -> str:
         return self._n.policy_name
 
-    async def spawn(self, command: Union[str, Sequence[str]], *, cwd: Optional[PathLike] = None,
+    async def spawn(self, command: Union[str, Sequence[str], AgentSpec], *, cwd: Optional[PathLike] = None,
                     env: Optional[Mapping[str, Optional[str]]] = None) -> AsyncAgent:
+        """See ``Host.spawn`` (``command`` may be an ``AgentSpec``)."""
         self._bind_loop()
-        prog, args = command_args(command)
-        n = await self._n.spawn(prog, args, env_args(env), None if cwd is None else cwd_arg(cwd), aio=True)
+        prog, args, env_map = spawn_args(command, env)
+        n = await self._n.spawn(prog, args, env_map, None if cwd is None else cwd_arg(cwd), aio=True)
         return AsyncAgent(n, self)
 
     def agent(self, agent_id: int) -> Optional[AsyncAgent]:

@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Proto
 from . import _native
 from ._errors import ConfigError, InvalidArgumentError
 from ._schema import ContentBlock
-from ._types import ElicitationMode
+from ._types import AgentSpec, ElicitationMode
 
 PRESETS = ("deny-all", "read-only", "ask")
 
@@ -229,6 +229,18 @@ def env_args(env: Optional[Mapping[str, Optional[str]]]) -> Optional[Dict[str, O
     if env is None:
         return None
     return {str(k): (None if v is None else str(v)) for k, v in env.items()}
+
+
+def spawn_args(
+    command: Union[str, Sequence[str], AgentSpec], env: Optional[Mapping[str, Optional[str]]]
+) -> "tuple[str, List[str], Optional[Dict[str, Optional[str]]]]":
+    """``spawn``'s command and env: an ``AgentSpec`` brings its own env, which ``env`` overlays."""
+    if isinstance(command, AgentSpec):
+        merged: Dict[str, Optional[str]] = dict(command.env)
+        merged.update(env or {})
+        return command.program, list(command.args), env_args(merged)
+    prog, args = command_args(command)
+    return prog, args, env_args(env)
 
 
 def cwd_arg(cwd: Optional[PathLike]) -> str:

@@ -129,8 +129,10 @@ class InvalidArgumentError(AcpError, ValueError):
 
 
 class ConfigError(InvalidArgumentError):
-    """The host's configuration was rejected (``Host(...)``/``AsyncHost(...)`` arguments);
-    ``data["path"]`` names the option (``roots``, ``unstable``, ``policy.rules[0].action``)."""
+    """The host's configuration was rejected (``Host(...)``/``AsyncHost(...)`` arguments), or a
+    registry document or entry cannot be used (``acp_host.registry``); ``data["path"]`` names the
+    option or field (``roots``, ``unstable``, ``policy.rules[0].action``,
+    ``agents[3].distribution.npx.package``)."""
 
     code = "invalid_config"
 

@@ -23,11 +23,10 @@ from ._common import (
     PolicyLike,
     TerminalHandler,
     answer_json,
-    command_args,
+    spawn_args,
     content_json,
     cwd_arg,
     dirs_arg,
-    env_args,
     host_args,
     mcp_arg,
     params_json,
@@ -38,6 +37,7 @@ from ._errors import AcpError, UnsupportedError
 from ._schema import AgentCapabilities, AnyEvent, AuthMethod, SessionConfigOption
 from ._types import (
     AgentExit,
+    AgentSpec,
     ElicitationAnswer,
     ElicitationRequest,
     PermissionRequest,
@@ -468,15 +468,17 @@ class Host:
         """The effective policy's name (a preset name, or ``custom``)."""
         return self._n.policy_name
 
-    def spawn(self, command: Union[str, Sequence[str]], *, cwd: Optional[PathLike] = None,
+    def spawn(self, command: Union[str, Sequence[str], AgentSpec], *, cwd: Optional[PathLike] = None,
               env: Optional[Mapping[str, Optional[str]]] = None, timeout: Optional[float] = None) -> Agent:
-        """Start ``command`` (``[program, *args]``; no shell) and perform the ACP handshake.
+        """Start ``command`` (``[program, *args]``, or an ``AgentSpec`` such as a registry
+        resolution's ``spec``; no shell) and perform the ACP handshake.
 
-        ``env`` overlays the inherited environment (``None`` removes a variable). ``timeout``
-        bounds the start and the handshake (an agent given up on is shut down).
+        ``env`` overlays the inherited environment (and an ``AgentSpec``'s env; ``None`` removes a
+        variable). ``timeout`` bounds the start and the handshake (an agent given up on is shut
+        down).
         """
-        prog, args = command_args(command)
-        n = self._n.spawn(prog, args, env_args(env), None if cwd is None else cwd_arg(cwd), aio=False,
+        prog, args, env_map = spawn_args(command, env)
+        n = self._n.spawn(prog, args, env_map, None if cwd is None else cwd_arg(cwd), aio=False,
                           timeout=timeout_arg(timeout))
         return Agent(n, self)
 

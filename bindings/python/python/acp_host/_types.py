@@ -38,6 +38,7 @@ __all__ = [
     "SessionModels",
     "SessionState",
     "AgentExit",
+    "AgentSpec",
 ]
 
 
@@ -405,3 +406,25 @@ class AgentExit:
 
     def to_dict(self) -> Dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class AgentSpec:
+    """A command to start an agent with: ``program``, its ``args`` and the ``env`` it needs set.
+
+    ``Host.spawn`` / ``AsyncHost.spawn`` take it as their command (``host.spawn(spec, cwd=...)``);
+    a ``env=`` given to ``spawn`` overlays ``spec.env``. ``acp_host.registry`` resolves agents of
+    the ACP registry into one (``ResolvedAgent.spec``).
+    """
+
+    program: str
+    args: Tuple[str, ...] = ()
+    env: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+    @property
+    def command(self) -> List[str]:
+        """``[program, *args]``, the form ``spawn`` also takes."""
+        return [self.program, *self.args]
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"program": self.program, "args": list(self.args), "env": dict(self.env)}

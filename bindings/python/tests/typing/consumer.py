@@ -167,3 +167,15 @@ async def run_async(host: acp_host.AsyncHost, cmd: List[str]) -> None:
             if e.kind == "terminal_exited":
                 print(e.data["terminalId"], e.data.get("exitCode"))
     print(result.stop_reason, result.text)
+
+
+def from_registry(host: acp_host.Host, path: str, cache: str) -> acp_host.Agent:
+    from acp_host.registry import Registry, ResolvedAgent
+
+    registry = Registry.from_file(path)
+    r = registry.resolve("my-agent", prefer=["binary", "npx"], cache_dir=cache)
+    assert_type(r, ResolvedAgent)
+    assert_type(r.spec, acp_host.AgentSpec)
+    if r.kind == "binary" and r.needs_install:
+        assert_type(registry.install("my-agent", cache).already_installed, bool)
+    return host.spawn(r.spec, cwd=cache, env={"EXTRA": None})

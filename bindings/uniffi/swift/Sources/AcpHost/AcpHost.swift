@@ -2334,6 +2334,256 @@ public func FfiConverterTypePermissionHandler_lower(_ value: PermissionHandler) 
 
 
 /**
+ * A parsed ACP registry (or one agent manifest, as a registry of one), read from a document the
+ * caller supplies: acp-host never fetches the registry. `resolve` turns an agent id into an
+ * `AgentSpec` for `Host.spawn` and never downloads; `install` installs a binary distribution,
+ * only when asked (docs/REGISTRY.md).
+ */
+public protocol RegistryProtocol: AnyObject, Sendable {
+    
+    /**
+     * The entry of agent `id` (`NotFound` when the registry does not list it).
+     */
+    func agent(id: String) throws  -> RegistryAgent
+    
+    /**
+     * Every agent, in document order.
+     */
+    func agents()  -> [RegistryAgent]
+    
+    /**
+     * Install agent `id`'s binary for `platform` (null: this machine's) under `cacheDir`: the
+     * archive's sha256 is checked, it is extracted safely and renamed into place; an existing
+     * install fetches nothing. Archives are read from file URLs and local paths only (any other
+     * scheme is `Unsupported`). No sha256, a digest mismatch or a refused archive is
+     * `InvalidConfig` naming the entry's field, and nothing is installed. Runs on a blocking
+     * thread of the core's runtime; a cancelled call lets the install finish (or clean up) there.
+     */
+    func install(id: String, cacheDir: String, platform: String?) async throws  -> InstalledAgent
+    
+    /**
+     * Choose a distribution of agent `id` and build its spec. Never downloads or installs.
+     * Nothing usable is `NotFound`; a binary without `cacheDir` is `InvalidArgument`.
+     */
+    func resolve(id: String, options: ResolveOptions?) throws  -> ResolvedAgent
+    
+    /**
+     * The document's `version`, when it has one.
+     */
+    func version()  -> String?
+    
+}
+/**
+ * A parsed ACP registry (or one agent manifest, as a registry of one), read from a document the
+ * caller supplies: acp-host never fetches the registry. `resolve` turns an agent id into an
+ * `AgentSpec` for `Host.spawn` and never downloads; `install` installs a binary distribution,
+ * only when asked (docs/REGISTRY.md).
+ */
+open class Registry: RegistryProtocol, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_acp_host_uniffi_fn_clone_registry(self.handle, $0) }
+    }
+    // No primary constructor declared for this class.
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_acp_host_uniffi_fn_free_registry(handle, $0) }
+    }
+
+    
+    /**
+     * Read and parse a registry file (at most 16 MiB; `Io` when it cannot be read).
+     */
+public static func fromFile(path: String)throws  -> Registry  {
+    return try  FfiConverterTypeRegistry_lift(try rustCallWithError(FfiConverterTypeAcpError_lift) {
+        uniffiCallStatus in
+    uniffi_acp_host_uniffi_fn_constructor_registry_from_file(
+        FfiConverterString.lower(path),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Parse a registry document or one agent manifest. A document that cannot be used is
+     * `InvalidConfig` whose data `path` names the field (`agents[3].distribution.npx.package`).
+     */
+public static func fromJson(text: String)throws  -> Registry  {
+    return try  FfiConverterTypeRegistry_lift(try rustCallWithError(FfiConverterTypeAcpError_lift) {
+        uniffiCallStatus in
+    uniffi_acp_host_uniffi_fn_constructor_registry_from_json(
+        FfiConverterString.lower(text),uniffiCallStatus
+    )
+})
+}
+    
+
+    
+    /**
+     * The entry of agent `id` (`NotFound` when the registry does not list it).
+     */
+open func agent(id: String)throws  -> RegistryAgent  {
+    return try  FfiConverterTypeRegistryAgent_lift(try rustCallWithError(FfiConverterTypeAcpError_lift) {
+        uniffiCallStatus in
+    uniffi_acp_host_uniffi_fn_method_registry_agent(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(id),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Every agent, in document order.
+     */
+open func agents() -> [RegistryAgent]  {
+    return try!  FfiConverterSequenceTypeRegistryAgent.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_acp_host_uniffi_fn_method_registry_agents(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Install agent `id`'s binary for `platform` (null: this machine's) under `cacheDir`: the
+     * archive's sha256 is checked, it is extracted safely and renamed into place; an existing
+     * install fetches nothing. Archives are read from file URLs and local paths only (any other
+     * scheme is `Unsupported`). No sha256, a digest mismatch or a refused archive is
+     * `InvalidConfig` naming the entry's field, and nothing is installed. Runs on a blocking
+     * thread of the core's runtime; a cancelled call lets the install finish (or clean up) there.
+     */
+open func install(id: String, cacheDir: String, platform: String? = nil)async throws  -> InstalledAgent  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_acp_host_uniffi_fn_method_registry_install(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(id),FfiConverterString.lower(cacheDir),FfiConverterOptionString.lower(platform)
+                )
+            },
+            pollFunc: ffi_acp_host_uniffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_acp_host_uniffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_acp_host_uniffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterTypeInstalledAgent_lift,
+            errorHandler: FfiConverterTypeAcpError_lift
+        )
+}
+    
+    /**
+     * Choose a distribution of agent `id` and build its spec. Never downloads or installs.
+     * Nothing usable is `NotFound`; a binary without `cacheDir` is `InvalidArgument`.
+     */
+open func resolve(id: String, options: ResolveOptions? = nil)throws  -> ResolvedAgent  {
+    return try  FfiConverterTypeResolvedAgent_lift(try rustCallWithError(FfiConverterTypeAcpError_lift) {
+        uniffiCallStatus in
+    uniffi_acp_host_uniffi_fn_method_registry_resolve(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(id),
+        FfiConverterOptionTypeResolveOptions.lower(options),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * The document's `version`, when it has one.
+     */
+open func version() -> String?  {
+    return try!  FfiConverterOptionString.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_acp_host_uniffi_fn_method_registry_version(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+
+    
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeRegistry: FfiConverter {
+    typealias FfiType = UInt64
+    typealias SwiftType = Registry
+
+    public static func lift(_ handle: UInt64) throws -> Registry {
+        return Registry(unsafeFromHandle: handle)
+    }
+
+    public static func lower(_ value: Registry) -> UInt64 {
+        return value.uniffiCloneHandle()
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> Registry {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: Registry, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeRegistry_lift(_ handle: UInt64) throws -> Registry {
+    return try FfiConverterTypeRegistry.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeRegistry_lower(_ value: Registry) -> UInt64 {
+    return FfiConverterTypeRegistry.lower(value)
+}
+
+
+
+
+
+
+/**
  * An open session.
  */
 public protocol SessionProtocol: AnyObject, Sendable {
@@ -3444,6 +3694,85 @@ public func FfiConverterTypeHostOptions_lower(_ value: HostOptions) -> RustBuffe
 
 
 /**
+ * The result of `Registry.install`.
+ */
+public struct InstalledAgent: Equatable, Hashable {
+    /**
+     * `cacheDir/id/version/platform`.
+     */
+    public var dir: String
+    /**
+     * The entry's `cmd` inside it.
+     */
+    public var cmd: String
+    /**
+     * It was installed already: nothing was fetched.
+     */
+    public var alreadyInstalled: Bool
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * `cacheDir/id/version/platform`.
+         */dir: String, 
+        /**
+         * The entry's `cmd` inside it.
+         */cmd: String, 
+        /**
+         * It was installed already: nothing was fetched.
+         */alreadyInstalled: Bool) {
+        self.dir = dir
+        self.cmd = cmd
+        self.alreadyInstalled = alreadyInstalled
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension InstalledAgent: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeInstalledAgent: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> InstalledAgent {
+        return
+            try InstalledAgent(
+                dir: FfiConverterString.read(from: &buf), 
+                cmd: FfiConverterString.read(from: &buf), 
+                alreadyInstalled: FfiConverterBool.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: InstalledAgent, into buf: inout [UInt8]) {
+        FfiConverterString.write(value.dir, into: &buf)
+        FfiConverterString.write(value.cmd, into: &buf)
+        FfiConverterBool.write(value.alreadyInstalled, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeInstalledAgent_lift(_ buf: RustBuffer) throws -> InstalledAgent {
+    return try FfiConverterTypeInstalledAgent.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeInstalledAgent_lower(_ value: InstalledAgent) -> RustBuffer {
+    return FfiConverterTypeInstalledAgent.lower(value)
+}
+
+
+/**
  * One option the agent offered.
  */
 public struct PermissionOption: Equatable, Hashable {
@@ -3758,6 +4087,309 @@ public func FfiConverterTypeRawEvent_lift(_ buf: RustBuffer) throws -> RawEvent 
 #endif
 public func FfiConverterTypeRawEvent_lower(_ value: RawEvent) -> RustBuffer {
     return FfiConverterTypeRawEvent.lower(value)
+}
+
+
+/**
+ * One agent entry of the registry.
+ */
+public struct RegistryAgent: Equatable, Hashable {
+    public var id: String
+    public var name: String
+    public var version: String
+    public var description: String
+    public var repository: String?
+    public var website: String?
+    public var authors: [String]
+    public var license: String?
+    public var icon: String?
+    /**
+     * The entry's `distribution` (`npx`, `uvx`, `binary` by platform) as JSON.
+     */
+    public var distribution: String
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(id: String, name: String, version: String, description: String, repository: String?, website: String?, authors: [String], license: String?, icon: String?, 
+        /**
+         * The entry's `distribution` (`npx`, `uvx`, `binary` by platform) as JSON.
+         */distribution: String) {
+        self.id = id
+        self.name = name
+        self.version = version
+        self.description = description
+        self.repository = repository
+        self.website = website
+        self.authors = authors
+        self.license = license
+        self.icon = icon
+        self.distribution = distribution
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension RegistryAgent: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeRegistryAgent: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> RegistryAgent {
+        return
+            try RegistryAgent(
+                id: FfiConverterString.read(from: &buf), 
+                name: FfiConverterString.read(from: &buf), 
+                version: FfiConverterString.read(from: &buf), 
+                description: FfiConverterString.read(from: &buf), 
+                repository: FfiConverterOptionString.read(from: &buf), 
+                website: FfiConverterOptionString.read(from: &buf), 
+                authors: FfiConverterSequenceString.read(from: &buf), 
+                license: FfiConverterOptionString.read(from: &buf), 
+                icon: FfiConverterOptionString.read(from: &buf), 
+                distribution: FfiConverterString.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: RegistryAgent, into buf: inout [UInt8]) {
+        FfiConverterString.write(value.id, into: &buf)
+        FfiConverterString.write(value.name, into: &buf)
+        FfiConverterString.write(value.version, into: &buf)
+        FfiConverterString.write(value.description, into: &buf)
+        FfiConverterOptionString.write(value.repository, into: &buf)
+        FfiConverterOptionString.write(value.website, into: &buf)
+        FfiConverterSequenceString.write(value.authors, into: &buf)
+        FfiConverterOptionString.write(value.license, into: &buf)
+        FfiConverterOptionString.write(value.icon, into: &buf)
+        FfiConverterString.write(value.distribution, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeRegistryAgent_lift(_ buf: RustBuffer) throws -> RegistryAgent {
+    return try FfiConverterTypeRegistryAgent.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeRegistryAgent_lower(_ value: RegistryAgent) -> RustBuffer {
+    return FfiConverterTypeRegistryAgent.lower(value)
+}
+
+
+/**
+ * How `Registry.resolve` chooses.
+ */
+public struct ResolveOptions: Equatable, Hashable {
+    /**
+     * The platform of binary distributions, a registry key (`linux-x86_64`, `darwin-aarch64`,
+     * ...); null: this machine's.
+     */
+    public var platform: String?
+    /**
+     * The install cache of binaries (`cacheDir/id/version/platform`). Without it a binary can be
+     * neither found installed nor chosen.
+     */
+    public var cacheDir: String?
+    /**
+     * The kinds to try, in order. Null: an installed binary, then npx, then uvx, then a binary
+     * that needs installing. A binary listed here is chosen whether installed or not.
+     */
+    public var prefer: [DistributionKind]?
+    /**
+     * The program run for npx distributions (default `npx`).
+     */
+    public var npxCommand: String?
+    /**
+     * The program run for uvx distributions (default `uvx`).
+     */
+    public var uvxCommand: String?
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The platform of binary distributions, a registry key (`linux-x86_64`, `darwin-aarch64`,
+         * ...); null: this machine's.
+         */platform: String? = nil, 
+        /**
+         * The install cache of binaries (`cacheDir/id/version/platform`). Without it a binary can be
+         * neither found installed nor chosen.
+         */cacheDir: String? = nil, 
+        /**
+         * The kinds to try, in order. Null: an installed binary, then npx, then uvx, then a binary
+         * that needs installing. A binary listed here is chosen whether installed or not.
+         */prefer: [DistributionKind]? = nil, 
+        /**
+         * The program run for npx distributions (default `npx`).
+         */npxCommand: String? = nil, 
+        /**
+         * The program run for uvx distributions (default `uvx`).
+         */uvxCommand: String? = nil) {
+        self.platform = platform
+        self.cacheDir = cacheDir
+        self.prefer = prefer
+        self.npxCommand = npxCommand
+        self.uvxCommand = uvxCommand
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension ResolveOptions: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeResolveOptions: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> ResolveOptions {
+        return
+            try ResolveOptions(
+                platform: FfiConverterOptionString.read(from: &buf), 
+                cacheDir: FfiConverterOptionString.read(from: &buf), 
+                prefer: FfiConverterOptionSequenceTypeDistributionKind.read(from: &buf), 
+                npxCommand: FfiConverterOptionString.read(from: &buf), 
+                uvxCommand: FfiConverterOptionString.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: ResolveOptions, into buf: inout [UInt8]) {
+        FfiConverterOptionString.write(value.platform, into: &buf)
+        FfiConverterOptionString.write(value.cacheDir, into: &buf)
+        FfiConverterOptionSequenceTypeDistributionKind.write(value.prefer, into: &buf)
+        FfiConverterOptionString.write(value.npxCommand, into: &buf)
+        FfiConverterOptionString.write(value.uvxCommand, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeResolveOptions_lift(_ buf: RustBuffer) throws -> ResolveOptions {
+    return try FfiConverterTypeResolveOptions.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeResolveOptions_lower(_ value: ResolveOptions) -> RustBuffer {
+    return FfiConverterTypeResolveOptions.lower(value)
+}
+
+
+/**
+ * What `Registry.resolve` chose: spawn `spec` with `Host.spawn`.
+ */
+public struct ResolvedAgent: Equatable, Hashable {
+    public var agentId: String
+    public var agentVersion: String
+    public var kind: DistributionKind
+    /**
+     * What to spawn. For a binary that `needsInstall`, the command names the file the install
+     * will create: install first, then spawn.
+     */
+    public var spec: AgentSpec
+    /**
+     * For a binary: the platform chosen.
+     */
+    public var platform: String?
+    /**
+     * For a binary: `cacheDir/id/version/platform`.
+     */
+    public var installDir: String?
+    /**
+     * A binary that is not installed yet: call `Registry.install` (nothing was downloaded).
+     */
+    public var needsInstall: Bool
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(agentId: String, agentVersion: String, kind: DistributionKind, 
+        /**
+         * What to spawn. For a binary that `needsInstall`, the command names the file the install
+         * will create: install first, then spawn.
+         */spec: AgentSpec, 
+        /**
+         * For a binary: the platform chosen.
+         */platform: String?, 
+        /**
+         * For a binary: `cacheDir/id/version/platform`.
+         */installDir: String?, 
+        /**
+         * A binary that is not installed yet: call `Registry.install` (nothing was downloaded).
+         */needsInstall: Bool) {
+        self.agentId = agentId
+        self.agentVersion = agentVersion
+        self.kind = kind
+        self.spec = spec
+        self.platform = platform
+        self.installDir = installDir
+        self.needsInstall = needsInstall
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension ResolvedAgent: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeResolvedAgent: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> ResolvedAgent {
+        return
+            try ResolvedAgent(
+                agentId: FfiConverterString.read(from: &buf), 
+                agentVersion: FfiConverterString.read(from: &buf), 
+                kind: FfiConverterTypeDistributionKind.read(from: &buf), 
+                spec: FfiConverterTypeAgentSpec.read(from: &buf), 
+                platform: FfiConverterOptionString.read(from: &buf), 
+                installDir: FfiConverterOptionString.read(from: &buf), 
+                needsInstall: FfiConverterBool.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: ResolvedAgent, into buf: inout [UInt8]) {
+        FfiConverterString.write(value.agentId, into: &buf)
+        FfiConverterString.write(value.agentVersion, into: &buf)
+        FfiConverterTypeDistributionKind.write(value.kind, into: &buf)
+        FfiConverterTypeAgentSpec.write(value.spec, into: &buf)
+        FfiConverterOptionString.write(value.platform, into: &buf)
+        FfiConverterOptionString.write(value.installDir, into: &buf)
+        FfiConverterBool.write(value.needsInstall, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeResolvedAgent_lift(_ buf: RustBuffer) throws -> ResolvedAgent {
+    return try FfiConverterTypeResolvedAgent.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeResolvedAgent_lower(_ value: ResolvedAgent) -> RustBuffer {
+    return FfiConverterTypeResolvedAgent.lower(value)
 }
 
 
@@ -4312,6 +4944,82 @@ public func FfiConverterTypeAcpError_lower(_ value: AcpError) -> RustBuffer {
 
 
 /**
+ * A distribution of an agent, as the registry names it (`binary`, `npx`, `uvx`).
+ */
+
+public enum DistributionKind: Equatable, Hashable {
+    
+    case binary
+    case npx
+    case uvx
+
+
+
+
+
+}
+
+#if compiler(>=6)
+extension DistributionKind: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeDistributionKind: FfiConverterRustBuffer {
+    typealias SwiftType = DistributionKind
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> DistributionKind {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+        
+        case 1: return .binary
+        
+        case 2: return .npx
+        
+        case 3: return .uvx
+        
+        default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: DistributionKind, into buf: inout [UInt8]) {
+        switch value {
+        
+        
+        case .binary:
+            writeInt(&buf, Int32(1))
+        
+        
+        case .npx:
+            writeInt(&buf, Int32(2))
+        
+        
+        case .uvx:
+            writeInt(&buf, Int32(3))
+        
+        }
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeDistributionKind_lift(_ buf: RustBuffer) throws -> DistributionKind {
+    return try FfiConverterTypeDistributionKind.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeDistributionKind_lower(_ value: DistributionKind) -> RustBuffer {
+    return FfiConverterTypeDistributionKind.lower(value)
+}
+
+
+
+/**
  * What an extension handler answers: a result, or a JSON-RPC error for the agent.
  */
 
@@ -4762,6 +5470,54 @@ fileprivate struct FfiConverterOptionTypeHostOptions: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionTypeResolveOptions: FfiConverterRustBuffer {
+    typealias SwiftType = ResolveOptions?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeResolveOptions.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeResolveOptions.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionSequenceTypeDistributionKind: FfiConverterRustBuffer {
+    typealias SwiftType = [DistributionKind]?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterSequenceTypeDistributionKind.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterSequenceTypeDistributionKind.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterSequenceString: FfiConverterRustBuffer {
     typealias SwiftType = [String]
 
@@ -4829,6 +5585,56 @@ fileprivate struct FfiConverterSequenceTypeRawEvent: FfiConverterRustBuffer {
         seq.reserveCapacity(Int(len))
         for _ in 0 ..< len {
             seq.append(try FfiConverterTypeRawEvent.read(from: &buf))
+        }
+        return seq
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterSequenceTypeRegistryAgent: FfiConverterRustBuffer {
+    typealias SwiftType = [RegistryAgent]
+
+    public static func write(_ value: [RegistryAgent], into buf: inout [UInt8]) {
+        let len = Int32(value.count)
+        writeInt(&buf, len)
+        for item in value {
+            FfiConverterTypeRegistryAgent.write(item, into: &buf)
+        }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> [RegistryAgent] {
+        let len: Int32 = try readInt(&buf)
+        var seq = [RegistryAgent]()
+        seq.reserveCapacity(Int(len))
+        for _ in 0 ..< len {
+            seq.append(try FfiConverterTypeRegistryAgent.read(from: &buf))
+        }
+        return seq
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterSequenceTypeDistributionKind: FfiConverterRustBuffer {
+    typealias SwiftType = [DistributionKind]
+
+    public static func write(_ value: [DistributionKind], into buf: inout [UInt8]) {
+        let len = Int32(value.count)
+        writeInt(&buf, len)
+        for item in value {
+            FfiConverterTypeDistributionKind.write(item, into: &buf)
+        }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> [DistributionKind] {
+        let len: Int32 = try readInt(&buf)
+        var seq = [DistributionKind]()
+        seq.reserveCapacity(Int(len))
+        for _ in 0 ..< len {
+            seq.append(try FfiConverterTypeDistributionKind.read(from: &buf))
         }
         return seq
     }
@@ -5232,7 +6038,28 @@ private let initializationResult: InitializationResult = {
     if (uniffi_acp_host_uniffi_checksum_method_host_spawn() != 21007) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_acp_host_uniffi_checksum_method_registry_agent() != 52393) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_method_registry_agents() != 53585) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_method_registry_install() != 12703) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_method_registry_resolve() != 7597) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_method_registry_version() != 53896) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_acp_host_uniffi_checksum_constructor_host_new() != 13440) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_constructor_registry_from_file() != 500) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_constructor_registry_from_json() != 33566) {
         return InitializationResult.apiChecksumMismatch
     }
 

@@ -638,6 +638,51 @@ uint64_t uniffi_acp_host_uniffi_fn_method_host_shutdown(uint64_t ptr
 uint64_t uniffi_acp_host_uniffi_fn_method_host_spawn(uint64_t ptr, RustBuffer spec
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_CLONE_REGISTRY
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_CLONE_REGISTRY
+uint64_t uniffi_acp_host_uniffi_fn_clone_registry(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_FREE_REGISTRY
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_FREE_REGISTRY
+void uniffi_acp_host_uniffi_fn_free_registry(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_CONSTRUCTOR_REGISTRY_FROM_FILE
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_CONSTRUCTOR_REGISTRY_FROM_FILE
+uint64_t uniffi_acp_host_uniffi_fn_constructor_registry_from_file(RustBuffer path, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_CONSTRUCTOR_REGISTRY_FROM_JSON
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_CONSTRUCTOR_REGISTRY_FROM_JSON
+uint64_t uniffi_acp_host_uniffi_fn_constructor_registry_from_json(RustBuffer text, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_REGISTRY_AGENT
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_REGISTRY_AGENT
+RustBuffer uniffi_acp_host_uniffi_fn_method_registry_agent(uint64_t ptr, RustBuffer id, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_REGISTRY_AGENTS
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_REGISTRY_AGENTS
+RustBuffer uniffi_acp_host_uniffi_fn_method_registry_agents(uint64_t ptr, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_REGISTRY_INSTALL
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_REGISTRY_INSTALL
+uint64_t uniffi_acp_host_uniffi_fn_method_registry_install(uint64_t ptr, RustBuffer id, RustBuffer cache_dir, RustBuffer platform
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_REGISTRY_RESOLVE
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_REGISTRY_RESOLVE
+RustBuffer uniffi_acp_host_uniffi_fn_method_registry_resolve(uint64_t ptr, RustBuffer id, RustBuffer options, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_REGISTRY_VERSION
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_REGISTRY_VERSION
+RustBuffer uniffi_acp_host_uniffi_fn_method_registry_version(uint64_t ptr, RustCallStatus *_Nonnull out_status
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_FUNC_CONTENT_FROM_FILE
 #define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_FUNC_CONTENT_FROM_FILE
 RustBuffer uniffi_acp_host_uniffi_fn_func_content_from_file(RustBuffer path, RustCallStatus *_Nonnull out_status
@@ -1245,9 +1290,51 @@ uint16_t uniffi_acp_host_uniffi_checksum_method_host_spawn(void
     
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_REGISTRY_AGENT
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_REGISTRY_AGENT
+uint16_t uniffi_acp_host_uniffi_checksum_method_registry_agent(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_REGISTRY_AGENTS
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_REGISTRY_AGENTS
+uint16_t uniffi_acp_host_uniffi_checksum_method_registry_agents(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_REGISTRY_INSTALL
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_REGISTRY_INSTALL
+uint16_t uniffi_acp_host_uniffi_checksum_method_registry_install(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_REGISTRY_RESOLVE
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_REGISTRY_RESOLVE
+uint16_t uniffi_acp_host_uniffi_checksum_method_registry_resolve(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_REGISTRY_VERSION
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_REGISTRY_VERSION
+uint16_t uniffi_acp_host_uniffi_checksum_method_registry_version(void
+    
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_CONSTRUCTOR_HOST_NEW
 #define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_CONSTRUCTOR_HOST_NEW
 uint16_t uniffi_acp_host_uniffi_checksum_constructor_host_new(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_CONSTRUCTOR_REGISTRY_FROM_FILE
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_CONSTRUCTOR_REGISTRY_FROM_FILE
+uint16_t uniffi_acp_host_uniffi_checksum_constructor_registry_from_file(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_CONSTRUCTOR_REGISTRY_FROM_JSON
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_CONSTRUCTOR_REGISTRY_FROM_JSON
+uint16_t uniffi_acp_host_uniffi_checksum_constructor_registry_from_json(void
     
 );
 #endif

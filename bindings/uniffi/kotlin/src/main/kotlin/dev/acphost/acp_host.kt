@@ -874,7 +874,21 @@ internal object IntegrityCheckingUniffiLib {
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_host_spawn(
     ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_registry_agent(
+    ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_registry_agents(
+    ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_registry_install(
+    ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_registry_resolve(
+    ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_registry_version(
+    ): Int
     external fun uniffi_acp_host_uniffi_checksum_constructor_host_new(
+    ): Int
+    external fun uniffi_acp_host_uniffi_checksum_constructor_registry_from_file(
+    ): Int
+    external fun uniffi_acp_host_uniffi_checksum_constructor_registry_from_json(
     ): Int
     external fun ffi_acp_host_uniffi_uniffi_contract_version(
     ): Int
@@ -1034,6 +1048,24 @@ internal object UniffiLib {
     ): Long
     external fun uniffi_acp_host_uniffi_fn_method_host_spawn(`ptr`: Long,`spec`: RustBuffer.ByValue,
     ): Long
+    external fun uniffi_acp_host_uniffi_fn_clone_registry(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
+    external fun uniffi_acp_host_uniffi_fn_free_registry(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_acp_host_uniffi_fn_constructor_registry_from_file(`path`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
+    external fun uniffi_acp_host_uniffi_fn_constructor_registry_from_json(`text`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
+    external fun uniffi_acp_host_uniffi_fn_method_registry_agent(`ptr`: Long,`id`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    ): RustBuffer.ByValue
+    external fun uniffi_acp_host_uniffi_fn_method_registry_agents(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): RustBuffer.ByValue
+    external fun uniffi_acp_host_uniffi_fn_method_registry_install(`ptr`: Long,`id`: RustBuffer.ByValue,`cacheDir`: RustBuffer.ByValue,`platform`: RustBuffer.ByValue,
+    ): Long
+    external fun uniffi_acp_host_uniffi_fn_method_registry_resolve(`ptr`: Long,`id`: RustBuffer.ByValue,`options`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    ): RustBuffer.ByValue
+    external fun uniffi_acp_host_uniffi_fn_method_registry_version(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): RustBuffer.ByValue
     external fun uniffi_acp_host_uniffi_fn_func_content_from_file(`path`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
     external fun uniffi_acp_host_uniffi_fn_func_error_codes(uniffi_out_err: UniffiRustCallStatus, 
@@ -1321,7 +1353,28 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_acp_host_uniffi_checksum_method_host_spawn() and 0xFFFF) != 21007) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_registry_agent() and 0xFFFF) != 52393) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_registry_agents() and 0xFFFF) != 53585) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_registry_install() and 0xFFFF) != 12703) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_registry_resolve() and 0xFFFF) != 7597) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_registry_version() and 0xFFFF) != 53896) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
     if ((lib.uniffi_acp_host_uniffi_checksum_constructor_host_new() and 0xFFFF) != 13440) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_constructor_registry_from_file() and 0xFFFF) != 500) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_constructor_registry_from_json() and 0xFFFF) != 33566) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
 }
@@ -4564,6 +4617,422 @@ public object FfiConverterTypePermissionHandler: FfiConverter<PermissionHandler,
 
 
 /**
+ * A parsed ACP registry (or one agent manifest, as a registry of one), read from a document the
+ * caller supplies: acp-host never fetches the registry. `resolve` turns an agent id into an
+ * `AgentSpec` for `Host.spawn` and never downloads; `install` installs a binary distribution,
+ * only when asked (docs/REGISTRY.md).
+ */
+public interface RegistryInterface {
+    
+    /**
+     * The entry of agent `id` (`NotFound` when the registry does not list it).
+     */
+    fun `agent`(`id`: kotlin.String): RegistryAgent
+    
+    /**
+     * Every agent, in document order.
+     */
+    fun `agents`(): List<RegistryAgent>
+    
+    /**
+     * Install agent `id`'s binary for `platform` (null: this machine's) under `cacheDir`: the
+     * archive's sha256 is checked, it is extracted safely and renamed into place; an existing
+     * install fetches nothing. Archives are read from file URLs and local paths only (any other
+     * scheme is `Unsupported`). No sha256, a digest mismatch or a refused archive is
+     * `InvalidConfig` naming the entry's field, and nothing is installed. Runs on a blocking
+     * thread of the core's runtime; a cancelled call lets the install finish (or clean up) there.
+     */
+    suspend fun `install`(`id`: kotlin.String, `cacheDir`: kotlin.String, `platform`: kotlin.String? = null): InstalledAgent
+    
+    /**
+     * Choose a distribution of agent `id` and build its spec. Never downloads or installs.
+     * Nothing usable is `NotFound`; a binary without `cacheDir` is `InvalidArgument`.
+     */
+    fun `resolve`(`id`: kotlin.String, `options`: ResolveOptions? = null): ResolvedAgent
+    
+    /**
+     * The document's `version`, when it has one.
+     */
+    fun `version`(): kotlin.String?
+    
+    companion object
+}
+
+/**
+ * A parsed ACP registry (or one agent manifest, as a registry of one), read from a document the
+ * caller supplies: acp-host never fetches the registry. `resolve` turns an agent id into an
+ * `AgentSpec` for `Host.spawn` and never downloads; `install` installs a binary distribution,
+ * only when asked (docs/REGISTRY.md).
+ */
+open class Registry: Disposable, AutoCloseable, RegistryInterface
+{
+
+    @Suppress("UNUSED_PARAMETER")
+    /**
+     * @suppress
+     */
+    constructor(withHandle: UniffiWithHandle, handle: Long) {
+        this.handle = handle
+        this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
+    }
+
+    /**
+     * @suppress
+     *
+     * This constructor can be used to instantiate a fake object. Only used for tests. Any
+     * attempt to actually use an object constructed this way will fail as there is no
+     * connected Rust object.
+     */
+    @Suppress("UNUSED_PARAMETER")
+    constructor(noHandle: NoHandle) {
+        this.handle = 0
+        this.cleanable = null
+    }
+
+    protected val handle: Long
+    protected val cleanable: UniffiCleaner.Cleanable?
+
+    private val wasDestroyed = AtomicBoolean(false)
+    private val callCounter = AtomicLong(1)
+
+    /**
+     * Whether the current object has been destroyed and its reference is gone in the Rust side.
+     */
+    val uniffiIsDestroyed: Boolean get() = wasDestroyed.get()
+
+    override fun destroy() {
+        // Only allow a single call to this method.
+        // TODO: maybe we should log a warning if called more than once?
+        if (this.wasDestroyed.compareAndSet(false, true)) {
+            // This decrement always matches the initial count of 1 given at creation time.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    @Synchronized
+    override fun close() {
+        this.destroy()
+    }
+
+    internal inline fun <R> callWithHandle(block: (handle: Long) -> R): R {
+        // Check and increment the call counter, to keep the object alive.
+        // This needs a compare-and-set retry loop in case of concurrent updates.
+        do {
+            val c = this.callCounter.get()
+            if (c == 0L) {
+                throw IllegalStateException("${this.javaClass.simpleName} object has already been destroyed")
+            }
+            if (c == Long.MAX_VALUE) {
+                throw IllegalStateException("${this.javaClass.simpleName} call counter would overflow")
+            }
+        } while (! this.callCounter.compareAndSet(c, c + 1L))
+        // Now we can safely do the method call without the handle being freed concurrently.
+        try {
+            return block(this.uniffiCloneHandle())
+        } finally {
+            // This decrement always matches the increment we performed above.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    // Use a static inner class instead of a closure so as not to accidentally
+    // capture `this` as part of the cleanable's action.
+    private class UniffiCleanAction(private val handle: Long) : Runnable {
+        override fun run() {
+            if (handle == 0.toLong()) {
+                // Fake object created with `NoHandle`, don't try to free.
+                return;
+            }
+            uniffiRustCall { status ->
+                UniffiLib.uniffi_acp_host_uniffi_fn_free_registry(handle, status)
+            }
+        }
+    }
+
+    /**
+     * @suppress
+     */
+    fun uniffiCloneHandle(): Long {
+        if (handle == 0.toLong()) {
+            throw InternalException("uniffiCloneHandle() called on NoHandle object");
+        }
+        return uniffiRustCall() { status ->
+            UniffiLib.uniffi_acp_host_uniffi_fn_clone_registry(handle, status)
+        }
+    }
+
+    
+    /**
+     * The entry of agent `id` (`NotFound` when the registry does not list it).
+     */
+    @Throws(AcpException::class)override fun `agent`(`id`: kotlin.String): RegistryAgent {
+            return FfiConverterTypeRegistryAgent.lift(
+    callWithHandle {
+    uniffiRustCallWithError(AcpException) { _status ->
+    UniffiLib.uniffi_acp_host_uniffi_fn_method_registry_agent(
+        it,
+        
+        FfiConverterString.lower(`id`),_status)
+}
+    }
+    )
+    }
+    
+
+    
+    /**
+     * Every agent, in document order.
+     */override fun `agents`(): List<RegistryAgent> {
+            return FfiConverterSequenceTypeRegistryAgent.lift(
+    callWithHandle {
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_acp_host_uniffi_fn_method_registry_agents(
+        it,
+        _status)
+}
+    }
+    )
+    }
+    
+
+    
+    /**
+     * Install agent `id`'s binary for `platform` (null: this machine's) under `cacheDir`: the
+     * archive's sha256 is checked, it is extracted safely and renamed into place; an existing
+     * install fetches nothing. Archives are read from file URLs and local paths only (any other
+     * scheme is `Unsupported`). No sha256, a digest mismatch or a refused archive is
+     * `InvalidConfig` naming the entry's field, and nothing is installed. Runs on a blocking
+     * thread of the core's runtime; a cancelled call lets the install finish (or clean up) there.
+     */
+    @Throws(AcpException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `install`(`id`: kotlin.String, `cacheDir`: kotlin.String, `platform`: kotlin.String?) : InstalledAgent {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_acp_host_uniffi_fn_method_registry_install(
+                uniffiHandle,
+                
+        FfiConverterString.lower(`id`),
+        FfiConverterString.lower(`cacheDir`),
+        FfiConverterOptionalString.lower(`platform`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_poll_rust_buffer(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_complete_rust_buffer(future, continuation) },
+        { future -> UniffiLib.ffi_acp_host_uniffi_rust_future_free_rust_buffer(future) },
+        // lift function
+        { FfiConverterTypeInstalledAgent.lift(it) },
+        // Error FFI converter
+        AcpException.ErrorHandler,
+    )
+    }
+
+    
+    /**
+     * Choose a distribution of agent `id` and build its spec. Never downloads or installs.
+     * Nothing usable is `NotFound`; a binary without `cacheDir` is `InvalidArgument`.
+     */
+    @Throws(AcpException::class)override fun `resolve`(`id`: kotlin.String, `options`: ResolveOptions?): ResolvedAgent {
+            return FfiConverterTypeResolvedAgent.lift(
+    callWithHandle {
+    uniffiRustCallWithError(AcpException) { _status ->
+    UniffiLib.uniffi_acp_host_uniffi_fn_method_registry_resolve(
+        it,
+        
+        FfiConverterString.lower(`id`),
+        FfiConverterOptionalTypeResolveOptions.lower(`options`),_status)
+}
+    }
+    )
+    }
+    
+
+    
+    /**
+     * The document's `version`, when it has one.
+     */override fun `version`(): kotlin.String? {
+            return FfiConverterOptionalString.lift(
+    callWithHandle {
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_acp_host_uniffi_fn_method_registry_version(
+        it,
+        _status)
+}
+    }
+    )
+    }
+    
+
+    
+
+    
+
+
+    
+    companion object {
+        
+    /**
+     * Read and parse a registry file (at most 16 MiB; `Io` when it cannot be read).
+     */
+    @Throws(AcpException::class) fun `fromFile`(`path`: kotlin.String): Registry {
+            return FfiConverterTypeRegistry.lift(
+    uniffiRustCallWithError(AcpException) { _status ->
+    UniffiLib.uniffi_acp_host_uniffi_fn_constructor_registry_from_file(
+    
+        
+        FfiConverterString.lower(`path`),_status)
+}
+    )
+    }
+    
+
+        
+    /**
+     * Parse a registry document or one agent manifest. A document that cannot be used is
+     * `InvalidConfig` whose data `path` names the field (`agents[3].distribution.npx.package`).
+     */
+    @Throws(AcpException::class) fun `fromJson`(`text`: kotlin.String): Registry {
+            return FfiConverterTypeRegistry.lift(
+    uniffiRustCallWithError(AcpException) { _status ->
+    UniffiLib.uniffi_acp_host_uniffi_fn_constructor_registry_from_json(
+    
+        
+        FfiConverterString.lower(`text`),_status)
+}
+    )
+    }
+    
+
+        
+    }
+    
+}
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeRegistry: FfiConverter<Registry, Long> {
+    override fun lower(value: Registry): Long {
+        return value.uniffiCloneHandle()
+    }
+
+    override fun lift(value: Long): Registry {
+        return Registry(UniffiWithHandle, value)
+    }
+
+    override fun read(buf: ByteBuffer): Registry {
+        return lift(buf.getLong())
+    }
+
+    override fun allocationSize(value: Registry) = 8UL
+
+    override fun write(value: Registry, buf: ByteBuffer) {
+        buf.putLong(lower(value))
+    }
+}
+
+
+// This template implements a class for working with a Rust struct via a handle
+// to the live Rust struct on the other side of the FFI.
+//
+// There's some subtlety here, because we have to be careful not to operate on a Rust
+// struct after it has been dropped, and because we must expose a public API for freeing
+// theq Kotlin wrapper object in lieu of reliable finalizers. The core requirements are:
+//
+//   * Each instance holds an opaque handle to the underlying Rust struct.
+//     Method calls need to read this handle from the object's state and pass it in to
+//     the Rust FFI.
+//
+//   * When an instance is no longer needed, its handle should be passed to a
+//     special destructor function provided by the Rust FFI, which will drop the
+//     underlying Rust struct.
+//
+//   * Given an instance, calling code is expected to call the special
+//     `destroy` method in order to free it after use, either by calling it explicitly
+//     or by using a higher-level helper like the `use` method. Failing to do so risks
+//     leaking the underlying Rust struct.
+//
+//   * We can't assume that calling code will do the right thing, and must be prepared
+//     to handle Kotlin method calls executing concurrently with or even after a call to
+//     `destroy`, and to handle multiple (possibly concurrent!) calls to `destroy`.
+//
+//   * We must never allow Rust code to operate on the underlying Rust struct after
+//     the destructor has been called, and must never call the destructor more than once.
+//     Doing so may trigger memory unsafety.
+//
+//   * To mitigate many of the risks of leaking memory and use-after-free unsafety, a `Cleaner`
+//     is implemented to call the destructor when the Kotlin object becomes unreachable.
+//     This is done in a background thread. This is not a panacea, and client code should be aware that
+//      1. the thread may starve if some there are objects that have poorly performing
+//     `drop` methods or do significant work in their `drop` methods.
+//      2. the thread is shared across the whole library. This can be tuned by using `android_cleaner = true`,
+//         or `android = true` in the [`kotlin` section of the `uniffi.toml` file](https://mozilla.github.io/uniffi-rs/kotlin/configuration.html).
+//
+// If we try to implement this with mutual exclusion on access to the handle, there is the
+// possibility of a race between a method call and a concurrent call to `destroy`:
+//
+//    * Thread A starts a method call, reads the value of the handle, but is interrupted
+//      before it can pass the handle over the FFI to Rust.
+//    * Thread B calls `destroy` and frees the underlying Rust struct.
+//    * Thread A resumes, passing the already-read handle value to Rust and triggering
+//      a use-after-free.
+//
+// One possible solution would be to use a `ReadWriteLock`, with each method call taking
+// a read lock (and thus allowed to run concurrently) and the special `destroy` method
+// taking a write lock (and thus blocking on live method calls). However, we aim not to
+// generate methods with any hidden blocking semantics, and a `destroy` method that might
+// block if called incorrectly seems to meet that bar.
+//
+// So, we achieve our goals by giving each instance an associated `AtomicLong` counter to track
+// the number of in-flight method calls, and an `AtomicBoolean` flag to indicate whether `destroy`
+// has been called. These are updated according to the following rules:
+//
+//    * The initial value of the counter is 1, indicating a live object with no in-flight calls.
+//      The initial value for the flag is false.
+//
+//    * At the start of each method call, we atomically check the counter.
+//      If it is 0 then the underlying Rust struct has already been destroyed and the call is aborted.
+//      If it is nonzero them we atomically increment it by 1 and proceed with the method call.
+//
+//    * At the end of each method call, we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+//    * When `destroy` is called, we atomically flip the flag from false to true.
+//      If the flag was already true we silently fail.
+//      Otherwise we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+// Astute readers may observe that this all sounds very similar to the way that Rust's `Arc<T>` works,
+// and indeed it is, with the addition of a flag to guard against multiple calls to `destroy`.
+//
+// The overall effect is that the underlying Rust struct is destroyed only when `destroy` has been
+// called *and* all in-flight method calls have completed, avoiding violating any of the expectations
+// of the underlying Rust code.
+//
+// This makes a cleaner a better alternative to _not_ calling `destroy()` as
+// and when the object is finished with, but the abstraction is not perfect: if the Rust object's `drop`
+// method is slow, and/or there are many objects to cleanup, and it's on a low end Android device, then the cleaner
+// thread may be starved, and the app will leak memory.
+//
+// In this case, `destroy`ing manually may be a better solution.
+//
+// The cleaner can live side by side with the manual calling of `destroy`. In the order of responsiveness, uniffi objects
+// with Rust peers are reclaimed:
+//
+// 1. By calling the `destroy` method of the object, which calls `rustObject.free()`. If that doesn't happen:
+// 2. When the object becomes unreachable, AND the Cleaner thread gets to call `rustObject.free()`. If the thread is starved then:
+// 3. The memory is reclaimed when the process terminates.
+//
+// [1] https://stackoverflow.com/questions/24376768/can-java-finalize-an-object-when-it-is-still-in-scope/24380219
+//
+
+
+/**
  * An open session.
  */
 public interface SessionInterface {
@@ -5790,6 +6259,61 @@ public object FfiConverterTypeHostOptions: FfiConverterRustBuffer<HostOptions> {
 
 
 /**
+ * The result of `Registry.install`.
+ */
+data class InstalledAgent (
+    /**
+     * `cacheDir/id/version/platform`.
+     */
+    val `dir`: kotlin.String
+    , 
+    /**
+     * The entry's `cmd` inside it.
+     */
+    val `cmd`: kotlin.String
+    , 
+    /**
+     * It was installed already: nothing was fetched.
+     */
+    val `alreadyInstalled`: kotlin.Boolean
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeInstalledAgent: FfiConverterRustBuffer<InstalledAgent> {
+    override fun read(buf: ByteBuffer): InstalledAgent {
+        return InstalledAgent(
+            FfiConverterString.read(buf),
+            FfiConverterString.read(buf),
+            FfiConverterBoolean.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: InstalledAgent) = (
+            FfiConverterString.allocationSize(value.`dir`) +
+            FfiConverterString.allocationSize(value.`cmd`) +
+            FfiConverterBoolean.allocationSize(value.`alreadyInstalled`)
+    )
+
+    override fun write(value: InstalledAgent, buf: ByteBuffer) {
+            FfiConverterString.write(value.`dir`, buf)
+            FfiConverterString.write(value.`cmd`, buf)
+            FfiConverterBoolean.write(value.`alreadyInstalled`, buf)
+    }
+}
+
+
+
+/**
  * One option the agent offered.
  */
 data class PermissionOption (
@@ -6026,6 +6550,243 @@ public object FfiConverterTypeRawEvent: FfiConverterRustBuffer<RawEvent> {
             FfiConverterOptionalString.write(value.`updateKind`, buf)
             FfiConverterOptionalString.write(value.`text`, buf)
             FfiConverterString.write(value.`data`, buf)
+    }
+}
+
+
+
+/**
+ * One agent entry of the registry.
+ */
+data class RegistryAgent (
+    val `id`: kotlin.String
+    , 
+    val `name`: kotlin.String
+    , 
+    val `version`: kotlin.String
+    , 
+    val `description`: kotlin.String
+    , 
+    val `repository`: kotlin.String?
+    , 
+    val `website`: kotlin.String?
+    , 
+    val `authors`: List<kotlin.String>
+    , 
+    val `license`: kotlin.String?
+    , 
+    val `icon`: kotlin.String?
+    , 
+    /**
+     * The entry's `distribution` (`npx`, `uvx`, `binary` by platform) as JSON.
+     */
+    val `distribution`: kotlin.String
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeRegistryAgent: FfiConverterRustBuffer<RegistryAgent> {
+    override fun read(buf: ByteBuffer): RegistryAgent {
+        return RegistryAgent(
+            FfiConverterString.read(buf),
+            FfiConverterString.read(buf),
+            FfiConverterString.read(buf),
+            FfiConverterString.read(buf),
+            FfiConverterOptionalString.read(buf),
+            FfiConverterOptionalString.read(buf),
+            FfiConverterSequenceString.read(buf),
+            FfiConverterOptionalString.read(buf),
+            FfiConverterOptionalString.read(buf),
+            FfiConverterString.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: RegistryAgent) = (
+            FfiConverterString.allocationSize(value.`id`) +
+            FfiConverterString.allocationSize(value.`name`) +
+            FfiConverterString.allocationSize(value.`version`) +
+            FfiConverterString.allocationSize(value.`description`) +
+            FfiConverterOptionalString.allocationSize(value.`repository`) +
+            FfiConverterOptionalString.allocationSize(value.`website`) +
+            FfiConverterSequenceString.allocationSize(value.`authors`) +
+            FfiConverterOptionalString.allocationSize(value.`license`) +
+            FfiConverterOptionalString.allocationSize(value.`icon`) +
+            FfiConverterString.allocationSize(value.`distribution`)
+    )
+
+    override fun write(value: RegistryAgent, buf: ByteBuffer) {
+            FfiConverterString.write(value.`id`, buf)
+            FfiConverterString.write(value.`name`, buf)
+            FfiConverterString.write(value.`version`, buf)
+            FfiConverterString.write(value.`description`, buf)
+            FfiConverterOptionalString.write(value.`repository`, buf)
+            FfiConverterOptionalString.write(value.`website`, buf)
+            FfiConverterSequenceString.write(value.`authors`, buf)
+            FfiConverterOptionalString.write(value.`license`, buf)
+            FfiConverterOptionalString.write(value.`icon`, buf)
+            FfiConverterString.write(value.`distribution`, buf)
+    }
+}
+
+
+
+/**
+ * How `Registry.resolve` chooses.
+ */
+data class ResolveOptions (
+    /**
+     * The platform of binary distributions, a registry key (`linux-x86_64`, `darwin-aarch64`,
+     * ...); null: this machine's.
+     */
+    val `platform`: kotlin.String? = null 
+    , 
+    /**
+     * The install cache of binaries (`cacheDir/id/version/platform`). Without it a binary can be
+     * neither found installed nor chosen.
+     */
+    val `cacheDir`: kotlin.String? = null 
+    , 
+    /**
+     * The kinds to try, in order. Null: an installed binary, then npx, then uvx, then a binary
+     * that needs installing. A binary listed here is chosen whether installed or not.
+     */
+    val `prefer`: List<DistributionKind>? = null 
+    , 
+    /**
+     * The program run for npx distributions (default `npx`).
+     */
+    val `npxCommand`: kotlin.String? = null 
+    , 
+    /**
+     * The program run for uvx distributions (default `uvx`).
+     */
+    val `uvxCommand`: kotlin.String? = null 
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeResolveOptions: FfiConverterRustBuffer<ResolveOptions> {
+    override fun read(buf: ByteBuffer): ResolveOptions {
+        return ResolveOptions(
+            FfiConverterOptionalString.read(buf),
+            FfiConverterOptionalString.read(buf),
+            FfiConverterOptionalSequenceTypeDistributionKind.read(buf),
+            FfiConverterOptionalString.read(buf),
+            FfiConverterOptionalString.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: ResolveOptions) = (
+            FfiConverterOptionalString.allocationSize(value.`platform`) +
+            FfiConverterOptionalString.allocationSize(value.`cacheDir`) +
+            FfiConverterOptionalSequenceTypeDistributionKind.allocationSize(value.`prefer`) +
+            FfiConverterOptionalString.allocationSize(value.`npxCommand`) +
+            FfiConverterOptionalString.allocationSize(value.`uvxCommand`)
+    )
+
+    override fun write(value: ResolveOptions, buf: ByteBuffer) {
+            FfiConverterOptionalString.write(value.`platform`, buf)
+            FfiConverterOptionalString.write(value.`cacheDir`, buf)
+            FfiConverterOptionalSequenceTypeDistributionKind.write(value.`prefer`, buf)
+            FfiConverterOptionalString.write(value.`npxCommand`, buf)
+            FfiConverterOptionalString.write(value.`uvxCommand`, buf)
+    }
+}
+
+
+
+/**
+ * What `Registry.resolve` chose: spawn `spec` with `Host.spawn`.
+ */
+data class ResolvedAgent (
+    val `agentId`: kotlin.String
+    , 
+    val `agentVersion`: kotlin.String
+    , 
+    val `kind`: DistributionKind
+    , 
+    /**
+     * What to spawn. For a binary that `needsInstall`, the command names the file the install
+     * will create: install first, then spawn.
+     */
+    val `spec`: AgentSpec
+    , 
+    /**
+     * For a binary: the platform chosen.
+     */
+    val `platform`: kotlin.String?
+    , 
+    /**
+     * For a binary: `cacheDir/id/version/platform`.
+     */
+    val `installDir`: kotlin.String?
+    , 
+    /**
+     * A binary that is not installed yet: call `Registry.install` (nothing was downloaded).
+     */
+    val `needsInstall`: kotlin.Boolean
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeResolvedAgent: FfiConverterRustBuffer<ResolvedAgent> {
+    override fun read(buf: ByteBuffer): ResolvedAgent {
+        return ResolvedAgent(
+            FfiConverterString.read(buf),
+            FfiConverterString.read(buf),
+            FfiConverterTypeDistributionKind.read(buf),
+            FfiConverterTypeAgentSpec.read(buf),
+            FfiConverterOptionalString.read(buf),
+            FfiConverterOptionalString.read(buf),
+            FfiConverterBoolean.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: ResolvedAgent) = (
+            FfiConverterString.allocationSize(value.`agentId`) +
+            FfiConverterString.allocationSize(value.`agentVersion`) +
+            FfiConverterTypeDistributionKind.allocationSize(value.`kind`) +
+            FfiConverterTypeAgentSpec.allocationSize(value.`spec`) +
+            FfiConverterOptionalString.allocationSize(value.`platform`) +
+            FfiConverterOptionalString.allocationSize(value.`installDir`) +
+            FfiConverterBoolean.allocationSize(value.`needsInstall`)
+    )
+
+    override fun write(value: ResolvedAgent, buf: ByteBuffer) {
+            FfiConverterString.write(value.`agentId`, buf)
+            FfiConverterString.write(value.`agentVersion`, buf)
+            FfiConverterTypeDistributionKind.write(value.`kind`, buf)
+            FfiConverterTypeAgentSpec.write(value.`spec`, buf)
+            FfiConverterOptionalString.write(value.`platform`, buf)
+            FfiConverterOptionalString.write(value.`installDir`, buf)
+            FfiConverterBoolean.write(value.`needsInstall`, buf)
     }
 }
 
@@ -6729,6 +7490,44 @@ public object FfiConverterTypeAcpError : FfiConverterRustBuffer<AcpException> {
 
 
 /**
+ * A distribution of an agent, as the registry names it (`binary`, `npx`, `uvx`).
+ */
+
+enum class DistributionKind {
+    
+    BINARY,
+    NPX,
+    UVX;
+
+    
+
+
+    companion object
+}
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeDistributionKind: FfiConverterRustBuffer<DistributionKind> {
+    override fun read(buf: ByteBuffer) = try {
+        DistributionKind.values()[buf.getInt() - 1]
+    } catch (e: IndexOutOfBoundsException) {
+        throw RuntimeException("invalid enum value, something is very wrong!!", e)
+    }
+
+    override fun allocationSize(value: DistributionKind) = 4UL
+
+    override fun write(value: DistributionKind, buf: ByteBuffer) {
+        buf.putInt(value.ordinal + 1)
+    }
+}
+
+
+
+
+
+/**
  * What an extension handler answers: a result, or a JSON-RPC error for the agent.
  */
 sealed class ExtReply {
@@ -7281,6 +8080,70 @@ public object FfiConverterOptionalTypeHostOptions: FfiConverterRustBuffer<HostOp
 /**
  * @suppress
  */
+public object FfiConverterOptionalTypeResolveOptions: FfiConverterRustBuffer<ResolveOptions?> {
+    override fun read(buf: ByteBuffer): ResolveOptions? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterTypeResolveOptions.read(buf)
+    }
+
+    override fun allocationSize(value: ResolveOptions?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterTypeResolveOptions.allocationSize(value)
+        }
+    }
+
+    override fun write(value: ResolveOptions?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterTypeResolveOptions.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterOptionalSequenceTypeDistributionKind: FfiConverterRustBuffer<List<DistributionKind>?> {
+    override fun read(buf: ByteBuffer): List<DistributionKind>? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterSequenceTypeDistributionKind.read(buf)
+    }
+
+    override fun allocationSize(value: List<DistributionKind>?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterSequenceTypeDistributionKind.allocationSize(value)
+        }
+    }
+
+    override fun write(value: List<DistributionKind>?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterSequenceTypeDistributionKind.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
 public object FfiConverterSequenceString: FfiConverterRustBuffer<List<kotlin.String>> {
     override fun read(buf: ByteBuffer): List<kotlin.String> {
         val len = buf.getInt()
@@ -7355,6 +8218,62 @@ public object FfiConverterSequenceTypeRawEvent: FfiConverterRustBuffer<List<RawE
         buf.putInt(value.size)
         value.iterator().forEach {
             FfiConverterTypeRawEvent.write(it, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterSequenceTypeRegistryAgent: FfiConverterRustBuffer<List<RegistryAgent>> {
+    override fun read(buf: ByteBuffer): List<RegistryAgent> {
+        val len = buf.getInt()
+        return List<RegistryAgent>(len) {
+            FfiConverterTypeRegistryAgent.read(buf)
+        }
+    }
+
+    override fun allocationSize(value: List<RegistryAgent>): ULong {
+        val sizeForLength = 4UL
+        val sizeForItems = value.map { FfiConverterTypeRegistryAgent.allocationSize(it) }.sum()
+        return sizeForLength + sizeForItems
+    }
+
+    override fun write(value: List<RegistryAgent>, buf: ByteBuffer) {
+        buf.putInt(value.size)
+        value.iterator().forEach {
+            FfiConverterTypeRegistryAgent.write(it, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterSequenceTypeDistributionKind: FfiConverterRustBuffer<List<DistributionKind>> {
+    override fun read(buf: ByteBuffer): List<DistributionKind> {
+        val len = buf.getInt()
+        return List<DistributionKind>(len) {
+            FfiConverterTypeDistributionKind.read(buf)
+        }
+    }
+
+    override fun allocationSize(value: List<DistributionKind>): ULong {
+        val sizeForLength = 4UL
+        val sizeForItems = value.map { FfiConverterTypeDistributionKind.allocationSize(it) }.sum()
+        return sizeForLength + sizeForItems
+    }
+
+    override fun write(value: List<DistributionKind>, buf: ByteBuffer) {
+        buf.putInt(value.size)
+        value.iterator().forEach {
+            FfiConverterTypeDistributionKind.write(it, buf)
         }
     }
 }

@@ -1,0 +1,171 @@
+//! `NativeRegistry`: the core's `acp_host::registry` (docs/REGISTRY.md) for the facade's
+//! `Registry`. Parsing, resolution and installs are the core's; values cross as JSON.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use acp_host::registry::{
+    DistributionKind, Fetcher, FileFetcher, Platform, Registry, ResolveOptions, install_binary,
+};
+use napi::bindgen_prelude::Result;
+use napi_derive::napi;
+use serde_json::{Value, json};
+
+use crate::core_err;
+
+/// Options of `resolve` as the facade passes them.
+#[napi(object)]
+#[derive(Debug, Default)]
+pub struct NativeResolveOptions {
+    /// `binary`, `npx`, `uvx`, in the order to try.
+    pub prefer: Option<Vec<String>>,
+    /// A registry platform key (`linux-x86_64`, ...); default: this machine's.
+    pub platform: Option<String>,
+    pub cache_dir: Option<String>,
+    pub npx_command: Option<String>,
+    pub uvx_command: Option<String>,
+}
+
+/// A parsed registry (or one agent manifest, as a registry of one).
+#[napi]
+#[derive(Debug)]
+pub struct NativeRegistry {
+    registry: Arc<Registry>,
+}
+
+fn platform_arg(platform: Option<&str>) -> acp_host::Result<Option<Platform>> {
+    platform.map(str::parse).transpose()
+}
+
+fn path_text(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+fn json_err(e: serde_json::Error) -> napi::Error {
+    core_err(acp_host::Error::Protocol(e.to_string()))
+}
+
+/// The core's `FileFetcher`, with an error that says what this face can do about other schemes.
+struct LocalFiles;
+
+impl Fetcher for LocalFiles {
+    fn fetch(&self, url: &str, sink: &mut dyn std::io::Write) -> acp_host::Result<()> {
+        FileFetcher::new().fetch(url, sink).map_err(|e| match e {
+            acp_host::Error::Unsupported(_) => acp_host::Error::Unsupported(format!(
+                "cannot fetch `{url}`: acp-host installs from file:// URLs and local paths only (it has no HTTP client); download the archive yourself and install from an entry whose `archive` names the local file, or launch the agent through its npx/uvx distribution"
+            )),
+            other => other,
+        })
+    }
+}
+
+#[napi]
+impl NativeRegistry {
+    /// Parse a registry document or one agent manifest (`invalid_config` with `data.path`).
+    #[napi(factory)]
+    pub fn from_json(text: String) -> Result<NativeRegistry> {
+        let registry = Registry::from_json(&text).map_err(core_err)?;
+        Ok(NativeRegistry {
+            registry: Arc::new(registry),
+        })
+    }
+
+    /// Read and parse a registry file (at most 16 MiB).
+    #[napi(factory)]
+    pub fn from_file(path: String) -> Result<NativeRegistry> {
+        let registry = Registry::from_file(Path::new(&path)).map_err(core_err)?;
+        Ok(NativeRegistry {
+            registry: Arc::new(registry),
+        })
+    }
+
+    /// The document's `version`, when it has one.
+    #[napi]
+    pub fn version(&self) -> Option<String> {
+        self.registry.version().map(str::to_owned)
+    }
+
+    /// Every agent entry, in document order (the registry's own shape).
+    #[napi]
+    pub fn agents(&self) -> Result<Value> {
+        serde_json::to_value(self.registry.agents()).map_err(json_err)
+    }
+
+    /// The entry of agent `id` (`not_found` otherwise).
+    #[napi]
+    pub fn agent(&self, id: String) -> Result<Value> {
+        serde_json::to_value(self.registry.agent(&id).map_err(core_err)?).map_err(json_err)
+    }
+
+    /// Choose a distribution of agent `id` and build its spec. Never installs.
+    #[napi]
+    pub fn resolve(&self, id: String, options: Option<NativeResolveOptions>) -> Result<Value> {
+        let o = options.unwrap_or_default();
+        let resolve = || -> acp_host::Result<acp_host::registry::Resolved> {
+            let mut core = ResolveOptions::new();
+            core.platform = platform_arg(o.platform.as_deref())?;
+            core.cache_dir = o.cache_dir.map(Into::into);
+            core.prefer = o
+                .prefer
+                .map(|kinds| {
+                    kinds
+                        .iter()
+                        .map(|k| k.parse::<DistributionKind>())
+                        .collect::<acp_host::Result<Vec<_>>>()
+                })
+                .transpose()?;
+            if let Some(program) = o.npx_command {
+                core.npx_command = program;
+            }
+            if let Some(program) = o.uvx_command {
+                core.uvx_command = program;
+            }
+            self.registry.resolve(&id, &core)
+        };
+        let r = resolve().map_err(core_err)?;
+        Ok(json!({
+            "agentId": r.agent_id,
+            "agentVersion": r.agent_version,
+            "kind": r.kind.as_str(),
+            "spec": { "command": r.spec.command, "args": r.spec.args, "env": r.spec.env },
+            "platform": r.platform.map(Platform::as_str),
+            "installDir": r.install_dir.as_deref().map(path_text),
+            "needsInstall": r.needs_install,
+        }))
+    }
+
+    /// Install agent `id`'s binary under `cacheDir` from a `file://` URL or a local path, on a
+    /// blocking thread (never on the JS thread).
+    #[napi]
+    pub async fn install(
+        &self,
+        id: String,
+        cache_dir: String,
+        platform: Option<String>,
+    ) -> Result<Value> {
+        let registry = self.registry.clone();
+        let work = move || -> acp_host::Result<Value> {
+            let platform = match platform_arg(platform.as_deref())? {
+                Some(p) => p,
+                None => Platform::current().ok_or_else(|| {
+                    acp_host::Error::Unsupported(
+                        "this platform has no key in the registry format: pass a platform".into(),
+                    )
+                })?,
+            };
+            let agent = registry.agent(&id)?;
+            let i = install_binary(agent, platform, Path::new(&cache_dir), &LocalFiles)?;
+            Ok(json!({
+                "dir": path_text(&i.dir),
+                "cmd": path_text(&i.cmd),
+                "alreadyInstalled": i.already_installed,
+            }))
+        };
+        match tokio::task::spawn_blocking(work).await {
+            Ok(out) => out.map_err(core_err),
+            Err(e) => Err(core_err(acp_host::Error::from(std::io::Error::other(
+                format!("the install task failed: {e}"),
+            )))),
+        }
+    }
+}
