@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use acp_host::registry::{
-    DistributionKind, Fetcher, FileFetcher, Platform, Registry, ResolveOptions, install_binary,
+    DistributionKind, LocalOnlyFetcher, Platform, Registry, ResolveOptions, install_binary,
 };
 use napi::bindgen_prelude::Result;
 use napi_derive::napi;
@@ -43,20 +43,6 @@ fn path_text(path: &Path) -> String {
 
 fn json_err(e: serde_json::Error) -> napi::Error {
     core_err(acp_host::Error::Protocol(e.to_string()))
-}
-
-/// The core's `FileFetcher`, with an error that says what this face can do about other schemes.
-struct LocalFiles;
-
-impl Fetcher for LocalFiles {
-    fn fetch(&self, url: &str, sink: &mut dyn std::io::Write) -> acp_host::Result<()> {
-        FileFetcher::new().fetch(url, sink).map_err(|e| match e {
-            acp_host::Error::Unsupported(_) => acp_host::Error::Unsupported(format!(
-                "cannot fetch `{url}`: acp-host installs from file:// URLs and local paths only (it has no HTTP client); download the archive yourself and install from an entry whose `archive` names the local file, or launch the agent through its npx/uvx distribution"
-            )),
-            other => other,
-        })
-    }
 }
 
 #[napi]
@@ -154,7 +140,7 @@ impl NativeRegistry {
                 })?,
             };
             let agent = registry.agent(&id)?;
-            let i = install_binary(agent, platform, Path::new(&cache_dir), &LocalFiles)?;
+            let i = install_binary(agent, platform, Path::new(&cache_dir), &LocalOnlyFetcher)?;
             Ok(json!({
                 "dir": path_text(&i.dir),
                 "cmd": path_text(&i.cmd),

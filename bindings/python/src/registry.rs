@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 
 use acp_host::registry::{
-    DistributionKind, Fetcher, FileFetcher, Installed, Platform, Registry, ResolveOptions,
-    Resolved, install_binary,
+    DistributionKind, Installed, LocalOnlyFetcher, Platform, Registry, ResolveOptions, Resolved,
+    install_binary,
 };
 use pyo3::prelude::*;
 use serde_json::json;
@@ -49,20 +49,6 @@ fn installed_json(i: &Installed) -> String {
         "alreadyInstalled": i.already_installed,
     })
     .to_string()
-}
-
-/// The core's `FileFetcher`, with an error that says what this face can do about other schemes.
-struct LocalFiles;
-
-impl Fetcher for LocalFiles {
-    fn fetch(&self, url: &str, sink: &mut dyn std::io::Write) -> acp_host::Result<()> {
-        FileFetcher::new().fetch(url, sink).map_err(|e| match e {
-            acp_host::Error::Unsupported(_) => acp_host::Error::Unsupported(format!(
-                "cannot fetch `{url}`: acp_host installs from file:// URLs and local paths only (it has no HTTP client); download the archive yourself and install from an entry whose `archive` names the local file, or launch the agent through its npx/uvx distribution"
-            )),
-            other => other,
-        })
-    }
 }
 
 #[pymethods]
@@ -169,7 +155,7 @@ impl NativeRegistry {
                     })?,
                 };
                 let agent = registry.agent(&id)?;
-                let installed = install_binary(agent, platform, &cache_dir, &LocalFiles)?;
+                let installed = install_binary(agent, platform, &cache_dir, &LocalOnlyFetcher)?;
                 Ok(installed_json(&installed))
             };
             match tokio::task::spawn_blocking(work).await {

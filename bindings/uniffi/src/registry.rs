@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use acp_host::registry::{Fetcher, FileFetcher, Platform};
+use acp_host::registry::{LocalOnlyFetcher, Platform};
 
 use crate::agent::AgentSpec;
 use crate::error::AcpError;
@@ -162,20 +162,6 @@ impl From<acp_host::registry::Resolved> for ResolvedAgent {
     }
 }
 
-/// The core's `FileFetcher`, with an error that says what this face can do about other schemes.
-struct LocalFiles;
-
-impl Fetcher for LocalFiles {
-    fn fetch(&self, url: &str, sink: &mut dyn std::io::Write) -> acp_host::Result<()> {
-        FileFetcher::new().fetch(url, sink).map_err(|e| match e {
-            acp_host::Error::Unsupported(_) => acp_host::Error::Unsupported(format!(
-                "cannot fetch `{url}`: acp-host installs from file:// URLs and local paths only (it has no HTTP client); download the archive yourself and install from an entry whose `archive` names the local file, or launch the agent through its npx/uvx distribution"
-            )),
-            other => other,
-        })
-    }
-}
-
 /// A parsed ACP registry (or one agent manifest, as a registry of one), read from a document the
 /// caller supplies: acp-host never fetches the registry. `resolve` turns an agent id into an
 /// `AgentSpec` for `Host.spawn` and never downloads; `install` installs a binary distribution,
@@ -273,7 +259,7 @@ impl Registry {
                 agent,
                 platform,
                 std::path::Path::new(&cache_dir),
-                &LocalFiles,
+                &LocalOnlyFetcher,
             )?;
             Ok(InstalledAgent {
                 dir: path_text(&installed.dir),

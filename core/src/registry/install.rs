@@ -142,6 +142,22 @@ impl Fetcher for FileFetcher {
     }
 }
 
+/// [`FileFetcher`] for the faces (Node, Python, Kotlin), whose users cannot plug in a
+/// [`Fetcher`]: another scheme fails `unsupported` with a message saying what they can do.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct LocalOnlyFetcher;
+
+impl Fetcher for LocalOnlyFetcher {
+    fn fetch(&self, url: &str, sink: &mut dyn Write) -> Result<()> {
+        FileFetcher::new().fetch(url, sink).map_err(|e| match e {
+            Error::Unsupported(_) => Error::Unsupported(format!(
+                "cannot fetch `{url}`: acp-host installs from file:// URLs and local paths only (it has no HTTP client); download the archive yourself and install from an entry whose `archive` names the local file, or launch the agent through its npx/uvx distribution"
+            )),
+            other => other,
+        })
+    }
+}
+
 /// The result of an install.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Installed {

@@ -25,7 +25,7 @@ pub use format::{
 };
 pub use install::{
     DEFAULT_MAX_ARCHIVE_BYTES, DEFAULT_MAX_ENTRIES, DEFAULT_MAX_TOTAL_BYTES, Fetcher, FileFetcher,
-    InstallLimits, Installed, install_binary, install_binary_with_limits,
+    InstallLimits, Installed, LocalOnlyFetcher, install_binary, install_binary_with_limits,
 };
 
 use std::path::{Path, PathBuf};
