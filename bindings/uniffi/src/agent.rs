@@ -128,6 +128,16 @@ impl Agent {
     pub(crate) fn new(agent: acp_host::Agent, owned: Arc<Mutex<Vec<acp_host::Agent>>>) -> Agent {
         Agent { agent, owned }
     }
+
+    /// The one path of new/load/resume/fork: check the options, run `open` on the runtime.
+    async fn open<F, Fut>(&self, options: SessionOptions, open: F) -> Result<Arc<Session>, AcpError>
+    where
+        F: FnOnce(acp_host::Agent, acp_host::SessionOptions) -> Fut,
+        Fut: std::future::Future<Output = acp_host::Result<acp_host::Session>>,
+    {
+        let opened = open(self.agent.clone(), options.to_core()?);
+        on_rt(async move { Ok(Session::wrap(opened.await?)) }).await
+    }
 }
 
 #[uniffi::export]
@@ -164,9 +174,8 @@ impl Agent {
 
     /// Open a new session.
     pub async fn new_session(&self, options: SessionOptions) -> Result<Arc<Session>, AcpError> {
-        let options = options.to_core()?;
-        let agent = self.agent.clone();
-        on_rt(async move { Ok(Session::wrap(agent.new_session(options).await?)) }).await
+        self.open(options, |a, o| async move { a.new_session(o).await })
+            .await
     }
 
     /// `session/load` (needs `loadSession`): the history replays as `replay` events first.
@@ -175,12 +184,8 @@ impl Agent {
         session_id: String,
         options: SessionOptions,
     ) -> Result<Arc<Session>, AcpError> {
-        let options = options.to_core()?;
-        let agent = self.agent.clone();
-        on_rt(async move {
-            Ok(Session::wrap(
-                agent.load_session(&session_id, options).await?,
-            ))
+        self.open(options, |a, o| async move {
+            a.load_session(&session_id, o).await
         })
         .await
     }
@@ -191,12 +196,8 @@ impl Agent {
         session_id: String,
         options: SessionOptions,
     ) -> Result<Arc<Session>, AcpError> {
-        let options = options.to_core()?;
-        let agent = self.agent.clone();
-        on_rt(async move {
-            Ok(Session::wrap(
-                agent.resume_session(&session_id, options).await?,
-            ))
+        self.open(options, |a, o| async move {
+            a.resume_session(&session_id, o).await
         })
         .await
     }
@@ -207,12 +208,8 @@ impl Agent {
         session_id: String,
         options: SessionOptions,
     ) -> Result<Arc<Session>, AcpError> {
-        let options = options.to_core()?;
-        let agent = self.agent.clone();
-        on_rt(async move {
-            Ok(Session::wrap(
-                agent.fork_session(&session_id, options).await?,
-            ))
+        self.open(options, |a, o| async move {
+            a.fork_session(&session_id, o).await
         })
         .await
     }
