@@ -1,6 +1,5 @@
-//! The public entry points: [`Host`], [`Agent`], [`Session`].
+//! The public entry point: [`Host`] (with [`HostConfig`]) and its [`EventStream`].
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -8,20 +7,19 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
-use serde_json::value::RawValue;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{oneshot, watch};
 
-use crate::connection::{self, AgentInfo, AgentShared, Command, HostShared, ReqCtx};
+use crate::agent::{Agent, AgentInner, Link, closed};
+use crate::connection::{self, AgentShared, Command, HostShared, ReqCtx};
 use crate::elicitation::{ElicitationAnswer, ElicitationHandler};
-use crate::error::{Error, ExitInfo, Result};
+use crate::error::{Error, Result};
 use crate::events::{Consumer, Event, EventBus, Pulled, QueueLimits, Waker, raw_json};
 use crate::permission::PermissionHandler;
 use crate::permission::policy::{Operation, Policy};
 use crate::services::fs::FsLimits;
 use crate::services::terminal::TerminalLimits;
 use crate::services::{ClientCapabilities, FsService, TerminalService};
-use crate::session::{ModelSwitch, Models, SessionView};
 use crate::transport::{AgentSpec, Transport, spawn_agent};
 
 /// Name and version sent as `clientInfo` in `initialize`.
@@ -164,19 +162,13 @@ pub struct Host {
     inner: Arc<HostInner>,
 }
 
-/// The host's weak view of an agent: it must not keep the agent alive.
-type AgentSlot = (
-    mpsc::WeakSender<Command>,
-    Arc<AgentShared>,
-    Option<AgentSpec>,
-);
-
 #[derive(Debug)]
-struct HostInner {
+pub(crate) struct HostInner {
     shared: Arc<HostShared>,
     events: Mutex<Option<Consumer>>,
     next_agent: AtomicU64,
-    agents: Mutex<BTreeMap<u64, AgentSlot>>,
+    /// The host's weak view of its agents: it must not keep an agent alive.
+    agents: Mutex<BTreeMap<u64, std::sync::Weak<AgentInner>>>,
     _alive: watch::Sender<()>,
 }
 
@@ -221,6 +213,10 @@ impl Host {
                 _alive: alive_tx,
             }),
         }
+    }
+
+    pub(crate) fn from_inner(inner: Arc<HostInner>) -> Host {
+        Host { inner }
     }
 
     pub fn config(&self) -> &HostConfig {
@@ -297,29 +293,46 @@ impl Host {
     }
 
     async fn start(&self, id: u64, transport: Transport, spec: Option<AgentSpec>) -> Result<Agent> {
+        let restart = spec.as_ref().and_then(|s| s.restart.clone());
+        let agent = self.open(id, transport, spec);
+        if let Ok(mut agents) = self.inner.agents.lock() {
+            agents.retain(|_, a| a.strong_count() > 0);
+            agents.insert(id, agent.downgrade());
+        }
+        self.handshake(&agent).await?;
+        if let Some(policy) = restart {
+            crate::orchestration::supervisor::supervise(&agent, policy);
+        }
+        Ok(agent)
+    }
+
+    /// A new connection over `transport`, as agent `id` (not registered, not initialized).
+    pub(crate) fn open(&self, id: u64, transport: Transport, spec: Option<AgentSpec>) -> Agent {
         let shared = Arc::new(AgentShared::default());
-        let caps = self.served_capabilities();
         let cmd = connection::start(
             id,
             self.inner.shared.clone(),
             shared.clone(),
-            caps,
+            self.served_capabilities(),
             transport,
         );
-        if let Ok(mut agents) = self.inner.agents.lock() {
-            agents.retain(|_, (tx, _, _)| tx.strong_count() > 0);
-            agents.insert(id, (cmd.downgrade(), shared.clone(), spec.clone()));
-        }
-        let agent = Agent {
-            inner: Arc::new(AgentInner {
-                id,
-                cmd,
-                shared,
-                host: self.inner.shared.clone(),
-                spec,
-                owner: Arc::downgrade(&self.inner),
-            }),
-        };
+        Agent::new(
+            id,
+            Link { cmd, shared },
+            self.inner.shared.clone(),
+            spec,
+            Arc::downgrade(&self.inner),
+        )
+    }
+
+    /// Spawn `spec`'s process as agent `id` (a supervised agent's restart).
+    pub(crate) fn respawn(&self, id: u64, spec: &AgentSpec) -> Result<Agent> {
+        let transport = spawn_agent(spec, id, self.inner.shared.config.stderr_tail_bytes)?;
+        Ok(self.open(id, transport, Some(spec.clone())))
+    }
+
+    /// `initialize`; an agent that fails it is shut down.
+    pub(crate) async fn handshake(&self, agent: &Agent) -> Result<()> {
         let cfg = &self.inner.shared.config;
         let params = serde_json::json!({
             "protocolVersion": connection::PROTOCOL_VERSION,
@@ -335,7 +348,7 @@ impl Host {
             )
             .await
         {
-            Ok(_) => Ok(agent),
+            Ok(_) => Ok(()),
             Err(e) => {
                 // Version mismatch, timeout, early death: the agent is not usable; take it down.
                 agent.shutdown_because(Some(e.to_json())).await;
@@ -487,18 +500,7 @@ impl Host {
     /// A handle to a live agent by id.
     pub fn agent(&self, id: u64) -> Option<Agent> {
         let agents = self.inner.agents.lock().ok()?;
-        let (weak, shared, spec) = agents.get(&id)?;
-        let cmd = weak.upgrade()?;
-        Some(Agent {
-            inner: Arc::new(AgentInner {
-                id,
-                cmd,
-                shared: shared.clone(),
-                host: self.inner.shared.clone(),
-                spec: spec.clone(),
-                owner: Arc::downgrade(&self.inner),
-            }),
-        })
+        agents.get(&id)?.upgrade().map(Agent::from_inner)
     }
 
     /// End the event stream after the events queued so far: pullers get those, then the end
@@ -526,10 +528,6 @@ impl Host {
             let _ = t.await;
         }
     }
-}
-
-fn closed() -> Error {
-    Error::Closed("agent connection ended".into())
 }
 
 /// The host's single event stream.
@@ -592,855 +590,4 @@ impl EventStream {
     pub fn set_waker(&self, waker: Option<Waker>) {
         self.rx.set_waker(waker);
     }
-}
-
-/// Options of `session/new` (and of load/resume/fork).
-#[derive(Debug, Clone, Default)]
-pub struct SessionOptions {
-    /// Absolute working directory of the session.
-    pub cwd: String,
-    /// Extra roots (absolute); sent only when the agent supports `additionalDirectories`.
-    pub additional_directories: Vec<String>,
-    /// MCP server configurations, in ACP shape.
-    pub mcp_servers: Vec<Value>,
-}
-
-impl SessionOptions {
-    pub fn new(cwd: impl Into<String>) -> Self {
-        SessionOptions {
-            cwd: cwd.into(),
-            ..Default::default()
-        }
-    }
-
-    fn params(
-        &self,
-        info: &AgentInfo,
-        session_id: Option<&str>,
-        mcp_required: bool,
-    ) -> Result<Value> {
-        if !std::path::Path::new(&self.cwd).is_absolute() {
-            return Err(Error::InvalidArgument(format!(
-                "cwd must be an absolute path, got `{}`",
-                self.cwd
-            )));
-        }
-        let mut p = serde_json::json!({ "cwd": self.cwd });
-        if let Some(id) = session_id {
-            p["sessionId"] = Value::from(id);
-        }
-        if mcp_required || !self.mcp_servers.is_empty() {
-            p["mcpServers"] = Value::from(self.mcp_servers.clone());
-        }
-        if !self.additional_directories.is_empty() {
-            if !info.session_capability("additionalDirectories") {
-                return Err(Error::Unsupported(
-                    "agent does not advertise sessionCapabilities.additionalDirectories".into(),
-                ));
-            }
-            if let Some(bad) = self
-                .additional_directories
-                .iter()
-                .find(|d| !std::path::Path::new(d).is_absolute())
-            {
-                return Err(Error::InvalidArgument(format!(
-                    "additional directory must be absolute: `{bad}`"
-                )));
-            }
-            p["additionalDirectories"] = Value::from(self.additional_directories.clone());
-        }
-        Ok(p)
-    }
-}
-
-/// A connected, initialized agent. Cheap to clone; when every handle (including sessions) is
-/// dropped, the agent is shut down.
-#[derive(Debug, Clone)]
-pub struct Agent {
-    inner: Arc<AgentInner>,
-}
-
-#[derive(Debug)]
-struct AgentInner {
-    id: u64,
-    cmd: mpsc::Sender<Command>,
-    shared: Arc<AgentShared>,
-    host: Arc<HostShared>,
-    /// How it was started (`None` for `connect`): terminal login relaunches it.
-    spec: Option<AgentSpec>,
-    /// The host, to relaunch the agent (weak: an agent does not keep its host alive).
-    owner: std::sync::Weak<HostInner>,
-}
-
-impl Agent {
-    /// The host's id for this agent (the `agent` field of events).
-    pub fn id(&self) -> u64 {
-        self.inner.id
-    }
-
-    /// What the agent negotiated in `initialize`.
-    pub fn info(&self) -> Option<&AgentInfo> {
-        self.inner.shared.info.get()
-    }
-
-    /// The agent's process id (leader of its process group); `None` for `Host::connect` agents.
-    pub fn pid(&self) -> Option<u32> {
-        self.inner.shared.pid.get().copied()
-    }
-
-    /// How the agent ended, once it has.
-    pub fn exit_info(&self) -> Option<&ExitInfo> {
-        self.inner.shared.exit.get()
-    }
-
-    /// Resolves once the agent has ended (its [`Agent::exit_info`] is set; its `agent_exited`
-    /// event is being queued), at once if it already has.
-    pub async fn exited(&self) {
-        loop {
-            let woken = self.inner.shared.exited.notified();
-            tokio::pin!(woken);
-            woken.as_mut().enable();
-            if self.exit_info().is_some() {
-                return;
-            }
-            woken.await;
-        }
-    }
-
-    fn require_info(&self) -> Result<&AgentInfo> {
-        self.info()
-            .ok_or_else(|| Error::Closed("agent not initialized".into()))
-    }
-
-    /// The agent's info, if its capabilities allow `method` (the method table's gate); else
-    /// `Unsupported` naming the capability, and nothing is sent.
-    fn require_gate(&self, method: &str) -> Result<&AgentInfo> {
-        let info = self.require_info()?;
-        match crate::protocol::method(method) {
-            Some(m) if !m.allowed_by_agent(&info.capabilities) => Err(Error::Unsupported(format!(
-                "agent does not advertise {} ({method})",
-                m.gate.describe()
-            ))),
-            _ => Ok(info),
-        }
-    }
-
-    async fn send(&self, cmd: Command) -> Result<()> {
-        self.inner.cmd.send(cmd).await.map_err(|_| closed())
-    }
-
-    async fn request(
-        &self,
-        method: impl Into<Cow<'static, str>>,
-        params: &Value,
-        ctx: ReqCtx,
-        timeout: Option<Duration>,
-    ) -> Result<Box<RawValue>> {
-        self.request_abortable(method, params, ctx, timeout, std::future::pending())
-            .await
-    }
-
-    /// [`Agent::request`] that settles once `abort` resolves: at once with [`Error::Cancelled`]
-    /// (the agent gets `$/cancel_request`), or for a prompt after `session/cancel` and at most
-    /// `HostConfig::cancel_grace` waiting for the agent's answer (returned when it comes in time).
-    /// The request stays registered: a late answer ends the turn (`turn_ended`) exactly once.
-    async fn request_abortable(
-        &self,
-        method: impl Into<Cow<'static, str>>,
-        params: &Value,
-        ctx: ReqCtx,
-        timeout: Option<Duration>,
-        abort: impl Future<Output = ()>,
-    ) -> Result<Box<RawValue>> {
-        let is_prompt = matches!(ctx, ReqCtx::Prompt { .. });
-        let id = self
-            .inner
-            .shared
-            .next_request
-            .fetch_add(1, Ordering::Relaxed)
-            + 1;
-        let (tx, rx) = oneshot::channel();
-        self.send(Command::Request {
-            id,
-            method: method.into(),
-            params: raw_json(params),
-            ctx,
-            timeout,
-            reply: tx,
-        })
-        .await?;
-        // If this future is dropped before the answer, the agent is told (best effort).
-        let mut guard = InFlight {
-            cmd: &self.inner.cmd,
-            id,
-            done: false,
-        };
-        let gone = |agent: &Agent| {
-            agent
-                .exit_info()
-                .cloned()
-                .map(Error::AgentExited)
-                .unwrap_or_else(closed)
-        };
-        let host = &self.inner.host;
-        let stall = host
-            .config
-            .event_stall_timeout
-            .filter(|_| host.bus.enabled());
-        let mut rx = rx;
-        let stalled = async {
-            match stall {
-                Some(limit) => host.bus.wait_stalled(limit).await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::pin!(stalled, abort);
-        let mut aborted = false;
-        let res = loop {
-            tokio::select! {
-                biased;
-                r = &mut rx => break r.unwrap_or_else(|_| Err(gone(self))),
-                waited = &mut stalled => match rx.try_recv() {
-                    // The answer made it after all: prefer it.
-                    Ok(r) => break r,
-                    // Abandoned (the agent is told, a prompt is cancelled) by the guard.
-                    Err(_) => {
-                        return Err(Error::EventsStalled {
-                            waited_ms: u64::try_from(waited.as_millis()).unwrap_or(u64::MAX),
-                        });
-                    }
-                },
-                () = &mut abort, if !aborted => {
-                    if !is_prompt {
-                        // The guard sends `$/cancel_request`; the caller has its answer now.
-                        return Err(Error::Cancelled);
-                    }
-                    // The actor sends `session/cancel` (cancelling the session's pending
-                    // permission requests) and answers within `cancel_grace`: the agent's own
-                    // answer if it comes in time, else `cancelled`.
-                    aborted = true;
-                    let _ = self.inner.cmd.send(Command::Abandon { id }).await;
-                }
-            }
-        };
-        guard.done = true;
-        res
-    }
-
-    fn control_timeout(&self) -> Option<Duration> {
-        self.inner.host.config.request_timeout
-    }
-
-    /// Send an extension request (a `_`-prefixed method, e.g. `_vendor/thing`) and get its raw
-    /// result. Any other method is refused with `invalid_argument` (the protocol's own methods
-    /// go through their typed calls, which keep the session and turn bookkeeping).
-    pub async fn ext_request(&self, method: &str, params: &Value) -> Result<Value> {
-        if !method.starts_with('_') {
-            return Err(Error::InvalidArgument(format!(
-                "`{method}` is not an extension method (they start with `_`)"
-            )));
-        }
-        let raw = self
-            .request(
-                method.to_owned(),
-                params,
-                ReqCtx::Plain,
-                self.control_timeout(),
-            )
-            .await?;
-        Ok(serde_json::from_str(raw.get()).unwrap_or(Value::Null))
-    }
-
-    /// `authenticate` with one of the advertised agent-type auth methods.
-    /// The agent's `authMethods`, parsed: which need `authenticate` and which a terminal login.
-    pub fn auth_methods(&self) -> Vec<crate::auth::AuthMethodInfo> {
-        self.info()
-            .map(|i| {
-                i.auth_methods
-                    .iter()
-                    .filter_map(crate::auth::AuthMethodInfo::parse)
-                    .collect()
-            })
-            .unwrap_or_default()
-    }
-
-    /// Terminal login ([`crate::auth`]): run the login of `method_id` (a `terminal` method, or one
-    /// with the legacy `_meta["terminal-auth"]`) through `HostConfig::terminal_auth`; when it
-    /// exits 0, shut this agent down and start it again from the same spec (a new handshake),
-    /// and return the new agent. Retry the call that failed with `auth_required` on it; sessions
-    /// of this agent are gone (`load`/`resume` them on the new one). A login that exits non-zero
-    /// is `auth_required` and leaves this agent running. `authenticate` is never sent.
-    pub async fn terminal_auth(&self, method_id: &str) -> Result<Agent> {
-        let crate::auth::TerminalAuth::Runner(runner) =
-            self.inner.host.config.terminal_auth.clone()
-        else {
-            return Err(Error::Unsupported(
-                "terminal login needs a runner (HostConfig::terminal_auth)".into(),
-            ));
-        };
-        let Some(spec) = self.inner.spec.clone() else {
-            return Err(Error::Unsupported(
-                "terminal login relaunches the agent: this one was not spawned by the host".into(),
-            ));
-        };
-        let info = self.require_info()?;
-        let method = info.auth_method(method_id).ok_or_else(|| {
-            Error::InvalidArgument(format!("agent does not offer auth method `{method_id}`"))
-        })?;
-        let command = crate::auth::terminal_command(method, &spec).ok_or_else(|| {
-            Error::InvalidArgument(format!(
-                "auth method `{method_id}` is not a terminal login (use authenticate)"
-            ))
-        })?;
-        let code = crate::services::serving(self.inner.id, runner.run(command))
-            .await
-            .map_err(|e| Error::AuthRequired {
-                message: format!("terminal login `{method_id}` could not run: {e}"),
-                data: None,
-            })?;
-        if code != 0 {
-            return Err(Error::AuthRequired {
-                message: format!("terminal login `{method_id}` exited with status {code}"),
-                data: Some(serde_json::json!({ "exitCode": code })),
-            });
-        }
-        let host = self
-            .inner
-            .owner
-            .upgrade()
-            .map(|inner| Host { inner })
-            .ok_or_else(|| Error::Closed("the host is gone".into()))?;
-        self.shutdown().await;
-        host.spawn(spec).await
-    }
-
-    pub async fn authenticate(&self, method_id: &str) -> Result<()> {
-        let info = self.require_info()?;
-        match info.auth_method(method_id) {
-            None if !info.auth_methods.is_empty() => {
-                return Err(Error::InvalidArgument(format!(
-                    "agent does not offer auth method `{method_id}`"
-                )));
-            }
-            Some(m)
-                if m.get("type")
-                    .and_then(Value::as_str)
-                    .is_some_and(|t| t != "agent") =>
-            {
-                return Err(Error::Unsupported(format!(
-                    "auth method `{method_id}` is not an `agent` method (a terminal login: use \
-                     terminal_auth, which relaunches the agent)"
-                )));
-            }
-            _ => {}
-        }
-        let params = serde_json::json!({ "methodId": method_id });
-        self.request(
-            "authenticate",
-            &params,
-            ReqCtx::Plain,
-            self.control_timeout(),
-        )
-        .await?;
-        Ok(())
-    }
-
-    /// `logout` (needs `agentCapabilities.auth.logout`): the agent forgets its credentials;
-    /// calls that need them fail with `auth_required` until `authenticate` again.
-    pub async fn logout(&self) -> Result<()> {
-        self.require_gate("logout")?;
-        self.request(
-            "logout",
-            &serde_json::json!({}),
-            ReqCtx::Plain,
-            self.control_timeout(),
-        )
-        .await?;
-        Ok(())
-    }
-
-    /// `session/new`.
-    pub async fn new_session(&self, options: SessionOptions) -> Result<Session> {
-        let info = self.require_info()?;
-        let params = options.params(info, None, true)?;
-        let raw = self
-            .request(
-                "session/new",
-                &params,
-                ReqCtx::NewSession {
-                    cwd: options.cwd.clone(),
-                    extra: options.additional_directories.clone(),
-                },
-                self.control_timeout(),
-            )
-            .await?;
-        self.session_from_result(&raw, None)
-    }
-
-    /// `session/load` (needs `loadSession`): the agent replays the conversation, delivered as
-    /// `session_update` events with `replay: true` after `session_opened`.
-    pub async fn load_session(&self, session_id: &str, options: SessionOptions) -> Result<Session> {
-        self.require_gate("session/load")?;
-        self.open_existing("session/load", session_id, options, true, "load")
-            .await
-    }
-
-    /// `session/resume` (needs `sessionCapabilities.resume`): reopen without replay.
-    pub async fn resume_session(
-        &self,
-        session_id: &str,
-        options: SessionOptions,
-    ) -> Result<Session> {
-        self.require_gate("session/resume")?;
-        self.open_existing("session/resume", session_id, options, false, "resume")
-            .await
-    }
-
-    async fn open_existing(
-        &self,
-        method: &'static str,
-        session_id: &str,
-        options: SessionOptions,
-        replay: bool,
-        origin: &'static str,
-    ) -> Result<Session> {
-        let info = self.require_info()?;
-        let params = options.params(info, Some(session_id), method == "session/load")?;
-        let id: Arc<str> = Arc::from(session_id);
-        let ctx = ReqCtx::OpenSession {
-            id: id.clone(),
-            cwd: options.cwd.clone(),
-            extra: options.additional_directories.clone(),
-            replay,
-            origin,
-        };
-        let raw = self
-            .request(method, &params, ctx, self.control_timeout())
-            .await?;
-        self.session_from_result(&raw, Some(id))
-    }
-
-    /// `session/fork` (unstable: needs `"session/fork"` in [`HostConfig::unstable`], and the
-    /// agent's `sessionCapabilities.fork`): a new session that starts from `session_id`'s history.
-    pub async fn fork_session(&self, session_id: &str, options: SessionOptions) -> Result<Session> {
-        if !self
-            .inner
-            .host
-            .config
-            .unstable
-            .iter()
-            .any(|m| m == "session/fork")
-        {
-            return Err(Error::Unsupported(
-                "session/fork is an unstable ACP method: opt in with `unstable: [\"session/fork\"]` \
-                 in the host's config"
-                    .into(),
-            ));
-        }
-        let info = self.require_gate("session/fork")?;
-        let params = options.params(info, Some(session_id), false)?;
-        let raw = self
-            .request(
-                "session/fork",
-                &params,
-                ReqCtx::ForkSession {
-                    cwd: options.cwd.clone(),
-                    extra: options.additional_directories.clone(),
-                },
-                self.control_timeout(),
-            )
-            .await?;
-        self.session_from_result(&raw, None)
-    }
-
-    fn session_from_result(&self, raw: &RawValue, known: Option<Arc<str>>) -> Result<Session> {
-        let id: Arc<str> = match known {
-            Some(id) => id,
-            None => {
-                let v: Value = serde_json::from_str(raw.get()).unwrap_or(Value::Null);
-                match v.get("sessionId").and_then(Value::as_str) {
-                    Some(s) => Arc::from(s),
-                    None => return Err(Error::Protocol("response has no sessionId".into())),
-                }
-            }
-        };
-        let view = self
-            .inner
-            .shared
-            .session_view(&id)
-            .ok_or_else(|| Error::Closed(format!("session {id} closed while opening")))?;
-        Ok(Session {
-            agent: self.clone(),
-            id,
-            view,
-        })
-    }
-
-    /// `session/list` (needs `sessionCapabilities.list`). Returns `{sessions, nextCursor?}`.
-    pub async fn list_sessions(&self, cwd: Option<&str>, cursor: Option<&str>) -> Result<Value> {
-        self.require_gate("session/list")?;
-        let mut params = serde_json::json!({});
-        if let Some(cwd) = cwd {
-            params["cwd"] = Value::from(cwd);
-        }
-        if let Some(c) = cursor {
-            params["cursor"] = Value::from(c);
-        }
-        let raw = self
-            .request(
-                "session/list",
-                &params,
-                ReqCtx::Plain,
-                self.control_timeout(),
-            )
-            .await?;
-        Ok(serde_json::from_str(raw.get()).unwrap_or(Value::Null))
-    }
-
-    /// `session/close` (needs `sessionCapabilities.close`).
-    pub async fn close_session(&self, session_id: &str) -> Result<()> {
-        self.require_gate("session/close")?;
-        let params = serde_json::json!({ "sessionId": session_id });
-        let ctx = ReqCtx::CloseSession {
-            id: Arc::from(session_id),
-        };
-        self.request("session/close", &params, ctx, self.control_timeout())
-            .await?;
-        Ok(())
-    }
-
-    /// `session/delete` (needs `sessionCapabilities.delete`).
-    pub async fn delete_session(&self, session_id: &str) -> Result<()> {
-        self.require_gate("session/delete")?;
-        let params = serde_json::json!({ "sessionId": session_id });
-        let ctx = ReqCtx::DeleteSession {
-            id: Arc::from(session_id),
-        };
-        self.request("session/delete", &params, ctx, self.control_timeout())
-            .await?;
-        Ok(())
-    }
-
-    /// A handle to an open session of this agent.
-    pub fn session(&self, session_id: &str) -> Option<Session> {
-        let view = self.inner.shared.session_view(session_id)?;
-        Some(Session {
-            agent: self.clone(),
-            id: Arc::from(session_id),
-            view,
-        })
-    }
-
-    /// Shut the agent down (ladder: stdin EOF → grace → SIGTERM → grace → SIGKILL, to its whole
-    /// process group). Pending calls fail with `closed`. Returns how it ended.
-    pub async fn shutdown(&self) -> ExitInfo {
-        self.shutdown_because(None).await
-    }
-
-    async fn shutdown_because(&self, error: Option<Value>) -> ExitInfo {
-        if let Some(info) = self.exit_info() {
-            return info.clone();
-        }
-        let (tx, rx) = oneshot::channel();
-        if self
-            .inner
-            .cmd
-            .send(Command::Shutdown { reply: tx, error })
-            .await
-            .is_err()
-        {
-            return self.exit_info().cloned().unwrap_or_default();
-        }
-        rx.await.unwrap_or_default()
-    }
-}
-
-/// Sends `Command::Abandon` when a request future is dropped before its answer arrived.
-struct InFlight<'a> {
-    cmd: &'a mpsc::Sender<Command>,
-    id: u64,
-    done: bool,
-}
-
-impl Drop for InFlight<'_> {
-    fn drop(&mut self) {
-        if !self.done {
-            let _ = self.cmd.try_send(Command::Abandon { id: self.id });
-        }
-    }
-}
-
-/// The result of a prompt turn.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TurnResult {
-    /// The host's turn id (the `turn` field of events).
-    pub turn: u64,
-    /// `end_turn`, `max_tokens`, `max_turn_requests`, `refusal`, `cancelled` (or a future value).
-    pub stop_reason: String,
-    /// `usage` of the prompt response, when the agent sent it.
-    pub usage: Option<Value>,
-    /// The whole prompt response.
-    pub raw: Value,
-    /// The agent's message text of this turn, assembled from its `agent_message_chunk` text
-    /// blocks (so a script can print the answer without reading events).
-    pub text: String,
-    /// The thought text (`agent_thought_chunk`), kept apart from `text`.
-    pub thought: String,
-    /// `text` or `thought` reached `session::TURN_TEXT_LIMIT` (4 MiB) and was cut there.
-    pub text_truncated: bool,
-}
-
-/// An open session. Cheap to clone.
-#[derive(Debug, Clone)]
-pub struct Session {
-    agent: Agent,
-    id: Arc<str>,
-    view: Arc<Mutex<SessionView>>,
-}
-
-impl Session {
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
-    pub fn agent(&self) -> &Agent {
-        &self.agent
-    }
-
-    /// A snapshot of the materialised session state.
-    pub fn state(&self) -> SessionView {
-        self.view.lock().map(|v| v.clone()).unwrap_or_default()
-    }
-
-    /// Send a prompt and wait for the turn to end. `content` is an array of ACP content blocks;
-    /// blocks the agent did not advertise (image, audio, embedded resources) are refused locally.
-    pub async fn prompt(&self, content: Vec<Value>) -> Result<TurnResult> {
-        self.prompt_abortable(content, std::future::pending()).await
-    }
-
-    /// [`Session::prompt`] with a Stop button: once `abort` resolves, `session/cancel` is sent
-    /// (pending permission requests of the session are answered `cancelled` at once) and the
-    /// agent has `HostConfig::cancel_grace` to end the turn. Its answer (normally stop reason
-    /// `cancelled`) is returned when it comes in time; otherwise the call fails with
-    /// [`Error::Cancelled`]. Either way it settles: an agent that ignores the cancel cannot hold
-    /// the caller. Late events of the turn still arrive with its turn id, and a late answer ends
-    /// the turn (`turn_ended`) once. Dropping the future instead abandons the turn at once (the
-    /// agent also gets `session/cancel`).
-    pub async fn prompt_abortable(
-        &self,
-        content: Vec<Value>,
-        abort: impl Future<Output = ()>,
-    ) -> Result<TurnResult> {
-        let info = self.agent.require_info()?;
-        check_prompt(info, &content)?;
-        let turn = self
-            .agent
-            .inner
-            .host
-            .next_turn
-            .fetch_add(1, Ordering::Relaxed)
-            + 1;
-        let params = serde_json::json!({ "sessionId": &*self.id, "prompt": content });
-        let text = Arc::new(Mutex::new(crate::session::TurnText::default()));
-        let ctx = ReqCtx::Prompt {
-            session: self.id.clone(),
-            turn,
-            text: text.clone(),
-        };
-        let timeout = self.agent.inner.host.config.prompt_timeout;
-        let raw = self
-            .agent
-            .request_abortable("session/prompt", &params, ctx, timeout, abort)
-            .await?;
-        let value: Value = serde_json::from_str(raw.get()).unwrap_or(Value::Null);
-        let stop_reason = value
-            .get("stopReason")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-            .ok_or_else(|| Error::Protocol("prompt response has no stopReason".into()))?;
-        let text = text.lock().map(|t| t.clone()).unwrap_or_default();
-        Ok(TurnResult {
-            turn,
-            stop_reason,
-            usage: value.get("usage").cloned(),
-            raw: value,
-            text: text.text,
-            thought: text.thought,
-            text_truncated: text.truncated,
-        })
-    }
-
-    /// Convenience: prompt with one text block.
-    pub async fn prompt_text(&self, text: &str) -> Result<TurnResult> {
-        self.prompt(vec![serde_json::json!({ "type": "text", "text": text })])
-            .await
-    }
-
-    /// `session/cancel`: the agent should end the turn with `cancelled`; every pending permission
-    /// request of this session is answered `cancelled` at once. The turn in flight then has
-    /// `HostConfig::cancel_grace` to end; if the agent ignores the cancel, the host gives up on
-    /// it: its `prompt` call fails with [`Error::Cancelled`] and the turn ends (`turn_ended`
-    /// with that error). Late updates keep the turn id; a late answer is reported as a
-    /// `protocol_error` (`late_response`), never applied.
-    pub async fn cancel(&self) -> Result<()> {
-        let (tx, rx) = oneshot::channel();
-        self.agent
-            .send(Command::Cancel {
-                session: self.id.clone(),
-                reply: tx,
-            })
-            .await?;
-        rx.await.map_err(|_| closed())?
-    }
-
-    /// `session/set_mode` (the agent must have returned `modes` with that mode id).
-    pub async fn set_mode(&self, mode_id: &str) -> Result<()> {
-        let modes = self.state().modes;
-        let Some(modes) = modes else {
-            return Err(Error::Unsupported(
-                "agent did not return session modes".into(),
-            ));
-        };
-        let known = modes
-            .get("availableModes")
-            .and_then(Value::as_array)
-            .is_some_and(|m| {
-                m.iter()
-                    .any(|x| x.get("id").and_then(Value::as_str) == Some(mode_id))
-            });
-        if !known {
-            return Err(Error::InvalidArgument(format!("unknown mode `{mode_id}`")));
-        }
-        let params = serde_json::json!({ "sessionId": &*self.id, "modeId": mode_id });
-        let ctx = ReqCtx::SetMode {
-            session: self.id.clone(),
-            mode: mode_id.to_owned(),
-        };
-        self.agent
-            .request(
-                "session/set_mode",
-                &params,
-                ctx,
-                self.agent.control_timeout(),
-            )
-            .await?;
-        Ok(())
-    }
-
-    /// `session/set_config_option`; returns the complete updated option list.
-    pub async fn set_config_option(&self, config_id: &str, value: Value) -> Result<Value> {
-        let options = self.state().config_options;
-        let Some(options) = options else {
-            return Err(Error::Unsupported(
-                "agent did not return config options".into(),
-            ));
-        };
-        let option = options
-            .as_array()
-            .and_then(|o| {
-                o.iter()
-                    .find(|x| x.get("id").and_then(Value::as_str) == Some(config_id))
-            })
-            .cloned();
-        let Some(option) = option else {
-            return Err(Error::InvalidArgument(format!(
-                "unknown config option `{config_id}`"
-            )));
-        };
-        let mut params =
-            serde_json::json!({ "sessionId": &*self.id, "configId": config_id, "value": value });
-        if option.get("type").and_then(Value::as_str) == Some("boolean") {
-            params["type"] = Value::from("boolean");
-        }
-        let ctx = ReqCtx::SetConfig {
-            session: self.id.clone(),
-        };
-        let raw = self
-            .agent
-            .request(
-                "session/set_config_option",
-                &params,
-                ctx,
-                self.agent.control_timeout(),
-            )
-            .await?;
-        let v: Value = serde_json::from_str(raw.get()).unwrap_or(Value::Null);
-        Ok(v.get("configOptions").cloned().unwrap_or(Value::Null))
-    }
-
-    /// The models the agent offers for this session, and the current one: from its config
-    /// option of category `model` (ACP v1), else from the legacy `models` of the session/new
-    /// (load, resume) response that older agents send. `None` when the agent offers no choice.
-    pub fn models(&self) -> Option<Models> {
-        Models::of(&self.state())
-    }
-
-    /// Switch the session's model: through the `model` config option when the agent has one
-    /// (`session/set_config_option`), else through the legacy `session/set_model` for agents
-    /// that only answer that. `model_id` must be one the agent offered.
-    pub async fn set_model(&self, model_id: &str) -> Result<()> {
-        let Some(models) = self.models() else {
-            return Err(Error::Unsupported(
-                "agent offers no model choice (no `model` config option, no `models`)".into(),
-            ));
-        };
-        if !models.available.iter().any(|m| m.id == model_id) {
-            return Err(Error::InvalidArgument(format!(
-                "unknown model `{model_id}`"
-            )));
-        }
-        match &models.via {
-            ModelSwitch::ConfigOption(config_id) => {
-                self.set_config_option(config_id, Value::from(model_id))
-                    .await?;
-            }
-            ModelSwitch::Legacy => {
-                let params = serde_json::json!({ "sessionId": &*self.id, "modelId": model_id });
-                let ctx = ReqCtx::SetModel {
-                    session: self.id.clone(),
-                    model: model_id.to_owned(),
-                };
-                self.agent
-                    .request(
-                        "session/set_model",
-                        &params,
-                        ctx,
-                        self.agent.control_timeout(),
-                    )
-                    .await?;
-            }
-        }
-        Ok(())
-    }
-
-    /// `session/close` for this session.
-    pub async fn close(&self) -> Result<()> {
-        self.agent.close_session(&self.id).await
-    }
-}
-
-/// Refuse prompt content the agent did not advertise (nothing is sent).
-fn check_prompt(info: &AgentInfo, content: &[Value]) -> Result<()> {
-    for (i, block) in content.iter().enumerate() {
-        let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
-        let needs = match kind {
-            "text" | "resource_link" => None,
-            "image" => Some("image"),
-            "audio" => Some("audio"),
-            "resource" => Some("embeddedContext"),
-            other => {
-                return Err(Error::InvalidArgument(format!(
-                    "prompt block {i} has unknown type `{other}`"
-                )));
-            }
-        };
-        if let Some(cap) = needs
-            && !info.prompt_capability(cap)
-        {
-            return Err(Error::Unsupported(format!(
-                "prompt block {i} is `{kind}` but the agent does not advertise promptCapabilities.{cap}"
-            )));
-        }
-    }
-    Ok(())
 }

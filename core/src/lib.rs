@@ -13,6 +13,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod agent;
 pub mod auth;
 pub mod connection;
 pub mod content;
@@ -20,6 +21,7 @@ pub mod elicitation;
 pub mod error;
 pub mod events;
 pub mod host;
+pub mod orchestration;
 pub mod permission;
 pub mod protocol;
 pub mod registry;
@@ -28,6 +30,7 @@ pub mod session;
 pub mod transport;
 pub mod wire;
 
+pub use agent::{Agent, SessionOptions};
 /// The pinned ACP schema crate (`agent-client-protocol-schema`) whose types type the payloads.
 pub use agent_client_protocol_schema as schema;
 pub use connection::{AgentInfo, PROTOCOL_VERSION};
@@ -37,13 +40,12 @@ pub use elicitation::{
 };
 pub use error::{Error, ExitInfo, Result};
 pub use events::{DecodeNote, Decoded, Event, EventKind, Payload};
-pub use host::{
-    Agent, ClientInfo, EventStream, Host, HostConfig, Session, SessionOptions, TurnResult,
-};
+pub use host::{ClientInfo, EventStream, Host, HostConfig};
+pub use orchestration::RestartPolicy;
 pub use permission::{
     DecidedBy, PermissionAnswer, PermissionDecider, PermissionHandler, PermissionOption,
     PermissionRequest, Settled,
 };
 pub use services::ClientCapabilities;
-pub use session::{ModelInfo, ModelSwitch, Models, SessionView};
+pub use session::{ModelInfo, ModelSwitch, Models, Session, SessionView, TurnResult};
 pub use transport::AgentSpec;

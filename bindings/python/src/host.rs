@@ -472,7 +472,7 @@ impl NativeAgent {
     fn info_json(&self) -> Option<String> {
         self.agent
             .info()
-            .and_then(|i| serde_json::to_string(i).ok())
+            .and_then(|i| serde_json::to_string(&i).ok())
     }
 
     /// How the agent ended, as JSON `{exitCode, signal, stderrTail}`, once it has.
@@ -480,7 +480,7 @@ impl NativeAgent {
     fn exit_info_json(&self) -> Option<String> {
         self.agent
             .exit_info()
-            .and_then(|i| serde_json::to_string(i).ok())
+            .and_then(|i| serde_json::to_string(&i).ok())
     }
 
     #[pyo3(signature = (method_id, *, aio=false, timeout=None))]

@@ -169,7 +169,7 @@ impl Agent {
 
     /// How it ended, once it has.
     pub fn exit_status(&self) -> Option<ExitStatus> {
-        self.agent.exit_info().map(ExitStatus::from)
+        self.agent.exit_info().as_ref().map(ExitStatus::from)
     }
 
     /// Open a new session.
@@ -296,6 +296,7 @@ impl Agent {
             agent.exited().await;
             agent
                 .exit_info()
+                .as_ref()
                 .map(ExitStatus::from)
                 .unwrap_or(ExitStatus {
                     exit_code: None,

@@ -205,6 +205,12 @@ pub(crate) enum Command {
         error: Option<Value>,
         reply: oneshot::Sender<ExitInfo>,
     },
+    /// Events from above the connection (the supervisor's), in order after this connection's;
+    /// `reply` once they are queued.
+    Emit {
+        events: Vec<PendingEvent>,
+        reply: oneshot::Sender<()>,
+    },
 }
 
 /// Results of work the actor started but does not wait for.
@@ -801,6 +807,14 @@ impl Actor {
 
     async fn on_command(&mut self, cmd: Command) {
         match cmd {
+            Command::Emit { events, reply } => {
+                for ev in events {
+                    self.emit(ev).await;
+                }
+                self.defer(move || {
+                    let _ = reply.send(());
+                });
+            }
             Command::Request {
                 id,
                 method,
@@ -1346,7 +1360,7 @@ impl Actor {
                     "authMethods": info.auth_methods,
                     "pid": self.process.as_ref().map(|p| p.pid),
                 });
-                let _ = self.shared.info.set(info);
+                let _ = self.shared.info.set(Arc::new(info));
                 self.emit(self.event(EventKind::AgentReady, raw_json(&data)))
                     .await;
                 Ok(raw)

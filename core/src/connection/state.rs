@@ -101,7 +101,7 @@ impl AgentInfo {
 pub(crate) struct AgentShared {
     /// Our outbound JSON-RPC ids (numbers, from 1).
     pub next_request: std::sync::atomic::AtomicU64,
-    pub info: OnceLock<AgentInfo>,
+    pub info: OnceLock<Arc<AgentInfo>>,
     pub sessions: Mutex<SessionMap>,
     pub exit: OnceLock<ExitInfo>,
     /// Woken once `exit` is set (`Agent::exited`).

@@ -46,6 +46,10 @@ pub enum Payload {
     Wire(Wire),
     CallCompleted(CallCompleted),
     ServiceRequested(ServiceRequested),
+    AgentRestarting(AgentRestarting),
+    AgentRestarted(AgentRestarted),
+    AgentFailed(AgentFailed),
+    SessionLost(SessionLost),
     /// The data could not be typed (see [`Decoded::notes`]); it is in the event's raw `data`.
     Unknown,
 }
@@ -128,6 +132,10 @@ pub(super) fn decode(kind: EventKind, raw: &str) -> Decoded {
         EventKind::Wire => typed!(Wire),
         EventKind::CallCompleted => typed!(CallCompleted),
         EventKind::ServiceRequested => typed!(ServiceRequested),
+        EventKind::AgentRestarting => typed!(AgentRestarting),
+        EventKind::AgentRestarted => typed!(AgentRestarted),
+        EventKind::AgentFailed => typed!(AgentFailed),
+        EventKind::SessionLost => typed!(SessionLost),
     }
 }
 

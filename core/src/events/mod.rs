@@ -52,11 +52,19 @@ pub enum EventKind {
     /// An agent's request for the embedder, delivered as an event to be answered by id (C ABI
     /// only: its pull-side services, `"services": "events"`).
     ServiceRequested,
+    /// A supervised agent's process died; a restart follows after `delayMs`.
+    AgentRestarting,
+    /// The restart succeeded: the agent's handles reach the new process.
+    AgentRestarted,
+    /// The supervisor gave up (restarts exhausted): the agent stays down. Terminal.
+    AgentFailed,
+    /// A session of a restarted agent could not be reopened.
+    SessionLost,
 }
 
 impl EventKind {
     /// Every kind, in declaration order.
-    pub const ALL: [EventKind; 24] = [
+    pub const ALL: [EventKind; 28] = [
         EventKind::AgentReady,
         EventKind::AgentExited,
         EventKind::SessionOpened,
@@ -81,6 +89,10 @@ impl EventKind {
         EventKind::Wire,
         EventKind::CallCompleted,
         EventKind::ServiceRequested,
+        EventKind::AgentRestarting,
+        EventKind::AgentRestarted,
+        EventKind::AgentFailed,
+        EventKind::SessionLost,
     ];
 
     /// The kind named `name` (the `kind` field of the JSON envelope).
@@ -115,6 +127,10 @@ impl EventKind {
             EventKind::Wire => "wire",
             EventKind::CallCompleted => "call_completed",
             EventKind::ServiceRequested => "service_requested",
+            EventKind::AgentRestarting => "agent_restarting",
+            EventKind::AgentRestarted => "agent_restarted",
+            EventKind::AgentFailed => "agent_failed",
+            EventKind::SessionLost => "session_lost",
         }
     }
 }

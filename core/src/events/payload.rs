@@ -51,7 +51,8 @@ pub enum ExitReason {
     Shutdown,
 }
 
-/// `agent_exited`: the agent is gone; always the agent's last event.
+/// `agent_exited`: the agent's process is gone. Its last event, unless the agent is supervised
+/// (`agent_restarting` or `agent_failed` follows).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[cfg_attr(feature = "json-schema", derive(JsonSchema))]
 #[serde(rename_all = "camelCase")]
@@ -449,6 +450,64 @@ pub struct ServiceRequested {
     pub params: Value,
 }
 
+/// `agent_restarting`: a supervised agent's process ended (or the previous restart attempt
+/// failed); attempt `attempt` of `maxRestarts` starts after `delayMs`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct AgentRestarting {
+    pub attempt: u32,
+    pub max_restarts: u32,
+    pub delay_ms: u64,
+    /// Why: `agent_exited` with the dead process's status, or the failed attempt's error.
+    pub error: ErrorInfo,
+}
+
+/// How a session came back after a restart.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct RecoveredSession {
+    pub session_id: String,
+    /// `resume` or `load` (a load replays the conversation as `replay: true` updates).
+    pub via: String,
+}
+
+/// `agent_restarted`: the new process is the agent's connection; the embedder's handles reach
+/// it. Follows the new process's `agent_ready` and the reopened sessions' `session_opened`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct AgentRestarted {
+    pub attempt: u32,
+    #[serde(default)]
+    pub pid: Option<u32>,
+    pub recovered: Vec<RecoveredSession>,
+    /// Session ids that could not be reopened (each also has a `session_lost` event).
+    pub lost: Vec<String>,
+}
+
+/// `agent_failed`: the supervisor gave up after `attempts` restarts; the agent stays down.
+/// Always the agent's last event.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct AgentFailed {
+    pub attempts: u32,
+    /// Why the last attempt (or, with `maxRestarts: 0`, the process) failed.
+    pub error: ErrorInfo,
+}
+
+/// `session_lost`: a session of a restarted agent that could not be reopened (the agent offers
+/// neither resume nor load, or refused); its handle no longer reaches a session.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionLost {
+    pub session_id: String,
+    pub error: ErrorInfo,
+}
+
 /// Every kind's `data` type, one field per kind (the field name is the kind). The generated
 /// schema's root: the faces build their event unions from it (`AcpEvent` in Node, the per-kind
 /// event classes in Python).
@@ -480,4 +539,8 @@ pub struct EventData {
     pub wire: Wire,
     pub call_completed: CallCompleted,
     pub service_requested: ServiceRequested,
+    pub agent_restarting: AgentRestarting,
+    pub agent_restarted: AgentRestarted,
+    pub agent_failed: AgentFailed,
+    pub session_lost: SessionLost,
 }

@@ -1,5 +1,6 @@
 //! Materialised session state: what a UI needs without re-deriving it from the update stream.
 
+mod handle;
 mod models;
 
 use std::collections::HashMap;
@@ -8,6 +9,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+pub use handle::{Session, TurnResult};
 pub use models::{ModelInfo, ModelSwitch, Models};
 
 /// A snapshot of one session, kept current by the connection as updates arrive.

@@ -31,6 +31,8 @@ pub struct AgentSpec {
     pub env: BTreeMap<String, Option<String>>,
     /// Working directory of the agent process (defaults to the host's).
     pub cwd: Option<PathBuf>,
+    /// Restart the agent when its process dies (the supervisor); `None`: it stays down.
+    pub restart: Option<crate::orchestration::RestartPolicy>,
 }
 
 impl AgentSpec {
@@ -62,6 +64,11 @@ impl AgentSpec {
     }
     pub fn cwd(mut self, dir: impl Into<PathBuf>) -> Self {
         self.cwd = Some(dir.into());
+        self
+    }
+    /// Supervise the agent with `policy` (see [`crate::orchestration::supervisor`]).
+    pub fn restart(mut self, policy: crate::orchestration::RestartPolicy) -> Self {
+        self.restart = Some(policy);
         self
     }
     /// `command args...` for messages.

@@ -535,6 +535,10 @@ export interface EventData {
   wire: Wire;
   call_completed: CallCompleted;
   service_requested: ServiceRequested;
+  agent_restarting: AgentRestarting;
+  agent_restarted: AgentRestarted;
+  agent_failed: AgentFailed;
+  session_lost: SessionLost;
 }
 /**
  * `agent_ready`: the handshake succeeded.
@@ -1026,7 +1030,8 @@ export interface AuthMethodAgent {
   } | null;
 }
 /**
- * `agent_exited`: the agent is gone; always the agent's last event.
+ * `agent_exited`: the agent's process is gone. Its last event, unless the agent is supervised
+ * (`agent_restarting` or `agent_failed` follows).
  */
 export interface AgentExited {
   reason: ExitReason;
@@ -3101,4 +3106,59 @@ export interface ServiceRequested {
    * The request's params (for fs: `{"sessionId", "path", ...}` after the host's checks).
    */
   params: unknown;
+}
+/**
+ * `agent_restarting`: a supervised agent's process ended (or the previous restart attempt
+ * failed); attempt `attempt` of `maxRestarts` starts after `delayMs`.
+ */
+export interface AgentRestarting {
+  attempt: number;
+  maxRestarts: number;
+  delayMs: number;
+  /**
+   * Why: `agent_exited` with the dead process's status, or the failed attempt's error.
+   */
+  error: ErrorInfo;
+}
+/**
+ * `agent_restarted`: the new process is the agent's connection; the embedder's handles reach
+ * it. Follows the new process's `agent_ready` and the reopened sessions' `session_opened`.
+ */
+export interface AgentRestarted {
+  attempt: number;
+  pid?: number | null;
+  recovered: RecoveredSession[];
+  /**
+   * Session ids that could not be reopened (each also has a `session_lost` event).
+   */
+  lost: string[];
+}
+/**
+ * How a session came back after a restart.
+ */
+export interface RecoveredSession {
+  sessionId: string;
+  /**
+   * `resume` or `load` (a load replays the conversation as `replay: true` updates).
+   */
+  via: string;
+}
+/**
+ * `agent_failed`: the supervisor gave up after `attempts` restarts; the agent stays down.
+ * Always the agent's last event.
+ */
+export interface AgentFailed {
+  attempts: number;
+  /**
+   * Why the last attempt (or, with `maxRestarts: 0`, the process) failed.
+   */
+  error: ErrorInfo;
+}
+/**
+ * `session_lost`: a session of a restarted agent that could not be reopened (the agent offers
+ * neither resume nor load, or refused); its handle no longer reaches a session.
+ */
+export interface SessionLost {
+  sessionId: string;
+  error: ErrorInfo;
 }

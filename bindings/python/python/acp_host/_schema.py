@@ -217,7 +217,9 @@ class _AgentExitedRequired(TypedDict):
 
 
 class AgentExited(_AgentExitedRequired, total=False):
-    """`agent_exited`: the agent is gone; always the agent's last event."""
+    """`agent_exited`: the agent's process is gone. Its last event, unless the agent is
+    supervised (`agent_restarting` or `agent_failed` follows).
+    """
 
     exitCode: Optional[int]
     #: The signal that ended it, e.g. `SIGKILL`.
@@ -2007,6 +2009,60 @@ class ServiceRequested(TypedDict):
     params: Any
 
 
+class AgentRestarting(TypedDict):
+    """`agent_restarting`: a supervised agent's process ended (or the previous restart attempt
+    failed); attempt `attempt` of `maxRestarts` starts after `delayMs`.
+    """
+
+    attempt: int
+    maxRestarts: int
+    delayMs: int
+    #: Why: `agent_exited` with the dead process's status, or the failed attempt's error.
+    error: ErrorInfo
+
+
+class _AgentRestartedRequired(TypedDict):
+    attempt: int
+    recovered: List[RecoveredSession]
+    #: Session ids that could not be reopened (each also has a `session_lost` event).
+    lost: List[str]
+
+
+class AgentRestarted(_AgentRestartedRequired, total=False):
+    """`agent_restarted`: the new process is the agent's connection; the embedder's handles reach
+    it. Follows the new process's `agent_ready` and the reopened sessions' `session_opened`.
+    """
+
+    pid: Optional[int]
+
+
+class RecoveredSession(TypedDict):
+    """How a session came back after a restart."""
+
+    sessionId: str
+    #: `resume` or `load` (a load replays the conversation as `replay: true` updates).
+    via: str
+
+
+class AgentFailed(TypedDict):
+    """`agent_failed`: the supervisor gave up after `attempts` restarts; the agent stays down.
+    Always the agent's last event.
+    """
+
+    attempts: int
+    #: Why the last attempt (or, with `maxRestarts: 0`, the process) failed.
+    error: ErrorInfo
+
+
+class SessionLost(TypedDict):
+    """`session_lost`: a session of a restarted agent that could not be reopened (the agent
+    offers neither resume nor load, or refused); its handle no longer reaches a session.
+    """
+
+    sessionId: str
+    error: ErrorInfo
+
+
 #: Every event kind (docs/EVENTS.md). New kinds may be added: consumers must tolerate others at
 #: runtime.
 EventKind = Union[
@@ -2034,6 +2090,10 @@ EventKind = Union[
     Literal["wire"],
     Literal["call_completed"],
     Literal["service_requested"],
+    Literal["agent_restarting"],
+    Literal["agent_restarted"],
+    Literal["agent_failed"],
+    Literal["session_lost"],
 ]
 
 
@@ -2062,6 +2122,10 @@ EVENT_KINDS: Tuple[EventKind, ...] = (
     "wire",
     "call_completed",
     "service_requested",
+    "agent_restarting",
+    "agent_restarted",
+    "agent_failed",
+    "session_lost",
 )
 
 
@@ -2116,6 +2180,10 @@ class EventData(TypedDict):
     wire: Wire
     call_completed: CallCompleted
     service_requested: ServiceRequested
+    agent_restarting: AgentRestarting
+    agent_restarted: AgentRestarted
+    agent_failed: AgentFailed
+    session_lost: SessionLost
 
 
 class EventEnvelope(Protocol):
@@ -2363,6 +2431,42 @@ class ServiceRequestedEvent(EventEnvelope, Protocol):
     def data(self) -> ServiceRequested: ...
 
 
+class AgentRestartingEvent(EventEnvelope, Protocol):
+    """An ``agent_restarting`` event: ``data`` is ``AgentRestarting``."""
+
+    @property
+    def kind(self) -> Literal["agent_restarting"]: ...
+    @property
+    def data(self) -> AgentRestarting: ...
+
+
+class AgentRestartedEvent(EventEnvelope, Protocol):
+    """An ``agent_restarted`` event: ``data`` is ``AgentRestarted``."""
+
+    @property
+    def kind(self) -> Literal["agent_restarted"]: ...
+    @property
+    def data(self) -> AgentRestarted: ...
+
+
+class AgentFailedEvent(EventEnvelope, Protocol):
+    """An ``agent_failed`` event: ``data`` is ``AgentFailed``."""
+
+    @property
+    def kind(self) -> Literal["agent_failed"]: ...
+    @property
+    def data(self) -> AgentFailed: ...
+
+
+class SessionLostEvent(EventEnvelope, Protocol):
+    """A ``session_lost`` event: ``data`` is ``SessionLost``."""
+
+    @property
+    def kind(self) -> Literal["session_lost"]: ...
+    @property
+    def data(self) -> SessionLost: ...
+
+
 #: Any event: narrow on ``ev.kind`` to type ``ev.data``.
 AnyEvent = Union[
     AgentReadyEvent,
@@ -2389,6 +2493,10 @@ AnyEvent = Union[
     WireEvent,
     CallCompletedEvent,
     ServiceRequestedEvent,
+    AgentRestartingEvent,
+    AgentRestartedEvent,
+    AgentFailedEvent,
+    SessionLostEvent,
 ]
 
 
@@ -2598,6 +2706,11 @@ __all__ = [
     "WireDirection",
     "CallCompleted",
     "ServiceRequested",
+    "AgentRestarting",
+    "AgentRestarted",
+    "RecoveredSession",
+    "AgentFailed",
+    "SessionLost",
     "EventKind",
     "EVENT_KINDS",
     "SessionUpdateKind",
@@ -2627,5 +2740,9 @@ __all__ = [
     "WireEvent",
     "CallCompletedEvent",
     "ServiceRequestedEvent",
+    "AgentRestartingEvent",
+    "AgentRestartedEvent",
+    "AgentFailedEvent",
+    "SessionLostEvent",
     "AnyEvent",
 ]
