@@ -230,6 +230,19 @@ impl Agent {
         self.link().shared.exit.get().cloned()
     }
 
+    /// Whether the agent ended for good: its process is gone and no restart is coming (it is not
+    /// supervised, was shut down, or its supervisor gave up). A supervised agent between a crash
+    /// and its restart is not gone. For faces that keep a list of live agents.
+    pub fn is_gone(&self) -> bool {
+        if self.link().shared.exit.get().is_none() {
+            return false;
+        }
+        self.inner
+            .supervision
+            .lock()
+            .map_or(true, |s| s.as_ref().is_none_or(Supervision::gave_up))
+    }
+
     /// Whether the supervisor gave up on this agent (`agent_failed`): it stays down.
     pub fn restarts_exhausted(&self) -> bool {
         self.inner

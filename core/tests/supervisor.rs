@@ -359,6 +359,7 @@ async fn an_agent_that_cannot_restart_gives_up_after_the_limit() {
     assert_eq!(failed["attempts"], 2);
     assert!(failed["error"]["kind"].is_string());
     assert!(agent.restarts_exhausted());
+    assert!(agent.is_gone());
     assert_eq!(starts(dir.path()), 3);
     // Terminal: nothing more from this agent, and its calls fail with the typed exit error.
     let after = common::drain(&mut events, Duration::from_millis(300)).await;
@@ -447,9 +448,13 @@ async fn shutdown_during_the_backoff_stops_the_restart_at_once() {
     let agent = host.spawn(agent(dir.path(), &[], policy)).await.unwrap();
     nix_kill(agent.pid().unwrap());
     collect_until(&mut events, LONG, is(EventKind::AgentRestarting)).await;
+    // Dead but coming back: not gone (faces keep it in their list of agents to shut down).
+    assert!(agent.exit_info().is_some());
+    assert!(!agent.is_gone());
     let t = Instant::now();
     agent.shutdown().await;
     assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    assert!(agent.is_gone());
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(starts(dir.path()), 1);
 }

@@ -294,7 +294,7 @@ impl NativeHost {
             // Given up: the agent being started goes with its last handle (shut down).
             let agent = within("spawn".into(), timeout, host.spawn(spec)).await?;
             if let Ok(mut all) = agents.lock() {
-                all.retain(|a| a.exit_info().is_none());
+                all.retain(|a| !a.is_gone());
                 if !closed.load(Ordering::SeqCst) {
                     all.push(agent.clone());
                 }

@@ -270,7 +270,7 @@ impl Agent {
         on_rt(async move {
             let next = agent.terminal_auth(&method_id).await?;
             if let Ok(mut all) = owned.lock() {
-                all.retain(|a| a.exit_info().is_none());
+                all.retain(|a| !a.is_gone());
                 all.push(next.clone());
             }
             Ok(Arc::new(Agent::new(next, owned)))

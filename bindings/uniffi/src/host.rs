@@ -356,7 +356,7 @@ impl Host {
         on_rt(async move {
             let agent = host.spawn(core).await?;
             if let Ok(mut all) = agents.lock() {
-                all.retain(|a| a.exit_info().is_none());
+                all.retain(|a| !a.is_gone());
                 if !closed.load(Ordering::SeqCst) {
                     all.push(agent.clone());
                 }
