@@ -41,7 +41,7 @@ pub use elicitation::{
 pub use error::{Error, ExitInfo, Result};
 pub use events::{DecodeNote, Decoded, Event, EventKind, Payload};
 pub use host::{ClientInfo, EventStream, Host, HostConfig};
-pub use orchestration::RestartPolicy;
+pub use orchestration::{Pool, PoolConfig, PoolMode, PoolStats, PooledSession, RestartPolicy};
 pub use permission::{
     DecidedBy, PermissionAnswer, PermissionDecider, PermissionHandler, PermissionOption,
     PermissionRequest, Settled,
