@@ -630,8 +630,12 @@ impl Event {
     }
 }
 
-fn kind_str<'py>(py: Python<'py>, kind: EventKind) -> &'py Bound<'py, pyo3::types::PyString> {
-    match kind {
+/// The kind's name, interned (`None` for a kind this list does not name yet: see `Event::kind`).
+fn kind_str<'py>(
+    py: Python<'py>,
+    kind: EventKind,
+) -> Option<&'py Bound<'py, pyo3::types::PyString>> {
+    Some(match kind {
         EventKind::AgentReady => intern!(py, "agent_ready"),
         EventKind::AgentExited => intern!(py, "agent_exited"),
         EventKind::SessionOpened => intern!(py, "session_opened"),
@@ -659,8 +663,8 @@ fn kind_str<'py>(py: Python<'py>, kind: EventKind) -> &'py Bound<'py, pyo3::type
         EventKind::AgentRestarted => intern!(py, "agent_restarted"),
         EventKind::AgentFailed => intern!(py, "agent_failed"),
         EventKind::SessionLost => intern!(py, "session_lost"),
-        _ => intern!(py, "unknown"),
-    }
+        _ => return None,
+    })
 }
 
 #[pymethods]
@@ -697,7 +701,11 @@ impl Event {
 
     #[getter]
     fn kind<'py>(&self, py: Python<'py>) -> Bound<'py, pyo3::types::PyString> {
-        kind_str(py, self.ev.kind).clone()
+        match kind_str(py, self.ev.kind) {
+            Some(s) => s.clone(),
+            // A kind added to the core later still arrives by its name (never as "unknown").
+            None => pyo3::types::PyString::intern(py, self.ev.kind.as_str()),
+        }
     }
 
     #[getter]
