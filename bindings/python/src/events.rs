@@ -21,7 +21,7 @@ use pyo3::types::PyList;
 use pyo3::{IntoPyObjectExt, intern};
 use tokio::sync::{Semaphore, mpsc, watch};
 
-use crate::opening::{Openings, Start};
+use crate::opening::{Ends, Openings, Start};
 
 /// Events pulled from the core at once and handed to a subscriber in one chunk.
 pub(crate) const BATCH: usize = 1024;
@@ -45,17 +45,23 @@ impl Filter {
         }
     }
 
-    /// After delivering this event the subscription ends.
-    fn ends_with(&self, ev: &CoreEvent) -> bool {
+    /// After delivering this event the subscription ends (`ends`: what the event ends, see
+    /// `Openings::ends`).
+    fn ends_with(&self, ev: &CoreEvent, ends: Ends) -> bool {
         match self {
             Filter::All => false,
-            Filter::Agent(a) => ev.agent == *a && ev.kind == EventKind::AgentExited,
+            Filter::Agent(a) => ev.agent == *a && ends.agent,
             Filter::Session(a, s) => {
                 ev.agent == *a
-                    && (ev.kind == EventKind::AgentExited
-                        || (ev.kind == EventKind::SessionClosed
-                            && ev.session.as_deref() == Some(&**s)))
+                    && (ends.agent || (ends.session && ev.session.as_deref() == Some(&**s)))
             }
+        }
+    }
+
+    fn of_agent(&self, agent: u64) -> bool {
+        match self {
+            Filter::All => false,
+            Filter::Agent(a) | Filter::Session(a, _) => *a == agent,
         }
     }
 }
@@ -85,6 +91,15 @@ pub(crate) struct Pump {
     capacity: usize,
     closing: watch::Sender<bool>,
     ended: watch::Sender<bool>,
+    /// Agents shut down by the embedder: their streams end once what is queued was delivered.
+    finished: mpsc::UnboundedSender<u64>,
+}
+
+/// What woke the pump.
+enum Step {
+    Events,
+    Finished(u64),
+    Closing,
 }
 
 impl Pump {
@@ -92,17 +107,19 @@ impl Pump {
     pub(crate) fn start(stream: Option<EventStream>, capacity: usize) -> Arc<Pump> {
         let (closing, closing_rx) = watch::channel(false);
         let (ended, _) = watch::channel(false);
+        let (finished, finished_rx) = mpsc::unbounded_channel();
         let pump = Arc::new(Pump {
             state: Mutex::new(Fanout::default()),
             next_id: AtomicU64::new(1),
             capacity: capacity.max(BATCH),
             closing,
             ended,
+            finished,
         });
         match stream {
             Some(stream) => {
                 let p = pump.clone();
-                crate::rt().spawn(async move { p.run(stream, closing_rx).await });
+                crate::rt().spawn(async move { p.run(stream, closing_rx, finished_rx).await });
             }
             None => {
                 pump.ended.send_replace(true);
@@ -111,36 +128,40 @@ impl Pump {
         pump
     }
 
-    async fn run(self: Arc<Self>, stream: EventStream, mut closing: watch::Receiver<bool>) {
+    async fn run(
+        self: Arc<Self>,
+        stream: EventStream,
+        mut closing: watch::Receiver<bool>,
+        mut finished: mpsc::UnboundedReceiver<u64>,
+    ) {
         let mut buf: Vec<CoreEvent> = Vec::with_capacity(BATCH);
         loop {
-            let closing_now = tokio::select! {
+            let step = tokio::select! {
                 biased;
+                // First: `drain` delivers everything queued before it anyway.
+                Some(agent) = finished.recv() => Step::Finished(agent),
                 n = stream.next_batch(&mut buf, BATCH) => {
                     if n == 0 {
                         break;
                     }
-                    false
+                    Step::Events
                 }
-                _ = closing.wait_for(|c| *c) => true,
+                _ = closing.wait_for(|c| *c) => Step::Closing,
             };
-            if closing_now {
-                // Everything the shutdown produced is queued already: deliver it, then end.
-                loop {
-                    while buf.len() < BATCH {
-                        match stream.try_next() {
-                            Some(ev) => buf.push(ev),
-                            None => break,
-                        }
-                    }
-                    if buf.is_empty() {
-                        break;
-                    }
-                    self.dispatch(&mut buf).await;
+            match step {
+                Step::Events => self.dispatch(&mut buf).await,
+                Step::Finished(agent) => {
+                    // Everything the agent's shutdown produced is queued already: deliver it,
+                    // then end its streams.
+                    self.drain(&stream, &mut buf).await;
+                    self.end_agent(agent);
                 }
-                break;
+                Step::Closing => {
+                    // Everything the shutdown produced is queued already: deliver it, then end.
+                    self.drain(&stream, &mut buf).await;
+                    break;
+                }
             }
-            self.dispatch(&mut buf).await;
         }
         // Under the lock, so that `subscribe` either lands before the clear or sees `ended`.
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
@@ -148,6 +169,51 @@ impl Pump {
         st.openings.clear();
         // `send_replace`: `send` stores nothing while nobody holds a receiver.
         self.ended.send_replace(true);
+    }
+
+    /// Dispatch what is queued in the core right now.
+    async fn drain(&self, stream: &EventStream, buf: &mut Vec<CoreEvent>) {
+        loop {
+            while buf.len() < BATCH {
+                match stream.try_next() {
+                    Some(ev) => buf.push(ev),
+                    None => break,
+                }
+            }
+            if buf.is_empty() {
+                return;
+            }
+            self.dispatch(buf).await;
+        }
+    }
+
+    /// The embedder shut `agent` down: end its streams (and its sessions') once the events
+    /// queued so far were delivered. A supervised agent's `agent_exited` does not end them (a
+    /// restart may follow), and a shutdown while it is down between two processes emits nothing.
+    pub(crate) fn finish_agent(&self, agent: u64) {
+        let _ = self.finished.send(agent);
+    }
+
+    fn end_agent(&self, agent: u64) {
+        if let Ok(mut st) = self.state.lock() {
+            st.openings.end_agent(agent);
+            // Dropping a subscription's sender ends it after the chunks it holds.
+            st.subs.retain(|s| !s.filter.of_agent(agent));
+        }
+    }
+
+    /// `agent` is supervised (spawned with a restart policy): its `agent_exited` does not end
+    /// its streams.
+    pub(crate) fn supervise(&self, agent: u64) {
+        if let Ok(mut st) = self.state.lock() {
+            st.openings.supervise(agent);
+        }
+    }
+
+    pub(crate) fn is_supervised(&self, agent: u64) -> bool {
+        self.state
+            .lock()
+            .is_ok_and(|st| st.openings.supervised(agent))
     }
 
     /// `f` on the session logs, unless the pump has ended (then there is nothing to log).
@@ -161,7 +227,7 @@ impl Pump {
 
     async fn dispatch(&self, buf: &mut Vec<CoreEvent>) {
         type Target = (u64, Filter, mpsc::UnboundedSender<Chunk>, Arc<Semaphore>);
-        let (targets, events): (Vec<Target>, Chunk) = {
+        let (targets, events): (Vec<Target>, (Chunk, Vec<Ends>)) = {
             let Ok(mut st) = self.state.lock() else {
                 buf.clear();
                 return;
@@ -173,30 +239,31 @@ impl Pump {
             }
             let events: Chunk = buf.drain(..).map(Arc::new).collect();
             // Logged under the same lock as the targets are taken: see `Fanout`.
-            st.openings.observe(&events);
+            let ends = st.openings.observe(&events);
             let targets = st
                 .subs
                 .iter()
                 .map(|s| (s.id, s.filter.clone(), s.tx.clone(), s.room.clone()))
                 .collect();
-            (targets, events)
+            (targets, (events, ends))
         };
+        let (events, ends) = events;
         for (id, filter, tx, room) in targets {
             let (chunk, ends) = match filter {
                 Filter::All => (events.clone(), false),
                 ref f => {
-                    let mut ends = false;
+                    let mut ended = false;
                     let mut chunk = Vec::new();
-                    for ev in &events {
+                    for (ev, e) in events.iter().zip(&ends) {
                         if f.accepts(ev) {
                             chunk.push(ev.clone());
                         }
-                        if f.ends_with(ev) {
-                            ends = true;
+                        if f.ends_with(ev, *e) {
+                            ended = true;
                             break;
                         }
                     }
-                    (chunk, ends)
+                    (chunk, ended)
                 }
             };
             let gone = !chunk.is_empty() && !deliver(&tx, &room, chunk, &self.closing).await;
@@ -314,7 +381,9 @@ async fn deliver(
 
 /// A stream of events (`for ev in sub`, or batches with `next_batch` / `next_batch_async`).
 /// Ends (StopIteration / `None`) when the host closes, or, for an agent or session stream,
-/// after that agent's `agent_exited` / that session's `session_closed`.
+/// after that agent's `agent_exited` / that session's `session_closed`; a supervised agent's
+/// streams continue across its restarts and end after `agent_failed`, `session_lost`, a close,
+/// or its shutdown.
 #[pyclass(frozen, module = "acp_host._native")]
 #[derive(Debug)]
 pub(crate) struct Subscription {
@@ -561,8 +630,12 @@ impl Event {
     }
 }
 
-fn kind_str<'py>(py: Python<'py>, kind: EventKind) -> &'py Bound<'py, pyo3::types::PyString> {
-    match kind {
+/// The kind's name, interned (`None` for a kind this list does not name yet: see `Event::kind`).
+fn kind_str<'py>(
+    py: Python<'py>,
+    kind: EventKind,
+) -> Option<&'py Bound<'py, pyo3::types::PyString>> {
+    Some(match kind {
         EventKind::AgentReady => intern!(py, "agent_ready"),
         EventKind::AgentExited => intern!(py, "agent_exited"),
         EventKind::SessionOpened => intern!(py, "session_opened"),
@@ -586,8 +659,12 @@ fn kind_str<'py>(py: Python<'py>, kind: EventKind) -> &'py Bound<'py, pyo3::type
         EventKind::ExtRequest => intern!(py, "ext_request"),
         EventKind::Wire => intern!(py, "wire"),
         EventKind::CallCompleted => intern!(py, "call_completed"),
-        _ => intern!(py, "unknown"),
-    }
+        EventKind::AgentRestarting => intern!(py, "agent_restarting"),
+        EventKind::AgentRestarted => intern!(py, "agent_restarted"),
+        EventKind::AgentFailed => intern!(py, "agent_failed"),
+        EventKind::SessionLost => intern!(py, "session_lost"),
+        _ => return None,
+    })
 }
 
 #[pymethods]
@@ -624,7 +701,11 @@ impl Event {
 
     #[getter]
     fn kind<'py>(&self, py: Python<'py>) -> Bound<'py, pyo3::types::PyString> {
-        kind_str(py, self.ev.kind).clone()
+        match kind_str(py, self.ev.kind) {
+            Some(s) => s.clone(),
+            // A kind added to the core later still arrives by its name (never as "unknown").
+            None => pyo3::types::PyString::intern(py, self.ev.kind.as_str()),
+        }
     }
 
     #[getter]

@@ -12,7 +12,7 @@ use acp_host::permission::policy::Policy;
 use acp_host::services::{ExtService, FsService, TerminalService};
 use acp_host::{
     AgentSpec, ClientInfo, ElicitationHandler, ElicitationModes, HostConfig, PermissionHandler,
-    SessionOptions, TurnResult,
+    RestartPolicy, SessionOptions, TurnResult,
 };
 use pyo3::prelude::*;
 use serde_json::Value;
@@ -264,7 +264,9 @@ impl NativeHost {
         self.host.policy().name().to_owned()
     }
 
-    #[pyo3(signature = (command, args, env=None, cwd=None, *, aio=false, timeout=None))]
+    /// `restart`: the supervisor's policy as its JSON form (`RestartPolicy::from_json`; an
+    /// unusable one raises `invalid_config` and nothing is started).
+    #[pyo3(signature = (command, args, env=None, cwd=None, *, aio=false, timeout=None, restart=None))]
     #[allow(clippy::too_many_arguments)]
     fn spawn(
         &self,
@@ -275,17 +277,27 @@ impl NativeHost {
         cwd: Option<PathBuf>,
         aio: bool,
         timeout: Option<f64>,
+        restart: Option<&str>,
     ) -> PyResult<Py<PyAny>> {
         let timeout = opt_timeout("timeout", timeout)?;
+        let restart = match restart {
+            Some(text) => Some(
+                RestartPolicy::from_json(&parse_json(py, "restart", text)?)
+                    .map_err(|e| errors::to_py(py, &e))?,
+            ),
+            None => None,
+        };
         if self.closed() {
             return Err(errors::local(py, "closed", "the host is closed"));
         }
+        let supervised = restart.is_some();
         let mut spec = AgentSpec::new(command).args(args);
         spec.env = env
             .unwrap_or_default()
             .into_iter()
             .collect::<BTreeMap<_, _>>();
         spec.cwd = cwd;
+        spec.restart = restart;
         let host = self.host.clone();
         let pump = self.pump.clone();
         let agents = self.agents.clone();
@@ -293,6 +305,9 @@ impl NativeHost {
         call(py, aio, async move {
             // Given up: the agent being started goes with its last handle (shut down).
             let agent = within("spawn".into(), timeout, host.spawn(spec)).await?;
+            if supervised {
+                pump.supervise(agent.id());
+            }
             if let Ok(mut all) = agents.lock() {
                 all.retain(|a| !a.is_gone());
                 if !closed.load(Ordering::SeqCst) {
@@ -475,12 +490,25 @@ impl NativeAgent {
             .and_then(|i| serde_json::to_string(&i).ok())
     }
 
-    /// How the agent ended, as JSON `{exitCode, signal, stderrTail}`, once it has.
+    /// How the agent ended, as JSON `{exitCode, signal, stderrTail}`, once it has (a supervised
+    /// agent's current process: `None` again after a restart).
     #[getter]
     fn exit_info_json(&self) -> Option<String> {
         self.agent
             .exit_info()
             .and_then(|i| serde_json::to_string(&i).ok())
+    }
+
+    /// The agent's process id (a restarted agent has a new one).
+    #[getter]
+    fn pid(&self) -> Option<u32> {
+        self.agent.pid()
+    }
+
+    /// Whether the supervisor gave up on this agent (`agent_failed`).
+    #[getter]
+    fn restarts_exhausted(&self) -> bool {
+        self.agent.restarts_exhausted()
     }
 
     #[pyo3(signature = (method_id, *, aio=false, timeout=None))]
@@ -608,6 +636,11 @@ impl NativeAgent {
                 agent.terminal_auth(&method_id),
             )
             .await?;
+            // The relaunched agent keeps the spec's restart policy; this one was shut down.
+            if pump.is_supervised(agent.id()) {
+                pump.supervise(fresh.id());
+            }
+            pump.finish_agent(agent.id());
             Ok(NativeAgent { agent: fresh, pump })
         })
     }
@@ -702,17 +735,23 @@ impl NativeAgent {
         })
     }
 
-    /// Shut the agent down (ladder to its process group); JSON `{exitCode, signal, stderrTail}`.
+    /// Shut the agent down (ladder to its process group; a supervised agent is not restarted);
+    /// JSON `{exitCode, signal, stderrTail}`.
     #[pyo3(signature = (*, aio=false))]
     fn shutdown(&self, py: Python<'_>, aio: bool) -> PyResult<Py<PyAny>> {
         let agent = self.agent.clone();
+        let pump = self.pump.clone();
         call(py, aio, async move {
             let info = agent.shutdown().await;
+            // A supervised agent's streams do not end at its `agent_exited`, and one shut down
+            // between two processes emits none.
+            pump.finish_agent(agent.id());
             Ok::<String, acp_host::Error>(serde_json::to_string(&info).unwrap_or_default())
         })
     }
 
-    /// Subscribe to this agent's events from now on (ends after its `agent_exited`).
+    /// Subscribe to this agent's events from now on (ends after its `agent_exited`; a supervised
+    /// agent's after its `agent_failed` or its shutdown).
     fn subscribe(&self) -> Subscription {
         self.pump.subscribe(Filter::Agent(self.agent.id()))
     }

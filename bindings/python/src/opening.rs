@@ -15,7 +15,8 @@
 //!   pump also stops at the session's first `turn_started`, whoever sent it): streams created
 //!   later start from now. It is dropped when the session closes or its agent exits (a stream
 //!   created afterwards ends at once), when every handle of the session is gone, or when the host
-//!   closes.
+//!   closes. A supervised agent's exit (and the `session_closed` it causes) ends nothing: a
+//!   restart follows, or `agent_failed`, or its shutdown (`Pump::finish_agent`).
 //! - At most [`OPENING_CAP`] events are kept; past it the oldest update is dropped and counted,
 //!   and a stream built from the log reports the count (`Subscription.dropped`).
 
@@ -57,8 +58,8 @@ struct Opening {
 }
 
 impl Opening {
-    fn observe(&mut self, ev: &Arc<CoreEvent>) {
-        if ev.kind == EventKind::AgentExited {
+    fn observe(&mut self, ev: &Arc<CoreEvent>, ends: Ends) {
+        if ends.agent {
             self.finish(Stage::Closed);
             return;
         }
@@ -67,10 +68,8 @@ impl Opening {
         };
         match (self.stage, &self.session) {
             (Stage::Logging, None) => self.push(ev.clone()),
-            (Stage::Logging, Some(mine)) if **mine == *s => self.log(ev),
-            (Stage::Released, Some(mine))
-                if ev.kind == EventKind::SessionClosed && **mine == *s =>
-            {
+            (Stage::Logging, Some(mine)) if **mine == *s => self.log(ev, ends),
+            (Stage::Released, Some(mine)) if ends.session && **mine == *s => {
                 self.finish(Stage::Closed)
             }
             _ => {}
@@ -78,7 +77,7 @@ impl Opening {
     }
 
     /// An event of this session while logging.
-    fn log(&mut self, ev: &Arc<CoreEvent>) {
+    fn log(&mut self, ev: &Arc<CoreEvent>, ends: Ends) {
         if !self.opened {
             if ev.kind == EventKind::SessionOpened {
                 self.opened = true;
@@ -88,7 +87,7 @@ impl Opening {
         }
         match ev.kind {
             EventKind::TurnStarted if self.opened => self.finish(Stage::Released),
-            EventKind::SessionClosed if self.opened => self.finish(Stage::Closed),
+            _ if ends.session && self.opened => self.finish(Stage::Closed),
             _ => self.push(ev.clone()),
         }
     }
@@ -134,10 +133,17 @@ impl Opening {
                 break;
             }
             if ev.session.as_deref() == Some(&*session) {
-                self.log(&ev);
+                // A logged event never ended the session (that would have ended the log).
+                self.log(&ev, Ends::default());
             }
         }
     }
+}
+
+/// A `session_closed` because the agent's process ended (reopened after a supervised restart).
+fn closed_by_exit(ev: &CoreEvent) -> bool {
+    serde_json::from_str::<serde_json::Value>(ev.data.get())
+        .is_ok_and(|d| d.get("reason").and_then(serde_json::Value::as_str) == Some("agent_exited"))
 }
 
 /// What a new stream of a session starts with.
@@ -150,13 +156,26 @@ pub(crate) enum Start {
     Ended,
 }
 
+/// What an event ends, as the streams see it.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Ends {
+    /// The agent's streams and those of its sessions (the agent is gone for good).
+    pub(crate) agent: bool,
+    /// The streams of the event's session.
+    pub(crate) session: bool,
+}
+
 /// Every session log of a host (inside the pump's fan-out state).
 #[derive(Debug, Default)]
 pub(crate) struct Openings {
     logs: BTreeMap<u64, Opening>,
     next_id: u64,
-    /// Agents whose `agent_exited` was dispatched: their streams end at once.
+    /// Agents that ended for good (`agent_exited`, or a supervised agent's `agent_failed` or
+    /// shutdown): their streams end at once.
     exited: HashSet<u64>,
+    /// Supervised agents: their `agent_exited` and the `session_closed` (`agent_exited`) of
+    /// their sessions are followed by a restart (or `agent_failed`), so they end nothing.
+    supervised: HashSet<u64>,
 }
 
 impl Openings {
@@ -166,37 +185,86 @@ impl Openings {
         self.logs.values().any(|o| o.stage == Stage::Logging)
     }
 
-    /// Look at a chunk of dispatched events (before it is handed to the subscriptions).
-    pub(crate) fn observe(&mut self, events: &[Arc<CoreEvent>]) {
+    pub(crate) fn supervise(&mut self, agent: u64) {
+        self.supervised.insert(agent);
+    }
+
+    pub(crate) fn supervised(&self, agent: u64) -> bool {
+        self.supervised.contains(&agent)
+    }
+
+    /// What `ev` ends, in dispatch order (tracks which agents ended).
+    fn ends(&mut self, ev: &CoreEvent) -> Ends {
+        let supervised = self.supervised.contains(&ev.agent);
+        let agent = match ev.kind {
+            EventKind::AgentExited => !supervised,
+            EventKind::AgentFailed => true,
+            EventKind::AgentRestarting => {
+                // Registered after the agent had already died (between its handshake and the
+                // end of `spawn`): it comes back after all.
+                self.supervised.insert(ev.agent);
+                self.exited.remove(&ev.agent);
+                false
+            }
+            _ => false,
+        };
+        if agent {
+            self.exited.insert(ev.agent);
+        }
+        let session = match ev.kind {
+            EventKind::SessionLost => true,
+            EventKind::SessionClosed => !(supervised && closed_by_exit(ev)),
+            _ => false,
+        };
+        Ends { agent, session }
+    }
+
+    /// Look at a chunk of dispatched events (before it is handed to the subscriptions): what
+    /// each one ends.
+    pub(crate) fn observe(&mut self, events: &[Arc<CoreEvent>]) -> Vec<Ends> {
+        let mut out = Vec::with_capacity(events.len());
         for ev in events {
-            if ev.kind == EventKind::AgentExited {
-                self.exited.insert(ev.agent);
-            } else if ev.session.is_none() {
+            let ends = self.ends(ev);
+            out.push(ends);
+            if !ends.agent && ev.session.is_none() {
                 continue;
             }
             for o in self.logs.values_mut() {
                 if o.agent == ev.agent {
-                    o.observe(ev);
+                    o.observe(ev, ends);
                 }
             }
         }
+        out
     }
 
     /// Nobody subscribed and no session is being logged: only what ends streams matters.
     pub(crate) fn observe_ends(&mut self, events: &[CoreEvent]) {
         for ev in events {
-            let closed = match ev.kind {
-                EventKind::AgentExited => {
-                    self.exited.insert(ev.agent);
-                    None
-                }
-                EventKind::SessionClosed => ev.session.as_deref(),
-                _ => continue,
+            let ends = self.ends(ev);
+            if !ends.agent && !ends.session {
+                continue;
+            }
+            let closed = if ends.agent {
+                None
+            } else {
+                ev.session.as_deref()
             };
             for o in self.logs.values_mut() {
                 if o.agent == ev.agent && (closed.is_none() || o.session.as_deref() == closed) {
                     o.finish(Stage::Closed);
                 }
+            }
+        }
+    }
+
+    /// The agent was shut down: it ends for good.
+    pub(crate) fn end_agent(&mut self, agent: u64) {
+        self.exited.insert(agent);
+        self.supervised.remove(&agent);
+        for o in self.logs.values_mut() {
+            if o.agent == agent {
+                o.finish(Stage::Closed);
             }
         }
     }

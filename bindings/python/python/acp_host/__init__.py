@@ -30,7 +30,8 @@ consent) go to ``on_elicitation`` the same fail-closed way: anything but a valid
 takes (and installs binary distributions from local archives, when asked).
 Errors are ``AcpError`` subclasses with ``.code`` and ``.data``. Agents run in their own process
 groups and are shut down when their host closes (``with``/``async with``, ``close()``, or
-interpreter exit).
+interpreter exit). ``spawn(..., restart=RestartPolicy())`` supervises an agent: a process that
+dies is started again, its sessions reopened, and the same ``Agent``/``Session`` objects go on.
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ from ._types import (
     ModelSwitch,
     PermissionOption,
     PermissionRequest,
+    RestartPolicy,
     SessionModels,
     SessionState,
     TurnResult,
@@ -116,6 +118,7 @@ __all__ = [
     "SessionState",
     "AgentExit",
     "AgentSpec",
+    "RestartPolicy",
     "registry",
     "AcpError",
     "AgentExitedError",

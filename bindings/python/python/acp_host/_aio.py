@@ -23,6 +23,7 @@ from ._common import (
     FsHandler,
     PathLike,
     PolicyLike,
+    RestartLike,
     TerminalHandler,
     answer_json,
     spawn_args,
@@ -248,7 +249,18 @@ class AsyncAgent:
 
     @property
     def exit_info(self) -> Optional[AgentExit]:
+        """See ``Agent.exit_info``."""
         return AgentExit._from_json(self._n.exit_info_json)
+
+    @property
+    def pid(self) -> Optional[int]:
+        """See ``Agent.pid``."""
+        return self._n.pid
+
+    @property
+    def restarts_exhausted(self) -> bool:
+        """See ``Agent.restarts_exhausted``."""
+        return self._n.restarts_exhausted
 
     async def authenticate(self, method_id: str) -> None:
         await self._n.authenticate(method_id, aio=True)
@@ -392,11 +404,12 @@ class AsyncHost:
         return self._n.policy_name
 
     async def spawn(self, command: Union[str, Sequence[str], AgentSpec], *, cwd: Optional[PathLike] = None,
-                    env: Optional[Mapping[str, Optional[str]]] = None) -> AsyncAgent:
-        """See ``Host.spawn`` (``command`` may be an ``AgentSpec``)."""
+                    env: Optional[Mapping[str, Optional[str]]] = None, restart: RestartLike = None) -> AsyncAgent:
+        """See ``Host.spawn`` (``command`` may be an ``AgentSpec``; ``restart`` supervises the agent)."""
         self._bind_loop()
-        prog, args, env_map = spawn_args(command, env)
-        n = await self._n.spawn(prog, args, env_map, None if cwd is None else cwd_arg(cwd), aio=True)
+        prog, args, env_map, policy = spawn_args(command, env, restart)
+        n = await self._n.spawn(prog, args, env_map, None if cwd is None else cwd_arg(cwd), aio=True,
+                                restart=policy)
         return AsyncAgent(n, self)
 
     def agent(self, agent_id: int) -> Optional[AsyncAgent]:

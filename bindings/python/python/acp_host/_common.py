@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Proto
 from . import _native
 from ._errors import ConfigError, InvalidArgumentError
 from ._schema import ContentBlock
-from ._types import AgentSpec, ElicitationMode
+from ._types import AgentSpec, ElicitationMode, RestartPolicy
 
 PRESETS = ("deny-all", "read-only", "ask")
 
@@ -231,16 +231,41 @@ def env_args(env: Optional[Mapping[str, Optional[str]]]) -> Optional[Dict[str, O
     return {str(k): (None if v is None else str(v)) for k, v in env.items()}
 
 
+#: ``spawn(restart=...)``: a ``RestartPolicy``, its JSON form (``{"maxRestarts", "backoffMs",
+#: "maxBackoffMs", "resetAfterMs"}``, every key optional), or ``None`` (not supervised).
+RestartLike = Union[RestartPolicy, Mapping[str, Any], None]
+
+
+def restart_arg(restart: Any) -> Optional[str]:
+    """The restart policy as the JSON text the native spawn takes (the core checks a mapping's
+    keys and values: ``ConfigError``, ``data["path"] == "restart"``)."""
+    if restart is None:
+        return None
+    if isinstance(restart, RestartPolicy):
+        return json.dumps(restart.to_json())
+    if isinstance(restart, Mapping):
+        try:
+            return json.dumps(dict(restart), allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise _config("restart", f"the restart policy is not JSON: {exc}") from None
+    raise _config(
+        "restart", f"restart must be a RestartPolicy, a mapping (its JSON form) or None, got {type(restart).__name__}"
+    )
+
+
 def spawn_args(
-    command: Union[str, Sequence[str], AgentSpec], env: Optional[Mapping[str, Optional[str]]]
-) -> "tuple[str, List[str], Optional[Dict[str, Optional[str]]]]":
-    """``spawn``'s command and env: an ``AgentSpec`` brings its own env, which ``env`` overlays."""
+    command: Union[str, Sequence[str], AgentSpec], env: Optional[Mapping[str, Optional[str]]],
+    restart: RestartLike = None,
+) -> "tuple[str, List[str], Optional[Dict[str, Optional[str]]], Optional[str]]":
+    """``spawn``'s command, env and restart policy (JSON): an ``AgentSpec`` brings its own env,
+    which ``env`` overlays, and its own restart policy, which ``restart`` replaces."""
     if isinstance(command, AgentSpec):
         merged: Dict[str, Optional[str]] = dict(command.env)
         merged.update(env or {})
-        return command.program, list(command.args), env_args(merged)
+        policy = command.restart if restart is None else restart
+        return command.program, list(command.args), env_args(merged), restart_arg(policy)
     prog, args = command_args(command)
-    return prog, args, env_args(env)
+    return prog, args, env_args(env), restart_arg(restart)
 
 
 def cwd_arg(cwd: Optional[PathLike]) -> str:

@@ -21,6 +21,7 @@ from ._common import (
     FsHandler,
     PathLike,
     PolicyLike,
+    RestartLike,
     TerminalHandler,
     answer_json,
     spawn_args,
@@ -57,7 +58,8 @@ class EventStream:
     (``Session.events``).
 
     Ends when the host closes (for an agent's or a session's stream: after its ``agent_exited`` /
-    ``session_closed``; at once when that already happened). Pull it continuously or close it:
+    ``session_closed``; at once when that already happened; a supervised agent's streams continue
+    across its restarts and end after ``agent_failed``, ``session_lost`` or its shutdown). Pull it continuously or close it:
     while it is open and full, the host stops reading the agents (backpressure; nothing is dropped).
     """
 
@@ -194,7 +196,9 @@ class Session:
         before answering the open call, a ``load_session`` replay (``replay=True``), and whatever
         came since — then continues live, in ``seq`` order; every such call does. Created later,
         it starts from now. Ends after the session's ``session_closed`` or its agent's exit (at
-        once when that already happened)."""
+        once when that already happened); for a supervised agent, after its close, its
+        ``session_lost``, the agent's ``agent_failed`` or its shutdown (a restart's
+        ``session_closed`` and ``session_opened`` pass through)."""
         return EventStream(self._n.subscribe())
 
     def _open_at_agent(self) -> bool:
@@ -260,8 +264,21 @@ class Agent:
 
     @property
     def exit_info(self) -> Optional[AgentExit]:
-        """How the agent ended, once it has."""
+        """How the agent's process ended, once it has (``None`` again once a supervised agent was
+        restarted)."""
         return AgentExit._from_json(self._n.exit_info_json)
+
+    @property
+    def pid(self) -> Optional[int]:
+        """The agent's process id (a restarted agent has a new one)."""
+        return self._n.pid
+
+    @property
+    def restarts_exhausted(self) -> bool:
+        """Whether the supervisor gave up on this agent (``agent_failed``): it stays down and its
+        calls raise ``AgentExitedError``. Always ``False`` for an agent spawned without
+        ``restart``."""
+        return self._n.restarts_exhausted
 
     def authenticate(self, method_id: str, *, timeout: Optional[float] = None) -> None:
         self._n.authenticate(method_id, aio=False, timeout=timeout_arg(timeout))
@@ -359,7 +376,8 @@ class Agent:
     close = shutdown
 
     def events(self) -> EventStream:
-        """This agent's events from now on (ends after its ``agent_exited``)."""
+        """This agent's events from now on. Ends after its ``agent_exited`` — for a supervised
+        agent, after its ``agent_failed`` or its shutdown: it continues across restarts."""
         return EventStream(self._n.subscribe())
 
     def __enter__(self) -> "Agent":
@@ -469,17 +487,22 @@ class Host:
         return self._n.policy_name
 
     def spawn(self, command: Union[str, Sequence[str], AgentSpec], *, cwd: Optional[PathLike] = None,
-              env: Optional[Mapping[str, Optional[str]]] = None, timeout: Optional[float] = None) -> Agent:
+              env: Optional[Mapping[str, Optional[str]]] = None, timeout: Optional[float] = None,
+              restart: RestartLike = None) -> Agent:
         """Start ``command`` (``[program, *args]``, or an ``AgentSpec`` such as a registry
         resolution's ``spec``; no shell) and perform the ACP handshake.
 
         ``env`` overlays the inherited environment (and an ``AgentSpec``'s env; ``None`` removes a
         variable). ``timeout`` bounds the start and the handshake (an agent given up on is shut
-        down).
+        down). ``restart``: supervise the agent — a ``RestartPolicy`` or its JSON form
+        (``{"maxRestarts": 5, "backoffMs": 100}``); it replaces an ``AgentSpec``'s ``restart``. A
+        supervised agent whose process dies is started again with its sessions reopened, and this
+        ``Agent`` and its ``Session`` objects keep working (README: Supervised agents). A policy
+        that cannot be used raises ``ConfigError`` and nothing is started.
         """
-        prog, args, env_map = spawn_args(command, env)
+        prog, args, env_map, policy = spawn_args(command, env, restart)
         n = self._n.spawn(prog, args, env_map, None if cwd is None else cwd_arg(cwd), aio=False,
-                          timeout=timeout_arg(timeout))
+                          timeout=timeout_arg(timeout), restart=policy)
         return Agent(n, self)
 
     def agent(self, agent_id: int) -> Optional[Agent]:

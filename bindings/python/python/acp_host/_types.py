@@ -8,6 +8,7 @@ from typing import Any, Dict, List, Literal, Mapping, Optional, Tuple, TypedDict
 
 # ACP shapes, generated from schema/events.schema.json (annotations only: the values are the
 # JSON as the agent sent it, so kinds and fields newer than the schema may still appear).
+from ._errors import ConfigError
 from ._schema import (
     AgentCapabilities,
     AuthMethod,
@@ -39,6 +40,7 @@ __all__ = [
     "SessionState",
     "AgentExit",
     "AgentSpec",
+    "RestartPolicy",
 ]
 
 
@@ -408,18 +410,80 @@ class AgentExit:
         return dataclasses.asdict(self)
 
 
+#: The largest ``max_restarts`` (the core counts attempts in 32 bits).
+_MAX_RESTARTS = 2**32 - 1
+#: The largest delay, in seconds (the core takes milliseconds as a 64-bit integer).
+_MAX_SECONDS = (2**64 - 1) / 1000
+
+
+@dataclasses.dataclass(frozen=True)
+class RestartPolicy:
+    """Supervision for a spawned agent (``spawn(..., restart=RestartPolicy())``): when its process
+    ends without being asked to, it is started again under the same agent id, its open sessions
+    are reopened (``session/resume``, else ``session/load``, else reported ``session_lost``) and the
+    existing ``Agent`` and ``Session`` objects reach the new process (``agent_restarting`` /
+    ``agent_restarted`` events).
+
+    ``max_restarts``: consecutive attempts before giving up (``agent_failed``; 0 = never restart,
+    only report). ``backoff``: seconds before the first attempt, doubling for each further
+    consecutive one up to ``max_backoff``. ``reset_after``: a process that ran this many seconds
+    counts as healthy, and the next crash starts counting attempts from 1 again. A value that
+    cannot be used raises ``ConfigError`` (``data["path"]``: ``restart.backoff``, ...).
+    """
+
+    max_restarts: int = 3
+    backoff: float = 0.25
+    max_backoff: float = 10.0
+    reset_after: float = 60.0
+
+    def __post_init__(self) -> None:
+        n = self.max_restarts
+        if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= _MAX_RESTARTS:
+            raise _restart_error("max_restarts", f"max_restarts must be an int from 0 to {_MAX_RESTARTS}, got {n!r}")
+        for name in ("backoff", "max_backoff", "reset_after"):
+            v = getattr(self, name)
+            ok = not isinstance(v, bool) and isinstance(v, (int, float))
+            if not ok or not 0 <= v <= _MAX_SECONDS:  # NaN fails the comparison too
+                raise _restart_error(name, f"{name} must be a non-negative, finite number of seconds, got {v!r}")
+
+    def to_json(self) -> Dict[str, int]:
+        """The JSON form every face takes: ``{"maxRestarts", "backoffMs", "maxBackoffMs",
+        "resetAfterMs"}`` (milliseconds, rounded)."""
+        return {
+            "maxRestarts": self.max_restarts,
+            "backoffMs": _ms(self.backoff),
+            "maxBackoffMs": _ms(self.max_backoff),
+            "resetAfterMs": _ms(self.reset_after),
+        }
+
+    def to_dict(self) -> Dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _ms(seconds: float) -> int:
+    return min(round(seconds * 1000), 2**64 - 1)
+
+
+def _restart_error(field: str, message: str) -> ConfigError:
+    path = f"restart.{field}"
+    return ConfigError(f"invalid config: {path}: {message}", code="invalid_config", data={"path": path})
+
+
 @dataclasses.dataclass(frozen=True)
 class AgentSpec:
     """A command to start an agent with: ``program``, its ``args`` and the ``env`` it needs set.
 
     ``Host.spawn`` / ``AsyncHost.spawn`` take it as their command (``host.spawn(spec, cwd=...)``);
-    a ``env=`` given to ``spawn`` overlays ``spec.env``. ``acp_host.registry`` resolves agents of
-    the ACP registry into one (``ResolvedAgent.spec``).
+    a ``env=`` given to ``spawn`` overlays ``spec.env``, a ``restart=`` given to ``spawn`` replaces
+    ``spec.restart`` (the agent's supervision, ``RestartPolicy``; ``None``: not restarted).
+    ``acp_host.registry`` resolves agents of the ACP registry into one (``ResolvedAgent.spec``;
+    add supervision with ``dataclasses.replace(spec, restart=RestartPolicy())``).
     """
 
     program: str
     args: Tuple[str, ...] = ()
     env: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    restart: Optional[RestartPolicy] = None
 
     @property
     def command(self) -> List[str]:
@@ -427,4 +491,7 @@ class AgentSpec:
         return [self.program, *self.args]
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"program": self.program, "args": list(self.args), "env": dict(self.env)}
+        d: Dict[str, Any] = {"program": self.program, "args": list(self.args), "env": dict(self.env)}
+        if self.restart is not None:
+            d["restart"] = self.restart.to_dict()
+        return d

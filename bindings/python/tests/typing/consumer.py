@@ -112,11 +112,26 @@ def consume(events: List[AnyEvent]) -> List[str]:
             modes = ev.data.get("modes")
             if modes:
                 out.append(modes["currentModeId"])
+        elif ev.kind == "agent_restarting":
+            attempt: int = ev.data["attempt"]
+            out.append(f"{attempt}/{ev.data['maxRestarts']} in {ev.data['delayMs']} ms: {ev.data['error']['kind']}")
+        elif ev.kind == "agent_restarted":
+            pid: Optional[int] = ev.data.get("pid")
+            recovered = [f"{r['sessionId']} via {r['via']}" for r in ev.data["recovered"]]
+            lost: List[str] = ev.data["lost"]
+            out.append(f"{pid} {recovered} {lost}")
+        elif ev.kind == "agent_failed":
+            out.append(f"gave up after {ev.data['attempts']}: {ev.data['error']['message']}")
+        elif ev.kind == "session_lost":
+            out.append(f"{ev.data['sessionId']} lost: {ev.data['error']['kind']}")
     return out
 
 
 def run_sync(host: acp_host.Host, cmd: List[str]) -> acp_host.TurnResult:
-    agent = host.spawn(cmd)
+    agent = host.spawn(cmd, restart=acp_host.RestartPolicy(max_restarts=5, backoff=0.1))
+    exhausted: bool = agent.restarts_exhausted
+    pid: Optional[int] = agent.pid
+    print(exhausted, pid)
     caps = agent.capabilities
     if caps.get("loadSession"):
         print("can load")
@@ -153,7 +168,9 @@ def decide(req: acp_host.PermissionRequest) -> Optional[str]:
 
 
 async def run_async(host: acp_host.AsyncHost, cmd: List[str]) -> None:
-    agent = await host.spawn(cmd)
+    agent = await host.spawn(cmd, restart={"maxRestarts": 2, "backoffMs": 50})
+    if agent.restarts_exhausted:
+        return
     session = await agent.new_session(".")
     async with session.events() as stream:
         result = await session.prompt("hi")
