@@ -14,8 +14,19 @@ export declare class NativeAgent {
   get id(): number
   /** `{protocolVersion, agentInfo, agentCapabilities, authMethods}` from `initialize`. */
   info(): any
-  /** `{exitCode, signal, stderrTail}` once the agent ended, else `null`. */
+  /**
+   * `{exitCode, signal, stderrTail}` once the agent's current process ended, else `null` (a
+   * supervised agent's is `null` again once it was restarted).
+   */
   exitInfo(): any
+  /** The process id of the agent's current process (a restarted agent has a new one). */
+  pid(): number | null
+  /** Whether it was spawned with a restart policy. */
+  get supervised(): boolean
+  /** Ended for good: its process is gone and no restart is coming (`Agent::is_gone`). */
+  isGone(): boolean
+  /** The supervisor gave up (`agent_failed`): the agent stays down. */
+  restartsExhausted(): boolean
   authenticate(methodId: string, abort?: number | undefined | null): Promise<void>
   /** The agent's `authMethods`, parsed (JSON: `[{id, name, description, kind}]`). */
   authMethods(): any
@@ -70,9 +81,11 @@ export declare class NativeHost {
   respondElicitation(requestId: number, answerJson: string): Promise<void>
   /**
    * Up to `limit` events as one batch (see `encode_batch`), waiting for at least one; `null`
-   * when the stream ended (host closed and drained, or events disabled).
+   * when the stream ended (host closed and drained, or events disabled). `wait: false` takes
+   * only what is queued already: an empty batch `""` when nothing is (everything queued
+   * before the call has been handed out once such a call returns `""`).
    */
-  nextEvents(limit: number): Promise<string | null>
+  nextEvents(limit: number, wait?: boolean | undefined | null): Promise<string | null>
   /**
    * End the pending (or the next) `next_events` wait with an empty batch `""`: the facade has
    * nothing left to wait for (no live agent, no spawn, no waiting subscriber), and a pending
@@ -237,6 +250,11 @@ export interface NativeSpawnOptions {
   /** Variables overlaid on the inherited environment; a `null` value removes one. */
   env?: Record<string, string | undefined | null>
   cwd?: string
+  /**
+   * The restart policy as JSON text (`{maxRestarts?, backoffMs?, maxBackoffMs?,
+   * resetAfterMs?}`, `RestartPolicy::from_json`); absent: not supervised.
+   */
+  restartJson?: string
 }
 
 /**

@@ -27,7 +27,7 @@ use acp_host::services::{
 use acp_host::{
     Agent, AgentSpec, ElicitationAnswer, ElicitationDecider, ElicitationHandler, ElicitationModes,
     ElicitationRequest, Event, EventStream, Host, HostConfig, PermissionDecider, PermissionHandler,
-    PermissionRequest, Session, SessionOptions,
+    PermissionRequest, RestartPolicy, Session, SessionOptions,
 };
 use napi::Status;
 use napi::bindgen_prelude::{Promise, Result};
@@ -688,6 +688,9 @@ pub struct NativeSpawnOptions {
     /// Variables overlaid on the inherited environment; a `null` value removes one.
     pub env: Option<HashMap<String, Option<String>>>,
     pub cwd: Option<String>,
+    /// The restart policy as JSON text (`{maxRestarts?, backoffMs?, maxBackoffMs?,
+    /// resetAfterMs?}`, `RestartPolicy::from_json`); absent: not supervised.
+    pub restart_json: Option<String>,
 }
 
 /// Options of session/new, load, resume.
@@ -783,8 +786,15 @@ impl NativeHost {
         if let Some(cwd) = options.cwd {
             spec = spec.cwd(cwd);
         }
+        // Checked before anything is started: a bad policy spawns nothing.
+        if let Some(text) = options.restart_json {
+            let v: Value = serde_json::from_str(&text)
+                .map_err(|e| config_invalid("restart", format!("not JSON: {e}")))?;
+            spec = spec.restart(RestartPolicy::from_json(&v).map_err(core_err)?);
+        }
+        let supervised = spec.restart.is_some();
         let agent = abortable(abort, host.spawn(spec)).await?;
-        Ok(NativeAgent { agent })
+        Ok(NativeAgent { agent, supervised })
     }
 
     /// Answer a pending permission request: an offered option id, or `null` to deny.
@@ -829,9 +839,11 @@ impl NativeHost {
     }
 
     /// Up to `limit` events as one batch (see `encode_batch`), waiting for at least one; `null`
-    /// when the stream ended (host closed and drained, or events disabled).
+    /// when the stream ended (host closed and drained, or events disabled). `wait: false` takes
+    /// only what is queued already: an empty batch `""` when nothing is (everything queued
+    /// before the call has been handed out once such a call returns `""`).
     #[napi]
-    pub async fn next_events(&self, limit: u32) -> Result<Option<String>> {
+    pub async fn next_events(&self, limit: u32, wait: Option<bool>) -> Result<Option<String>> {
         let core = self.core.clone();
         let limit = (limit as usize).max(1);
         let mut closed = core.closed.subscribe();
@@ -841,6 +853,12 @@ impl NativeHost {
         };
         let n = if *closed.borrow() {
             drain_ready(st, limit)
+        } else if wait == Some(false) {
+            let n = drain_ready(st, limit);
+            if n == 0 && !st.stream.is_ended() {
+                return Ok(Some(String::new()));
+            }
+            n
         } else {
             tokio::select! {
                 biased;
@@ -1040,6 +1058,8 @@ fn drain_ready(st: &mut EventState, limit: usize) -> usize {
 #[derive(Debug)]
 pub struct NativeAgent {
     agent: Agent,
+    /// Spawned with a restart policy (its relaunch after a terminal login is too).
+    supervised: bool,
 }
 
 fn wrap_session(session: Session) -> NativeSession {
@@ -1068,13 +1088,38 @@ impl NativeAgent {
         }
     }
 
-    /// `{exitCode, signal, stderrTail}` once the agent ended, else `null`.
+    /// `{exitCode, signal, stderrTail}` once the agent's current process ended, else `null` (a
+    /// supervised agent's is `null` again once it was restarted).
     #[napi]
     pub fn exit_info(&self) -> Value {
         self.agent
             .exit_info()
             .and_then(|e| serde_json::to_value(e).ok())
             .unwrap_or(Value::Null)
+    }
+
+    /// The process id of the agent's current process (a restarted agent has a new one).
+    #[napi]
+    pub fn pid(&self) -> Option<u32> {
+        self.agent.pid()
+    }
+
+    /// Whether it was spawned with a restart policy.
+    #[napi(getter)]
+    pub fn supervised(&self) -> bool {
+        self.supervised
+    }
+
+    /// Ended for good: its process is gone and no restart is coming (`Agent::is_gone`).
+    #[napi]
+    pub fn is_gone(&self) -> bool {
+        self.agent.is_gone()
+    }
+
+    /// The supervisor gave up (`agent_failed`): the agent stays down.
+    #[napi]
+    pub fn restarts_exhausted(&self) -> bool {
+        self.agent.restarts_exhausted()
     }
 
     #[napi]
@@ -1098,7 +1143,11 @@ impl NativeAgent {
     ) -> Result<NativeAgent> {
         let agent = self.agent.clone();
         let fresh = abortable(abort, async move { agent.terminal_auth(&method_id).await }).await?;
-        Ok(NativeAgent { agent: fresh })
+        // Relaunched from the same spec, restart policy included.
+        Ok(NativeAgent {
+            agent: fresh,
+            supervised: self.supervised,
+        })
     }
 
     /// `logout` (needs `agentCapabilities.auth.logout`; otherwise fails with `unsupported` and

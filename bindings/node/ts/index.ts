@@ -130,6 +130,24 @@ function configError(path: string, message: string): AcpError {
 }
 
 /**
+ * `spawn`'s `restart` as JSON text for the addon, which checks it (the core's
+ * `RestartPolicy::from_json`: the same rules in every face). `undefined` fields are absent, as in
+ * any JS options object; what JSON cannot carry (a function, a BigInt, `NaN`) is refused.
+ */
+function restartJson(policy: unknown): string {
+  const bad = () => configError('restart', 'restart must be an object { maxRestarts?, backoffMs?, maxBackoffMs?, resetAfterMs? } of non-negative integers');
+  if (policy === null || typeof policy !== 'object' || Array.isArray(policy)) throw bad();
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(policy);
+  } catch {
+    throw bad();
+  }
+  if (typeof text !== 'string') throw bad();
+  return text;
+}
+
+/**
  * Every failure of this package. `code` is stable (match on it, not on `message`); `data` holds
  * structured details: for `agent_error` `{code, data}` (the JSON-RPC error), for `agent_exited`
  * `{exitCode, signal, stderrTail}`, for `timeout` `{what, afterMs}`, for `version_unsupported`
@@ -541,7 +559,32 @@ export interface SpawnOptions {
   env?: Record<string, string | null | undefined>;
   /** Working directory of the agent process. */
   cwd?: string;
+  /**
+   * Supervise the agent: when its process dies without being asked to, it is started again under
+   * the same agent id and its open sessions are reopened; the `Agent` and `Session` objects keep
+   * working (README: "Supervised agents"). Absent: the agent stays down when it dies.
+   */
+  restart?: RestartPolicy;
   signal?: AbortSignal;
+}
+
+/**
+ * How a supervised agent is restarted. Every field is optional (the defaults in brackets) and a
+ * non-negative integer; anything else, or another field, is an `invalid_config` error
+ * (`data.path` `restart`) and nothing is spawned.
+ */
+export interface RestartPolicy {
+  /**
+   * Consecutive restart attempts before giving up with `agent_failed` [3]; `0` never restarts
+   * but still reports `agent_failed`.
+   */
+  maxRestarts?: number;
+  /** Delay before the first attempt, doubled for each further consecutive one [250]. */
+  backoffMs?: number;
+  /** Upper bound of the delay [10000]. */
+  maxBackoffMs?: number;
+  /** A process that ran this long was healthy: its crash counts attempts from 1 again [60000]. */
+  resetAfterMs?: number;
 }
 
 /** What the agent negotiated in `initialize`. */
@@ -758,12 +801,15 @@ export class Host extends EventEmitter {
 
   private emitBatch(evs: AcpEvent[]): void {
     for (const ev of evs) {
-      if (ev.kind === 'agent_exited') {
+      if (ev.kind === 'agent_restarted') this.agents.get(ev.agent)?.restarted();
+      else if (this.hub.isLast(ev)) {
+        // agent_exited, or a supervised agent's agent_failed: it is gone.
         const agent = this.agents.get(ev.agent);
         if (agent) {
+          const exit = this.hub.exits.get(ev.agent) ?? (agent.native.exitInfo() as ExitInfo | null);
           this.agents.delete(ev.agent);
           this.hub.exits.delete(ev.agent);
-          agent.markExited(ev.data as ExitInfo);
+          agent.markExited(exit ?? { exitCode: null, signal: null, stderrTail: '' });
         }
       }
     }
@@ -792,7 +838,10 @@ export class Host extends EventEmitter {
     return this.closing !== null;
   }
 
-  /** Spawn an agent (own process group), perform the handshake and return it. */
+  /**
+   * Spawn an agent (own process group), perform the handshake and return it. With `restart` the
+   * agent is supervised (restarted when its process dies).
+   */
   async spawn(options: SpawnOptions): Promise<Agent> {
     if (this.closing) throw new AcpError('closed', 'the host was closed');
     if (!options || typeof options.command !== 'string') throw new AcpError('invalid_argument', 'spawn needs a command');
@@ -800,6 +849,7 @@ export class Host extends EventEmitter {
     if (options.args) spec.args = options.args.map(String);
     if (options.env) spec.env = options.env as Record<string, string | null>;
     if (options.cwd) spec.cwd = options.cwd;
+    if (options.restart !== undefined) spec.restartJson = restartJson(options.restart);
     this.hub.pendingSpawns++;
     this.hub.kick();
     try {
@@ -815,12 +865,32 @@ export class Host extends EventEmitter {
   adopt(n: NativeTypes.NativeAgent): Agent {
     const agent = new Agent(this, n);
     const exit = this.hub.exits.get(agent.id);
-    if (exit) agent.markExited(exit); // it already ended (its agent_exited was dispatched)
+    if (agent.supervised) {
+      // Its agent_exited may have been dispatched already: a supervised agent is gone only when
+      // no restart is coming (the addon knows).
+      if (n.isGone()) {
+        if (exit) agent.markExited(exit);
+      } else {
+        this.agents.set(agent.id, agent);
+        this.hub.adoptSupervised(agent.id);
+      }
+    } else if (exit) agent.markExited(exit); // it already ended (its agent_exited was dispatched)
     else if (!n.exitInfo()) {
       this.agents.set(agent.id, agent);
       this.hub.liveAgents.add(agent.id);
     }
     return agent;
+  }
+
+  /**
+   * @internal A supervised agent was shut down (by `shutdown`, or a terminal login that replaced
+   * it): no event marks its end, so it is gone now, and its streams end once its remaining events
+   * were delivered.
+   */
+  retire(agent: Agent): void {
+    agent.markExited((agent.native.exitInfo() as ExitInfo | null) ?? { exitCode: null, signal: null, stderrTail: '' });
+    if (this.agents.get(agent.id) === agent) this.agents.delete(agent.id);
+    this.hub.retire(agent.id);
   }
 
   /**
@@ -864,6 +934,8 @@ export class Host extends EventEmitter {
           await call(() => this.native.close());
         } finally {
           await this.hub.drainToEnd();
+          // A supervised agent's end has no event of its own (it was shut down): it is gone too.
+          for (const agent of [...this.agents.values()]) this.retire(agent);
           for (const [id] of this.pendingPermissions) this.settled(id);
           for (const [id] of this.pendingElicitations) this.elicitationSettled(id);
         }
@@ -953,16 +1025,23 @@ function sessionOptions(o: SessionOptions = {}): NativeTypes.NativeSessionOption
   return out;
 }
 
-/** A connected, initialized agent. */
+/**
+ * A connected, initialized agent. A supervised one (`spawn` with `restart`) keeps its id and this
+ * object across restarts: its calls reach the current process.
+ */
 export class Agent {
   /** The host's id of this agent (the `agent` field of its events). */
   readonly id: number;
-  /** What the agent negotiated in `initialize`. */
-  readonly info: AgentInfo;
-  /** Resolves when the agent is gone (with how it ended). */
+  /** Spawned with a `restart` policy: restarted when its process dies. */
+  readonly supervised: boolean;
+  /**
+   * Resolves when the agent is gone (with how its last process ended). A supervised agent is gone
+   * once its supervisor gave up (`agent_failed`) or it was shut down, not when a restart follows.
+   */
   readonly exited: Promise<ExitInfo>;
   private resolveExited!: (e: ExitInfo) => void;
   private exit: ExitInfo | null = null;
+  private negotiated: AgentInfo;
 
   /** @internal */
   constructor(
@@ -970,9 +1049,10 @@ export class Agent {
     /** @internal */ readonly native: NativeAgent,
   ) {
     this.id = native.id;
-    this.info = native.info() as AgentInfo;
+    this.supervised = native.supervised;
+    this.negotiated = native.info() as AgentInfo;
     this.exited = new Promise((resolve) => (this.resolveExited = resolve));
-    const e = native.exitInfo() as ExitInfo | null;
+    const e = native.isGone() ? (native.exitInfo() as ExitInfo | null) : null;
     if (e) this.markExited(e);
   }
 
@@ -983,9 +1063,35 @@ export class Agent {
     this.resolveExited(e);
   }
 
-  /** How the agent ended, once it has (else `null`). */
+  /** @internal Its `agent_restarted` was dispatched: a new process answers now. */
+  restarted(): void {
+    this.negotiated = this.native.info() as AgentInfo;
+  }
+
+  /** What the agent negotiated in `initialize` (a restarted agent's: its new process's). */
+  get info(): AgentInfo {
+    return this.negotiated;
+  }
+
+  /**
+   * How the agent's process ended, once it has (else `null`). A supervised agent's is set between
+   * a crash and its restart, and `null` again once restarted.
+   */
   get exitInfo(): ExitInfo | null {
     return this.exit ?? (this.native.exitInfo() as ExitInfo | null);
+  }
+
+  /** The process id of the agent's current process (a restarted agent has a new one). */
+  get pid(): number | null {
+    return this.native.pid() ?? null;
+  }
+
+  /**
+   * The supervisor gave up (`agent_failed`): the agent stays down and its calls reject with
+   * `agent_exited`. Always `false` for an agent spawned without `restart`.
+   */
+  get restartsExhausted(): boolean {
+    return this.native.restartsExhausted();
   }
 
   /** `authenticate` with one of the agent's advertised `agent`-type auth methods. */
@@ -1016,6 +1122,8 @@ export class Agent {
     hub.kick();
     try {
       const n = await abortable(options.signal, (a) => this.native.terminalAuth(methodId, a));
+      // This agent was shut down; a supervised one has no last event to say so.
+      if (this.supervised) this.host.retire(this);
       return this.host.adopt(n);
     } finally {
       hub.pendingSpawns--;
@@ -1098,17 +1206,24 @@ export class Agent {
 
   /**
    * This agent's events (every event whose `agent` is this one), from now on, ending after its
-   * `agent_exited` (at once when that was already delivered). Same options and backpressure as
-   * `host.events()`. `agent_ready` and what came before `spawn` resolved are in `host.events()`.
+   * `agent_exited` (at once when that was already delivered). A supervised agent's go on across
+   * restarts and end after its `agent_failed` or, once shut down, after its last event. Same
+   * options and backpressure as `host.events()`. `agent_ready` and what came before `spawn`
+   * resolved are in `host.events()`.
    */
   events(options: EventsOptions = {}): AsyncIterableIterator<AcpEvent> {
     return this.host.hub.subscribeAgent(this.id, options);
   }
 
-  /** Shut the agent down (stdin EOF → grace → SIGTERM → grace → SIGKILL, to its process group). */
+  /**
+   * Shut the agent down (stdin EOF → grace → SIGTERM → grace → SIGKILL, to its process group). A
+   * supervised agent is not restarted any more: a restart waiting for its backoff is dropped, a
+   * process being started is shut down too.
+   */
   async shutdown(): Promise<ExitInfo> {
     const e = (await call(() => this.native.shutdown())) as ExitInfo;
     this.markExited(e);
+    if (this.supervised) this.host.retire(this);
     return e;
   }
 
@@ -1296,7 +1411,9 @@ export class Session {
    * history keeps at most `SESSION_HISTORY_LIMIT` events: past it the oldest after the first are
    * dropped, and the first event yielded then carries `dropped` (how many; their seqs are
    * missing). Ends after the session's `session_closed` (or its agent's exit); a call on a
-   * session that already closed ends at once. Same options and backpressure as `host.events()`.
+   * session that already closed ends at once. A supervised agent's session lives on across
+   * restarts (the `session_closed` of a crash does not end it): its stream ends with its
+   * `session_lost`, or its agent's end. Same options and backpressure as `host.events()`.
    */
   events(options: EventsOptions = {}): AsyncIterableIterator<AcpEvent> {
     return this.agent.host.hub.subscribeSession(this.agent.id, this.id, options);

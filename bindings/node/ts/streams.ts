@@ -94,6 +94,8 @@ export class Subscription implements AsyncIterableIterator<AcpEvent> {
     readonly until: Predicate | null,
     readonly highWater: number,
     private readonly signal?: AbortSignal,
+    /** The agent whose end (also one no event marks: a supervised agent shut down) ends it. */
+    readonly agent: number | null = null,
   ) {
     if (signal) {
       if (signal.aborted) this.done = true;
@@ -285,11 +287,22 @@ export class EventHub {
   private ended = false;
   private endError: unknown = null;
   pendingSpawns = 0;
+  /** Agents that are not gone: running, or supervised and between a crash and its restart. */
   readonly liveAgents = new Set<number>();
+  /**
+   * Agents spawned with a restart policy: their `agent_exited` is not their end (`agent_failed`,
+   * or a shutdown, is). Known from `spawn` on; an agent is taken for unsupervised before.
+   */
+  readonly supervised = new Set<number>();
   /** How each agent ended (`agent_exited` data), for agents whose spawn had not returned yet. */
   readonly exits = new Map<number, ExitInfo>();
-  /** Agents whose `agent_exited` was dispatched (their streams end at once). */
+  /** Agents that are gone (their last event was dispatched): their streams end at once. */
   private readonly exitedAgents = new Set<number>();
+  /**
+   * Supervised agents that were shut down: no event marks their end, so once everything queued
+   * until then was dispatched (a pull that does not wait came back empty) their streams end.
+   */
+  private readonly fences = new Set<number>();
   draining = false;
   private drainWaiters: Array<() => void> = [];
 
@@ -308,8 +321,15 @@ export class EventHub {
     private readonly mapError: (e: unknown) => unknown,
   ) {}
 
-  subscribe(filter: Predicate | null, opts: EventsOptions = {}, until: Predicate | null = null, history: AcpEvent[] = [], ended = false): Subscription {
-    const sub = new Subscription(this, filter, until, Math.max(1, opts.highWaterMark ?? DEFAULT_HIGH_WATER), opts.signal);
+  subscribe(
+    filter: Predicate | null,
+    opts: EventsOptions = {},
+    until: Predicate | null = null,
+    history: AcpEvent[] = [],
+    ended = false,
+    agent: number | null = null,
+  ): Subscription {
+    const sub = new Subscription(this, filter, until, Math.max(1, opts.highWaterMark ?? DEFAULT_HIGH_WATER), opts.signal, agent);
     sub.push(history);
     if (this.ended) sub.end(this.endError);
     else if (ended) sub.end();
@@ -317,24 +337,77 @@ export class EventHub {
     return sub;
   }
 
-  /** Every event of `agent`, ending after its `agent_exited` (at once when that was dispatched). */
+  /**
+   * Whether `ev` is the last event of its agent: its `agent_exited`, or for a supervised agent
+   * `agent_failed` (a supervised agent's `agent_exited` is followed by a restart).
+   */
+  isLast(ev: AcpEvent): boolean {
+    return ev.kind === 'agent_failed' || (ev.kind === 'agent_exited' && !this.supervised.has(ev.agent));
+  }
+
+  /** A `session_closed` that does not end the session: its supervised agent died and reopens it. */
+  private survives(ev: AcpEvent): boolean {
+    return ev.kind === 'session_closed' && this.supervised.has(ev.agent) && (ev.data as { reason?: string }).reason === 'agent_exited';
+  }
+
+  /**
+   * Every event of `agent`, ending after its last one (`agent_exited`; for a supervised agent
+   * `agent_failed` or its shutdown), at once when that was dispatched.
+   */
   subscribeAgent(agent: number, opts: EventsOptions = {}): Subscription {
     const mine = (ev: AcpEvent) => ev.agent === agent;
-    const exited = (ev: AcpEvent) => ev.agent === agent && ev.kind === 'agent_exited';
-    return this.subscribe(mine, opts, exited, [], this.exitedAgents.has(agent));
+    const last = (ev: AcpEvent) => ev.agent === agent && this.isLast(ev);
+    return this.subscribe(mine, opts, last, [], this.exitedAgents.has(agent), agent);
   }
 
   /**
    * The events of one session: its opening history while it is kept, then the live ones, ending
-   * after its `session_closed` (or its agent's exit; at once when the session already closed).
+   * after its `session_closed` (or its agent's end; at once when the session already closed). A
+   * supervised agent's session lives on across restarts: its stream ends with its
+   * `session_lost`, not with the `session_closed` of a crash.
    */
   subscribeSession(agent: number, session: string, opts: EventsOptions = {}): Subscription {
     const key = sessionKey(agent, session);
     const mine = (ev: AcpEvent) => ev.session === session && ev.agent === agent;
     const last = (ev: AcpEvent) =>
-      ev.agent === agent && (ev.kind === 'agent_exited' || (ev.kind === 'session_closed' && ev.session === session));
+      ev.agent === agent &&
+      (this.isLast(ev) ||
+        (ev.session === session && (ev.kind === 'session_lost' || (ev.kind === 'session_closed' && !this.survives(ev)))));
     const history = this.histories.get(key)?.snapshot() ?? [];
-    return this.subscribe(mine, opts, last, history, !this.openSessions.has(key));
+    return this.subscribe(mine, opts, last, history, !this.openSessions.has(key), agent);
+  }
+
+  /**
+   * @internal `spawn` returned a supervised agent that is not gone. Its `agent_exited` may have
+   * been dispatched already, taken for its end: a restart follows, it is live again.
+   */
+  adoptSupervised(agent: number): void {
+    this.supervised.add(agent);
+    this.exits.delete(agent);
+    this.exitedAgents.delete(agent);
+    this.liveAgents.add(agent);
+  }
+
+  /**
+   * @internal A supervised agent was shut down (no event marks its end): its streams end once
+   * everything queued until now was dispatched.
+   */
+  retire(agent: number): void {
+    this.liveAgents.delete(agent);
+    if (this.ended || this.exitedAgents.has(agent)) return;
+    this.fences.add(agent);
+    // A pull waiting for more must come back: the next one only takes what is queued.
+    if (this.pumping) this.nativeHost.interruptWait();
+    this.kick();
+  }
+
+  /** Everything queued before these agents were retired was dispatched: they are gone. */
+  private passFences(agents: number[]): void {
+    for (const agent of agents) {
+      if (!this.fences.delete(agent)) continue;
+      this.forgetAgent(agent);
+      for (const s of [...this.subs]) if (s.agent === agent) s.end();
+    }
   }
 
   /** An open call on `agent` is about to be sent: keep what its session will need. */
@@ -375,14 +448,14 @@ export class EventHub {
 
   /** Keep the opening histories and the open-session set current with a dispatched batch. */
   private record(evs: AcpEvent[]): void {
-    // The common case (a turn streaming, nothing opening) costs one comparison per event.
+    // The common case (a turn streaming, nothing opening) costs a few comparisons per event.
     const keeping = this.histories.size > 0 || this.openings.size > 0;
     for (const ev of evs) {
-      if (ev.kind === 'agent_exited') {
+      if (this.isLast(ev)) {
         this.forgetAgent(ev.agent);
         continue;
       }
-      if (!keeping && ev.kind !== 'session_closed') continue;
+      if (!keeping && ev.kind !== 'session_closed' && ev.kind !== 'session_lost') continue;
       const session = ev.session;
       if (session === undefined) continue;
       const key = sessionKey(ev.agent, session);
@@ -392,9 +465,11 @@ export class EventHub {
         if (ev.kind === 'turn_started') this.histories.delete(key);
         else history.add(ev);
       }
-      if (ev.kind === 'session_closed') {
+      if (ev.kind === 'session_lost' || (ev.kind === 'session_closed' && !this.survives(ev))) {
         this.histories.delete(key);
         this.openSessions.delete(key);
+      } else if (ev.kind === 'session_closed') {
+        // Closed by the crash of its supervised agent: reopened (or lost) by the restart.
       } else if (this.openings.size > 0 && !this.openSessions.has(key)) {
         // Not a session anybody holds yet: maybe the one an open call in flight will return.
         for (const op of this.openings) {
@@ -409,6 +484,7 @@ export class EventHub {
 
   private forgetAgent(agent: number): void {
     this.exitedAgents.add(agent);
+    this.liveAgents.delete(agent);
     const prefix = `${agent}\u0000`;
     for (const key of this.histories.keys()) if (key.startsWith(prefix)) this.histories.delete(key);
     for (const key of this.openSessions) if (key.startsWith(prefix)) this.openSessions.delete(key);
@@ -421,7 +497,7 @@ export class EventHub {
 
   private shouldPull(): boolean {
     if (this.ended) return false;
-    let waiting = this.draining || this.pendingSpawns > 0 || this.liveAgents.size > 0;
+    let waiting = this.draining || this.pendingSpawns > 0 || this.liveAgents.size > 0 || this.fences.size > 0;
     let stalled: Subscription[] | null = null;
     for (const s of this.subs) {
       if (s.full) {
@@ -450,18 +526,24 @@ export class EventHub {
     this.pumping = true;
     try {
       while (this.shouldPull()) {
-        const text = await this.nativeHost.nextEvents(BATCH);
+        // Retired agents: take only what is queued, until nothing is (then they are gone).
+        const fenced = this.fences.size > 0 ? [...this.fences] : null;
+        const text = await this.nativeHost.nextEvents(BATCH, fenced === null);
         if (text === null) {
           this.finish(null);
           break;
         }
-        if (text === '') continue; // interrupted: decide again whether to wait
+        if (text === '') {
+          // Nothing queued (a pull that does not wait), or interrupted: decide again whether to wait.
+          if (fenced) this.passFences(fenced);
+          continue;
+        }
         const evs = decodeBatch(text);
         for (const ev of evs) {
-          if (ev.kind === 'agent_exited') {
-            this.liveAgents.delete(ev.agent);
-            this.exits.set(ev.agent, ev.data as ExitInfo);
-          }
+          if (!this.isLast(ev)) continue;
+          this.liveAgents.delete(ev.agent);
+          // A supervised agent's exit is its agent's (`agent.exitInfo`), not an event's.
+          if (ev.kind === 'agent_exited') this.exits.set(ev.agent, ev.data as ExitInfo);
         }
         try {
           this.dispatch(evs);
@@ -490,6 +572,7 @@ export class EventHub {
     this.endError = error;
     for (const s of [...this.subs]) s.end(error);
     this.subs.clear();
+    this.fences.clear();
     this.histories.clear();
     this.openSessions.clear();
     for (const op of this.openings) op.logs.clear();

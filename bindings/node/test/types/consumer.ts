@@ -9,6 +9,7 @@ import type {
   ContentBlock,
   EventKind,
   PermissionRequest,
+  RestartPolicy,
   SessionState,
   SessionUpdate,
   SessionUpdateEventOf,
@@ -219,4 +220,28 @@ export async function fromRegistry(host: Host, path: string, cacheDir: string): 
   // @ts-expect-error: not a distribution kind
   registry.resolve('my-agent', { prefer: 'pip' });
   await host.spawn({ ...r.spec, cwd: cacheDir });
+}
+
+/** A supervised agent: restart options and events are typed; the agent keeps its id across restarts. */
+export async function supervised(host: Host): Promise<void> {
+  const policy: RestartPolicy = { maxRestarts: 5, backoffMs: 100, maxBackoffMs: 5000, resetAfterMs: 60_000 };
+  const agent = await host.spawn({ command: 'some-agent', restart: policy });
+  const pid: number | null = agent.pid;
+  const gaveUp: boolean = agent.restartsExhausted;
+  const isSupervised: boolean = agent.supervised;
+  host.on('agent_restarting', (ev) => console.log(ev.data.attempt, ev.data.maxRestarts, ev.data.delayMs, ev.data.error.kind));
+  host.on('agent_restarted', (ev) => {
+    const recovered: string[] = ev.data.recovered.map((r) => `${r.sessionId} via ${r.via}`);
+    const lost: string[] = ev.data.lost;
+    console.log(ev.agent === agent.id, ev.data.pid, recovered, lost);
+  });
+  host.on('agent_failed', (ev) => console.log(ev.data.attempts, ev.data.error.message));
+  // @ts-expect-error agent_failed data has no pid
+  host.on('agent_failed', (ev) => console.log(ev.data.pid));
+  for await (const ev of agent.events()) {
+    if (ev.kind === 'session_lost') console.log(ev.session, ev.data.sessionId, ev.data.error.kind);
+  }
+  // @ts-expect-error the policy's fields are numbers
+  await host.spawn({ command: 'some-agent', restart: { maxRestarts: '3' } });
+  console.log(pid, gaveUp, isSupervised);
 }
