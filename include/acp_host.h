@@ -56,7 +56,8 @@ enum acph_status
     // An argument was well-formed but not acceptable (unknown field, relative path, an option id
     // that was not offered, ...). Also the core's `invalid_argument`.
     ACPH_STATUS_INVALID_ARGUMENT = 103,
-    // The host configuration JSON was rejected (unknown field, wrong type, bad policy).
+    // The host configuration JSON was rejected (unknown field, wrong type, bad policy), or an
+    // agent spec's `restart` policy.
     ACPH_STATUS_INVALID_CONFIG = 104,
     // The handle (agent, session, call) is unknown to this host: never issued, issued by another
     // host, or released.
@@ -175,6 +176,18 @@ enum acph_event_kind
     // `"services": "events"`, a request for the embedder; `request` is the id to pass to
     // `acph_service_respond` / `acph_service_fail`.
     ACPH_EVENT_SERVICE_REQUESTED = 24,
+    // `data`: `#/properties/agent_restarting` (`{"attempt", "maxRestarts", "delayMs", "error"}`):
+    // a supervised agent (spec `restart`) died; attempt `attempt` starts after `delayMs`.
+    ACPH_EVENT_AGENT_RESTARTING = 25,
+    // `data`: `#/properties/agent_restarted` (`{"attempt", "pid", "recovered", "lost"}`): the
+    // agent id and its session handles reach the new process.
+    ACPH_EVENT_AGENT_RESTARTED = 26,
+    // `data`: `#/properties/agent_failed` (`{"attempts", "error"}`): the supervisor gave up; the
+    // agent stays down. Its last event.
+    ACPH_EVENT_AGENT_FAILED = 27,
+    // `data`: `#/properties/session_lost` (`{"sessionId", "error"}`): a session of a restarted
+    // agent could not be reopened; its handle no longer reaches a session.
+    ACPH_EVENT_SESSION_LOST = 28,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -476,11 +489,17 @@ void acph_event_free(struct acph_event *event);
 
 // Spawn an agent process and perform the handshake (`initialize`, protocol version check).
 // `spec_json`: `{"command": "/path/or/name", "args": [...], "env": {"NAME": "value" | null},
-// "cwd": "/dir"}` (the command runs directly, without a shell, in its own process group; `env`
-// overlays the inherited environment, null removes a variable). `result`: `{"agent": id,
-// "protocolVersion", "agentInfo", "agentCapabilities", "authMethods", "exited": null}`; the
-// `agent_ready` event precedes it. A failed handshake still reports the agent it started, as an
-// `agent_exited` event under an agent id the caller never receives.
+// "cwd": "/dir", "restart": {...}}` (the command runs directly, without a shell, in its own
+// process group; `env` overlays the inherited environment, null removes a variable). `restart`
+// (optional) supervises the agent: `{"maxRestarts": 3, "backoffMs": 250, "maxBackoffMs": 10000,
+// "resetAfterMs": 60000}` (every field optional, these defaults): a process that dies unasked is
+// started again under the same agent id and its open sessions reopened, keeping their handles
+// (events `agent_restarting`, `agent_restarted`, `session_lost`, `agent_failed`; docs/FFI.md).
+// A bad `restart` is `ACPH_STATUS_INVALID_CONFIG` (`data.path` `"restart"`) and nothing is
+// started. `result`: `{"agent": id, "protocolVersion", "agentInfo", "agentCapabilities",
+// "authMethods", "exited": null, "restartsExhausted": false}`; the `agent_ready` event precedes
+// it. A failed handshake still reports the agent it started, as an `agent_exited` event under an
+// agent id the caller never receives.
 //
 // # Safety
 // `host` is NULL or a live host; `spec_json` points to `spec_len` readable bytes; `call_out` and
@@ -503,8 +522,10 @@ acph_status acph_host_spawn_wait(struct acph_host *host,
                                  struct acph_error **error_out);
 
 // What the agent negotiated, as JSON: `{"agent", "protocolVersion", "agentInfo",
-// "agentCapabilities", "authMethods", "exited": null | {"exitCode", "signal", "stderrTail"}}`.
-// `*json_out` is owned by the caller (`acph_string_free`). Non-blocking.
+// "agentCapabilities", "authMethods", "exited": null | {"exitCode", "signal", "stderrTail"},
+// "restartsExhausted": bool}` (of its current process, for a supervised agent: `exited` is
+// cleared again by a restart; `restartsExhausted` is true once its supervisor gave up, after
+// `agent_failed`). `*json_out` is owned by the caller (`acph_string_free`). Non-blocking.
 //
 // # Safety
 // `host` is NULL or a live host; `json_out` and `error_out` are NULL or writable.

@@ -77,6 +77,10 @@ enum acph_event_kind
     ACPH_EVENT_ELICITATION_COMPLETED = 22,
     ACPH_EVENT_EXT_REQUEST = 23,
     ACPH_EVENT_SERVICE_REQUESTED = 24,
+    ACPH_EVENT_AGENT_RESTARTING = 25,
+    ACPH_EVENT_AGENT_RESTARTED = 26,
+    ACPH_EVENT_AGENT_FAILED = 27,
+    ACPH_EVENT_SESSION_LOST = 28,
 };
 typedef uint32_t acph_event_kind;
 typedef struct acph_host acph_host;

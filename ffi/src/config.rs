@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use acp_host::permission::policy::Policy;
 use acp_host::services::{FsService, TerminalService};
-use acp_host::{AgentSpec, ClientInfo, HostConfig, PermissionHandler, SessionOptions};
+use acp_host::{
+    AgentSpec, ClientInfo, HostConfig, PermissionHandler, RestartPolicy, SessionOptions,
+};
 use serde_json::{Map, Value};
 
 use crate::services::{Bridge, Delivery};
@@ -26,11 +28,16 @@ fn policy_failure(e: acp_host::permission::policy::PolicyError) -> Failure {
     policy_config_failure(acp_host::Error::from(e))
 }
 
-/// The core's `invalid_config` as the C face's config failure (same path, same message).
 fn policy_config_failure(e: acp_host::Error) -> Failure {
+    core_config_failure(e, "policy")
+}
+
+/// The core's `invalid_config` as the C face's config failure (same path, same message);
+/// another error (none expected) under `fallback`.
+fn core_config_failure(e: acp_host::Error, fallback: &str) -> Failure {
     match e {
         acp_host::Error::InvalidConfig { path, message } => config_error(&path, message),
-        other => config_error("policy", other.to_string()),
+        other => config_error(fallback, other.to_string()),
     }
 }
 
@@ -389,11 +396,11 @@ pub(crate) fn host_config(text: Option<&str>, bridge: &Bridge) -> Result<FaceCon
 }
 
 /// The agent spec of `acph_host_spawn`:
-/// `{"command": "...", "args": [...], "env": {"K": "v" | null}, "cwd": "/dir"}`.
+/// `{"command": "...", "args": [...], "env": {"K": "v" | null}, "cwd": "/dir", "restart": {...}}`.
 pub(crate) fn agent_spec(text: &str) -> Result<AgentSpec, Failure> {
     let doc: Value = serde_json::from_str(text).map_err(|e| Failure::json("spec", &e))?;
     let err = |p: &str, m: String| arg_error("agent spec", p, m);
-    let obj = object(&doc, &["command", "args", "env", "cwd"], &err)?;
+    let obj = object(&doc, &["command", "args", "env", "cwd", "restart"], &err)?;
     let Some(command) = str_field(obj, "command", &err)? else {
         return Err(err("command", "missing".into()));
     };
@@ -419,6 +426,16 @@ pub(crate) fn agent_spec(text: &str) -> Result<AgentSpec, Failure> {
     }
     if let Some(cwd) = str_field(obj, "cwd", &err)? {
         spec = spec.cwd(cwd);
+    }
+    // The supervisor's policy: the core's parser, so every face accepts and refuses the same
+    // documents; a bad one is `invalid_config` (the core's kind for it) under `restart`.
+    match obj.get("restart") {
+        None | Some(Value::Null) => {}
+        Some(policy) => {
+            spec = spec.restart(
+                RestartPolicy::from_json(policy).map_err(|e| core_config_failure(e, "restart"))?,
+            );
+        }
     }
     Ok(spec)
 }

@@ -63,6 +63,18 @@ pub enum acph_event_kind {
     /// `"services": "events"`, a request for the embedder; `request` is the id to pass to
     /// `acph_service_respond` / `acph_service_fail`.
     ACPH_EVENT_SERVICE_REQUESTED = 24,
+    /// `data`: `#/properties/agent_restarting` (`{"attempt", "maxRestarts", "delayMs", "error"}`):
+    /// a supervised agent (spec `restart`) died; attempt `attempt` starts after `delayMs`.
+    ACPH_EVENT_AGENT_RESTARTING = 25,
+    /// `data`: `#/properties/agent_restarted` (`{"attempt", "pid", "recovered", "lost"}`): the
+    /// agent id and its session handles reach the new process.
+    ACPH_EVENT_AGENT_RESTARTED = 26,
+    /// `data`: `#/properties/agent_failed` (`{"attempts", "error"}`): the supervisor gave up; the
+    /// agent stays down. Its last event.
+    ACPH_EVENT_AGENT_FAILED = 27,
+    /// `data`: `#/properties/session_lost` (`{"sessionId", "error"}`): a session of a restarted
+    /// agent could not be reopened; its handle no longer reaches a session.
+    ACPH_EVENT_SESSION_LOST = 28,
 }
 
 /// One event, owned by the caller: free it with `acph_event_free`. Read-only; only the library
@@ -139,6 +151,10 @@ pub(crate) fn kind_of(kind: EventKind) -> (acph_event_kind, &'static str) {
         }
         EventKind::ExtRequest => (ACPH_EVENT_EXT_REQUEST, "ext_request\0"),
         EventKind::ServiceRequested => (ACPH_EVENT_SERVICE_REQUESTED, "service_requested\0"),
+        EventKind::AgentRestarting => (ACPH_EVENT_AGENT_RESTARTING, "agent_restarting\0"),
+        EventKind::AgentRestarted => (ACPH_EVENT_AGENT_RESTARTED, "agent_restarted\0"),
+        EventKind::AgentFailed => (ACPH_EVENT_AGENT_FAILED, "agent_failed\0"),
+        EventKind::SessionLost => (ACPH_EVENT_SESSION_LOST, "session_lost\0"),
         other => (ACPH_EVENT_UNKNOWN, unknown_name(other)),
     }
 }

@@ -774,5 +774,7 @@ pub(crate) fn agent_json(agent: &Agent) -> Value {
         .exit_info()
         .and_then(|e| serde_json::to_value(e).ok())
         .unwrap_or(Value::Null);
+    // A supervised agent whose supervisor gave up (`agent_failed`): it stays down.
+    v["restartsExhausted"] = Value::Bool(agent.restarts_exhausted());
     v
 }

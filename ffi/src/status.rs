@@ -28,7 +28,8 @@ pub enum acph_status {
     /// An argument was well-formed but not acceptable (unknown field, relative path, an option id
     /// that was not offered, ...). Also the core's `invalid_argument`.
     ACPH_STATUS_INVALID_ARGUMENT = 103,
-    /// The host configuration JSON was rejected (unknown field, wrong type, bad policy).
+    /// The host configuration JSON was rejected (unknown field, wrong type, bad policy), or an
+    /// agent spec's `restart` policy.
     ACPH_STATUS_INVALID_CONFIG = 104,
     /// The handle (agent, session, call) is unknown to this host: never issued, issued by another
     /// host, or released.

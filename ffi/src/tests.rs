@@ -180,3 +180,56 @@ fn agent_specs_and_session_options_are_strict() {
     let e = crate::config::session_options(r#"{"additionalDirectories":[]}"#).unwrap_err();
     assert_eq!(e.data["path"], "cwd");
 }
+
+#[test]
+fn an_agent_spec_takes_a_restart_policy_and_refuses_a_bad_one_as_invalid_config() {
+    let spec = crate::config::agent_spec(
+        r#"{"command":"agent","restart":{"maxRestarts":5,"backoffMs":10,"maxBackoffMs":40,"resetAfterMs":1000}}"#,
+    )
+    .unwrap();
+    let p = spec.restart.expect("a policy");
+    assert_eq!(p.max_restarts, 5);
+    assert_eq!(p.backoff, std::time::Duration::from_millis(10));
+    assert_eq!(p.max_backoff, std::time::Duration::from_millis(40));
+    assert_eq!(p.reset_after, std::time::Duration::from_secs(1));
+    // `{}`: the defaults; absent or null: not supervised.
+    let spec = crate::config::agent_spec(r#"{"command":"agent","restart":{}}"#).unwrap();
+    assert_eq!(spec.restart, Some(acp_host::RestartPolicy::default()));
+    for text in [
+        r#"{"command":"agent"}"#,
+        r#"{"command":"agent","restart":null}"#,
+    ] {
+        assert!(
+            crate::config::agent_spec(text).unwrap().restart.is_none(),
+            "{text}"
+        );
+    }
+    for (bad, says) in [
+        (r#"{"maxRestart":3}"#, "maxRestart"),
+        (r#"{"backoffMs":-1}"#, "backoffMs"),
+        (r#"{"maxRestarts":"3"}"#, "maxRestarts"),
+        (r#"{"maxRestarts":4294967296}"#, "too large"),
+        ("3", "object"),
+    ] {
+        let e = crate::config::agent_spec(&format!(r#"{{"command":"agent","restart":{bad}}}"#))
+            .unwrap_err();
+        assert_eq!(e.status, acph_status::ACPH_STATUS_INVALID_CONFIG, "{bad}");
+        assert_eq!(e.data["path"], "restart", "{bad}");
+        assert!(e.message.contains(says), "{bad}: {}", e.message);
+    }
+}
+
+#[test]
+fn every_core_event_kind_has_its_own_c_kind() {
+    let mut seen = std::collections::HashSet::new();
+    for kind in acp_host::EventKind::ALL {
+        let (c, name) = crate::event::kind_of(kind);
+        assert_ne!(
+            c,
+            crate::event::acph_event_kind::ACPH_EVENT_UNKNOWN,
+            "{kind:?}"
+        );
+        assert!(seen.insert(c as u32), "{kind:?} shares a number");
+        assert_eq!(name.strip_suffix('\0'), Some(kind.as_str()));
+    }
+}

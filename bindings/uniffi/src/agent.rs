@@ -23,6 +23,42 @@ pub struct AgentSpec {
     /// Working directory of the agent process (default: the host's).
     #[uniffi(default = None)]
     pub cwd: Option<String>,
+    /// Supervise the agent: when its process dies unasked it is started again (same agent id,
+    /// open sessions reopened, the `Agent` and `Session` objects keep working). Null: not
+    /// supervised.
+    #[uniffi(default = None)]
+    pub restart: Option<RestartPolicy>,
+}
+
+/// How a supervised agent is restarted (events `agent_restarting`, `agent_restarted`,
+/// `session_lost`, `agent_failed`; docs/EVENTS.md).
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct RestartPolicy {
+    /// Consecutive restart attempts before giving up (`agent_failed`). 0: never restart, but
+    /// still report `agent_failed` when the process dies.
+    #[uniffi(default = 3)]
+    pub max_restarts: u32,
+    /// Delay before the first attempt; it doubles with each further consecutive attempt.
+    #[uniffi(default = 250)]
+    pub backoff_ms: u64,
+    /// Upper bound of the delay.
+    #[uniffi(default = 10000)]
+    pub max_backoff_ms: u64,
+    /// A process that ran this long counts as healthy: the next crash counts attempts from 1.
+    #[uniffi(default = 60000)]
+    pub reset_after_ms: u64,
+}
+
+impl From<&RestartPolicy> for acp_host::RestartPolicy {
+    fn from(p: &RestartPolicy) -> acp_host::RestartPolicy {
+        use std::time::Duration;
+        acp_host::RestartPolicy {
+            max_restarts: p.max_restarts,
+            backoff: Duration::from_millis(p.backoff_ms),
+            max_backoff: Duration::from_millis(p.max_backoff_ms),
+            reset_after: Duration::from_millis(p.reset_after_ms),
+        }
+    }
 }
 
 /// Options of `session/new` (and load/resume/fork).
@@ -167,9 +203,16 @@ impl Agent {
         }
     }
 
-    /// How it ended, once it has.
+    /// How its current process ended, once it has (a supervised agent's is cleared again when a
+    /// restart succeeds).
     pub fn exit_status(&self) -> Option<ExitStatus> {
         self.agent.exit_info().as_ref().map(ExitStatus::from)
+    }
+
+    /// Whether the supervisor gave up on this agent (after its `agent_failed` event): it stays
+    /// down. Always false for an agent spawned without `restart`.
+    pub fn restarts_exhausted(&self) -> bool {
+        self.agent.restarts_exhausted()
     }
 
     /// Open a new session.

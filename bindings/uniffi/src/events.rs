@@ -30,6 +30,110 @@ pub struct RawEvent {
     /// its text, so a UI can append it without parsing `data`.
     pub text: Option<String>,
     pub data: String,
+    /// For the supervisor's kinds (`agent_restarting`, `agent_restarted`, `agent_failed`,
+    /// `session_lost`): their `data`, typed.
+    #[uniffi(default = None)]
+    pub supervisor: Option<SupervisorEvent>,
+}
+
+/// An error as an event carries it: `{kind, message, data}` (kinds in docs/ERRORS.md).
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct EventError {
+    /// The stable error kind (`agent_exited`, `spawn_failed`, `unsupported`, …).
+    pub kind: String,
+    pub message: String,
+    /// The kind's details as JSON text (`agent_exited`: `{exitCode, signal, stderrTail}`), or
+    /// null.
+    pub data: Option<String>,
+}
+
+/// How a session came back after a restart.
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct RecoveredSession {
+    pub session_id: String,
+    /// `resume` or `load` (a load replays the conversation as `replay` updates first).
+    pub via: String,
+}
+
+/// The data of a supervised agent's events (docs/EVENTS.md).
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Enum)]
+pub enum SupervisorEvent {
+    /// `agent_restarting`: the process ended (or the previous attempt failed, `error` says
+    /// why); restart attempt number `attempt` starts after the delay, in milliseconds.
+    AgentRestarting {
+        attempt: u32,
+        max_restarts: u32,
+        delay_ms: u64,
+        error: EventError,
+    },
+    /// `agent_restarted`: the new process (`pid`) is the agent's; its `Agent` and `Session`
+    /// objects reach it. `lost`: the session ids that could not be reopened.
+    AgentRestarted {
+        attempt: u32,
+        pid: Option<u32>,
+        recovered: Vec<RecoveredSession>,
+        lost: Vec<String>,
+    },
+    /// `agent_failed`: the supervisor gave up after `attempts` attempts; the agent stays down.
+    AgentFailed { attempts: u32, error: EventError },
+    /// `session_lost`: a session that could not be reopened on the restarted agent.
+    SessionLost {
+        session_id: String,
+        error: EventError,
+    },
+}
+
+impl From<acp_host::events::payload::ErrorInfo> for EventError {
+    fn from(e: acp_host::events::payload::ErrorInfo) -> EventError {
+        EventError {
+            kind: e.kind,
+            message: e.message,
+            data: e.data.filter(|d| !d.is_null()).map(|d| d.to_string()),
+        }
+    }
+}
+
+impl SupervisorEvent {
+    fn of(ev: &acp_host::Event) -> Option<SupervisorEvent> {
+        use acp_host::EventKind as K;
+        use acp_host::events::Payload as P;
+        if !matches!(
+            ev.kind,
+            K::AgentRestarting | K::AgentRestarted | K::AgentFailed | K::SessionLost
+        ) {
+            return None;
+        }
+        Some(match ev.decode().payload {
+            P::AgentRestarting(p) => SupervisorEvent::AgentRestarting {
+                attempt: p.attempt,
+                max_restarts: p.max_restarts,
+                delay_ms: p.delay_ms,
+                error: p.error.into(),
+            },
+            P::AgentRestarted(p) => SupervisorEvent::AgentRestarted {
+                attempt: p.attempt,
+                pid: p.pid,
+                recovered: p
+                    .recovered
+                    .into_iter()
+                    .map(|r| RecoveredSession {
+                        session_id: r.session_id,
+                        via: r.via,
+                    })
+                    .collect(),
+                lost: p.lost,
+            },
+            P::AgentFailed(p) => SupervisorEvent::AgentFailed {
+                attempts: p.attempts,
+                error: p.error.into(),
+            },
+            P::SessionLost(p) => SupervisorEvent::SessionLost {
+                session_id: p.session_id,
+                error: p.error.into(),
+            },
+            _ => return None,
+        })
+    }
 }
 
 impl RawEvent {
@@ -58,6 +162,7 @@ impl RawEvent {
             update_kind,
             text,
             data: ev.data.get().to_owned(),
+            supervisor: SupervisorEvent::of(ev),
         }
     }
 }

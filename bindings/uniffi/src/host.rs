@@ -350,6 +350,7 @@ impl Host {
         for name in spec.unset_env {
             core.env.insert(name, None);
         }
+        core.restart = spec.restart.as_ref().map(acp_host::RestartPolicy::from);
         let host = self.host.clone();
         let agents = self.agents.clone();
         let closed = self.closed.clone();

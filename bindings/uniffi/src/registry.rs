@@ -154,6 +154,7 @@ impl From<acp_host::registry::Resolved> for ResolvedAgent {
                 env,
                 unset_env,
                 cwd: r.spec.cwd.as_deref().map(path_text),
+                restart: None,
             },
             platform: r.platform.map(|p| p.as_str().to_owned()),
             install_dir: r.install_dir.as_deref().map(path_text),

@@ -26,11 +26,17 @@ fn session_handle(v: &serde_json::Value) -> Result<u64, Failure> {
 
 /// Spawn an agent process and perform the handshake (`initialize`, protocol version check).
 /// `spec_json`: `{"command": "/path/or/name", "args": [...], "env": {"NAME": "value" | null},
-/// "cwd": "/dir"}` (the command runs directly, without a shell, in its own process group; `env`
-/// overlays the inherited environment, null removes a variable). `result`: `{"agent": id,
-/// "protocolVersion", "agentInfo", "agentCapabilities", "authMethods", "exited": null}`; the
-/// `agent_ready` event precedes it. A failed handshake still reports the agent it started, as an
-/// `agent_exited` event under an agent id the caller never receives.
+/// "cwd": "/dir", "restart": {...}}` (the command runs directly, without a shell, in its own
+/// process group; `env` overlays the inherited environment, null removes a variable). `restart`
+/// (optional) supervises the agent: `{"maxRestarts": 3, "backoffMs": 250, "maxBackoffMs": 10000,
+/// "resetAfterMs": 60000}` (every field optional, these defaults): a process that dies unasked is
+/// started again under the same agent id and its open sessions reopened, keeping their handles
+/// (events `agent_restarting`, `agent_restarted`, `session_lost`, `agent_failed`; docs/FFI.md).
+/// A bad `restart` is `ACPH_STATUS_INVALID_CONFIG` (`data.path` `"restart"`) and nothing is
+/// started. `result`: `{"agent": id, "protocolVersion", "agentInfo", "agentCapabilities",
+/// "authMethods", "exited": null, "restartsExhausted": false}`; the `agent_ready` event precedes
+/// it. A failed handshake still reports the agent it started, as an `agent_exited` event under an
+/// agent id the caller never receives.
 ///
 /// # Safety
 /// `host` is NULL or a live host; `spec_json` points to `spec_len` readable bytes; `call_out` and
@@ -86,8 +92,10 @@ pub unsafe extern "C" fn acph_host_spawn_wait(
 }
 
 /// What the agent negotiated, as JSON: `{"agent", "protocolVersion", "agentInfo",
-/// "agentCapabilities", "authMethods", "exited": null | {"exitCode", "signal", "stderrTail"}}`.
-/// `*json_out` is owned by the caller (`acph_string_free`). Non-blocking.
+/// "agentCapabilities", "authMethods", "exited": null | {"exitCode", "signal", "stderrTail"},
+/// "restartsExhausted": bool}` (of its current process, for a supervised agent: `exited` is
+/// cleared again by a restart; `restartsExhausted` is true once its supervisor gave up, after
+/// `agent_failed`). `*json_out` is owned by the caller (`acph_string_free`). Non-blocking.
 ///
 /// # Safety
 /// `host` is NULL or a live host; `json_out` and `error_out` are NULL or writable.

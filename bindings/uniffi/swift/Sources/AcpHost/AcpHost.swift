@@ -642,7 +642,8 @@ public protocol AgentProtocol: AnyObject, Sendable {
     func deleteSession(sessionId: String) async throws 
     
     /**
-     * How it ended, once it has.
+     * How its current process ended, once it has (a supervised agent's is cleared again when a
+     * restart succeeds).
      */
     func exitStatus()  -> ExitStatus?
     
@@ -696,6 +697,12 @@ public protocol AgentProtocol: AnyObject, Sendable {
      * The process id (null for a connected transport).
      */
     func pid()  -> UInt32?
+    
+    /**
+     * Whether the supervisor gave up on this agent (after its `agent_failed` event): it stays
+     * down. Always false for an agent spawned without `restart`.
+     */
+    func restartsExhausted()  -> Bool
     
     /**
      * `session/resume` (needs `sessionCapabilities.resume`): reopen without replay.
@@ -834,7 +841,8 @@ open func deleteSession(sessionId: String)async throws   {
 }
     
     /**
-     * How it ended, once it has.
+     * How its current process ended, once it has (a supervised agent's is cleared again when a
+     * restart succeeds).
      */
 open func exitStatus() -> ExitStatus?  {
     return try!  FfiConverterOptionTypeExitStatus.lift(try! rustCall() {
@@ -1011,6 +1019,19 @@ open func pid() -> UInt32?  {
     return try!  FfiConverterOptionUInt32.lift(try! rustCall() {
         uniffiCallStatus in
     uniffi_acp_host_uniffi_fn_method_agent_pid(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Whether the supervisor gave up on this agent (after its `agent_failed` event): it stays
+     * down. Always false for an agent spawned without `restart`.
+     */
+open func restartsExhausted() -> Bool  {
+    return try!  FfiConverterBool.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_acp_host_uniffi_fn_method_agent_restarts_exhausted(
             self.uniffiCloneHandle(),uniffiCallStatus
     )
 })
@@ -3188,6 +3209,12 @@ public struct AgentSpec: Equatable, Hashable {
      * Working directory of the agent process (default: the host's).
      */
     public var cwd: String?
+    /**
+     * Supervise the agent: when its process dies unasked it is started again (same agent id,
+     * open sessions reopened, the `Agent` and `Session` objects keep working). Null: not
+     * supervised.
+     */
+    public var restart: RestartPolicy?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -3200,12 +3227,18 @@ public struct AgentSpec: Equatable, Hashable {
          */unsetEnv: [String] = [], 
         /**
          * Working directory of the agent process (default: the host's).
-         */cwd: String? = nil) {
+         */cwd: String? = nil, 
+        /**
+         * Supervise the agent: when its process dies unasked it is started again (same agent id,
+         * open sessions reopened, the `Agent` and `Session` objects keep working). Null: not
+         * supervised.
+         */restart: RestartPolicy? = nil) {
         self.command = command
         self.args = args
         self.env = env
         self.unsetEnv = unsetEnv
         self.cwd = cwd
+        self.restart = restart
     }
 
     
@@ -3228,7 +3261,8 @@ public struct FfiConverterTypeAgentSpec: FfiConverterRustBuffer {
                 args: FfiConverterSequenceString.read(from: &buf), 
                 env: FfiConverterDictionaryStringString.read(from: &buf), 
                 unsetEnv: FfiConverterSequenceString.read(from: &buf), 
-                cwd: FfiConverterOptionString.read(from: &buf)
+                cwd: FfiConverterOptionString.read(from: &buf), 
+                restart: FfiConverterOptionTypeRestartPolicy.read(from: &buf)
         )
     }
 
@@ -3238,6 +3272,7 @@ public struct FfiConverterTypeAgentSpec: FfiConverterRustBuffer {
         FfiConverterDictionaryStringString.write(value.env, into: &buf)
         FfiConverterSequenceString.write(value.unsetEnv, into: &buf)
         FfiConverterOptionString.write(value.cwd, into: &buf)
+        FfiConverterOptionTypeRestartPolicy.write(value.restart, into: &buf)
     }
 }
 
@@ -3367,6 +3402,81 @@ public func FfiConverterTypeElicitationRequest_lift(_ buf: RustBuffer) throws ->
 #endif
 public func FfiConverterTypeElicitationRequest_lower(_ value: ElicitationRequest) -> RustBuffer {
     return FfiConverterTypeElicitationRequest.lower(value)
+}
+
+
+/**
+ * An error as an event carries it: `{kind, message, data}` (kinds in docs/ERRORS.md).
+ */
+public struct EventError: Equatable, Hashable {
+    /**
+     * The stable error kind (`agent_exited`, `spawn_failed`, `unsupported`, …).
+     */
+    public var kind: String
+    public var message: String
+    /**
+     * The kind's details as JSON text (`agent_exited`: `{exitCode, signal, stderrTail}`), or
+     * null.
+     */
+    public var data: String?
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The stable error kind (`agent_exited`, `spawn_failed`, `unsupported`, …).
+         */kind: String, message: String, 
+        /**
+         * The kind's details as JSON text (`agent_exited`: `{exitCode, signal, stderrTail}`), or
+         * null.
+         */data: String?) {
+        self.kind = kind
+        self.message = message
+        self.data = data
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension EventError: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeEventError: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> EventError {
+        return
+            try EventError(
+                kind: FfiConverterString.read(from: &buf), 
+                message: FfiConverterString.read(from: &buf), 
+                data: FfiConverterOptionString.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: EventError, into buf: inout [UInt8]) {
+        FfiConverterString.write(value.kind, into: &buf)
+        FfiConverterString.write(value.message, into: &buf)
+        FfiConverterOptionString.write(value.data, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeEventError_lift(_ buf: RustBuffer) throws -> EventError {
+    return try FfiConverterTypeEventError.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeEventError_lower(_ value: EventError) -> RustBuffer {
+    return FfiConverterTypeEventError.lower(value)
 }
 
 
@@ -3993,6 +4103,11 @@ public struct RawEvent: Equatable, Hashable {
      */
     public var text: String?
     public var data: String
+    /**
+     * For the supervisor's kinds (`agent_restarting`, `agent_restarted`, `agent_failed`,
+     * `session_lost`): their `data`, typed.
+     */
+    public var supervisor: SupervisorEvent?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -4018,7 +4133,11 @@ public struct RawEvent: Equatable, Hashable {
         /**
          * For `session_update` whose `content` is a text block (message, thought and user chunks):
          * its text, so a UI can append it without parsing `data`.
-         */text: String?, data: String) {
+         */text: String?, data: String, 
+        /**
+         * For the supervisor's kinds (`agent_restarting`, `agent_restarted`, `agent_failed`,
+         * `session_lost`): their `data`, typed.
+         */supervisor: SupervisorEvent? = nil) {
         self.seq = seq
         self.at = at
         self.agent = agent
@@ -4029,6 +4148,7 @@ public struct RawEvent: Equatable, Hashable {
         self.updateKind = updateKind
         self.text = text
         self.data = data
+        self.supervisor = supervisor
     }
 
     
@@ -4056,7 +4176,8 @@ public struct FfiConverterTypeRawEvent: FfiConverterRustBuffer {
                 replay: FfiConverterBool.read(from: &buf), 
                 updateKind: FfiConverterOptionString.read(from: &buf), 
                 text: FfiConverterOptionString.read(from: &buf), 
-                data: FfiConverterString.read(from: &buf)
+                data: FfiConverterString.read(from: &buf), 
+                supervisor: FfiConverterOptionTypeSupervisorEvent.read(from: &buf)
         )
     }
 
@@ -4071,6 +4192,7 @@ public struct FfiConverterTypeRawEvent: FfiConverterRustBuffer {
         FfiConverterOptionString.write(value.updateKind, into: &buf)
         FfiConverterOptionString.write(value.text, into: &buf)
         FfiConverterString.write(value.data, into: &buf)
+        FfiConverterOptionTypeSupervisorEvent.write(value.supervisor, into: &buf)
     }
 }
 
@@ -4087,6 +4209,69 @@ public func FfiConverterTypeRawEvent_lift(_ buf: RustBuffer) throws -> RawEvent 
 #endif
 public func FfiConverterTypeRawEvent_lower(_ value: RawEvent) -> RustBuffer {
     return FfiConverterTypeRawEvent.lower(value)
+}
+
+
+/**
+ * How a session came back after a restart.
+ */
+public struct RecoveredSession: Equatable, Hashable {
+    public var sessionId: String
+    /**
+     * `resume` or `load` (a load replays the conversation as `replay` updates first).
+     */
+    public var via: String
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(sessionId: String, 
+        /**
+         * `resume` or `load` (a load replays the conversation as `replay` updates first).
+         */via: String) {
+        self.sessionId = sessionId
+        self.via = via
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension RecoveredSession: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeRecoveredSession: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> RecoveredSession {
+        return
+            try RecoveredSession(
+                sessionId: FfiConverterString.read(from: &buf), 
+                via: FfiConverterString.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: RecoveredSession, into buf: inout [UInt8]) {
+        FfiConverterString.write(value.sessionId, into: &buf)
+        FfiConverterString.write(value.via, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeRecoveredSession_lift(_ buf: RustBuffer) throws -> RecoveredSession {
+    return try FfiConverterTypeRecoveredSession.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeRecoveredSession_lower(_ value: RecoveredSession) -> RustBuffer {
+    return FfiConverterTypeRecoveredSession.lower(value)
 }
 
 
@@ -4390,6 +4575,98 @@ public func FfiConverterTypeResolvedAgent_lift(_ buf: RustBuffer) throws -> Reso
 #endif
 public func FfiConverterTypeResolvedAgent_lower(_ value: ResolvedAgent) -> RustBuffer {
     return FfiConverterTypeResolvedAgent.lower(value)
+}
+
+
+/**
+ * How a supervised agent is restarted (events `agent_restarting`, `agent_restarted`,
+ * `session_lost`, `agent_failed`; docs/EVENTS.md).
+ */
+public struct RestartPolicy: Equatable, Hashable {
+    /**
+     * Consecutive restart attempts before giving up (`agent_failed`). 0: never restart, but
+     * still report `agent_failed` when the process dies.
+     */
+    public var maxRestarts: UInt32
+    /**
+     * Delay before the first attempt; it doubles with each further consecutive attempt.
+     */
+    public var backoffMs: UInt64
+    /**
+     * Upper bound of the delay.
+     */
+    public var maxBackoffMs: UInt64
+    /**
+     * A process that ran this long counts as healthy: the next crash counts attempts from 1.
+     */
+    public var resetAfterMs: UInt64
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * Consecutive restart attempts before giving up (`agent_failed`). 0: never restart, but
+         * still report `agent_failed` when the process dies.
+         */maxRestarts: UInt32 = UInt32(3), 
+        /**
+         * Delay before the first attempt; it doubles with each further consecutive attempt.
+         */backoffMs: UInt64 = UInt64(250), 
+        /**
+         * Upper bound of the delay.
+         */maxBackoffMs: UInt64 = UInt64(10000), 
+        /**
+         * A process that ran this long counts as healthy: the next crash counts attempts from 1.
+         */resetAfterMs: UInt64 = UInt64(60000)) {
+        self.maxRestarts = maxRestarts
+        self.backoffMs = backoffMs
+        self.maxBackoffMs = maxBackoffMs
+        self.resetAfterMs = resetAfterMs
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension RestartPolicy: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeRestartPolicy: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> RestartPolicy {
+        return
+            try RestartPolicy(
+                maxRestarts: FfiConverterUInt32.read(from: &buf), 
+                backoffMs: FfiConverterUInt64.read(from: &buf), 
+                maxBackoffMs: FfiConverterUInt64.read(from: &buf), 
+                resetAfterMs: FfiConverterUInt64.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: RestartPolicy, into buf: inout [UInt8]) {
+        FfiConverterUInt32.write(value.maxRestarts, into: &buf)
+        FfiConverterUInt64.write(value.backoffMs, into: &buf)
+        FfiConverterUInt64.write(value.maxBackoffMs, into: &buf)
+        FfiConverterUInt64.write(value.resetAfterMs, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeRestartPolicy_lift(_ buf: RustBuffer) throws -> RestartPolicy {
+    return try FfiConverterTypeRestartPolicy.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeRestartPolicy_lower(_ value: RestartPolicy) -> RustBuffer {
+    return FfiConverterTypeRestartPolicy.lower(value)
 }
 
 
@@ -5179,6 +5456,123 @@ public func FfiConverterTypeHandlerError_lower(_ value: HandlerError) -> RustBuf
     return FfiConverterTypeHandlerError.lower(value)
 }
 
+
+/**
+ * The data of a supervised agent's events (docs/EVENTS.md).
+ */
+
+public enum SupervisorEvent: Equatable, Hashable {
+    
+    /**
+     * `agent_restarting`: the process ended (or the previous attempt failed, `error` says
+     * why); restart attempt number `attempt` starts after the delay, in milliseconds.
+     */
+    case agentRestarting(attempt: UInt32, maxRestarts: UInt32, delayMs: UInt64, error: EventError
+    )
+    /**
+     * `agent_restarted`: the new process (`pid`) is the agent's; its `Agent` and `Session`
+     * objects reach it. `lost`: the session ids that could not be reopened.
+     */
+    case agentRestarted(attempt: UInt32, pid: UInt32?, recovered: [RecoveredSession], lost: [String]
+    )
+    /**
+     * `agent_failed`: the supervisor gave up after `attempts` attempts; the agent stays down.
+     */
+    case agentFailed(attempts: UInt32, error: EventError
+    )
+    /**
+     * `session_lost`: a session that could not be reopened on the restarted agent.
+     */
+    case sessionLost(sessionId: String, error: EventError
+    )
+
+
+
+
+
+}
+
+#if compiler(>=6)
+extension SupervisorEvent: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeSupervisorEvent: FfiConverterRustBuffer {
+    typealias SwiftType = SupervisorEvent
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SupervisorEvent {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+        
+        case 1: return .agentRestarting(attempt: try FfiConverterUInt32.read(from: &buf), maxRestarts: try FfiConverterUInt32.read(from: &buf), delayMs: try FfiConverterUInt64.read(from: &buf), error: try FfiConverterTypeEventError.read(from: &buf)
+        )
+        
+        case 2: return .agentRestarted(attempt: try FfiConverterUInt32.read(from: &buf), pid: try FfiConverterOptionUInt32.read(from: &buf), recovered: try FfiConverterSequenceTypeRecoveredSession.read(from: &buf), lost: try FfiConverterSequenceString.read(from: &buf)
+        )
+        
+        case 3: return .agentFailed(attempts: try FfiConverterUInt32.read(from: &buf), error: try FfiConverterTypeEventError.read(from: &buf)
+        )
+        
+        case 4: return .sessionLost(sessionId: try FfiConverterString.read(from: &buf), error: try FfiConverterTypeEventError.read(from: &buf)
+        )
+        
+        default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: SupervisorEvent, into buf: inout [UInt8]) {
+        switch value {
+        
+        
+        case let .agentRestarting(attempt,maxRestarts,delayMs,error):
+            writeInt(&buf, Int32(1))
+            FfiConverterUInt32.write(attempt, into: &buf)
+            FfiConverterUInt32.write(maxRestarts, into: &buf)
+            FfiConverterUInt64.write(delayMs, into: &buf)
+            FfiConverterTypeEventError.write(error, into: &buf)
+            
+        
+        case let .agentRestarted(attempt,pid,recovered,lost):
+            writeInt(&buf, Int32(2))
+            FfiConverterUInt32.write(attempt, into: &buf)
+            FfiConverterOptionUInt32.write(pid, into: &buf)
+            FfiConverterSequenceTypeRecoveredSession.write(recovered, into: &buf)
+            FfiConverterSequenceString.write(lost, into: &buf)
+            
+        
+        case let .agentFailed(attempts,error):
+            writeInt(&buf, Int32(3))
+            FfiConverterUInt32.write(attempts, into: &buf)
+            FfiConverterTypeEventError.write(error, into: &buf)
+            
+        
+        case let .sessionLost(sessionId,error):
+            writeInt(&buf, Int32(4))
+            FfiConverterString.write(sessionId, into: &buf)
+            FfiConverterTypeEventError.write(error, into: &buf)
+            
+        }
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeSupervisorEvent_lift(_ buf: RustBuffer) throws -> SupervisorEvent {
+    return try FfiConverterTypeSupervisorEvent.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeSupervisorEvent_lower(_ value: SupervisorEvent) -> RustBuffer {
+    return FfiConverterTypeSupervisorEvent.lower(value)
+}
+
+
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
@@ -5494,6 +5888,54 @@ fileprivate struct FfiConverterOptionTypeResolveOptions: FfiConverterRustBuffer 
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionTypeRestartPolicy: FfiConverterRustBuffer {
+    typealias SwiftType = RestartPolicy?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeRestartPolicy.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeRestartPolicy.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionTypeSupervisorEvent: FfiConverterRustBuffer {
+    typealias SwiftType = SupervisorEvent?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeSupervisorEvent.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeSupervisorEvent.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionSequenceTypeDistributionKind: FfiConverterRustBuffer {
     typealias SwiftType = [DistributionKind]?
 
@@ -5585,6 +6027,31 @@ fileprivate struct FfiConverterSequenceTypeRawEvent: FfiConverterRustBuffer {
         seq.reserveCapacity(Int(len))
         for _ in 0 ..< len {
             seq.append(try FfiConverterTypeRawEvent.read(from: &buf))
+        }
+        return seq
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterSequenceTypeRecoveredSession: FfiConverterRustBuffer {
+    typealias SwiftType = [RecoveredSession]
+
+    public static func write(_ value: [RecoveredSession], into buf: inout [UInt8]) {
+        let len = Int32(value.count)
+        writeInt(&buf, len)
+        for item in value {
+            FfiConverterTypeRecoveredSession.write(item, into: &buf)
+        }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> [RecoveredSession] {
+        let len: Int32 = try readInt(&buf)
+        var seq = [RecoveredSession]()
+        seq.reserveCapacity(Int(len))
+        for _ in 0 ..< len {
+            seq.append(try FfiConverterTypeRecoveredSession.read(from: &buf))
         }
         return seq
     }
@@ -5909,7 +6376,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_acp_host_uniffi_checksum_method_agent_delete_session() != 25819) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_acp_host_uniffi_checksum_method_agent_exit_status() != 33942) {
+    if (uniffi_acp_host_uniffi_checksum_method_agent_exit_status() != 4843) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_agent_exited() != 27348) {
@@ -5940,6 +6407,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_agent_pid() != 6806) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_method_agent_restarts_exhausted() != 17495) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_agent_resume_session() != 64823) {

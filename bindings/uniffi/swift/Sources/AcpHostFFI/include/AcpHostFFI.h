@@ -383,6 +383,11 @@ uint64_t uniffi_acp_host_uniffi_fn_method_agent_new_session(uint64_t ptr, RustBu
 RustBuffer uniffi_acp_host_uniffi_fn_method_agent_pid(uint64_t ptr, RustCallStatus *_Nonnull out_status
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_AGENT_RESTARTS_EXHAUSTED
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_AGENT_RESTARTS_EXHAUSTED
+int8_t uniffi_acp_host_uniffi_fn_method_agent_restarts_exhausted(uint64_t ptr, RustCallStatus *_Nonnull out_status
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_AGENT_RESUME_SESSION
 #define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_AGENT_RESUME_SESSION
 uint64_t uniffi_acp_host_uniffi_fn_method_agent_resume_session(uint64_t ptr, RustBuffer session_id, RustBuffer options
@@ -1095,6 +1100,12 @@ uint16_t uniffi_acp_host_uniffi_checksum_method_agent_new_session(void
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_AGENT_PID
 #define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_AGENT_PID
 uint16_t uniffi_acp_host_uniffi_checksum_method_agent_pid(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_AGENT_RESTARTS_EXHAUSTED
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_AGENT_RESTARTS_EXHAUSTED
+uint16_t uniffi_acp_host_uniffi_checksum_method_agent_restarts_exhausted(void
     
 );
 #endif

@@ -60,6 +60,46 @@ sealed class Event {
     data class CallCompleted(override val raw: RawEvent) : Event()
     data class ServiceRequested(override val raw: RawEvent) : Event()
 
+    /**
+     * `agent_restarting`: a supervised agent's process died (or the previous attempt failed,
+     * [error] says why); attempt [attempt] of [maxRestarts] starts after [delayMs]. Calls made
+     * until [AgentRestarted] fail with [AcpException.AgentExited].
+     */
+    data class AgentRestarting(override val raw: RawEvent) : Event() {
+        private val p get() = raw.supervisor as SupervisorEvent.AgentRestarting
+        val attempt: UInt get() = p.attempt
+        val maxRestarts: UInt get() = p.maxRestarts
+        val delayMs: ULong get() = p.delayMs
+        val error: EventError get() = p.error
+    }
+
+    /**
+     * `agent_restarted`: the new process ([pid]) is the agent's; the same [Agent] and [Session]
+     * objects reach it. [recovered]: the sessions reopened (`via` `resume` or `load`); [lost]: the
+     * ids of those that could not be (each also has a [SessionLost]).
+     */
+    data class AgentRestarted(override val raw: RawEvent) : Event() {
+        private val p get() = raw.supervisor as SupervisorEvent.AgentRestarted
+        val attempt: UInt get() = p.attempt
+        val pid: UInt? get() = p.pid
+        val recovered: List<RecoveredSession> get() = p.recovered
+        val lost: List<String> get() = p.lost
+    }
+
+    /** `agent_failed`: the supervisor gave up after [attempts] attempts; the agent stays down (its last event). */
+    data class AgentFailed(override val raw: RawEvent) : Event() {
+        private val p get() = raw.supervisor as SupervisorEvent.AgentFailed
+        val attempts: UInt get() = p.attempts
+        val error: EventError get() = p.error
+    }
+
+    /** `session_lost`: a session the restarted agent could not reopen; its [Session] no longer reaches one. */
+    data class SessionLost(override val raw: RawEvent) : Event() {
+        private val p get() = raw.supervisor as SupervisorEvent.SessionLost
+        val sessionId: String get() = p.sessionId
+        val error: EventError get() = p.error
+    }
+
     /** A kind this version does not know (a newer core): keep going, read [raw]. */
     data class Unknown(override val raw: RawEvent) : Event()
 
@@ -89,13 +129,29 @@ sealed class Event {
             "wire" to ::Wire,
             "call_completed" to ::CallCompleted,
             "service_requested" to ::ServiceRequested,
+            "agent_restarting" to ::AgentRestarting,
+            "agent_restarted" to ::AgentRestarted,
+            "agent_failed" to ::AgentFailed,
+            "session_lost" to ::SessionLost,
+        )
+
+        /** The supervisor's kinds, typed only when their data decoded as theirs (always, from this host). */
+        private val SUPERVISOR: Map<String, (SupervisorEvent) -> Boolean> = mapOf(
+            "agent_restarting" to { it is SupervisorEvent.AgentRestarting },
+            "agent_restarted" to { it is SupervisorEvent.AgentRestarted },
+            "agent_failed" to { it is SupervisorEvent.AgentFailed },
+            "session_lost" to { it is SupervisorEvent.SessionLost },
         )
 
         /** The kinds this version has a class for (checked against the core's list by a test). */
         val KNOWN_KINDS: Set<String> get() = BY_KIND.keys
 
         /** The typed event of a raw one. */
-        fun of(raw: RawEvent): Event = BY_KIND[raw.kind]?.invoke(raw) ?: Unknown(raw)
+        fun of(raw: RawEvent): Event {
+            val decoded = SUPERVISOR[raw.kind]
+            if (decoded != null && raw.supervisor?.let(decoded) != true) return Unknown(raw)
+            return BY_KIND[raw.kind]?.invoke(raw) ?: Unknown(raw)
+        }
     }
 }
 

@@ -810,6 +810,8 @@ internal object IntegrityCheckingUniffiLib {
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_agent_pid(
     ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_agent_restarts_exhausted(
+    ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_agent_resume_session(
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_agent_session(
@@ -946,6 +948,8 @@ internal object UniffiLib {
     ): Long
     external fun uniffi_acp_host_uniffi_fn_method_agent_pid(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
+    external fun uniffi_acp_host_uniffi_fn_method_agent_restarts_exhausted(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Byte
     external fun uniffi_acp_host_uniffi_fn_method_agent_resume_session(`ptr`: Long,`sessionId`: RustBuffer.ByValue,`options`: RustBuffer.ByValue,
     ): Long
     external fun uniffi_acp_host_uniffi_fn_method_agent_session(`ptr`: Long,`sessionId`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
@@ -1224,7 +1228,7 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_acp_host_uniffi_checksum_method_agent_delete_session() and 0xFFFF) != 25819) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_acp_host_uniffi_checksum_method_agent_exit_status() and 0xFFFF) != 33942) {
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_agent_exit_status() and 0xFFFF) != 4843) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_agent_exited() and 0xFFFF) != 27348) {
@@ -1255,6 +1259,9 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_agent_pid() and 0xFFFF) != 6806) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_agent_restarts_exhausted() and 0xFFFF) != 17495) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_agent_resume_session() and 0xFFFF) != 64823) {
@@ -2010,7 +2017,8 @@ public interface AgentInterface {
     suspend fun `deleteSession`(`sessionId`: kotlin.String)
     
     /**
-     * How it ended, once it has.
+     * How its current process ended, once it has (a supervised agent's is cleared again when a
+     * restart succeeds).
      */
     fun `exitStatus`(): ExitStatus?
     
@@ -2064,6 +2072,12 @@ public interface AgentInterface {
      * The process id (null for a connected transport).
      */
     fun `pid`(): kotlin.UInt?
+    
+    /**
+     * Whether the supervisor gave up on this agent (after its `agent_failed` event): it stays
+     * down. Always false for an agent spawned without `restart`.
+     */
+    fun `restartsExhausted`(): kotlin.Boolean
     
     /**
      * `session/resume` (needs `sessionCapabilities.resume`): reopen without replay.
@@ -2274,7 +2288,8 @@ open class Agent: Disposable, AutoCloseable, AgentInterface
 
     
     /**
-     * How it ended, once it has.
+     * How its current process ended, once it has (a supervised agent's is cleared again when a
+     * restart succeeds).
      */override fun `exitStatus`(): ExitStatus? {
             return FfiConverterOptionalTypeExitStatus.lift(
     callWithHandle {
@@ -2506,6 +2521,23 @@ open class Agent: Disposable, AutoCloseable, AgentInterface
     callWithHandle {
     uniffiRustCall() { _status ->
     UniffiLib.uniffi_acp_host_uniffi_fn_method_agent_pid(
+        it,
+        _status)
+}
+    }
+    )
+    }
+    
+
+    
+    /**
+     * Whether the supervisor gave up on this agent (after its `agent_failed` event): it stays
+     * down. Always false for an agent spawned without `restart`.
+     */override fun `restartsExhausted`(): kotlin.Boolean {
+            return FfiConverterBoolean.lift(
+    callWithHandle {
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_acp_host_uniffi_fn_method_agent_restarts_exhausted(
         it,
         _status)
 }
@@ -5866,6 +5898,13 @@ data class AgentSpec (
      * Working directory of the agent process (default: the host's).
      */
     val `cwd`: kotlin.String? = null 
+    , 
+    /**
+     * Supervise the agent: when its process dies unasked it is started again (same agent id,
+     * open sessions reopened, the `Agent` and `Session` objects keep working). Null: not
+     * supervised.
+     */
+    val `restart`: RestartPolicy? = null 
     
 ){
     
@@ -5887,6 +5926,7 @@ public object FfiConverterTypeAgentSpec: FfiConverterRustBuffer<AgentSpec> {
             FfiConverterMapStringString.read(buf),
             FfiConverterSequenceString.read(buf),
             FfiConverterOptionalString.read(buf),
+            FfiConverterOptionalTypeRestartPolicy.read(buf),
         )
     }
 
@@ -5895,7 +5935,8 @@ public object FfiConverterTypeAgentSpec: FfiConverterRustBuffer<AgentSpec> {
             FfiConverterSequenceString.allocationSize(value.`args`) +
             FfiConverterMapStringString.allocationSize(value.`env`) +
             FfiConverterSequenceString.allocationSize(value.`unsetEnv`) +
-            FfiConverterOptionalString.allocationSize(value.`cwd`)
+            FfiConverterOptionalString.allocationSize(value.`cwd`) +
+            FfiConverterOptionalTypeRestartPolicy.allocationSize(value.`restart`)
     )
 
     override fun write(value: AgentSpec, buf: ByteBuffer) {
@@ -5904,6 +5945,7 @@ public object FfiConverterTypeAgentSpec: FfiConverterRustBuffer<AgentSpec> {
             FfiConverterMapStringString.write(value.`env`, buf)
             FfiConverterSequenceString.write(value.`unsetEnv`, buf)
             FfiConverterOptionalString.write(value.`cwd`, buf)
+            FfiConverterOptionalTypeRestartPolicy.write(value.`restart`, buf)
     }
 }
 
@@ -5997,6 +6039,59 @@ public object FfiConverterTypeElicitationRequest: FfiConverterRustBuffer<Elicita
             FfiConverterOptionalString.write(value.`requestedSchema`, buf)
             FfiConverterOptionalString.write(value.`url`, buf)
             FfiConverterOptionalString.write(value.`elicitationId`, buf)
+    }
+}
+
+
+
+/**
+ * An error as an event carries it: `{kind, message, data}` (kinds in docs/ERRORS.md).
+ */
+data class EventError (
+    /**
+     * The stable error kind (`agent_exited`, `spawn_failed`, `unsupported`, …).
+     */
+    val `kind`: kotlin.String
+    , 
+    val `message`: kotlin.String
+    , 
+    /**
+     * The kind's details as JSON text (`agent_exited`: `{exitCode, signal, stderrTail}`), or
+     * null.
+     */
+    val `data`: kotlin.String?
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeEventError: FfiConverterRustBuffer<EventError> {
+    override fun read(buf: ByteBuffer): EventError {
+        return EventError(
+            FfiConverterString.read(buf),
+            FfiConverterString.read(buf),
+            FfiConverterOptionalString.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: EventError) = (
+            FfiConverterString.allocationSize(value.`kind`) +
+            FfiConverterString.allocationSize(value.`message`) +
+            FfiConverterOptionalString.allocationSize(value.`data`)
+    )
+
+    override fun write(value: EventError, buf: ByteBuffer) {
+            FfiConverterString.write(value.`kind`, buf)
+            FfiConverterString.write(value.`message`, buf)
+            FfiConverterOptionalString.write(value.`data`, buf)
     }
 }
 
@@ -6497,6 +6592,12 @@ data class RawEvent (
     val `text`: kotlin.String?
     , 
     val `data`: kotlin.String
+    , 
+    /**
+     * For the supervisor's kinds (`agent_restarting`, `agent_restarted`, `agent_failed`,
+     * `session_lost`): their `data`, typed.
+     */
+    val `supervisor`: SupervisorEvent? = null 
     
 ){
     
@@ -6523,6 +6624,7 @@ public object FfiConverterTypeRawEvent: FfiConverterRustBuffer<RawEvent> {
             FfiConverterOptionalString.read(buf),
             FfiConverterOptionalString.read(buf),
             FfiConverterString.read(buf),
+            FfiConverterOptionalTypeSupervisorEvent.read(buf),
         )
     }
 
@@ -6536,7 +6638,8 @@ public object FfiConverterTypeRawEvent: FfiConverterRustBuffer<RawEvent> {
             FfiConverterBoolean.allocationSize(value.`replay`) +
             FfiConverterOptionalString.allocationSize(value.`updateKind`) +
             FfiConverterOptionalString.allocationSize(value.`text`) +
-            FfiConverterString.allocationSize(value.`data`)
+            FfiConverterString.allocationSize(value.`data`) +
+            FfiConverterOptionalTypeSupervisorEvent.allocationSize(value.`supervisor`)
     )
 
     override fun write(value: RawEvent, buf: ByteBuffer) {
@@ -6550,6 +6653,51 @@ public object FfiConverterTypeRawEvent: FfiConverterRustBuffer<RawEvent> {
             FfiConverterOptionalString.write(value.`updateKind`, buf)
             FfiConverterOptionalString.write(value.`text`, buf)
             FfiConverterString.write(value.`data`, buf)
+            FfiConverterOptionalTypeSupervisorEvent.write(value.`supervisor`, buf)
+    }
+}
+
+
+
+/**
+ * How a session came back after a restart.
+ */
+data class RecoveredSession (
+    val `sessionId`: kotlin.String
+    , 
+    /**
+     * `resume` or `load` (a load replays the conversation as `replay` updates first).
+     */
+    val `via`: kotlin.String
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeRecoveredSession: FfiConverterRustBuffer<RecoveredSession> {
+    override fun read(buf: ByteBuffer): RecoveredSession {
+        return RecoveredSession(
+            FfiConverterString.read(buf),
+            FfiConverterString.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: RecoveredSession) = (
+            FfiConverterString.allocationSize(value.`sessionId`) +
+            FfiConverterString.allocationSize(value.`via`)
+    )
+
+    override fun write(value: RecoveredSession, buf: ByteBuffer) {
+            FfiConverterString.write(value.`sessionId`, buf)
+            FfiConverterString.write(value.`via`, buf)
     }
 }
 
@@ -6787,6 +6935,71 @@ public object FfiConverterTypeResolvedAgent: FfiConverterRustBuffer<ResolvedAgen
             FfiConverterOptionalString.write(value.`platform`, buf)
             FfiConverterOptionalString.write(value.`installDir`, buf)
             FfiConverterBoolean.write(value.`needsInstall`, buf)
+    }
+}
+
+
+
+/**
+ * How a supervised agent is restarted (events `agent_restarting`, `agent_restarted`,
+ * `session_lost`, `agent_failed`; docs/EVENTS.md).
+ */
+data class RestartPolicy (
+    /**
+     * Consecutive restart attempts before giving up (`agent_failed`). 0: never restart, but
+     * still report `agent_failed` when the process dies.
+     */
+    val `maxRestarts`: kotlin.UInt = 3u 
+    , 
+    /**
+     * Delay before the first attempt; it doubles with each further consecutive attempt.
+     */
+    val `backoffMs`: kotlin.ULong = 250uL 
+    , 
+    /**
+     * Upper bound of the delay.
+     */
+    val `maxBackoffMs`: kotlin.ULong = 10000uL 
+    , 
+    /**
+     * A process that ran this long counts as healthy: the next crash counts attempts from 1.
+     */
+    val `resetAfterMs`: kotlin.ULong = 60000uL 
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeRestartPolicy: FfiConverterRustBuffer<RestartPolicy> {
+    override fun read(buf: ByteBuffer): RestartPolicy {
+        return RestartPolicy(
+            FfiConverterUInt.read(buf),
+            FfiConverterULong.read(buf),
+            FfiConverterULong.read(buf),
+            FfiConverterULong.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: RestartPolicy) = (
+            FfiConverterUInt.allocationSize(value.`maxRestarts`) +
+            FfiConverterULong.allocationSize(value.`backoffMs`) +
+            FfiConverterULong.allocationSize(value.`maxBackoffMs`) +
+            FfiConverterULong.allocationSize(value.`resetAfterMs`)
+    )
+
+    override fun write(value: RestartPolicy, buf: ByteBuffer) {
+            FfiConverterUInt.write(value.`maxRestarts`, buf)
+            FfiConverterULong.write(value.`backoffMs`, buf)
+            FfiConverterULong.write(value.`maxBackoffMs`, buf)
+            FfiConverterULong.write(value.`resetAfterMs`, buf)
     }
 }
 
@@ -7692,6 +7905,186 @@ public object FfiConverterTypeHandlerError : FfiConverterRustBuffer<HandlerExcep
 
 
 
+/**
+ * The data of a supervised agent's events (docs/EVENTS.md).
+ */
+sealed class SupervisorEvent {
+    
+    /**
+     * `agent_restarting`: the process ended (or the previous attempt failed, `error` says
+     * why); restart attempt number `attempt` starts after the delay, in milliseconds.
+     */
+    data class AgentRestarting(
+        val `attempt`: kotlin.UInt, 
+        val `maxRestarts`: kotlin.UInt, 
+        val `delayMs`: kotlin.ULong, 
+        val `error`: dev.acphost.EventError) : SupervisorEvent()
+        
+    {
+        
+
+        companion object
+    }
+    
+    /**
+     * `agent_restarted`: the new process (`pid`) is the agent's; its `Agent` and `Session`
+     * objects reach it. `lost`: the session ids that could not be reopened.
+     */
+    data class AgentRestarted(
+        val `attempt`: kotlin.UInt, 
+        val `pid`: kotlin.UInt?, 
+        val `recovered`: List<dev.acphost.RecoveredSession>, 
+        val `lost`: List<kotlin.String>) : SupervisorEvent()
+        
+    {
+        
+
+        companion object
+    }
+    
+    /**
+     * `agent_failed`: the supervisor gave up after `attempts` attempts; the agent stays down.
+     */
+    data class AgentFailed(
+        val `attempts`: kotlin.UInt, 
+        val `error`: dev.acphost.EventError) : SupervisorEvent()
+        
+    {
+        
+
+        companion object
+    }
+    
+    /**
+     * `session_lost`: a session that could not be reopened on the restarted agent.
+     */
+    data class SessionLost(
+        val `sessionId`: kotlin.String, 
+        val `error`: dev.acphost.EventError) : SupervisorEvent()
+        
+    {
+        
+
+        companion object
+    }
+    
+
+    
+
+    
+    
+
+
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeSupervisorEvent : FfiConverterRustBuffer<SupervisorEvent>{
+    override fun read(buf: ByteBuffer): SupervisorEvent {
+        return when(buf.getInt()) {
+            1 -> SupervisorEvent.AgentRestarting(
+                FfiConverterUInt.read(buf),
+                FfiConverterUInt.read(buf),
+                FfiConverterULong.read(buf),
+                FfiConverterTypeEventError.read(buf),
+                )
+            2 -> SupervisorEvent.AgentRestarted(
+                FfiConverterUInt.read(buf),
+                FfiConverterOptionalUInt.read(buf),
+                FfiConverterSequenceTypeRecoveredSession.read(buf),
+                FfiConverterSequenceString.read(buf),
+                )
+            3 -> SupervisorEvent.AgentFailed(
+                FfiConverterUInt.read(buf),
+                FfiConverterTypeEventError.read(buf),
+                )
+            4 -> SupervisorEvent.SessionLost(
+                FfiConverterString.read(buf),
+                FfiConverterTypeEventError.read(buf),
+                )
+            else -> throw RuntimeException("invalid enum value, something is very wrong!!")
+        }
+    }
+
+    override fun allocationSize(value: SupervisorEvent): ULong = when(value) {
+        is SupervisorEvent.AgentRestarting -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterUInt.allocationSize(value.`attempt`)
+                + FfiConverterUInt.allocationSize(value.`maxRestarts`)
+                + FfiConverterULong.allocationSize(value.`delayMs`)
+                + FfiConverterTypeEventError.allocationSize(value.`error`)
+            )
+        }
+        is SupervisorEvent.AgentRestarted -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterUInt.allocationSize(value.`attempt`)
+                + FfiConverterOptionalUInt.allocationSize(value.`pid`)
+                + FfiConverterSequenceTypeRecoveredSession.allocationSize(value.`recovered`)
+                + FfiConverterSequenceString.allocationSize(value.`lost`)
+            )
+        }
+        is SupervisorEvent.AgentFailed -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterUInt.allocationSize(value.`attempts`)
+                + FfiConverterTypeEventError.allocationSize(value.`error`)
+            )
+        }
+        is SupervisorEvent.SessionLost -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterString.allocationSize(value.`sessionId`)
+                + FfiConverterTypeEventError.allocationSize(value.`error`)
+            )
+        }
+    }
+
+    override fun write(value: SupervisorEvent, buf: ByteBuffer) {
+        when(value) {
+            is SupervisorEvent.AgentRestarting -> {
+                buf.putInt(1)
+                FfiConverterUInt.write(value.`attempt`, buf)
+                FfiConverterUInt.write(value.`maxRestarts`, buf)
+                FfiConverterULong.write(value.`delayMs`, buf)
+                FfiConverterTypeEventError.write(value.`error`, buf)
+                Unit
+            }
+            is SupervisorEvent.AgentRestarted -> {
+                buf.putInt(2)
+                FfiConverterUInt.write(value.`attempt`, buf)
+                FfiConverterOptionalUInt.write(value.`pid`, buf)
+                FfiConverterSequenceTypeRecoveredSession.write(value.`recovered`, buf)
+                FfiConverterSequenceString.write(value.`lost`, buf)
+                Unit
+            }
+            is SupervisorEvent.AgentFailed -> {
+                buf.putInt(3)
+                FfiConverterUInt.write(value.`attempts`, buf)
+                FfiConverterTypeEventError.write(value.`error`, buf)
+                Unit
+            }
+            is SupervisorEvent.SessionLost -> {
+                buf.putInt(4)
+                FfiConverterString.write(value.`sessionId`, buf)
+                FfiConverterTypeEventError.write(value.`error`, buf)
+                Unit
+            }
+        }.let { /* this makes the `when` an expression, which ensures it is exhaustive */ }
+    }
+}
+
+
+
+
+
 
 /**
  * @suppress
@@ -8112,6 +8505,70 @@ public object FfiConverterOptionalTypeResolveOptions: FfiConverterRustBuffer<Res
 /**
  * @suppress
  */
+public object FfiConverterOptionalTypeRestartPolicy: FfiConverterRustBuffer<RestartPolicy?> {
+    override fun read(buf: ByteBuffer): RestartPolicy? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterTypeRestartPolicy.read(buf)
+    }
+
+    override fun allocationSize(value: RestartPolicy?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterTypeRestartPolicy.allocationSize(value)
+        }
+    }
+
+    override fun write(value: RestartPolicy?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterTypeRestartPolicy.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterOptionalTypeSupervisorEvent: FfiConverterRustBuffer<SupervisorEvent?> {
+    override fun read(buf: ByteBuffer): SupervisorEvent? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterTypeSupervisorEvent.read(buf)
+    }
+
+    override fun allocationSize(value: SupervisorEvent?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterTypeSupervisorEvent.allocationSize(value)
+        }
+    }
+
+    override fun write(value: SupervisorEvent?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterTypeSupervisorEvent.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
 public object FfiConverterOptionalSequenceTypeDistributionKind: FfiConverterRustBuffer<List<DistributionKind>?> {
     override fun read(buf: ByteBuffer): List<DistributionKind>? {
         if (buf.get().toInt() == 0) {
@@ -8218,6 +8675,34 @@ public object FfiConverterSequenceTypeRawEvent: FfiConverterRustBuffer<List<RawE
         buf.putInt(value.size)
         value.iterator().forEach {
             FfiConverterTypeRawEvent.write(it, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterSequenceTypeRecoveredSession: FfiConverterRustBuffer<List<RecoveredSession>> {
+    override fun read(buf: ByteBuffer): List<RecoveredSession> {
+        val len = buf.getInt()
+        return List<RecoveredSession>(len) {
+            FfiConverterTypeRecoveredSession.read(buf)
+        }
+    }
+
+    override fun allocationSize(value: List<RecoveredSession>): ULong {
+        val sizeForLength = 4UL
+        val sizeForItems = value.map { FfiConverterTypeRecoveredSession.allocationSize(it) }.sum()
+        return sizeForLength + sizeForItems
+    }
+
+    override fun write(value: List<RecoveredSession>, buf: ByteBuffer) {
+        buf.putInt(value.size)
+        value.iterator().forEach {
+            FfiConverterTypeRecoveredSession.write(it, buf)
         }
     }
 }
