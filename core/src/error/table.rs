@@ -65,8 +65,8 @@ pub const ERROR_KINDS: &[ErrorKindInfo] = &[
         kind: "invalid_config",
         status: 104,
         reach: Every,
-        meaning: "the host's configuration was rejected: an unknown field, a wrong type, a policy that cannot be used, an unknown `unstable` method; or a registry document or entry that cannot be used (a missing field, a binary without `sha256`, a digest mismatch, a refused archive)",
-        data: "`{path}`: where (`policy.rules[0].action`, `unstable`, `agents[3].distribution.npx.package`, …)",
+        meaning: "the host's configuration was rejected: an unknown field, a wrong type, a policy that cannot be used, an unknown `unstable` method, an agent spec's `restart` policy or a pool's settings that cannot be used; or a registry document or entry that cannot be used (a missing field, a binary without `sha256`, a digest mismatch, a refused archive)",
+        data: "`{path}`: where (`policy.rules[0].action`, `unstable`, `restart`, `pool`, `agents[3].distribution.npx.package`, …)",
     },
     ErrorKindInfo {
         kind: "stale_id",
