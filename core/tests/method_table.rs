@@ -85,7 +85,8 @@ fn face_names_in_the_table_exist_in_each_face() {
     let node = read("bindings/node/ts/index.ts");
     let python = read("bindings/python/python/acp_host/_host.py")
         + &read("bindings/python/python/acp_host/_aio.py");
-    let rust = read("core/src/host.rs");
+    let rust =
+        read("core/src/host.rs") + &read("core/src/agent.rs") + &read("core/src/session/handle.rs");
     for m in METHODS {
         let f = m.faces;
         if f.c.starts_with("acph_") {
