@@ -54,6 +54,18 @@ class AcpError(Exception):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.message!r}, code={self.code!r})"
 
+    def __reduce__(self) -> Any:
+        # Pickled with its code, data and attributes (Exception's default keeps only the
+        # message): errors cross process boundaries intact (multiprocessing, acp_host.ray).
+        return (_rebuild, (type(self), self.message), dict(self.__dict__))
+
+
+def _rebuild(cls: Type["AcpError"], message: str) -> "AcpError":
+    err = cls.__new__(cls)
+    Exception.__init__(err, message)
+    err.message = message
+    return err
+
 
 class AgentExitedError(AcpError):
     """The agent process exited (or closed its stdout) while the operation was pending.
