@@ -28,8 +28,35 @@ fn spec(dir: &Path, args: &[&str]) -> AgentSpec {
             mock_agent().display().to_string(),
         ])
         .args(args.iter().map(|a| a.to_string()))
+        .env(TAG, dir.display().to_string())
         .env_remove("ACP_MOCK_STATE_DIR")
         .env_remove("ACP_MOCK_EXIT_ON")
+}
+
+/// Set in every agent's environment: the process table is searched for it (an `exec`ed agent's
+/// command line no longer names the test's directory).
+const TAG: &str = "ACPH_POOL_TEST_DIR";
+
+/// Live processes whose environment carries `TAG=dir`.
+fn tagged(dir: &Path) -> Vec<u32> {
+    let want = format!("{TAG}={}", dir.display()).into_bytes();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if let Ok(env) = std::fs::read(format!("/proc/{pid}/environ"))
+            && env.split(|b| *b == 0).any(|kv| kv == want.as_slice())
+            && alive(pid)
+        {
+            found.push(pid);
+        }
+    }
+    found
 }
 
 fn starts(dir: &Path) -> u32 {
@@ -350,22 +377,14 @@ async fn shutdown_ends_spares_and_busy_processes() {
     pool.ready().await.unwrap();
     let s = pool.open_session(opts()).await.unwrap();
     eventually("two spares", || pool.stats().spares == 2).await;
+    assert_eq!(tagged(dir.path()).len(), 3);
     let busy = s.agent().pid().unwrap();
     let all: Vec<u32> = (1..=3).collect();
     assert_eq!(starts(dir.path()), all.len() as u32);
     pool.shutdown().await;
     assert!(wait_gone(busy, Duration::from_secs(10)).await);
-    // Every process the pool started is gone (the mock's pids are not known for spares: the
-    // process table is searched for this test's directory).
-    let leftover = std::process::Command::new("pgrep")
-        .args(["-f", &dir.path().display().to_string()])
-        .output()
-        .unwrap();
-    assert!(
-        leftover.stdout.is_empty(),
-        "{:?}",
-        String::from_utf8_lossy(&leftover.stdout)
-    );
+    // Every process the pool started is gone, spares included (found by their environment).
+    assert_eq!(tagged(dir.path()).len(), 0, "{:?}", tagged(dir.path()));
     assert!(matches!(
         s.prompt_text("x").await,
         Err(Error::AgentExited(_)) | Err(Error::Closed(_))
@@ -422,4 +441,110 @@ fn pool_config_from_json() {
         let err = PoolConfig::from_json(spec.clone(), &bad).unwrap_err();
         assert_eq!(err.kind(), "invalid_config", "{bad}");
     }
+}
+
+fn slow_spec(dir: &Path, delay: &str) -> AgentSpec {
+    AgentSpec::new("/bin/sh")
+        .args([
+            "-c".to_owned(),
+            format!("sleep {delay}; exec \"$0\""),
+            mock_agent().display().to_string(),
+        ])
+        .env(TAG, dir.display().to_string())
+}
+
+#[tokio::test]
+async fn ready_waits_for_a_spare_that_is_starting_even_at_the_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = Host::new(HostConfig::default());
+    let pool = Pool::new(
+        &host,
+        PoolConfig {
+            warm_spares: 1,
+            max_agents: 1,
+            ..PoolConfig::new(slow_spec(dir.path(), "0.3"))
+        },
+    )
+    .unwrap();
+    pool.ready().await.unwrap();
+    assert_eq!(pool.stats().spares, 1);
+    pool.shutdown().await;
+    eventually("no tagged process", || tagged(dir.path()).is_empty()).await;
+}
+
+#[tokio::test]
+async fn an_abandoned_open_session_gives_back_its_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = Host::new(HostConfig::default());
+    // Each start takes 500 ms: a caller that gives up after 100 ms abandons a cold start.
+    let pool = Pool::new(
+        &host,
+        PoolConfig {
+            mode: PoolMode::Shared { max_sessions: 1 },
+            warm_spares: 0,
+            max_agents: 1,
+            idle_timeout: None,
+            ..PoolConfig::new(slow_spec(dir.path(), "0.5"))
+        },
+    )
+    .unwrap();
+    let gave_up = tokio::time::timeout(Duration::from_millis(100), pool.open_session(opts())).await;
+    assert!(gave_up.is_err());
+    assert_eq!(pool.stats(), acp_host::PoolStats::default());
+    // The cap is free again; a session dropped without `release` gives its place back too.
+    let s = pool.open_session(opts()).await.unwrap();
+    assert_eq!(pool.stats().sessions, 1);
+    drop(s);
+    assert_eq!(pool.stats().sessions, 0);
+    let again = pool.open_session(opts()).await.unwrap();
+    assert_eq!(
+        again.prompt_text("hi").await.unwrap().stop_reason,
+        "end_turn"
+    );
+    let t = std::time::Instant::now();
+    pool.shutdown().await;
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    eventually("no tagged process", || tagged(dir.path()).is_empty()).await;
+}
+
+#[tokio::test]
+async fn cancel_fails_queued_prompts_at_once_even_while_the_turn_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = Host::new(HostConfig {
+        cancel_grace: Duration::from_secs(5),
+        ..HostConfig::default()
+    });
+    let mut events = host.events().unwrap();
+    let pool = Pool::new(
+        &host,
+        PoolConfig {
+            warm_spares: 0,
+            ..PoolConfig::new(spec(dir.path(), &["--scenario", "ignore-cancel"]))
+        },
+    )
+    .unwrap();
+    let s = pool.open_session(opts()).await.unwrap();
+    let running = tokio::spawn({
+        let s = s.clone();
+        async move { s.prompt_text("long").await }
+    });
+    collect_until(&mut events, Duration::from_secs(20), |e| {
+        e.kind == EventKind::TurnStarted
+    })
+    .await;
+    let queued = tokio::spawn({
+        let s = s.clone();
+        async move { s.prompt_text("queued").await }
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    s.cancel().await.unwrap();
+    // The queued prompt fails now, not once the agent (ignoring the cancel) ends its turn.
+    let failed = tokio::time::timeout(Duration::from_millis(400), queued)
+        .await
+        .expect("the queued prompt failed at once")
+        .unwrap();
+    assert!(matches!(failed, Err(Error::Cancelled)));
+    assert!(!running.is_finished());
+    let _ = running.await.unwrap();
+    pool.shutdown().await;
 }

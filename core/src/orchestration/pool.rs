@@ -18,7 +18,7 @@
 //! sessions keep their processes until they are released. [`Pool::shutdown`] ends them all.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -248,8 +248,9 @@ impl Pool {
                 if let Some(e) = &st.spare_error {
                     return Err(e.clone());
                 }
+                // At the cap with nothing starting, no spare can come: ready as it gets.
                 if st.spares.len() >= self.inner.config.warm_spares
-                    || st.live() >= self.inner.config.max_agents
+                    || (st.live() >= self.inner.config.max_agents && st.starting == 0)
                 {
                     return Ok(());
                 }
@@ -277,22 +278,20 @@ impl Pool {
             }
         };
         inner.wake.notify_waiters();
-        match agent.new_session(options).await {
-            Ok(session) => Ok(PooledSession {
-                session,
-                queue: Arc::new(tokio::sync::Mutex::new(())),
-                generation: Arc::new(AtomicU64::new(0)),
-                lease: Arc::new(Lease {
-                    pool: Arc::downgrade(inner),
-                    agent,
-                    released: AtomicBool::new(false),
-                }),
-            }),
-            Err(e) => {
-                inner.release(&agent);
-                Err(e)
-            }
-        }
+        // From here the process counts one session more: a failed `session/new`, or this future
+        // dropped before it answered, gives it back (the lease does the same later).
+        let lease = Lease {
+            pool: Arc::downgrade(inner),
+            agent: agent.clone(),
+            released: AtomicBool::new(false),
+        };
+        let session = agent.new_session(options).await?;
+        Ok(PooledSession {
+            session,
+            queue: Arc::new(tokio::sync::Mutex::new(())),
+            cancels: Arc::new(tokio::sync::watch::channel(0).0),
+            lease: Arc::new(lease),
+        })
     }
 
     /// A process with room (shared) or a warm spare, counted as holding one more session.
@@ -332,8 +331,10 @@ impl Pool {
             }
             st.starting += 1;
         }
+        let starting = Starting(inner);
         let spawned = inner.host.spawn(inner.config.spec.clone()).await;
         let mut st = inner.lock();
+        std::mem::forget(starting);
         st.starting -= 1;
         let agent = spawned?;
         st.members.push(Member {
@@ -362,10 +363,16 @@ impl Pool {
         for t in tasks {
             let _ = t.await;
         }
-        // A start in flight ends up in `members` or `spares` and is shut down there (see
-        // `maintain` and `open_session`).
-        while self.inner.lock().starting > 0 {
-            tokio::time::sleep(Duration::from_millis(10)).await;
+        // A start in flight ends up in `members` or `spares` (or is dropped, see `Starting`)
+        // and is shut down below.
+        loop {
+            let woken = self.inner.wake.notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
+            if self.inner.lock().starting == 0 {
+                break;
+            }
+            woken.await;
         }
         let late: Vec<Agent> = {
             let mut st = self.inner.lock();
@@ -402,6 +409,19 @@ impl PoolInner {
             shutdown_later(m.agent);
         }
         self.wake.notify_waiters();
+    }
+}
+
+/// One process being started (`State::starting`); dropped before the start finished (the future
+/// was abandoned), it gives the count back so the cap and `shutdown` do not wait for it forever.
+struct Starting<'a>(&'a PoolInner);
+
+impl Drop for Starting<'_> {
+    fn drop(&mut self) {
+        let mut st = self.0.lock();
+        st.starting = st.starting.saturating_sub(1);
+        drop(st);
+        self.0.wake.notify_waiters();
     }
 }
 
@@ -469,9 +489,11 @@ async fn maintain(weak: Weak<PoolInner>) {
             short && room
         };
         if want {
+            let starting = Starting(&inner);
             let spawned = inner.host.spawn(inner.config.spec.clone()).await;
             let unwanted = {
                 let mut st = inner.lock();
+                std::mem::forget(starting);
                 st.starting -= 1;
                 match spawned {
                     Ok(agent) if !inner.closed.load(Ordering::SeqCst) => {
@@ -520,8 +542,8 @@ pub struct PooledSession {
     session: Session,
     /// Prompts run one at a time, in call order (tokio's mutex is fair).
     queue: Arc<tokio::sync::Mutex<()>>,
-    /// Bumped by `cancel`: prompts queued before it fail instead of running.
-    generation: Arc<AtomicU64>,
+    /// Bumped by `cancel`: prompts queued before it fail at once instead of running.
+    cancels: Arc<tokio::sync::watch::Sender<u64>>,
     lease: Arc<Lease>,
 }
 
@@ -569,9 +591,14 @@ impl PooledSession {
     /// `busy`. A prompt still queued when [`PooledSession::cancel`] is called fails with
     /// `cancelled` without being sent.
     pub async fn prompt(&self, content: Vec<Value>) -> Result<TurnResult> {
-        let generation = self.generation.load(Ordering::SeqCst);
-        let _turn = self.queue.lock().await;
-        if self.generation.load(Ordering::SeqCst) != generation {
+        let mut cancels = self.cancels.subscribe();
+        let generation = *cancels.borrow_and_update();
+        let _turn = tokio::select! {
+            biased;
+            _ = cancels.changed() => return Err(Error::Cancelled),
+            turn = self.queue.lock() => turn,
+        };
+        if *self.cancels.borrow() != generation {
             return Err(Error::Cancelled);
         }
         if self.lease.released.load(Ordering::SeqCst) {
@@ -587,7 +614,7 @@ impl PooledSession {
 
     /// Cancel the running turn (`session/cancel`) and fail every queued prompt with `cancelled`.
     pub async fn cancel(&self) -> Result<()> {
-        self.generation.fetch_add(1, Ordering::SeqCst);
+        self.cancels.send_modify(|g| *g += 1);
         self.session.cancel().await
     }
 
