@@ -12,7 +12,7 @@ use acp_host::permission::policy::Policy;
 use acp_host::services::{ExtService, FsService, TerminalService};
 use acp_host::{
     AgentSpec, ClientInfo, ElicitationHandler, ElicitationModes, HostConfig, PermissionHandler,
-    RestartPolicy, SessionOptions, TurnResult,
+    PoolConfig, RestartPolicy, SessionOptions, TurnResult,
 };
 use pyo3::prelude::*;
 use serde_json::Value;
@@ -22,20 +22,48 @@ use crate::errors;
 use crate::events::{Filter, Pump, Subscription};
 use crate::opening::OpeningHandle;
 use crate::permission::{LoopSlot, PyDecider};
+use crate::pool::{NativePool, Pools};
 use crate::services::{PyExt, PyFs, PyTerminal};
 use crate::{Waited, call, seconds, within};
 
-fn parse_json(py: Python<'_>, what: &str, text: &str) -> PyResult<Value> {
+pub(crate) fn parse_json(py: Python<'_>, what: &str, text: &str) -> PyResult<Value> {
     serde_json::from_str(text)
         .map_err(|e| errors::local(py, "invalid_argument", format!("{what}: not JSON: {e}")))
 }
 
-fn opt_timeout(name: &str, v: Option<f64>) -> PyResult<Option<Duration>> {
+pub(crate) fn opt_timeout(name: &str, v: Option<f64>) -> PyResult<Option<Duration>> {
     match v {
         None => Ok(None),
         Some(s) if s.is_infinite() && s > 0.0 => Ok(None),
         Some(s) => seconds(name, s).map(Some),
     }
+}
+
+/// The command to start an agent with (`restart`: the supervisor's policy as its JSON form,
+/// `RestartPolicy::from_json`; an unusable one raises `invalid_config`).
+fn agent_spec(
+    py: Python<'_>,
+    command: String,
+    args: Vec<String>,
+    env: Option<HashMap<String, Option<String>>>,
+    cwd: Option<PathBuf>,
+    restart: Option<&str>,
+) -> PyResult<AgentSpec> {
+    let restart = match restart {
+        Some(text) => Some(
+            RestartPolicy::from_json(&parse_json(py, "restart", text)?)
+                .map_err(|e| errors::to_py(py, &e))?,
+        ),
+        None => None,
+    };
+    let mut spec = AgentSpec::new(command).args(args);
+    spec.env = env
+        .unwrap_or_default()
+        .into_iter()
+        .collect::<BTreeMap<_, _>>();
+    spec.cwd = cwd;
+    spec.restart = restart;
+    Ok(spec)
 }
 
 #[pyclass(frozen, module = "acp_host._native")]
@@ -48,6 +76,9 @@ pub(crate) struct NativeHost {
     /// The host owns its agents until it closes (or they exit): a Python script that drops its
     /// `Agent` object does not lose the agent (the core shuts an agent down with its last handle).
     agents: Arc<Mutex<Vec<acp_host::Agent>>>,
+    /// The pools made on this host and not shut down yet: `close` shuts them down first (so that
+    /// none starts a spare after the host's agents were shut down).
+    pools: Pools,
 }
 
 #[pymethods]
@@ -242,6 +273,7 @@ impl NativeHost {
             event_loop,
             closed: Arc::new(AtomicBool::new(false)),
             agents: Arc::new(Mutex::new(Vec::new())),
+            pools: Pools::default(),
         })
     }
 
@@ -280,24 +312,11 @@ impl NativeHost {
         restart: Option<&str>,
     ) -> PyResult<Py<PyAny>> {
         let timeout = opt_timeout("timeout", timeout)?;
-        let restart = match restart {
-            Some(text) => Some(
-                RestartPolicy::from_json(&parse_json(py, "restart", text)?)
-                    .map_err(|e| errors::to_py(py, &e))?,
-            ),
-            None => None,
-        };
+        let spec = agent_spec(py, command, args, env, cwd, restart)?;
         if self.closed() {
             return Err(errors::local(py, "closed", "the host is closed"));
         }
-        let supervised = restart.is_some();
-        let mut spec = AgentSpec::new(command).args(args);
-        spec.env = env
-            .unwrap_or_default()
-            .into_iter()
-            .collect::<BTreeMap<_, _>>();
-        spec.cwd = cwd;
-        spec.restart = restart;
+        let supervised = spec.restart.is_some();
         let host = self.host.clone();
         let pump = self.pump.clone();
         let agents = self.agents.clone();
@@ -321,6 +340,42 @@ impl NativeHost {
             }
             Ok(NativeAgent { agent, pump })
         })
+    }
+
+    /// A pool of agents started from the command (`config_json`: the pool's JSON form,
+    /// `PoolConfig::from_json`; `restart` as for `spawn`). Settings that cannot be used raise
+    /// `invalid_config` and nothing is started; the warm spares start in the background.
+    #[pyo3(signature = (command, args, env=None, cwd=None, *, config_json, restart=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn pool(
+        &self,
+        py: Python<'_>,
+        command: String,
+        args: Vec<String>,
+        env: Option<HashMap<String, Option<String>>>,
+        cwd: Option<PathBuf>,
+        config_json: &str,
+        restart: Option<&str>,
+    ) -> PyResult<NativePool> {
+        let spec = agent_spec(py, command, args, env, cwd, restart)?;
+        let config = PoolConfig::from_json(spec, &parse_json(py, "pool", config_json)?)
+            .map_err(|e| errors::to_py(py, &e))?;
+        // Checked and registered under the pools' lock: `close` sets `closed` before it takes
+        // them, so a pool is either refused here or shut down by `close`.
+        let made = self.pools.add(&self.closed, || {
+            let _guard = crate::rt().enter();
+            acp_host::Pool::new(&self.host, config)
+        });
+        match made {
+            None => Err(errors::local(py, "closed", "the host is closed")),
+            Some(Err(e)) => Err(errors::to_py(py, &e)),
+            Some(Ok((id, pool))) => Ok(NativePool::new(
+                id,
+                pool,
+                self.pools.clone(),
+                self.pump.clone(),
+            )),
+        }
     }
 
     #[pyo3(signature = (request_id, option_id, *, aio=false))]
@@ -391,7 +446,10 @@ impl NativeHost {
         let host = self.host.clone();
         let pump = self.pump.clone();
         let agents = self.agents.clone();
+        let pools = self.pools.take_all();
         call(py, aio, async move {
+            // First the pools: once shut down they start nothing more.
+            crate::pool::shutdown_all(pools).await;
             host.shutdown().await;
             let owned: Vec<acp_host::Agent> = agents
                 .lock()
@@ -414,7 +472,11 @@ pub(crate) struct NativeAgent {
 }
 
 impl NativeAgent {
-    fn options(
+    pub(crate) fn new(agent: acp_host::Agent, pump: Arc<Pump>) -> NativeAgent {
+        NativeAgent { agent, pump }
+    }
+
+    pub(crate) fn options(
         py: Python<'_>,
         cwd: String,
         additional_directories: Vec<String>,
@@ -766,10 +828,21 @@ pub(crate) struct NativeSession {
     opening: Option<Arc<OpeningHandle>>,
 }
 
-/// `(turn, stop_reason, usage_json, raw_json, text, thought, text_truncated)`.
-type TurnTuple = (u64, String, Option<String>, String, String, String, bool);
+impl NativeSession {
+    /// A handle without a log of the session's beginning (its streams start from now).
+    pub(crate) fn live(session: acp_host::Session, pump: Arc<Pump>) -> NativeSession {
+        NativeSession {
+            session,
+            pump,
+            opening: None,
+        }
+    }
+}
 
-fn turn_tuple(t: TurnResult) -> TurnTuple {
+/// `(turn, stop_reason, usage_json, raw_json, text, thought, text_truncated)`.
+pub(crate) type TurnTuple = (u64, String, Option<String>, String, String, String, bool);
+
+pub(crate) fn turn_tuple(t: TurnResult) -> TurnTuple {
     (
         t.turn,
         t.stop_reason,

@@ -13,6 +13,7 @@ mod events;
 mod host;
 mod opening;
 mod permission;
+mod pool;
 mod registry;
 mod services;
 
@@ -352,6 +353,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<host::NativeHost>()?;
     m.add_class::<host::NativeAgent>()?;
     m.add_class::<host::NativeSession>()?;
+    m.add_class::<pool::NativePool>()?;
+    m.add_class::<pool::NativePooledSession>()?;
     m.add_class::<events::Event>()?;
     m.add_class::<events::Subscription>()?;
     m.add_class::<permission::Reply>()?;

@@ -32,12 +32,14 @@ Errors are ``AcpError`` subclasses with ``.code`` and ``.data``. Agents run in t
 groups and are shut down when their host closes (``with``/``async with``, ``close()``, or
 interpreter exit). ``spawn(..., restart=RestartPolicy())`` supervises an agent: a process that
 dies is started again, its sessions reopened, and the same ``Agent``/``Session`` objects go on.
+``host.pool(command, ...)`` keeps agents started ahead and hands out sessions on them
+(process per session or shared, warm spares, a cap); a pooled session's prompts queue.
 """
 
 from __future__ import annotations
 
 from . import _native, registry, types
-from ._aio import AsyncAgent, AsyncEventStream, AsyncHost, AsyncSession
+from ._aio import AsyncAgent, AsyncEventStream, AsyncHost, AsyncPool, AsyncPooledSession, AsyncSession
 from ._errors import (
     AcpError,
     AgentError,
@@ -61,7 +63,7 @@ from ._errors import (
     VersionUnsupportedError,
 )
 from ._common import ExtRequestHandler, FsHandler, TerminalHandler
-from ._host import Agent, EventStream, Host, Session
+from ._host import Agent, EventStream, Host, Pool, PooledSession, Session
 from ._protocol import MethodFaces, MethodInfo, content_from_file, methods
 from ._schema import AnyEvent, EventEnvelope, EventKind
 from ._types import (
@@ -77,6 +79,8 @@ from ._types import (
     ModelSwitch,
     PermissionOption,
     PermissionRequest,
+    PoolMode,
+    PoolStats,
     RestartPolicy,
     SessionModels,
     SessionState,
@@ -98,6 +102,12 @@ __all__ = [
     "AsyncAgent",
     "AsyncSession",
     "AsyncEventStream",
+    "Pool",
+    "PooledSession",
+    "AsyncPool",
+    "AsyncPooledSession",
+    "PoolStats",
+    "PoolMode",
     "Event",
     "AnyEvent",
     "EventKind",

@@ -33,14 +33,25 @@ from ._common import (
     host_args,
     mcp_arg,
     params_json,
+    pool_config_json,
     register,
+    timeout_arg,
 )
 from ._errors import AcpError, UnsupportedError
 from ._host import ElicitationHandler, PermissionHandler
 from ._schema import AgentCapabilities, AnyEvent, AuthMethod, SessionConfigOption
-from ._types import AgentExit, AgentSpec, ElicitationAnswer, SessionModels, SessionState, TurnResult
+from ._types import (
+    AgentExit,
+    AgentSpec,
+    ElicitationAnswer,
+    PoolMode,
+    PoolStats,
+    SessionModels,
+    SessionState,
+    TurnResult,
+)
 
-__all__ = ["AsyncHost", "AsyncAgent", "AsyncSession", "AsyncEventStream"]
+__all__ = ["AsyncHost", "AsyncAgent", "AsyncSession", "AsyncEventStream", "AsyncPool", "AsyncPooledSession"]
 
 
 class AsyncEventStream:
@@ -342,6 +353,129 @@ class AsyncAgent:
         return f"AsyncAgent(id={self.id}, name={self.name!r})"
 
 
+class AsyncPooledSession:
+    """See ``PooledSession``: prompts of several tasks queue (first come first served).
+    ``async with await pool.open_session(cwd) as session:`` releases it on leaving the block."""
+
+    __slots__ = ("_n", "_pool", "_agent", "_session", "__weakref__")
+
+    def __init__(self, native: _native.NativePooledSession, pool: "AsyncPool") -> None:
+        self._n = native
+        self._pool = pool
+        self._agent = AsyncAgent(native.agent(), pool._host)
+        self._session = AsyncSession(native.session(), self._agent)
+
+    @property
+    def id(self) -> str:
+        return self._n.id
+
+    @property
+    def pool(self) -> "AsyncPool":
+        return self._pool
+
+    @property
+    def agent(self) -> AsyncAgent:
+        """See ``PooledSession.agent``."""
+        return self._agent
+
+    @property
+    def session(self) -> AsyncSession:
+        """See ``PooledSession.session``."""
+        return self._session
+
+    @property
+    def state(self) -> SessionState:
+        return self._session.state
+
+    @property
+    def pending_prompts(self) -> int:
+        """See ``PooledSession.pending_prompts``."""
+        return self._n.pending
+
+    @property
+    def released(self) -> bool:
+        return self._n.released
+
+    async def prompt(self, content: ContentLike) -> TurnResult:
+        """Send a prompt once the prompts before it are done and wait for its turn. Cancelling the
+        task takes a queued prompt out of the queue (nothing is sent) or abandons the running turn
+        (``session/cancel``); ``asyncio.wait_for(session.prompt(...), timeout)`` for a time
+        limit."""
+        return TurnResult._from_native(await self._n.prompt(content_json(content), aio=True))
+
+    async def cancel(self) -> None:
+        """See ``PooledSession.cancel``."""
+        await self._n.cancel(aio=True)
+
+    async def release(self) -> None:
+        """See ``PooledSession.release``."""
+        await self._n.release(aio=True)
+
+    def events(self) -> AsyncEventStream:
+        """This session's events from now on; ends after its ``session_closed``."""
+        return AsyncEventStream(self._n.subscribe())
+
+    async def __aenter__(self) -> "AsyncPooledSession":
+        return self
+
+    async def __aexit__(self, exc_type: Optional[type], exc: Optional[BaseException], tb: object) -> None:
+        """See ``PooledSession.__exit__``."""
+        try:
+            await self.release()
+        except AcpError:
+            if exc_type is None:
+                raise
+
+    def __repr__(self) -> str:
+        return f"AsyncPooledSession(id={self.id!r}, agent={self._agent.id})"
+
+
+class AsyncPool:
+    """See ``Pool``. ``async with host.pool(...) as pool:`` shuts it down on leaving the block."""
+
+    __slots__ = ("_n", "_host", "__weakref__")
+
+    def __init__(self, native: _native.NativePool, host: "AsyncHost") -> None:
+        self._n = native
+        self._host = host
+
+    @property
+    def closed(self) -> bool:
+        return self._n.closed
+
+    @property
+    def stats(self) -> PoolStats:
+        return PoolStats(*self._n.stats())
+
+    async def open_session(self, cwd: Optional[PathLike] = None, *, additional_directories: Iterable[PathLike] = (),
+                           mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None) -> AsyncPooledSession:
+        """See ``Pool.open_session`` (a session opened for a cancelled task is released)."""
+        self._host._bind_loop()
+        n = await self._n.open_session(cwd_arg(cwd), dirs_arg(additional_directories), mcp_arg(mcp_servers),
+                                       aio=True)
+        return AsyncPooledSession(n, self)
+
+    async def ready(self, timeout: Optional[float] = None) -> None:
+        """See ``Pool.ready``."""
+        await self._n.ready(aio=True, timeout=timeout_arg(timeout))
+
+    async def shutdown(self) -> None:
+        """See ``Pool.shutdown``."""
+        await self._n.shutdown(aio=True)
+
+    close = shutdown
+    aclose = shutdown
+
+    async def __aenter__(self) -> "AsyncPool":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.shutdown()
+
+    def __repr__(self) -> str:
+        return f"AsyncPool({self.stats}, closed={self.closed})"
+
+
 class AsyncHost:
     """The asyncio twin of ``Host`` (same arguments). ``async with AsyncHost(...) as host:``."""
 
@@ -411,6 +545,19 @@ class AsyncHost:
         n = await self._n.spawn(prog, args, env_map, None if cwd is None else cwd_arg(cwd), aio=True,
                                 restart=policy)
         return AsyncAgent(n, self)
+
+    def pool(self, command: Union[str, Sequence[str], AgentSpec], *, mode: PoolMode = "process-per-session",
+             max_sessions_per_agent: Optional[int] = None, warm_spares: int = 1, max_agents: int = 8,
+             idle_timeout: Optional[float] = 300.0, restart: RestartLike = None, cwd: Optional[PathLike] = None,
+             env: Optional[Mapping[str, Optional[str]]] = None) -> AsyncPool:
+        """See ``Host.pool`` (not awaitable: the pool starts its spares in the background;
+        ``await pool.ready()`` waits for them)."""
+        self._bind_loop()
+        config = pool_config_json(mode, max_sessions_per_agent, warm_spares, max_agents, idle_timeout)
+        prog, args, env_map, policy = spawn_args(command, env, restart)
+        n = self._n.pool(prog, args, env_map, None if cwd is None else cwd_arg(cwd), config_json=config,
+                         restart=policy)
+        return AsyncPool(n, self)
 
     def agent(self, agent_id: int) -> Optional[AsyncAgent]:
         n = self._n.agent(agent_id)

@@ -268,6 +268,44 @@ def spawn_args(
     return prog, args, env_args(env), restart_arg(restart)
 
 
+def _pool_count(name: str, value: Any, *, optional: bool = False) -> Optional[int]:
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise _config(f"pool.{name}", f"{name} must be a non-negative int, got {value!r}")
+    return value
+
+
+def pool_config_json(
+    mode: Any, max_sessions_per_agent: Any, warm_spares: Any, max_agents: Any, idle_timeout: Any,
+) -> str:
+    """``host.pool(...)``'s settings as the pool's JSON form (``{"mode", "maxSessionsPerAgent",
+    "warmSpares", "maxAgents", "idleTimeoutMs"}``). A value of the wrong type raises
+    ``ConfigError`` with ``data["path"] == "pool.<argument>"``; the core checks how they fit
+    together (``data["path"] == "pool"``)."""
+    if mode not in ("process-per-session", "shared"):
+        raise _config("pool.mode", f"mode must be \"process-per-session\" or \"shared\", got {mode!r}")
+    config: Dict[str, Any] = {
+        "mode": mode,
+        "warmSpares": _pool_count("warm_spares", warm_spares),
+        "maxAgents": _pool_count("max_agents", max_agents),
+    }
+    per_agent = _pool_count("max_sessions_per_agent", max_sessions_per_agent, optional=True)
+    if per_agent is not None:
+        config["maxSessionsPerAgent"] = per_agent
+    if idle_timeout is None or idle_timeout == float("inf"):
+        config["idleTimeoutMs"] = None
+    else:
+        ok = not isinstance(idle_timeout, bool) and isinstance(idle_timeout, (int, float))
+        if not ok or not 0 <= idle_timeout < 2**53 / 1000:  # NaN fails the comparison too
+            raise _config(
+                "pool.idle_timeout",
+                f"idle_timeout must be a non-negative number of seconds or None (never), got {idle_timeout!r}",
+            )
+        config["idleTimeoutMs"] = round(idle_timeout * 1000)
+    return json.dumps(config)
+
+
 def cwd_arg(cwd: Optional[PathLike]) -> str:
     return os.path.abspath(os.fspath(cwd)) if cwd is not None else os.getcwd()
 

@@ -31,6 +31,7 @@ from ._common import (
     host_args,
     mcp_arg,
     params_json,
+    pool_config_json,
     register,
     timeout_arg,
 )
@@ -42,6 +43,8 @@ from ._types import (
     ElicitationAnswer,
     ElicitationRequest,
     PermissionRequest,
+    PoolMode,
+    PoolStats,
     SessionModels,
     SessionState,
     TurnResult,
@@ -49,7 +52,7 @@ from ._types import (
 
 Event = _native.Event
 
-__all__ = ["Host", "Agent", "Session", "EventStream"]
+__all__ = ["Host", "Agent", "Session", "EventStream", "Pool", "PooledSession"]
 
 
 class EventStream:
@@ -390,6 +393,155 @@ class Agent:
         return f"Agent(id={self.id}, name={self.name!r})"
 
 
+class PooledSession:
+    """A session handed out by a ``Pool``, on one of its processes. Methods block.
+
+    ``prompt`` while another prompt of this session runs (from another thread) waits its turn,
+    first come first served, instead of raising ``BusyError``; ``cancel`` ends the running turn
+    and makes every prompt queued behind it raise ``CancelledError`` (they are never sent).
+    ``with pool.open_session(cwd) as session:`` releases it on leaving the block; so does
+    ``release()``, and dropping the object.
+    """
+
+    __slots__ = ("_n", "_pool", "_agent", "_session", "__weakref__")
+
+    def __init__(self, native: _native.NativePooledSession, pool: "Pool") -> None:
+        self._n = native
+        self._pool = pool
+        self._agent = Agent(native.agent(), pool._host)
+        self._session = Session(native.session(), self._agent)
+
+    @property
+    def id(self) -> str:
+        return self._n.id
+
+    @property
+    def pool(self) -> "Pool":
+        return self._pool
+
+    @property
+    def agent(self) -> Agent:
+        """The pooled process serving the session (``agent.pid``, ``agent.info``, ...). Shutting
+        it down yourself ends the session."""
+        return self._agent
+
+    @property
+    def session(self) -> Session:
+        """The underlying ``Session``: ``set_mode``, ``models``, ``set_config_option``, ...
+        (its ``prompt`` does not queue: it raises ``BusyError`` while a turn runs)."""
+        return self._session
+
+    @property
+    def state(self) -> SessionState:
+        """A snapshot of the session's state (``session.state``)."""
+        return self._session.state
+
+    @property
+    def pending_prompts(self) -> int:
+        """Prompts of this session handed over and not finished: the running one and the queued
+        ones."""
+        return self._n.pending
+
+    @property
+    def released(self) -> bool:
+        return self._n.released
+
+    def prompt(self, content: ContentLike, *, timeout: Optional[float] = None) -> TurnResult:
+        """Send a prompt (text, a content block, or a list of them) once the prompts before it
+        are done, and wait for its turn to end. ``timeout`` counts the wait in the queue too; when
+        it elapses (or on Ctrl-C) a queued prompt leaves the queue without being sent and a
+        running turn is abandoned (``session/cancel``), then ``acp_host.TimeoutError`` (or
+        ``KeyboardInterrupt``) is raised. After ``release()``: ``ClosedError``."""
+        return TurnResult._from_native(self._n.prompt(content_json(content), aio=False, timeout=timeout_arg(timeout)))
+
+    def cancel(self) -> None:
+        """Cancel the running turn (``session/cancel``; it ends ``cancelled``): every prompt queued
+        behind it then raises ``CancelledError`` without being sent."""
+        self._n.cancel(aio=False)
+
+    def release(self) -> None:
+        """Give the session back: ``session/close`` when the agent supports it; in
+        process-per-session mode its process is shut down. Idempotent."""
+        self._n.release(aio=False)
+
+    def events(self) -> EventStream:
+        """This session's events from now on; ends after its ``session_closed``."""
+        return EventStream(self._n.subscribe())
+
+    def __enter__(self) -> "PooledSession":
+        return self
+
+    def __exit__(self, exc_type: Optional[type], exc: Optional[BaseException], tb: object) -> None:
+        """Release the session; an error doing so is raised only when the block raised none."""
+        try:
+            self.release()
+        except AcpError:
+            if exc_type is None:
+                raise
+
+    def __repr__(self) -> str:
+        return f"PooledSession(id={self.id!r}, agent={self._agent.id})"
+
+
+class Pool:
+    """Agents of one command, started ahead and shared out as sessions (``host.pool(...)``).
+
+    ``open_session`` takes a process with room (shared mode), else a warm spare, else starts a new
+    process while under ``max_agents``, else raises ``BusyError`` at once. ``with host.pool(...) as
+    pool:`` shuts every process of the pool down on leaving the block; so does ``Host.close()``.
+    """
+
+    __slots__ = ("_n", "_host", "__weakref__")
+
+    def __init__(self, native: _native.NativePool, host: "Host") -> None:
+        self._n = native
+        self._host = host
+
+    @property
+    def closed(self) -> bool:
+        """Whether the pool was shut down (``shutdown()`` or ``Host.close()``)."""
+        return self._n.closed
+
+    @property
+    def stats(self) -> PoolStats:
+        """What the pool holds right now."""
+        return PoolStats(*self._n.stats())
+
+    def open_session(self, cwd: Optional[PathLike] = None, *, additional_directories: Iterable[PathLike] = (),
+                     mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None,
+                     timeout: Optional[float] = None) -> PooledSession:
+        """A session (``session/new`` in ``cwd``, default: the current directory) on a pooled
+        process. ``BusyError`` when the pool is at ``max_agents`` and none has room,
+        ``ClosedError`` once it is shut down, ``SpawnError`` / ``AgentExitedError`` when a process
+        needed for it cannot start. ``timeout`` bounds the whole call (a session opened
+        nonetheless is released)."""
+        n = self._n.open_session(cwd_arg(cwd), dirs_arg(additional_directories), mcp_arg(mcp_servers), aio=False,
+                                 timeout=timeout_arg(timeout))
+        return PooledSession(n, self)
+
+    def ready(self, timeout: Optional[float] = None) -> None:
+        """Wait until the warm spares are started and initialized (or the pool is at its cap).
+        Raises the error of a spare that could not start (``SpawnError``, ...), ``ClosedError``
+        once shut down, ``acp_host.TimeoutError`` after ``timeout`` seconds."""
+        self._n.ready(aio=False, timeout=timeout_arg(timeout))
+
+    def shutdown(self) -> None:
+        """End every process of the pool (spares, idle and busy ones: their sessions end) and stop
+        starting new ones; ``open_session`` then raises ``ClosedError``. Idempotent."""
+        self._n.shutdown(aio=False)
+
+    close = shutdown
+
+    def __enter__(self) -> "Pool":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+
+    def __repr__(self) -> str:
+        return f"Pool({self.stats}, closed={self.closed})"
+
+
 PermissionHandler = Callable[[PermissionRequest], Any]
 #: ``on_elicitation``: ``(ElicitationRequest) -> ElicitationAnswer`` (or a coroutine function).
 ElicitationHandler = Callable[[ElicitationRequest], Any]
@@ -505,6 +657,28 @@ class Host:
                           timeout=timeout_arg(timeout), restart=policy)
         return Agent(n, self)
 
+    def pool(self, command: Union[str, Sequence[str], AgentSpec], *, mode: PoolMode = "process-per-session",
+             max_sessions_per_agent: Optional[int] = None, warm_spares: int = 1, max_agents: int = 8,
+             idle_timeout: Optional[float] = 300.0, restart: RestartLike = None, cwd: Optional[PathLike] = None,
+             env: Optional[Mapping[str, Optional[str]]] = None) -> Pool:
+        """A pool of agents started from ``command`` (as for ``spawn``; ``env``, ``cwd`` and
+        ``restart`` too) that hands out sessions (README: Pools). Returns at once; the warm
+        spares start in the background (``pool.ready()`` waits for them).
+
+        ``mode``: ``"process-per-session"`` (each session its own process, shut down when the
+        session is released) or ``"shared"`` (up to ``max_sessions_per_agent`` sessions per
+        process, default 8; the least loaded one first). ``warm_spares``: processes kept started
+        and initialized. ``max_agents``: live processes at most (spares and starting ones count).
+        ``idle_timeout``: seconds a shared process without sessions is kept (``None``: forever).
+        Settings that cannot be used raise ``ConfigError`` (``data["path"]``: ``pool.<argument>``,
+        or ``pool`` for settings that do not fit together) and nothing is started.
+        """
+        config = pool_config_json(mode, max_sessions_per_agent, warm_spares, max_agents, idle_timeout)
+        prog, args, env_map, policy = spawn_args(command, env, restart)
+        n = self._n.pool(prog, args, env_map, None if cwd is None else cwd_arg(cwd), config_json=config,
+                         restart=policy)
+        return Pool(n, self)
+
     def agent(self, agent_id: int) -> Optional[Agent]:
         n = self._n.agent(agent_id)
         return None if n is None else Agent(n, self)
@@ -533,7 +707,7 @@ class Host:
         return EventStream(self._n.subscribe())
 
     def close(self) -> None:
-        """Shut every agent down and end the event streams. Idempotent."""
+        """Shut every pool and every agent down and end the event streams. Idempotent."""
         self._n.close(aio=False)
 
     def _close_at_exit(self) -> None:

@@ -41,6 +41,8 @@ __all__ = [
     "AgentExit",
     "AgentSpec",
     "RestartPolicy",
+    "PoolMode",
+    "PoolStats",
 ]
 
 
@@ -495,3 +497,25 @@ class AgentSpec:
         if self.restart is not None:
             d["restart"] = self.restart.to_dict()
         return d
+
+
+#: ``host.pool(mode=...)``: one process per session, or sessions packed onto shared processes.
+#: (A Union of Literals, as ``ElicitationMode``, for mypy.stubtest.)
+PoolMode = Union[Literal["process-per-session"], Literal["shared"]]
+
+
+@dataclasses.dataclass(frozen=True)
+class PoolStats:
+    """What a pool holds right now (``pool.stats``)."""
+
+    #: Processes serving sessions (in shared mode also idle ones, until evicted).
+    agents: int
+    #: Warm spares: started and initialized, ready for a session.
+    spares: int
+    #: Processes being started.
+    starting: int
+    #: Sessions handed out and not released.
+    sessions: int
+
+    def to_dict(self) -> Dict[str, Any]:
+        return dataclasses.asdict(self)

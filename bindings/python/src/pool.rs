@@ -1,0 +1,349 @@
+//! `NativePool`, `NativePooledSession`: thin handles over the core's `Pool` and `PooledSession`.
+//!
+//! The host keeps every pool it made until the pool is shut down or the host closes (`Pools`),
+//! as it keeps its agents: a script that drops its `Pool` object does not lose the processes,
+//! and `Host.close()` leaves none behind.
+//!
+//! Calls that change the pool's books (`open_session`, `release`, `shutdown`) run as their own
+//! tasks, so that a caller that gives up (a `timeout`, Ctrl-C, a cancelled asyncio task) never
+//! drops them half-way: a session opened for a caller that is gone is released at once.
+
+use std::future::Future;
+use std::pin::pin;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::Poll;
+
+use acp_host::{Error, Pool, PooledSession, SessionOptions, TurnResult};
+use pyo3::prelude::*;
+use serde_json::Value;
+
+use crate::events::{Filter, Pump, Subscription};
+use crate::host::{NativeAgent, NativeSession, TurnTuple, opt_timeout, parse_json, turn_tuple};
+use crate::{call, errors, rt, within};
+
+/// The pools of a host that are not shut down yet.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Pools(Arc<Mutex<PoolList>>);
+
+#[derive(Debug, Default)]
+pub(crate) struct PoolList {
+    next: u64,
+    live: Vec<(u64, Pool)>,
+}
+
+impl Pools {
+    fn lock(&self) -> std::sync::MutexGuard<'_, PoolList> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// `make` a pool and keep it, unless the host is `closed` (checked under the lock).
+    pub(crate) fn add(
+        &self,
+        closed: &AtomicBool,
+        make: impl FnOnce() -> acp_host::Result<Pool>,
+    ) -> Option<acp_host::Result<(u64, Pool)>> {
+        let mut list = self.lock();
+        if closed.load(Ordering::SeqCst) {
+            return None;
+        }
+        Some(make().map(|pool| {
+            list.next += 1;
+            let id = list.next;
+            list.live.push((id, pool.clone()));
+            (id, pool)
+        }))
+    }
+
+    fn remove(&self, id: u64) -> bool {
+        let mut list = self.lock();
+        let before = list.live.len();
+        list.live.retain(|(i, _)| *i != id);
+        list.live.len() != before
+    }
+
+    fn contains(&self, id: u64) -> bool {
+        self.lock().live.iter().any(|(i, _)| *i == id)
+    }
+
+    /// Every pool, forgotten here (the host is closing).
+    pub(crate) fn take_all(&self) -> Vec<Pool> {
+        std::mem::take(&mut self.lock().live)
+            .into_iter()
+            .map(|(_, p)| p)
+            .collect()
+    }
+}
+
+/// Shut `pools` down side by side.
+pub(crate) async fn shutdown_all(pools: Vec<Pool>) {
+    let tasks: Vec<_> = pools
+        .into_iter()
+        .map(|p| tokio::spawn(async move { p.shutdown().await }))
+        .collect();
+    for t in tasks {
+        let _ = t.await;
+    }
+}
+
+/// Run `fut` as a task of its own and wait for its result: dropping the wait leaves the task
+/// running to its end.
+async fn detached<T, F>(fut: F) -> acp_host::Result<T>
+where
+    F: Future<Output = acp_host::Result<T>> + Send + 'static,
+    T: Send + 'static,
+{
+    rt().spawn(fut)
+        .await
+        .unwrap_or_else(|e| Err(Error::Closed(format!("the pool's task failed: {e}"))))
+}
+
+/// `pool.open_session(opts)` as a task of its own: a session it opens after its caller gave up
+/// is released at once.
+async fn open_detached(pool: Pool, opts: SessionOptions) -> acp_host::Result<PooledSession> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    rt().spawn(async move {
+        if let Err(Ok(left)) = tx.send(pool.open_session(opts).await) {
+            let _ = left.release().await;
+        }
+    });
+    rx.await.unwrap_or_else(|_| {
+        Err(Error::Closed(
+            "the pool's task ended without a result".into(),
+        ))
+    })
+}
+
+#[pyclass(frozen, module = "acp_host._native")]
+#[derive(Debug)]
+pub(crate) struct NativePool {
+    id: u64,
+    pool: Pool,
+    pools: Pools,
+    pump: Arc<Pump>,
+}
+
+impl NativePool {
+    pub(crate) fn new(id: u64, pool: Pool, pools: Pools, pump: Arc<Pump>) -> NativePool {
+        NativePool {
+            id,
+            pool,
+            pools,
+            pump,
+        }
+    }
+}
+
+#[pymethods]
+impl NativePool {
+    /// Whether the pool was shut down (by `shutdown` or the host's `close`).
+    #[getter]
+    fn closed(&self) -> bool {
+        !self.pools.contains(self.id)
+    }
+
+    /// `(agents, spares, starting, sessions)`.
+    fn stats(&self) -> (usize, usize, usize, usize) {
+        let s = self.pool.stats();
+        (s.agents, s.spares, s.starting, s.sessions)
+    }
+
+    /// A session on a pooled process: one with room (shared), else a warm spare, else a new
+    /// process under the cap, else `busy`. After `timeout` seconds the call fails with `timeout`;
+    /// a session opened anyway is released.
+    #[pyo3(signature = (cwd, additional_directories=Vec::new(), mcp_servers=None, *, aio=false,
+        timeout=None))]
+    fn open_session(
+        &self,
+        py: Python<'_>,
+        cwd: String,
+        additional_directories: Vec<String>,
+        mcp_servers: Option<&str>,
+        aio: bool,
+        timeout: Option<f64>,
+    ) -> PyResult<Py<PyAny>> {
+        let timeout = opt_timeout("timeout", timeout)?;
+        let opts = NativeAgent::options(py, cwd, additional_directories, mcp_servers)?;
+        let pool = self.pool.clone();
+        let pump = self.pump.clone();
+        call(py, aio, async move {
+            let open = open_detached(pool, opts);
+            let session = within("session/new".into(), timeout, open).await?;
+            Ok(NativePooledSession::new(session, pump))
+        })
+    }
+
+    /// Resolves once the warm spares are up (or the pool is at its cap); fails with the error
+    /// of a spare that could not start, or `closed`.
+    #[pyo3(signature = (*, aio=false, timeout=None))]
+    fn ready(&self, py: Python<'_>, aio: bool, timeout: Option<f64>) -> PyResult<Py<PyAny>> {
+        let timeout = opt_timeout("timeout", timeout)?;
+        let pool = self.pool.clone();
+        call(py, aio, async move {
+            within("pool ready".into(), timeout, pool.ready()).await
+        })
+    }
+
+    /// End every process of the pool (spares, idle and busy ones); sessions opened later fail
+    /// with `closed`. Idempotent.
+    #[pyo3(signature = (*, aio=false))]
+    fn shutdown(&self, py: Python<'_>, aio: bool) -> PyResult<Py<PyAny>> {
+        self.pools.remove(self.id);
+        let pool = self.pool.clone();
+        call(py, aio, async move {
+            detached(async move {
+                pool.shutdown().await;
+                Ok(())
+            })
+            .await
+        })
+    }
+}
+
+#[pyclass(frozen, module = "acp_host._native")]
+#[derive(Debug)]
+pub(crate) struct NativePooledSession {
+    session: PooledSession,
+    pump: Arc<Pump>,
+    /// Prompts handed to the session and not settled (the running one and the queued ones).
+    pending: Arc<AtomicUsize>,
+    released: AtomicBool,
+}
+
+impl NativePooledSession {
+    fn new(session: PooledSession, pump: Arc<Pump>) -> NativePooledSession {
+        NativePooledSession {
+            session,
+            pump,
+            pending: Arc::new(AtomicUsize::new(0)),
+            released: AtomicBool::new(false),
+        }
+    }
+}
+
+impl Drop for NativePooledSession {
+    /// The Python object is gone: release the session (on the runtime, where the core can also
+    /// shut a process-per-session process down). A no-op after `release`.
+    fn drop(&mut self) {
+        let session = self.session.clone();
+        rt().spawn(async move {
+            let _ = session.release().await;
+        });
+    }
+}
+
+/// One of `pending` while its prompt is out.
+struct Out(Arc<AtomicUsize>);
+
+impl Drop for Out {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// `session.prompt(content)`, counted in `pending` from its first poll on (by then it holds its
+/// place in the queue: a `cancel` from now on fails it if it is still queued).
+async fn counted_prompt(
+    session: PooledSession,
+    content: Vec<Value>,
+    pending: Arc<AtomicUsize>,
+) -> acp_host::Result<TurnResult> {
+    let mut fut = pin!(session.prompt(content));
+    let first = std::future::poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await;
+    if let Poll::Ready(out) = first {
+        return out;
+    }
+    pending.fetch_add(1, Ordering::SeqCst);
+    let _out = Out(pending);
+    fut.await
+}
+
+#[pymethods]
+impl NativePooledSession {
+    #[getter]
+    fn id(&self) -> &str {
+        self.session.id()
+    }
+
+    /// The pooled process serving the session.
+    fn agent(&self) -> NativeAgent {
+        NativeAgent::new(self.session.agent().clone(), self.pump.clone())
+    }
+
+    /// The underlying session (its state, modes, models; prompting it directly bypasses the
+    /// queue).
+    fn session(&self) -> NativeSession {
+        NativeSession::live(self.session.session().clone(), self.pump.clone())
+    }
+
+    /// Prompts handed to this session and not settled yet (the running one and the queued ones).
+    #[getter]
+    fn pending(&self) -> usize {
+        self.pending.load(Ordering::SeqCst)
+    }
+
+    #[getter]
+    fn released(&self) -> bool {
+        self.released.load(Ordering::SeqCst)
+    }
+
+    /// Prompt (`content_json`: an array of ACP content blocks); while another prompt of this
+    /// session runs, wait for it (FIFO). Same tuple as `NativeSession.prompt`. Abandoning the call
+    /// (Ctrl-C, `timeout`, a cancelled task) takes a queued prompt out of the queue (nothing is
+    /// sent) and abandons a running turn (`session/cancel`).
+    #[pyo3(signature = (content_json, *, aio=false, timeout=None))]
+    fn prompt(
+        &self,
+        py: Python<'_>,
+        content_json: &str,
+        aio: bool,
+        timeout: Option<f64>,
+    ) -> PyResult<Py<PyAny>> {
+        let timeout = opt_timeout("timeout", timeout)?;
+        let content = match parse_json(py, "prompt", content_json)? {
+            Value::Array(a) => a,
+            _ => {
+                return Err(errors::local(
+                    py,
+                    "invalid_argument",
+                    "prompt content must be a list of content blocks",
+                ));
+            }
+        };
+        let session = self.session.clone();
+        let pending = self.pending.clone();
+        call(py, aio, async move {
+            let turn = counted_prompt(session, content, pending);
+            within("session/prompt".into(), timeout, turn)
+                .await
+                .map(|t| -> TurnTuple { turn_tuple(t) })
+        })
+    }
+
+    /// Cancel the running turn (`session/cancel`) and fail every queued prompt with `cancelled`.
+    #[pyo3(signature = (*, aio=false))]
+    fn cancel(&self, py: Python<'_>, aio: bool) -> PyResult<Py<PyAny>> {
+        let session = self.session.clone();
+        call(py, aio, async move { session.cancel().await })
+    }
+
+    /// Give the session back to the pool (`session/close` when the agent supports it; in
+    /// process-per-session mode its process is shut down). Later prompts fail with `closed`.
+    /// Idempotent.
+    #[pyo3(signature = (*, aio=false))]
+    fn release(&self, py: Python<'_>, aio: bool) -> PyResult<Py<PyAny>> {
+        self.released.store(true, Ordering::SeqCst);
+        let session = self.session.clone();
+        call(py, aio, async move {
+            detached(async move { session.release().await }).await
+        })
+    }
+
+    /// Subscribe to this session's events from now on (ends after its `session_closed`).
+    fn subscribe(&self) -> Subscription {
+        self.pump.subscribe(Filter::Session(
+            self.session.agent().id(),
+            Arc::from(self.session.id()),
+        ))
+    }
+}
