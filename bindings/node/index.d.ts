@@ -71,6 +71,12 @@ export declare class NativeHost {
   clientCapabilities(): any
   /** Spawn an agent and perform the handshake. */
   spawn(options: NativeSpawnOptions, abort?: number | undefined | null): Promise<NativeAgent>
+  /**
+   * A pool of agents for one spawn spec (`acp_host::Pool`); `pool_json` is the faces' JSON
+   * form (`PoolConfig::from_json`). A bad spec or pool config is `invalid_config` and nothing
+   * is started.
+   */
+  pool(options: NativeSpawnOptions, poolJson: string): NativePool
   /** Answer a pending permission request: an offered option id, or `null` to deny. */
   respondPermission(requestId: number, optionId?: string | undefined | null): Promise<void>
   /**
@@ -98,6 +104,61 @@ export declare class NativeHost {
    */
   close(): Promise<void>
   get closed(): boolean
+}
+
+/** A pool of agents for one spawn spec. */
+export declare class NativePool {
+  /**
+   * Open a session on a pooled process (a shared one with room, a warm spare, or a cold start
+   * under the cap; else `busy`). Aborting rejects with `cancelled` at once; the open itself
+   * runs on (a start cut off midway would leave the pool's books wrong), and a session it
+   * opens anyway is released.
+   */
+  openSession(options: NativeSessionOptions, abort?: number | undefined | null): Promise<NativePooledSession>
+  /**
+   * Resolves once the warm spares are up (or the pool is at its cap); rejects with the error
+   * of a spare that could not start, or `closed` after `shutdown`.
+   */
+  ready(abort?: number | undefined | null): Promise<void>
+  /** `{agents, spares, starting, sessions}`. */
+  stats(): { agents: number; spares: number; starting: number; sessions: number }
+  /**
+   * Shut every process of the pool down (spares, idle and busy ones) and stop refilling;
+   * later `openSession` calls fail with `closed`. Idempotent.
+   */
+  shutdown(): Promise<void>
+}
+
+/**
+ * A session handed out by a pool. Dropped (garbage-collected) without `release`, it is released
+ * then.
+ */
+export declare class NativePooledSession {
+  get id(): string
+  get agentId(): number
+  /** The pooled agent serving it. */
+  agent(): NativeAgent
+  /** The underlying session (its prompts bypass the queue). */
+  session(): NativeSession
+  /** The materialised session state (docs: `SessionView`). */
+  state(): any
+  /**
+   * Prompt; while another prompt of this session runs, wait for it (FIFO in call order).
+   * Aborting withdraws a queued prompt (nothing is sent) or abandons the running turn (the
+   * agent gets `session/cancel`); the call rejects with `cancelled` at once.
+   */
+  prompt(content: Array<any>, abort?: number | undefined | null): Promise<any>
+  /**
+   * `session/cancel` for the running turn; the prompts queued before this call reject with
+   * `cancelled` without being sent.
+   */
+  cancel(): Promise<void>
+  /**
+   * Give the session back (closed on the agent when it supports `session/close`; in
+   * process-per-session mode its process is shut down). Later prompts reject with `closed`.
+   * Idempotent.
+   */
+  release(): Promise<void>
 }
 
 /** A parsed registry (or one agent manifest, as a registry of one). */

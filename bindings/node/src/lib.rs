@@ -27,7 +27,7 @@ use acp_host::services::{
 use acp_host::{
     Agent, AgentSpec, ElicitationAnswer, ElicitationDecider, ElicitationHandler, ElicitationModes,
     ElicitationRequest, Event, EventStream, Host, HostConfig, PermissionDecider, PermissionHandler,
-    PermissionRequest, RestartPolicy, Session, SessionOptions,
+    PermissionRequest, Pool, RestartPolicy, Session, SessionOptions, TurnResult,
 };
 use napi::Status;
 use napi::bindgen_prelude::{Promise, Result};
@@ -36,6 +36,7 @@ use napi_derive::napi;
 use serde_json::Value;
 use tokio::sync::watch;
 
+mod pool;
 mod registry;
 
 /// Prefix of the message of every error that carries a core error as JSON.
@@ -495,6 +496,9 @@ struct HostCore {
     /// Ends a pending `next_events` wait early (`interrupt_wait`): a pending napi call keeps the
     /// Node process alive, so the facade stops waiting once nothing can be waited for.
     wake: tokio::sync::Notify,
+    /// The pools not shut down yet, by id (`close` shuts them down first: a pool holds the host
+    /// and would start new spares on it); `None` once closed: no pool can be made any more.
+    pools: Mutex<Option<HashMap<u64, Pool>>>,
 }
 
 impl HostCore {
@@ -693,6 +697,23 @@ pub struct NativeSpawnOptions {
     pub restart_json: Option<String>,
 }
 
+/// The `AgentSpec` of spawn options (the restart policy checked: a bad one is `invalid_config`).
+fn spawn_spec(options: NativeSpawnOptions) -> Result<AgentSpec> {
+    let mut spec = AgentSpec::new(options.command).args(options.args.unwrap_or_default());
+    for (k, v) in options.env.unwrap_or_default() {
+        spec.env.insert(k, v);
+    }
+    if let Some(cwd) = options.cwd {
+        spec = spec.cwd(cwd);
+    }
+    if let Some(text) = options.restart_json {
+        let v: Value = serde_json::from_str(&text)
+            .map_err(|e| config_invalid("restart", format!("not JSON: {e}")))?;
+        spec = spec.restart(RestartPolicy::from_json(&v).map_err(core_err)?);
+    }
+    Ok(spec)
+}
+
 /// Options of session/new, load, resume.
 #[napi(object)]
 #[derive(Debug, Default)]
@@ -754,6 +775,7 @@ impl NativeHost {
                 })),
                 closed,
                 wake: tokio::sync::Notify::new(),
+                pools: Mutex::new(Some(HashMap::new())),
             }),
         })
     }
@@ -779,22 +801,24 @@ impl NativeHost {
         abort: Option<u32>,
     ) -> Result<NativeAgent> {
         let host = self.core.host()?;
-        let mut spec = AgentSpec::new(options.command).args(options.args.unwrap_or_default());
-        for (k, v) in options.env.unwrap_or_default() {
-            spec.env.insert(k, v);
-        }
-        if let Some(cwd) = options.cwd {
-            spec = spec.cwd(cwd);
-        }
         // Checked before anything is started: a bad policy spawns nothing.
-        if let Some(text) = options.restart_json {
-            let v: Value = serde_json::from_str(&text)
-                .map_err(|e| config_invalid("restart", format!("not JSON: {e}")))?;
-            spec = spec.restart(RestartPolicy::from_json(&v).map_err(core_err)?);
-        }
+        let spec = spawn_spec(options)?;
         let supervised = spec.restart.is_some();
         let agent = abortable(abort, host.spawn(spec)).await?;
         Ok(NativeAgent { agent, supervised })
+    }
+
+    /// A pool of agents for one spawn spec (`acp_host::Pool`); `pool_json` is the faces' JSON
+    /// form (`PoolConfig::from_json`). A bad spec or pool config is `invalid_config` and nothing
+    /// is started.
+    #[napi]
+    pub fn pool(&self, options: NativeSpawnOptions, pool_json: String) -> Result<pool::NativePool> {
+        let host = self.core.host()?;
+        let spec = spawn_spec(options)?;
+        let v: Value = serde_json::from_str(&pool_json)
+            .map_err(|e| config_invalid("pool", format!("not JSON: {e}")))?;
+        let config = acp_host::PoolConfig::from_json(spec, &v).map_err(core_err)?;
+        pool::NativePool::open(&self.core, &host, config)
     }
 
     /// Answer a pending permission request: an offered option id, or `null` to deny.
@@ -889,6 +913,22 @@ impl NativeHost {
     /// stream once drained, and drop the host. Idempotent.
     #[napi]
     pub async fn close(&self) -> Result<()> {
+        // The pools first: they would start new spares on the host while it shuts down.
+        let pools: Vec<Pool> = self
+            .core
+            .pools
+            .lock()
+            .ok()
+            .and_then(|mut p| p.take())
+            .map(|p| p.into_values().collect())
+            .unwrap_or_default();
+        let tasks: Vec<_> = pools
+            .into_iter()
+            .map(|p| tokio::spawn(async move { p.shutdown().await }))
+            .collect();
+        for t in tasks {
+            let _ = t.await;
+        }
         let host = self.core.host.lock().ok().and_then(|h| h.clone());
         if let Some(host) = host {
             host.shutdown().await;
@@ -1302,6 +1342,19 @@ fn intern(name: String) -> &'static str {
 
 // ------------------------------------------------------------------ session
 
+/// A turn's result as the facade's `TurnResult`.
+fn turn_json(turn: TurnResult) -> Value {
+    serde_json::json!({
+        "turn": turn.turn,
+        "stopReason": turn.stop_reason,
+        "usage": turn.usage,
+        "raw": turn.raw,
+        "text": turn.text,
+        "thought": turn.thought,
+        "textTruncated": turn.text_truncated,
+    })
+}
+
 #[napi]
 #[derive(Debug)]
 pub struct NativeSession {
@@ -1348,15 +1401,7 @@ impl NativeSession {
             .prompt_abortable(content, fired)
             .await
             .map_err(core_err)?;
-        Ok(serde_json::json!({
-            "turn": turn.turn,
-            "stopReason": turn.stop_reason,
-            "usage": turn.usage,
-            "raw": turn.raw,
-            "text": turn.text,
-            "thought": turn.thought,
-            "textTruncated": turn.text_truncated,
-        }))
+        Ok(turn_json(turn))
     }
 
     /// `session/cancel`.

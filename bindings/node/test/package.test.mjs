@@ -31,7 +31,7 @@ for (const file of ['index.d.ts', 'binding.js']) {
 }
 
 test('the public API', () => {
-  for (const name of ['Host', 'Agent', 'Session', 'AcpError', 'ServiceError']) assert.equal(typeof acp[name], 'function', name);
+  for (const name of ['Host', 'Agent', 'Session', 'Pool', 'PooledSession', 'AcpError', 'ServiceError']) assert.equal(typeof acp[name], 'function', name);
   assert.ok(new acp.AcpError('timeout', 'x') instanceof Error);
   const e = new acp.AcpError('agent_error', 'boom', { code: -32603 });
   assert.equal(e.name, 'AcpError');

@@ -113,7 +113,7 @@ function propertiesOf(names) {
 
 test('the declared shapes are the runtime shapes (state, turn result, agent info, events)', async () => {
   assert.ok(built, NOT_BUILT);
-  const props = propertiesOf(['SessionState', 'TurnResult', 'AgentInfo', 'PermissionRequest', 'SessionToolCall']);
+  const props = propertiesOf(['SessionState', 'TurnResult', 'AgentInfo', 'PermissionRequest', 'SessionToolCall', 'PoolStats']);
   let request = null;
   const host = new acp.Host({
     onPermission: (req) => {
@@ -129,6 +129,9 @@ test('the declared shapes are the runtime shapes (state, turn result, agent info
     const evs = await collectUntil(it, (e) => e.kind === 'turn_ended');
     const keys = (o) => Object.keys(o).sort();
     assert.deepEqual(keys(session.state), props.SessionState, 'SessionState');
+    const pool = host.pool({ ...mock('default'), pool: { warmSpares: 0 } });
+    assert.deepEqual(keys(pool.stats()), props.PoolStats, 'PoolStats');
+    await pool.shutdown();
     assert.deepEqual(keys(turn), props.TurnResult, 'TurnResult');
     assert.deepEqual(keys(agent.info), props.AgentInfo, 'AgentInfo');
     assert.ok(request, 'the mock asked for a permission');

@@ -9,6 +9,8 @@ export const {
   Host,
   Agent,
   Session,
+  Pool,
+  PooledSession,
   AcpError,
   ServiceError,
   SESSION_HISTORY_LIMIT,

@@ -266,10 +266,13 @@ class SessionLog {
   }
 }
 
-/** An open call (`session/new`, load, resume, fork) in flight on one agent. */
+/**
+ * An open call (`session/new`, load, resume, fork) in flight on one agent, or on whichever agent
+ * a pool picks (`agent: null`).
+ */
 export interface Opening {
-  readonly agent: number;
-  /** Per session id not yet known to be open: its events seen while the call is in flight. */
+  readonly agent: number | null;
+  /** Per session not yet known to be open (by `sessionKey`): its events seen while the call is in flight. */
   readonly logs: Map<string, SessionLog>;
 }
 
@@ -277,9 +280,9 @@ const sessionKey = (agent: number, session: string): string => `${agent}\u0000${
 
 /**
  * The one pump between the addon's event stream and the subscribers. It pulls batches only while
- * someone needs them (a live agent or a waiting subscriber) and no subscriber is full, so a slow
- * consumer slows the agent down instead of growing memory, and an idle host keeps no native call
- * pending (nothing holds the Node event loop open).
+ * someone needs them (a live agent, an open pool or a waiting subscriber) and no subscriber is
+ * full, so a slow consumer slows the agent down instead of growing memory, and an idle host keeps
+ * no native call pending (nothing holds the Node event loop open).
  */
 export class EventHub {
   private readonly subs = new Set<Subscription>();
@@ -287,6 +290,8 @@ export class EventHub {
   private ended = false;
   private endError: unknown = null;
   pendingSpawns = 0;
+  /** Pools not shut down: their processes (spares too) come and go without a spawn call. */
+  openPools = 0;
   /** Agents that are not gone: running, or supervised and between a crash and its restart. */
   readonly liveAgents = new Set<number>();
   /**
@@ -381,11 +386,12 @@ export class EventHub {
    * @internal `spawn` returned a supervised agent that is not gone. Its `agent_exited` may have
    * been dispatched already, taken for its end: a restart follows, it is live again.
    */
-  adoptSupervised(agent: number): void {
+  adoptSupervised(agent: number, live = true): void {
     this.supervised.add(agent);
     this.exits.delete(agent);
     this.exitedAgents.delete(agent);
-    this.liveAgents.add(agent);
+    // A pooled agent is pulled for while its pool is open, not on its own.
+    if (live) this.liveAgents.add(agent);
   }
 
   /**
@@ -410,8 +416,8 @@ export class EventHub {
     }
   }
 
-  /** An open call on `agent` is about to be sent: keep what its session will need. */
-  beginOpening(agent: number): Opening {
+  /** An open call on `agent` (`null`: any, a pool's) is about to be sent: keep what its session will need. */
+  beginOpening(agent: number | null): Opening {
     const op: Opening = { agent, logs: new Map() };
     this.openings.add(op);
     return op;
@@ -422,13 +428,13 @@ export class EventHub {
    * become its opening history (recorded on until its first turn starts); `null` (it failed):
    * nothing is kept. Called in the same tick as the `Session` is made, so nothing falls between.
    */
-  endOpening(op: Opening, session: string | null): void {
-    if (!this.openings.delete(op) || session === null) return;
-    const key = sessionKey(op.agent, session);
-    const log = op.logs.get(session) ?? new SessionLog(this.historyLimit);
+  endOpening(op: Opening, session: string | null, agent: number | null = op.agent): void {
+    if (!this.openings.delete(op) || session === null || agent === null) return;
+    const key = sessionKey(agent, session);
+    const log = op.logs.get(key) ?? new SessionLog(this.historyLimit);
     op.logs.clear();
     // Gone already (closed, or its agent exited, before the caller got it): nothing to stream.
-    if (this.ended || log.closed || this.exitedAgents.has(op.agent)) return;
+    if (this.ended || log.closed || this.exitedAgents.has(agent)) return;
     this.openSessions.add(key);
     this.histories.set(key, log);
   }
@@ -473,9 +479,9 @@ export class EventHub {
       } else if (this.openings.size > 0 && !this.openSessions.has(key)) {
         // Not a session anybody holds yet: maybe the one an open call in flight will return.
         for (const op of this.openings) {
-          if (op.agent !== ev.agent) continue;
-          let log = op.logs.get(session);
-          if (!log) op.logs.set(session, (log = new SessionLog(this.historyLimit)));
+          if (op.agent !== null && op.agent !== ev.agent) continue;
+          let log = op.logs.get(key);
+          if (!log) op.logs.set(key, (log = new SessionLog(this.historyLimit)));
           log.add(ev);
         }
       }
@@ -488,7 +494,10 @@ export class EventHub {
     const prefix = `${agent}\u0000`;
     for (const key of this.histories.keys()) if (key.startsWith(prefix)) this.histories.delete(key);
     for (const key of this.openSessions) if (key.startsWith(prefix)) this.openSessions.delete(key);
-    for (const op of this.openings) if (op.agent === agent) op.logs.clear();
+    for (const op of this.openings) {
+      if (op.agent === agent) op.logs.clear();
+      else if (op.agent === null) for (const key of op.logs.keys()) if (key.startsWith(prefix)) op.logs.delete(key);
+    }
   }
 
   unsubscribe(sub: Subscription): void {
@@ -497,7 +506,7 @@ export class EventHub {
 
   private shouldPull(): boolean {
     if (this.ended) return false;
-    let waiting = this.draining || this.pendingSpawns > 0 || this.liveAgents.size > 0 || this.fences.size > 0;
+    let waiting = this.draining || this.pendingSpawns > 0 || this.openPools > 0 || this.liveAgents.size > 0 || this.fences.size > 0;
     let stalled: Subscription[] | null = null;
     for (const s of this.subs) {
       if (s.full) {

@@ -2,13 +2,15 @@
 // `tsc --noEmit -p test/types/tsconfig.json`. Each `@ts-expect-error` proves a narrowing is real:
 // were `data` (or any other type here) `any`, the line would compile and tsc would fail on the
 // unused directive.
-import { Host, Registry } from 'acp-host';
+import { Host, Pool, PooledSession, Registry, Session } from 'acp-host';
 import type {
   AcpEvent,
   AcpEventOf,
   ContentBlock,
   EventKind,
   PermissionRequest,
+  PoolSettings,
+  PoolStats,
   RestartPolicy,
   SessionState,
   SessionUpdate,
@@ -244,4 +246,27 @@ export async function supervised(host: Host): Promise<void> {
   // @ts-expect-error the policy's fields are numbers
   await host.spawn({ command: 'some-agent', restart: { maxRestarts: '3' } });
   console.log(pid, gaveUp, isSupervised);
+}
+
+/** A pool: its settings, stats and pooled sessions are typed. */
+export async function pooled(host: Host): Promise<void> {
+  const settings: PoolSettings = { mode: 'shared', maxSessionsPerAgent: 4, warmSpares: 1, maxAgents: 8, idleTimeoutMs: null };
+  await using pool: Pool = host.pool({ command: 'some-agent', args: ['--acp'], restart: { maxRestarts: 2 }, pool: settings });
+  await pool.ready({ signal: AbortSignal.timeout(30_000) });
+  const stats: PoolStats = pool.stats();
+  await using session: PooledSession = await pool.openSession({ cwd: '/abs/project' });
+  const [a, b]: TurnResult[] = await Promise.all([session.prompt('one'), session.prompt(['two'], { signal: AbortSignal.timeout(1000) })]);
+  const pid: number | null = session.agent.pid;
+  const state: SessionState = session.state;
+  const underlying: Session = session.session;
+  for await (const ev of session.events()) if (ev.kind === 'turn_ended') console.log(ev.data.stopReason);
+  await session.cancel();
+  await session.release();
+  const released: boolean = session.released;
+  // @ts-expect-error not a pool mode
+  host.pool({ command: 'some-agent', pool: { mode: 'per-session' } });
+  // @ts-expect-error idleTimeoutMs is a number or null
+  host.pool({ command: 'some-agent', pool: { idleTimeoutMs: '5s' } });
+  await pool.shutdown();
+  console.log(stats.spares, a.stopReason, b.turn, pid, state.open, underlying.id, released, pool.closed);
 }

@@ -1,0 +1,249 @@
+//! Pools (`acp_host::Pool`) for the facade's `host.pool(...)`.
+//!
+//! The calls of one pooled session (`prompt`, `cancel`, `release`) take effect in the order JS
+//! made them. Each napi call runs as its own tokio task, and two tasks started in one JS tick may
+//! be polled in either order; the core's prompt queue is FIFO from a prompt's first poll on, and
+//! `cancel` fails the prompts queued before its first poll. So every such call takes a ticket
+//! synchronously, in the JS call, and is first polled in ticket order (`in_order`).
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::Poll;
+
+use acp_host::{Host, Pool, PoolConfig, PooledSession};
+use napi::Env;
+use napi::bindgen_prelude::{PromiseRaw, Result};
+use napi_derive::napi;
+use serde_json::Value;
+use tokio::sync::watch;
+
+use crate::{
+    HostCore, NativeAgent, NativeSession, NativeSessionOptions, abortable, closed_err, core_err,
+    turn_json, wrap_session,
+};
+
+/// A pool of agents for one spawn spec.
+#[napi]
+#[derive(Debug)]
+pub struct NativePool {
+    pool: Pool,
+    id: u64,
+    core: Arc<HostCore>,
+    /// The spec has a restart policy: its agents are supervised.
+    supervised: bool,
+}
+
+impl NativePool {
+    /// Make the pool (its task starts filling the warm spares) and register it with the host,
+    /// whose `close` shuts it down.
+    pub(crate) fn open(core: &Arc<HostCore>, host: &Host, config: PoolConfig) -> Result<Self> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let supervised = config.spec.restart.is_some();
+        let mut pools = core.pools.lock().map_err(|_| closed_err())?;
+        // Under the lock `close` takes the pools with: a pool is either shut down by it or refused.
+        let Some(pools) = pools.as_mut() else {
+            return Err(closed_err());
+        };
+        // `Pool::new` spawns the pool's task: it needs napi's runtime entered on this JS thread.
+        let pool = napi::bindgen_prelude::within_runtime_if_available(|| Pool::new(host, config))
+            .map_err(core_err)?;
+        let id = NEXT.fetch_add(1, Ordering::Relaxed);
+        pools.insert(id, pool.clone());
+        Ok(NativePool {
+            pool,
+            id,
+            core: core.clone(),
+            supervised,
+        })
+    }
+}
+
+#[napi]
+impl NativePool {
+    /// Open a session on a pooled process (a shared one with room, a warm spare, or a cold start
+    /// under the cap; else `busy`). Aborting rejects with `cancelled` at once; the open itself
+    /// runs on (a start cut off midway would leave the pool's books wrong), and a session it
+    /// opens anyway is released.
+    #[napi]
+    pub async fn open_session(
+        &self,
+        options: NativeSessionOptions,
+        abort: Option<u32>,
+    ) -> Result<NativePooledSession> {
+        let pool = self.pool.clone();
+        let task = tokio::spawn(async move { pool.open_session(options.into()).await });
+        let pooled = abortable(abort, async move {
+            task.await.unwrap_or_else(|e| {
+                Err(acp_host::Error::Closed(format!(
+                    "opening a pooled session failed: {e}"
+                )))
+            })
+        })
+        .await?;
+        Ok(NativePooledSession {
+            pooled,
+            gate: Arc::new(Gate::new()),
+            supervised: self.supervised,
+        })
+    }
+
+    /// Resolves once the warm spares are up (or the pool is at its cap); rejects with the error
+    /// of a spare that could not start, or `closed` after `shutdown`.
+    #[napi]
+    pub async fn ready(&self, abort: Option<u32>) -> Result<()> {
+        let pool = self.pool.clone();
+        abortable(abort, async move { pool.ready().await }).await
+    }
+
+    /// `{agents, spares, starting, sessions}`.
+    #[napi(
+        ts_return_type = "{ agents: number; spares: number; starting: number; sessions: number }"
+    )]
+    pub fn stats(&self) -> Value {
+        let s = self.pool.stats();
+        serde_json::json!({
+            "agents": s.agents,
+            "spares": s.spares,
+            "starting": s.starting,
+            "sessions": s.sessions,
+        })
+    }
+
+    /// Shut every process of the pool down (spares, idle and busy ones) and stop refilling;
+    /// later `openSession` calls fail with `closed`. Idempotent.
+    #[napi]
+    pub async fn shutdown(&self) -> Result<()> {
+        self.pool.shutdown().await;
+        if let Ok(mut pools) = self.core.pools.lock()
+            && let Some(pools) = pools.as_mut()
+        {
+            pools.remove(&self.id);
+        }
+        Ok(())
+    }
+}
+
+/// A session handed out by a pool. Dropped (garbage-collected) without `release`, it is released
+/// then.
+#[napi]
+#[derive(Debug)]
+pub struct NativePooledSession {
+    pooled: PooledSession,
+    gate: Arc<Gate>,
+    supervised: bool,
+}
+
+#[napi]
+impl NativePooledSession {
+    #[napi(getter)]
+    pub fn id(&self) -> String {
+        self.pooled.id().to_owned()
+    }
+
+    #[napi(getter)]
+    pub fn agent_id(&self) -> u32 {
+        self.pooled.agent().id() as u32
+    }
+
+    /// The pooled agent serving it.
+    #[napi]
+    pub fn agent(&self) -> NativeAgent {
+        NativeAgent {
+            agent: self.pooled.agent().clone(),
+            supervised: self.supervised,
+        }
+    }
+
+    /// The underlying session (its prompts bypass the queue).
+    #[napi]
+    pub fn session(&self) -> NativeSession {
+        wrap_session(self.pooled.session().clone())
+    }
+
+    /// The materialised session state (docs: `SessionView`).
+    #[napi]
+    pub fn state(&self) -> Value {
+        serde_json::to_value(self.pooled.session().state()).unwrap_or(Value::Null)
+    }
+
+    /// Prompt; while another prompt of this session runs, wait for it (FIFO in call order).
+    /// Aborting withdraws a queued prompt (nothing is sent) or abandons the running turn (the
+    /// agent gets `session/cancel`); the call rejects with `cancelled` at once.
+    #[napi(ts_return_type = "Promise<any>")]
+    pub fn prompt<'env>(
+        &self,
+        env: &'env Env,
+        content: Vec<Value>,
+        abort: Option<u32>,
+    ) -> Result<PromiseRaw<'env, Value>> {
+        let pooled = self.pooled.clone();
+        let (gate, ticket) = (self.gate.clone(), self.gate.ticket());
+        env.spawn_future(async move {
+            let turn = in_order(&gate, ticket, abortable(abort, pooled.prompt(content))).await?;
+            Ok(turn_json(turn))
+        })
+    }
+
+    /// `session/cancel` for the running turn; the prompts queued before this call reject with
+    /// `cancelled` without being sent.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn cancel<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
+        let pooled = self.pooled.clone();
+        let (gate, ticket) = (self.gate.clone(), self.gate.ticket());
+        env.spawn_future(async move {
+            in_order(&gate, ticket, pooled.cancel())
+                .await
+                .map_err(core_err)
+        })
+    }
+
+    /// Give the session back (closed on the agent when it supports `session/close`; in
+    /// process-per-session mode its process is shut down). Later prompts reject with `closed`.
+    /// Idempotent.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn release<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
+        let pooled = self.pooled.clone();
+        let (gate, ticket) = (self.gate.clone(), self.gate.ticket());
+        env.spawn_future(async move {
+            in_order(&gate, ticket, pooled.release())
+                .await
+                .map_err(core_err)
+        })
+    }
+}
+
+/// Tickets in call order; `turn` is the next ticket to be first polled.
+#[derive(Debug)]
+struct Gate {
+    issued: AtomicU64,
+    turn: watch::Sender<u64>,
+}
+
+impl Gate {
+    fn new() -> Gate {
+        Gate {
+            issued: AtomicU64::new(0),
+            turn: watch::channel(0).0,
+        }
+    }
+
+    fn ticket(&self) -> u64 {
+        self.issued.fetch_add(1, Ordering::SeqCst)
+    }
+}
+
+/// Run `fut`, first polled once every earlier ticket's future was (its place in the core's
+/// queue, or its cancel, is taken by then), then to its end.
+async fn in_order<F: Future>(gate: &Gate, ticket: u64, fut: F) -> F::Output {
+    let mut turn = gate.turn.subscribe();
+    // The sender lives as long as the gate: this only fails if it is gone.
+    let _ = turn.wait_for(|t| *t >= ticket).await;
+    let mut fut = std::pin::pin!(fut);
+    let first = std::future::poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await;
+    gate.turn.send_modify(|t| *t = (*t).max(ticket + 1));
+    match first {
+        Poll::Ready(out) => out,
+        Poll::Pending => fut.await,
+    }
+}
