@@ -2,13 +2,16 @@
 //! `acp_host.registry`. Parsing, resolution and installs are the core's; results cross as JSON
 //! text and become dataclasses in `python/acp_host/registry.py`.
 
+use std::io::Write;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use acp_host::registry::{
-    DistributionKind, Installed, LocalOnlyFetcher, Platform, Registry, ResolveOptions, Resolved,
-    install_binary,
+    DistributionKind, Fetcher, FileFetcher, Installed, LocalOnlyFetcher, Platform, Registry,
+    ResolveOptions, Resolved, install_binary,
 };
 use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes, PyIterator, PyMemoryView, PyString};
 use serde_json::json;
 
 use crate::errors;
@@ -49,6 +52,150 @@ fn installed_json(i: &Installed) -> String {
         "alreadyInstalled": i.already_installed,
     })
     .to_string()
+}
+
+/// The embedder's `fetch=` callable as the core's [`Fetcher`]: `file://` URLs and local paths are
+/// still read by [`LocalOnlyFetcher`]; any other URL goes to `fetch(url)`, which returns the
+/// archive as `bytes`/`bytearray`/`memoryview` or an iterable of them (streamed chunk by chunk).
+/// The GIL is taken for each call (`fetch`, and each `next()`), never while writing to the sink.
+struct HookFetcher {
+    fetch: Py<PyAny>,
+    /// The Python exception that failed the install, for `__cause__`.
+    cause: Arc<Mutex<Option<PyErr>>>,
+}
+
+/// What `fetch(url)` gave: all the bytes at once, or an iterator of chunks.
+enum Fetched {
+    Bytes(Vec<u8>),
+    Chunks(Py<PyIterator>),
+}
+
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "?".into())
+}
+
+/// The bytes of a `bytes`, `bytearray` or `memoryview`; `Ok(None)` for anything else.
+fn bytes_of(obj: &Bound<'_, PyAny>) -> PyResult<Option<Vec<u8>>> {
+    if let Ok(b) = obj.cast::<PyBytes>() {
+        return Ok(Some(b.as_bytes().to_vec()));
+    }
+    if let Ok(b) = obj.cast::<PyByteArray>() {
+        return Ok(Some(b.to_vec()));
+    }
+    if obj.is_instance_of::<PyMemoryView>() {
+        let b = obj.call_method0("tobytes")?;
+        return Ok(Some(b.cast::<PyBytes>()?.as_bytes().to_vec()));
+    }
+    Ok(None)
+}
+
+impl HookFetcher {
+    /// A Python exception raised by the hook: `io`, naming the URL and the exception.
+    fn raised(&self, py: Python<'_>, url: &str, what: &str, e: PyErr) -> acp_host::Error {
+        let value = e.value(py);
+        let text = value
+            .str()
+            .map(|s| s.to_string())
+            .unwrap_or_else(|_| "?".into());
+        let name = type_name(value.as_any());
+        let message = if text.is_empty() {
+            format!("fetch(`{url}`) {what} {name}; nothing was installed")
+        } else {
+            format!("fetch(`{url}`) {what} {name}: {text}; nothing was installed")
+        };
+        *self.cause.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+        acp_host::Error::from(std::io::Error::other(message))
+    }
+
+    fn wrong_type(url: &str, what: &str, obj: &Bound<'_, PyAny>) -> acp_host::Error {
+        let name = type_name(obj);
+        let hint = if name == "coroutine" {
+            // An `async def` hook: the coroutine is never run (fetch must be synchronous).
+            let _ = obj.call_method0("close");
+            " (fetch must be a synchronous callable; it runs on the install thread)"
+        } else {
+            ""
+        };
+        acp_host::Error::InvalidArgument(format!(
+            "fetch(`{url}`) {what} `{name}`, not bytes, bytearray, memoryview or an iterable of them{hint}; nothing was installed"
+        ))
+    }
+
+    fn call(&self, url: &str) -> acp_host::Result<Fetched> {
+        crate::attach(|py| {
+            let out = match self.fetch.bind(py).call1((url,)) {
+                Ok(out) => out,
+                Err(e) => return Err(self.raised(py, url, "raised", e)),
+            };
+            match bytes_of(&out) {
+                Ok(Some(bytes)) => return Ok(Fetched::Bytes(bytes)),
+                Ok(None) => {}
+                Err(e) => {
+                    return Err(self.raised(py, url, "returned a memoryview that failed:", e));
+                }
+            }
+            if out.is_instance_of::<PyString>() {
+                return Err(Self::wrong_type(url, "returned", &out));
+            }
+            match out.try_iter() {
+                Ok(it) => Ok(Fetched::Chunks(it.unbind())),
+                Err(_) => Err(Self::wrong_type(url, "returned", &out)),
+            }
+        })
+        .unwrap_or_else(|| Err(exiting()))
+    }
+
+    /// The next chunk of the iterator; `None` at its end.
+    fn next_chunk(&self, url: &str, it: &Py<PyIterator>) -> acp_host::Result<Option<Vec<u8>>> {
+        crate::attach(|py| match it.bind(py).clone().next() {
+            None => Ok(None),
+            Some(Err(e)) => Err(self.raised(py, url, "raised while iterating:", e)),
+            Some(Ok(chunk)) => match bytes_of(&chunk) {
+                Ok(Some(bytes)) => Ok(Some(bytes)),
+                Ok(None) => Err(Self::wrong_type(url, "yielded a chunk of type", &chunk)),
+                Err(e) => Err(self.raised(py, url, "yielded a memoryview that failed:", e)),
+            },
+        })
+        .unwrap_or_else(|| Err(exiting()))
+    }
+}
+
+fn exiting() -> acp_host::Error {
+    acp_host::Error::Closed("the interpreter is exiting".into())
+}
+
+fn sink_error(e: std::io::Error) -> acp_host::Error {
+    acp_host::Error::from(e)
+}
+
+impl Fetcher for HookFetcher {
+    fn fetch(&self, url: &str, sink: &mut dyn Write) -> acp_host::Result<()> {
+        if !matches!(
+            FileFetcher::new().local_path(url),
+            Err(acp_host::Error::Unsupported(_))
+        ) {
+            return LocalOnlyFetcher.fetch(url, sink);
+        }
+        match self.call(url)? {
+            Fetched::Bytes(bytes) => sink.write_all(&bytes).map_err(sink_error),
+            Fetched::Chunks(it) => {
+                let mut written = Ok(());
+                while written.is_ok() {
+                    match self.next_chunk(url, &it) {
+                        Ok(Some(chunk)) => written = sink.write_all(&chunk).map_err(sink_error),
+                        Ok(None) => break,
+                        Err(e) => written = Err(e),
+                    }
+                }
+                // Drop the iterator (a generator is closed) with the GIL held.
+                crate::attach(move |_| drop(it));
+                written
+            }
+        }
+    }
 }
 
 #[pymethods]
@@ -132,17 +279,37 @@ impl NativeRegistry {
     }
 
     /// Install agent `id`'s binary for `platform` (default: this one) under `cache_dir`, from a
-    /// `file://` URL or a local path (the core's `FileFetcher`), as JSON. Blocks, the GIL
-    /// released; an install interrupted by Ctrl-C finishes (or cleans up) in the background.
-    #[pyo3(signature = (id, cache_dir, *, platform=None))]
+    /// `file://` URL or a local path (the core's `FileFetcher`), or through `fetch(url)` for any
+    /// other URL when given, as JSON. Blocks, the GIL released (taken again for each call of
+    /// `fetch`); an install interrupted by Ctrl-C finishes (or cleans up) in the background.
+    #[pyo3(signature = (id, cache_dir, *, platform=None, fetch=None))]
     fn install(
         &self,
         py: Python<'_>,
         id: String,
         cache_dir: PathBuf,
         platform: Option<String>,
+        fetch: Option<Bound<'_, PyAny>>,
     ) -> PyResult<String> {
         let registry = self.registry.clone();
+        let cause = Arc::new(Mutex::new(None));
+        let hook = match fetch {
+            Some(f) if !f.is_callable() => {
+                return Err(errors::local(
+                    py,
+                    "invalid_argument",
+                    format!(
+                        "fetch must be a callable (url: str) -> bytes | Iterable[bytes], not `{}`",
+                        type_name(&f)
+                    ),
+                ));
+            }
+            Some(f) => Some(HookFetcher {
+                fetch: f.unbind(),
+                cause: cause.clone(),
+            }),
+            None => None,
+        };
         let out = crate::block(py, async move {
             let work = move || -> Result<String, acp_host::Error> {
                 let platform = match platform_arg(platform.as_deref())? {
@@ -155,8 +322,16 @@ impl NativeRegistry {
                     })?,
                 };
                 let agent = registry.agent(&id)?;
-                let installed = install_binary(agent, platform, &cache_dir, &LocalOnlyFetcher)?;
-                Ok(installed_json(&installed))
+                let fetcher: &dyn Fetcher = match &hook {
+                    Some(h) => h,
+                    None => &LocalOnlyFetcher,
+                };
+                let installed = install_binary(agent, platform, &cache_dir, fetcher);
+                // The callable is released with the GIL held.
+                if let Some(h) = hook {
+                    crate::attach(move |_| drop(h));
+                }
+                Ok(installed_json(&installed?))
             };
             match tokio::task::spawn_blocking(work).await {
                 Ok(out) => out,
@@ -165,6 +340,13 @@ impl NativeRegistry {
                 )))),
             }
         })?;
-        out.map_err(|e| errors::to_py(py, &e))
+        out.map_err(|e| {
+            let err = errors::to_py(py, &e);
+            let cause = cause.lock().unwrap_or_else(|p| p.into_inner()).take();
+            if let Some(cause) = cause {
+                err.set_cause(py, Some(cause));
+            }
+            err
+        })
     }
 }

@@ -11,7 +11,7 @@ import json
 import platform as host_platform
 import tarfile
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Union
 
 import pytest
 
@@ -217,3 +217,156 @@ def test_unverifiable_and_remote_archives_are_not_installed(tmp_path: Path) -> N
         remote.install("tool", tmp_path / "cache")
     assert "file://" in str(u.value)
     assert not (tmp_path / "cache" / "tool" / "0.1.0" / plat).exists()
+
+
+# `install(..., fetch=)`: the embedder's download hook for URLs that are not local. Every URL
+# below is served by a hook from bytes built here; nothing touches the network.
+
+REMOTE = "https://example.invalid/tool-0.1.0.tar.gz"
+
+
+def remote_tool(tmp_path: Path) -> "tuple[Registry, bytes, str]":
+    plat = current_platform()
+    data = tar_gz({"agent/run.sh": b"#!/bin/sh\necho from-the-hook\n"})
+    return one_binary(REMOTE, hashlib.sha256(data).hexdigest(), "./agent/run.sh", [], {}, plat), data, plat
+
+
+def test_a_fetch_hook_serves_an_https_archive(tmp_path: Path) -> None:
+    reg, data, plat = remote_tool(tmp_path)
+    calls: List[str] = []
+
+    def fetch(url: str) -> bytes:
+        calls.append(url)
+        return data
+
+    cache = tmp_path / "cache"
+    installed = reg.install("tool", cache, fetch=fetch)
+    install_dir = cache / "tool" / "0.1.0" / plat
+    assert installed == InstalledAgent(str(install_dir), str(install_dir / "agent" / "run.sh"), False)
+    assert Path(installed.cmd).read_bytes() == b"#!/bin/sh\necho from-the-hook\n"
+    assert Path(installed.cmd).stat().st_mode & 0o100
+    assert calls == [REMOTE]
+    assert reg.install("tool", cache, fetch=fetch).already_installed
+    assert calls == [REMOTE]  # installed: the hook is not called again
+    r = reg.resolve("tool", cache_dir=cache)
+    assert (r.needs_install, r.spec.program) == (False, installed.cmd)
+
+    # bytearray and memoryview are bytes too.
+    for i, wrap in enumerate([bytearray, memoryview]):
+        other = tmp_path / f"cache-{i}"
+        assert not reg.install("tool", other, fetch=lambda _url, w=wrap: w(data)).already_installed  # type: ignore[misc]
+        assert (other / "tool" / "0.1.0" / plat / "agent" / "run.sh").is_file()
+
+
+def test_a_fetch_hook_streams_chunks(tmp_path: Path) -> None:
+    reg, data, plat = remote_tool(tmp_path)
+    pulled: List[int] = []
+
+    def fetch(url: str) -> Iterator[Union[bytes, bytearray]]:
+        assert url == REMOTE
+        for at in range(0, len(data), 7):
+            pulled.append(at)
+            yield data[at:at + 7] if at % 2 else bytearray(data[at:at + 7])
+        yield b""
+
+    installed = reg.install("tool", tmp_path / "cache", fetch=fetch)
+    assert Path(installed.cmd).is_file()
+    assert len(pulled) == (len(data) + 6) // 7
+
+    # A list of chunks is an iterable too.
+    chunks: List[Union[bytes, memoryview]] = [data[:10], memoryview(data[10:])]
+    assert Path(reg.install("tool", tmp_path / "cache2", fetch=lambda _url: chunks).cmd).is_file()
+
+
+def test_a_fetch_hook_that_raises_installs_nothing(tmp_path: Path) -> None:
+    reg, data, plat = remote_tool(tmp_path)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+
+    def refuse(url: str) -> bytes:
+        raise ConnectionError("proxy said no")
+
+    with pytest.raises(acp_host.IoError) as e:
+        reg.install("tool", cache, fetch=refuse)
+    assert REMOTE in str(e.value) and "ConnectionError" in str(e.value) and "proxy said no" in str(e.value)
+    assert isinstance(e.value.__cause__, ConnectionError)
+    assert list(cache.iterdir()) == []
+
+    def cut_off(url: str) -> Iterator[bytes]:
+        yield data[:20]
+        raise TimeoutError("read timed out")
+
+    with pytest.raises(acp_host.IoError) as e:
+        reg.install("tool", cache, fetch=cut_off)
+    assert "TimeoutError" in str(e.value) and "read timed out" in str(e.value)
+    assert isinstance(e.value.__cause__, TimeoutError)
+    assert list(cache.iterdir()) == []
+
+
+def test_a_fetch_hook_with_other_bytes_fails_the_digest(tmp_path: Path) -> None:
+    reg, data, plat = remote_tool(tmp_path)
+    cache = tmp_path / "cache"
+    evil = tar_gz({"agent/run.sh": b"#!/bin/sh\necho swapped\n"})
+    with pytest.raises(acp_host.ConfigError) as e:
+        reg.install("tool", cache, fetch=lambda _url: evil)
+    assert e.value.data["path"] == f"agents[0].distribution.binary.{plat}.sha256"
+    assert not cache.exists() or list(cache.iterdir()) == []
+
+    # The fixture's entries: a made-up digest is a mismatch; no digest at all and the hook is
+    # never called.
+    fixture = Registry.from_file(FIXTURE)
+    with pytest.raises(acp_host.ConfigError) as e:
+        fixture.install("binary-agent", cache, platform="linux-x86_64", fetch=lambda _url: data)
+    assert e.value.data["path"] == "agents[3].distribution.binary.linux-x86_64.sha256"
+    called: List[str] = []
+    with pytest.raises(acp_host.ConfigError) as e:
+        fixture.install("unverified-agent", cache, platform="linux-x86_64",
+                        fetch=lambda url: called.append(url) or data)  # type: ignore[func-returns-value]
+    assert e.value.data["path"] == "agents[4].distribution.binary.linux-x86_64.sha256"
+    assert called == []
+    assert not cache.exists() or list(cache.iterdir()) == []
+
+
+def test_a_fetch_hook_of_the_wrong_type_is_refused(tmp_path: Path) -> None:
+    reg, data, plat = remote_tool(tmp_path)
+    cache = tmp_path / "cache"
+    for bad, name in [(lambda _url: "text", "str"), (lambda _url: 42, "int"), (lambda _url: None, "NoneType"),
+                      (lambda _url: [data[:5], 7], "int")]:
+        with pytest.raises(acp_host.InvalidArgumentError) as e:
+            reg.install("tool", cache, fetch=bad)  # type: ignore[arg-type]
+        assert not isinstance(e.value, acp_host.ConfigError)
+        assert f"`{name}`" in str(e.value) and REMOTE in str(e.value)
+        assert not cache.exists() or list(cache.iterdir()) == []
+
+    async def async_fetch(url: str) -> bytes:
+        return data
+
+    with pytest.raises(acp_host.InvalidArgumentError) as e:
+        reg.install("tool", cache, fetch=async_fetch)  # type: ignore[arg-type]
+    assert "coroutine" in str(e.value) and "synchronous" in str(e.value)
+    with pytest.raises(acp_host.InvalidArgumentError) as e:
+        reg.install("tool", cache, fetch=b"not callable")  # type: ignore[arg-type]
+    assert "callable" in str(e.value)
+    assert not cache.exists() or list(cache.iterdir()) == []
+
+
+def test_local_archives_are_read_without_the_hook(tmp_path: Path) -> None:
+    plat = current_platform()
+    data = tar_gz({"agent/run.sh": b"#!/bin/sh\n"})
+    archive = tmp_path / "a.tar.gz"
+    archive.write_bytes(data)
+    sha = hashlib.sha256(data).hexdigest()
+
+    def never(url: str) -> bytes:
+        raise AssertionError(f"the hook was called for {url}")
+
+    for i, url in enumerate([archive.as_uri(), str(archive)]):
+        reg = one_binary(url, sha, "./agent/run.sh", [], {}, plat)
+        assert Path(reg.install("tool", tmp_path / f"hooked-{i}", fetch=never).cmd).is_file()
+        assert Path(reg.install("tool", tmp_path / f"plain-{i}").cmd).is_file()
+
+    remote = one_binary(REMOTE, sha, "./agent/run.sh", [], {}, plat)
+    with pytest.raises(acp_host.UnsupportedError) as u:
+        remote.install("tool", tmp_path / "cache")
+    assert "file://" in str(u.value)
+    assert not (tmp_path / "cache" / "tool").exists()

@@ -44,8 +44,8 @@ from ._types import AgentSpec
 try:
     import ray
     from ray.exceptions import RayActorError, RayError
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError('acp_host.ray needs Ray: pip install "acp-host[ray]"') from exc
+except ImportError as _no_ray:  # pragma: no cover - exercised only without the extra
+    raise ImportError('acp_host.ray needs Ray: pip install "acp-host[ray]"') from _no_ray
 
 __all__ = ["AgentTask", "TaskResult", "Fanout", "WorkerDiedError"]
 

@@ -3,7 +3,9 @@
 A ``Registry`` is read from a document *you* supply (a file or text: acp_host never fetches the
 registry). ``resolve`` turns an agent id into an ``AgentSpec`` for ``Host.spawn`` (``npx``,
 ``uvx``, or an installed binary) and never downloads anything; ``install`` installs a binary
-distribution from a ``file://`` URL or a local path, only when asked, and only with a sha256::
+distribution, only when asked, and only with a sha256: from a ``file://`` URL or a local path, or
+from any other URL through a ``fetch`` callable you supply (your HTTP client; acp_host itself
+never opens a connection)::
 
     from acp_host.registry import Registry
 
@@ -26,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from typing import Any, Dict, List, Literal, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, List, Literal, Optional, Sequence, Union
 
 from . import _native
 from ._common import PathLike
@@ -39,10 +41,15 @@ __all__ = [
     "InstalledAgent",
     "AgentSpec",
     "DistributionKind",
+    "Fetch",
 ]
 
 #: A distribution of an agent, as the registry names it.
 DistributionKind = Union[Literal["binary"], Literal["npx"], Literal["uvx"]]
+
+#: ``Registry.install``'s ``fetch=``: given an archive URL, its bytes, all at once or as an
+#: iterable of chunks (streamed to disk as they come). Synchronous; called on the install thread.
+Fetch = Callable[[str], Union[bytes, bytearray, memoryview, Iterable[Union[bytes, bytearray, memoryview]]]]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -185,19 +192,43 @@ class Registry:
             needs_install=d["needsInstall"],
         )
 
-    def install(self, agent_id: str, cache_dir: PathLike, *, platform: Optional[str] = None) -> InstalledAgent:
+    def install(
+        self,
+        agent_id: str,
+        cache_dir: PathLike,
+        *,
+        platform: Optional[str] = None,
+        fetch: Optional[Fetch] = None,
+    ) -> InstalledAgent:
         """Install ``agent_id``'s binary for ``platform`` (default: this machine's) under
         ``cache_dir``: the archive's sha256 is checked, it is extracted safely (no links, nothing
         outside the install directory, bounded) and renamed into place. Already installed: nothing
         is fetched.
 
         Blocks (the GIL is released); from asyncio, ``await asyncio.to_thread(registry.install,
-        ...)``. Archives are read from ``file://`` URLs and local paths only: any other scheme
-        raises ``UnsupportedError``. An entry without ``sha256``, a digest mismatch or a refused
-        archive raise ``ConfigError`` (``data["path"]`` names the entry's field); nothing is
-        installed then.
+        ...)`` (there is no async variant). Archives at ``file://`` URLs and local paths are read
+        directly. Any other URL (``https://...``) needs ``fetch``: a synchronous callable
+        ``fetch(url)`` that downloads it with your own HTTP client and returns ``bytes``,
+        ``bytearray`` or ``memoryview``, or an iterable of them (streamed in chunks); it is called
+        on the install thread, the GIL taken for the call and for each chunk. Without ``fetch``,
+        such a URL raises ``UnsupportedError``. For example::
+
+            def fetch(url):
+                with urllib.request.urlopen(url, timeout=60) as r:
+                    while chunk := r.read(1 << 16):
+                        yield chunk
+
+            registry.install("my-agent", cache, fetch=fetch)
+
+        An exception raised by ``fetch`` (or while iterating what it returned) raises ``IoError``
+        naming the URL and the exception (it is the ``__cause__``); a return value or chunk of
+        another type raises ``InvalidArgumentError`` naming the type (an ``async def`` is refused
+        so). An entry without ``sha256``, a digest mismatch (whatever ``fetch`` returned), an
+        archive over the size limit (1 GiB) or a refused archive raise ``ConfigError``
+        (``data["path"]`` names the entry's field). In every failure nothing is installed.
         """
-        d = json.loads(self._n.install(agent_id, os.path.abspath(_path(cache_dir)), platform=platform))
+        d = json.loads(self._n.install(agent_id, os.path.abspath(_path(cache_dir)), platform=platform,
+                                       fetch=fetch))
         return InstalledAgent(dir=d["dir"], cmd=d["cmd"], already_installed=d["alreadyInstalled"])
 
     def __len__(self) -> int:
