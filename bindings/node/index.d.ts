@@ -176,10 +176,10 @@ export declare class NativeRegistry {
   /** Choose a distribution of agent `id` and build its spec. Never installs. */
   resolve(id: string, options?: NativeResolveOptions | undefined | null): any
   /**
-   * Install agent `id`'s binary under `cacheDir` from a `file://` URL or a local path, on a
-   * blocking thread (never on the JS thread).
+   * Install agent `id`'s binary under `cacheDir` from a `file://` URL or a local path, or
+   * through `fetch` for any other URL, on a blocking thread (never on the JS thread).
    */
-  install(id: string, cacheDir: string, platform?: string | undefined | null): Promise<any>
+  install(id: string, cacheDir: string, platform?: string | undefined | null, fetch?: ((url: string) => Promise<Buffer | string>) | undefined | null): Promise<any>
 }
 
 export declare class NativeSession {

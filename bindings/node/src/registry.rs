@@ -1,13 +1,16 @@
 //! `NativeRegistry`: the core's `acp_host::registry` (docs/REGISTRY.md) for the facade's
 //! `Registry`. Parsing, resolution and installs are the core's; values cross as JSON.
 
+use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
 use acp_host::registry::{
-    DistributionKind, LocalOnlyFetcher, Platform, Registry, ResolveOptions, install_binary,
+    DistributionKind, Fetcher, LocalOnlyFetcher, Platform, Registry, ResolveOptions, install_binary,
 };
-use napi::bindgen_prelude::Result;
+use napi::Status;
+use napi::bindgen_prelude::{Buffer, Either, Promise, Result};
+use napi::threadsafe_function::ThreadsafeFunction;
 use napi_derive::napi;
 use serde_json::{Value, json};
 
@@ -24,6 +27,61 @@ pub struct NativeResolveOptions {
     pub cache_dir: Option<String>,
     pub npx_command: Option<String>,
     pub uvx_command: Option<String>,
+}
+
+/// `(url) => Promise<Buffer | string>`: the facade's wrapper of the embedder's `fetch` hook. It
+/// resolves with the archive's bytes, or with `{"kind": "io"|"invalid_argument", "message"}` as
+/// JSON when the hook failed or returned something that is not bytes; it never rejects.
+type FetchFn = ThreadsafeFunction<String, Promise<Either<Buffer, String>>, String, Status, false>;
+
+/// Whether `url` names something other than a local file (`file://` or a plain path).
+fn is_remote(url: &str) -> bool {
+    url.find("://")
+        .is_some_and(|at| !url[..at].eq_ignore_ascii_case("file"))
+}
+
+/// The embedder's hook for remote URLs, [`LocalOnlyFetcher`] for everything else (and for every
+/// URL when there is no hook). Runs on the install's blocking thread; the hook itself runs on the
+/// JS thread (a threadsafe function), and this thread waits for its promise.
+struct HookFetcher {
+    hook: Option<FetchFn>,
+    runtime: tokio::runtime::Handle,
+}
+
+impl Fetcher for HookFetcher {
+    fn fetch(&self, url: &str, sink: &mut dyn Write) -> acp_host::Result<()> {
+        let Some(hook) = self.hook.as_ref().filter(|_| is_remote(url)) else {
+            return LocalOnlyFetcher.fetch(url, sink).map_err(|e| match e {
+                acp_host::Error::Unsupported(m) => acp_host::Error::Unsupported(format!(
+                    "{m}; or pass `fetch` to install() to download it with your own HTTP client"
+                )),
+                other => other,
+            });
+        };
+        let failed = |message: &str| {
+            acp_host::Error::from(std::io::Error::other(format!(
+                "the fetch hook failed for `{url}`: {message}"
+            )))
+        };
+        let reply = self.runtime.block_on(async {
+            let promise = hook.call_async_catch(url.to_owned()).await?;
+            promise.await
+        });
+        match reply {
+            Ok(Either::A(bytes)) => sink.write_all(&bytes).map_err(acp_host::Error::from),
+            Ok(Either::B(json)) => {
+                let v: Value = serde_json::from_str(&json).unwrap_or(Value::Null);
+                let message = v["message"].as_str().unwrap_or("no message");
+                Err(match v["kind"].as_str() {
+                    Some("invalid_argument") => acp_host::Error::InvalidArgument(format!(
+                        "the fetch hook {message} for `{url}`; it must give the archive's bytes (Uint8Array, ArrayBuffer or Buffer)"
+                    )),
+                    _ => failed(message),
+                })
+            }
+            Err(e) => Err(failed(&e.reason)),
+        }
+    }
 }
 
 /// A parsed registry (or one agent manifest, as a registry of one).
@@ -120,16 +178,22 @@ impl NativeRegistry {
         }))
     }
 
-    /// Install agent `id`'s binary under `cacheDir` from a `file://` URL or a local path, on a
-    /// blocking thread (never on the JS thread).
+    /// Install agent `id`'s binary under `cacheDir` from a `file://` URL or a local path, or
+    /// through `fetch` for any other URL, on a blocking thread (never on the JS thread).
     #[napi]
     pub async fn install(
         &self,
         id: String,
         cache_dir: String,
         platform: Option<String>,
+        #[napi(ts_arg_type = "((url: string) => Promise<Buffer | string>) | undefined | null")]
+        fetch: Option<FetchFn>,
     ) -> Result<Value> {
         let registry = self.registry.clone();
+        let fetcher = HookFetcher {
+            hook: fetch,
+            runtime: tokio::runtime::Handle::current(),
+        };
         let work = move || -> acp_host::Result<Value> {
             let platform = match platform_arg(platform.as_deref())? {
                 Some(p) => p,
@@ -140,7 +204,7 @@ impl NativeRegistry {
                 })?,
             };
             let agent = registry.agent(&id)?;
-            let i = install_binary(agent, platform, Path::new(&cache_dir), &LocalOnlyFetcher)?;
+            let i = install_binary(agent, platform, Path::new(&cache_dir), &fetcher)?;
             Ok(json!({
                 "dir": path_text(&i.dir),
                 "cmd": path_text(&i.cmd),
@@ -153,5 +217,20 @@ impl NativeRegistry {
                 format!("the install task failed: {e}"),
             )))),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_remote;
+
+    #[test]
+    fn only_non_file_schemes_go_to_the_hook() {
+        assert!(is_remote("https://example.com/a.tar.gz"));
+        assert!(is_remote("HTTP://example.com/a.zip"));
+        assert!(!is_remote("file:///tmp/a.tar.gz"));
+        assert!(!is_remote("FILE://localhost/tmp/a.tar.gz"));
+        assert!(!is_remote("/tmp/a.tar.gz"));
+        assert!(!is_remote("relative/a.tar.gz"));
     }
 }

@@ -139,3 +139,76 @@ test('a hostile archive, an unverifiable entry and a remote URL install nothing'
   await assert.rejects(oneBinary(archive, sha256(bytes), './agent/run.sh').install('tool', {}), isAcp('invalid_argument'));
   assert.deepEqual(fs.readdirSync(cacheDir), []);
 });
+
+test('a fetch hook serves https:// archives; file:// stays local', async () => {
+  const dir = tmpdir('registry-fetch');
+  const bytes = tarGz({ 'agent/run.sh': '#!/bin/sh\nexit 0\n' });
+  const url = 'https://agents.example.invalid/tool/0.1.0/tool.tar.gz';
+  const reg = oneBinary(url, sha256(bytes), './agent/run.sh');
+  const asked = [];
+  const cacheDir = path.join(dir, 'cache');
+  const installDir = path.join(cacheDir, 'tool', '0.1.0', PLATFORM);
+  const installed = await reg.install('tool', { cacheDir, fetch: async (u) => { asked.push(u); return new Uint8Array(bytes); } });
+  assert.deepEqual(installed, { dir: installDir, cmd: path.join(installDir, 'agent', 'run.sh'), alreadyInstalled: false });
+  assert.deepEqual(asked, [url]);
+  assert.equal(fs.readFileSync(installed.cmd, 'utf8'), '#!/bin/sh\nexit 0\n');
+  // Installed already: the hook is not asked again.
+  assert.equal((await reg.install('tool', { cacheDir, fetch: (u) => { asked.push(u); return bytes; } })).alreadyInstalled, true);
+  assert.deepEqual(asked, [url]);
+
+  // A Buffer, an ArrayBuffer, a view into a larger buffer; sync or async.
+  const padded = Buffer.concat([Buffer.from('xxxx'), bytes, Buffer.from('yy')]);
+  const forms = {
+    buffer: () => bytes,
+    arrayBuffer: async () => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length),
+    view: () => new Uint8Array(padded.buffer, padded.byteOffset + 4, bytes.length),
+  };
+  for (const [name, fetch] of Object.entries(forms)) {
+    const c = path.join(dir, `cache-${name}`);
+    assert.equal((await reg.install('tool', { cacheDir: c, fetch, platform: PLATFORM })).alreadyInstalled, false, name);
+  }
+
+  // file:// (and plain paths) are read locally even with a hook.
+  const archive = path.join(dir, 'tool.tar.gz');
+  fs.writeFileSync(archive, bytes);
+  for (const local of [pathToFileURL(archive).href, archive]) {
+    const c = tmpdir('registry-fetch-local');
+    const never = () => { throw new Error('the hook was called for a local archive'); };
+    assert.equal((await oneBinary(local, sha256(bytes), './agent/run.sh').install('tool', { cacheDir: c, fetch: never })).alreadyInstalled, false);
+  }
+});
+
+test('a failing or misbehaving fetch hook installs nothing', async () => {
+  const dir = tmpdir('registry-fetch-bad');
+  const bytes = tarGz({ 'agent/run.sh': '#!/bin/sh\n' });
+  const url = 'https://agents.example.invalid/tool.tar.gz';
+  const reg = oneBinary(url, sha256(bytes), './agent/run.sh');
+  const cacheDir = path.join(dir, 'cache');
+  fs.mkdirSync(cacheDir);
+  const empty = () => assert.deepEqual(fs.readdirSync(cacheDir), []);
+
+  for (const fetch of [async () => { throw new Error('HTTP 503'); }, () => { throw new Error('HTTP 503'); }, () => Promise.reject(new Error('HTTP 503'))]) {
+    await assert.rejects(reg.install('tool', { cacheDir, fetch }),
+      (e) => isAcp('io')(e) && e.message.includes(url) && e.message.includes('HTTP 503'));
+    empty();
+  }
+  await assert.rejects(reg.install('tool', { cacheDir, fetch: () => Promise.reject('plain reason') }),
+    (e) => isAcp('io')(e) && e.message.includes('plain reason'));
+  empty();
+
+  // Other bytes than the registry's sha256 names.
+  await assert.rejects(reg.install('tool', { cacheDir, fetch: () => tarGz({ 'agent/run.sh': '#!/bin/sh\nevil\n' }) }),
+    (e) => isAcp('invalid_config', `agents[0].distribution.binary.${PLATFORM}.sha256`)(e) && e.message.includes('sha256'));
+  empty();
+
+  // Not bytes: a string, a Response-like object, nothing, an array of numbers.
+  for (const [value, named] of [['archive', 'string'], [{ ok: true, arrayBuffer() {} }, 'Object'], [undefined, 'undefined'], [null, 'null'], [[1, 2], 'Array']]) {
+    await assert.rejects(reg.install('tool', { cacheDir, fetch: async () => value }),
+      (e) => isAcp('invalid_argument')(e) && e.message.includes(url) && e.message.includes(named));
+    empty();
+  }
+  await assert.rejects(reg.install('tool', { cacheDir, fetch: 'https://proxy' }), isAcp('invalid_argument'));
+  // Without a hook, https:// is still `unsupported`.
+  await assert.rejects(reg.install('tool', { cacheDir }), (e) => isAcp('unsupported')(e) && e.message.includes('`fetch`'));
+  empty();
+});

@@ -1854,7 +1854,27 @@ export interface InstallOptions {
   cacheDir: string;
   /** Default: this machine's. */
   platform?: RegistryPlatform | (string & {});
+  /**
+   * Gets the archive of a URL that is not `file://` or a local path (those are always read
+   * locally), with your own HTTP client: acp-host opens no connection itself. Called on the JS
+   * thread, only when an install needs the download; resolve with the archive's bytes. The sha256
+   * of the registry entry is checked on them, and the core's archive limit applies. A rejection
+   * (or throw) fails the install with `io`; anything but bytes with `invalid_argument`. Without
+   * it, such URLs reject with `unsupported`.
+   *
+   * ```ts
+   * fetch: async (url) => {
+   *   const r = await globalThis.fetch(url);
+   *   if (!r.ok) throw new Error(`HTTP ${r.status}`);
+   *   return new Uint8Array(await r.arrayBuffer());
+   * }
+   * ```
+   */
+  fetch?: (url: string) => ArchiveBytes | PromiseLike<ArchiveBytes>;
 }
+
+/** The bytes of an archive, as `InstallOptions.fetch` gives them (a `Buffer` is a `Uint8Array`). */
+export type ArchiveBytes = Uint8Array | ArrayBuffer;
 
 /** The result of `Registry.install`. */
 export interface InstalledAgent {
@@ -1867,10 +1887,33 @@ export interface InstalledAgent {
 }
 
 /**
+ * Wrap an embedder's `fetch` hook for the addon: the promise resolves with a `Buffer` (a view of
+ * the bytes, not a copy), or with `{kind, message}` as JSON when the hook failed (`io`) or gave
+ * something other than bytes (`invalid_argument`); it never rejects.
+ */
+function archiveFetcher(hook: NonNullable<InstallOptions['fetch']>): (url: string) => Promise<Buffer | string> {
+  return async (url) => {
+    let got: unknown;
+    try {
+      got = await hook(url);
+    } catch (e) {
+      return JSON.stringify({ kind: 'io', message: errorMessage(e) });
+    }
+    if (Buffer.isBuffer(got)) return got;
+    if (got instanceof Uint8Array) return Buffer.from(got.buffer, got.byteOffset, got.byteLength);
+    if (got instanceof ArrayBuffer) return Buffer.from(got);
+    const what = got === null || got === undefined ? String(got)
+      : typeof got !== 'object' ? `a ${typeof got}`
+      : `an object (${(got as object).constructor?.name ?? 'no prototype'})`;
+    return JSON.stringify({ kind: 'invalid_argument', message: `returned ${what}` });
+  };
+}
+
+/**
  * The ACP registry (docs/REGISTRY.md), read from a document you supply: acp-host never fetches
  * it. `resolve` turns an agent id into a spawnable command (npx, uvx or an installed binary) and
  * never downloads; `install` installs a binary distribution, only when asked, from a `file://`
- * URL or a local path, verified by its sha256. Parsing, resolution and installs are the Rust
+ * URL or a local path (or any URL through your `fetch` hook), verified by its sha256. Parsing, resolution and installs are the Rust
  * core's. A document that cannot be used throws `invalid_config` with `data.path` naming the
  * field; an unknown id `not_found`.
  *
@@ -1935,7 +1978,7 @@ export class Registry {
 
   /**
    * Install `id`'s binary under `cacheDir`: the archive is read from a `file://` URL or a local
-   * path (any other scheme rejects with `unsupported`), its sha256 checked, extracted safely (no
+   * path, any other URL through `options.fetch` (without it, `unsupported`), its sha256 checked, extracted safely (no
    * links, nothing outside the install directory, bounded) and renamed into place. An existing
    * install fetches nothing. The work runs off the JS thread. No `sha256`, a digest mismatch or a
    * refused archive reject with `invalid_config` (`data.path` names the entry's field), and
@@ -1945,6 +1988,10 @@ export class Registry {
     if (!options || typeof options.cacheDir !== 'string') {
       return Promise.reject(new AcpError('invalid_argument', 'install needs a cacheDir'));
     }
-    return call(() => this.native.install(id, options.cacheDir, options.platform ?? null)) as Promise<InstalledAgent>;
+    const hook = options.fetch;
+    if (hook !== undefined && hook !== null && typeof hook !== 'function') {
+      return Promise.reject(new AcpError('invalid_argument', 'install: fetch must be a function (url) => bytes'));
+    }
+    return call(() => this.native.install(id, options.cacheDir, options.platform ?? null, hook ? archiveFetcher(hook) : null)) as Promise<InstalledAgent>;
   }
 }

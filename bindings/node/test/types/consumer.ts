@@ -221,6 +221,22 @@ export async function fromRegistry(host: Host, path: string, cacheDir: string): 
   }
   // @ts-expect-error: not a distribution kind
   registry.resolve('my-agent', { prefer: 'pip' });
+  // An https:// archive through the embedder's own HTTP client (bytes, sync or async).
+  const viaHook = await registry.install('my-agent', {
+    cacheDir,
+    platform: 'linux-x86_64',
+    fetch: async (url: string) => {
+      const res = await fetch(url);
+      return new Uint8Array(await res.arrayBuffer());
+    },
+  });
+  void viaHook.dir;
+  await registry.install('my-agent', { cacheDir, fetch: () => new ArrayBuffer(0) });
+  await registry.install('my-agent', { cacheDir, fetch: async () => Buffer.alloc(0) });
+  // @ts-expect-error: the hook gives bytes, not a Response
+  await registry.install('my-agent', { cacheDir, fetch: (url: string) => fetch(url) });
+  // @ts-expect-error: nor text
+  await registry.install('my-agent', { cacheDir, fetch: async () => 'archive' });
   await host.spawn({ ...r.spec, cwd: cacheDir });
 }
 
