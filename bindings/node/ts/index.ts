@@ -974,7 +974,10 @@ export class Host extends EventEmitter {
         this.hub.adoptSupervised(agent.id, !pooled);
       }
     } else if (exit) agent.markExited(exit); // it already ended (its agent_exited was dispatched)
-    else if (!n.exitInfo()) {
+    else {
+      // Running, or already ended with its agent_exited not dispatched yet (an agent that exits
+      // right after the handshake): either way the pump keeps going until that event marks it
+      // exited. (Skipping an ended one here left `exited` pending with nothing keeping Node up.)
       this.agents.set(agent.id, agent);
       if (!pooled) this.hub.liveAgents.add(agent.id);
     }
