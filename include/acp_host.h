@@ -525,7 +525,8 @@ acph_status acph_host_spawn_wait(struct acph_host *host,
 // "agentCapabilities", "authMethods", "exited": null | {"exitCode", "signal", "stderrTail"},
 // "restartsExhausted": bool}` (of its current process, for a supervised agent: `exited` is
 // cleared again by a restart; `restartsExhausted` is true once its supervisor gave up, after
-// `agent_failed`). `*json_out` is owned by the caller (`acph_string_free`). Non-blocking.
+// `agent_failed`). `*json_out` is owned by the caller (`acph_string_free`). Also for a pool's
+// process while this host holds one of its sessions. Non-blocking.
 //
 // # Safety
 // `host` is NULL or a live host; `json_out` and `error_out` are NULL or writable.
@@ -940,7 +941,10 @@ acph_status acph_session_state(struct acph_host *host,
 // follow (`turn_started`, `session_update`s, `turn_ended`). `result`: `{"turn": id,
 // "stopReason": "end_turn" | "cancelled" | ..., "response": {the agent's prompt response},
 // "text": the turn's agent message text, "thought": its thought text, "textTruncated": bool}`
-// (text assembled from the turn's text chunks, at most 4 MiB each).
+// (text assembled from the turn's text chunks, at most 4 MiB each). A second prompt while a
+// turn runs fails with `ACPH_STATUS_BUSY`, except on a pooled session (`acph_pool_open_session`):
+// there it waits its turn, in call order, and `acph_call_cancel` of a waiting prompt completes
+// it with `cancelled` without sending it.
 //
 // # Safety
 // `host` is NULL or a live host; `content_json` points to `content_len` readable bytes;
@@ -991,7 +995,9 @@ acph_status acph_session_prompt_text_wait(struct acph_host *host,
 
 // `session/cancel`: the agent should end the turn in flight with `cancelled`; every pending
 // permission request of the session is answered `cancelled` at once. Returns at once (any
-// thread, also callbacks); the turn's end arrives as events.
+// thread, also callbacks); the turn's end arrives as events. On a pooled session every prompt
+// still waiting its turn fails with `ACPH_STATUS_CANCELLED` (never sent): those called before
+// this call, not those called after.
 //
 // # Safety
 // `host` is NULL or a live host; `error_out` is NULL or writable.
@@ -1090,7 +1096,9 @@ acph_status acph_session_set_config_option_wait(struct acph_host *host,
                                                 struct acph_error **error_out);
 
 // `session/close` (needs `sessionCapabilities.close`). `result`: `{}`, after `session_closed`.
-// The handle stays valid (for `acph_session_id`, and a later load/resume gets it again).
+// The handle stays valid (for `acph_session_id`, and a later load/resume gets it again). A
+// pooled session is given back with `acph_pool_release_session` instead
+// (`ACPH_STATUS_INVALID_ARGUMENT` here).
 //
 // # Safety
 // `host` is NULL or a live host; `call_out` and `error_out` are NULL or writable.
@@ -1107,6 +1115,148 @@ acph_status acph_session_close_wait(struct acph_host *host,
                                     uint64_t session,
                                     uint32_t timeout_ms,
                                     struct acph_error **error_out);
+
+// Create a pool of agents for one spec. `spec_json` is an agent spec as for `acph_host_spawn`
+// (`restart` included: a supervised pooled process is restarted in place). `pool_json` (NULL:
+// every default) is `{"mode": "process-per-session" | "shared", "maxSessionsPerAgent": 8,
+// "warmSpares": 1, "maxAgents": 8, "idleTimeoutMs": 300000}` (every field optional, these
+// defaults; `maxSessionsPerAgent` only with `"shared"`; `idleTimeoutMs` null: never):
+// process-per-session gives every session its own process, shut down when the session is
+// released; shared packs up to `maxSessionsPerAgent` sessions onto each process, least-loaded
+// first. `warmSpares` processes are kept started and initialized (a session on one costs one
+// `session/new`), refilled in the background; at most `maxAgents` processes live (spares
+// included); a shared process without sessions for `idleTimeoutMs` is shut down. A bad
+// document (an unknown field, a wrong type, `maxAgents` 0, more spares than agents) is
+// `ACPH_STATUS_INVALID_CONFIG` (`data.path` `"pool"`; `"restart"` for the spec's policy), text
+// that is not JSON `ACPH_STATUS_INVALID_JSON`, a bad spec `ACPH_STATUS_INVALID_ARGUMENT`; nothing
+// is started then. Non-blocking: `*pool_out` is the new pool's id; its spares start in the
+// background (`acph_pool_ready` waits for them). `acph_host_shutdown` and `acph_host_free` end
+// every pool of the host.
+//
+// # Safety
+// `host` is NULL or a live host; `spec_json` points to `spec_len` readable bytes; `pool_json` is
+// NULL or points to `pool_len` readable bytes; `pool_out` and `error_out` are NULL or writable.
+acph_status acph_pool_new(struct acph_host *host,
+                          const char *spec_json,
+                          size_t spec_len,
+                          const char *pool_json,
+                          size_t pool_len,
+                          uint64_t *pool_out,
+                          struct acph_error **error_out);
+
+// Wait until the pool's warm spares are started (or it is at its cap). Fails with the error of a
+// spare that could not be started (`ACPH_STATUS_SPAWN_FAILED`, …; a failing spec is retried with
+// a backoff up to 30 s), or `ACPH_STATUS_CLOSED` after `acph_pool_shutdown`. `result`: `{}`.
+//
+// # Safety
+// `host` is NULL or a live host; `call_out` and `error_out` are NULL or writable.
+acph_status acph_pool_ready(struct acph_host *host,
+                            uint64_t pool,
+                            uint64_t *call_out,
+                            struct acph_error **error_out);
+
+// Blocking `acph_pool_ready`.
+//
+// # Safety
+// As `acph_pool_ready`.
+acph_status acph_pool_ready_wait(struct acph_host *host,
+                                 uint64_t pool,
+                                 uint32_t timeout_ms,
+                                 struct acph_error **error_out);
+
+// Open a session on a pooled process: a shared process with room, else a warm spare, else a new
+// process while under `maxAgents`, else `ACPH_STATUS_BUSY` at once. `options_json` as for
+// `acph_agent_new_session`. `result`: `{"session": handle, "sessionId": "...", "agent": id}`
+// (after the `session_opened` event; the call's `call_completed` carries the pooled agent's
+// id). The handle works with the session calls (prompt, cancel, modes, models, config options,
+// state); prompts on it queue (docs/FFI.md, "Pools"). The agent id works with `acph_agent_info`
+// while this host holds a session on it; the pool starts and ends the process.
+//
+// # Safety
+// `host` is NULL or a live host; `options_json` points to `options_len` readable bytes;
+// `call_out` and `error_out` are NULL or writable.
+acph_status acph_pool_open_session(struct acph_host *host,
+                                   uint64_t pool,
+                                   const char *options_json,
+                                   size_t options_len,
+                                   uint64_t *call_out,
+                                   struct acph_error **error_out);
+
+// Blocking `acph_pool_open_session`: `*session_out` is the session handle, `*agent_out` (NULL:
+// not wanted) the pooled agent's id.
+//
+// # Safety
+// As `acph_pool_open_session`; `session_out` and `agent_out` are NULL or writable.
+acph_status acph_pool_open_session_wait(struct acph_host *host,
+                                        uint64_t pool,
+                                        const char *options_json,
+                                        size_t options_len,
+                                        uint32_t timeout_ms,
+                                        uint64_t *session_out,
+                                        uint64_t *agent_out,
+                                        struct acph_error **error_out);
+
+// Give a pooled session back: its handle is stale from this call on (`ACPH_STATUS_STALE_ID`;
+// later events of the session carry `session` 0), prompts still queued on it fail with
+// `ACPH_STATUS_CLOSED`, the session is closed on the agent (when it supports `session/close`),
+// and in process-per-session mode its process is shut down (its `agent_exited` follows).
+// `ACPH_STATUS_INVALID_ARGUMENT` for a handle a pool did not open. `result`: `{}`.
+//
+// # Safety
+// `host` is NULL or a live host; `call_out` and `error_out` are NULL or writable.
+acph_status acph_pool_release_session(struct acph_host *host,
+                                      uint64_t session,
+                                      uint64_t *call_out,
+                                      struct acph_error **error_out);
+
+// Blocking `acph_pool_release_session`.
+//
+// # Safety
+// As `acph_pool_release_session`.
+acph_status acph_pool_release_session_wait(struct acph_host *host,
+                                           uint64_t session,
+                                           uint32_t timeout_ms,
+                                           struct acph_error **error_out);
+
+// What the pool holds now, as JSON owned by the caller (`acph_string_free`): `{"agents": n
+// (processes serving sessions, or idle shared ones), "spares": n, "starting": n, "sessions": n
+// (handed out and not released)}`. Non-blocking.
+//
+// # Safety
+// `host` is NULL or a live host; `json_out` and `error_out` are NULL or writable.
+acph_status acph_pool_stats(struct acph_host *host,
+                            uint64_t pool,
+                            char **json_out,
+                            struct acph_error **error_out);
+
+// Shut every process of the pool down (spares, idle and busy ones: their sessions end, their
+// prompts fail) and stop refilling. The pool id stays valid (stats, release) until
+// `acph_pool_release`; opening a session on it fails with `ACPH_STATUS_CLOSED`. `result`: `{}`,
+// once every process has exited.
+//
+// # Safety
+// `host` is NULL or a live host; `call_out` and `error_out` are NULL or writable.
+acph_status acph_pool_shutdown(struct acph_host *host,
+                               uint64_t pool,
+                               uint64_t *call_out,
+                               struct acph_error **error_out);
+
+// Blocking `acph_pool_shutdown`.
+//
+// # Safety
+// As `acph_pool_shutdown`.
+acph_status acph_pool_shutdown_wait(struct acph_host *host,
+                                    uint64_t pool,
+                                    uint32_t timeout_ms,
+                                    struct acph_error **error_out);
+
+// Forget a pool: its id and the handles of its sessions become stale (`ACPH_STATUS_STALE_ID`);
+// its processes are shut down in the background (their `agent_exited` events still arrive).
+// Non-blocking.
+//
+// # Safety
+// `host` is NULL or a live host; `error_out` is NULL or writable.
+acph_status acph_pool_release(struct acph_host *host, uint64_t pool, struct acph_error **error_out);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -435,6 +435,56 @@ acph_status acph_session_close_wait(struct acph_host *host,
                                     uint64_t session,
                                     uint32_t timeout_ms,
                                     struct acph_error **error_out);
+acph_status acph_pool_new(struct acph_host *host,
+                          const char *spec_json,
+                          size_t spec_len,
+                          const char *pool_json,
+                          size_t pool_len,
+                          uint64_t *pool_out,
+                          struct acph_error **error_out);
+acph_status acph_pool_ready(struct acph_host *host,
+                            uint64_t pool,
+                            uint64_t *call_out,
+                            struct acph_error **error_out);
+acph_status acph_pool_ready_wait(struct acph_host *host,
+                                 uint64_t pool,
+                                 uint32_t timeout_ms,
+                                 struct acph_error **error_out);
+acph_status acph_pool_open_session(struct acph_host *host,
+                                   uint64_t pool,
+                                   const char *options_json,
+                                   size_t options_len,
+                                   uint64_t *call_out,
+                                   struct acph_error **error_out);
+acph_status acph_pool_open_session_wait(struct acph_host *host,
+                                        uint64_t pool,
+                                        const char *options_json,
+                                        size_t options_len,
+                                        uint32_t timeout_ms,
+                                        uint64_t *session_out,
+                                        uint64_t *agent_out,
+                                        struct acph_error **error_out);
+acph_status acph_pool_release_session(struct acph_host *host,
+                                      uint64_t session,
+                                      uint64_t *call_out,
+                                      struct acph_error **error_out);
+acph_status acph_pool_release_session_wait(struct acph_host *host,
+                                           uint64_t session,
+                                           uint32_t timeout_ms,
+                                           struct acph_error **error_out);
+acph_status acph_pool_stats(struct acph_host *host,
+                            uint64_t pool,
+                            char **json_out,
+                            struct acph_error **error_out);
+acph_status acph_pool_shutdown(struct acph_host *host,
+                               uint64_t pool,
+                               uint64_t *call_out,
+                               struct acph_error **error_out);
+acph_status acph_pool_shutdown_wait(struct acph_host *host,
+                                    uint64_t pool,
+                                    uint32_t timeout_ms,
+                                    struct acph_error **error_out);
+acph_status acph_pool_release(struct acph_host *host, uint64_t pool, struct acph_error **error_out);
 ]==]
 
 -- Declaring twice in one Lua state is an error in LuaJIT ("attempt to redefine"): declare

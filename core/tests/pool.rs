@@ -186,6 +186,28 @@ async fn the_cap_refuses_a_session_with_busy_until_one_is_released() {
     pool.shutdown().await;
 }
 
+/// At the cap, a session waits for a warm spare that is being started (the refill of the spare
+/// the previous session took) instead of failing `busy`; `ready` waits for that spare too.
+#[tokio::test]
+async fn at_the_cap_a_session_waits_for_a_spare_being_started() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = Host::new(HostConfig::default());
+    let pool = Pool::new(&host, config(dir.path(), PoolMode::ProcessPerSession, 1, 2)).unwrap();
+    pool.ready().await.unwrap();
+    let a = pool.open_session(opts()).await.unwrap();
+    // The refill is starting now (the cap counts it): the next session gets it.
+    let b = pool.open_session(opts()).await.unwrap();
+    assert_ne!(a.agent().id(), b.agent().id());
+    assert_eq!(starts(dir.path()), 2);
+    assert_eq!(pool.open_session(opts()).await.unwrap_err().kind(), "busy");
+    a.release().await.unwrap();
+    // The refill after the release: `ready` resolves once it is up, not while it starts.
+    pool.ready().await.unwrap();
+    let st = pool.stats();
+    assert_eq!((st.spares, st.starting), (1, 0), "{st:?}");
+    pool.shutdown().await;
+}
+
 #[tokio::test]
 async fn an_idle_shared_process_is_evicted_with_its_process_group() {
     let dir = tempfile::tempdir().unwrap();
@@ -347,6 +369,107 @@ async fn cancel_stops_the_running_turn_and_drops_the_queued_ones() {
     pool.shutdown().await;
 }
 
+/// The place in line is taken by the call, not by the first poll: faces hand the future to
+/// another executor, so polling order must not decide the turn order or what a cancel drops.
+#[tokio::test]
+async fn the_queue_follows_call_order_and_cancel_drops_prompts_not_yet_polled() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = Host::new(HostConfig::default());
+    let mut events = host.events().unwrap();
+    let pool = Pool::new(&host, config(dir.path(), PoolMode::ProcessPerSession, 0, 1)).unwrap();
+    let s = pool.open_session(opts()).await.unwrap();
+    let first = s.prompt_text("first");
+    let second = s.prompt_text("second");
+    // Polled in the opposite order: the first call still runs first.
+    let (r2, r1) = tokio::join!(second, first);
+    assert!(r1.unwrap().turn < r2.unwrap().turn);
+
+    // A prompt abandoned while queued leaves the line: the next one runs.
+    let running = s.prompt_text("one");
+    let abandoned = s.prompt_text("abandoned");
+    let after = s.prompt_text("after");
+    drop(abandoned);
+    let (r1, r3) = tokio::join!(running, after);
+    assert_eq!(r1.unwrap().stop_reason, "end_turn");
+    assert_eq!(r3.unwrap().stop_reason, "end_turn");
+
+    // Cancel drops a queued prompt that was never polled; one called after the cancel runs.
+    let waiting = Pool::new(
+        &host,
+        PoolConfig {
+            warm_spares: 0,
+            ..PoolConfig::new(spec(dir.path(), &["--scenario", "wait-for-cancel"]))
+        },
+    )
+    .unwrap();
+    let w = waiting.open_session(opts()).await.unwrap();
+    let _ = common::drain(&mut events, Duration::from_millis(100)).await;
+    let running = tokio::spawn(w.prompt_text("long"));
+    collect_until(&mut events, Duration::from_secs(20), |e| {
+        e.kind == EventKind::TurnStarted
+    })
+    .await;
+    let queued = w.prompt_text("queued");
+    let cancel = w.cancel();
+    let later = tokio::spawn(w.prompt_text("later"));
+    cancel.await.unwrap();
+    assert!(matches!(queued.await, Err(Error::Cancelled)));
+    assert_eq!(running.await.unwrap().unwrap().stop_reason, "cancelled");
+    collect_until(&mut events, Duration::from_secs(20), |e| {
+        e.kind == EventKind::TurnStarted
+    })
+    .await;
+    w.cancel().await.unwrap();
+    assert_eq!(later.await.unwrap().unwrap().stop_reason, "cancelled");
+    waiting.shutdown().await;
+
+    // Release fails what waits with `closed`.
+    let running = s.prompt_text("x");
+    let queued = s.prompt_text("y");
+    s.release().await.unwrap();
+    let _ = running.await;
+    assert!(matches!(queued.await, Err(Error::Closed(_))));
+    pool.shutdown().await;
+}
+
+/// A running prompt whose future is dropped (a cancelled coroutine, a timed-out wait) cancels its
+/// turn; the queued prompt runs once that turn has settled instead of finding it in flight.
+#[tokio::test]
+async fn dropping_a_running_prompt_lets_the_next_run_after_the_turn_settled() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = Host::new(HostConfig::default());
+    let mut events = host.events().unwrap();
+    let pool = Pool::new(
+        &host,
+        PoolConfig {
+            warm_spares: 0,
+            ..PoolConfig::new(spec(dir.path(), &["--scenario", "wait-for-cancel"]))
+        },
+    )
+    .unwrap();
+    let s = pool.open_session(opts()).await.unwrap();
+    let running = tokio::spawn(s.prompt_text("dropped"));
+    let first = collect_until(&mut events, Duration::from_secs(20), |e| {
+        e.kind == EventKind::TurnStarted
+    })
+    .await;
+    let first_turn = first.last().unwrap().turn;
+    let next = tokio::spawn(s.prompt_text("next"));
+    running.abort();
+    // The dropped turn ends (cancelled by the agent), then the next one starts.
+    let got = collect_until(&mut events, Duration::from_secs(20), |e| {
+        e.kind == EventKind::TurnStarted
+    })
+    .await;
+    let ended = got
+        .iter()
+        .position(|e| e.kind == EventKind::TurnEnded && e.turn == first_turn);
+    assert!(ended.is_some(), "{:?}", common::kinds(&got));
+    s.cancel().await.unwrap();
+    assert_eq!(next.await.unwrap().unwrap().stop_reason, "cancelled");
+    pool.shutdown().await;
+}
+
 #[tokio::test]
 async fn a_dead_pooled_process_is_not_handed_out_again() {
     let dir = tempfile::tempdir().unwrap();
@@ -389,6 +512,61 @@ async fn shutdown_ends_spares_and_busy_processes() {
         s.prompt_text("x").await,
         Err(Error::AgentExited(_)) | Err(Error::Closed(_))
     ));
+}
+
+/// Live processes whose environment has `ACP_POOL_TEST_MARK=<mark>`.
+fn marked_processes(mark: &str) -> Vec<u32> {
+    let want = format!("ACP_POOL_TEST_MARK={mark}");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .map(|env| env.split(|b| *b == 0).any(|v| v == want.as_bytes()))
+                .unwrap_or(false)
+                && alive(*pid)
+        })
+        .collect()
+}
+
+/// `shutdown` returns only once every process is gone: also one just released (on its way
+/// down) and the spare refill started by that release.
+#[tokio::test]
+async fn shutdown_right_after_a_release_leaves_no_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let mark = dir.path().display().to_string();
+    let host = Host::new(HostConfig::default());
+    let mut c = config(dir.path(), PoolMode::ProcessPerSession, 1, 3);
+    c.spec = c.spec.env("ACP_POOL_TEST_MARK", mark.clone());
+    let pool = Pool::new(&host, c).unwrap();
+    pool.ready().await.unwrap();
+    let a = pool.open_session(opts()).await.unwrap();
+    pool.ready().await.unwrap();
+    assert_eq!(marked_processes(&mark).len(), 2);
+    a.release().await.unwrap();
+    pool.shutdown().await;
+    assert_eq!(marked_processes(&mark), Vec::<u32>::new());
+}
+
+/// An `open_session` dropped midway (a cancelled caller, a timed-out wait) gives its place back:
+/// the cap is free again and `shutdown` does not wait for a start nobody finishes.
+#[tokio::test]
+async fn a_session_abandoned_while_it_opens_gives_its_place_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = Host::new(HostConfig::default());
+    let pool = Pool::new(&host, config(dir.path(), PoolMode::ProcessPerSession, 0, 1)).unwrap();
+    for wait in [0, 1, 5, 20] {
+        let _ = tokio::time::timeout(Duration::from_millis(wait), pool.open_session(opts())).await;
+        eventually("the place given back", || {
+            pool.stats() == acp_host::PoolStats::default()
+        })
+        .await;
+    }
+    let s = pool.open_session(opts()).await.unwrap();
+    assert_eq!(s.prompt_text("hi").await.unwrap().stop_reason, "end_turn");
+    tokio::time::timeout(Duration::from_secs(20), pool.shutdown())
+        .await
+        .expect("shutdown returns");
 }
 
 #[tokio::test]

@@ -487,3 +487,18 @@ pub(crate) fn prompt_content(text: &str) -> Result<Vec<Value>, Failure> {
 pub(crate) fn any_json(what: &str, text: &str) -> Result<Value, Failure> {
     serde_json::from_str(text).map_err(|e| Failure::json(what, &e))
 }
+
+/// The pool settings of `acph_pool_new` (NULL: the defaults), over `spec`: `{"mode":
+/// "process-per-session" | "shared", "maxSessionsPerAgent", "warmSpares", "maxAgents",
+/// "idleTimeoutMs" (null: never)}`. The core's parser, so every face accepts and refuses the same
+/// documents; a bad one is `invalid_config` under `pool`.
+pub(crate) fn pool_config(
+    spec: AgentSpec,
+    text: Option<&str>,
+) -> Result<acp_host::PoolConfig, Failure> {
+    let doc = match text {
+        None => Value::Object(Map::new()),
+        Some(t) => serde_json::from_str(t).map_err(|e| Failure::json("pool_json", &e))?,
+    };
+    acp_host::PoolConfig::from_json(spec, &doc).map_err(|e| core_config_failure(e, "pool"))
+}

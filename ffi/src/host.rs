@@ -3,11 +3,12 @@
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use acp_host::{Agent, Error, Event, EventKind, Host, Session};
+use acp_host::{Agent, Error, Event, EventKind, Host, Pool, PoolConfig, PooledSession, Session};
 use serde_json::Value;
 use tokio::runtime::{Handle, Runtime};
 use tokio::sync::{Notify, oneshot, watch};
@@ -45,6 +46,7 @@ pub(crate) struct State {
     pub rt: Handle,
     pub queue: Arc<Queue>,
     agents: Mutex<HashMap<u64, Agent>>,
+    pools: Mutex<HashMap<u64, Pool>>,
     sessions: Mutex<Sessions>,
     perms: Mutex<Perms>,
     elicits: Mutex<Elicits>,
@@ -73,6 +75,8 @@ struct SessionEntry {
     agent: u64,
     sid: Arc<str>,
     session: Option<Session>,
+    /// A session handed out by a pool (`acph_pool_open_session`): the pool's id and its lease.
+    pooled: Option<(u64, PooledSession)>,
 }
 
 impl Sessions {
@@ -90,6 +94,7 @@ impl Sessions {
                 agent,
                 sid: key.1.clone(),
                 session: None,
+                pooled: None,
             },
         );
         self.by_key.insert(key, h);
@@ -103,6 +108,19 @@ impl Sessions {
     fn remove_agent(&mut self, agent: u64) {
         self.by_handle.retain(|_, e| e.agent != agent);
         self.by_key.retain(|(a, _), _| *a != agent);
+    }
+
+    fn remove(&mut self, handle: u64) -> Option<SessionEntry> {
+        let e = self.by_handle.remove(&handle)?;
+        self.by_key.remove(&(e.agent, e.sid.clone()));
+        Some(e)
+    }
+
+    /// Drop the handles `keep` refuses (and their keys).
+    fn retain(&mut self, keep: impl Fn(&SessionEntry) -> bool) {
+        self.by_handle.retain(|_, e| keep(e));
+        let live = &self.by_handle;
+        self.by_key.retain(|_, h| live.contains_key(h));
     }
 }
 
@@ -164,6 +182,7 @@ impl acph_host {
             rt: rt.handle().clone(),
             queue,
             agents: Mutex::default(),
+            pools: Mutex::default(),
             sessions: Mutex::default(),
             perms: Mutex::default(),
             elicits: Mutex::default(),
@@ -224,7 +243,10 @@ impl State {
     fn clear(&self) {
         let agents = std::mem::take(&mut *lock(&self.agents));
         drop(agents);
-        *lock(&self.sessions) = Sessions::default();
+        let pools = std::mem::take(&mut *lock(&self.pools));
+        drop(pools);
+        let sessions = std::mem::take(&mut *lock(&self.sessions));
+        drop(sessions);
         *lock(&self.perms) = Perms::default();
         *lock(&self.elicits) = Elicits::default();
         let calls = std::mem::take(&mut *lock(&self.calls));
@@ -250,7 +272,16 @@ impl State {
     /// shutdown ladder, then wait (bounded) until every call has reported.
     async fn shutdown_all(self: Arc<Self>) {
         self.closing.send_replace(true);
+        // Pools first: they stop refilling their spares, then end their processes.
+        let pools: Vec<Pool> = lock(&self.pools).values().cloned().collect();
+        let pool_tasks: Vec<_> = pools
+            .into_iter()
+            .map(|p| tokio::spawn(async move { p.shutdown().await }))
+            .collect();
         self.host.shutdown().await;
+        for t in pool_tasks {
+            let _ = t.await;
+        }
         let agents: Vec<Agent> = lock(&self.agents).values().cloned().collect();
         let tasks: Vec<_> = agents
             .into_iter()
@@ -371,6 +402,15 @@ impl State {
                 e.max_seen = e.max_seen.max(request);
                 e.pending.remove(&request);
             }
+            EventKind::AgentExited => {
+                // A pooled process ended: forget the handles its released sessions left (a
+                // `session_opened` pulled after the release re-creates one); handles still held
+                // stay until `acph_pool_release_session`.
+                let owned = lock(&self.agents).contains_key(&ev.agent);
+                if !owned {
+                    lock(&self.sessions).retain(|e| e.agent != ev.agent || e.pooled.is_some());
+                }
+            }
             _ => {}
         }
         ptr::event_box(
@@ -454,6 +494,149 @@ impl State {
             e.session = Some(open.clone());
         }
         Ok(open)
+    }
+
+    /// An agent by id: the host's own, else a pool's process serving a session handle this host
+    /// holds (for `acph_agent_info`).
+    pub(crate) fn agent_or_pooled(&self, id: u64) -> Result<Agent, Failure> {
+        if let Ok(a) = self.agent(id) {
+            return Ok(a);
+        }
+        lock(&self.sessions)
+            .by_handle
+            .values()
+            .find_map(|e| match &e.pooled {
+                Some((_, p)) if e.agent == id => Some(p.agent().clone()),
+                _ => None,
+            })
+            .ok_or_else(|| Failure::stale("agent", id))
+    }
+
+    /// What a prompt on a session handle goes through: the pool's queue for a pooled session.
+    pub(crate) fn prompter(&self, handle: u64) -> Result<Prompter, Failure> {
+        let pooled = lock(&self.sessions)
+            .by_handle
+            .get(&handle)
+            .and_then(|e| e.pooled.as_ref().map(|(_, p)| p.clone()));
+        match pooled {
+            Some(p) => Ok(Prompter::Pooled(p)),
+            None => Ok(Prompter::Plain(self.session(handle)?)),
+        }
+    }
+
+    /// `ACPH_STATUS_INVALID_ARGUMENT` for a pooled session (the pool owns its lifecycle).
+    pub(crate) fn not_pooled(&self, handle: u64, what: &str) -> Result<(), Failure> {
+        let pooled = lock(&self.sessions)
+            .by_handle
+            .get(&handle)
+            .is_some_and(|e| e.pooled.is_some());
+        if pooled {
+            return Err(Failure::invalid(format!(
+                "session {handle} belongs to a pool: {what} is not for pooled sessions \
+                 (give it back with acph_pool_release_session)"
+            )));
+        }
+        Ok(())
+    }
+
+    // ----- pools ------------------------------------------------------------------------------
+
+    /// `acph_pool_new`: a pool on this host; its warm spares start in the background.
+    pub(crate) fn new_pool(&self, config: PoolConfig) -> Result<u64, Failure> {
+        self.check_open()?;
+        let pool = {
+            let _enter = self.rt.enter();
+            Pool::new(&self.host, config)?
+        };
+        let id = next_id();
+        lock(&self.pools).insert(id, pool);
+        Ok(id)
+    }
+
+    pub(crate) fn pool(&self, id: u64) -> Result<Pool, Failure> {
+        lock(&self.pools)
+            .get(&id)
+            .cloned()
+            .ok_or_else(|| Failure::stale("pool", id))
+    }
+
+    /// `acph_pool_release`: the pool's id and its sessions' handles become stale; its processes
+    /// are shut down in the background.
+    pub(crate) fn release_pool(&self, id: u64) -> Result<(), Failure> {
+        let pool = lock(&self.pools)
+            .remove(&id)
+            .ok_or_else(|| Failure::stale("pool", id))?;
+        let held = {
+            let mut s = lock(&self.sessions);
+            let held: Vec<u64> = s
+                .by_handle
+                .iter()
+                .filter(|(_, e)| matches!(&e.pooled, Some((p, _)) if *p == id))
+                .map(|(h, _)| *h)
+                .collect();
+            held.into_iter()
+                .filter_map(|h| s.remove(h))
+                .collect::<Vec<_>>()
+        };
+        self.rt.spawn(async move {
+            pool.shutdown().await;
+            drop(held);
+        });
+        Ok(())
+    }
+
+    pub(crate) fn op_pool_open(
+        self: &Arc<Self>,
+        pool_id: u64,
+        pool: Pool,
+        options: acp_host::SessionOptions,
+    ) -> impl Future<Output = Result<Value, Error>> + Send + 'static {
+        let st = self.clone();
+        async move {
+            let pooled = pool.open_session(options).await?;
+            let agent = pooled.agent().id();
+            let sid = pooled.id().to_owned();
+            let Some(handle) = st.register_pooled(pool_id, &pooled) else {
+                // The pool was released while the session opened: it goes back at once.
+                let _ = pooled.release().await;
+                return Err(Error::Closed("the pool was released".into()));
+            };
+            Ok(serde_json::json!({ "session": handle, "sessionId": sid, "agent": agent }))
+        }
+    }
+
+    /// Register a pooled session under a handle, unless its pool was released meanwhile (checked
+    /// under the pools' lock, so `release_pool` either sees the handle or is seen).
+    fn register_pooled(&self, pool_id: u64, pooled: &PooledSession) -> Option<u64> {
+        let pools = lock(&self.pools);
+        if !pools.contains_key(&pool_id) {
+            return None;
+        }
+        let mut s = lock(&self.sessions);
+        let h = s.get_or_create(pooled.agent().id(), pooled.id());
+        if let Some(e) = s.by_handle.get_mut(&h) {
+            e.session = Some(pooled.session().clone());
+            e.pooled = Some((pool_id, pooled.clone()));
+        }
+        Some(h)
+    }
+
+    /// Take a pooled session out of the tables (its handle is stale from here on).
+    pub(crate) fn take_pooled(&self, handle: u64) -> Result<PooledSession, Failure> {
+        let mut s = lock(&self.sessions);
+        match s.by_handle.get(&handle) {
+            None => return Err(Failure::stale("session", handle)),
+            Some(e) if e.pooled.is_none() => {
+                return Err(Failure::invalid(format!(
+                    "session {handle} was not opened by a pool (acph_pool_open_session)"
+                )));
+            }
+            Some(_) => {}
+        }
+        s.remove(handle)
+            .and_then(|e| e.pooled)
+            .map(|(_, p)| p)
+            .ok_or_else(|| Failure::stale("session", handle))
     }
 
     fn register_agent(&self, agent: Agent) -> Value {
@@ -740,11 +923,52 @@ impl State {
 
     pub(crate) fn cancel_session(&self, handle: u64) -> Result<(), Failure> {
         self.check_open()?;
-        let session = self.session(handle)?;
-        self.spawn_detached(async move {
-            let _ = session.cancel().await;
-        });
+        match self.prompter(handle)? {
+            Prompter::Plain(session) => self.spawn_detached(async move {
+                let _ = session.cancel().await;
+            }),
+            Prompter::Pooled(pooled) => {
+                // The queued prompts are dropped by this call, before it returns.
+                let cancel = pooled.cancel();
+                self.spawn_detached(async move {
+                    let _ = cancel.await;
+                });
+            }
+        }
         Ok(())
+    }
+}
+
+type BoxedTurn = Pin<Box<dyn Future<Output = Result<acp_host::TurnResult, Error>> + Send>>;
+
+/// The session a prompt goes to: a plain one (a second prompt while a turn runs is `busy`) or a
+/// pooled one (it waits its turn in the pool's queue).
+#[derive(Debug, Clone)]
+pub(crate) enum Prompter {
+    Plain(Session),
+    Pooled(PooledSession),
+}
+
+impl Prompter {
+    pub(crate) fn agent(&self) -> u64 {
+        match self {
+            Prompter::Plain(s) => s.agent().id(),
+            Prompter::Pooled(p) => p.agent().id(),
+        }
+    }
+
+    /// The prompt's future; a pooled prompt takes its place in line here, at the call.
+    pub(crate) fn prompt<A>(&self, content: Vec<Value>, abort: A) -> BoxedTurn
+    where
+        A: Future<Output = ()> + Send + 'static,
+    {
+        match self {
+            Prompter::Plain(s) => {
+                let s = s.clone();
+                Box::pin(async move { s.prompt_abortable(content, abort).await })
+            }
+            Prompter::Pooled(p) => Box::pin(p.prompt_abortable(content, abort)),
+        }
     }
 }
 

@@ -75,7 +75,7 @@ pub struct SessionOptions {
 }
 
 impl SessionOptions {
-    fn to_core(&self) -> Result<acp_host::SessionOptions, AcpError> {
+    pub(crate) fn to_core(&self) -> Result<acp_host::SessionOptions, AcpError> {
         let mut mcp = Vec::with_capacity(self.mcp_servers.len());
         for (i, text) in self.mcp_servers.iter().enumerate() {
             let v: Value = serde_json::from_str(text).map_err(|e| {
@@ -147,7 +147,7 @@ impl From<&acp_host::ExitInfo> for ExitStatus {
     }
 }
 
-fn json_arg(what: &str, text: &str) -> Result<Value, AcpError> {
+pub(crate) fn json_arg(what: &str, text: &str) -> Result<Value, AcpError> {
     serde_json::from_str(text)
         .map_err(|e| AcpError::invalid_argument(format!("{what} is not JSON: {e}"), Some(what)))
 }
@@ -358,7 +358,7 @@ pub struct Session {
 }
 
 impl Session {
-    fn wrap(session: acp_host::Session) -> Arc<Session> {
+    pub(crate) fn wrap(session: acp_host::Session) -> Arc<Session> {
         Arc::new(Session { session })
     }
 }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use acp_host::permission::policy::Policy;
@@ -18,6 +18,7 @@ use crate::handlers::{
     ElicitationHandler, ExtHandler, PermissionHandler, TerminalAuthRunner, elicitation_decider,
     ext_service, parse_elicitation_answer, permission_decider, terminal_auth,
 };
+use crate::pool::{Pool, PoolConfig, PoolShared};
 use crate::runtime::{finish_or_detach, on_rt, rt};
 
 /// Host-wide settings. Durations are milliseconds; `null` keeps the core's default (every limit
@@ -264,6 +265,8 @@ pub struct Host {
     /// The host owns its agents until it is shut down (a dropped `Agent` handle does not lose
     /// the agent).
     agents: Arc<Mutex<Vec<acp_host::Agent>>>,
+    /// The pools made by `pool()`, shut down with the host.
+    pools: Arc<Mutex<Vec<Weak<PoolShared>>>>,
     closed: Arc<AtomicBool>,
 }
 
@@ -303,6 +306,7 @@ impl Host {
             host,
             events: Mutex::new(events),
             agents: Arc::new(Mutex::new(Vec::new())),
+            pools: Arc::new(Mutex::new(Vec::new())),
             closed: Arc::new(AtomicBool::new(false)),
         }))
     }
@@ -340,17 +344,7 @@ impl Host {
                 data: None,
             });
         }
-        let mut core = acp_host::AgentSpec::new(spec.command).args(spec.args);
-        core.env = spec
-            .env
-            .into_iter()
-            .map(|(k, v)| (k, Some(v)))
-            .collect::<BTreeMap<_, _>>();
-        core.cwd = spec.cwd.map(PathBuf::from);
-        for name in spec.unset_env {
-            core.env.insert(name, None);
-        }
-        core.restart = spec.restart.as_ref().map(acp_host::RestartPolicy::from);
+        let core = core_spec(spec);
         let host = self.host.clone();
         let agents = self.agents.clone();
         let closed = self.closed.clone();
@@ -365,6 +359,27 @@ impl Host {
             Ok(Arc::new(Agent::new(agent, agents)))
         })
         .await
+    }
+
+    /// A pool of agent processes for `spec` (docs/ORCHESTRATION.md, "Pools"): sessions on warm,
+    /// reused processes, one process per session or several per process, at most
+    /// `config.maxAgents` processes. Its warm spares start in the background (`ready()` waits for
+    /// them). A bad config is `InvalidConfig` (`data.path` `pool`); nothing is started then. The
+    /// pool ends with `shutdown()`, the host's shutdown, or when its last `Pool` and
+    /// `PooledSession` objects are gone.
+    pub fn pool(&self, spec: AgentSpec, config: PoolConfig) -> Result<Arc<Pool>, AcpError> {
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(AcpError::Closed {
+                detail: "the host is shut down".into(),
+                data: None,
+            });
+        }
+        let (pool, shared) = Pool::new(&self.host, core_spec(spec), &config, self.agents.clone())?;
+        if let Ok(mut pools) = self.pools.lock() {
+            pools.retain(|p| p.strong_count() > 0);
+            pools.push(Arc::downgrade(&shared));
+        }
+        Ok(pool)
     }
 
     /// Answer a pending permission request: an offered option id, or null to deny.
@@ -402,7 +417,8 @@ impl Host {
         self.closed.store(true, Ordering::SeqCst);
         let host = self.host.clone();
         let agents = self.agents.clone();
-        on_rt(shutdown_all(host, agents)).await;
+        let pools = self.pools.clone();
+        on_rt(shutdown_all(host, agents, pools)).await;
     }
 
     /// True once `shutdown()` (or `close()`) began.
@@ -411,8 +427,46 @@ impl Host {
     }
 }
 
-async fn shutdown_all(host: acp_host::Host, agents: Arc<Mutex<Vec<acp_host::Agent>>>) {
+/// The core spec of a face spec.
+fn core_spec(spec: AgentSpec) -> acp_host::AgentSpec {
+    let mut core = acp_host::AgentSpec::new(spec.command).args(spec.args);
+    core.env = spec
+        .env
+        .into_iter()
+        .map(|(k, v)| (k, Some(v)))
+        .collect::<BTreeMap<_, _>>();
+    core.cwd = spec.cwd.map(PathBuf::from);
+    for name in spec.unset_env {
+        core.env.insert(name, None);
+    }
+    core.restart = spec.restart.as_ref().map(acp_host::RestartPolicy::from);
+    core
+}
+
+type Pools = Arc<Mutex<Vec<Weak<PoolShared>>>>;
+
+async fn shutdown_all(
+    host: acp_host::Host,
+    agents: Arc<Mutex<Vec<acp_host::Agent>>>,
+    pools: Pools,
+) {
+    // Pools first: they stop refilling their spares, then end their processes.
+    let live: Vec<acp_host::Pool> = pools
+        .lock()
+        .map(|mut p| std::mem::take(&mut *p))
+        .unwrap_or_default()
+        .iter()
+        .filter_map(Weak::upgrade)
+        .map(|p| p.pool.clone())
+        .collect();
+    let tasks: Vec<_> = live
+        .into_iter()
+        .map(|p| tokio::spawn(async move { p.shutdown().await }))
+        .collect();
     host.shutdown().await;
+    for t in tasks {
+        let _ = t.await;
+    }
     let owned: Vec<acp_host::Agent> = agents
         .lock()
         .map(|mut a| std::mem::take(&mut *a))
@@ -426,9 +480,14 @@ impl Drop for Host {
     fn drop(&mut self) {
         if self.closed.swap(true, Ordering::SeqCst)
             && self.agents.lock().map(|a| a.is_empty()).unwrap_or(true)
+            && self.pools.lock().map(|p| p.is_empty()).unwrap_or(true)
         {
             return;
         }
-        finish_or_detach(shutdown_all(self.host.clone(), self.agents.clone()));
+        finish_or_detach(shutdown_all(
+            self.host.clone(),
+            self.agents.clone(),
+            self.pools.clone(),
+        ));
     }
 }

@@ -11,6 +11,7 @@ mod error;
 mod events;
 mod handlers;
 mod host;
+mod pool;
 mod registry;
 mod runtime;
 
@@ -22,6 +23,7 @@ pub use handlers::{
     PermissionOption, PermissionRequest, TerminalAuthCommand, TerminalAuthRunner,
 };
 pub use host::{Host, HostOptions};
+pub use pool::{Pool, PoolConfig, PoolMode, PoolStats, PooledSession};
 pub use registry::{
     DistributionKind, InstalledAgent, Registry, RegistryAgent, ResolveOptions, ResolvedAgent,
 };

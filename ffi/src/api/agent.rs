@@ -95,7 +95,8 @@ pub unsafe extern "C" fn acph_host_spawn_wait(
 /// "agentCapabilities", "authMethods", "exited": null | {"exitCode", "signal", "stderrTail"},
 /// "restartsExhausted": bool}` (of its current process, for a supervised agent: `exited` is
 /// cleared again by a restart; `restartsExhausted` is true once its supervisor gave up, after
-/// `agent_failed`). `*json_out` is owned by the caller (`acph_string_free`). Non-blocking.
+/// `agent_failed`). `*json_out` is owned by the caller (`acph_string_free`). Also for a pool's
+/// process while this host holds one of its sessions. Non-blocking.
 ///
 /// # Safety
 /// `host` is NULL or a live host; `json_out` and `error_out` are NULL or writable.
@@ -111,7 +112,7 @@ pub unsafe extern "C" fn acph_agent_info(
         let host = unsafe { ptr::host(host) }?;
         // SAFETY: the caller's contract.
         let out = unsafe { ptr::out(json_out, "json_out") }?;
-        let a = host.state.agent(agent)?;
+        let a = host.state.agent_or_pooled(agent)?;
         out.write(ptr::string_into_raw(agent_json(&a).to_string().as_bytes()));
         Ok(())
     })

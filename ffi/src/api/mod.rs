@@ -19,8 +19,11 @@ mod agent;
 
 mod session;
 
+mod pool;
+
 pub use agent::*;
 pub use events::*;
 pub use host::*;
 pub use meta::*;
+pub use pool::*;
 pub use session::*;

@@ -136,7 +136,10 @@ fn turn_done(t: acp_host::TurnResult) -> Value {
 /// follow (`turn_started`, `session_update`s, `turn_ended`). `result`: `{"turn": id,
 /// "stopReason": "end_turn" | "cancelled" | ..., "response": {the agent's prompt response},
 /// "text": the turn's agent message text, "thought": its thought text, "textTruncated": bool}`
-/// (text assembled from the turn's text chunks, at most 4 MiB each).
+/// (text assembled from the turn's text chunks, at most 4 MiB each). A second prompt while a
+/// turn runs fails with `ACPH_STATUS_BUSY`, except on a pooled session (`acph_pool_open_session`):
+/// there it waits its turn, in call order, and `acph_call_cancel` of a waiting prompt completes
+/// it with `cancelled` without sending it.
 ///
 /// # Safety
 /// `host` is NULL or a live host; `content_json` points to `content_len` readable bytes;
@@ -158,14 +161,11 @@ pub unsafe extern "C" fn acph_session_prompt(
         // SAFETY: the caller's contract.
         let out = unsafe { ptr::out(call_out, "call_out") }?;
         let content = config::prompt_content(content)?;
-        let s = host.state.session(session)?;
-        let agent = s.agent().id();
-        out.write(
-            host.state
-                .start_call_abortable(agent, move |abort| async move {
-                    s.prompt_abortable(content, abort).await.map(turn_json)
-                })?,
-        );
+        let p = host.state.prompter(session)?;
+        out.write(host.state.start_call_abortable(p.agent(), move |abort| {
+            let turn = p.prompt(content, abort);
+            async move { turn.await.map(turn_json) }
+        })?);
         Ok(())
     })
 }
@@ -193,10 +193,12 @@ pub unsafe extern "C" fn acph_session_prompt_wait(
         // SAFETY: the caller's contract.
         let out = unsafe { ptr::opt_out(result_out) };
         let content = config::prompt_content(content)?;
-        let s = host.state.session(session)?;
-        let t = host
-            .state
-            .wait("acph_session_prompt_wait", timeout_ms, s.prompt(content))?;
+        let p = host.state.prompter(session)?;
+        let t = host.state.wait(
+            "acph_session_prompt_wait",
+            timeout_ms,
+            p.prompt(content, std::future::pending()),
+        )?;
         if let Some(out) = out {
             out.write(ptr::string_into_raw(turn_json(t).to_string().as_bytes()));
         }
@@ -225,15 +227,12 @@ pub unsafe extern "C" fn acph_session_prompt_text(
         let text = unsafe { ptr::str_in(text, text_len, "text") }?.to_owned();
         // SAFETY: the caller's contract.
         let out = unsafe { ptr::out(call_out, "call_out") }?;
-        let s = host.state.session(session)?;
-        let agent = s.agent().id();
-        out.write(
-            host.state
-                .start_call_abortable(agent, move |abort| async move {
-                    let content = vec![serde_json::json!({ "type": "text", "text": text })];
-                    s.prompt_abortable(content, abort).await.map(turn_done)
-                })?,
-        );
+        let p = host.state.prompter(session)?;
+        out.write(host.state.start_call_abortable(p.agent(), move |abort| {
+            let content = vec![serde_json::json!({ "type": "text", "text": text })];
+            let turn = p.prompt(content, abort);
+            async move { turn.await.map(turn_done) }
+        })?);
         Ok(())
     })
 }
@@ -259,11 +258,12 @@ pub unsafe extern "C" fn acph_session_prompt_text_wait(
         let text = unsafe { ptr::str_in(text, text_len, "text") }?;
         // SAFETY: the caller's contract.
         let out = unsafe { ptr::opt_out(result_out) };
-        let s = host.state.session(session)?;
+        let p = host.state.prompter(session)?;
+        let content = vec![serde_json::json!({ "type": "text", "text": text })];
         let t = host.state.wait(
             "acph_session_prompt_text_wait",
             timeout_ms,
-            s.prompt_text(text),
+            p.prompt(content, std::future::pending()),
         )?;
         if let Some(out) = out {
             out.write(ptr::string_into_raw(turn_json(t).to_string().as_bytes()));
@@ -274,7 +274,9 @@ pub unsafe extern "C" fn acph_session_prompt_text_wait(
 
 /// `session/cancel`: the agent should end the turn in flight with `cancelled`; every pending
 /// permission request of the session is answered `cancelled` at once. Returns at once (any
-/// thread, also callbacks); the turn's end arrives as events.
+/// thread, also callbacks); the turn's end arrives as events. On a pooled session every prompt
+/// still waiting its turn fails with `ACPH_STATUS_CANCELLED` (never sent): those called before
+/// this call, not those called after.
 ///
 /// # Safety
 /// `host` is NULL or a live host; `error_out` is NULL or writable.
@@ -509,7 +511,9 @@ pub unsafe extern "C" fn acph_session_set_config_option_wait(
 }
 
 /// `session/close` (needs `sessionCapabilities.close`). `result`: `{}`, after `session_closed`.
-/// The handle stays valid (for `acph_session_id`, and a later load/resume gets it again).
+/// The handle stays valid (for `acph_session_id`, and a later load/resume gets it again). A
+/// pooled session is given back with `acph_pool_release_session` instead
+/// (`ACPH_STATUS_INVALID_ARGUMENT` here).
 ///
 /// # Safety
 /// `host` is NULL or a live host; `call_out` and `error_out` are NULL or writable.
@@ -526,6 +530,7 @@ pub unsafe extern "C" fn acph_session_close(
         // SAFETY: the caller's contract.
         let out = unsafe { ptr::out(call_out, "call_out") }?;
         let (agent, sid) = host.state.session_key(session)?;
+        host.state.not_pooled(session, "acph_session_close")?;
         let a = host.state.agent(agent)?;
         out.write(host.state.start_call(agent, async move {
             a.close_session(&sid).await.map(|()| serde_json::json!({}))
@@ -549,6 +554,7 @@ pub unsafe extern "C" fn acph_session_close_wait(
         // SAFETY: the caller's contract.
         let host = unsafe { ptr::host(host) }?;
         let (agent, sid) = host.state.session_key(session)?;
+        host.state.not_pooled(session, "acph_session_close_wait")?;
         let a = host.state.agent(agent)?;
         host.state
             .wait("acph_session_close_wait", timeout_ms, a.close_session(&sid))

@@ -1836,6 +1836,16 @@ public protocol HostProtocol: AnyObject, Sendable {
     func policyName()  -> String
     
     /**
+     * A pool of agent processes for `spec` (docs/ORCHESTRATION.md, "Pools"): sessions on warm,
+     * reused processes, one process per session or several per process, at most
+     * `config.maxAgents` processes. Its warm spares start in the background (`ready()` waits for
+     * them). A bad config is `InvalidConfig` (`data.path` `pool`); nothing is started then. The
+     * pool ends with `shutdown()`, the host's shutdown, or when its last `Pool` and
+     * `PooledSession` objects are gone.
+     */
+    func pool(spec: AgentSpec, config: PoolConfig) throws  -> Pool
+    
+    /**
      * Answer a pending elicitation with the ACP answer as JSON (`{"action": …}`).
      */
     func respondElicitation(requestId: UInt64, answer: String) async throws 
@@ -1990,6 +2000,25 @@ open func policyName() -> String  {
         uniffiCallStatus in
     uniffi_acp_host_uniffi_fn_method_host_policy_name(
             self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * A pool of agent processes for `spec` (docs/ORCHESTRATION.md, "Pools"): sessions on warm,
+     * reused processes, one process per session or several per process, at most
+     * `config.maxAgents` processes. Its warm spares start in the background (`ready()` waits for
+     * them). A bad config is `InvalidConfig` (`data.path` `pool`); nothing is started then. The
+     * pool ends with `shutdown()`, the host's shutdown, or when its last `Pool` and
+     * `PooledSession` objects are gone.
+     */
+open func pool(spec: AgentSpec, config: PoolConfig)throws  -> Pool  {
+    return try  FfiConverterTypePool_lift(try rustCallWithError(FfiConverterTypeAcpError_lift) {
+        uniffiCallStatus in
+    uniffi_acp_host_uniffi_fn_method_host_pool(
+            self.uniffiCloneHandle(),
+        FfiConverterTypeAgentSpec_lower(spec),
+        FfiConverterTypePoolConfig_lower(config),uniffiCallStatus
     )
 })
 }
@@ -2347,6 +2376,487 @@ public func FfiConverterTypePermissionHandler_lift(_ handle: UInt64) throws -> P
 #endif
 public func FfiConverterTypePermissionHandler_lower(_ value: PermissionHandler) -> UInt64 {
     return FfiConverterTypePermissionHandler.lower(value)
+}
+
+
+
+
+
+
+/**
+ * A pool of agent processes for one spec (`Host.pool`): sessions on warm, reused processes.
+ */
+public protocol PoolProtocol: AnyObject, Sendable {
+    
+    /**
+     * A session on a pooled process: a shared process with room, else a warm spare, else a new
+     * process while under `maxAgents`, else (after waiting for a spare being started, if any)
+     * `Busy`; `Closed` after `shutdown()`.
+     */
+    func openSession(options: SessionOptions) async throws  -> PooledSession
+    
+    /**
+     * Resolves once the warm spares are started (or the pool is at its cap); fails with the
+     * error of a spare that could not start, or `Closed` after `shutdown()`.
+     */
+    func ready() async throws 
+    
+    /**
+     * Shut every process of the pool down (spares, idle and busy ones: their sessions end) and
+     * wait; later sessions fail with `Closed`.
+     */
+    func shutdown() async 
+    
+    /**
+     * What the pool holds right now.
+     */
+    func stats()  -> PoolStats
+    
+}
+/**
+ * A pool of agent processes for one spec (`Host.pool`): sessions on warm, reused processes.
+ */
+open class Pool: PoolProtocol, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_acp_host_uniffi_fn_clone_pool(self.handle, $0) }
+    }
+    // No primary constructor declared for this class.
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_acp_host_uniffi_fn_free_pool(handle, $0) }
+    }
+
+    
+
+    
+    /**
+     * A session on a pooled process: a shared process with room, else a warm spare, else a new
+     * process while under `maxAgents`, else (after waiting for a spare being started, if any)
+     * `Busy`; `Closed` after `shutdown()`.
+     */
+open func openSession(options: SessionOptions)async throws  -> PooledSession  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_acp_host_uniffi_fn_method_pool_open_session(
+                        self.uniffiCloneHandle(),FfiConverterTypeSessionOptions_lower(options)
+                )
+            },
+            pollFunc: ffi_acp_host_uniffi_rust_future_poll_u64,
+            completeFunc: ffi_acp_host_uniffi_rust_future_complete_u64,
+            freeFunc: ffi_acp_host_uniffi_rust_future_free_u64,
+            liftFunc: FfiConverterTypePooledSession_lift,
+            errorHandler: FfiConverterTypeAcpError_lift
+        )
+}
+    
+    /**
+     * Resolves once the warm spares are started (or the pool is at its cap); fails with the
+     * error of a spare that could not start, or `Closed` after `shutdown()`.
+     */
+open func ready()async throws   {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_acp_host_uniffi_fn_method_pool_ready(
+                        self.uniffiCloneHandle()
+                )
+            },
+            pollFunc: ffi_acp_host_uniffi_rust_future_poll_void,
+            completeFunc: ffi_acp_host_uniffi_rust_future_complete_void,
+            freeFunc: ffi_acp_host_uniffi_rust_future_free_void,
+            liftFunc: { $0 },
+            errorHandler: FfiConverterTypeAcpError_lift
+        )
+}
+    
+    /**
+     * Shut every process of the pool down (spares, idle and busy ones: their sessions end) and
+     * wait; later sessions fail with `Closed`.
+     */
+open func shutdown()async   {
+    return
+        try!  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_acp_host_uniffi_fn_method_pool_shutdown(
+                        self.uniffiCloneHandle()
+                )
+            },
+            pollFunc: ffi_acp_host_uniffi_rust_future_poll_void,
+            completeFunc: ffi_acp_host_uniffi_rust_future_complete_void,
+            freeFunc: ffi_acp_host_uniffi_rust_future_free_void,
+            liftFunc: { $0 },
+            errorHandler: nil
+            
+        )
+}
+    
+    /**
+     * What the pool holds right now.
+     */
+open func stats() -> PoolStats  {
+    return try!  FfiConverterTypePoolStats_lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_acp_host_uniffi_fn_method_pool_stats(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+
+    
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypePool: FfiConverter {
+    typealias FfiType = UInt64
+    typealias SwiftType = Pool
+
+    public static func lift(_ handle: UInt64) throws -> Pool {
+        return Pool(unsafeFromHandle: handle)
+    }
+
+    public static func lower(_ value: Pool) -> UInt64 {
+        return value.uniffiCloneHandle()
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> Pool {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: Pool, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypePool_lift(_ handle: UInt64) throws -> Pool {
+    return try FfiConverterTypePool.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypePool_lower(_ value: Pool) -> UInt64 {
+    return FfiConverterTypePool.lower(value)
+}
+
+
+
+
+
+
+/**
+ * A session handed out by a `Pool`. A prompt while another of this session runs waits its turn
+ * (in call order) instead of failing `Busy`. `release()` gives it back (closing the object, or
+ * dropping the last reference, does too).
+ */
+public protocol PooledSessionProtocol: AnyObject, Sendable {
+    
+    /**
+     * The pooled process serving it (the pool starts and ends it).
+     */
+    func agent()  -> Agent
+    
+    /**
+     * `session/cancel` for the running turn; every prompt still waiting its turn fails with
+     * `Cancelled` (never sent).
+     */
+    func cancel() async throws 
+    
+    func id()  -> String
+    
+    /**
+     * Send one text block and wait for the turn to end; while another prompt of this session
+     * runs, wait for it first. `Cancelled` when `cancel()` is called while this one waits (it
+     * is never sent). Cancelling the calling coroutine leaves the line (a running turn is
+     * cancelled with `session/cancel`, and the next prompt starts once it has settled).
+     */
+    func prompt(text: String) async throws  -> TurnResult
+    
+    /**
+     * `prompt` with content blocks (each an ACP content block as JSON).
+     */
+    func promptContent(blocks: [String]) async throws  -> TurnResult
+    
+    /**
+     * Give the session back: prompts still waiting fail with `Closed`, the session is closed on
+     * the agent (when it supports `session/close`), and in process-per-session mode its
+     * process is shut down. Later prompts fail with `Closed`. Idempotent.
+     */
+    func release() async throws 
+    
+    /**
+     * The underlying session, for its state, modes, models and config options (its own
+     * `prompt` does not queue: a second one while a turn runs fails `Busy`).
+     */
+    func session()  -> Session
+    
+}
+/**
+ * A session handed out by a `Pool`. A prompt while another of this session runs waits its turn
+ * (in call order) instead of failing `Busy`. `release()` gives it back (closing the object, or
+ * dropping the last reference, does too).
+ */
+open class PooledSession: PooledSessionProtocol, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_acp_host_uniffi_fn_clone_pooledsession(self.handle, $0) }
+    }
+    // No primary constructor declared for this class.
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_acp_host_uniffi_fn_free_pooledsession(handle, $0) }
+    }
+
+    
+
+    
+    /**
+     * The pooled process serving it (the pool starts and ends it).
+     */
+open func agent() -> Agent  {
+    return try!  FfiConverterTypeAgent_lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_acp_host_uniffi_fn_method_pooledsession_agent(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * `session/cancel` for the running turn; every prompt still waiting its turn fails with
+     * `Cancelled` (never sent).
+     */
+open func cancel()async throws   {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_acp_host_uniffi_fn_method_pooledsession_cancel(
+                        self.uniffiCloneHandle()
+                )
+            },
+            pollFunc: ffi_acp_host_uniffi_rust_future_poll_void,
+            completeFunc: ffi_acp_host_uniffi_rust_future_complete_void,
+            freeFunc: ffi_acp_host_uniffi_rust_future_free_void,
+            liftFunc: { $0 },
+            errorHandler: FfiConverterTypeAcpError_lift
+        )
+}
+    
+open func id() -> String  {
+    return try!  FfiConverterString.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_acp_host_uniffi_fn_method_pooledsession_id(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Send one text block and wait for the turn to end; while another prompt of this session
+     * runs, wait for it first. `Cancelled` when `cancel()` is called while this one waits (it
+     * is never sent). Cancelling the calling coroutine leaves the line (a running turn is
+     * cancelled with `session/cancel`, and the next prompt starts once it has settled).
+     */
+open func prompt(text: String)async throws  -> TurnResult  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_acp_host_uniffi_fn_method_pooledsession_prompt(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(text)
+                )
+            },
+            pollFunc: ffi_acp_host_uniffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_acp_host_uniffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_acp_host_uniffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterTypeTurnResult_lift,
+            errorHandler: FfiConverterTypeAcpError_lift
+        )
+}
+    
+    /**
+     * `prompt` with content blocks (each an ACP content block as JSON).
+     */
+open func promptContent(blocks: [String])async throws  -> TurnResult  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_acp_host_uniffi_fn_method_pooledsession_prompt_content(
+                        self.uniffiCloneHandle(),FfiConverterSequenceString.lower(blocks)
+                )
+            },
+            pollFunc: ffi_acp_host_uniffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_acp_host_uniffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_acp_host_uniffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterTypeTurnResult_lift,
+            errorHandler: FfiConverterTypeAcpError_lift
+        )
+}
+    
+    /**
+     * Give the session back: prompts still waiting fail with `Closed`, the session is closed on
+     * the agent (when it supports `session/close`), and in process-per-session mode its
+     * process is shut down. Later prompts fail with `Closed`. Idempotent.
+     */
+open func release()async throws   {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_acp_host_uniffi_fn_method_pooledsession_release(
+                        self.uniffiCloneHandle()
+                )
+            },
+            pollFunc: ffi_acp_host_uniffi_rust_future_poll_void,
+            completeFunc: ffi_acp_host_uniffi_rust_future_complete_void,
+            freeFunc: ffi_acp_host_uniffi_rust_future_free_void,
+            liftFunc: { $0 },
+            errorHandler: FfiConverterTypeAcpError_lift
+        )
+}
+    
+    /**
+     * The underlying session, for its state, modes, models and config options (its own
+     * `prompt` does not queue: a second one while a turn runs fails `Busy`).
+     */
+open func session() -> Session  {
+    return try!  FfiConverterTypeSession_lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_acp_host_uniffi_fn_method_pooledsession_session(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+
+    
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypePooledSession: FfiConverter {
+    typealias FfiType = UInt64
+    typealias SwiftType = PooledSession
+
+    public static func lift(_ handle: UInt64) throws -> PooledSession {
+        return PooledSession(unsafeFromHandle: handle)
+    }
+
+    public static func lower(_ value: PooledSession) -> UInt64 {
+        return value.uniffiCloneHandle()
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> PooledSession {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: PooledSession, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypePooledSession_lift(_ handle: UInt64) throws -> PooledSession {
+    return try FfiConverterTypePooledSession.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypePooledSession_lower(_ value: PooledSession) -> UInt64 {
+    return FfiConverterTypePooledSession.lower(value)
 }
 
 
@@ -4067,6 +4577,180 @@ public func FfiConverterTypePermissionRequest_lower(_ value: PermissionRequest) 
 
 
 /**
+ * A pool's settings. The default mode is `ProcessPerSession`.
+ */
+public struct PoolConfig: Equatable, Hashable {
+    public var mode: PoolMode
+    /**
+     * Processes kept started and initialized, ready for a session (refilled in the background).
+     */
+    public var warmSpares: UInt32
+    /**
+     * Live processes at most (spares and starting ones count); a session that would need more
+     * fails with `Busy` (after waiting for a spare being started, if any).
+     */
+    public var maxAgents: UInt32
+    /**
+     * A shared process without sessions this long is shut down; null: never.
+     */
+    public var idleTimeoutMs: UInt64?
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(mode: PoolMode = .processPerSession, 
+        /**
+         * Processes kept started and initialized, ready for a session (refilled in the background).
+         */warmSpares: UInt32 = UInt32(1), 
+        /**
+         * Live processes at most (spares and starting ones count); a session that would need more
+         * fails with `Busy` (after waiting for a spare being started, if any).
+         */maxAgents: UInt32 = UInt32(8), 
+        /**
+         * A shared process without sessions this long is shut down; null: never.
+         */idleTimeoutMs: UInt64? = UInt64(300000)) {
+        self.mode = mode
+        self.warmSpares = warmSpares
+        self.maxAgents = maxAgents
+        self.idleTimeoutMs = idleTimeoutMs
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension PoolConfig: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypePoolConfig: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> PoolConfig {
+        return
+            try PoolConfig(
+                mode: FfiConverterTypePoolMode.read(from: &buf), 
+                warmSpares: FfiConverterUInt32.read(from: &buf), 
+                maxAgents: FfiConverterUInt32.read(from: &buf), 
+                idleTimeoutMs: FfiConverterOptionUInt64.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: PoolConfig, into buf: inout [UInt8]) {
+        FfiConverterTypePoolMode.write(value.mode, into: &buf)
+        FfiConverterUInt32.write(value.warmSpares, into: &buf)
+        FfiConverterUInt32.write(value.maxAgents, into: &buf)
+        FfiConverterOptionUInt64.write(value.idleTimeoutMs, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypePoolConfig_lift(_ buf: RustBuffer) throws -> PoolConfig {
+    return try FfiConverterTypePoolConfig.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypePoolConfig_lower(_ value: PoolConfig) -> RustBuffer {
+    return FfiConverterTypePoolConfig.lower(value)
+}
+
+
+/**
+ * What a pool holds right now.
+ */
+public struct PoolStats: Equatable, Hashable {
+    /**
+     * Processes serving sessions (or idle shared ones, until evicted).
+     */
+    public var agents: UInt32
+    /**
+     * Warm spares ready for a session.
+     */
+    public var spares: UInt32
+    /**
+     * Processes being started.
+     */
+    public var starting: UInt32
+    /**
+     * Sessions handed out and not released.
+     */
+    public var sessions: UInt32
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * Processes serving sessions (or idle shared ones, until evicted).
+         */agents: UInt32, 
+        /**
+         * Warm spares ready for a session.
+         */spares: UInt32, 
+        /**
+         * Processes being started.
+         */starting: UInt32, 
+        /**
+         * Sessions handed out and not released.
+         */sessions: UInt32) {
+        self.agents = agents
+        self.spares = spares
+        self.starting = starting
+        self.sessions = sessions
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension PoolStats: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypePoolStats: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> PoolStats {
+        return
+            try PoolStats(
+                agents: FfiConverterUInt32.read(from: &buf), 
+                spares: FfiConverterUInt32.read(from: &buf), 
+                starting: FfiConverterUInt32.read(from: &buf), 
+                sessions: FfiConverterUInt32.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: PoolStats, into buf: inout [UInt8]) {
+        FfiConverterUInt32.write(value.agents, into: &buf)
+        FfiConverterUInt32.write(value.spares, into: &buf)
+        FfiConverterUInt32.write(value.starting, into: &buf)
+        FfiConverterUInt32.write(value.sessions, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypePoolStats_lift(_ buf: RustBuffer) throws -> PoolStats {
+    return try FfiConverterTypePoolStats.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypePoolStats_lower(_ value: PoolStats) -> RustBuffer {
+    return FfiConverterTypePoolStats.lower(value)
+}
+
+
+/**
  * One event of the envelope in docs/EVENTS.md. `data` is the payload as JSON text (for
  * protocol-derived events the ACP JSON exactly as the agent sent it).
  */
@@ -5458,6 +6142,85 @@ public func FfiConverterTypeHandlerError_lower(_ value: HandlerError) -> RustBuf
 
 
 /**
+ * How sessions map onto the pool's processes.
+ */
+
+public enum PoolMode: Equatable, Hashable {
+    
+    /**
+     * One process per session, shut down when the session is released (agents that refuse a
+     * second connection, or serialize permissions across sessions).
+     */
+    case processPerSession
+    /**
+     * Up to maxSessions sessions per process (at least 1), least-loaded process first.
+     */
+    case shared(maxSessions: UInt32
+    )
+
+
+
+
+
+}
+
+#if compiler(>=6)
+extension PoolMode: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypePoolMode: FfiConverterRustBuffer {
+    typealias SwiftType = PoolMode
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> PoolMode {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+        
+        case 1: return .processPerSession
+        
+        case 2: return .shared(maxSessions: try FfiConverterUInt32.read(from: &buf)
+        )
+        
+        default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: PoolMode, into buf: inout [UInt8]) {
+        switch value {
+        
+        
+        case .processPerSession:
+            writeInt(&buf, Int32(1))
+        
+        
+        case let .shared(maxSessions):
+            writeInt(&buf, Int32(2))
+            FfiConverterUInt32.write(maxSessions, into: &buf)
+            
+        }
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypePoolMode_lift(_ buf: RustBuffer) throws -> PoolMode {
+    return try FfiConverterTypePoolMode.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypePoolMode_lower(_ value: PoolMode) -> RustBuffer {
+    return FfiConverterTypePoolMode.lower(value)
+}
+
+
+
+/**
  * The data of a supervised agent's events (docs/EVENTS.md).
  */
 
@@ -6496,6 +7259,9 @@ private let initializationResult: InitializationResult = {
     if (uniffi_acp_host_uniffi_checksum_method_host_policy_name() != 13090) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_acp_host_uniffi_checksum_method_host_pool() != 36062) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_acp_host_uniffi_checksum_method_host_respond_elicitation() != 45338) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -6506,6 +7272,39 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_host_spawn() != 21007) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_method_pool_open_session() != 34118) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_method_pool_ready() != 39248) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_method_pool_shutdown() != 524) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_method_pool_stats() != 56250) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_method_pooledsession_agent() != 13444) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_method_pooledsession_cancel() != 30412) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_method_pooledsession_id() != 57482) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_method_pooledsession_prompt() != 64116) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_method_pooledsession_prompt_content() != 30721) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_method_pooledsession_release() != 7576) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_method_pooledsession_session() != 41370) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_registry_agent() != 52393) {

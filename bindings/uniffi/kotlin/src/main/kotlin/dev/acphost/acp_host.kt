@@ -868,6 +868,8 @@ internal object IntegrityCheckingUniffiLib {
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_host_policy_name(
     ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_host_pool(
+    ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_host_respond_elicitation(
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_host_respond_permission(
@@ -875,6 +877,28 @@ internal object IntegrityCheckingUniffiLib {
     external fun uniffi_acp_host_uniffi_checksum_method_host_shutdown(
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_host_spawn(
+    ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_pool_open_session(
+    ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_pool_ready(
+    ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_pool_shutdown(
+    ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_pool_stats(
+    ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_pooledsession_agent(
+    ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_pooledsession_cancel(
+    ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_pooledsession_id(
+    ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_pooledsession_prompt(
+    ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_pooledsession_prompt_content(
+    ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_pooledsession_release(
+    ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_pooledsession_session(
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_registry_agent(
     ): Int
@@ -1044,6 +1068,8 @@ internal object UniffiLib {
     ): Byte
     external fun uniffi_acp_host_uniffi_fn_method_host_policy_name(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
+    external fun uniffi_acp_host_uniffi_fn_method_host_pool(`ptr`: Long,`spec`: RustBuffer.ByValue,`config`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
     external fun uniffi_acp_host_uniffi_fn_method_host_respond_elicitation(`ptr`: Long,`requestId`: Long,`answer`: RustBuffer.ByValue,
     ): Long
     external fun uniffi_acp_host_uniffi_fn_method_host_respond_permission(`ptr`: Long,`requestId`: Long,`optionId`: RustBuffer.ByValue,
@@ -1051,6 +1077,36 @@ internal object UniffiLib {
     external fun uniffi_acp_host_uniffi_fn_method_host_shutdown(`ptr`: Long,
     ): Long
     external fun uniffi_acp_host_uniffi_fn_method_host_spawn(`ptr`: Long,`spec`: RustBuffer.ByValue,
+    ): Long
+    external fun uniffi_acp_host_uniffi_fn_clone_pool(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
+    external fun uniffi_acp_host_uniffi_fn_free_pool(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_acp_host_uniffi_fn_method_pool_open_session(`ptr`: Long,`options`: RustBuffer.ByValue,
+    ): Long
+    external fun uniffi_acp_host_uniffi_fn_method_pool_ready(`ptr`: Long,
+    ): Long
+    external fun uniffi_acp_host_uniffi_fn_method_pool_shutdown(`ptr`: Long,
+    ): Long
+    external fun uniffi_acp_host_uniffi_fn_method_pool_stats(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): RustBuffer.ByValue
+    external fun uniffi_acp_host_uniffi_fn_clone_pooledsession(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
+    external fun uniffi_acp_host_uniffi_fn_free_pooledsession(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_acp_host_uniffi_fn_method_pooledsession_agent(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
+    external fun uniffi_acp_host_uniffi_fn_method_pooledsession_cancel(`ptr`: Long,
+    ): Long
+    external fun uniffi_acp_host_uniffi_fn_method_pooledsession_id(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): RustBuffer.ByValue
+    external fun uniffi_acp_host_uniffi_fn_method_pooledsession_prompt(`ptr`: Long,`text`: RustBuffer.ByValue,
+    ): Long
+    external fun uniffi_acp_host_uniffi_fn_method_pooledsession_prompt_content(`ptr`: Long,`blocks`: RustBuffer.ByValue,
+    ): Long
+    external fun uniffi_acp_host_uniffi_fn_method_pooledsession_release(`ptr`: Long,
+    ): Long
+    external fun uniffi_acp_host_uniffi_fn_method_pooledsession_session(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): Long
     external fun uniffi_acp_host_uniffi_fn_clone_registry(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): Long
@@ -1348,6 +1404,9 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_acp_host_uniffi_checksum_method_host_policy_name() and 0xFFFF) != 13090) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_host_pool() and 0xFFFF) != 36062) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_host_respond_elicitation() and 0xFFFF) != 45338) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
@@ -1358,6 +1417,39 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_host_spawn() and 0xFFFF) != 21007) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_pool_open_session() and 0xFFFF) != 34118) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_pool_ready() and 0xFFFF) != 39248) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_pool_shutdown() and 0xFFFF) != 524) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_pool_stats() and 0xFFFF) != 56250) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_pooledsession_agent() and 0xFFFF) != 13444) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_pooledsession_cancel() and 0xFFFF) != 30412) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_pooledsession_id() and 0xFFFF) != 57482) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_pooledsession_prompt() and 0xFFFF) != 64116) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_pooledsession_prompt_content() and 0xFFFF) != 30721) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_pooledsession_release() and 0xFFFF) != 7576) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_pooledsession_session() and 0xFFFF) != 41370) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_registry_agent() and 0xFFFF) != 52393) {
@@ -3831,6 +3923,16 @@ public interface HostInterface {
     fun `policyName`(): kotlin.String
     
     /**
+     * A pool of agent processes for `spec` (docs/ORCHESTRATION.md, "Pools"): sessions on warm,
+     * reused processes, one process per session or several per process, at most
+     * `config.maxAgents` processes. Its warm spares start in the background (`ready()` waits for
+     * them). A bad config is `InvalidConfig` (`data.path` `pool`); nothing is started then. The
+     * pool ends with `shutdown()`, the host's shutdown, or when its last `Pool` and
+     * `PooledSession` objects are gone.
+     */
+    fun `pool`(`spec`: AgentSpec, `config`: PoolConfig): Pool
+    
+    /**
      * Answer a pending elicitation with the ACP answer as JSON (`{"action": …}`).
      */
     suspend fun `respondElicitation`(`requestId`: kotlin.ULong, `answer`: kotlin.String)
@@ -4054,6 +4156,30 @@ open class Host: Disposable, AutoCloseable, HostInterface
     UniffiLib.uniffi_acp_host_uniffi_fn_method_host_policy_name(
         it,
         _status)
+}
+    }
+    )
+    }
+    
+
+    
+    /**
+     * A pool of agent processes for `spec` (docs/ORCHESTRATION.md, "Pools"): sessions on warm,
+     * reused processes, one process per session or several per process, at most
+     * `config.maxAgents` processes. Its warm spares start in the background (`ready()` waits for
+     * them). A bad config is `InvalidConfig` (`data.path` `pool`); nothing is started then. The
+     * pool ends with `shutdown()`, the host's shutdown, or when its last `Pool` and
+     * `PooledSession` objects are gone.
+     */
+    @Throws(AcpException::class)override fun `pool`(`spec`: AgentSpec, `config`: PoolConfig): Pool {
+            return FfiConverterTypePool.lift(
+    callWithHandle {
+    uniffiRustCallWithError(AcpException) { _status ->
+    UniffiLib.uniffi_acp_host_uniffi_fn_method_host_pool(
+        it,
+        
+        FfiConverterTypeAgentSpec.lower(`spec`),
+        FfiConverterTypePoolConfig.lower(`config`),_status)
 }
     }
     )
@@ -4548,6 +4674,811 @@ public object FfiConverterTypePermissionHandler: FfiConverter<PermissionHandler,
     override fun allocationSize(value: PermissionHandler) = 8UL
 
     override fun write(value: PermissionHandler, buf: ByteBuffer) {
+        buf.putLong(lower(value))
+    }
+}
+
+
+// This template implements a class for working with a Rust struct via a handle
+// to the live Rust struct on the other side of the FFI.
+//
+// There's some subtlety here, because we have to be careful not to operate on a Rust
+// struct after it has been dropped, and because we must expose a public API for freeing
+// theq Kotlin wrapper object in lieu of reliable finalizers. The core requirements are:
+//
+//   * Each instance holds an opaque handle to the underlying Rust struct.
+//     Method calls need to read this handle from the object's state and pass it in to
+//     the Rust FFI.
+//
+//   * When an instance is no longer needed, its handle should be passed to a
+//     special destructor function provided by the Rust FFI, which will drop the
+//     underlying Rust struct.
+//
+//   * Given an instance, calling code is expected to call the special
+//     `destroy` method in order to free it after use, either by calling it explicitly
+//     or by using a higher-level helper like the `use` method. Failing to do so risks
+//     leaking the underlying Rust struct.
+//
+//   * We can't assume that calling code will do the right thing, and must be prepared
+//     to handle Kotlin method calls executing concurrently with or even after a call to
+//     `destroy`, and to handle multiple (possibly concurrent!) calls to `destroy`.
+//
+//   * We must never allow Rust code to operate on the underlying Rust struct after
+//     the destructor has been called, and must never call the destructor more than once.
+//     Doing so may trigger memory unsafety.
+//
+//   * To mitigate many of the risks of leaking memory and use-after-free unsafety, a `Cleaner`
+//     is implemented to call the destructor when the Kotlin object becomes unreachable.
+//     This is done in a background thread. This is not a panacea, and client code should be aware that
+//      1. the thread may starve if some there are objects that have poorly performing
+//     `drop` methods or do significant work in their `drop` methods.
+//      2. the thread is shared across the whole library. This can be tuned by using `android_cleaner = true`,
+//         or `android = true` in the [`kotlin` section of the `uniffi.toml` file](https://mozilla.github.io/uniffi-rs/kotlin/configuration.html).
+//
+// If we try to implement this with mutual exclusion on access to the handle, there is the
+// possibility of a race between a method call and a concurrent call to `destroy`:
+//
+//    * Thread A starts a method call, reads the value of the handle, but is interrupted
+//      before it can pass the handle over the FFI to Rust.
+//    * Thread B calls `destroy` and frees the underlying Rust struct.
+//    * Thread A resumes, passing the already-read handle value to Rust and triggering
+//      a use-after-free.
+//
+// One possible solution would be to use a `ReadWriteLock`, with each method call taking
+// a read lock (and thus allowed to run concurrently) and the special `destroy` method
+// taking a write lock (and thus blocking on live method calls). However, we aim not to
+// generate methods with any hidden blocking semantics, and a `destroy` method that might
+// block if called incorrectly seems to meet that bar.
+//
+// So, we achieve our goals by giving each instance an associated `AtomicLong` counter to track
+// the number of in-flight method calls, and an `AtomicBoolean` flag to indicate whether `destroy`
+// has been called. These are updated according to the following rules:
+//
+//    * The initial value of the counter is 1, indicating a live object with no in-flight calls.
+//      The initial value for the flag is false.
+//
+//    * At the start of each method call, we atomically check the counter.
+//      If it is 0 then the underlying Rust struct has already been destroyed and the call is aborted.
+//      If it is nonzero them we atomically increment it by 1 and proceed with the method call.
+//
+//    * At the end of each method call, we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+//    * When `destroy` is called, we atomically flip the flag from false to true.
+//      If the flag was already true we silently fail.
+//      Otherwise we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+// Astute readers may observe that this all sounds very similar to the way that Rust's `Arc<T>` works,
+// and indeed it is, with the addition of a flag to guard against multiple calls to `destroy`.
+//
+// The overall effect is that the underlying Rust struct is destroyed only when `destroy` has been
+// called *and* all in-flight method calls have completed, avoiding violating any of the expectations
+// of the underlying Rust code.
+//
+// This makes a cleaner a better alternative to _not_ calling `destroy()` as
+// and when the object is finished with, but the abstraction is not perfect: if the Rust object's `drop`
+// method is slow, and/or there are many objects to cleanup, and it's on a low end Android device, then the cleaner
+// thread may be starved, and the app will leak memory.
+//
+// In this case, `destroy`ing manually may be a better solution.
+//
+// The cleaner can live side by side with the manual calling of `destroy`. In the order of responsiveness, uniffi objects
+// with Rust peers are reclaimed:
+//
+// 1. By calling the `destroy` method of the object, which calls `rustObject.free()`. If that doesn't happen:
+// 2. When the object becomes unreachable, AND the Cleaner thread gets to call `rustObject.free()`. If the thread is starved then:
+// 3. The memory is reclaimed when the process terminates.
+//
+// [1] https://stackoverflow.com/questions/24376768/can-java-finalize-an-object-when-it-is-still-in-scope/24380219
+//
+
+
+/**
+ * A pool of agent processes for one spec (`Host.pool`): sessions on warm, reused processes.
+ */
+public interface PoolInterface {
+    
+    /**
+     * A session on a pooled process: a shared process with room, else a warm spare, else a new
+     * process while under `maxAgents`, else (after waiting for a spare being started, if any)
+     * `Busy`; `Closed` after `shutdown()`.
+     */
+    suspend fun `openSession`(`options`: SessionOptions): PooledSession
+    
+    /**
+     * Resolves once the warm spares are started (or the pool is at its cap); fails with the
+     * error of a spare that could not start, or `Closed` after `shutdown()`.
+     */
+    suspend fun `ready`()
+    
+    /**
+     * Shut every process of the pool down (spares, idle and busy ones: their sessions end) and
+     * wait; later sessions fail with `Closed`.
+     */
+    suspend fun `shutdown`()
+    
+    /**
+     * What the pool holds right now.
+     */
+    fun `stats`(): PoolStats
+    
+    companion object
+}
+
+/**
+ * A pool of agent processes for one spec (`Host.pool`): sessions on warm, reused processes.
+ */
+open class Pool: Disposable, AutoCloseable, PoolInterface
+{
+
+    @Suppress("UNUSED_PARAMETER")
+    /**
+     * @suppress
+     */
+    constructor(withHandle: UniffiWithHandle, handle: Long) {
+        this.handle = handle
+        this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
+    }
+
+    /**
+     * @suppress
+     *
+     * This constructor can be used to instantiate a fake object. Only used for tests. Any
+     * attempt to actually use an object constructed this way will fail as there is no
+     * connected Rust object.
+     */
+    @Suppress("UNUSED_PARAMETER")
+    constructor(noHandle: NoHandle) {
+        this.handle = 0
+        this.cleanable = null
+    }
+
+    protected val handle: Long
+    protected val cleanable: UniffiCleaner.Cleanable?
+
+    private val wasDestroyed = AtomicBoolean(false)
+    private val callCounter = AtomicLong(1)
+
+    /**
+     * Whether the current object has been destroyed and its reference is gone in the Rust side.
+     */
+    val uniffiIsDestroyed: Boolean get() = wasDestroyed.get()
+
+    override fun destroy() {
+        // Only allow a single call to this method.
+        // TODO: maybe we should log a warning if called more than once?
+        if (this.wasDestroyed.compareAndSet(false, true)) {
+            // This decrement always matches the initial count of 1 given at creation time.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    @Synchronized
+    override fun close() {
+        this.destroy()
+    }
+
+    internal inline fun <R> callWithHandle(block: (handle: Long) -> R): R {
+        // Check and increment the call counter, to keep the object alive.
+        // This needs a compare-and-set retry loop in case of concurrent updates.
+        do {
+            val c = this.callCounter.get()
+            if (c == 0L) {
+                throw IllegalStateException("${this.javaClass.simpleName} object has already been destroyed")
+            }
+            if (c == Long.MAX_VALUE) {
+                throw IllegalStateException("${this.javaClass.simpleName} call counter would overflow")
+            }
+        } while (! this.callCounter.compareAndSet(c, c + 1L))
+        // Now we can safely do the method call without the handle being freed concurrently.
+        try {
+            return block(this.uniffiCloneHandle())
+        } finally {
+            // This decrement always matches the increment we performed above.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    // Use a static inner class instead of a closure so as not to accidentally
+    // capture `this` as part of the cleanable's action.
+    private class UniffiCleanAction(private val handle: Long) : Runnable {
+        override fun run() {
+            if (handle == 0.toLong()) {
+                // Fake object created with `NoHandle`, don't try to free.
+                return;
+            }
+            uniffiRustCall { status ->
+                UniffiLib.uniffi_acp_host_uniffi_fn_free_pool(handle, status)
+            }
+        }
+    }
+
+    /**
+     * @suppress
+     */
+    fun uniffiCloneHandle(): Long {
+        if (handle == 0.toLong()) {
+            throw InternalException("uniffiCloneHandle() called on NoHandle object");
+        }
+        return uniffiRustCall() { status ->
+            UniffiLib.uniffi_acp_host_uniffi_fn_clone_pool(handle, status)
+        }
+    }
+
+    
+    /**
+     * A session on a pooled process: a shared process with room, else a warm spare, else a new
+     * process while under `maxAgents`, else (after waiting for a spare being started, if any)
+     * `Busy`; `Closed` after `shutdown()`.
+     */
+    @Throws(AcpException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `openSession`(`options`: SessionOptions) : PooledSession {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_acp_host_uniffi_fn_method_pool_open_session(
+                uniffiHandle,
+                
+        FfiConverterTypeSessionOptions.lower(`options`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_poll_u64(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_complete_u64(future, continuation) },
+        { future -> UniffiLib.ffi_acp_host_uniffi_rust_future_free_u64(future) },
+        // lift function
+        { FfiConverterTypePooledSession.lift(it) },
+        // Error FFI converter
+        AcpException.ErrorHandler,
+    )
+    }
+
+    
+    /**
+     * Resolves once the warm spares are started (or the pool is at its cap); fails with the
+     * error of a spare that could not start, or `Closed` after `shutdown()`.
+     */
+    @Throws(AcpException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `ready`() {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_acp_host_uniffi_fn_method_pool_ready(
+                uniffiHandle,
+                
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_poll_void(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_complete_void(future, continuation) },
+        { future -> UniffiLib.ffi_acp_host_uniffi_rust_future_free_void(future) },
+        // lift function
+        { },
+        
+        // Error FFI converter
+        AcpException.ErrorHandler,
+    )
+    }
+
+    
+    /**
+     * Shut every process of the pool down (spares, idle and busy ones: their sessions end) and
+     * wait; later sessions fail with `Closed`.
+     */
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `shutdown`() {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_acp_host_uniffi_fn_method_pool_shutdown(
+                uniffiHandle,
+                
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_poll_void(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_complete_void(future, continuation) },
+        { future -> UniffiLib.ffi_acp_host_uniffi_rust_future_free_void(future) },
+        // lift function
+        { },
+        
+        // Error FFI converter
+        UniffiNullRustCallStatusErrorHandler,
+    )
+    }
+
+    
+    /**
+     * What the pool holds right now.
+     */override fun `stats`(): PoolStats {
+            return FfiConverterTypePoolStats.lift(
+    callWithHandle {
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_acp_host_uniffi_fn_method_pool_stats(
+        it,
+        _status)
+}
+    }
+    )
+    }
+    
+
+    
+
+    
+
+
+    
+    
+    /**
+     * @suppress
+     */
+    companion object
+    
+}
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypePool: FfiConverter<Pool, Long> {
+    override fun lower(value: Pool): Long {
+        return value.uniffiCloneHandle()
+    }
+
+    override fun lift(value: Long): Pool {
+        return Pool(UniffiWithHandle, value)
+    }
+
+    override fun read(buf: ByteBuffer): Pool {
+        return lift(buf.getLong())
+    }
+
+    override fun allocationSize(value: Pool) = 8UL
+
+    override fun write(value: Pool, buf: ByteBuffer) {
+        buf.putLong(lower(value))
+    }
+}
+
+
+// This template implements a class for working with a Rust struct via a handle
+// to the live Rust struct on the other side of the FFI.
+//
+// There's some subtlety here, because we have to be careful not to operate on a Rust
+// struct after it has been dropped, and because we must expose a public API for freeing
+// theq Kotlin wrapper object in lieu of reliable finalizers. The core requirements are:
+//
+//   * Each instance holds an opaque handle to the underlying Rust struct.
+//     Method calls need to read this handle from the object's state and pass it in to
+//     the Rust FFI.
+//
+//   * When an instance is no longer needed, its handle should be passed to a
+//     special destructor function provided by the Rust FFI, which will drop the
+//     underlying Rust struct.
+//
+//   * Given an instance, calling code is expected to call the special
+//     `destroy` method in order to free it after use, either by calling it explicitly
+//     or by using a higher-level helper like the `use` method. Failing to do so risks
+//     leaking the underlying Rust struct.
+//
+//   * We can't assume that calling code will do the right thing, and must be prepared
+//     to handle Kotlin method calls executing concurrently with or even after a call to
+//     `destroy`, and to handle multiple (possibly concurrent!) calls to `destroy`.
+//
+//   * We must never allow Rust code to operate on the underlying Rust struct after
+//     the destructor has been called, and must never call the destructor more than once.
+//     Doing so may trigger memory unsafety.
+//
+//   * To mitigate many of the risks of leaking memory and use-after-free unsafety, a `Cleaner`
+//     is implemented to call the destructor when the Kotlin object becomes unreachable.
+//     This is done in a background thread. This is not a panacea, and client code should be aware that
+//      1. the thread may starve if some there are objects that have poorly performing
+//     `drop` methods or do significant work in their `drop` methods.
+//      2. the thread is shared across the whole library. This can be tuned by using `android_cleaner = true`,
+//         or `android = true` in the [`kotlin` section of the `uniffi.toml` file](https://mozilla.github.io/uniffi-rs/kotlin/configuration.html).
+//
+// If we try to implement this with mutual exclusion on access to the handle, there is the
+// possibility of a race between a method call and a concurrent call to `destroy`:
+//
+//    * Thread A starts a method call, reads the value of the handle, but is interrupted
+//      before it can pass the handle over the FFI to Rust.
+//    * Thread B calls `destroy` and frees the underlying Rust struct.
+//    * Thread A resumes, passing the already-read handle value to Rust and triggering
+//      a use-after-free.
+//
+// One possible solution would be to use a `ReadWriteLock`, with each method call taking
+// a read lock (and thus allowed to run concurrently) and the special `destroy` method
+// taking a write lock (and thus blocking on live method calls). However, we aim not to
+// generate methods with any hidden blocking semantics, and a `destroy` method that might
+// block if called incorrectly seems to meet that bar.
+//
+// So, we achieve our goals by giving each instance an associated `AtomicLong` counter to track
+// the number of in-flight method calls, and an `AtomicBoolean` flag to indicate whether `destroy`
+// has been called. These are updated according to the following rules:
+//
+//    * The initial value of the counter is 1, indicating a live object with no in-flight calls.
+//      The initial value for the flag is false.
+//
+//    * At the start of each method call, we atomically check the counter.
+//      If it is 0 then the underlying Rust struct has already been destroyed and the call is aborted.
+//      If it is nonzero them we atomically increment it by 1 and proceed with the method call.
+//
+//    * At the end of each method call, we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+//    * When `destroy` is called, we atomically flip the flag from false to true.
+//      If the flag was already true we silently fail.
+//      Otherwise we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+// Astute readers may observe that this all sounds very similar to the way that Rust's `Arc<T>` works,
+// and indeed it is, with the addition of a flag to guard against multiple calls to `destroy`.
+//
+// The overall effect is that the underlying Rust struct is destroyed only when `destroy` has been
+// called *and* all in-flight method calls have completed, avoiding violating any of the expectations
+// of the underlying Rust code.
+//
+// This makes a cleaner a better alternative to _not_ calling `destroy()` as
+// and when the object is finished with, but the abstraction is not perfect: if the Rust object's `drop`
+// method is slow, and/or there are many objects to cleanup, and it's on a low end Android device, then the cleaner
+// thread may be starved, and the app will leak memory.
+//
+// In this case, `destroy`ing manually may be a better solution.
+//
+// The cleaner can live side by side with the manual calling of `destroy`. In the order of responsiveness, uniffi objects
+// with Rust peers are reclaimed:
+//
+// 1. By calling the `destroy` method of the object, which calls `rustObject.free()`. If that doesn't happen:
+// 2. When the object becomes unreachable, AND the Cleaner thread gets to call `rustObject.free()`. If the thread is starved then:
+// 3. The memory is reclaimed when the process terminates.
+//
+// [1] https://stackoverflow.com/questions/24376768/can-java-finalize-an-object-when-it-is-still-in-scope/24380219
+//
+
+
+/**
+ * A session handed out by a `Pool`. A prompt while another of this session runs waits its turn
+ * (in call order) instead of failing `Busy`. `release()` gives it back (closing the object, or
+ * dropping the last reference, does too).
+ */
+public interface PooledSessionInterface {
+    
+    /**
+     * The pooled process serving it (the pool starts and ends it).
+     */
+    fun `agent`(): Agent
+    
+    /**
+     * `session/cancel` for the running turn; every prompt still waiting its turn fails with
+     * `Cancelled` (never sent).
+     */
+    suspend fun `cancel`()
+    
+    fun `id`(): kotlin.String
+    
+    /**
+     * Send one text block and wait for the turn to end; while another prompt of this session
+     * runs, wait for it first. `Cancelled` when `cancel()` is called while this one waits (it
+     * is never sent). Cancelling the calling coroutine leaves the line (a running turn is
+     * cancelled with `session/cancel`, and the next prompt starts once it has settled).
+     */
+    suspend fun `prompt`(`text`: kotlin.String): TurnResult
+    
+    /**
+     * `prompt` with content blocks (each an ACP content block as JSON).
+     */
+    suspend fun `promptContent`(`blocks`: List<kotlin.String>): TurnResult
+    
+    /**
+     * Give the session back: prompts still waiting fail with `Closed`, the session is closed on
+     * the agent (when it supports `session/close`), and in process-per-session mode its
+     * process is shut down. Later prompts fail with `Closed`. Idempotent.
+     */
+    suspend fun `release`()
+    
+    /**
+     * The underlying session, for its state, modes, models and config options (its own
+     * `prompt` does not queue: a second one while a turn runs fails `Busy`).
+     */
+    fun `session`(): Session
+    
+    companion object
+}
+
+/**
+ * A session handed out by a `Pool`. A prompt while another of this session runs waits its turn
+ * (in call order) instead of failing `Busy`. `release()` gives it back (closing the object, or
+ * dropping the last reference, does too).
+ */
+open class PooledSession: Disposable, AutoCloseable, PooledSessionInterface
+{
+
+    @Suppress("UNUSED_PARAMETER")
+    /**
+     * @suppress
+     */
+    constructor(withHandle: UniffiWithHandle, handle: Long) {
+        this.handle = handle
+        this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
+    }
+
+    /**
+     * @suppress
+     *
+     * This constructor can be used to instantiate a fake object. Only used for tests. Any
+     * attempt to actually use an object constructed this way will fail as there is no
+     * connected Rust object.
+     */
+    @Suppress("UNUSED_PARAMETER")
+    constructor(noHandle: NoHandle) {
+        this.handle = 0
+        this.cleanable = null
+    }
+
+    protected val handle: Long
+    protected val cleanable: UniffiCleaner.Cleanable?
+
+    private val wasDestroyed = AtomicBoolean(false)
+    private val callCounter = AtomicLong(1)
+
+    /**
+     * Whether the current object has been destroyed and its reference is gone in the Rust side.
+     */
+    val uniffiIsDestroyed: Boolean get() = wasDestroyed.get()
+
+    override fun destroy() {
+        // Only allow a single call to this method.
+        // TODO: maybe we should log a warning if called more than once?
+        if (this.wasDestroyed.compareAndSet(false, true)) {
+            // This decrement always matches the initial count of 1 given at creation time.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    @Synchronized
+    override fun close() {
+        this.destroy()
+    }
+
+    internal inline fun <R> callWithHandle(block: (handle: Long) -> R): R {
+        // Check and increment the call counter, to keep the object alive.
+        // This needs a compare-and-set retry loop in case of concurrent updates.
+        do {
+            val c = this.callCounter.get()
+            if (c == 0L) {
+                throw IllegalStateException("${this.javaClass.simpleName} object has already been destroyed")
+            }
+            if (c == Long.MAX_VALUE) {
+                throw IllegalStateException("${this.javaClass.simpleName} call counter would overflow")
+            }
+        } while (! this.callCounter.compareAndSet(c, c + 1L))
+        // Now we can safely do the method call without the handle being freed concurrently.
+        try {
+            return block(this.uniffiCloneHandle())
+        } finally {
+            // This decrement always matches the increment we performed above.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    // Use a static inner class instead of a closure so as not to accidentally
+    // capture `this` as part of the cleanable's action.
+    private class UniffiCleanAction(private val handle: Long) : Runnable {
+        override fun run() {
+            if (handle == 0.toLong()) {
+                // Fake object created with `NoHandle`, don't try to free.
+                return;
+            }
+            uniffiRustCall { status ->
+                UniffiLib.uniffi_acp_host_uniffi_fn_free_pooledsession(handle, status)
+            }
+        }
+    }
+
+    /**
+     * @suppress
+     */
+    fun uniffiCloneHandle(): Long {
+        if (handle == 0.toLong()) {
+            throw InternalException("uniffiCloneHandle() called on NoHandle object");
+        }
+        return uniffiRustCall() { status ->
+            UniffiLib.uniffi_acp_host_uniffi_fn_clone_pooledsession(handle, status)
+        }
+    }
+
+    
+    /**
+     * The pooled process serving it (the pool starts and ends it).
+     */override fun `agent`(): Agent {
+            return FfiConverterTypeAgent.lift(
+    callWithHandle {
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_acp_host_uniffi_fn_method_pooledsession_agent(
+        it,
+        _status)
+}
+    }
+    )
+    }
+    
+
+    
+    /**
+     * `session/cancel` for the running turn; every prompt still waiting its turn fails with
+     * `Cancelled` (never sent).
+     */
+    @Throws(AcpException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `cancel`() {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_acp_host_uniffi_fn_method_pooledsession_cancel(
+                uniffiHandle,
+                
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_poll_void(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_complete_void(future, continuation) },
+        { future -> UniffiLib.ffi_acp_host_uniffi_rust_future_free_void(future) },
+        // lift function
+        { },
+        
+        // Error FFI converter
+        AcpException.ErrorHandler,
+    )
+    }
+
+    override fun `id`(): kotlin.String {
+            return FfiConverterString.lift(
+    callWithHandle {
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_acp_host_uniffi_fn_method_pooledsession_id(
+        it,
+        _status)
+}
+    }
+    )
+    }
+    
+
+    
+    /**
+     * Send one text block and wait for the turn to end; while another prompt of this session
+     * runs, wait for it first. `Cancelled` when `cancel()` is called while this one waits (it
+     * is never sent). Cancelling the calling coroutine leaves the line (a running turn is
+     * cancelled with `session/cancel`, and the next prompt starts once it has settled).
+     */
+    @Throws(AcpException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `prompt`(`text`: kotlin.String) : TurnResult {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_acp_host_uniffi_fn_method_pooledsession_prompt(
+                uniffiHandle,
+                
+        FfiConverterString.lower(`text`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_poll_rust_buffer(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_complete_rust_buffer(future, continuation) },
+        { future -> UniffiLib.ffi_acp_host_uniffi_rust_future_free_rust_buffer(future) },
+        // lift function
+        { FfiConverterTypeTurnResult.lift(it) },
+        // Error FFI converter
+        AcpException.ErrorHandler,
+    )
+    }
+
+    
+    /**
+     * `prompt` with content blocks (each an ACP content block as JSON).
+     */
+    @Throws(AcpException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `promptContent`(`blocks`: List<kotlin.String>) : TurnResult {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_acp_host_uniffi_fn_method_pooledsession_prompt_content(
+                uniffiHandle,
+                
+        FfiConverterSequenceString.lower(`blocks`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_poll_rust_buffer(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_complete_rust_buffer(future, continuation) },
+        { future -> UniffiLib.ffi_acp_host_uniffi_rust_future_free_rust_buffer(future) },
+        // lift function
+        { FfiConverterTypeTurnResult.lift(it) },
+        // Error FFI converter
+        AcpException.ErrorHandler,
+    )
+    }
+
+    
+    /**
+     * Give the session back: prompts still waiting fail with `Closed`, the session is closed on
+     * the agent (when it supports `session/close`), and in process-per-session mode its
+     * process is shut down. Later prompts fail with `Closed`. Idempotent.
+     */
+    @Throws(AcpException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `release`() {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_acp_host_uniffi_fn_method_pooledsession_release(
+                uniffiHandle,
+                
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_poll_void(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_complete_void(future, continuation) },
+        { future -> UniffiLib.ffi_acp_host_uniffi_rust_future_free_void(future) },
+        // lift function
+        { },
+        
+        // Error FFI converter
+        AcpException.ErrorHandler,
+    )
+    }
+
+    
+    /**
+     * The underlying session, for its state, modes, models and config options (its own
+     * `prompt` does not queue: a second one while a turn runs fails `Busy`).
+     */override fun `session`(): Session {
+            return FfiConverterTypeSession.lift(
+    callWithHandle {
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_acp_host_uniffi_fn_method_pooledsession_session(
+        it,
+        _status)
+}
+    }
+    )
+    }
+    
+
+    
+
+    
+
+
+    
+    
+    /**
+     * @suppress
+     */
+    companion object
+    
+}
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypePooledSession: FfiConverter<PooledSession, Long> {
+    override fun lower(value: PooledSession): Long {
+        return value.uniffiCloneHandle()
+    }
+
+    override fun lift(value: Long): PooledSession {
+        return PooledSession(UniffiWithHandle, value)
+    }
+
+    override fun read(buf: ByteBuffer): PooledSession {
+        return lift(buf.getLong())
+    }
+
+    override fun allocationSize(value: PooledSession) = 8UL
+
+    override fun write(value: PooledSession, buf: ByteBuffer) {
         buf.putLong(lower(value))
     }
 }
@@ -6547,6 +7478,130 @@ public object FfiConverterTypePermissionRequest: FfiConverterRustBuffer<Permissi
 
 
 /**
+ * A pool's settings. The default mode is `ProcessPerSession`.
+ */
+data class PoolConfig (
+    val `mode`: PoolMode = PoolMode.ProcessPerSession
+    , 
+    /**
+     * Processes kept started and initialized, ready for a session (refilled in the background).
+     */
+    val `warmSpares`: kotlin.UInt = 1u 
+    , 
+    /**
+     * Live processes at most (spares and starting ones count); a session that would need more
+     * fails with `Busy` (after waiting for a spare being started, if any).
+     */
+    val `maxAgents`: kotlin.UInt = 8u 
+    , 
+    /**
+     * A shared process without sessions this long is shut down; null: never.
+     */
+    val `idleTimeoutMs`: kotlin.ULong? = 300000uL 
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypePoolConfig: FfiConverterRustBuffer<PoolConfig> {
+    override fun read(buf: ByteBuffer): PoolConfig {
+        return PoolConfig(
+            FfiConverterTypePoolMode.read(buf),
+            FfiConverterUInt.read(buf),
+            FfiConverterUInt.read(buf),
+            FfiConverterOptionalULong.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: PoolConfig) = (
+            FfiConverterTypePoolMode.allocationSize(value.`mode`) +
+            FfiConverterUInt.allocationSize(value.`warmSpares`) +
+            FfiConverterUInt.allocationSize(value.`maxAgents`) +
+            FfiConverterOptionalULong.allocationSize(value.`idleTimeoutMs`)
+    )
+
+    override fun write(value: PoolConfig, buf: ByteBuffer) {
+            FfiConverterTypePoolMode.write(value.`mode`, buf)
+            FfiConverterUInt.write(value.`warmSpares`, buf)
+            FfiConverterUInt.write(value.`maxAgents`, buf)
+            FfiConverterOptionalULong.write(value.`idleTimeoutMs`, buf)
+    }
+}
+
+
+
+/**
+ * What a pool holds right now.
+ */
+data class PoolStats (
+    /**
+     * Processes serving sessions (or idle shared ones, until evicted).
+     */
+    val `agents`: kotlin.UInt
+    , 
+    /**
+     * Warm spares ready for a session.
+     */
+    val `spares`: kotlin.UInt
+    , 
+    /**
+     * Processes being started.
+     */
+    val `starting`: kotlin.UInt
+    , 
+    /**
+     * Sessions handed out and not released.
+     */
+    val `sessions`: kotlin.UInt
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypePoolStats: FfiConverterRustBuffer<PoolStats> {
+    override fun read(buf: ByteBuffer): PoolStats {
+        return PoolStats(
+            FfiConverterUInt.read(buf),
+            FfiConverterUInt.read(buf),
+            FfiConverterUInt.read(buf),
+            FfiConverterUInt.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: PoolStats) = (
+            FfiConverterUInt.allocationSize(value.`agents`) +
+            FfiConverterUInt.allocationSize(value.`spares`) +
+            FfiConverterUInt.allocationSize(value.`starting`) +
+            FfiConverterUInt.allocationSize(value.`sessions`)
+    )
+
+    override fun write(value: PoolStats, buf: ByteBuffer) {
+            FfiConverterUInt.write(value.`agents`, buf)
+            FfiConverterUInt.write(value.`spares`, buf)
+            FfiConverterUInt.write(value.`starting`, buf)
+            FfiConverterUInt.write(value.`sessions`, buf)
+    }
+}
+
+
+
+/**
  * One event of the envelope in docs/EVENTS.md. `data` is the payload as JSON text (for
  * protocol-derived events the ACP JSON exactly as the agent sent it).
  */
@@ -7902,6 +8957,89 @@ public object FfiConverterTypeHandlerError : FfiConverterRustBuffer<HandlerExcep
     }
 
 }
+
+
+
+/**
+ * How sessions map onto the pool's processes.
+ */
+sealed class PoolMode {
+    
+    /**
+     * One process per session, shut down when the session is released (agents that refuse a
+     * second connection, or serialize permissions across sessions).
+     */
+    object ProcessPerSession : PoolMode()
+    
+    
+    /**
+     * Up to maxSessions sessions per process (at least 1), least-loaded process first.
+     */
+    data class Shared(
+        val `maxSessions`: kotlin.UInt) : PoolMode()
+        
+    {
+        
+
+        companion object
+    }
+    
+
+    
+
+    
+    
+
+
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypePoolMode : FfiConverterRustBuffer<PoolMode>{
+    override fun read(buf: ByteBuffer): PoolMode {
+        return when(buf.getInt()) {
+            1 -> PoolMode.ProcessPerSession
+            2 -> PoolMode.Shared(
+                FfiConverterUInt.read(buf),
+                )
+            else -> throw RuntimeException("invalid enum value, something is very wrong!!")
+        }
+    }
+
+    override fun allocationSize(value: PoolMode): ULong = when(value) {
+        is PoolMode.ProcessPerSession -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is PoolMode.Shared -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterUInt.allocationSize(value.`maxSessions`)
+            )
+        }
+    }
+
+    override fun write(value: PoolMode, buf: ByteBuffer) {
+        when(value) {
+            is PoolMode.ProcessPerSession -> {
+                buf.putInt(1)
+                Unit
+            }
+            is PoolMode.Shared -> {
+                buf.putInt(2)
+                FfiConverterUInt.write(value.`maxSessions`, buf)
+                Unit
+            }
+        }.let { /* this makes the `when` an expression, which ensures it is exhaustive */ }
+    }
+}
+
+
 
 
 
