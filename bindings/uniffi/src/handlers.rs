@@ -66,7 +66,8 @@ impl PermissionRequest {
     }
 }
 
-/// A handler's failure. Whatever it says, the request is denied (or the elicitation cancelled).
+/// A handler's failure. Whatever it says, the request is denied (or the elicitation cancelled); a
+/// `RegistryFetcher`'s failure fails the install (`AcpException.Io`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, uniffi::Error)]
 pub enum HandlerError {
     #[error("{reason}")]

@@ -1,10 +1,10 @@
 //! The Kotlin and Swift faces of acp-host: the core's `Host`, `Agent` and `Session` as uniffi
 //! objects (proc-macros), every I/O call async on the core's tokio runtime, and its ACP registry
-//! (`Registry`: resolve an agent id into an `AgentSpec`, install binaries when asked). Aggregates
-//! the core keeps as JSON (tool calls, session state, payloads) cross as JSON text; what a caller
-//! branches on (kinds, ids, stop reasons, error codes) is typed. The Kotlin package (`kotlin/`)
-//! adds the idiomatic layer: `Flow` of sealed event classes, `use {}`; the Swift package
-//! (`swift/`) is generated only.
+//! (`Registry`: resolve an agent id into an `AgentSpec`, install binaries when asked, remote
+//! archives through the embedder's `RegistryFetcher`). Aggregates the core keeps as JSON (tool
+//! calls, session state, payloads) cross as JSON text; what a caller branches on (kinds, ids, stop
+//! reasons, error codes) is typed. The Kotlin package (`kotlin/`) adds the idiomatic layer: `Flow`
+//! of sealed event classes, `use {}`; the Swift package (`swift/`) is generated only.
 
 mod agent;
 mod error;
@@ -25,7 +25,8 @@ pub use handlers::{
 pub use host::{Host, HostOptions};
 pub use pool::{Pool, PoolConfig, PoolMode, PoolStats, PooledSession};
 pub use registry::{
-    DistributionKind, InstalledAgent, Registry, RegistryAgent, ResolveOptions, ResolvedAgent,
+    DistributionKind, InstalledAgent, Registry, RegistryAgent, RegistryFetcher, ResolveOptions,
+    ResolvedAgent,
 };
 
 uniffi::setup_scaffolding!("acp_host");

@@ -618,6 +618,24 @@ fileprivate struct FfiConverterString: FfiConverter {
     }
 }
 
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterData: FfiConverterRustBuffer {
+    typealias SwiftType = Data
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> Data {
+        let len: Int32 = try readInt(&buf)
+        return Data(try readBytes(&buf, count: Int(len)))
+    }
+
+    public static func write(_ value: Data, into buf: inout [UInt8]) {
+        let len = Int32(value.count)
+        writeInt(&buf, len)
+        writeBytes(&buf, value)
+    }
+}
+
 
 
 
@@ -2885,12 +2903,14 @@ public protocol RegistryProtocol: AnyObject, Sendable {
     /**
      * Install agent `id`'s binary for `platform` (null: this machine's) under `cacheDir`: the
      * archive's sha256 is checked, it is extracted safely and renamed into place; an existing
-     * install fetches nothing. Archives are read from file URLs and local paths only (any other
-     * scheme is `Unsupported`). No sha256, a digest mismatch or a refused archive is
-     * `InvalidConfig` naming the entry's field, and nothing is installed. Runs on a blocking
-     * thread of the core's runtime; a cancelled call lets the install finish (or clean up) there.
+     * install fetches nothing. Archives at `file://` URLs and local paths are read directly; any
+     * other URL (`https://`) is downloaded by `fetcher`, the embedder's hook (without one it is
+     * `Unsupported`). No sha256, a digest mismatch or a refused archive is `InvalidConfig` naming
+     * the entry's field; a fetcher that throws is `Io` naming the URL; nothing is installed on
+     * any failure. Runs on a blocking thread of the core's runtime; a cancelled call lets the
+     * install finish (or clean up) there, and cancels a fetcher call still in flight.
      */
-    func install(id: String, cacheDir: String, platform: String?) async throws  -> InstalledAgent
+    func install(id: String, cacheDir: String, platform: String?, fetcher: RegistryFetcher?) async throws  -> InstalledAgent
     
     /**
      * Choose a distribution of agent `id` and build its spec. Never downloads or installs.
@@ -3016,17 +3036,19 @@ open func agents() -> [RegistryAgent]  {
     /**
      * Install agent `id`'s binary for `platform` (null: this machine's) under `cacheDir`: the
      * archive's sha256 is checked, it is extracted safely and renamed into place; an existing
-     * install fetches nothing. Archives are read from file URLs and local paths only (any other
-     * scheme is `Unsupported`). No sha256, a digest mismatch or a refused archive is
-     * `InvalidConfig` naming the entry's field, and nothing is installed. Runs on a blocking
-     * thread of the core's runtime; a cancelled call lets the install finish (or clean up) there.
+     * install fetches nothing. Archives at `file://` URLs and local paths are read directly; any
+     * other URL (`https://`) is downloaded by `fetcher`, the embedder's hook (without one it is
+     * `Unsupported`). No sha256, a digest mismatch or a refused archive is `InvalidConfig` naming
+     * the entry's field; a fetcher that throws is `Io` naming the URL; nothing is installed on
+     * any failure. Runs on a blocking thread of the core's runtime; a cancelled call lets the
+     * install finish (or clean up) there, and cancels a fetcher call still in flight.
      */
-open func install(id: String, cacheDir: String, platform: String? = nil)async throws  -> InstalledAgent  {
+open func install(id: String, cacheDir: String, platform: String? = nil, fetcher: RegistryFetcher? = nil)async throws  -> InstalledAgent  {
     return
         try  await uniffiRustCallAsync(
             rustFutureFunc: {
                 uniffi_acp_host_uniffi_fn_method_registry_install(
-                        self.uniffiCloneHandle(),FfiConverterString.lower(id),FfiConverterString.lower(cacheDir),FfiConverterOptionString.lower(platform)
+                        self.uniffiCloneHandle(),FfiConverterString.lower(id),FfiConverterString.lower(cacheDir),FfiConverterOptionString.lower(platform),FfiConverterOptionTypeRegistryFetcher.lower(fetcher)
                 )
             },
             pollFunc: ffi_acp_host_uniffi_rust_future_poll_rust_buffer,
@@ -3107,6 +3129,252 @@ public func FfiConverterTypeRegistry_lift(_ handle: UInt64) throws -> Registry {
 #endif
 public func FfiConverterTypeRegistry_lower(_ value: Registry) -> UInt64 {
     return FfiConverterTypeRegistry.lower(value)
+}
+
+
+
+
+
+
+/**
+ * The embedder's download hook for `Registry.install` (a uniffi foreign trait: a Kotlin
+ * `suspend fun`, a Swift `async` method): given the URL of an archive that is not `file://` or a
+ * local path (`https://...`), return its bytes, downloaded with the embedder's own HTTP client,
+ * proxies and TLS policy. acp-host itself never opens a connection. It is asked only when the
+ * install needs the download, and the bytes go through the same checks as a local archive: the
+ * entry's sha256 (a mismatch is `InvalidConfig` on the `sha256` field) and the archive limit
+ * (1 GiB; over it, `InvalidConfig` on the `archive` field). Throwing anything fails the install
+ * with `Io` naming the URL and the exception. Nothing is installed on any failure. The whole
+ * archive is held in memory once returned.
+ */
+public protocol RegistryFetcher: AnyObject, Sendable {
+    
+    func fetch(url: String) async throws  -> Data
+    
+}
+/**
+ * The embedder's download hook for `Registry.install` (a uniffi foreign trait: a Kotlin
+ * `suspend fun`, a Swift `async` method): given the URL of an archive that is not `file://` or a
+ * local path (`https://...`), return its bytes, downloaded with the embedder's own HTTP client,
+ * proxies and TLS policy. acp-host itself never opens a connection. It is asked only when the
+ * install needs the download, and the bytes go through the same checks as a local archive: the
+ * entry's sha256 (a mismatch is `InvalidConfig` on the `sha256` field) and the archive limit
+ * (1 GiB; over it, `InvalidConfig` on the `archive` field). Throwing anything fails the install
+ * with `Io` naming the URL and the exception. Nothing is installed on any failure. The whole
+ * archive is held in memory once returned.
+ */
+open class RegistryFetcherImpl: RegistryFetcher, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_acp_host_uniffi_fn_clone_registryfetcher(self.handle, $0) }
+    }
+    // No primary constructor declared for this class.
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_acp_host_uniffi_fn_free_registryfetcher(handle, $0) }
+    }
+
+    
+
+    
+open func fetch(url: String)async throws  -> Data  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_acp_host_uniffi_fn_method_registryfetcher_fetch(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(url)
+                )
+            },
+            pollFunc: ffi_acp_host_uniffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_acp_host_uniffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_acp_host_uniffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterData.lift,
+            errorHandler: FfiConverterTypeHandlerError_lift
+        )
+}
+    
+
+    
+}
+
+
+
+// Put the implementation in a struct so we don't pollute the top-level namespace
+fileprivate struct UniffiCallbackInterfaceRegistryFetcher {
+
+    // Create the VTable using a series of closures.
+    // Swift automatically converts these into C callback functions.
+    //
+    // Store the vtable directly.
+    static let vtable: UniffiVTableCallbackInterfaceRegistryFetcher = UniffiVTableCallbackInterfaceRegistryFetcher(
+        uniffiFree: { (uniffiHandle: UInt64) -> () in
+            do {
+                try FfiConverterTypeRegistryFetcher.handleMap.remove(handle: uniffiHandle)
+            } catch {
+                print("Uniffi callback interface RegistryFetcher: handle missing in uniffiFree")
+            }
+        },
+        uniffiClone: { (uniffiHandle: UInt64) -> UInt64 in
+            do {
+                return try FfiConverterTypeRegistryFetcher.handleMap.clone(handle: uniffiHandle)
+            } catch {
+                fatalError("Uniffi callback interface RegistryFetcher: handle missing in uniffiClone")
+            }
+        },
+        fetch: { (
+            uniffiHandle: UInt64,
+            url: RustBuffer,
+            uniffiFutureCallback: @escaping UniffiForeignFutureCompleteRustBuffer,
+            uniffiCallbackData: UInt64,
+            uniffiOutDroppedCallback: UnsafeMutablePointer<UniffiForeignFutureDroppedCallbackStruct>
+        ) in
+            let makeCall = {
+                () async throws -> Data in
+                guard let uniffiObj = try? FfiConverterTypeRegistryFetcher.handleMap.get(handle: uniffiHandle) else {
+                    throw UniffiInternalError.unexpectedStaleHandle
+                }
+                return try await uniffiObj.fetch(
+                     url: try FfiConverterString.lift(url)
+                )
+            }
+
+            let uniffiHandleSuccess = { (returnValue: Data) in
+                uniffiFutureCallback(
+                    uniffiCallbackData,
+                    UniffiForeignFutureResultRustBuffer(
+                        returnValue: FfiConverterData.lower(returnValue),
+                        callStatus: RustCallStatus()
+                    )
+                )
+            }
+            let uniffiHandleError = { (statusCode, errorBuf) in
+                uniffiFutureCallback(
+                    uniffiCallbackData,
+                    UniffiForeignFutureResultRustBuffer(
+                        returnValue: RustBuffer.empty(),
+                        callStatus: RustCallStatus(code: statusCode, errorBuf: errorBuf)
+                    )
+                )
+            }
+            uniffiTraitInterfaceCallAsyncWithError(
+                makeCall: makeCall,
+                handleSuccess: uniffiHandleSuccess,
+                handleError: uniffiHandleError,
+                lowerError: FfiConverterTypeHandlerError_lower,
+                droppedCallback: uniffiOutDroppedCallback
+            )
+        }
+    )
+
+    // Rust stores this pointer for future callback invocations, so it must live
+    // for the process lifetime (not just for the init function call).
+    //
+    // `nonisolated(unsafe)` is needed under Swift 6 strict concurrency.
+    // This is safe because the pointee is initialized once during static init
+    // and never mutated by either side of the FFI.  Its fields are C function pointers.
+    nonisolated(unsafe) static let vtablePtr: UnsafePointer<UniffiVTableCallbackInterfaceRegistryFetcher> = {
+        let ptr = UnsafeMutablePointer<UniffiVTableCallbackInterfaceRegistryFetcher>.allocate(capacity: 1)
+        ptr.initialize(to: vtable)
+        return UnsafePointer(ptr)
+    }()
+}
+
+private func uniffiCallbackInitRegistryFetcher() {
+    uniffi_acp_host_uniffi_fn_init_callback_vtable_registryfetcher(UniffiCallbackInterfaceRegistryFetcher.vtablePtr)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeRegistryFetcher: FfiConverter {
+    fileprivate static let handleMap = UniffiHandleMap<RegistryFetcher>()
+
+    typealias FfiType = UInt64
+    typealias SwiftType = RegistryFetcher
+
+    public static func lift(_ handle: UInt64) throws -> RegistryFetcher {
+        if ((handle & 1) == 0) {
+            // Rust-generated handle, construct a new class that uses the handle to implement the
+            // interface
+            return RegistryFetcherImpl(unsafeFromHandle: handle)
+        } else {
+            // Swift-generated handle, get the object from the handle map
+            return try handleMap.remove(handle: handle)
+        }
+    }
+
+    public static func lower(_ value: RegistryFetcher) -> UInt64 {
+         if let rustImpl = value as? RegistryFetcherImpl {
+             // Rust-implemented object.  Clone the handle and return it
+            return rustImpl.uniffiCloneHandle()
+         } else {
+            // Swift object, generate a new vtable handle and return that.
+            return handleMap.insert(obj: value)
+         }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> RegistryFetcher {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: RegistryFetcher, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeRegistryFetcher_lift(_ handle: UInt64) throws -> RegistryFetcher {
+    return try FfiConverterTypeRegistryFetcher.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeRegistryFetcher_lower(_ value: RegistryFetcher) -> UInt64 {
+    return FfiConverterTypeRegistryFetcher.lower(value)
 }
 
 
@@ -6064,7 +6332,8 @@ public func FfiConverterTypeExtReply_lower(_ value: ExtReply) -> RustBuffer {
 
 
 /**
- * A handler's failure. Whatever it says, the request is denied (or the elicitation cancelled).
+ * A handler's failure. Whatever it says, the request is denied (or the elicitation cancelled); a
+ * `RegistryFetcher`'s failure fails the install (`AcpException.Io`).
  */
 public 
 enum HandlerError: Swift.Error, Equatable, Hashable, Foundation.LocalizedError {
@@ -6523,6 +6792,30 @@ fileprivate struct FfiConverterOptionTypePermissionHandler: FfiConverterRustBuff
         switch try readInt(&buf) as Int8 {
         case 0: return nil
         case 1: return try FfiConverterTypePermissionHandler.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionTypeRegistryFetcher: FfiConverterRustBuffer {
+    typealias SwiftType = RegistryFetcher?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeRegistryFetcher.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeRegistryFetcher.read(from: &buf)
         default: throw UniffiInternalError.unexpectedOptionalTag
         }
     }
@@ -7313,13 +7606,16 @@ private let initializationResult: InitializationResult = {
     if (uniffi_acp_host_uniffi_checksum_method_registry_agents() != 53585) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_acp_host_uniffi_checksum_method_registry_install() != 12703) {
+    if (uniffi_acp_host_uniffi_checksum_method_registry_install() != 13073) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_registry_resolve() != 7597) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_registry_version() != 53896) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_method_registryfetcher_fetch() != 46353) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_constructor_host_new() != 13440) {
@@ -7335,6 +7631,7 @@ private let initializationResult: InitializationResult = {
     uniffiCallbackInitElicitationHandler()
     uniffiCallbackInitExtHandler()
     uniffiCallbackInitPermissionHandler()
+    uniffiCallbackInitRegistryFetcher()
     uniffiCallbackInitTerminalAuthRunner()
     return InitializationResult.ok
 }()

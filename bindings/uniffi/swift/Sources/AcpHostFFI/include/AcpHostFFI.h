@@ -267,6 +267,12 @@ typedef void (*UniffiCallbackInterfaceTerminalAuthRunnerMethod0)(uint64_t, RustB
     );
 
 #endif
+#ifndef UNIFFI_FFIDEF_CALLBACK_INTERFACE_REGISTRY_FETCHER_METHOD0
+#define UNIFFI_FFIDEF_CALLBACK_INTERFACE_REGISTRY_FETCHER_METHOD0
+typedef void (*UniffiCallbackInterfaceRegistryFetcherMethod0)(uint64_t, RustBuffer, UniffiForeignFutureCompleteRustBuffer _Nonnull, uint64_t, UniffiForeignFutureDroppedCallbackStruct* _Nonnull
+    );
+
+#endif
 #ifndef UNIFFI_FFIDEF_V_TABLE_CALLBACK_INTERFACE_ELICITATION_HANDLER
 #define UNIFFI_FFIDEF_V_TABLE_CALLBACK_INTERFACE_ELICITATION_HANDLER
 typedef struct UniffiVTableCallbackInterfaceElicitationHandler {
@@ -301,6 +307,15 @@ typedef struct UniffiVTableCallbackInterfaceTerminalAuthRunner {
     UniffiCallbackInterfaceClone _Nonnull uniffiClone;
     UniffiCallbackInterfaceTerminalAuthRunnerMethod0 _Nonnull run;
 } UniffiVTableCallbackInterfaceTerminalAuthRunner;
+
+#endif
+#ifndef UNIFFI_FFIDEF_V_TABLE_CALLBACK_INTERFACE_REGISTRY_FETCHER
+#define UNIFFI_FFIDEF_V_TABLE_CALLBACK_INTERFACE_REGISTRY_FETCHER
+typedef struct UniffiVTableCallbackInterfaceRegistryFetcher {
+    UniffiCallbackInterfaceFree _Nonnull uniffiFree;
+    UniffiCallbackInterfaceClone _Nonnull uniffiClone;
+    UniffiCallbackInterfaceRegistryFetcherMethod0 _Nonnull fetch;
+} UniffiVTableCallbackInterfaceRegistryFetcher;
 
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_CLONE_AGENT
@@ -755,7 +770,7 @@ RustBuffer uniffi_acp_host_uniffi_fn_method_registry_agents(uint64_t ptr, RustCa
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_REGISTRY_INSTALL
 #define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_REGISTRY_INSTALL
-uint64_t uniffi_acp_host_uniffi_fn_method_registry_install(uint64_t ptr, RustBuffer id, RustBuffer cache_dir, RustBuffer platform
+uint64_t uniffi_acp_host_uniffi_fn_method_registry_install(uint64_t ptr, RustBuffer id, RustBuffer cache_dir, RustBuffer platform, RustBuffer fetcher
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_REGISTRY_RESOLVE
@@ -766,6 +781,26 @@ RustBuffer uniffi_acp_host_uniffi_fn_method_registry_resolve(uint64_t ptr, RustB
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_REGISTRY_VERSION
 #define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_REGISTRY_VERSION
 RustBuffer uniffi_acp_host_uniffi_fn_method_registry_version(uint64_t ptr, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_CLONE_REGISTRYFETCHER
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_CLONE_REGISTRYFETCHER
+uint64_t uniffi_acp_host_uniffi_fn_clone_registryfetcher(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_FREE_REGISTRYFETCHER
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_FREE_REGISTRYFETCHER
+void uniffi_acp_host_uniffi_fn_free_registryfetcher(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_INIT_CALLBACK_VTABLE_REGISTRYFETCHER
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_INIT_CALLBACK_VTABLE_REGISTRYFETCHER
+void uniffi_acp_host_uniffi_fn_init_callback_vtable_registryfetcher(const UniffiVTableCallbackInterfaceRegistryFetcher* _Nonnull vtable
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_REGISTRYFETCHER_FETCH
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_REGISTRYFETCHER_FETCH
+uint64_t uniffi_acp_host_uniffi_fn_method_registryfetcher_fetch(uint64_t ptr, RustBuffer url
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_FUNC_CONTENT_FROM_FILE
@@ -1480,6 +1515,12 @@ uint16_t uniffi_acp_host_uniffi_checksum_method_registry_resolve(void
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_REGISTRY_VERSION
 #define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_REGISTRY_VERSION
 uint16_t uniffi_acp_host_uniffi_checksum_method_registry_version(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_REGISTRYFETCHER_FETCH
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_REGISTRYFETCHER_FETCH
+uint16_t uniffi_acp_host_uniffi_checksum_method_registryfetcher_fetch(void
     
 );
 #endif

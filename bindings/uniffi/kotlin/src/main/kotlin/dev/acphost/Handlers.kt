@@ -1,6 +1,7 @@
 // Handlers as Kotlin lambdas. The core is fail-closed whatever a handler does (throws, never
 // answers before the timeout, names an option that was not offered: denied); these adapters also
-// turn any Throwable into a refusal at once instead of letting it escape the coroutine.
+// turn any Throwable into a refusal at once instead of letting it escape the coroutine. Also the
+// registry's download hook (`registryFetcher { url -> bytes }`): what it throws fails the install.
 package dev.acphost
 
 import kotlinx.coroutines.CancellationException
@@ -41,5 +42,24 @@ fun elicitationHandler(elicit: suspend (ElicitationRequest) -> String): Elicitat
                 throw e
             } catch (e: Throwable) {
                 throw HandlerException.Failed("elicitation handler threw: $e")
+            }
+    }
+
+/**
+ * A [RegistryFetcher] for [Registry.install] from a suspending lambda returning the bytes of the
+ * archive at `url`, downloaded with your own HTTP client (acp-host opens no connection). It is
+ * called only for URLs that are not `file://` or local paths, and only when the install needs the
+ * download; the bytes are checked against the entry's sha256 as always. Anything it throws fails
+ * the install with [AcpException.Io] naming the URL and the exception; nothing is installed.
+ */
+fun registryFetcher(fetch: suspend (url: String) -> ByteArray): RegistryFetcher =
+    object : RegistryFetcher {
+        override suspend fun fetch(url: String): ByteArray =
+            try {
+                fetch(url)
+            } catch (e: CancellationException) {
+                throw e
+            } catch (e: Throwable) {
+                throw HandlerException.Failed(e.toString())
             }
     }

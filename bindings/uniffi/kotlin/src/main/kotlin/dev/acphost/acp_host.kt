@@ -669,6 +669,9 @@ internal interface UniffiCallbackInterfacePermissionHandlerMethod0 : com.sun.jna
 internal interface UniffiCallbackInterfaceTerminalAuthRunnerMethod0 : com.sun.jna.Callback {
     fun callback(`uniffiHandle`: Long,`command`: RustBuffer.ByValue,`uniffiFutureCallback`: UniffiForeignFutureCompleteI32,`uniffiCallbackData`: Long,`uniffiOutDroppedCallback`: UniffiForeignFutureDroppedCallbackStruct,)
 }
+internal interface UniffiCallbackInterfaceRegistryFetcherMethod0 : com.sun.jna.Callback {
+    fun callback(`uniffiHandle`: Long,`url`: RustBuffer.ByValue,`uniffiFutureCallback`: UniffiForeignFutureCompleteRustBuffer,`uniffiCallbackData`: Long,`uniffiOutDroppedCallback`: UniffiForeignFutureDroppedCallbackStruct,)
+}
 @Structure.FieldOrder("uniffiFree", "uniffiClone", "elicit")
 internal open class UniffiVTableCallbackInterfaceElicitationHandler(
     @JvmField internal var `uniffiFree`: UniffiCallbackInterfaceFree? = null,
@@ -742,6 +745,25 @@ internal open class UniffiVTableCallbackInterfaceTerminalAuthRunner(
         `uniffiFree` = other.`uniffiFree`
         `uniffiClone` = other.`uniffiClone`
         `run` = other.`run`
+    }
+
+}
+@Structure.FieldOrder("uniffiFree", "uniffiClone", "fetch")
+internal open class UniffiVTableCallbackInterfaceRegistryFetcher(
+    @JvmField internal var `uniffiFree`: UniffiCallbackInterfaceFree? = null,
+    @JvmField internal var `uniffiClone`: UniffiCallbackInterfaceClone? = null,
+    @JvmField internal var `fetch`: UniffiCallbackInterfaceRegistryFetcherMethod0? = null,
+) : Structure() {
+    class UniffiByValue(
+        `uniffiFree`: UniffiCallbackInterfaceFree? = null,
+        `uniffiClone`: UniffiCallbackInterfaceClone? = null,
+        `fetch`: UniffiCallbackInterfaceRegistryFetcherMethod0? = null,
+    ): UniffiVTableCallbackInterfaceRegistryFetcher(`uniffiFree`,`uniffiClone`,`fetch`,), Structure.ByValue
+
+   internal fun uniffiSetValue(other: UniffiVTableCallbackInterfaceRegistryFetcher) {
+        `uniffiFree` = other.`uniffiFree`
+        `uniffiClone` = other.`uniffiClone`
+        `fetch` = other.`fetch`
     }
 
 }
@@ -910,6 +932,8 @@ internal object IntegrityCheckingUniffiLib {
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_registry_version(
     ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_registryfetcher_fetch(
+    ): Int
     external fun uniffi_acp_host_uniffi_checksum_constructor_host_new(
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_constructor_registry_from_file(
@@ -935,6 +959,7 @@ internal object UniffiLib {
         uniffiCallbackInterfaceElicitationHandler.register(this)
         uniffiCallbackInterfaceExtHandler.register(this)
         uniffiCallbackInterfacePermissionHandler.register(this)
+        uniffiCallbackInterfaceRegistryFetcher.register(this)
         uniffiCallbackInterfaceTerminalAuthRunner.register(this)
         
     }
@@ -1120,12 +1145,20 @@ internal object UniffiLib {
     ): RustBuffer.ByValue
     external fun uniffi_acp_host_uniffi_fn_method_registry_agents(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
-    external fun uniffi_acp_host_uniffi_fn_method_registry_install(`ptr`: Long,`id`: RustBuffer.ByValue,`cacheDir`: RustBuffer.ByValue,`platform`: RustBuffer.ByValue,
+    external fun uniffi_acp_host_uniffi_fn_method_registry_install(`ptr`: Long,`id`: RustBuffer.ByValue,`cacheDir`: RustBuffer.ByValue,`platform`: RustBuffer.ByValue,`fetcher`: RustBuffer.ByValue,
     ): Long
     external fun uniffi_acp_host_uniffi_fn_method_registry_resolve(`ptr`: Long,`id`: RustBuffer.ByValue,`options`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
     external fun uniffi_acp_host_uniffi_fn_method_registry_version(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
+    external fun uniffi_acp_host_uniffi_fn_clone_registryfetcher(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
+    external fun uniffi_acp_host_uniffi_fn_free_registryfetcher(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_acp_host_uniffi_fn_init_callback_vtable_registryfetcher(`vtable`: UniffiVTableCallbackInterfaceRegistryFetcher,
+    ): Unit
+    external fun uniffi_acp_host_uniffi_fn_method_registryfetcher_fetch(`ptr`: Long,`url`: RustBuffer.ByValue,
+    ): Long
     external fun uniffi_acp_host_uniffi_fn_func_content_from_file(`path`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
     external fun uniffi_acp_host_uniffi_fn_func_error_codes(uniffi_out_err: UniffiRustCallStatus, 
@@ -1458,13 +1491,16 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_acp_host_uniffi_checksum_method_registry_agents() and 0xFFFF) != 53585) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_acp_host_uniffi_checksum_method_registry_install() and 0xFFFF) != 12703) {
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_registry_install() and 0xFFFF) != 13073) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_registry_resolve() and 0xFFFF) != 7597) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_registry_version() and 0xFFFF) != 53896) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_registryfetcher_fetch() and 0xFFFF) != 46353) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_constructor_host_new() and 0xFFFF) != 13440) {
@@ -1989,6 +2025,25 @@ public object FfiConverterString: FfiConverter<String, RustBuffer.ByValue> {
         val byteBuf = toUtf8(value)
         buf.putInt(byteBuf.limit())
         buf.put(byteBuf)
+    }
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterByteArray: FfiConverterRustBuffer<ByteArray> {
+    override fun read(buf: ByteBuffer): ByteArray {
+        val len = buf.getInt()
+        val byteArr = ByteArray(len)
+        buf.get(byteArr)
+        return byteArr
+    }
+    override fun allocationSize(value: ByteArray): ULong {
+        return 4UL + value.size.toULong()
+    }
+    override fun write(value: ByteArray, buf: ByteBuffer) {
+        buf.putInt(value.size)
+        buf.put(value)
     }
 }
 
@@ -5600,12 +5655,14 @@ public interface RegistryInterface {
     /**
      * Install agent `id`'s binary for `platform` (null: this machine's) under `cacheDir`: the
      * archive's sha256 is checked, it is extracted safely and renamed into place; an existing
-     * install fetches nothing. Archives are read from file URLs and local paths only (any other
-     * scheme is `Unsupported`). No sha256, a digest mismatch or a refused archive is
-     * `InvalidConfig` naming the entry's field, and nothing is installed. Runs on a blocking
-     * thread of the core's runtime; a cancelled call lets the install finish (or clean up) there.
+     * install fetches nothing. Archives at `file://` URLs and local paths are read directly; any
+     * other URL (`https://`) is downloaded by `fetcher`, the embedder's hook (without one it is
+     * `Unsupported`). No sha256, a digest mismatch or a refused archive is `InvalidConfig` naming
+     * the entry's field; a fetcher that throws is `Io` naming the URL; nothing is installed on
+     * any failure. Runs on a blocking thread of the core's runtime; a cancelled call lets the
+     * install finish (or clean up) there, and cancels a fetcher call still in flight.
      */
-    suspend fun `install`(`id`: kotlin.String, `cacheDir`: kotlin.String, `platform`: kotlin.String? = null): InstalledAgent
+    suspend fun `install`(`id`: kotlin.String, `cacheDir`: kotlin.String, `platform`: kotlin.String? = null, `fetcher`: RegistryFetcher? = null): InstalledAgent
     
     /**
      * Choose a distribution of agent `id` and build its spec. Never downloads or installs.
@@ -5766,14 +5823,16 @@ open class Registry: Disposable, AutoCloseable, RegistryInterface
     /**
      * Install agent `id`'s binary for `platform` (null: this machine's) under `cacheDir`: the
      * archive's sha256 is checked, it is extracted safely and renamed into place; an existing
-     * install fetches nothing. Archives are read from file URLs and local paths only (any other
-     * scheme is `Unsupported`). No sha256, a digest mismatch or a refused archive is
-     * `InvalidConfig` naming the entry's field, and nothing is installed. Runs on a blocking
-     * thread of the core's runtime; a cancelled call lets the install finish (or clean up) there.
+     * install fetches nothing. Archives at `file://` URLs and local paths are read directly; any
+     * other URL (`https://`) is downloaded by `fetcher`, the embedder's hook (without one it is
+     * `Unsupported`). No sha256, a digest mismatch or a refused archive is `InvalidConfig` naming
+     * the entry's field; a fetcher that throws is `Io` naming the URL; nothing is installed on
+     * any failure. Runs on a blocking thread of the core's runtime; a cancelled call lets the
+     * install finish (or clean up) there, and cancels a fetcher call still in flight.
      */
     @Throws(AcpException::class)
     @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
-    override suspend fun `install`(`id`: kotlin.String, `cacheDir`: kotlin.String, `platform`: kotlin.String?) : InstalledAgent {
+    override suspend fun `install`(`id`: kotlin.String, `cacheDir`: kotlin.String, `platform`: kotlin.String?, `fetcher`: RegistryFetcher?) : InstalledAgent {
         return uniffiRustCallAsync(
         callWithHandle { uniffiHandle ->
             UniffiLib.uniffi_acp_host_uniffi_fn_method_registry_install(
@@ -5782,6 +5841,7 @@ open class Registry: Disposable, AutoCloseable, RegistryInterface
         FfiConverterString.lower(`id`),
         FfiConverterString.lower(`cacheDir`),
         FfiConverterOptionalString.lower(`platform`),
+        FfiConverterOptionalTypeRegistryFetcher.lower(`fetcher`),
             )
         },
         { future, callback, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_poll_rust_buffer(future, callback, continuation) },
@@ -5895,6 +5955,370 @@ public object FfiConverterTypeRegistry: FfiConverter<Registry, Long> {
     override fun allocationSize(value: Registry) = 8UL
 
     override fun write(value: Registry, buf: ByteBuffer) {
+        buf.putLong(lower(value))
+    }
+}
+
+
+// This template implements a class for working with a Rust struct via a handle
+// to the live Rust struct on the other side of the FFI.
+//
+// There's some subtlety here, because we have to be careful not to operate on a Rust
+// struct after it has been dropped, and because we must expose a public API for freeing
+// theq Kotlin wrapper object in lieu of reliable finalizers. The core requirements are:
+//
+//   * Each instance holds an opaque handle to the underlying Rust struct.
+//     Method calls need to read this handle from the object's state and pass it in to
+//     the Rust FFI.
+//
+//   * When an instance is no longer needed, its handle should be passed to a
+//     special destructor function provided by the Rust FFI, which will drop the
+//     underlying Rust struct.
+//
+//   * Given an instance, calling code is expected to call the special
+//     `destroy` method in order to free it after use, either by calling it explicitly
+//     or by using a higher-level helper like the `use` method. Failing to do so risks
+//     leaking the underlying Rust struct.
+//
+//   * We can't assume that calling code will do the right thing, and must be prepared
+//     to handle Kotlin method calls executing concurrently with or even after a call to
+//     `destroy`, and to handle multiple (possibly concurrent!) calls to `destroy`.
+//
+//   * We must never allow Rust code to operate on the underlying Rust struct after
+//     the destructor has been called, and must never call the destructor more than once.
+//     Doing so may trigger memory unsafety.
+//
+//   * To mitigate many of the risks of leaking memory and use-after-free unsafety, a `Cleaner`
+//     is implemented to call the destructor when the Kotlin object becomes unreachable.
+//     This is done in a background thread. This is not a panacea, and client code should be aware that
+//      1. the thread may starve if some there are objects that have poorly performing
+//     `drop` methods or do significant work in their `drop` methods.
+//      2. the thread is shared across the whole library. This can be tuned by using `android_cleaner = true`,
+//         or `android = true` in the [`kotlin` section of the `uniffi.toml` file](https://mozilla.github.io/uniffi-rs/kotlin/configuration.html).
+//
+// If we try to implement this with mutual exclusion on access to the handle, there is the
+// possibility of a race between a method call and a concurrent call to `destroy`:
+//
+//    * Thread A starts a method call, reads the value of the handle, but is interrupted
+//      before it can pass the handle over the FFI to Rust.
+//    * Thread B calls `destroy` and frees the underlying Rust struct.
+//    * Thread A resumes, passing the already-read handle value to Rust and triggering
+//      a use-after-free.
+//
+// One possible solution would be to use a `ReadWriteLock`, with each method call taking
+// a read lock (and thus allowed to run concurrently) and the special `destroy` method
+// taking a write lock (and thus blocking on live method calls). However, we aim not to
+// generate methods with any hidden blocking semantics, and a `destroy` method that might
+// block if called incorrectly seems to meet that bar.
+//
+// So, we achieve our goals by giving each instance an associated `AtomicLong` counter to track
+// the number of in-flight method calls, and an `AtomicBoolean` flag to indicate whether `destroy`
+// has been called. These are updated according to the following rules:
+//
+//    * The initial value of the counter is 1, indicating a live object with no in-flight calls.
+//      The initial value for the flag is false.
+//
+//    * At the start of each method call, we atomically check the counter.
+//      If it is 0 then the underlying Rust struct has already been destroyed and the call is aborted.
+//      If it is nonzero them we atomically increment it by 1 and proceed with the method call.
+//
+//    * At the end of each method call, we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+//    * When `destroy` is called, we atomically flip the flag from false to true.
+//      If the flag was already true we silently fail.
+//      Otherwise we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+// Astute readers may observe that this all sounds very similar to the way that Rust's `Arc<T>` works,
+// and indeed it is, with the addition of a flag to guard against multiple calls to `destroy`.
+//
+// The overall effect is that the underlying Rust struct is destroyed only when `destroy` has been
+// called *and* all in-flight method calls have completed, avoiding violating any of the expectations
+// of the underlying Rust code.
+//
+// This makes a cleaner a better alternative to _not_ calling `destroy()` as
+// and when the object is finished with, but the abstraction is not perfect: if the Rust object's `drop`
+// method is slow, and/or there are many objects to cleanup, and it's on a low end Android device, then the cleaner
+// thread may be starved, and the app will leak memory.
+//
+// In this case, `destroy`ing manually may be a better solution.
+//
+// The cleaner can live side by side with the manual calling of `destroy`. In the order of responsiveness, uniffi objects
+// with Rust peers are reclaimed:
+//
+// 1. By calling the `destroy` method of the object, which calls `rustObject.free()`. If that doesn't happen:
+// 2. When the object becomes unreachable, AND the Cleaner thread gets to call `rustObject.free()`. If the thread is starved then:
+// 3. The memory is reclaimed when the process terminates.
+//
+// [1] https://stackoverflow.com/questions/24376768/can-java-finalize-an-object-when-it-is-still-in-scope/24380219
+//
+
+
+/**
+ * The embedder's download hook for `Registry.install` (a uniffi foreign trait: a Kotlin
+ * `suspend fun`, a Swift `async` method): given the URL of an archive that is not `file://` or a
+ * local path (`https://...`), return its bytes, downloaded with the embedder's own HTTP client,
+ * proxies and TLS policy. acp-host itself never opens a connection. It is asked only when the
+ * install needs the download, and the bytes go through the same checks as a local archive: the
+ * entry's sha256 (a mismatch is `InvalidConfig` on the `sha256` field) and the archive limit
+ * (1 GiB; over it, `InvalidConfig` on the `archive` field). Throwing anything fails the install
+ * with `Io` naming the URL and the exception. Nothing is installed on any failure. The whole
+ * archive is held in memory once returned.
+ */
+public interface RegistryFetcher {
+    
+    suspend fun `fetch`(`url`: kotlin.String): kotlin.ByteArray
+    
+    companion object
+}
+
+/**
+ * The embedder's download hook for `Registry.install` (a uniffi foreign trait: a Kotlin
+ * `suspend fun`, a Swift `async` method): given the URL of an archive that is not `file://` or a
+ * local path (`https://...`), return its bytes, downloaded with the embedder's own HTTP client,
+ * proxies and TLS policy. acp-host itself never opens a connection. It is asked only when the
+ * install needs the download, and the bytes go through the same checks as a local archive: the
+ * entry's sha256 (a mismatch is `InvalidConfig` on the `sha256` field) and the archive limit
+ * (1 GiB; over it, `InvalidConfig` on the `archive` field). Throwing anything fails the install
+ * with `Io` naming the URL and the exception. Nothing is installed on any failure. The whole
+ * archive is held in memory once returned.
+ */
+open class RegistryFetcherImpl: Disposable, AutoCloseable, RegistryFetcher
+{
+
+    @Suppress("UNUSED_PARAMETER")
+    /**
+     * @suppress
+     */
+    constructor(withHandle: UniffiWithHandle, handle: Long) {
+        this.handle = handle
+        this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
+    }
+
+    /**
+     * @suppress
+     *
+     * This constructor can be used to instantiate a fake object. Only used for tests. Any
+     * attempt to actually use an object constructed this way will fail as there is no
+     * connected Rust object.
+     */
+    @Suppress("UNUSED_PARAMETER")
+    constructor(noHandle: NoHandle) {
+        this.handle = 0
+        this.cleanable = null
+    }
+
+    protected val handle: Long
+    protected val cleanable: UniffiCleaner.Cleanable?
+
+    private val wasDestroyed = AtomicBoolean(false)
+    private val callCounter = AtomicLong(1)
+
+    /**
+     * Whether the current object has been destroyed and its reference is gone in the Rust side.
+     */
+    val uniffiIsDestroyed: Boolean get() = wasDestroyed.get()
+
+    override fun destroy() {
+        // Only allow a single call to this method.
+        // TODO: maybe we should log a warning if called more than once?
+        if (this.wasDestroyed.compareAndSet(false, true)) {
+            // This decrement always matches the initial count of 1 given at creation time.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    @Synchronized
+    override fun close() {
+        this.destroy()
+    }
+
+    internal inline fun <R> callWithHandle(block: (handle: Long) -> R): R {
+        // Check and increment the call counter, to keep the object alive.
+        // This needs a compare-and-set retry loop in case of concurrent updates.
+        do {
+            val c = this.callCounter.get()
+            if (c == 0L) {
+                throw IllegalStateException("${this.javaClass.simpleName} object has already been destroyed")
+            }
+            if (c == Long.MAX_VALUE) {
+                throw IllegalStateException("${this.javaClass.simpleName} call counter would overflow")
+            }
+        } while (! this.callCounter.compareAndSet(c, c + 1L))
+        // Now we can safely do the method call without the handle being freed concurrently.
+        try {
+            return block(this.uniffiCloneHandle())
+        } finally {
+            // This decrement always matches the increment we performed above.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    // Use a static inner class instead of a closure so as not to accidentally
+    // capture `this` as part of the cleanable's action.
+    private class UniffiCleanAction(private val handle: Long) : Runnable {
+        override fun run() {
+            if (handle == 0.toLong()) {
+                // Fake object created with `NoHandle`, don't try to free.
+                return;
+            }
+            uniffiRustCall { status ->
+                UniffiLib.uniffi_acp_host_uniffi_fn_free_registryfetcher(handle, status)
+            }
+        }
+    }
+
+    /**
+     * @suppress
+     */
+    fun uniffiCloneHandle(): Long {
+        if (handle == 0.toLong()) {
+            throw InternalException("uniffiCloneHandle() called on NoHandle object");
+        }
+        return uniffiRustCall() { status ->
+            UniffiLib.uniffi_acp_host_uniffi_fn_clone_registryfetcher(handle, status)
+        }
+    }
+
+    
+    @Throws(HandlerException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `fetch`(`url`: kotlin.String) : kotlin.ByteArray {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_acp_host_uniffi_fn_method_registryfetcher_fetch(
+                uniffiHandle,
+                
+        FfiConverterString.lower(`url`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_poll_rust_buffer(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_complete_rust_buffer(future, continuation) },
+        { future -> UniffiLib.ffi_acp_host_uniffi_rust_future_free_rust_buffer(future) },
+        // lift function
+        { FfiConverterByteArray.lift(it) },
+        // Error FFI converter
+        HandlerException.ErrorHandler,
+    )
+    }
+
+    
+
+    
+
+
+    
+    
+    /**
+     * @suppress
+     */
+    companion object
+    
+}
+
+
+
+// Put the implementation in an object so we don't pollute the top-level namespace
+internal object uniffiCallbackInterfaceRegistryFetcher {
+    internal object `fetch`: UniffiCallbackInterfaceRegistryFetcherMethod0 {
+        override fun callback(`uniffiHandle`: Long,`url`: RustBuffer.ByValue,`uniffiFutureCallback`: UniffiForeignFutureCompleteRustBuffer,`uniffiCallbackData`: Long,`uniffiOutDroppedCallback`: UniffiForeignFutureDroppedCallbackStruct,) {
+            val uniffiObj = FfiConverterTypeRegistryFetcher.handleMap.get(uniffiHandle)
+            val makeCall = suspend { ->
+                uniffiObj.`fetch`(
+                    FfiConverterString.lift(`url`),
+                )
+            }
+            val uniffiHandleSuccess = { returnValue: kotlin.ByteArray ->
+                val uniffiResult = UniffiForeignFutureResultRustBuffer.UniffiByValue(
+                    FfiConverterByteArray.lower(returnValue),
+                    UniffiRustCallStatus.ByValue()
+                )
+                uniffiResult.write()
+                uniffiFutureCallback.callback(uniffiCallbackData, uniffiResult)
+            }
+            val uniffiHandleError = { callStatus: UniffiRustCallStatus.ByValue ->
+                uniffiFutureCallback.callback(
+                    uniffiCallbackData,
+                    UniffiForeignFutureResultRustBuffer.UniffiByValue(
+                        RustBuffer.ByValue(),
+                        callStatus,
+                    ),
+                )
+            }
+            uniffiTraitInterfaceCallAsyncWithError(
+                makeCall,
+                uniffiHandleSuccess,
+                uniffiHandleError,
+                { e: HandlerException -> FfiConverterTypeHandlerError.lower(e) },
+                uniffiOutDroppedCallback
+            )
+        }
+    }
+
+    internal object uniffiFree: UniffiCallbackInterfaceFree {
+        override fun callback(handle: Long) {
+            FfiConverterTypeRegistryFetcher.handleMap.remove(handle)
+        }
+    }
+
+    internal object uniffiClone: UniffiCallbackInterfaceClone {
+        override fun callback(handle: Long): Long {
+            return FfiConverterTypeRegistryFetcher.handleMap.clone(handle)
+        }
+    }
+
+    internal var vtable = UniffiVTableCallbackInterfaceRegistryFetcher.UniffiByValue(
+        uniffiFree,
+        uniffiClone,
+        `fetch`,
+    )
+
+    // Registers the foreign callback with the Rust side.
+    // This method is generated for each callback interface.
+    internal fun register(lib: UniffiLib) {
+        lib.uniffi_acp_host_uniffi_fn_init_callback_vtable_registryfetcher(vtable)
+    }
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeRegistryFetcher: FfiConverter<RegistryFetcher, Long> {
+    internal val handleMap = UniffiHandleMap<RegistryFetcher>()
+
+    override fun lower(value: RegistryFetcher): Long {
+        if (value is RegistryFetcherImpl) {
+             // Rust-implemented object.  Clone the handle and return it
+            return value.uniffiCloneHandle()
+         } else {
+            // Kotlin object, generate a new vtable handle and return that.
+            return handleMap.insert(value)
+         }
+    }
+
+    override fun lift(value: Long): RegistryFetcher {
+        if ((value and 1.toLong()) == 0.toLong()) {
+            // Rust-generated handle, construct a new class that uses the handle to implement the
+            // interface
+            return RegistryFetcherImpl(UniffiWithHandle, value)
+        } else {
+            // Kotlin-generated handle, get the object from the handle map
+            return handleMap.remove(value)
+        }
+    }
+
+    override fun read(buf: ByteBuffer): RegistryFetcher {
+        return lift(buf.getLong())
+    }
+
+    override fun allocationSize(value: RegistryFetcher) = 8UL
+
+    override fun write(value: RegistryFetcher, buf: ByteBuffer) {
         buf.putLong(lower(value))
     }
 }
@@ -8898,7 +9322,8 @@ public object FfiConverterTypeExtReply : FfiConverterRustBuffer<ExtReply>{
 
 
 /**
- * A handler's failure. Whatever it says, the request is denied (or the elicitation cancelled).
+ * A handler's failure. Whatever it says, the request is denied (or the elicitation cancelled); a
+ * `RegistryFetcher`'s failure fails the install (`AcpException.Io`).
  */
 sealed class HandlerException: kotlin.Exception() {
     
@@ -9473,6 +9898,38 @@ public object FfiConverterOptionalTypePermissionHandler: FfiConverterRustBuffer<
         } else {
             buf.put(1)
             FfiConverterTypePermissionHandler.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterOptionalTypeRegistryFetcher: FfiConverterRustBuffer<RegistryFetcher?> {
+    override fun read(buf: ByteBuffer): RegistryFetcher? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterTypeRegistryFetcher.read(buf)
+    }
+
+    override fun allocationSize(value: RegistryFetcher?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterTypeRegistryFetcher.allocationSize(value)
+        }
+    }
+
+    override fun write(value: RegistryFetcher?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterTypeRegistryFetcher.write(value, buf)
         }
     }
 }

@@ -1,8 +1,14 @@
 // The core's ACP registry through the Kotlin face: resolution of each kind from the fixture,
 // errors with their paths, an install from a local tar.gz (built here) followed by a turn through
-// the installed binary, and a hostile archive refused. No network.
+// the installed binary, a hostile archive refused, and installs of an https:// URL through a
+// RegistryFetcher that serves the local bytes (thrown, wrong, cancelled). No network.
 package dev.acphost
 
+import kotlinx.coroutines.CompletableDeferred
+import kotlinx.coroutines.async
+import kotlinx.coroutines.awaitCancellation
+import kotlinx.coroutines.cancelAndJoin
+import kotlinx.coroutines.delay
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withTimeout
 import kotlinx.serialization.json.Json
@@ -14,6 +20,8 @@ import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.assertThrows
 import java.io.ByteArrayOutputStream
+import java.io.IOException
+import java.util.Collections
 import java.nio.file.Files
 import java.nio.file.Path
 import java.security.MessageDigest
@@ -198,5 +206,130 @@ class RegistryTest {
         }
         assertTrue("file://" in remote.detail, remote.detail)
         assertEquals(0, Files.list(cache).use { it.count() })
+    }
+
+    private fun isEmpty(dir: Path): Boolean = Files.list(dir).use { it.count() } == 0L
+
+    @Test
+    fun `a fetcher serves an https archive, and the installed binary runs a turn`() = runBlocking {
+        withTimeout(Fixtures.T) {
+            val dir = tmp()
+            val script = "#!/bin/sh\n[ \"\$1\" = --from-registry ] || exit 4\nshift\nexec '${Fixtures.mockAgent}' \"\$@\"\n"
+            val bytes = tarGz(mapOf("agent/run.sh" to script))
+            val url = "https://example.invalid/tool/0.1.0/tool.tar.gz"
+            val cache = dir.resolve("cache").toString()
+            val asked = Collections.synchronizedList(mutableListOf<String>())
+            val fetcher = registryFetcher { u ->
+                asked.add(u)
+                delay(10) // answers later, as a download would
+                bytes.copyOf()
+            }
+            oneBinary(url, sha256(bytes), "./agent/run.sh", listOf("--from-registry")).use { reg ->
+                assertTrue(reg.resolve("tool", ResolveOptions(cacheDir = cache)).needsInstall)
+                val installed = reg.install("tool", cache, fetcher = fetcher)
+                val installDir = dir.resolve("cache/tool/0.1.0/$platform")
+                assertEquals(InstalledAgent(installDir.toString(), installDir.resolve("agent/run.sh").toString(), false), installed)
+                assertEquals(listOf(url), asked.toList())
+                assertEquals(script, Files.readString(installDir.resolve("agent/run.sh")))
+                // Installed already: the fetcher is not asked again.
+                assertTrue(reg.install("tool", cache, fetcher = fetcher).alreadyInstalled)
+                assertEquals(1, asked.size)
+
+                val resolved = reg.resolve("tool", ResolveOptions(cacheDir = cache))
+                assertFalse(resolved.needsInstall)
+                assertEquals(installed.cmd, resolved.spec.command)
+                Host().use { host ->
+                    val agent = host.spawn(resolved.spec.copy(cwd = dir.toString()))
+                    val session = agent.newSession(SessionOptions(cwd = dir.toString()))
+                    assertEquals("end_turn", session.prompt("hello").stopReason)
+                    assertEquals(0, agent.shutdown().exitCode)
+                }
+            }
+
+            // A file:// archive is read locally even with a fetcher.
+            val archive = dir.resolve("tool.tar.gz")
+            Files.write(archive, bytes)
+            val never = registryFetcher { u -> throw AssertionError("asked for $u") }
+            val local = oneBinary(archive.toUri().toString(), sha256(bytes), "./agent/run.sh")
+            assertFalse(local.install("tool", dir.resolve("cache2").toString(), fetcher = never).alreadyInstalled)
+        }
+    }
+
+    @Test
+    fun `a throwing, lying or missing fetcher installs nothing`() = runBlocking {
+        withTimeout(Fixtures.T) {
+            val dir = tmp()
+            val bytes = tarGz(mapOf("agent/run.sh" to "#!/bin/sh\n"))
+            val url = "https://example.invalid/tool.tar.gz"
+            val reg = oneBinary(url, sha256(bytes), "./agent/run.sh")
+            val cache = dir.resolve("cache")
+            Files.createDirectories(cache)
+            suspend fun failing(fetcher: RegistryFetcher?): AcpException =
+                try {
+                    reg.install("tool", cache.toString(), fetcher = fetcher)
+                    throw AssertionError("installed")
+                } catch (e: AcpException) {
+                    assertTrue(isEmpty(cache), "left in the cache")
+                    e
+                }
+
+            // Through the lambda adapter, and implemented directly: an Exception, an Error (the
+            // generated Kotlin is patched to catch every Throwable; otherwise this would hang),
+            // the declared HandlerException.
+            val thrown = listOf(
+                registryFetcher { throw IOException("HTTP 503") } to "HTTP 503",
+                object : RegistryFetcher {
+                    override suspend fun fetch(url: String): ByteArray = throw IllegalStateException("proxy refused")
+                } to "proxy refused",
+                object : RegistryFetcher {
+                    override suspend fun fetch(url: String): ByteArray = throw StackOverflowError("deep")
+                } to "StackOverflowError",
+                object : RegistryFetcher {
+                    override suspend fun fetch(url: String): ByteArray = throw HandlerException.Failed("no credentials")
+                } to "no credentials",
+            )
+            for ((fetcher, says) in thrown) {
+                val e = failing(fetcher)
+                assertTrue(e is AcpException.Io, "$e")
+                assertTrue(url in (e as AcpException.Io).detail && says in e.detail, e.detail)
+            }
+
+            // Other bytes than the entry's sha256 names.
+            val lie = failing(registryFetcher { tarGz(mapOf("agent/run.sh" to "#!/bin/sh\nevil\n")) })
+            assertTrue(lie is AcpException.InvalidConfig, "$lie")
+            assertEquals("agents[0].distribution.binary.$platform.sha256", path(lie))
+            assertTrue(failing(registryFetcher { ByteArray(0) }) is AcpException.InvalidConfig)
+
+            // No fetcher: https:// is `unsupported`, as before, and says what to do.
+            val none = failing(null)
+            assertTrue(none is AcpException.Unsupported, "$none")
+            assertTrue("file://" in none.message!! && "RegistryFetcher" in none.message!!, none.message)
+        }
+    }
+
+    @Test
+    fun `a cancelled install cancels the fetcher and installs nothing`() = runBlocking {
+        withTimeout(Fixtures.T) {
+            val dir = tmp()
+            val bytes = tarGz(mapOf("agent/run.sh" to "#!/bin/sh\n"))
+            val reg = oneBinary("https://example.invalid/slow.tar.gz", sha256(bytes), "./agent/run.sh")
+            val cache = dir.resolve("cache")
+            Files.createDirectories(cache)
+            val called = CompletableDeferred<Unit>()
+            val cancelled = CompletableDeferred<Unit>()
+            val hanging = registryFetcher {
+                called.complete(Unit)
+                try {
+                    awaitCancellation()
+                } finally {
+                    cancelled.complete(Unit)
+                }
+            }
+            val install = async { reg.install("tool", cache.toString(), fetcher = hanging) }
+            called.await()
+            install.cancelAndJoin()
+            cancelled.await() // the fetcher's coroutine is cancelled, not left running
+            while (!isEmpty(cache)) delay(10) // the install fails on its blocking thread and cleans up
+        }
     }
 }
