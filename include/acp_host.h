@@ -197,8 +197,18 @@ typedef uint32_t acph_event_kind;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// Where a fetch callback writes the archive's bytes (opaque; `acph_fetch_sink_write`). Valid only
+// until the callback it was passed to returns.
+typedef struct acph_fetch_sink acph_fetch_sink;
+
 // An acp-host instance (opaque). Create with `acph_host_new`, free with `acph_host_free`.
 typedef struct acph_host acph_host;
+
+// A parsed ACP registry document (or one agent manifest, as a registry of one); opaque. Create
+// it with `acph_registry_from_file` / `acph_registry_from_json`, free it with
+// `acph_registry_free`. Immutable: any thread may use it, concurrently; it does not belong to a
+// host and may outlive every host.
+typedef struct acph_registry acph_registry;
 
 // The owned error object written to an `acph_error **error_out` parameter when a call fails.
 // Read its fields, then free it with `acph_error_free`. Every string is NUL-terminated UTF-8
@@ -268,6 +278,16 @@ typedef struct acph_event {
     const char *json;
     size_t json_len;
 } acph_event;
+
+// Fetch callback of `acph_registry_install` (the embedder's download of an archive URL that is
+// not `file://` or a local path): `url` is NUL-terminated (`url_len` bytes before the NUL) and
+// borrowed for the call only; write the bytes with `acph_fetch_sink_write(sink, ...)` and return
+// 0 on success, anything else on failure (`acph_fetch_sink_fail` may say why first). `sink` is
+// valid until the callback returns.
+typedef int (*acph_fetch_fn)(void *user_data,
+                             const char *url,
+                             size_t url_len,
+                             struct acph_fetch_sink *sink);
 
 #ifdef __cplusplus
 extern "C" {
@@ -1257,6 +1277,216 @@ acph_status acph_pool_shutdown_wait(struct acph_host *host,
 // # Safety
 // `host` is NULL or a live host; `error_out` is NULL or writable.
 acph_status acph_pool_release(struct acph_host *host, uint64_t pool, struct acph_error **error_out);
+
+// Read and parse a registry file (at most 16 MiB): a registry document (`{"version", "agents":
+// [...]}`) or one agent manifest (`agent.json`, a registry of one). A file that cannot be read
+// is `ACPH_STATUS_IO`; a document that cannot be used `ACPH_STATUS_INVALID_CONFIG` with
+// `data.path` naming the field (`agents[3].distribution.npx.package`; `"$"` for text that is not
+// JSON or not a registry). `*registry_out` is owned by the caller: free it with
+// `acph_registry_free`. Blocks only for reading the file.
+//
+// # Safety
+// `path` points to `path_len` readable bytes; `registry_out` and `error_out` are NULL or
+// writable.
+acph_status acph_registry_from_file(const char *path,
+                                    size_t path_len,
+                                    struct acph_registry **registry_out,
+                                    struct acph_error **error_out);
+
+// Parse a registry document or one agent manifest from text (errors as for
+// `acph_registry_from_file`: text that is not JSON is `ACPH_STATUS_INVALID_CONFIG` at `"$"`, as
+// in every face). `*registry_out` is owned by the caller (`acph_registry_free`).
+//
+// # Safety
+// `json` points to `json_len` readable bytes; `registry_out` and `error_out` are NULL or
+// writable.
+acph_status acph_registry_from_json(const char *json,
+                                    size_t json_len,
+                                    struct acph_registry **registry_out,
+                                    struct acph_error **error_out);
+
+// Free a registry. NULL is a no-op. Installs it started go on (they hold their own copy).
+//
+// # Safety
+// `registry` is NULL or a registry from `acph_registry_from_*` that was not freed yet, and no
+// other thread is using it.
+void acph_registry_free(struct acph_registry *registry);
+
+// The document's `version`: `*version_out` is an owned string (`acph_string_free`), or NULL when
+// the document has none (a single manifest never has one).
+//
+// # Safety
+// `registry` is NULL or a live registry; `version_out` and `error_out` are NULL or writable.
+acph_status acph_registry_version(const struct acph_registry *registry,
+                                  char **version_out,
+                                  struct acph_error **error_out);
+
+// Every agent entry, in document order, as a JSON array of the registry's own objects (`id`,
+// `name`, `version`, `description`, `distribution`, and `repository`, `website`, `authors`,
+// `license`, `icon` when present; fields this version does not know are not kept). `*json_out`
+// is owned (`acph_string_free`).
+//
+// # Safety
+// `registry` is NULL or a live registry; `json_out` and `error_out` are NULL or writable.
+acph_status acph_registry_agents(const struct acph_registry *registry,
+                                 char **json_out,
+                                 struct acph_error **error_out);
+
+// The entry of agent `id`, as JSON (one element of `acph_registry_agents`'s array);
+// `ACPH_STATUS_NOT_FOUND` when the registry does not list it. `*json_out` is owned
+// (`acph_string_free`).
+//
+// # Safety
+// `registry` is NULL or a live registry; `id` points to `id_len` readable bytes; `json_out` and
+// `error_out` are NULL or writable.
+acph_status acph_registry_agent(const struct acph_registry *registry,
+                                const char *id,
+                                size_t id_len,
+                                char **json_out,
+                                struct acph_error **error_out);
+
+// Choose a distribution of agent `id` and build its spec. Never downloads or installs anything.
+// `options_json` (NULL: every default) is `{"prefer": ["binary", "npx", "uvx"] | "npx",
+// "platform": "linux-x86_64", "cacheDir": "/dir", "npxCommand": "npx", "uvxCommand": "uvx"}`
+// (every field optional; `null` = absent). The default order: a binary for `platform` (default:
+// this machine's) already installed under `cacheDir`, else npx, else uvx, else a binary that
+// still needs installing; `prefer` gives an order of its own (a binary listed there is chosen
+// whether installed or not). `*json_out` (owned, `acph_string_free`) is `{"agentId",
+// "agentVersion", "kind": "binary" | "npx" | "uvx", "spec": {"command", "args", "env"},
+// "platform", "installDir", "needsInstall"}` (`platform`, `installDir` null unless a binary);
+// `spec` is an agent spec `acph_host_spawn` takes as it is (add `"cwd"` or `"restart"` if
+// wanted). A binary with `needsInstall` names the file `acph_registry_install` will create.
+//
+// Errors: `ACPH_STATUS_NOT_FOUND` (an id the registry does not list, or nothing usable for this
+// platform), `ACPH_STATUS_INVALID_CONFIG` with `data.path` (an entry that cannot be used: a
+// `cmd` that leaves its install directory, a package name starting with `-`),
+// `ACPH_STATUS_INVALID_JSON` / `ACPH_STATUS_INVALID_ARGUMENT` (the options: an unknown field,
+// an unknown platform or kind, a binary without `cacheDir`).
+//
+// # Safety
+// `registry` is NULL or a live registry; `id` points to `id_len` readable bytes;
+// `options_json` is NULL or points to `options_len` readable bytes; `json_out` and `error_out`
+// are NULL or writable.
+acph_status acph_registry_resolve(const struct acph_registry *registry,
+                                  const char *id,
+                                  size_t id_len,
+                                  const char *options_json,
+                                  size_t options_len,
+                                  char **json_out,
+                                  struct acph_error **error_out);
+
+// Whether agent `id`'s binary for a platform is installed under a cache directory (its install
+// directory `<cacheDir>/<id>/<version>/<platform>/` exists: installs only ever make it appear
+// complete). `options_json`: `{"cacheDir": "/dir", "platform": "linux-x86_64"}` (`cacheDir`
+// required; `platform` default: this machine's). `ACPH_STATUS_NOT_FOUND` for an unknown id.
+//
+// # Safety
+// `registry` is NULL or a live registry; `id` points to `id_len` readable bytes;
+// `options_json` points to `options_len` readable bytes; `installed_out` and `error_out` are
+// NULL or writable.
+acph_status acph_registry_is_installed(const struct acph_registry *registry,
+                                       const char *id,
+                                       size_t id_len,
+                                       const char *options_json,
+                                       size_t options_len,
+                                       bool *installed_out,
+                                       struct acph_error **error_out);
+
+// Install agent `id`'s binary distribution under a cache directory, as an asynchronous call of
+// `host` (`result`: `{"dir": "<cacheDir>/<id>/<version>/<platform>", "cmd": "<dir>/<cmd>",
+// "alreadyInstalled": bool}`; already installed: nothing is fetched). `options_json`:
+// `{"cacheDir": "/dir", "platform": "linux-x86_64", "maxArchiveBytes": 1073741824,
+// "maxTotalBytes": 1073741824, "maxEntries": 100000}` (`cacheDir` required; `platform` default:
+// this machine's; the limits bound the download, the bytes extracted and the entries).
+//
+// The steps are the core's (docs/REGISTRY.md): an entry without `sha256` is refused before
+// anything is fetched; the archive is fetched (bounded by `maxArchiveBytes`) and its SHA-256
+// checked before anything is extracted; `.tar.gz`/`.tgz`/`.zip` are extracted with links,
+// absolute names and `..` refused, into a staging directory renamed into place. Archives at
+// `file://` URLs and local paths are read by the library; any other URL (`https://...`) goes to
+// `fetch` (the embedder's HTTP client; the library opens no connection), and without `fetch` is
+// `ACPH_STATUS_UNSUPPORTED`.
+//
+// `fetch(user_data, url, url_len, sink)` runs on a library thread (the host's blocking pool),
+// once per install that needs the download; it may block, must not unwind, and must not wait
+// for a thread that is blocked in `acph_registry_install_wait`. It writes the bytes with
+// `acph_fetch_sink_write` (from any thread, until it returns) and returns 0, or nonzero on
+// failure (`acph_fetch_sink_fail` first says why). `finalizer(user_data)` (NULL: none) runs
+// exactly once, when the library no longer needs `user_data`: after the install ended (also
+// when it was abandoned: possibly after this call's `call_completed`), or before this function
+// returns when it fails.
+//
+// Errors (directly: no call is started): NULL, UTF-8 and JSON errors, `ACPH_STATUS_NOT_FOUND`
+// for an unknown id, `ACPH_STATUS_CLOSED`. As the call's outcome: `ACPH_STATUS_INVALID_CONFIG`
+// with `data.path` (no `sha256`, a digest mismatch, an archive over a limit, refused or
+// corrupt, a `cmd` missing from it), `ACPH_STATUS_NOT_FOUND` (no binary for the platform),
+// `ACPH_STATUS_UNSUPPORTED` (a remote URL without `fetch`, an archive format not extracted),
+// `ACPH_STATUS_IO` (the cache directory, the archive file; `fetch` returning nonzero, naming
+// the URL). After any failure nothing of the attempt is left in the cache. `acph_call_cancel`
+// completes the call with `cancelled` at once; the install stops at `fetch`'s next write (which
+// fails with `ACPH_STATUS_CANCELLED`) or finishes, and never leaves half an install.
+//
+// # Safety
+// `host` is NULL or a live host; `registry` is NULL or a live registry; `id` points to `id_len`
+// readable bytes; `options_json` points to `options_len` readable bytes; `fetch` and `finalizer`
+// are NULL or functions callable from any thread with `user_data` until the finalizer ran;
+// `call_out` and `error_out` are NULL or writable.
+acph_status acph_registry_install(struct acph_host *host,
+                                  const struct acph_registry *registry,
+                                  const char *id,
+                                  size_t id_len,
+                                  const char *options_json,
+                                  size_t options_len,
+                                  acph_fetch_fn fetch,
+                                  void *user_data,
+                                  acph_free_fn finalizer,
+                                  uint64_t *call_out,
+                                  struct acph_error **error_out);
+
+// Blocking `acph_registry_install`: `*json_out` (owned, `acph_string_free`) is the result JSON.
+// On `ACPH_STATUS_TIMEOUT` the install is abandoned as for `acph_call_cancel` (the finalizer
+// may run after this returns). `fetch` runs on a library thread, never on the calling one.
+//
+// # Safety
+// As `acph_registry_install`; `json_out` is NULL or writable.
+acph_status acph_registry_install_wait(struct acph_host *host,
+                                       const struct acph_registry *registry,
+                                       const char *id,
+                                       size_t id_len,
+                                       const char *options_json,
+                                       size_t options_len,
+                                       acph_fetch_fn fetch,
+                                       void *user_data,
+                                       acph_free_fn finalizer,
+                                       uint32_t timeout_ms,
+                                       char **json_out,
+                                       struct acph_error **error_out);
+
+// Inside a fetch callback: append `len` bytes of the archive (`data` may be NULL when `len` is
+// 0). Any thread, until the callback returns; calls are serialised. Fails with
+// `ACPH_STATUS_CANCELLED` once the install was abandoned (`acph_call_cancel`, a `_wait`
+// timeout, the host's shutdown) and `ACPH_STATUS_IO` when the bytes cannot be taken (more than
+// `maxArchiveBytes` in all, which the install then reports as `ACPH_STATUS_INVALID_CONFIG`, or
+// a disk error): stop and return; the install fails whatever the callback returns then.
+//
+// # Safety
+// `sink` is NULL or the `sink` of a fetch callback that has not returned; `data` is NULL or
+// points to `len` readable bytes; `error_out` is NULL or writable.
+acph_status acph_fetch_sink_write(struct acph_fetch_sink *sink,
+                                  const uint8_t *data,
+                                  size_t len,
+                                  struct acph_error **error_out);
+
+// Inside a fetch callback: say why it fails (e.g. `"HTTP 404"`), before returning nonzero. The
+// install's `ACPH_STATUS_IO` error then names the URL and this message. The last message wins.
+//
+// # Safety
+// `sink` is NULL or the `sink` of a fetch callback that has not returned; `message` points to
+// `message_len` readable bytes; `error_out` is NULL or writable.
+acph_status acph_fetch_sink_fail(struct acph_fetch_sink *sink,
+                                 const char *message,
+                                 size_t message_len,
+                                 struct acph_error **error_out);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -83,7 +83,9 @@ enum acph_event_kind
     ACPH_EVENT_SESSION_LOST = 28,
 };
 typedef uint32_t acph_event_kind;
+typedef struct acph_fetch_sink acph_fetch_sink;
 typedef struct acph_host acph_host;
+typedef struct acph_registry acph_registry;
 typedef struct acph_error {
     acph_status code;
     const char *kind;
@@ -112,6 +114,10 @@ typedef struct acph_event {
     const char *json;
     size_t json_len;
 } acph_event;
+typedef int (*acph_fetch_fn)(void *user_data,
+                             const char *url,
+                             size_t url_len,
+                             struct acph_fetch_sink *sink);
 const char *acph_version(void);
 uint32_t acph_abi_version(void);
 const char *acph_status_str(uint32_t status);
@@ -485,6 +491,71 @@ acph_status acph_pool_shutdown_wait(struct acph_host *host,
                                     uint32_t timeout_ms,
                                     struct acph_error **error_out);
 acph_status acph_pool_release(struct acph_host *host, uint64_t pool, struct acph_error **error_out);
+acph_status acph_registry_from_file(const char *path,
+                                    size_t path_len,
+                                    struct acph_registry **registry_out,
+                                    struct acph_error **error_out);
+acph_status acph_registry_from_json(const char *json,
+                                    size_t json_len,
+                                    struct acph_registry **registry_out,
+                                    struct acph_error **error_out);
+void acph_registry_free(struct acph_registry *registry);
+acph_status acph_registry_version(const struct acph_registry *registry,
+                                  char **version_out,
+                                  struct acph_error **error_out);
+acph_status acph_registry_agents(const struct acph_registry *registry,
+                                 char **json_out,
+                                 struct acph_error **error_out);
+acph_status acph_registry_agent(const struct acph_registry *registry,
+                                const char *id,
+                                size_t id_len,
+                                char **json_out,
+                                struct acph_error **error_out);
+acph_status acph_registry_resolve(const struct acph_registry *registry,
+                                  const char *id,
+                                  size_t id_len,
+                                  const char *options_json,
+                                  size_t options_len,
+                                  char **json_out,
+                                  struct acph_error **error_out);
+acph_status acph_registry_is_installed(const struct acph_registry *registry,
+                                       const char *id,
+                                       size_t id_len,
+                                       const char *options_json,
+                                       size_t options_len,
+                                       bool *installed_out,
+                                       struct acph_error **error_out);
+acph_status acph_registry_install(struct acph_host *host,
+                                  const struct acph_registry *registry,
+                                  const char *id,
+                                  size_t id_len,
+                                  const char *options_json,
+                                  size_t options_len,
+                                  acph_fetch_fn fetch,
+                                  void *user_data,
+                                  acph_free_fn finalizer,
+                                  uint64_t *call_out,
+                                  struct acph_error **error_out);
+acph_status acph_registry_install_wait(struct acph_host *host,
+                                       const struct acph_registry *registry,
+                                       const char *id,
+                                       size_t id_len,
+                                       const char *options_json,
+                                       size_t options_len,
+                                       acph_fetch_fn fetch,
+                                       void *user_data,
+                                       acph_free_fn finalizer,
+                                       uint32_t timeout_ms,
+                                       char **json_out,
+                                       struct acph_error **error_out);
+acph_status acph_fetch_sink_write(struct acph_fetch_sink *sink,
+                                  const uint8_t *data,
+                                  size_t len,
+                                  struct acph_error **error_out);
+acph_status acph_fetch_sink_fail(struct acph_fetch_sink *sink,
+                                 const char *message,
+                                 size_t message_len,
+                                 struct acph_error **error_out);
 ]==]
 
 -- Declaring twice in one Lua state is an error in LuaJIT ("attempt to redefine"): declare

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use acp_host::permission::policy::Policy;
+use acp_host::registry::{DistributionKind, InstallLimits, Platform, ResolveOptions};
 use acp_host::services::{FsService, TerminalService};
 use acp_host::{
     AgentSpec, ClientInfo, HostConfig, PermissionHandler, RestartPolicy, SessionOptions,
@@ -501,4 +502,151 @@ pub(crate) fn pool_config(
         Some(t) => serde_json::from_str(t).map_err(|e| Failure::json("pool_json", &e))?,
     };
     acp_host::PoolConfig::from_json(spec, &doc).map_err(|e| core_config_failure(e, "pool"))
+}
+
+// ----- registry ---------------------------------------------------------------------------------
+
+/// An optional string field where `null` also means absent (the faces' `None`/`undefined`).
+fn opt_str<'a>(
+    obj: &'a Map<String, Value>,
+    key: &str,
+    err: &dyn Fn(&str, String) -> Failure,
+) -> Result<Option<&'a str>, Failure> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(_) => str_field(obj, key, err),
+    }
+}
+
+fn platform_field(
+    obj: &Map<String, Value>,
+    err: &dyn Fn(&str, String) -> Failure,
+) -> Result<Option<Platform>, Failure> {
+    opt_str(obj, "platform", err)?
+        .map(|p| {
+            p.parse::<Platform>()
+                .map_err(|e| err("platform", e.to_string()))
+        })
+        .transpose()
+}
+
+/// The cache directory, made absolute so that results name the same files whatever the current
+/// directory is later.
+fn cache_dir_field(
+    obj: &Map<String, Value>,
+    err: &dyn Fn(&str, String) -> Failure,
+) -> Result<Option<PathBuf>, Failure> {
+    match opt_str(obj, "cacheDir", err)? {
+        None => Ok(None),
+        Some("") => Err(err("cacheDir", "must not be empty".into())),
+        Some(dir) => std::path::absolute(dir)
+            .map(Some)
+            .map_err(|e| err("cacheDir", e.to_string())),
+    }
+}
+
+/// Options of `acph_registry_resolve` (NULL: every default): `{"prefer": ["binary", "npx",
+/// "uvx"] | "npx", "platform": "linux-x86_64", "cacheDir": "/dir", "npxCommand": "npx",
+/// "uvxCommand": "uvx"}`, as the other faces take them (`null` = absent).
+pub(crate) fn resolve_options(text: Option<&str>) -> Result<ResolveOptions, Failure> {
+    let doc = match text {
+        None => Value::Object(Map::new()),
+        Some(t) => serde_json::from_str(t).map_err(|e| Failure::json("options_json", &e))?,
+    };
+    let err = |p: &str, m: String| arg_error("resolve options", p, m);
+    let obj = object(
+        &doc,
+        &["prefer", "platform", "cacheDir", "npxCommand", "uvxCommand"],
+        &err,
+    )?;
+    let mut options = ResolveOptions::new();
+    options.platform = platform_field(obj, &err)?;
+    options.cache_dir = cache_dir_field(obj, &err)?;
+    let kind = |k: &str, at: &str| {
+        k.parse::<DistributionKind>()
+            .map_err(|e| err(at, e.to_string()))
+    };
+    options.prefer = match obj.get("prefer") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(k)) => Some(vec![kind(k, "prefer")?]),
+        Some(Value::Array(_)) => string_list(obj, "prefer", &err)?
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+            .map(|(i, k)| kind(k, &format!("prefer[{i}]")))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)?,
+        Some(_) => {
+            return Err(err(
+                "prefer",
+                "expected \"binary\", \"npx\", \"uvx\" or an array of them".into(),
+            ));
+        }
+    };
+    for (key, slot) in [
+        ("npxCommand", &mut options.npx_command),
+        ("uvxCommand", &mut options.uvx_command),
+    ] {
+        match opt_str(obj, key, &err)? {
+            None => {}
+            Some("") => return Err(err(key, "must not be empty".into())),
+            Some(program) => *slot = program.to_owned(),
+        }
+    }
+    Ok(options)
+}
+
+/// Where and how `acph_registry_install` / `acph_registry_is_installed` work.
+#[derive(Debug)]
+pub(crate) struct InstallOptions {
+    pub cache_dir: PathBuf,
+    pub platform: Platform,
+    pub limits: InstallLimits,
+}
+
+/// Options of `acph_registry_install`: `{"cacheDir": "/dir", "platform": "linux-x86_64",
+/// "maxArchiveBytes": n, "maxTotalBytes": n, "maxEntries": n}` (`cacheDir` required; the limits
+/// only when `with_limits`, for `acph_registry_is_installed` they are unknown fields).
+pub(crate) fn install_options(text: &str, with_limits: bool) -> Result<InstallOptions, Failure> {
+    let doc: Value = serde_json::from_str(text).map_err(|e| Failure::json("options_json", &e))?;
+    let err = |p: &str, m: String| arg_error("install options", p, m);
+    let fields: &[&str] = if with_limits {
+        &[
+            "cacheDir",
+            "platform",
+            "maxArchiveBytes",
+            "maxTotalBytes",
+            "maxEntries",
+        ]
+    } else {
+        &["cacheDir", "platform"]
+    };
+    let obj = object(&doc, fields, &err)?;
+    let Some(cache_dir) = cache_dir_field(obj, &err)? else {
+        return Err(err("cacheDir", "missing".into()));
+    };
+    let platform = match platform_field(obj, &err)? {
+        Some(p) => p,
+        None => Platform::current().ok_or_else(|| {
+            Failure::new(
+                acph_status::ACPH_STATUS_UNSUPPORTED,
+                "this platform has no key in the registry format: pass \"platform\"",
+            )
+        })?,
+    };
+    let mut limits = InstallLimits::default();
+    if let Some(n) = u64_field(obj, "maxArchiveBytes", &err)? {
+        limits.max_archive_bytes = n;
+    }
+    if let Some(n) = u64_field(obj, "maxTotalBytes", &err)? {
+        limits.max_total_bytes = n;
+    }
+    if let Some(n) = u64_field(obj, "maxEntries", &err)? {
+        limits.max_entries = n;
+    }
+    Ok(InstallOptions {
+        cache_dir,
+        platform,
+        limits,
+    })
 }

@@ -10,7 +10,8 @@
 //!   function pointers.
 //! - `host`: the host object (runtime, core `Host`, event queue and pump, id tables, calls).
 //! - `services`: fs/terminal requests routed to the embedder.
-//! - `config`: the JSON arguments (host config, agent spec, session options).
+//! - `config`: the JSON arguments (host config, agent spec, session options, registry options).
+//! - `registry`: the registry handle and the fetch callback as the core's `Fetcher`.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
@@ -60,13 +61,15 @@ mod event;
 mod host;
 mod ptr;
 mod queue;
+mod registry;
 mod services;
 mod status;
 
 pub use api::*;
 pub use event::{acph_event, acph_event_kind};
 pub use host::acph_host;
-pub use ptr::{acph_free_fn, acph_service_fn, acph_wakeup_fn};
+pub use ptr::{acph_fetch_fn, acph_free_fn, acph_service_fn, acph_wakeup_fn};
+pub use registry::{acph_fetch_sink, acph_registry};
 pub use status::{acph_error, acph_status};
 
 /// Version of the C ABI (`acph_abi_version()`): bumped on every incompatible change of the header

@@ -3,11 +3,12 @@
 //! inside `unsafe` blocks whose justification is the contract in their `# Safety` sections.
 
 use std::alloc::{Layout, alloc, dealloc, handle_alloc_error};
-use std::ffi::{c_char, c_void};
+use std::ffi::{c_char, c_int, c_void};
 use std::mem::{align_of, size_of};
 
 use crate::event::acph_event;
 use crate::host::acph_host;
+use crate::registry::{FetchSink, acph_fetch_sink, acph_registry};
 use crate::status::{Failure, acph_error, acph_status};
 
 // ----- callbacks ------------------------------------------------------------------------------
@@ -34,6 +35,21 @@ pub type acph_service_fn = Option<
         params_json: *const c_char,
         params_len: usize,
     ),
+>;
+
+/// Fetch callback of `acph_registry_install` (the embedder's download of an archive URL that is
+/// not `file://` or a local path): `url` is NUL-terminated (`url_len` bytes before the NUL) and
+/// borrowed for the call only; write the bytes with `acph_fetch_sink_write(sink, ...)` and return
+/// 0 on success, anything else on failure (`acph_fetch_sink_fail` may say why first). `sink` is
+/// valid until the callback returns.
+#[allow(non_camel_case_types)]
+pub type acph_fetch_fn = Option<
+    unsafe extern "C" fn(
+        user_data: *mut c_void,
+        url: *const c_char,
+        url_len: usize,
+        sink: *mut acph_fetch_sink,
+    ) -> c_int,
 >;
 
 /// A C callback with its `user_data` and finalizer. The finalizer runs when the last reference is
@@ -103,7 +119,52 @@ impl Callback<acph_service_fn> {
     }
 }
 
+impl Callback<acph_fetch_fn> {
+    pub(crate) fn is_set(&self) -> bool {
+        self.f.is_some()
+    }
+
+    /// Call the fetch callback; `url` must end with a NUL byte (checked: `None` when it does not,
+    /// or when no callback is set).
+    pub(crate) fn fetch(&self, url: &[u8], sink: &FetchSink<'_>) -> Option<c_int> {
+        let (Some(f), Some(b'\0')) = (self.f, url.last()) else {
+            return None;
+        };
+        // Only ever read back as `&FetchSink` (see `fetch_sink`); the `mut` is C's view.
+        let sink = std::ptr::from_ref(sink)
+            .cast_mut()
+            .cast::<acph_fetch_sink>();
+        // SAFETY: contract of `Callback::new`; `url` is NUL-terminated and `sink` valid for the
+        // duration of the call.
+        Some(unsafe { f(self.user_data, url.as_ptr().cast(), url.len() - 1, sink) })
+    }
+}
+
 // ----- arguments in ---------------------------------------------------------------------------
+
+/// A byte buffer argument `(ptr, len)`; NULL is accepted for an empty buffer.
+///
+/// # Safety
+/// `p` is NULL or points to `len` readable bytes that stay unchanged during the call.
+pub(crate) unsafe fn bytes_in<'a>(
+    p: *const u8,
+    len: usize,
+    what: &str,
+) -> Result<&'a [u8], Failure> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(Failure::null(what));
+    }
+    if len > isize::MAX as usize {
+        return Err(Failure::invalid(format!(
+            "`{what}`: length {len} is too large"
+        )));
+    }
+    // SAFETY: caller contract; non-NULL and `len` bytes readable.
+    Ok(unsafe { std::slice::from_raw_parts(p, len) })
+}
 
 /// A required UTF-8 string argument `(ptr, len)`.
 ///
@@ -173,6 +234,40 @@ pub(crate) unsafe fn host_from_raw(p: *mut acph_host) -> Option<Box<acph_host>> 
     }
     // SAFETY: caller contract: `p` came from `Box::into_raw` in `host_into_raw`.
     Some(unsafe { Box::from_raw(p) })
+}
+
+/// The registry behind a handle.
+///
+/// # Safety
+/// `p` is NULL or a pointer written by `acph_registry_from_*` that was not freed yet.
+pub(crate) unsafe fn registry<'a>(p: *const acph_registry) -> Result<&'a acph_registry, Failure> {
+    // SAFETY: caller contract.
+    unsafe { p.as_ref() }.ok_or_else(|| Failure::null("registry"))
+}
+
+pub(crate) fn registry_into_raw(registry: Box<acph_registry>) -> *mut acph_registry {
+    Box::into_raw(registry)
+}
+
+/// # Safety
+/// `p` is NULL or a pointer written by `acph_registry_from_*` that was not freed yet; it is
+/// invalid afterwards.
+pub(crate) unsafe fn registry_free(p: *mut acph_registry) {
+    if !p.is_null() {
+        // SAFETY: caller contract: `p` came from `Box::into_raw` in `registry_into_raw`.
+        drop(unsafe { Box::from_raw(p) });
+    }
+}
+
+/// The sink behind an `acph_fetch_sink *` handed to a fetch callback.
+///
+/// # Safety
+/// `p` is NULL or the `sink` argument of a fetch callback that has not returned yet.
+pub(crate) unsafe fn fetch_sink<'a>(p: *mut acph_fetch_sink) -> Result<&'a FetchSink<'a>, Failure> {
+    // SAFETY: caller contract: `Callback::fetch` made `p` from a `&FetchSink` that outlives the
+    // callback. Shared access only (the sink locks its own state), so writes from another thread
+    // while the callback runs are serialised.
+    unsafe { p.cast::<FetchSink<'a>>().as_ref() }.ok_or_else(|| Failure::null("sink"))
 }
 
 // ----- out-params -----------------------------------------------------------------------------

@@ -233,3 +233,151 @@ fn every_core_event_kind_has_its_own_c_kind() {
         assert_eq!(name.strip_suffix('\0'), Some(kind.as_str()));
     }
 }
+
+#[test]
+fn registry_options_parse_like_the_other_faces() {
+    use acp_host::registry::{DistributionKind, Platform};
+    let o = crate::config::resolve_options(None).unwrap();
+    assert_eq!(o, acp_host::registry::ResolveOptions::new());
+    let o = crate::config::resolve_options(Some(
+        r#"{"prefer":"npx","platform":"darwin-aarch64","cacheDir":"rel/cache","npxCommand":"npx.cmd","uvxCommand":null}"#,
+    ))
+    .unwrap();
+    assert_eq!(o.prefer, Some(vec![DistributionKind::Npx]));
+    assert_eq!(o.platform, Some(Platform::DarwinAarch64));
+    assert!(o.cache_dir.unwrap().is_absolute());
+    assert_eq!(
+        (o.npx_command.as_str(), o.uvx_command.as_str()),
+        ("npx.cmd", "uvx")
+    );
+    let o = crate::config::resolve_options(Some(r#"{"prefer":["binary","uvx"]}"#)).unwrap();
+    assert_eq!(
+        o.prefer,
+        Some(vec![DistributionKind::Binary, DistributionKind::Uvx])
+    );
+    for (bad, path) in [
+        (r#"{"prefer":["npx","pip"]}"#, "prefer[1]"),
+        (r#"{"prefer":3}"#, "prefer"),
+        (r#"{"platform":"beos-m68k"}"#, "platform"),
+        (r#"{"cacheDir":""}"#, "cacheDir"),
+        (r#"{"npxCommand":""}"#, "npxCommand"),
+        (r#"{"cache_dir":"/x"}"#, "cache_dir"),
+        ("[]", "$"),
+    ] {
+        let e = crate::config::resolve_options(Some(bad)).unwrap_err();
+        assert_eq!(e.status, acph_status::ACPH_STATUS_INVALID_ARGUMENT, "{bad}");
+        assert_eq!(e.data["path"], path, "{bad}");
+    }
+    let e = crate::config::resolve_options(Some("{")).unwrap_err();
+    assert_eq!(e.status, acph_status::ACPH_STATUS_INVALID_JSON);
+
+    let o = crate::config::install_options(
+        r#"{"cacheDir":"/c","platform":"linux-aarch64","maxArchiveBytes":10,"maxTotalBytes":20,"maxEntries":3}"#,
+        true,
+    )
+    .unwrap();
+    assert_eq!(o.cache_dir, std::path::Path::new("/c"));
+    assert_eq!(o.platform, Platform::LinuxAarch64);
+    assert_eq!(
+        (
+            o.limits.max_archive_bytes,
+            o.limits.max_total_bytes,
+            o.limits.max_entries
+        ),
+        (10, 20, 3)
+    );
+    let o = crate::config::install_options(r#"{"cacheDir":"/c"}"#, false).unwrap();
+    assert_eq!(Some(o.platform), Platform::current());
+    assert_eq!(o.limits, acp_host::registry::InstallLimits::default());
+    for (bad, with_limits, path) in [
+        ("{}", true, "cacheDir"),
+        (r#"{"cacheDir":null}"#, true, "cacheDir"),
+        (r#"{"cacheDir":"/c","maxEntries":-1}"#, true, "maxEntries"),
+        (r#"{"cacheDir":"/c","maxEntries":1}"#, false, "maxEntries"),
+    ] {
+        let e = crate::config::install_options(bad, with_limits).unwrap_err();
+        assert_eq!(e.status, acph_status::ACPH_STATUS_INVALID_ARGUMENT, "{bad}");
+        assert_eq!(e.data["path"], path, "{bad}");
+    }
+}
+
+/// The fetch callback through the core's `Fetcher` trait: a write the sink refused fails the
+/// fetch even when the callback then returns 0; a nonzero return is `io` with its message.
+#[test]
+fn a_failed_sink_write_fails_the_fetch_whatever_the_callback_returns() {
+    use std::ffi::{c_char, c_int, c_void};
+    use std::io::Write;
+
+    use acp_host::registry::Fetcher;
+
+    use crate::registry::acph_fetch_sink;
+
+    unsafe extern "C" fn ignores_errors(
+        _user: *mut c_void,
+        _url: *const c_char,
+        _len: usize,
+        sink: *mut acph_fetch_sink,
+    ) -> c_int {
+        let data = [7u8; 8];
+        for _ in 0..4 {
+            // SAFETY: `sink` is the live sink of this call; `data` is readable.
+            let _ = unsafe {
+                api::acph_fetch_sink_write(sink, data.as_ptr(), data.len(), std::ptr::null_mut())
+            };
+        }
+        0
+    }
+    unsafe extern "C" fn fails(
+        _user: *mut c_void,
+        _url: *const c_char,
+        _len: usize,
+        sink: *mut acph_fetch_sink,
+    ) -> c_int {
+        let why = "HTTP 503";
+        // SAFETY: `sink` is the live sink of this call; `why` is readable.
+        let _ = unsafe {
+            api::acph_fetch_sink_fail(sink, why.as_ptr().cast(), why.len(), std::ptr::null_mut())
+        };
+        5
+    }
+
+    /// Takes 10 bytes, then refuses.
+    struct Small(Vec<u8>);
+    impl Write for Small {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if self.0.len() + buf.len() > 10 {
+                return Err(std::io::Error::other("full"));
+            }
+            self.0.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    let hook = |f: crate::ptr::acph_fetch_fn| {
+        // SAFETY: plain functions without user data, callable from any thread.
+        crate::registry::HookFetcher::new(unsafe {
+            crate::ptr::Callback::new(f, std::ptr::null_mut(), None)
+        })
+    };
+    let url = "https://example.invalid/a.tar.gz";
+    let mut out = Small(Vec::new());
+    let e = hook(Some(ignores_errors)).fetch(url, &mut out).unwrap_err();
+    assert_eq!(e.kind(), "io");
+    assert!(e.to_string().contains("full"), "{e}");
+    assert_eq!(out.0.len(), 8);
+
+    let e = hook(Some(fails)).fetch(url, &mut Vec::new()).unwrap_err();
+    assert_eq!(e.kind(), "io");
+    assert!(
+        e.to_string().contains(url) && e.to_string().contains("HTTP 503"),
+        "{e}"
+    );
+
+    // No callback: the other faces' `unsupported`, saying what to pass.
+    let e = hook(None).fetch(url, &mut Vec::new()).unwrap_err();
+    assert_eq!(e.kind(), "unsupported");
+    assert!(e.to_string().contains("fetch callback"), "{e}");
+}

@@ -21,9 +21,12 @@ mod session;
 
 mod pool;
 
+mod registry;
+
 pub use agent::*;
 pub use events::*;
 pub use host::*;
 pub use meta::*;
 pub use pool::*;
+pub use registry::*;
 pub use session::*;
