@@ -6,8 +6,9 @@
 //   host         acp-host: `for await (const ev of host.events())`, counting session_update events
 //   host-batch   acp-host: the same stream drained a batch at a time (Subscription.takeBuffered)
 //   sdk          official TS SDK client connection (acp-sdk-2 = @agentclientprotocol/sdk 2.x),
-//                onNotification('session/update') handler counting updates (its fastest API)
-//   sdk-session  official TS SDK, session.nextUpdate() loop
+//                onNotification('session/update') handler counting updates
+//   sdk-session  official TS SDK, session.nextUpdate() loop (the faster of the two, 2.4.0 on
+//                Node 20: 1.3-1.6x)
 //   perm-host    permission round trips through acp-host with an async onPermission handler
 //   perm-host-noevents  the same with `events: false` (no event stream at all)
 //   perm-sdk     permission round trips through the TS SDK with an async request handler
@@ -15,16 +16,11 @@
 // The agent is `acp-mock-agent --flood N` (flood modes) or a generated scenario of N permission
 // requests in one turn (perm modes). Prints one JSON line: rate (updates/s) or latency (µs, the
 // interval between consecutive handler calls = answer → agent → next request → handler).
-import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Readable, Writable } from 'node:stream';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 
-const require = createRequire(import.meta.url);
-const PKG = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+import { hostFlood, loadHost, loadSdk, sdkConnect, sdkFlood, sdkSessionFlood } from './common.mjs';
 
 const args = process.argv.slice(2);
 const mode = args[0];
@@ -35,7 +31,7 @@ const opt = (name, dflt) => {
 const AGENT = opt('agent');
 const UPDATES = Number(opt('updates', 200000));
 const REQUESTS = Number(opt('requests', 2000));
-const SDK_DIR = opt('sdk', path.resolve(PKG, '../../fixtures/interop/node_modules/acp-sdk-2'));
+const SDK_DIR = opt('sdk');
 const CWD = os.tmpdir();
 
 let peakRss = 0;
@@ -70,95 +66,8 @@ function latency(stamps) {
   return { samples: d.length, p50_us: q(0.5), p99_us: q(0.99), mean_us: d.reduce((a, b) => a + b, 0) / d.length };
 }
 
-async function hostFlood(batch) {
-  const { Host } = require(PKG);
-  const host = new Host();
-  const events = host.events();
-  const agent = await host.spawn({ command: AGENT, args: ['--flood', String(UPDATES)] });
-  const session = await agent.newSession({ cwd: CWD });
-  let updates = 0;
-  const t0 = process.hrtime.bigint();
-  const turn = session.prompt('flood');
-  if (batch) {
-    outer: for (;;) {
-      const first = await events.next();
-      if (first.done) break;
-      const evs = [first.value, ...events.takeBuffered()];
-      for (const ev of evs) {
-        if (ev.kind === 'session_update') updates++;
-        else if (ev.kind === 'turn_ended') break outer;
-      }
-    }
-  } else {
-    for await (const ev of events) {
-      if (ev.kind === 'session_update') updates++;
-      else if (ev.kind === 'turn_ended') break;
-    }
-  }
-  const secs = Number(process.hrtime.bigint() - t0) / 1e9;
-  const { stopReason } = await turn;
-  await host.close();
-  return { updates, seconds: secs, updates_per_sec: updates / secs, stopReason };
-}
-
-async function sdkConnect(agentArgs, handlers, body) {
-  const acp = await import(pathToFileURL(path.join(SDK_DIR, 'dist/v1/acp.js')).href).catch(() => import('acp-sdk-2'));
-  const child = spawn(AGENT, agentArgs, { stdio: ['pipe', 'pipe', 'ignore'] });
-  const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
-  let c = acp.client({ name: 'bench', version: '0' });
-  c = handlers(c);
-  try {
-    return await c.connectWith(stream, async (ctx) => {
-      await ctx.request('initialize', { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
-      return body(ctx, acp);
-    });
-  } finally {
-    child.kill();
-  }
-}
-
-async function sdkFlood() {
-  let updates = 0;
-  let secs = 0;
-  const r = await sdkConnect(
-    ['--flood', String(UPDATES)],
-    (c) => c.onNotification('session/update', () => void updates++),
-    async (ctx) => {
-      const { sessionId } = await ctx.request('session/new', { cwd: CWD, mcpServers: [] });
-      const t0 = process.hrtime.bigint();
-      const res = await ctx.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'flood' }] });
-      secs = Number(process.hrtime.bigint() - t0) / 1e9;
-      return res;
-    },
-  );
-  return { updates, seconds: secs, updates_per_sec: updates / secs, stopReason: r.stopReason };
-}
-
-async function sdkSessionFlood() {
-  let updates = 0;
-  let secs = 0;
-  const r = await sdkConnect(
-    ['--flood', String(UPDATES)],
-    (c) => c,
-    async (ctx) =>
-      ctx.buildSession(CWD).withSession(async (session) => {
-        const t0 = process.hrtime.bigint();
-        session.prompt('flood');
-        for (;;) {
-          const m = await session.nextUpdate();
-          if (m.kind === 'stop') {
-            secs = Number(process.hrtime.bigint() - t0) / 1e9;
-            return m.response;
-          }
-          updates++;
-        }
-      }),
-  );
-  return { updates, seconds: secs, updates_per_sec: updates / secs, stopReason: r.stopReason };
-}
-
 async function hostPermissions(events = true) {
-  const { Host } = require(PKG);
+  const { Host } = loadHost();
   const stamps = [];
   const host = new Host({
     events,
@@ -177,26 +86,30 @@ async function hostPermissions(events = true) {
 
 async function sdkPermissions() {
   const stamps = [];
-  const r = await sdkConnect(
-    ['--scenario', permissionScenario(REQUESTS)],
-    (c) =>
+  const r = await sdkConnect({
+    agent: AGENT,
+    args: ['--scenario', permissionScenario(REQUESTS)],
+    sdk: await loadSdk(SDK_DIR),
+    stderr: 'ignore',
+    handlers: (c) =>
       c.onRequest('session/request_permission', async (ctx) => {
         stamps.push(process.hrtime.bigint());
         return { outcome: { outcome: 'selected', optionId: ctx.params.options[0].optionId } };
       }),
-    async (ctx) => {
+    body: async (ctx) => {
       const { sessionId } = await ctx.request('session/new', { cwd: CWD, mcpServers: [] });
       return ctx.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'ask' }] });
     },
-  );
+  });
   return { requests: stamps.length, stopReason: r.stopReason, ...latency(stamps) };
 }
 
+const flood = { agent: AGENT, n: UPDATES, cwd: CWD };
 const modes = {
-  host: () => hostFlood(false),
-  'host-batch': () => hostFlood(true),
-  sdk: sdkFlood,
-  'sdk-session': sdkSessionFlood,
+  host: () => hostFlood(flood),
+  'host-batch': () => hostFlood({ ...flood, batch: true }),
+  sdk: async () => sdkFlood({ ...flood, sdk: await loadSdk(SDK_DIR) }),
+  'sdk-session': async () => sdkSessionFlood({ ...flood, sdk: await loadSdk(SDK_DIR) }),
   'perm-host': () => hostPermissions(true),
   'perm-host-noevents': () => hostPermissions(false),
   'perm-sdk': sdkPermissions,

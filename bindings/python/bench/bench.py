@@ -35,12 +35,12 @@ def _rss_peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def flood_host_sync(agent: str, n: int) -> Dict[str, Any]:
+def flood_host_sync(agent: str, n: int, cwd: str = "/tmp") -> Dict[str, Any]:
     import acp_host
 
     with acp_host.Host() as host:
         a = host.spawn([agent, "--flood", str(n)])
-        s = a.new_session("/tmp")
+        s = a.new_session(cwd)
         events = s.events()
         t0 = time.perf_counter()
         th = threading.Thread(target=s.prompt, args=("flood",))
@@ -57,13 +57,13 @@ def flood_host_sync(agent: str, n: int) -> Dict[str, Any]:
     return {"updates": count, "seconds": dt}
 
 
-def flood_host_async(agent: str, n: int) -> Dict[str, Any]:
+def flood_host_async(agent: str, n: int, cwd: str = "/tmp") -> Dict[str, Any]:
     import acp_host
 
     async def main() -> Dict[str, Any]:
         async with acp_host.AsyncHost() as host:
             a = await host.spawn([agent, "--flood", str(n)])
-            s = await a.new_session("/tmp")
+            s = await a.new_session(cwd)
             events = s.events()
             t0 = time.perf_counter()
             task = asyncio.ensure_future(s.prompt("flood"))
@@ -80,7 +80,7 @@ def flood_host_async(agent: str, n: int) -> Dict[str, Any]:
     return asyncio.run(main())
 
 
-def flood_sdk(agent: str, n: int) -> Dict[str, Any]:
+def flood_sdk(agent: str, n: int, cwd: str = "/tmp") -> Dict[str, Any]:
     import acp
     from acp.schema import ClientCapabilities, TextContentBlock
     from acp.stdio import spawn_agent_process
@@ -104,7 +104,7 @@ def flood_sdk(agent: str, n: int) -> Dict[str, Any]:
         async with spawn_agent_process(client, agent, "--flood", str(n),
                                        transport_kwargs={"limit": 64 * 1024 * 1024}) as (conn, _proc):
             await conn.initialize(protocol_version=acp.PROTOCOL_VERSION, client_capabilities=ClientCapabilities())
-            sess = await conn.new_session(cwd="/tmp", mcp_servers=[])
+            sess = await conn.new_session(cwd=cwd, mcp_servers=[])
             t0 = time.perf_counter()
             await conn.prompt(session_id=sess.session_id, prompt=[TextContentBlock(type="text", text="flood")])
             dt = time.perf_counter() - t0
