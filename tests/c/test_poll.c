@@ -65,8 +65,20 @@ static size_t loop_once(loop *l, int timeout_ms) {
         events_push(&l->evs, ev);
         taken++;
     }
-    /* Drained: the fd is not readable any more (level-triggered, no stale wake-up). */
-    CHECK(!fd_readable(l->event_fd));
+    /* Drained: the fd stays readable only while something waits. An event may arrive right
+     * after the EMPTY pull (and a wake-up may land just after its event was pulled): a pull
+     * then takes it or clears the fd. A readable fd that pulls never clear is a stale wake-up. */
+    for (int spins = 0; fd_readable(l->event_fd); spins++) {
+        CHECK(spins < 10000);
+        acph_event *ev = NULL;
+        acph_status st = acph_host_try_next_event(l->h, &ev);
+        if (st == ACPH_STATUS_OK) {
+            events_push(&l->evs, ev);
+            taken++;
+        } else {
+            CHECK(st == ACPH_STATUS_EMPTY);
+        }
+    }
     return taken;
 }
 

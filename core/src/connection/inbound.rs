@@ -336,6 +336,43 @@ impl Actor {
         });
     }
 
+    /// `spawn_served` for synchronous work that may block (the file system): it runs on the
+    /// runtime's blocking pool and reports to the actor from there.
+    fn spawn_served_blocking<W>(&mut self, id: &RawId, session: Option<&Arc<str>>, work: W)
+    where
+        W: FnOnce() -> ServedOutput + Send + 'static,
+    {
+        self.next_served += 1;
+        let token = self.next_served;
+        let gate = Gate::default();
+        self.served.insert(
+            id.clone(),
+            Served {
+                token,
+                gate: gate.clone(),
+            },
+        );
+        let tx = self.done_tx.clone();
+        let (id, session) = (id.clone(), session.cloned());
+        tokio::task::spawn_blocking(move || {
+            // A panic in the service must still answer the agent (and never reach the actor).
+            let (result, event, new_terminal) =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|_| {
+                    let err = ServiceError::new(codes::INTERNAL_ERROR, "fs worker failed");
+                    (Err(err), None, None)
+                });
+            let _ = tx.send(Completion::Served(Box::new(ServedResult {
+                token,
+                gate,
+                id,
+                session,
+                result,
+                event,
+                new_terminal,
+            })));
+        });
+    }
+
     /// An agent's `_`-prefixed extension request, handed to the embedder's handler (configured:
     /// else the dispatcher answers -32601). Served like the other embedder calls: bounded, a
     /// withdrawn request never reaches the handler, reported as `ext_request`.
@@ -381,49 +418,59 @@ impl Actor {
         let roots = self.admit_roots(session, &path, &report)?;
         let limits = self.host.config.fs_limits;
         let service = self.host.config.fs.clone();
+        let host = self.host.clone();
+        if !matches!(service, FsService::Embedder(_)) {
+            // The built-in service reads on a blocking thread, which answers the actor itself:
+            // no task in between (a round trip is mostly hops).
+            self.spawn_served_blocking(id, Some(session), move || {
+                let subject = Subject::read(&path);
+                let decide = move |resolved: &str| decide_fs(&host.policy, subject, resolved);
+                match fs::read_blocking(&roots, &path, line, limit, &limits, decide) {
+                    Ok(text) => {
+                        let event = report("ok", serde_json::json!({ "bytes": text.len() }));
+                        (
+                            Ok(serde_json::json!({ "content": text })),
+                            Some(event),
+                            None,
+                        )
+                    }
+                    Err(e) => {
+                        let (err, event) = fs_failure(&e, &report);
+                        (Err(err), Some(event), None)
+                    }
+                }
+            });
+            return Ok(());
+        }
         let session_id = session.to_string();
         let agent = self.agent;
-        let host = self.host.clone();
         self.spawn_served(id, Some(session), |_gate| async move {
             let subject = Subject::read(&path);
-            let result = match service {
-                FsService::Embedder(handler) => {
-                    // The embedder opens by path: decide on the path resolved inside the root
-                    // now (it may still change before the embedder opens it; see PERMISSIONS.md).
-                    if let Err(e) = decide_resolved(&host.policy, subject, &roots, &path).await {
-                        let (err, event) = fs_failure(&e, &report);
-                        return (Err(err), Some(event), None);
-                    }
-                    let req = FsRead {
-                        agent,
-                        session_id,
+            let FsService::Embedder(handler) = service else {
+                unreachable!("the built-in service is served above");
+            };
+            // The embedder opens by path: decide on the path resolved inside the root now (it
+            // may still change before the embedder opens it; see PERMISSIONS.md).
+            if let Err(e) = decide_resolved(&host.policy, subject, &roots, &path).await {
+                let (err, event) = fs_failure(&e, &report);
+                return (Err(err), Some(event), None);
+            }
+            let req = FsRead {
+                agent,
+                session_id,
+                path: path.clone(),
+                line,
+                limit,
+            };
+            let result = match handler.read_text_file(req).await {
+                Ok(text) if text.len() as u64 > limits.max_read_bytes => {
+                    Err(fs_error(&FsError::TooLarge {
                         path: path.clone(),
-                        line,
-                        limit,
-                    };
-                    match handler.read_text_file(req).await {
-                        Ok(text) if text.len() as u64 > limits.max_read_bytes => {
-                            Err(fs_error(&FsError::TooLarge {
-                                path: path.clone(),
-                                size: text.len() as u64,
-                                limit: limits.max_read_bytes,
-                            }))
-                        }
-                        other => other,
-                    }
+                        size: text.len() as u64,
+                        limit: limits.max_read_bytes,
+                    }))
                 }
-                _ => {
-                    let decide = move |resolved: &str| decide_fs(&host.policy, subject, resolved);
-                    match fs::read_text_file_checked(&roots, &path, line, limit, &limits, decide)
-                        .await
-                    {
-                        Ok(text) => Ok(text),
-                        Err(e) => {
-                            let (err, event) = fs_failure(&e, &report);
-                            return (Err(err), Some(event), None);
-                        }
-                    }
-                }
+                other => other,
             };
             let event = match &result {
                 Ok(text) => report("ok", serde_json::json!({ "bytes": text.len() })),

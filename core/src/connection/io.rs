@@ -147,60 +147,184 @@ fn push_frame(
     }
 }
 
-/// What the actor hands the writer.
-#[derive(Debug)]
-pub(crate) enum Out {
-    Line(String),
-    /// Close the agent's stdin (first rung of the shutdown ladder).
-    Close,
+/// The way to the agent's stdin, shared by the actor and the writer task.
+///
+/// The actor writes a line itself when nothing is waiting before it: one non-blocking write,
+/// no hop to another task (most of an answer's round trip is task hops). Whatever does not go
+/// out at once (a full pipe, a slow `connect` transport) waits in `buf`, in order, for the
+/// writer task, which owns the writer while it waits on the agent and hands it back when done.
+pub(crate) struct Outbound {
+    state: std::sync::Mutex<OutState>,
+    wake: tokio::sync::Notify,
+    /// Bytes accepted but not yet written, so the actor can tell an agent that stopped reading
+    /// its stdin.
+    queued: AtomicUsize,
 }
 
-/// Writes lines in order, coalescing whatever is queued into one write. `queued` counts bytes
-/// accepted but not yet written, so the actor can tell an agent that stopped reading its stdin.
-pub(crate) async fn writer_task(
-    mut writer: BoxWriter,
-    mut rx: mpsc::UnboundedReceiver<Out>,
-    queued: Arc<AtomicUsize>,
-) -> Result<(), std::io::Error> {
-    let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
-    while let Some(first) = rx.recv().await {
-        let mut close = false;
-        let mut next = Some(first);
-        while let Some(out) = next.take() {
-            match out {
-                Out::Line(line) => {
-                    buf.extend_from_slice(line.as_bytes());
-                    buf.push(b'\n');
+struct OutState {
+    /// `None` while the writer task holds it.
+    writer: Option<BoxWriter>,
+    buf: Vec<u8>,
+    /// Close the agent's stdin once `buf` is out (first rung of the shutdown ladder).
+    close: bool,
+    /// A write the actor made failed; the writer task reports it.
+    failed: Option<std::io::Error>,
+    /// The actor wrote bytes whose flush did not finish: the writer task flushes them.
+    unflushed: bool,
+}
+
+impl Outbound {
+    pub(crate) fn new(writer: BoxWriter) -> Arc<Outbound> {
+        Arc::new(Outbound {
+            state: std::sync::Mutex::new(OutState {
+                writer: Some(writer),
+                buf: Vec::new(),
+                close: false,
+                failed: None,
+                unflushed: false,
+            }),
+            wake: tokio::sync::Notify::new(),
+            queued: AtomicUsize::new(0),
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, OutState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Bytes accepted and not yet written.
+    pub(crate) fn queued(&self) -> usize {
+        self.queued.load(Ordering::Relaxed)
+    }
+
+    /// Send `line` and a newline, in order after everything sent before; returns the bytes
+    /// still queued afterwards. Never waits.
+    pub(crate) fn send(&self, line: &str) -> usize {
+        let mut st = self.lock();
+        if st.close || st.failed.is_some() {
+            return self.queued();
+        }
+        let mut bytes = Vec::with_capacity(line.len() + 1);
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.push(b'\n');
+        let mut sent = 0;
+        if st.buf.is_empty()
+            && !st.unflushed
+            && let Some(writer) = st.writer.as_mut()
+        {
+            match write_now(writer, &bytes) {
+                Ok((n, flushed)) => {
+                    sent = n;
+                    st.unflushed = !flushed;
                 }
-                Out::Close => {
-                    close = true;
-                    break;
-                }
+                Err(e) => st.failed = Some(e),
             }
-            if buf.len() < 1 << 20 {
-                next = rx.try_recv().ok();
+            if st.failed.is_none() && sent == bytes.len() && !st.unflushed {
+                return self.queued();
             }
         }
-        if !buf.is_empty() {
-            let n = buf.len();
-            let res = async {
+        if st.failed.is_some() {
+            drop(st);
+            self.wake.notify_one();
+            return self.queued();
+        }
+        st.buf.extend_from_slice(&bytes[sent..]);
+        let added = bytes.len() - sent;
+        drop(st);
+        let queued = self.queued.fetch_add(added, Ordering::Relaxed) + added;
+        self.wake.notify_one();
+        queued
+    }
+
+    /// Close the agent's stdin once what was sent is out.
+    pub(crate) fn close(&self) {
+        self.lock().close = true;
+        self.wake.notify_one();
+    }
+}
+
+/// The actor's side of [`Outbound`]: dropping it (the actor ended) closes the agent's stdin.
+pub(crate) struct OutHandle(pub(crate) Arc<Outbound>);
+
+impl std::ops::Deref for OutHandle {
+    type Target = Outbound;
+    fn deref(&self) -> &Outbound {
+        &self.0
+    }
+}
+
+impl Drop for OutHandle {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
+/// One non-blocking attempt to write `bytes` and flush: how many went out, and whether the
+/// flush finished (a buffered transport holds bytes until flushed).
+fn write_now(writer: &mut BoxWriter, bytes: &[u8]) -> std::io::Result<(usize, bool)> {
+    use std::task::Poll;
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    let mut done = 0;
+    while done < bytes.len() {
+        match writer.as_mut().poll_write(&mut cx, &bytes[done..]) {
+            Poll::Ready(Ok(0)) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Poll::Ready(Ok(n)) => done += n,
+            Poll::Ready(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Poll::Ready(Err(e)) => return Err(e),
+            Poll::Pending => return Ok((done, false)),
+        }
+    }
+    match writer.as_mut().poll_flush(&mut cx) {
+        Poll::Ready(Ok(())) => Ok((done, true)),
+        Poll::Ready(Err(e)) => Err(e),
+        Poll::Pending => Ok((done, false)),
+    }
+}
+
+/// Writes what the actor could not write at once, in order; closes the agent's stdin when
+/// asked (the actor's `OutHandle` asks when dropped).
+pub(crate) async fn writer_task(out: Arc<Outbound>) -> Result<(), std::io::Error> {
+    loop {
+        let work = {
+            let mut st = out.lock();
+            if let Some(e) = st.failed.take() {
+                return Err(e);
+            }
+            if st.buf.is_empty() && !st.close && !st.unflushed {
+                None
+            } else {
+                let Some(writer) = st.writer.take() else {
+                    return Ok(()); // closed already
+                };
+                st.unflushed = false;
+                Some((writer, std::mem::take(&mut st.buf), st.close))
+            }
+        };
+        let Some((mut writer, mut buf, close)) = work else {
+            out.wake.notified().await;
+            continue;
+        };
+        let n = buf.len();
+        let res = async {
+            if !buf.is_empty() {
                 writer.write_all(&buf).await?;
-                writer.flush().await
             }
-            .await;
-            queued.fetch_sub(n.min(queued.load(Ordering::Relaxed)), Ordering::Relaxed);
-            buf.clear();
-            if buf.capacity() > 4 << 20 {
-                // Give back what one huge line needed.
-                buf = Vec::with_capacity(64 * 1024);
-            }
-            res?;
+            writer.flush().await
         }
+        .await;
+        out.queued
+            .fetch_sub(n.min(out.queued.load(Ordering::Relaxed)), Ordering::Relaxed);
+        res?;
         if close {
             let _ = writer.shutdown().await;
             return Ok(());
         }
+        buf.clear();
+        let mut st = out.lock();
+        if st.buf.is_empty() && buf.capacity() <= 4 << 20 {
+            // Keep the allocation (unless one huge line needed it).
+            st.buf = buf;
+        }
+        st.writer = Some(writer);
     }
-    let _ = writer.shutdown().await;
-    Ok(())
 }

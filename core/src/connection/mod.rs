@@ -12,7 +12,7 @@ mod state;
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -22,7 +22,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::time::{DelayQueue, delay_queue};
 
 pub(crate) use io::ReaderMsg;
-use io::{Out, reader_task, writer_task};
+use io::{reader_task, writer_task};
 pub(crate) use state::AgentShared;
 pub use state::{AgentInfo, PROTOCOL_VERSION};
 
@@ -122,6 +122,43 @@ where
         }
     })
     .await
+}
+
+/// `permission_requested`'s payload, serialized straight from borrowed fields (no copy of the
+/// tool call).
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PermissionRequestedData<'a> {
+    request_id: u64,
+    session_id: &'a str,
+    tool_call: &'a Value,
+    options: &'a [PermissionOption],
+}
+
+/// `permission_resolved`'s payload.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PermissionResolvedData<'a> {
+    request_id: u64,
+    session_id: &'a str,
+    decided_by: DecidedBy,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rule: Option<&'a str>,
+    outcome: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    option_kind: Option<&'a str>,
+}
+
+/// Poll a future once, with a waker that does nothing: its answer if it has one now. Whoever
+/// polls it next registers the waker that counts.
+pub(super) fn poll_once<F: std::future::Future + ?Sized>(
+    fut: std::pin::Pin<&mut F>,
+) -> Option<F::Output> {
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match fut.poll(&mut cx) {
+        std::task::Poll::Ready(v) => Some(v),
+        std::task::Poll::Pending => None,
+    }
 }
 
 /// Bookkeeping attached to an outbound request, applied when its response arrives.
@@ -390,9 +427,8 @@ pub(crate) fn start(
 ) -> mpsc::Sender<Command> {
     let (cmd_tx, cmd_rx) = mpsc::channel(COMMAND_QUEUE);
     let (reader_tx, reader_rx) = mpsc::channel(READER_QUEUE);
-    let (out_tx, out_rx) = mpsc::unbounded_channel();
     let (done_tx, done_rx) = mpsc::unbounded_channel();
-    let queued = Arc::new(AtomicUsize::new(0));
+    let out = io::Outbound::new(transport.writer);
 
     tokio::spawn(reader_task(
         transport.reader,
@@ -401,11 +437,10 @@ pub(crate) fn start(
         reader_tx,
     ));
     {
-        let queued = queued.clone();
         let done_tx = done_tx.clone();
-        let writer = transport.writer;
+        let out = out.clone();
         tokio::spawn(async move {
-            let res = writer_task(writer, out_rx, queued).await;
+            let res = writer_task(out).await;
             let _ = done_tx.send(Completion::WriterDone(res.map_err(|e| e.to_string())));
         });
     }
@@ -418,8 +453,7 @@ pub(crate) fn start(
         host: host.clone(),
         shared: agent_shared,
         caps,
-        out_tx,
-        queued,
+        out: io::OutHandle(out),
         process: transport.process,
         exit_watch,
         pending: HashMap::new(),
@@ -459,8 +493,7 @@ struct Actor {
     host: Arc<HostShared>,
     shared: Arc<AgentShared>,
     caps: ClientCapabilities,
-    out_tx: mpsc::UnboundedSender<Out>,
-    queued: Arc<AtomicUsize>,
+    out: io::OutHandle,
     process: Option<AgentProcess>,
     exit_watch: Option<watch::Receiver<Option<crate::transport::RawExit>>>,
     pending: HashMap<u64, PendingOut>,
@@ -732,11 +765,7 @@ impl Actor {
         if self.writer_dead {
             return;
         }
-        let n = line.len() + 1;
-        let queued = self.queued.fetch_add(n, Ordering::Relaxed) + n;
-        if self.out_tx.send(Out::Line(line)).is_err() {
-            return;
-        }
+        let queued = self.out.send(&line);
         if queued > self.host.config.max_outbound_bytes && self.gone.is_none() && !self.writer_dead
         {
             // The agent stopped reading its stdin while we keep having things to say: it is
@@ -1754,7 +1783,7 @@ impl Actor {
     // ----- permissions ------------------------------------------------------------------------
 
     async fn on_permission_request(&mut self, id: RawId, params: Option<Box<RawValue>>) {
-        let params = params_value(params.as_deref());
+        let mut params = params_value(params.as_deref());
         let session = params
             .get("sessionId")
             .and_then(Value::as_str)
@@ -1811,25 +1840,20 @@ impl Actor {
             None => (None, false, None),
         };
         // The request's own toolCall wins; fields it omits come from the announced tool call
-        // (the request may also arrive before, or without, any tool_call).
-        let mut tool_call = known_call.unwrap_or_else(|| Value::Object(Default::default()));
-        if let (Value::Object(base), Some(Value::Object(req))) =
-            (&mut tool_call, params.get("toolCall"))
-        {
-            for (k, v) in req {
-                base.insert(k.clone(), v.clone());
+        // (the request may also arrive before, or without, any tool_call). Taken, not copied:
+        // every copy of a tool call is a tree of allocations on the round trip's path.
+        let requested = params.get_mut("toolCall").map(Value::take);
+        let tool_call = match (known_call, requested) {
+            (Some(Value::Object(mut base)), Some(Value::Object(req))) => {
+                base.extend(req);
+                Value::Object(base)
             }
-        }
-        let (settled_tx, settled) = Settled::new();
-        let request = PermissionRequest {
-            request_id: perm,
-            agent: self.agent,
-            session_id: session.to_string(),
-            turn,
-            tool_call: tool_call.clone(),
-            options: options.clone(),
-            settled,
+            (Some(base), _) => base,
+            (None, Some(req @ Value::Object(_))) => req,
+            (None, _) => Value::Object(Default::default()),
         };
+        drop(params);
+        let (settled_tx, settled) = Settled::new();
         self.perms.insert(
             perm,
             PermEntry {
@@ -1845,18 +1869,27 @@ impl Actor {
             },
         );
         self.host.note_permission(perm, self.agent, false);
-        let data = serde_json::json!({
-            "requestId": perm,
-            "sessionId": &*session,
-            "toolCall": tool_call,
-            "options": options,
-        });
+        let data = PermissionRequestedData {
+            request_id: perm,
+            session_id: &session,
+            tool_call: &tool_call,
+            options: &options,
+        };
         self.emit(
             self.event(EventKind::PermissionRequested, raw_json(&data))
                 .session(Some(session.clone()))
                 .turn(turn),
         )
         .await;
+        let request = PermissionRequest {
+            request_id: perm,
+            agent: self.agent,
+            session_id: session.to_string(),
+            turn,
+            tool_call,
+            options: options.clone(),
+            settled,
+        };
 
         if cancelling {
             self.resolve_permission(perm, Outcome::Cancelled, DecidedBy::Cancelled)
@@ -1903,12 +1936,21 @@ impl Actor {
             }
             PermissionHandler::Decider(decider) => {
                 let decider = decider.clone();
-                let tx = self.done_tx.clone();
                 // The decider is the embedder's code: a panic, in `decide` itself or while its
-                // future runs, must deny and never reach the actor. One task does it all; it is
-                // aborted when the request is resolved otherwise.
+                // future runs, must deny and never reach the actor (`guarded`).
+                let mut answer = Box::pin(guarded(move || decider.decide(request), "permission"));
+                // A decider that knows at once (a policy in code, a cache, a headless script)
+                // is answered in this step: no task and no hop back, which is most of a round
+                // trip's cost. Polled once with a no-op waker; a pending future moves to a task
+                // of its own (whose polls register the real waker), aborted when the request is
+                // resolved otherwise.
+                if let Some(answer) = poll_once(answer.as_mut()) {
+                    let _ = self.host_answer(perm, answer).await;
+                    return;
+                }
+                let tx = self.done_tx.clone();
                 let task = tokio::spawn(async move {
-                    let answer = guarded(move || decider.decide(request), "permission").await;
+                    let answer = answer.await;
                     let _ = tx.send(Completion::PermissionAnswer { perm, answer });
                 });
                 if let Some(entry) = self.perms.get_mut(&perm) {
@@ -2020,25 +2062,22 @@ impl Actor {
             decider.abort();
         }
         self.host.note_permission(perm, self.agent, true);
-        let mut data = serde_json::json!({
-            "requestId": perm,
-            "sessionId": &*entry.session,
-            "decidedBy": by,
-        });
-        if let Some(rule) = &entry.rule {
-            data["rule"] = Value::from(rule.clone());
-        }
-        match &outcome {
-            Some(o) => {
-                data["outcome"] = o.to_json();
-                if let Outcome::Selected(id) = o
-                    && let Some(opt) = entry.options.iter().find(|x| &x.option_id == id)
-                {
-                    data["optionKind"] = Value::from(opt.kind.clone());
-                }
-            }
-            None => data["outcome"] = Value::Null,
-        }
+        let option_kind = match &outcome {
+            Some(Outcome::Selected(id)) => entry
+                .options
+                .iter()
+                .find(|x| &x.option_id == id)
+                .map(|o| o.kind.as_str()),
+            _ => None,
+        };
+        let data = PermissionResolvedData {
+            request_id: perm,
+            session_id: &entry.session,
+            decided_by: by,
+            rule: entry.rule.as_deref(),
+            outcome: outcome.as_ref().map(Outcome::to_json),
+            option_kind,
+        };
         self.emit(
             self.event(EventKind::PermissionResolved, raw_json(&data))
                 .session(Some(entry.session.clone()))
@@ -2156,7 +2195,7 @@ impl Actor {
                 let mut exit = p.wait_exit(Duration::from_millis(500)).await;
                 if exit.is_none() {
                     // stdout closed but the process lingers: take it down.
-                    let _ = self.out_tx.send(Out::Close);
+                    self.out.close();
                     exit = p.shutdown(self.host.config.shutdown_grace).await;
                 }
                 exit
@@ -2177,7 +2216,7 @@ impl Actor {
             return;
         }
         self.flush();
-        let _ = self.out_tx.send(Out::Close);
+        self.out.close();
         let grace = self.host.config.shutdown_grace;
         // Run the ladder while still taking what the agent writes meanwhile (in order, as usual):
         // an agent blocked on a full stdout pipe could not see its stdin close.

@@ -347,7 +347,9 @@ where
         .map_err(|e| io_msg(path, &format!("fs worker failed: {e}")))?
 }
 
-fn read_blocking<G>(
+/// [`read_text_file_checked`] on the calling thread, which may block on the file system: for
+/// callers already on a blocking thread.
+pub(crate) fn read_blocking<G>(
     roots: &[PathBuf],
     path: &str,
     line: Option<u32>,

@@ -175,16 +175,10 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         if self.buf.capacity() > SHRINK_ABOVE && self.buf.len() < READ_CHUNK {
             self.buf.shrink_to(READ_CHUNK * 2);
         }
-        let old_len = self.buf.len();
-        self.buf.resize(old_len + READ_CHUNK, 0);
-        let n = match self.inner.read(&mut self.buf[old_len..]).await {
-            Ok(n) => n,
-            Err(e) => {
-                self.buf.truncate(old_len);
-                return Err(e);
-            }
-        };
-        self.buf.truncate(old_len + n);
+        // Into spare capacity, not a zero-filled chunk: zeroing 64 KiB per read cost more than
+        // the rest of a small message's handling.
+        self.buf.reserve(READ_CHUNK);
+        let n = self.inner.read_buf(&mut self.buf).await?;
         if n == 0 {
             self.eof = true;
         }
