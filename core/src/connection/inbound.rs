@@ -300,18 +300,16 @@ impl Actor {
         }
     }
 
-    /// Run `work` in a task of its own and register the request as served (answered when the
-    /// task reports back, see `on_served`). `work` gets the request's gate, to commit through
-    /// right before its effect.
-    fn spawn_served<W, F>(&mut self, id: &RawId, session: Option<&Arc<str>>, work: W)
-    where
-        W: FnOnce(Gate) -> F,
-        F: std::future::Future<Output = ServedOutput> + Send + 'static,
-    {
+    /// Register the request as served (answered when its work reports back, see `on_served`):
+    /// its gate, and how the work reports.
+    fn register_served(
+        &mut self,
+        id: &RawId,
+        session: Option<&Arc<str>>,
+    ) -> (Gate, impl FnOnce(ServedOutput) + Send + 'static) {
         self.next_served += 1;
         let token = self.next_served;
         let gate = Gate::default();
-        let work = work(gate.clone());
         self.served.insert(
             id.clone(),
             Served {
@@ -321,18 +319,33 @@ impl Actor {
         );
         let tx = self.done_tx.clone();
         let (id, session) = (id.clone(), session.cloned());
-        let agent = self.agent;
-        tokio::spawn(async move {
-            let (result, event, new_terminal) = crate::services::serving(agent, work).await;
+        let served_gate = gate.clone();
+        let report = move |(result, event, new_terminal): ServedOutput| {
             let _ = tx.send(Completion::Served(Box::new(ServedResult {
                 token,
-                gate,
+                gate: served_gate,
                 id,
                 session,
                 result,
                 event,
                 new_terminal,
             })));
+        };
+        (gate, report)
+    }
+
+    /// Run `work` in a task of its own, registered as served. `work` gets the request's gate,
+    /// to commit through right before its effect.
+    fn spawn_served<W, F>(&mut self, id: &RawId, session: Option<&Arc<str>>, work: W)
+    where
+        W: FnOnce(Gate) -> F,
+        F: std::future::Future<Output = ServedOutput> + Send + 'static,
+    {
+        let (gate, report) = self.register_served(id, session);
+        let work = work(gate);
+        let agent = self.agent;
+        tokio::spawn(async move {
+            report(crate::services::serving(agent, work).await);
         });
     }
 
@@ -342,34 +355,15 @@ impl Actor {
     where
         W: FnOnce() -> ServedOutput + Send + 'static,
     {
-        self.next_served += 1;
-        let token = self.next_served;
-        let gate = Gate::default();
-        self.served.insert(
-            id.clone(),
-            Served {
-                token,
-                gate: gate.clone(),
-            },
-        );
-        let tx = self.done_tx.clone();
-        let (id, session) = (id.clone(), session.cloned());
+        let (_gate, report) = self.register_served(id, session);
         tokio::task::spawn_blocking(move || {
             // A panic in the service must still answer the agent (and never reach the actor).
-            let (result, event, new_terminal) =
+            report(
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|_| {
                     let err = ServiceError::new(codes::INTERNAL_ERROR, "fs worker failed");
                     (Err(err), None, None)
-                });
-            let _ = tx.send(Completion::Served(Box::new(ServedResult {
-                token,
-                gate,
-                id,
-                session,
-                result,
-                event,
-                new_terminal,
-            })));
+                }),
+            );
         });
     }
 

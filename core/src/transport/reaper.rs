@@ -52,7 +52,7 @@ fn try_attach(pgid: u32) -> io::Result<()> {
     let Some((reader, _writer)) = lifeline else {
         return Err(io::Error::other("could not create the lifeline pipe"));
     };
-    let status = Command::new("/bin/sh")
+    let shell = Command::new("/bin/sh")
         .args(["-c", SCRIPT, "acp-host-reaper"])
         .stdin(Stdio::from(reader.try_clone()?))
         .stdout(Stdio::null())
@@ -60,10 +60,23 @@ fn try_attach(pgid: u32) -> io::Result<()> {
         .env_clear()
         .current_dir("/")
         .process_group(pgid)
-        .status()?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(io::Error::other(format!("reaper shell failed: {status}")))
+        .spawn()?;
+    // The shell has joined the group once it is spawned (`setpgid` runs before its exec); its
+    // exit (a millisecond or two later, once the background reaper is started) is waited for
+    // off the caller's path: waiting here was most of the time from spawn to `initialize`.
+    let wait = move || {
+        let mut shell = shell;
+        match shell.wait() {
+            Ok(status) if !status.success() => {
+                tracing::warn!(pgid, %status, "reaper shell failed: this process group may outlive a host that is killed");
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(pgid, error = %e, "reaper shell: wait failed"),
+        }
+    };
+    match tokio::runtime::Handle::try_current() {
+        Ok(rt) => drop(rt.spawn_blocking(wait)),
+        Err(_) => wait(),
     }
+    Ok(())
 }
