@@ -82,6 +82,10 @@ pub type DecisionFuture = Pin<Box<dyn Future<Output = Result<PermissionAnswer, S
 
 /// Asks the embedder. May take minutes (a human); nothing else waits on it. An `Err`, a panic, an
 /// answer that is not one of the offered option ids, or the permission timeout all deny.
+///
+/// `decide` and the first poll of its future run on the agent's connection task, so that an
+/// answer known at once goes back without a hop: do not block there (await the human, a
+/// channel, `spawn_blocking`); a decider that blocks stalls that agent's connection meanwhile.
 pub trait PermissionDecider: Send + Sync + 'static {
     fn decide(&self, request: PermissionRequest) -> DecisionFuture;
 }
