@@ -423,10 +423,14 @@ async fn the_queue_follows_call_order_and_cancel_drops_prompts_not_yet_polled() 
     assert_eq!(later.await.unwrap().unwrap().stop_reason, "cancelled");
     waiting.shutdown().await;
 
-    // Release fails what waits with `closed`.
+    // Release fails what waits with `closed`, and takes effect at the call: a prompt called
+    // after it (its future not yet polled) fails too, whichever is polled first.
     let running = s.prompt_text("x");
     let queued = s.prompt_text("y");
-    s.release().await.unwrap();
+    let release = s.release();
+    let later = s.prompt_text("z");
+    assert!(matches!(later.await, Err(Error::Closed(_))));
+    release.await.unwrap();
     let _ = running.await;
     assert!(matches!(queued.await, Err(Error::Closed(_))));
     pool.shutdown().await;

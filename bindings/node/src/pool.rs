@@ -1,22 +1,19 @@
 //! Pools (`acp_host::Pool`) for the facade's `host.pool(...)`.
 //!
 //! The calls of one pooled session (`prompt`, `cancel`, `release`) take effect in the order JS
-//! made them. Each napi call runs as its own tokio task, and two tasks started in one JS tick may
-//! be polled in either order; the core's prompt queue is FIFO from a prompt's first poll on, and
-//! `cancel` fails the prompts queued before its first poll. So every such call takes a ticket
-//! synchronously, in the JS call, and is first polled in ticket order (`in_order`).
+//! made them: each napi call runs as its own tokio task, and two tasks started in one JS tick
+//! may be polled in either order, so the core's call (which takes a prompt's place in line,
+//! drops the queued prompts, or marks the session released) is made synchronously in the JS
+//! call, and only its future is spawned.
 
-use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::task::Poll;
 
 use acp_host::{Host, Pool, PoolConfig, PooledSession};
 use napi::Env;
 use napi::bindgen_prelude::{PromiseRaw, Result};
 use napi_derive::napi;
 use serde_json::Value;
-use tokio::sync::watch;
 
 use crate::{
     HostCore, NativeAgent, NativeSession, NativeSessionOptions, abortable, closed_err, core_err,
@@ -83,7 +80,6 @@ impl NativePool {
         .await?;
         Ok(NativePooledSession {
             pooled,
-            gate: Arc::new(Gate::new()),
             supervised: self.supervised,
         })
     }
@@ -130,7 +126,6 @@ impl NativePool {
 #[derive(Debug)]
 pub struct NativePooledSession {
     pooled: PooledSession,
-    gate: Arc<Gate>,
     supervised: bool,
 }
 
@@ -177,25 +172,18 @@ impl NativePooledSession {
         content: Vec<Value>,
         abort: Option<u32>,
     ) -> Result<PromiseRaw<'env, Value>> {
-        let pooled = self.pooled.clone();
-        let (gate, ticket) = (self.gate.clone(), self.gate.ticket());
-        env.spawn_future(async move {
-            let turn = in_order(&gate, ticket, abortable(abort, pooled.prompt(content))).await?;
-            Ok(turn_json(turn))
-        })
+        // The place in line is taken by this call, in JS call order.
+        let turn = self.pooled.prompt(content);
+        env.spawn_future(async move { Ok(turn_json(abortable(abort, turn).await?)) })
     }
 
     /// `session/cancel` for the running turn; the prompts queued before this call reject with
     /// `cancelled` without being sent.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn cancel<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
-        let pooled = self.pooled.clone();
-        let (gate, ticket) = (self.gate.clone(), self.gate.ticket());
-        env.spawn_future(async move {
-            in_order(&gate, ticket, pooled.cancel())
-                .await
-                .map_err(core_err)
-        })
+        // The queued prompts are dropped by this call, in JS call order.
+        let cancel = self.pooled.cancel();
+        env.spawn_future(async move { cancel.await.map_err(core_err) })
     }
 
     /// Give the session back (closed on the agent when it supports `session/close`; in
@@ -203,47 +191,8 @@ impl NativePooledSession {
     /// Idempotent.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn release<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
-        let pooled = self.pooled.clone();
-        let (gate, ticket) = (self.gate.clone(), self.gate.ticket());
-        env.spawn_future(async move {
-            in_order(&gate, ticket, pooled.release())
-                .await
-                .map_err(core_err)
-        })
-    }
-}
-
-/// Tickets in call order; `turn` is the next ticket to be first polled.
-#[derive(Debug)]
-struct Gate {
-    issued: AtomicU64,
-    turn: watch::Sender<u64>,
-}
-
-impl Gate {
-    fn new() -> Gate {
-        Gate {
-            issued: AtomicU64::new(0),
-            turn: watch::channel(0).0,
-        }
-    }
-
-    fn ticket(&self) -> u64 {
-        self.issued.fetch_add(1, Ordering::SeqCst)
-    }
-}
-
-/// Run `fut`, first polled once every earlier ticket's future was (its place in the core's
-/// queue, or its cancel, is taken by then), then to its end.
-async fn in_order<F: Future>(gate: &Gate, ticket: u64, fut: F) -> F::Output {
-    let mut turn = gate.turn.subscribe();
-    // The sender lives as long as the gate: this only fails if it is gone.
-    let _ = turn.wait_for(|t| *t >= ticket).await;
-    let mut fut = std::pin::pin!(fut);
-    let first = std::future::poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await;
-    gate.turn.send_modify(|t| *t = (*t).max(ticket + 1));
-    match first {
-        Poll::Ready(out) => out,
-        Poll::Pending => fut.await,
+        // Marked released (queued and later prompts fail `closed`) by this call, in JS call order.
+        let release = self.pooled.release();
+        env.spawn_future(async move { release.await.map_err(core_err) })
     }
 }

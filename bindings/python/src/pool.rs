@@ -241,14 +241,13 @@ impl Drop for Out {
     }
 }
 
-/// `session.prompt(content)`, counted in `pending` from its first poll on (by then it holds its
-/// place in the queue: a `cancel` from now on fails it if it is still queued).
+/// A pooled prompt (its place in the queue taken when it was called), counted in `pending` from
+/// its first poll on unless it finished there.
 async fn counted_prompt(
-    session: PooledSession,
-    content: Vec<Value>,
+    turn: impl Future<Output = acp_host::Result<TurnResult>>,
     pending: Arc<AtomicUsize>,
 ) -> acp_host::Result<TurnResult> {
-    let mut fut = pin!(session.prompt(content));
+    let mut fut = pin!(turn);
     let first = std::future::poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await;
     if let Poll::Ready(out) = first {
         return out;
@@ -310,10 +309,12 @@ impl NativePooledSession {
                 ));
             }
         };
-        let session = self.session.clone();
+        // The place in line is taken by this call, in Python call order (two asyncio calls'
+        // futures may first be polled in either order).
+        let turn = self.session.prompt(content);
         let pending = self.pending.clone();
         call(py, aio, async move {
-            let turn = counted_prompt(session, content, pending);
+            let turn = counted_prompt(turn, pending);
             within("session/prompt".into(), timeout, turn)
                 .await
                 .map(|t| -> TurnTuple { turn_tuple(t) })
@@ -323,8 +324,9 @@ impl NativePooledSession {
     /// Cancel the running turn (`session/cancel`) and fail every queued prompt with `cancelled`.
     #[pyo3(signature = (*, aio=false))]
     fn cancel(&self, py: Python<'_>, aio: bool) -> PyResult<Py<PyAny>> {
-        let session = self.session.clone();
-        call(py, aio, async move { session.cancel().await })
+        // The queued prompts are dropped by this call, in call order.
+        let cancel = self.session.cancel();
+        call(py, aio, cancel)
     }
 
     /// Give the session back to the pool (`session/close` when the agent supports it; in
@@ -333,10 +335,9 @@ impl NativePooledSession {
     #[pyo3(signature = (*, aio=false))]
     fn release(&self, py: Python<'_>, aio: bool) -> PyResult<Py<PyAny>> {
         self.released.store(true, Ordering::SeqCst);
-        let session = self.session.clone();
-        call(py, aio, async move {
-            detached(async move { session.release().await }).await
-        })
+        // Marked released by this call, in call order; the rest runs detached.
+        let release = self.session.release();
+        call(py, aio, async move { detached(release).await })
     }
 
     /// Subscribe to this session's events from now on (ends after its `session_closed`).

@@ -226,7 +226,7 @@ impl PooledSession {
     /// the agent (when it supports `session/close`), and in process-per-session mode its
     /// process is shut down. Later prompts fail with `Closed`. Idempotent.
     pub async fn release(&self) -> Result<(), AcpError> {
-        let session = self.session.clone();
-        on_rt(async move { Ok(session.release().await?) }).await
+        let release = self.session.release();
+        on_rt(async move { Ok(release.await?) }).await
     }
 }

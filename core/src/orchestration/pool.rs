@@ -761,9 +761,13 @@ impl PooledSession {
     where
         A: Future<Output = ()> + Send,
     {
-        let mut place = self.queue.enter();
+        // Called after `release`: no place in line, it fails `closed` at once.
+        let mut place = (!self.lease.closing.load(Ordering::SeqCst)).then(|| self.queue.enter());
         let this = self.clone();
         async move {
+            let Some(mut place) = place.take() else {
+                return Err(Error::Closed("the session was released".into()));
+            };
             let abort = abort;
             tokio::pin!(abort);
             let turn = tokio::select! {
@@ -824,21 +828,30 @@ impl PooledSession {
 
     /// Give the session back: it is closed on the agent (when it supports `session/close`), the
     /// pool counts one session less on the process, and in process-per-session mode the process
-    /// is shut down. Queued and later prompts fail with `closed`. Idempotent.
-    pub async fn release(&self) -> Result<()> {
-        if self.lease.closing.swap(true, Ordering::SeqCst) {
-            return Ok(());
+    /// is shut down. Queued and later prompts fail with `closed` (this call marks the session
+    /// released and drops the queued prompts before the future is polled, so "later" is call
+    /// order in every face). Idempotent; a dropped future leaves the rest to the last handle's
+    /// drop.
+    pub fn release(&self) -> impl Future<Output = Result<()>> + Send + use<> {
+        let first = !self.lease.closing.swap(true, Ordering::SeqCst);
+        if first {
+            self.queue.drop_waiting();
         }
-        self.queue.drop_waiting();
-        let info = self.agent().info();
-        let closable = info.is_some_and(|i| i.session_capability("close"));
-        let mut result = Ok(());
-        if closable && self.agent().exit_info().is_none() {
-            result = self.session.close().await;
-        } else {
-            self.agent().forget_session(self.id());
+        let this = self.clone();
+        async move {
+            if !first {
+                return Ok(());
+            }
+            let info = this.agent().info();
+            let closable = info.is_some_and(|i| i.session_capability("close"));
+            let mut result = Ok(());
+            if closable && this.agent().exit_info().is_none() {
+                result = this.session.close().await;
+            } else {
+                this.agent().forget_session(this.id());
+            }
+            this.lease.release();
+            result
         }
-        self.lease.release();
-        result
     }
 }

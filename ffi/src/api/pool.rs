@@ -211,8 +211,10 @@ pub unsafe extern "C" fn acph_pool_release_session(
         let out = unsafe { ptr::out(call_out, "call_out") }?;
         let p = host.state.take_pooled(session)?;
         let agent = p.agent().id();
+        // Marked released by this call (queued prompts fail `closed` before it returns).
+        let release = p.release();
         out.write(host.state.start_call(agent, async move {
-            p.release().await.map(|()| serde_json::json!({}))
+            release.await.map(|()| serde_json::json!({}))
         })?);
         Ok(())
     })
@@ -234,9 +236,7 @@ pub unsafe extern "C" fn acph_pool_release_session_wait(
         let host = unsafe { ptr::host(host) }?;
         let p = host.state.take_pooled(session)?;
         host.state
-            .wait("acph_pool_release_session_wait", timeout_ms, async move {
-                p.release().await
-            })
+            .wait("acph_pool_release_session_wait", timeout_ms, p.release())
     })
 }
 
