@@ -32,7 +32,7 @@ use crate::host::HostConfig;
 use crate::permission::policy::{Grants, Subject, Verdict};
 use crate::permission::{
     DecidedBy, Outcome, PermissionHandler, PermissionOption, PermissionRequest, Settled,
-    allow_outcome, deny_outcome, parse_options,
+    allow_outcome, deny_outcome,
 };
 use crate::services::ClientCapabilities;
 use crate::services::terminal::TerminalManager;
@@ -1783,12 +1783,9 @@ impl Actor {
     // ----- permissions ------------------------------------------------------------------------
 
     async fn on_permission_request(&mut self, id: RawId, params: Option<Box<RawValue>>) {
-        let mut params = params_value(params.as_deref());
-        let session = params
-            .get("sessionId")
-            .and_then(Value::as_str)
-            .map(Arc::<str>::from);
-        let options = parse_options(params.get("options"));
+        let params = crate::permission::params::parse(params.as_deref());
+        let session = params.session_id.as_deref().map(Arc::<str>::from);
+        let options = params.options;
         let Some(session) = session else {
             self.respond_error(
                 &id,
@@ -1826,7 +1823,8 @@ impl Actor {
         let (turn, cancelling, known_call) = match self.sessions.get(&session) {
             Some(entry) => {
                 let tool_id = params
-                    .get("toolCall")
+                    .tool_call
+                    .as_ref()
                     .and_then(|t| t.get("toolCallId"))
                     .and_then(Value::as_str);
                 let known = tool_id
@@ -1842,8 +1840,7 @@ impl Actor {
         // The request's own toolCall wins; fields it omits come from the announced tool call
         // (the request may also arrive before, or without, any tool_call). Taken, not copied:
         // every copy of a tool call is a tree of allocations on the round trip's path.
-        let requested = params.get_mut("toolCall").map(Value::take);
-        let tool_call = match (known_call, requested) {
+        let tool_call = match (known_call, params.tool_call) {
             (Some(Value::Object(mut base)), Some(Value::Object(req))) => {
                 base.extend(req);
                 Value::Object(base)
@@ -1852,7 +1849,6 @@ impl Actor {
             (None, Some(req @ Value::Object(_))) => req,
             (None, _) => Value::Object(Default::default()),
         };
-        drop(params);
         let (settled_tx, settled) = Settled::new();
         self.perms.insert(
             perm,

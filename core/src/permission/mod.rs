@@ -6,6 +6,7 @@
 
 mod commands;
 mod env;
+pub(crate) mod params;
 pub(crate) mod paths;
 pub mod policy;
 mod wrappers;

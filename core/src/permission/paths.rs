@@ -29,6 +29,12 @@ impl PathForms {
     pub(crate) fn new(raw: &str) -> PathForms {
         let mut strict = vec![raw.to_owned()];
         push_new(&mut strict, normalize_path(raw));
+        if raw.is_ascii() && windows_spelling_is_same(raw) {
+            // No Unicode forms, and the Windows spelling is the path itself: the generous forms
+            // are the strict ones (the common case, without building and comparing them).
+            let generous = strict.clone();
+            return PathForms { strict, generous };
+        }
         let mut generous = strict.clone();
         let mut variants: Vec<String> = Vec::new();
         if !raw.is_ascii() {
@@ -54,6 +60,12 @@ fn push_new(list: &mut Vec<String>, s: String) {
     if !list.contains(&s) {
         list.push(s);
     }
+}
+
+/// [`windows_spelling`] would return `path` unchanged: no `\\`, no `:` and no component that
+/// ends in a dot or a space.
+fn windows_spelling_is_same(path: &str) -> bool {
+    !path.contains(['\\', ':']) && path.split('/').all(|c| !c.ends_with(['.', ' ']))
 }
 
 /// Each component with anything from a `:` on and trailing dots and spaces dropped (how Windows
@@ -240,12 +252,23 @@ pub(crate) fn normalize_path(p: &str) -> String {
 /// case-insensitively (Unicode lower case), ignoring trailing dots and spaces and anything from a
 /// `:` on (Windows/NTFS spellings of the same directory), and including the 8.3 short name
 /// `GIT~1`.
+#[cfg(test)]
 pub(crate) fn has_git_component(path: &str) -> bool {
-    PathForms::new(path).generous.iter().any(|form| {
+    forms_have_git_component(&PathForms::new(path))
+}
+
+/// [`has_git_component`] of a path whose forms are already built.
+pub(crate) fn forms_have_git_component(forms: &PathForms) -> bool {
+    forms.generous.iter().any(|form| {
         form.split(['/', '\\']).any(|comp| {
             let comp = comp.split(':').next().unwrap_or(comp);
-            let comp = comp.trim_end_matches(['.', ' ']).to_lowercase();
-            comp == ".git" || comp == "git~1"
+            let comp = comp.trim_end_matches(['.', ' ']);
+            if comp.is_ascii() {
+                comp.eq_ignore_ascii_case(".git") || comp.eq_ignore_ascii_case("git~1")
+            } else {
+                let comp = comp.to_lowercase();
+                comp == ".git" || comp == "git~1"
+            }
         })
     })
 }
@@ -264,6 +287,38 @@ mod tests {
         let ntfs = PathForms::new("C:\\p\\.env.::$DATA");
         assert!(ntfs.generous.iter().any(|f| f == "C:/p/.env"), "{ntfs:?}");
         assert_eq!(PathForms::new("/p/a").generous, vec!["/p/a".to_owned()]);
+    }
+
+    /// The shortcut for plain ASCII paths builds exactly the forms the full construction does.
+    #[test]
+    fn plain_ascii_paths_get_the_same_forms_as_the_full_construction() {
+        for raw in [
+            "/p/a",
+            "/p/./a/../b",
+            "a/b",
+            "/p/.env",
+            "/p/a.",
+            "/p/a /b",
+            "/p/../..",
+            "..",
+            "/p/a:b",
+            "C:\\p\\a",
+            "/p/.git",
+            "/p//a/",
+            "",
+            ".",
+        ] {
+            let forms = PathForms::new(raw);
+            let mut strict = vec![raw.to_owned()];
+            push_new(&mut strict, normalize_path(raw));
+            let mut generous = strict.clone();
+            let windows = windows_spelling(raw);
+            let normal = normalize_path(&windows);
+            push_new(&mut generous, windows);
+            push_new(&mut generous, normal);
+            assert_eq!(forms.strict, strict, "{raw}");
+            assert_eq!(forms.generous, generous, "{raw}");
+        }
     }
 
     #[test]

@@ -24,7 +24,7 @@ pub use super::commands::MAX_COMMAND_BYTES;
 use super::commands::{CommandForms, join_command};
 pub use super::env::BUILTIN_ENV_DENY;
 use super::env::{EnvPatterns, builtin_denies, builtin_rule, env_glob_set, env_matches};
-use super::paths::{PathForms, PathGlobs, PathPatterns, has_git_component};
+use super::paths::{PathForms, PathGlobs, PathPatterns, forms_have_git_component};
 
 /// The built-in presets, in documentation order.
 pub const PRESETS: &[&str] = &["deny-all", "read-only", "ask"];
@@ -652,7 +652,7 @@ impl Policy {
             Operation::Permission => !READ_LIKE_KINDS.contains(&s.kind()),
             Operation::Read | Operation::Execute => false,
         };
-        if writes && s.paths.iter().any(|path| has_git_component(path)) {
+        if writes && p.paths.iter().any(forms_have_git_component) {
             return Some(BUILTIN_GIT_RULE.to_owned());
         }
         if let Some(glob) = self.hard_paths.first_match(&p.paths) {
@@ -1148,6 +1148,7 @@ mod tests {
 
     #[test]
     fn git_components() {
+        use super::super::paths::has_git_component;
         assert!(has_git_component("/p/.git/hooks/pre-commit"));
         assert!(has_git_component("/p/.git"));
         assert!(has_git_component("C:\\p\\.GIT\\config"));

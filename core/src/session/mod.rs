@@ -402,6 +402,18 @@ pub struct TurnText {
     pub truncated: bool,
 }
 
+/// The text of a chunk written exactly as `{"sessionUpdate":"…","content":{"type":"text",
+/// "text":"…"}}` with no escapes in the text (the common layout), read without a parse; `None`
+/// for any other layout, which the parser handles. The update is valid JSON (it was read as
+/// such), so an unescaped string between those quotes is the text itself.
+fn plain_text_chunk(update: &str) -> Option<&str> {
+    let rest = update.strip_prefix("{\"sessionUpdate\":\"")?;
+    let rest = &rest[rest.find('"')?..];
+    let rest = rest.strip_prefix("\",\"content\":{\"type\":\"text\",\"text\":\"")?;
+    let end = rest.bytes().position(|b| b == b'"' || b == b'\\')?;
+    (&rest[end..] == "\"}}").then(|| &rest[..end])
+}
+
 impl TurnText {
     pub(crate) fn add_chunk(&mut self, kind: &str, update: &RawValue) {
         let target = match kind {
@@ -421,15 +433,21 @@ impl TurnText {
             #[serde(borrow)]
             text: Option<std::borrow::Cow<'a, str>>,
         }
-        let Ok(chunk) = serde_json::from_str::<Chunk<'_>>(update.get()) else {
-            return;
-        };
-        let Some(Block {
-            kind: Some("text"),
-            text: Some(piece),
-        }) = chunk.content
-        else {
-            return;
+        let piece = match plain_text_chunk(update.get()) {
+            Some(piece) => std::borrow::Cow::Borrowed(piece),
+            None => {
+                let Ok(chunk) = serde_json::from_str::<Chunk<'_>>(update.get()) else {
+                    return;
+                };
+                let Some(Block {
+                    kind: Some("text"),
+                    text: Some(piece),
+                }) = chunk.content
+                else {
+                    return;
+                };
+                piece
+            }
         };
         let room = TURN_TEXT_LIMIT.saturating_sub(target.len());
         if piece.len() <= room {
@@ -475,6 +493,61 @@ mod turn_text_tests {
         t.add_chunk("agent_message_chunk", &chunk("agent_message_chunk", &big));
         assert!(t.truncated);
         assert!(t.text.len() <= TURN_TEXT_LIMIT && t.text.len() > TURN_TEXT_LIMIT - 2);
+    }
+
+    /// The no-parse path reads exactly the layouts it can be sure of; every other layout takes
+    /// the parser, and both give the same text.
+    #[test]
+    fn the_plain_layout_shortcut_agrees_with_the_parser() {
+        let cases = [
+            (
+                r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"plain"}}"#,
+                Some("plain"),
+                "plain",
+            ),
+            (
+                r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":""}}"#,
+                Some(""),
+                "",
+            ),
+            (
+                r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a\nb"}}"#,
+                None,
+                "a\nb",
+            ),
+            (
+                r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x","annotations":null}}"#,
+                None,
+                "x",
+            ),
+            (
+                r#"{"content":{"type":"text","text":"y"},"sessionUpdate":"agent_message_chunk"}"#,
+                None,
+                "y",
+            ),
+            (
+                r#"{"sessionUpdate":"agent_message_chunk","content":{"text":"z","type":"text"}}"#,
+                None,
+                "z",
+            ),
+            (
+                r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"w"},"_meta":{}}"#,
+                None,
+                "w",
+            ),
+            (
+                r#"{"sessionUpdate":"agent_message_chunk", "content":{"type":"text","text":"v"}}"#,
+                None,
+                "v",
+            ),
+        ];
+        for (raw, shortcut, text) in cases {
+            assert_eq!(plain_text_chunk(raw), shortcut, "{raw}");
+            let mut t = TurnText::default();
+            let update = RawValue::from_string(raw.to_owned()).unwrap_or_else(|_| unreachable!());
+            t.add_chunk("agent_message_chunk", &update);
+            assert_eq!(t.text, text, "{raw}");
+        }
     }
 }
 

@@ -5,7 +5,11 @@
 
 use std::sync::Arc;
 
+use std::borrow::Cow;
+use std::fmt;
+
 use serde::Deserialize;
+use serde::de::{self, DeserializeSeed, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 /// A JSON-RPC id as the peer wrote it (number or string), kept verbatim so we echo it exactly.
@@ -65,24 +69,252 @@ pub enum Incoming {
     Invalid { reason: String },
 }
 
-#[derive(Deserialize)]
+/// The members of a line the host looks at, read in one pass; everything else stays unparsed.
+#[derive(Default)]
 struct Envelope<'a> {
-    #[serde(default, borrow)]
+    /// `None` for an absent or `null` id.
     id: Option<&'a RawValue>,
-    #[serde(default, borrow)]
-    method: Option<std::borrow::Cow<'a, str>>,
-    #[serde(default, borrow)]
+    method: Option<Cow<'a, str>>,
+    /// `None` for absent or `null` params.
     params: Option<&'a RawValue>,
-    /// `Some("null")` for `"result": null` (a valid result), `None` when the member is absent.
-    #[serde(default, borrow, deserialize_with = "present")]
+    /// The params of a `session/update` notification whose `method` came before them (the
+    /// layout every agent writes): read as their two parts in the same pass instead of kept raw
+    /// and parsed again. `params` is then `None`.
+    update: Option<UpdateParts<'a>>,
+    /// `Some` even for `"result": null` (a valid result); `None` when the member is absent.
     result: Option<&'a RawValue>,
-    #[serde(default, borrow)]
+    /// `None` for an absent or `null` error.
     error: Option<&'a RawValue>,
 }
 
-/// A member that is present, even as `null`, deserialises to `Some`.
-fn present<'a, D: serde::Deserializer<'a>>(d: D) -> Result<Option<&'a RawValue>, D::Error> {
-    <&'a RawValue as Deserialize<'a>>::deserialize(d).map(Some)
+/// `session/update` params read in the envelope's pass.
+enum UpdateParts<'a> {
+    Parts {
+        session_id: &'a RawValue,
+        update: &'a RawValue,
+    },
+    /// Not an object with both members: the message is invalid.
+    BadShape,
+}
+
+/// Reads an [`Envelope`]; `split_updates: false` keeps every `params` raw (the second try for a
+/// line whose `id` came after update params that were already split).
+struct EnvelopeSeed {
+    split_updates: bool,
+}
+
+/// A string member, borrowed from the line unless it holds escapes.
+struct Str<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Str<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Str<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Str<'de>, E> {
+                Ok(Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Str<'de>, E> {
+                Ok(Str(Cow::Owned(v.to_owned())))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// A member name, matched without allocating.
+enum Key {
+    Id,
+    Method,
+    Params,
+    Result,
+    Error,
+    SessionId,
+    Update,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Key;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key, E> {
+                Ok(match v {
+                    "id" => Key::Id,
+                    "method" => Key::Method,
+                    "params" => Key::Params,
+                    "result" => Key::Result,
+                    "error" => Key::Error,
+                    "sessionId" => Key::SessionId,
+                    "update" => Key::Update,
+                    _ => Key::Other,
+                })
+            }
+        }
+        d.deserialize_identifier(V)
+    }
+}
+
+fn non_null(raw: &RawValue) -> Option<&RawValue> {
+    (raw.get() != "null").then_some(raw)
+}
+
+/// Set a member once: a repeated one makes the message invalid (as serde's derived structs do).
+fn once<T, E: de::Error>(
+    slot: &mut Option<T>,
+    seen: &mut bool,
+    name: &'static str,
+    value: Option<T>,
+) -> Result<(), E> {
+    if std::mem::replace(seen, true) {
+        return Err(E::duplicate_field(name));
+    }
+    *slot = value;
+    Ok(())
+}
+
+impl<'de> DeserializeSeed<'de> for EnvelopeSeed {
+    type Value = Envelope<'de>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Envelope<'de>, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for EnvelopeSeed {
+    type Value = Envelope<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON-RPC message object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Envelope<'de>, A::Error> {
+        let mut env = Envelope::default();
+        let mut seen = [false; 5];
+        while let Some(key) = map.next_key::<Key>()? {
+            match key {
+                Key::Id => {
+                    let v = map.next_value::<&RawValue>()?;
+                    once(&mut env.id, &mut seen[0], "id", non_null(v))?;
+                }
+                Key::Method => {
+                    let v = map.next_value::<Option<Str<'de>>>()?;
+                    once(&mut env.method, &mut seen[1], "method", v.map(|s| s.0))?;
+                }
+                Key::Params => {
+                    if std::mem::replace(&mut seen[2], true) {
+                        return Err(de::Error::duplicate_field("params"));
+                    }
+                    if self.split_updates
+                        && env.id.is_none()
+                        && env.method.as_deref() == Some("session/update")
+                    {
+                        env.update = Some(map.next_value_seed(UpdateSeed)?);
+                    } else {
+                        env.params = non_null(map.next_value::<&RawValue>()?);
+                    }
+                }
+                Key::Result => {
+                    let v = map.next_value::<&RawValue>()?;
+                    once(&mut env.result, &mut seen[3], "result", Some(v))?;
+                }
+                Key::Error => {
+                    let v = map.next_value::<&RawValue>()?;
+                    once(&mut env.error, &mut seen[4], "error", non_null(v))?;
+                }
+                Key::SessionId | Key::Update | Key::Other => {
+                    map.next_value::<de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(env)
+    }
+}
+
+/// `session/update` params as their two parts; anything but an object with both is
+/// [`UpdateParts::BadShape`] (consumed, so the envelope's pass goes on).
+struct UpdateSeed;
+
+impl<'de> DeserializeSeed<'de> for UpdateSeed {
+    type Value = UpdateParts<'de>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<UpdateParts<'de>, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for UpdateSeed {
+    type Value = UpdateParts<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("session/update params")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<UpdateParts<'de>, A::Error> {
+        let (mut session_id, mut update) = (None, None);
+        let mut seen = [false; 2];
+        while let Some(key) = map.next_key::<Key>()? {
+            match key {
+                Key::SessionId => {
+                    let v = map.next_value::<&RawValue>()?;
+                    once(&mut session_id, &mut seen[0], "sessionId", Some(v))?;
+                }
+                Key::Update => {
+                    let v = map.next_value::<&RawValue>()?;
+                    once(&mut update, &mut seen[1], "update", Some(v))?;
+                }
+                _ => {
+                    map.next_value::<de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(match (session_id, update) {
+            (Some(session_id), Some(update)) => UpdateParts::Parts { session_id, update },
+            _ => UpdateParts::BadShape,
+        })
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<UpdateParts<'de>, A::Error> {
+        while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+        Ok(UpdateParts::BadShape)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<UpdateParts<'de>, E> {
+        Ok(UpdateParts::BadShape)
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<UpdateParts<'de>, E> {
+        Ok(UpdateParts::BadShape)
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<UpdateParts<'de>, E> {
+        Ok(UpdateParts::BadShape)
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<UpdateParts<'de>, E> {
+        Ok(UpdateParts::BadShape)
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<UpdateParts<'de>, E> {
+        Ok(UpdateParts::BadShape)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<UpdateParts<'de>, E> {
+        Ok(UpdateParts::BadShape)
+    }
+}
+
+/// A `sessionId` member as text: borrowed when it is a plain string, `None` when not a string.
+fn session_id_text(raw: &RawValue) -> Option<Cow<'_, str>> {
+    let text = raw.get();
+    if let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"'))
+        && !inner.contains(['\\', '"'])
+    {
+        return Some(Cow::Borrowed(inner));
+    }
+    serde_json::from_str::<String>(text).ok().map(Cow::Owned)
 }
 
 #[derive(Deserialize)]
@@ -159,6 +391,19 @@ fn from_object<'a, T: Deserialize<'a>>(text: &'a str) -> serde_json::Result<T> {
     serde_json::from_str(text)
 }
 
+fn envelope(line: &str, split_updates: bool) -> serde_json::Result<Envelope<'_>> {
+    if !line
+        .trim_start_matches([' ', '\t', '\n', '\r'])
+        .starts_with('{')
+    {
+        return Err(serde::de::Error::custom("expected a JSON object"));
+    }
+    let mut de = serde_json::Deserializer::from_str(line);
+    let env = EnvelopeSeed { split_updates }.deserialize(&mut de)?;
+    de.end()?;
+    Ok(env)
+}
+
 /// Decode one line. `Err` means the line is not JSON (protocol noise).
 pub fn decode(line: &str) -> Result<Incoming, NotJson> {
     decode_with(line, &mut Interner::default())
@@ -166,7 +411,13 @@ pub fn decode(line: &str) -> Result<Incoming, NotJson> {
 
 /// [`decode`] with a caller-kept [`Interner`].
 pub fn decode_with(line: &str, interner: &mut Interner) -> Result<Incoming, NotJson> {
-    let env: Envelope<'_> = match from_object(line) {
+    let env = match envelope(line, true) {
+        // Update params were split, then an id came after them: a request after all, whose
+        // params are wanted raw. Rare (every agent writes the id first): read the line again.
+        Ok(env) if env.update.is_some() && env.id.is_some() => envelope(line, false),
+        other => other,
+    };
+    let env: Envelope<'_> = match env {
         Ok(env) => env,
         Err(e) => {
             // Distinguish "not JSON at all" from "JSON but not an object / wrong field types".
@@ -179,7 +430,6 @@ pub fn decode_with(line: &str, interner: &mut Interner) -> Result<Incoming, NotJ
         }
     };
     let id = match env.id {
-        Some(raw) if raw.get() == "null" => None,
         Some(raw) => {
             let text = raw.get();
             let first = text.as_bytes().first().copied().unwrap_or(b' ');
@@ -195,22 +445,31 @@ pub fn decode_with(line: &str, interner: &mut Interner) -> Result<Incoming, NotJ
     match (env.method, id) {
         (Some(method), None) => {
             if method == "session/update" {
-                if let Some(params) = env.params
-                    && let Ok(p) = from_object::<UpdateParams<'_>>(params.get())
-                {
-                    return Ok(match update_kind(p.update) {
-                        Ok(kind) => Incoming::Update {
-                            session_id: interner.intern(&p.session_id),
-                            update_kind: interner.intern(&kind),
-                            update: p.update.to_owned(),
-                        },
-                        Err(e) => Incoming::Invalid {
-                            reason: format!("session/update without sessionUpdate: {e}"),
-                        },
+                let parts = match env.update {
+                    Some(UpdateParts::Parts { session_id, update }) => {
+                        session_id_text(session_id).map(|sid| (sid, update))
+                    }
+                    Some(UpdateParts::BadShape) => None,
+                    // `params` before `method`: kept raw, parsed now.
+                    None => env
+                        .params
+                        .and_then(|params| from_object::<UpdateParams<'_>>(params.get()).ok())
+                        .map(|p| (p.session_id, p.update)),
+                };
+                let Some((session_id, update)) = parts else {
+                    return Ok(Incoming::Invalid {
+                        reason: "session/update params must be {sessionId, update}".into(),
                     });
-                }
-                return Ok(Incoming::Invalid {
-                    reason: "session/update params must be {sessionId, update}".into(),
+                };
+                return Ok(match update_kind(update) {
+                    Ok(kind) => Incoming::Update {
+                        session_id: interner.intern(&session_id),
+                        update_kind: interner.intern(&kind),
+                        update: update.to_owned(),
+                    },
+                    Err(e) => Incoming::Invalid {
+                        reason: format!("session/update without sessionUpdate: {e}"),
+                    },
                 });
             }
             Ok(Incoming::Notification {
@@ -357,6 +616,120 @@ mod tests {
             }
             other => panic!("unexpected {other:?}"),
         }
+    }
+
+    /// The update's parts, whatever the member order: split in the envelope's pass when
+    /// `method` comes first, parsed from raw params otherwise; the same message either way.
+    #[test]
+    fn updates_decode_the_same_in_any_member_order() {
+        let update =
+            r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a\nb"}}"#;
+        let lines = [
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s1","update":{update}}}}}"#
+            ),
+            format!(
+                r#"{{"params":{{"update":{update},"sessionId":"s1","x":[1,{{"y":2}}]}},"method":"session/update","jsonrpc":"2.0"}}"#
+            ),
+            format!(
+                r#"{{"method":"session/update","id":null,"params":{{"sessionId":"\u0073\u0031","update":{update}}}}}"#
+            ),
+            format!(
+                r#" {{ "method" : "session/update" , "params" : {{ "sessionId" : "s1" , "update" : {update} }} , "extra" : {{}} }} "#
+            ),
+        ];
+        for line in &lines {
+            match decode(line) {
+                Ok(Incoming::Update {
+                    session_id,
+                    update_kind,
+                    update: got,
+                }) => {
+                    assert_eq!(&*session_id, "s1", "{line}");
+                    assert_eq!(&*update_kind, "agent_message_chunk", "{line}");
+                    assert_eq!(got.get(), update, "{line}");
+                }
+                other => panic!("{line}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn an_id_after_split_update_params_makes_it_a_request_with_its_params() {
+        let line = r#"{"method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"plan"}},"id":4}"#;
+        match decode(line) {
+            Ok(Incoming::Request { id, method, params }) => {
+                assert_eq!(id.json(), "4");
+                assert_eq!(&*method, "session/update");
+                assert_eq!(
+                    params.map(|p| p.get().to_owned()).as_deref(),
+                    Some(r#"{"sessionId":"s1","update":{"sessionUpdate":"plan"}}"#)
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn malformed_update_params_are_invalid_messages() {
+        for params in [
+            "null",
+            "[]",
+            r#"["s1",{"sessionUpdate":"plan"}]"#,
+            "\"s1\"",
+            "7",
+            "true",
+            "{}",
+            r#"{"sessionId":"s1"}"#,
+            r#"{"update":{"sessionUpdate":"plan"}}"#,
+            r#"{"sessionId":5,"update":{"sessionUpdate":"plan"}}"#,
+            r#"{"sessionId":null,"update":{"sessionUpdate":"plan"}}"#,
+            r#"{"sessionId":"s1","update":{"content":{}}}"#,
+            r#"{"sessionId":"s1","update":null}"#,
+            r#"{"sessionId":"s1","sessionId":"s2","update":{"sessionUpdate":"plan"}}"#,
+        ] {
+            for line in [
+                format!(r#"{{"method":"session/update","params":{params}}}"#),
+                format!(r#"{{"params":{params},"method":"session/update"}}"#),
+            ] {
+                assert!(
+                    matches!(decode(&line), Ok(Incoming::Invalid { .. })),
+                    "{line}: {:?}",
+                    decode(&line)
+                );
+            }
+        }
+        // Repeated envelope members are invalid too; broken JSON is not JSON.
+        for line in [
+            r#"{"method":"session/update","method":"x","params":{}}"#,
+            r#"{"id":1,"id":2,"result":{}}"#,
+            r#"{"method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"plan"}},"params":{}}"#,
+        ] {
+            assert!(
+                matches!(decode(line), Ok(Incoming::Invalid { .. })),
+                "{line}"
+            );
+        }
+        assert!(
+            decode(r#"{"method":"session/update","params":{"sessionId":"s1","update":{"#).is_err()
+        );
+        assert!(decode(r#"{"method":"session/update","params":{}} x"#).is_err());
+    }
+
+    #[test]
+    fn null_members_read_as_absent() {
+        assert!(matches!(
+            decode(r#"{"error":null}"#),
+            Ok(Incoming::Invalid { .. })
+        ));
+        assert!(matches!(
+            decode(r#"{"id":null,"result":null}"#),
+            Ok(Incoming::Response { ref id, result: Ok(ref r) }) if id.json() == "null" && r.get() == "null"
+        ));
+        assert!(matches!(
+            decode(r#"{"id":1,"method":"m","params":null}"#),
+            Ok(Incoming::Request { params: None, .. })
+        ));
     }
 
     #[test]
