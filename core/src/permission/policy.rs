@@ -1133,8 +1133,7 @@ impl Grants {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::permission::paths::normalize_path;
+    use crate::permission::paths::{has_git_component, normalize_path};
 
     #[test]
     fn normalises_paths_lexically() {
@@ -1148,7 +1147,6 @@ mod tests {
 
     #[test]
     fn git_components() {
-        use super::super::paths::has_git_component;
         assert!(has_git_component("/p/.git/hooks/pre-commit"));
         assert!(has_git_component("/p/.git"));
         assert!(has_git_component("C:\\p\\.GIT\\config"));
