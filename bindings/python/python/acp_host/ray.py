@@ -33,6 +33,7 @@ import dataclasses
 import os
 import queue
 import threading
+import time
 import uuid
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -43,7 +44,7 @@ from ._types import AgentSpec
 
 try:
     import ray
-    from ray.exceptions import RayActorError, RayError
+    from ray.exceptions import ActorUnavailableError, RayActorError, RayError
 except ImportError as _no_ray:  # pragma: no cover - exercised only without the extra
     raise ImportError('acp_host.ray needs Ray: pip install "acp-host[ray]"') from _no_ray
 
@@ -169,6 +170,23 @@ class _Worker:
         })
 
 
+#: Seconds a worker may take to come (back) up before a task on it counts as failed.
+READY_TIMEOUT = 120.0
+
+
+def _where(actor: Any, timeout: float) -> Dict[str, Any]:
+    """The worker's ``{"pid", "node"}`` once it is up: asking a worker Ray is restarting raises
+    ``ActorUnavailableError`` at once, so ask again until ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return dict(ray.get(actor.where.remote(), timeout=max(deadline - time.monotonic(), 0.1)))
+        except ActorUnavailableError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.2)
+
+
 class Fanout:
     """``workers`` Ray actors running agent tasks. Call ``ray.init(...)`` first to choose the
     cluster (without it, Ray starts a local one on first use).
@@ -193,9 +211,11 @@ class Fanout:
         self._max_attempts = max_attempts
         self._closed = False
 
-    def workers(self) -> List[Dict[str, Any]]:
-        """``{"pid", "node"}`` of each worker (waits for them to be up)."""
-        return list(ray.get([a.where.remote() for a in self._actors]))
+    def workers(self, timeout: float = READY_TIMEOUT) -> List[Dict[str, Any]]:
+        """``{"pid", "node"}`` of each worker (waits up to ``timeout`` seconds for them to be up,
+        also through a restart: a worker whose process failed to start is restarted by Ray, and
+        asking it meanwhile raises ``ActorUnavailableError``)."""
+        return [_where(a, timeout) for a in self._actors]
 
     def run(self, tasks: Iterable[AgentTask], *, on_event: Optional[EventCallback] = None) -> List[TaskResult]:
         """Run every task; the results in the tasks' order."""
@@ -230,6 +250,11 @@ class Fanout:
                 if item is None:
                     return
                 task, attempt = item
+                try:
+                    # A worker restarting (after a crash, or a failed start) is waited for.
+                    _where(actor, READY_TIMEOUT)
+                except RayError:
+                    pass  # still down: the attempt fails it as a dead worker
                 result = self._attempt(actor, task, attempt, emit)
                 if result is None:  # the worker died; run the idempotent task again
                     pending.put((task, attempt + 1))
