@@ -1883,9 +1883,11 @@ impl Actor {
             session_id: session.to_string(),
             turn,
             tool_call,
-            options: options.clone(),
+            options,
             settled,
         };
+        // The request owns the options from here on (the entry has its own copy).
+        let options = &request.options;
 
         if cancelling {
             self.resolve_permission(perm, Outcome::Cancelled, DecidedBy::Cancelled)
@@ -1900,14 +1902,14 @@ impl Actor {
             .unwrap_or_default();
         match self.host.policy.evaluate(&subject) {
             Verdict::Deny { rule } => {
-                let outcome = deny_outcome(&options, false);
+                let outcome = deny_outcome(options, false);
                 self.resolve_permission_with(perm, outcome, DecidedBy::Rule, Some(rule))
                     .await;
                 return;
             }
             Verdict::Allow { rule } => {
                 let outcome =
-                    allow_outcome(&options).unwrap_or_else(|| deny_outcome(&options, false));
+                    allow_outcome(options).unwrap_or_else(|| deny_outcome(options, false));
                 self.resolve_permission_with(perm, outcome, DecidedBy::Rule, Some(rule))
                     .await;
                 return;
@@ -1915,7 +1917,7 @@ impl Actor {
             Verdict::Ask => {}
         }
         if self.grants.is_granted(&session, &subject)
-            && let Some(outcome) = allow_outcome(&options)
+            && let Some(outcome) = allow_outcome(options)
         {
             let key = Grants::key(&subject);
             self.resolve_permission_with(perm, outcome, DecidedBy::Grant, key)
@@ -1924,7 +1926,7 @@ impl Actor {
         }
         match &self.host.config.permission {
             PermissionHandler::DenyAll => {
-                let outcome = deny_outcome(&options, false);
+                let outcome = deny_outcome(options, false);
                 let rule = Some("no permission decider (deny-all)".to_owned());
                 self.resolve_permission_with(perm, outcome, DecidedBy::Rule, rule)
                     .await;
