@@ -216,14 +216,21 @@ fn group_members(pgid: u32) -> Vec<u32> {
         .collect()
 }
 
-/// The reaper joins the agent's group while it runs, and a normal shutdown leaves nothing behind.
+/// The reaper joins the agent's group (just after the spawn) while it runs, and a normal shutdown
+/// leaves nothing behind.
 #[test]
 fn the_reaper_lives_and_dies_with_the_agent_group() {
     let rt = runtime();
     let host = Host::new(HostConfig::default());
     let agent = rt.block_on(host.spawn(mock(None))).unwrap();
     let pgid = agent.pid().unwrap();
-    let members = group_members(pgid);
+    // The reaper is attached off the spawn path: it joins within moments.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut members = group_members(pgid);
+    while members.len() < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+        members = group_members(pgid);
+    }
     let _leftovers = Leftovers(members.clone());
     assert!(
         members.len() >= 2 && members.contains(&pgid),

@@ -18,7 +18,9 @@
 //! the host without exec (e.g. Python's `multiprocessing` "fork" method) holds a copy of the
 //! write end, and the reaper then fires only once those forks are gone too; without `/bin/sh` we
 //! spawn no reaper (a `tracing` warning), and only the group leader is covered (Linux
-//! `PR_SET_PDEATHSIG`).
+//! `PR_SET_PDEATHSIG`). The reaper is forked just after the group's leader (on Linux by the
+//! spawner thread once the caller has its child): a host SIGKILLed in between leaves what the
+//! leader started in that instant.
 
 use std::io::{self, PipeReader, PipeWriter};
 use std::os::unix::process::CommandExt;

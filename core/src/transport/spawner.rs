@@ -21,6 +21,8 @@ type Spawned = io::Result<Box<dyn ChildWrapper>>;
 
 struct Job {
     spawn: Box<dyn FnOnce() -> Spawned + Send>,
+    /// Run with the child's pid once the caller has its child (off the caller's path).
+    then: fn(u32),
     handle: Handle,
     reply: mpsc::SyncSender<Spawned>,
 }
@@ -28,11 +30,17 @@ struct Job {
 static SPAWNER: Mutex<Option<mpsc::Sender<Job>>> = Mutex::new(None);
 
 /// Run `spawn` on the spawner thread, inside the caller's runtime; blocks for the fork and exec.
-pub(super) fn on_spawner_thread(spawn: impl FnOnce() -> Spawned + Send + 'static) -> Spawned {
+/// Then, on that thread after the caller has the child, `then(pid)` (the reaper's attachment:
+/// serialized with the spawns, so it is never overtaken by a later one).
+pub(super) fn on_spawner_thread(
+    spawn: impl FnOnce() -> Spawned + Send + 'static,
+    then: fn(u32),
+) -> Spawned {
     let handle = Handle::try_current().map_err(io::Error::other)?;
     let (reply, answer) = mpsc::sync_channel(1);
     let job = Job {
         spawn: Box::new(spawn),
+        then,
         handle,
         reply,
     };
@@ -62,17 +70,21 @@ fn serve(rx: mpsc::Receiver<Job>) {
     while let Ok(job) = rx.recv() {
         let Job {
             spawn,
+            then,
             handle,
             reply,
         } = job;
-        let spawned = {
-            let _runtime = handle.enter();
-            // A panic must not end this thread: that would SIGKILL every child it forked.
-            catch_unwind(AssertUnwindSafe(spawn))
-                .unwrap_or_else(|_| Err(io::Error::other("spawning the process panicked")))
-        };
-        drop(handle);
+        let _runtime = handle.enter();
+        // A panic must not end this thread: that would SIGKILL every child it forked.
+        let spawned = catch_unwind(AssertUnwindSafe(spawn))
+            .unwrap_or_else(|_| Err(io::Error::other("spawning the process panicked")));
+        let pid = spawned.as_ref().ok().and_then(|child| child.id());
         // The caller may have gone (its thread unwound); the child is then dropped, killed.
         let _ = reply.send(spawned);
+        if let Some(pid) = pid {
+            let _ = catch_unwind(AssertUnwindSafe(|| then(pid)));
+        }
+        drop(_runtime);
+        drop(handle);
     }
 }
