@@ -365,3 +365,36 @@ async fn agent_exit_resolves_pending_requests_as_disconnected() {
 
 #[allow(dead_code)]
 fn _uses(_: &Path) {}
+
+/// With events off (nothing is reported, nothing even serialized), permissions are decided the
+/// same: a decider's allow lands the write, and without one the request is denied.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_events_off_permissions_are_decided_the_same() {
+    for (permission, expect_written) in [(allow_once(), true), (PermissionHandler::DenyAll, false)]
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = dir.path().canonicalize().unwrap();
+        let host = Host::new(HostConfig {
+            permission,
+            events_enabled: false,
+            ..HostConfig::default()
+        });
+        assert!(host.events().is_none());
+        let agent = host.spawn(mock(Some("permission-write"))).await.unwrap();
+        let session = agent
+            .new_session(SessionOptions::new(cwd.to_string_lossy()))
+            .await
+            .unwrap();
+        let turn = tokio::time::timeout(T, session.prompt_text("write"))
+            .await
+            .expect("turn must end")
+            .unwrap();
+        assert_eq!(turn.stop_reason, "end_turn");
+        assert_eq!(
+            cwd.join("hello.txt").exists(),
+            expect_written,
+            "written iff allowed"
+        );
+        agent.shutdown().await;
+    }
+}

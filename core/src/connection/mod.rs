@@ -1865,18 +1865,21 @@ impl Actor {
             },
         );
         self.host.note_permission(perm, self.agent, false);
-        let data = PermissionRequestedData {
-            request_id: perm,
-            session_id: &session,
-            tool_call: &tool_call,
-            options: &options,
-        };
-        self.emit(
-            self.event(EventKind::PermissionRequested, raw_json(&data))
-                .session(Some(session.clone()))
-                .turn(turn),
-        )
-        .await;
+        // With events off nothing would read it: not even serialized.
+        if self.host.bus.enabled() {
+            let data = PermissionRequestedData {
+                request_id: perm,
+                session_id: &session,
+                tool_call: &tool_call,
+                options: &options,
+            };
+            self.emit(
+                self.event(EventKind::PermissionRequested, raw_json(&data))
+                    .session(Some(session.clone()))
+                    .turn(turn),
+            )
+            .await;
+        }
         let request = PermissionRequest {
             request_id: perm,
             agent: self.agent,
@@ -2068,6 +2071,9 @@ impl Actor {
                 .map(|o| o.kind.as_str()),
             _ => None,
         };
+        if !self.host.bus.enabled() {
+            return;
+        }
         let data = PermissionResolvedData {
             request_id: perm,
             session_id: &entry.session,
