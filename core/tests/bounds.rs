@@ -196,3 +196,115 @@ async fn a_known_answer_is_released_when_nobody_pulls() {
     assert_eq!(kinds.len(), 42, "{kinds:?}");
     agent.shutdown().await;
 }
+
+/// A buffered transport: `poll_write` only buffers, and every flush is `Pending` once before it
+/// moves the bytes on. The actor's own write then cannot finish its flush; the writer task must
+/// (and every later line must wait behind it).
+struct LazyFlush {
+    inner: tokio::io::DuplexStream,
+    buf: Vec<u8>,
+    deferred: bool,
+}
+
+impl tokio::io::AsyncWrite for LazyFlush {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+        data: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        self.buf.extend_from_slice(data);
+        std::task::Poll::Ready(Ok(data.len()))
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        use std::task::Poll;
+        if !self.deferred {
+            self.deferred = true;
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
+        let this = &mut *self;
+        while !this.buf.is_empty() {
+            match std::pin::Pin::new(&mut this.inner).poll_write(cx, &this.buf) {
+                Poll::Ready(Ok(n)) => {
+                    this.buf.drain(..n);
+                }
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+        this.deferred = false;
+        std::pin::Pin::new(&mut this.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transport_whose_flush_does_not_finish_at_once_still_gets_every_line() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let host = Host::new(HostConfig {
+        events_enabled: false,
+        ..HostConfig::default()
+    });
+    let (host_r, mut agent_w) = tokio::io::duplex(64 * 1024);
+    let (agent_r, host_w) = tokio::io::duplex(64 * 1024);
+    let writer = LazyFlush {
+        inner: host_w,
+        buf: Vec::new(),
+        deferred: false,
+    };
+    let h = host.clone();
+    let connect = tokio::spawn(async move { h.connect(host_r, writer).await });
+    let mut lines = tokio::io::BufReader::new(agent_r).lines();
+    let step = Duration::from_secs(5);
+    let mut next = async || -> serde_json::Value {
+        let line = tokio::time::timeout(step, lines.next_line())
+            .await
+            .expect("the host's line arrives although its flush was deferred")
+            .unwrap()
+            .expect("a line");
+        serde_json::from_str(&line).unwrap()
+    };
+    let init = next().await;
+    assert_eq!(init["method"], "initialize");
+    let answer = json!({"jsonrpc":"2.0","id":init["id"],"result":{
+        "protocolVersion":1,"agentCapabilities":{},"authMethods":[]}});
+    agent_w
+        .write_all(format!("{answer}\n").as_bytes())
+        .await
+        .unwrap();
+    let agent = connect.await.unwrap().unwrap();
+    // Several requests at once, while earlier bytes may still wait for their flush: each lands.
+    let calls: Vec<_> = (0..5)
+        .map(|i| {
+            let a = agent.clone();
+            tokio::spawn(async move { a.ext_request("_bench/echo", &json!({ "i": i })).await })
+        })
+        .collect();
+    let mut seen = Vec::new();
+    for _ in 0..5 {
+        let req = next().await;
+        assert_eq!(req["method"], "_bench/echo");
+        seen.push(req["params"]["i"].as_u64().unwrap());
+        let reply = json!({"jsonrpc":"2.0","id":req["id"],"result":{}});
+        agent_w
+            .write_all(format!("{reply}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+    for c in calls {
+        c.await.unwrap().unwrap();
+    }
+    seen.sort_unstable();
+    assert_eq!(seen, [0, 1, 2, 3, 4], "every request arrived once");
+    agent.shutdown().await;
+}

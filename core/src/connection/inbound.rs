@@ -411,9 +411,8 @@ impl Actor {
             move |outcome: &str, extra: Value| (EventKind::FsRead, with(&base, outcome, extra));
         let roots = self.admit_roots(session, &path, &report)?;
         let limits = self.host.config.fs_limits;
-        let service = self.host.config.fs.clone();
         let host = self.host.clone();
-        if !matches!(service, FsService::Embedder(_)) {
+        let FsService::Embedder(handler) = self.host.config.fs.clone() else {
             // The built-in service reads on a blocking thread, which answers the actor itself:
             // no task in between (a round trip is mostly hops).
             self.spawn_served_blocking(id, Some(session), move || {
@@ -435,14 +434,11 @@ impl Actor {
                 }
             });
             return Ok(());
-        }
+        };
         let session_id = session.to_string();
         let agent = self.agent;
         self.spawn_served(id, Some(session), |_gate| async move {
             let subject = Subject::read(&path);
-            let FsService::Embedder(handler) = service else {
-                unreachable!("the built-in service is served above");
-            };
             // The embedder opens by path: decide on the path resolved inside the root now (it
             // may still change before the embedder opens it; see PERMISSIONS.md).
             if let Err(e) = decide_resolved(&host.policy, subject, &roots, &path).await {

@@ -199,13 +199,12 @@ impl Outbound {
 
     /// Send `line` and a newline, in order after everything sent before; returns the bytes
     /// still queued afterwards. Never waits.
-    pub(crate) fn send(&self, line: &str) -> usize {
+    pub(crate) fn send(&self, line: String) -> usize {
         let mut st = self.lock();
         if st.close || st.failed.is_some() {
             return self.queued();
         }
-        let mut bytes = Vec::with_capacity(line.len() + 1);
-        bytes.extend_from_slice(line.as_bytes());
+        let mut bytes = line.into_bytes();
         bytes.push(b'\n');
         let mut sent = 0;
         if st.buf.is_empty()

@@ -765,7 +765,7 @@ impl Actor {
         if self.writer_dead {
             return;
         }
-        let queued = self.out.send(&line);
+        let queued = self.out.send(line);
         if queued > self.host.config.max_outbound_bytes && self.gone.is_none() && !self.writer_dead
         {
             // The agent stopped reading its stdin while we keep having things to say: it is
