@@ -32,7 +32,7 @@ use crate::host::HostConfig;
 use crate::permission::policy::{Grants, Subject, Verdict};
 use crate::permission::{
     DecidedBy, Outcome, PermissionHandler, PermissionOption, PermissionRequest, Settled,
-    allow_outcome, deny_outcome,
+    allow_outcome, deny_outcome, tool_call,
 };
 use crate::services::ClientCapabilities;
 use crate::services::terminal::TerminalManager;
@@ -131,7 +131,7 @@ where
 struct PermissionRequestedData<'a> {
     request_id: u64,
     session_id: &'a str,
-    tool_call: &'a Value,
+    tool_call: &'a crate::wire::LazyJson,
     options: &'a [PermissionOption],
 }
 
@@ -144,9 +144,15 @@ struct PermissionResolvedData<'a> {
     decided_by: DecidedBy,
     #[serde(skip_serializing_if = "Option::is_none")]
     rule: Option<&'a str>,
-    outcome: Option<Value>,
+    outcome: Option<&'a Outcome>,
     #[serde(skip_serializing_if = "Option::is_none")]
     option_kind: Option<&'a str>,
+}
+
+/// The result of `session/request_permission`.
+#[derive(serde::Serialize)]
+struct PermissionResult<'a> {
+    outcome: &'a Outcome,
 }
 
 /// Poll a future once, with a waker that does nothing: its answer if it has one now. Whoever
@@ -1820,35 +1826,21 @@ impl Actor {
             return;
         }
         let perm = self.host.next_permission.fetch_add(1, Ordering::Relaxed) + 1;
-        let (turn, cancelling, known_call) = match self.sessions.get(&session) {
-            Some(entry) => {
-                let tool_id = params
-                    .tool_call
-                    .as_ref()
-                    .and_then(|t| t.get("toolCallId"))
-                    .and_then(Value::as_str);
-                let known = tool_id
-                    .and_then(|t| entry.view.lock().ok().and_then(|v| v.tool_call(t).cloned()));
-                match (entry.active_turn, entry.orphan_turn) {
-                    // A turn the host gave up on: whatever it still asks is cancelled.
-                    (None, Some(orphan)) => (Some(orphan), true, known),
-                    (active, _) => (active, entry.cancelling, known),
-                }
-            }
+        let (turn, cancelling, view) = match self.sessions.get(&session) {
+            Some(entry) => match (entry.active_turn, entry.orphan_turn) {
+                // A turn the host gave up on: whatever it still asks is cancelled.
+                (None, Some(orphan)) => (Some(orphan), true, Some(&entry.view)),
+                (active, _) => (active, entry.cancelling, Some(&entry.view)),
+            },
             None => (None, false, None),
         };
         // The request's own toolCall wins; fields it omits come from the announced tool call
-        // (the request may also arrive before, or without, any tool_call). Taken, not copied:
-        // every copy of a tool call is a tree of allocations on the round trip's path.
-        let tool_call = match (known_call, params.tool_call) {
-            (Some(Value::Object(mut base)), Some(Value::Object(req))) => {
-                base.extend(req);
-                Value::Object(base)
-            }
-            (Some(base), _) => base,
-            (None, Some(req @ Value::Object(_))) => req,
-            (None, _) => Value::Object(Default::default()),
-        };
+        // (the request may also arrive before, or without, any tool_call). Kept as its text
+        // unless a merge needs the tree: a tree is most of a round trip's allocations.
+        let (tool_call, subject) = tool_call::prepare(params.tool_call, |id| {
+            let view = view?.lock().ok()?;
+            view.tool_call(id).cloned()
+        });
         let (settled_tx, settled) = Settled::new();
         self.perms.insert(
             perm,
@@ -1859,7 +1851,7 @@ impl Actor {
                 options: options.clone(),
                 settled: settled_tx,
                 decider: None,
-                subject: Subject::from_tool_call(&tool_call),
+                subject,
                 rule: None,
                 timer: None,
             },
@@ -2045,8 +2037,8 @@ impl Actor {
         };
         entry.rule = rule;
         let raw_id = entry.raw_id.clone();
-        let result = serde_json::json!({ "outcome": outcome.to_json() });
-        self.respond_result(&raw_id, &result).await;
+        let line = message::result_line_of(&raw_id, &PermissionResult { outcome: &outcome });
+        self.write(line).await;
         self.finish_permission(perm, Some(outcome), by).await;
     }
 
@@ -2079,7 +2071,7 @@ impl Actor {
             session_id: &entry.session,
             decided_by: by,
             rule: entry.rule.as_deref(),
-            outcome: outcome.as_ref().map(Outcome::to_json),
+            outcome: outcome.as_ref(),
             option_kind,
         };
         self.emit(

@@ -9,6 +9,7 @@ mod env;
 pub(crate) mod params;
 pub(crate) mod paths;
 pub mod policy;
+pub(crate) mod tool_call;
 mod wrappers;
 use std::future::Future;
 use std::pin::Pin;
@@ -16,6 +17,8 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::Value;
+
+use crate::wire::LazyJson;
 
 /// One option the agent offered.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -39,7 +42,8 @@ pub struct PermissionRequest {
     /// The turn in flight when the request arrived, if any.
     pub turn: Option<u64>,
     /// The request's `toolCall` (a ToolCallUpdate), merged over the session's known tool call.
-    pub tool_call: Value,
+    /// Kept as the agent's text until read: it dereferences to its `Value` tree.
+    pub tool_call: LazyJson,
     pub options: Vec<PermissionOption>,
     /// Becomes settled when the request is resolved by anyone (timeout, cancel, agent exit, another
     /// answer): a UI can dismiss its prompt. The decider's future is also dropped then.
@@ -152,12 +156,20 @@ pub enum Outcome {
     Cancelled,
 }
 
-impl Outcome {
-    pub(crate) fn to_json(&self) -> Value {
+/// `{"outcome":"selected","optionId":…}` or `{"outcome":"cancelled"}` (the spec's
+/// `RequestPermissionOutcome`), written straight out: no tree on the answer's path.
+impl Serialize for Outcome {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(None)?;
         match self {
-            Outcome::Selected(id) => serde_json::json!({ "outcome": "selected", "optionId": id }),
-            Outcome::Cancelled => serde_json::json!({ "outcome": "cancelled" }),
+            Outcome::Selected(id) => {
+                map.serialize_entry("outcome", "selected")?;
+                map.serialize_entry("optionId", id)?;
+            }
+            Outcome::Cancelled => map.serialize_entry("outcome", "cancelled")?,
         }
+        map.end()
     }
 }
 

@@ -1,17 +1,18 @@
-//! `session/request_permission` params as the actor needs them, read in one typed pass: the
-//! tool call as a tree (the public [`PermissionRequest`](super::PermissionRequest) carries it),
-//! the session id and the options typed. Whatever the typed pass does not take exactly as the
-//! lenient tree reading would (wrong member types, repeated members, positional arrays), is read
-//! the lenient way, so both give the same answer; the typed pass only saves the tree of
-//! everything but the tool call.
-
-use std::borrow::Cow;
+//! `session/request_permission` params as the actor needs them, read in one pass over the text:
+//! the session id and the options read leniently (`wire::lenient`: a member of another type
+//! reads as absent, as the tree reading has it), the tool call kept as its text (the public
+//! [`PermissionRequest`](super::PermissionRequest) carries it as a [`LazyJson`]). Whatever the
+//! pass cannot take exactly as the tree reading would (repeated members, positional arrays) is
+//! read from the tree, so both give the same answer.
 
 use serde::Deserialize;
+use serde::de::{IgnoredAny, MapAccess};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::PermissionOption;
+use crate::wire::LazyJson;
+use crate::wire::lenient::{Seq, Shape, Str, next_key, shape_deserialize, slot};
 
 /// What a permission request names.
 #[derive(Debug, Default, PartialEq)]
@@ -19,7 +20,7 @@ pub(crate) struct RequestParams {
     /// `None` when absent or not a string (the request is answered -32602).
     pub session_id: Option<String>,
     /// `None` when absent or `null`.
-    pub tool_call: Option<Value>,
+    pub tool_call: Option<LazyJson>,
     /// The options that have an `optionId` string, in order; `name`/`kind` default to "".
     pub options: Vec<PermissionOption>,
 }
@@ -27,22 +28,36 @@ pub(crate) struct RequestParams {
 #[derive(Deserialize)]
 struct Typed<'a> {
     #[serde(rename = "sessionId", default, borrow)]
-    session_id: Option<&'a RawValue>,
-    #[serde(rename = "toolCall", default)]
-    tool_call: Option<Value>,
+    session_id: Str<'a>,
+    #[serde(rename = "toolCall", default, borrow)]
+    tool_call: Option<&'a RawValue>,
     #[serde(default, borrow)]
-    options: Option<&'a RawValue>,
+    options: Seq<OptionItem<'a>>,
 }
 
-#[derive(Deserialize)]
-struct TypedOption<'a> {
-    #[serde(rename = "optionId", borrow)]
-    option_id: Cow<'a, str>,
-    #[serde(default, borrow)]
-    name: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    kind: Option<Cow<'a, str>>,
+/// An option with an `optionId` string; anything else reads as `None` (skipped).
+#[derive(Default)]
+struct OptionItem<'a>(Option<(Str<'a>, Str<'a>, Str<'a>)>);
+
+impl<'de: 'a, 'a> Shape<'de> for OptionItem<'a> {
+    fn map<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let (mut id, mut name, mut kind) = (None, None, None);
+        while let Some(key) = next_key(&mut map)? {
+            match &*key {
+                "optionId" => slot(&mut map, &mut id)?,
+                "name" => slot(&mut map, &mut name)?,
+                "kind" => slot(&mut map, &mut kind)?,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(OptionItem(id.filter(|i: &Str<'_>| i.0.is_some()).map(
+            |id| (id, name.unwrap_or_default(), kind.unwrap_or_default()),
+        )))
+    }
 }
+shape_deserialize!(OptionItem);
 
 pub(crate) fn parse(params: Option<&RawValue>) -> RequestParams {
     let Some(params) = params else {
@@ -53,10 +68,21 @@ pub(crate) fn parse(params: Option<&RawValue>) -> RequestParams {
     if text.starts_with('{')
         && let Ok(t) = serde_json::from_str::<Typed<'_>>(text)
     {
+        let tool_call = t
+            .tool_call
+            .filter(|raw| raw.get() != "null")
+            .map(|raw| LazyJson::from_raw(raw.to_owned()));
+        let options = t.options.0.into_iter().filter_map(|o| o.0);
         return RequestParams {
-            session_id: t.session_id.and_then(json_string),
-            tool_call: t.tool_call.filter(|v| !v.is_null()),
-            options: t.options.map(options).unwrap_or_default(),
+            session_id: t.session_id.owned(),
+            tool_call,
+            options: options
+                .map(|(id, name, kind)| PermissionOption {
+                    option_id: id.owned().unwrap_or_default(),
+                    name: name.owned().unwrap_or_default(),
+                    kind: kind.owned().unwrap_or_default(),
+                })
+                .collect(),
         };
     }
     lenient(&serde_json::from_str(text).unwrap_or(Value::Null))
@@ -69,37 +95,12 @@ fn lenient(params: &Value) -> RequestParams {
             .get("sessionId")
             .and_then(Value::as_str)
             .map(str::to_owned),
-        tool_call: params.get("toolCall").filter(|v| !v.is_null()).cloned(),
+        tool_call: params
+            .get("toolCall")
+            .filter(|v| !v.is_null())
+            .map(|v| LazyJson::from(v.clone())),
         options: super::parse_options(params.get("options")),
     }
-}
-
-fn options(raw: &RawValue) -> Vec<PermissionOption> {
-    let Ok(items) = serde_json::from_str::<Vec<&RawValue>>(raw.get()) else {
-        // Not an array (or not one of values): the lenient reading offers nothing either.
-        return Vec::new();
-    };
-    let mut out = Vec::with_capacity(items.len());
-    for item in items {
-        let text = item.get();
-        if text.starts_with('{')
-            && let Ok(o) = serde_json::from_str::<TypedOption<'_>>(text)
-        {
-            out.push(PermissionOption {
-                option_id: o.option_id.into_owned(),
-                name: o.name.map(Cow::into_owned).unwrap_or_default(),
-                kind: o.kind.map(Cow::into_owned).unwrap_or_default(),
-            });
-            continue;
-        }
-        let one = serde_json::from_str::<Value>(text).map(|v| Value::Array(vec![v]));
-        out.extend(super::parse_options(one.ok().as_ref()));
-    }
-    out
-}
-
-fn json_string(raw: &RawValue) -> Option<String> {
-    serde_json::from_str::<String>(raw.get()).ok()
 }
 
 #[cfg(test)]
@@ -139,7 +140,8 @@ mod tests {
             r#"{"sessionId":"s1","toolCall":{"toolCallId":"c1"},"options":[{"optionId":"a","name":"Allow","kind":"allow_once"},{"optionId":"skip-no-id-below"},{"name":"x"}]}"#,
         )));
         assert_eq!(p.session_id.as_deref(), Some("s1"));
-        assert_eq!(p.tool_call, Some(serde_json::json!({"toolCallId": "c1"})));
+        let call = p.tool_call.as_ref().map(LazyJson::value);
+        assert_eq!(call, Some(&serde_json::json!({"toolCallId": "c1"})));
         let ids: Vec<_> = p.options.iter().map(|o| o.option_id.as_str()).collect();
         assert_eq!(ids, ["a", "skip-no-id-below"]);
         assert_eq!(p.options[0].kind, "allow_once");

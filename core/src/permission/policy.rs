@@ -25,6 +25,8 @@ use super::commands::{CommandForms, join_command};
 pub use super::env::BUILTIN_ENV_DENY;
 use super::env::{EnvPatterns, builtin_denies, builtin_rule, env_glob_set, env_matches};
 use super::paths::{PathForms, PathGlobs, PathPatterns, forms_have_git_component};
+use super::tool_call::{Command, Fields};
+use crate::wire::lenient::Str;
 
 /// The built-in presets, in documentation order.
 pub const PRESETS: &[&str] = &["deny-all", "read-only", "ask"];
@@ -50,7 +52,7 @@ const READ_LIKE_KINDS: &[&str] = &["read", "search", "think", "fetch"];
 pub const BUILTIN_GIT_RULE: &str = "deny write **/.git/** (built-in)";
 
 /// `rawInput` keys whose string (or array-of-strings) value is taken as a path.
-const RAW_PATH_KEYS: &[&str] = &[
+pub(crate) const RAW_PATH_KEYS: &[&str] = &[
     "path",
     "file_path",
     "filePath",
@@ -133,74 +135,51 @@ impl Subject {
     /// known tool call). `operation` is [`Operation::Permission`]. Never fails: missing or
     /// mistyped fields are simply absent.
     pub fn from_tool_call(tool_call: &Value) -> Subject {
-        let text = |key: &str| {
-            tool_call
-                .get(key)
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        };
+        Subject::from_fields(&Fields::of_tree(tool_call))
+    }
+
+    /// The one reading of a tool call's members (of its tree or of its text, see
+    /// `permission/tool_call.rs`).
+    pub(crate) fn from_fields(fields: &Fields<'_>) -> Subject {
         let mut subject = Subject {
             operation: Operation::Permission,
-            tool_kind: text("kind"),
-            title: text("title"),
-            tool_name: text("name"),
+            tool_kind: fields.kind.clone().owned(),
+            title: fields.title.clone().owned(),
+            tool_name: fields.name.clone().owned(),
             ..Subject::default()
         };
-        if let Some(Value::Array(locations)) = tool_call.get("locations") {
-            for location in locations {
-                if let Some(p) = location.get("path").and_then(Value::as_str) {
-                    subject.add_path(p);
-                }
+        for location in &fields.locations.0 {
+            if let Some(p) = location.0.as_deref() {
+                subject.add_path(p);
             }
         }
-        if let Some(Value::Array(content)) = tool_call.get("content") {
-            for item in content {
-                if item.get("type").and_then(Value::as_str) == Some("diff")
-                    && let Some(p) = item.get("path").and_then(Value::as_str)
-                {
-                    subject.add_path(p);
-                }
+        for item in &fields.content.0 {
+            if item.kind.as_deref() == Some("diff")
+                && let Some(p) = item.path.as_deref()
+            {
+                subject.add_path(p);
             }
         }
-        if let Some(Value::Object(raw)) = tool_call.get("rawInput") {
-            for key in RAW_PATH_KEYS {
-                match raw.get(*key) {
-                    Some(Value::String(p)) => subject.add_path(p),
-                    Some(Value::Array(items)) => {
-                        for p in items.iter().filter_map(Value::as_str) {
-                            subject.add_path(p);
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            let args: Vec<&str> = match raw.get("args") {
-                Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
-                _ => Vec::new(),
-            };
-            match raw.get("command") {
-                Some(Value::String(cmd)) if !cmd.trim().is_empty() => {
-                    subject.commands.push(join_command(cmd, &args));
-                }
-                Some(Value::Array(items)) => {
-                    let parts: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
-                    if !parts.is_empty() {
-                        subject.commands.push(parts.join(" "));
-                    }
-                }
-                _ => {}
-            }
-            match raw.get("env") {
-                Some(Value::Object(vars)) => subject.env.extend(vars.keys().cloned()),
-                Some(Value::Array(items)) => subject.env.extend(
-                    items
-                        .iter()
-                        .filter_map(|e| e.get("name").and_then(Value::as_str))
-                        .map(str::to_owned),
-                ),
-                _ => {}
+        let raw = &fields.raw_input;
+        if !raw.object {
+            return subject;
+        }
+        for (_, paths) in &raw.paths {
+            for p in &paths.0 {
+                subject.add_path(p);
             }
         }
+        let args: Vec<&str> = raw.args.0.iter().filter_map(Str::as_deref).collect();
+        match &raw.command {
+            Command::Line(cmd) if !cmd.trim().is_empty() => {
+                subject.commands.push(join_command(cmd, &args));
+            }
+            Command::Parts(parts) if !parts.is_empty() => subject.commands.push(parts.join(" ")),
+            _ => {}
+        }
+        subject
+            .env
+            .extend(raw.env.0.iter().map(|n| n.clone().into_owned()));
         subject
     }
 

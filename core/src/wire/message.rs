@@ -565,6 +565,23 @@ pub fn result_line(id: &RawId, result: &RawValue) -> String {
     )
 }
 
+/// [`result_line`] for a result that is serialized into the line itself (no tree, no copy).
+pub fn result_line_of<T: serde::Serialize + ?Sized>(id: &RawId, result: &T) -> String {
+    const HEAD: &str = "{\"jsonrpc\":\"2.0\",\"id\":";
+    let mut out = Vec::with_capacity(128);
+    out.extend_from_slice(HEAD.as_bytes());
+    out.extend_from_slice(id.json().as_bytes());
+    out.extend_from_slice(b",\"result\":");
+    let at = out.len();
+    if serde_json::to_writer(&mut out, result).is_err() {
+        // Not for the host's own result types; `{}` as `raw_json` does, never half a value.
+        out.truncate(at);
+        out.extend_from_slice(b"{}");
+    }
+    out.push(b'}');
+    String::from_utf8(out).unwrap_or_default()
+}
+
 /// Compact single-line error response.
 pub fn error_line(id: &RawId, error: &RpcError) -> String {
     let err = serde_json::to_string(error)
