@@ -105,8 +105,9 @@ async function roundTrips() {
     let raw;
     if (MODE === 'host') {
       const { Host } = loadHost();
-      // A host used through return values (no event subscriber), answering at once.
-      const host = new Host({ policy: 'ask', onPermission: () => 'allow-once' });
+      // A host used through return values (events off, as the Rust host client runs it),
+      // answering at once.
+      const host = new Host({ policy: 'ask', events: false, onPermission: () => 'allow-once' });
       try {
         const agent = await host.spawn({ command: AGENT, env: { ACP_BENCH_OUT: outFile } });
         const session = await agent.newSession({ cwd: WORKSPACE });

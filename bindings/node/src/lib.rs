@@ -80,8 +80,9 @@ fn ms(v: f64) -> Duration {
 
 // ------------------------------------------------------------------ JS callbacks
 
-/// `(requestJson) => void`: the facade's permission dispatcher. The JSON is the core's
-/// `PermissionRequest` plus a `token`; the facade answers with `permissionDecision(token, …)`
+/// `(message) => void`: the facade's permission dispatcher. The message is the core's
+/// `PermissionRequest` plus a `token` (see `handed_request`); the facade answers with
+/// `permissionDecision(token, …)`
 /// (a direct call: no Promise crosses the boundary, which saves a round of callbacks per request).
 type PermissionFn = ThreadsafeFunction<String, (), String, Status, false, true>;
 /// `(requestId) => void`: a permission request was settled (by anyone).
@@ -107,38 +108,80 @@ impl PermissionDecider for JsDecider {
         let decide = self.decide.clone();
         let settled = self.settled.clone();
         Box::pin(async move {
-            // Set once the handler answered: then JS already knows, and is not told again.
-            let answered = Arc::new(AtomicBool::new(false));
-            if let Some(settled) = settled {
-                let mut watch = request.settled.clone();
-                let id = request.request_id as f64;
-                let answered = answered.clone();
-                tokio::spawn(async move {
-                    watch.wait().await;
-                    if !answered.load(Ordering::Acquire) {
-                        settled.call(id, ThreadsafeFunctionCallMode::NonBlocking);
-                    }
-                });
-            }
-            let json = serde_json::to_string(&request).map_err(|e| e.to_string())?;
             let (token, rx) = Decisions::open();
-            // `{"token":N,` + the request's fields.
-            let json = format!("{{\"token\":{token},{}", json.get(1..).unwrap_or("}"));
-            let status = decide.call(json, ThreadsafeFunctionCallMode::NonBlocking);
+            let message = handed_request(token, &request).map_err(|e| e.to_string())?;
+            let status = decide.call(message, ThreadsafeFunctionCallMode::NonBlocking);
             if status != Status::Ok {
                 Decisions::close(token);
                 return Err(format!("permission handler unavailable: {status}"));
             }
-            // Dropped (timeout, settled elsewhere): the token is forgotten; a late answer is ignored.
-            let guard = TokenGuard(token);
+            // This future is dropped when the request is settled by anyone else (timeout,
+            // cancel, another answer, the host closing): then JS is told, unless it answered.
+            let mut pending = Unanswered {
+                token,
+                request_id: request.request_id,
+                settled,
+            };
             let answer = rx
                 .await
                 .map_err(|_| "permission handler went away".to_owned())
                 .and_then(|a| a);
-            drop(guard);
-            answered.store(true, Ordering::Release);
+            pending.settled = None;
             answer
         })
+    }
+}
+
+/// What the facade's dispatcher is handed: the request's fields but the tool call plus its
+/// `token` as one JSON object, a newline, and the tool call's JSON text as the agent sent it
+/// (JSON text holds no raw newline). The facade parses the tool call only if the handler reads
+/// it.
+fn handed_request(token: u32, request: &PermissionRequest) -> serde_json::Result<String> {
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Handed<'a> {
+        token: u32,
+        request_id: u64,
+        agent: u64,
+        session_id: &'a str,
+        turn: Option<u64>,
+        options: &'a [acp_host::PermissionOption],
+    }
+    let tool_call = request.tool_call.json();
+    let mut out = Vec::with_capacity(256 + tool_call.len());
+    serde_json::to_writer(
+        &mut out,
+        &Handed {
+            token,
+            request_id: request.request_id,
+            agent: request.agent,
+            session_id: &request.session_id,
+            turn: request.turn,
+            options: &request.options,
+        },
+    )?;
+    out.push(b'\n');
+    out.extend_from_slice(tool_call.as_bytes());
+    Ok(String::from_utf8(out).unwrap_or_default())
+}
+
+/// A request JS was handed and has not answered: dropping it forgets the token (a late answer
+/// is ignored) and tells JS the request was settled.
+struct Unanswered {
+    token: u32,
+    request_id: u64,
+    settled: Option<Arc<SettledFn>>,
+}
+
+impl Drop for Unanswered {
+    fn drop(&mut self) {
+        Decisions::close(self.token);
+        if let Some(settled) = self.settled.take() {
+            settled.call(
+                self.request_id as f64,
+                ThreadsafeFunctionCallMode::NonBlocking,
+            );
+        }
     }
 }
 

@@ -123,6 +123,26 @@ test('a handler that never answers is denied by the timeout, and its signal fire
   assert.equal(signal.aborted, true, 'the handler is told the request was settled');
 });
 
+test('a request kept and read only after it was settled: its signal is already aborted, its tool call whole', async () => {
+  // The signal and the tool call are made on first read: reading them late must see the same.
+  let req;
+  const run = await permissionWrite({
+    permissionTimeoutMs: 200,
+    onPermission: (r) => {
+      req = r;
+      return new Promise(() => {});
+    },
+  });
+  assertDenied(run, 'timeout');
+  assert.equal(req.signal.aborted, true, 'made after the timeout, the signal is aborted');
+  assert.equal(req.signal.reason.code, 'already_resolved');
+  assert.equal(req.toolCall.title, 'Edit hello.txt');
+  const copy = { ...req };
+  assert.deepEqual(Object.keys(copy).sort(), ['agent', 'options', 'requestId', 'sessionId', 'signal', 'toolCall', 'turn']);
+  assert.equal(copy.toolCall, req.toolCall, 'parsed once');
+  assert.equal(JSON.parse(JSON.stringify(req)).toolCall.kind, 'edit');
+});
+
 test('manual mode: unknown, stale and duplicate answers change nothing', async () => {
   const run = await permissionWrite({ manualPermissions: true }, async ({ host, id }) => {
     await assert.rejects(host.respondPermission(id + 1000, 'allow-once'), (e) => e instanceof acp.AcpError && e.code === 'not_found');

@@ -277,6 +277,78 @@ export interface PermissionRequest {
   signal: AbortSignal;
 }
 
+/** A request's fields as the addon hands them over (the tool call follows as text). */
+interface HandedPermission extends Omit<PermissionRequest, 'toolCall' | 'signal'> {
+  token: number;
+}
+
+/**
+ * The request an `onPermission` handler gets. Its tool call is parsed, and its signal made, the
+ * first time they are read: a handler that answers from the options alone (a policy in code)
+ * pays for neither (an `AbortController` alone costs more than the rest of the request). Both
+ * are own enumerable properties, so `{ ...req }` and `JSON.stringify(req)` see them as before.
+ */
+class PendingPermission implements PermissionRequest {
+  readonly requestId: number;
+  readonly agent: number;
+  readonly sessionId: string;
+  readonly turn: number | null;
+  readonly options: PermissionOption[];
+  declare readonly toolCall: ToolCallUpdate;
+  declare readonly signal: AbortSignal;
+  #toolCallText: string;
+  #toolCall: ToolCallUpdate | undefined;
+  #controller: AbortController | undefined;
+  #settledWith: { reason: unknown } | undefined;
+
+  constructor(fields: HandedPermission, toolCall: string) {
+    this.requestId = fields.requestId;
+    this.agent = fields.agent;
+    this.sessionId = fields.sessionId;
+    this.turn = fields.turn;
+    this.options = fields.options;
+    this.#toolCallText = toolCall;
+    Object.defineProperties(this, LAZY_PERMISSION_FIELDS);
+  }
+
+  static toolCallOf(req: PendingPermission): ToolCallUpdate {
+    return (req.#toolCall ??= JSON.parse(req.#toolCallText) as ToolCallUpdate);
+  }
+
+  static signalOf(req: PendingPermission): AbortSignal {
+    if (req.#controller === undefined) {
+      req.#controller = new AbortController();
+      if (req.#settledWith) req.#controller.abort(req.#settledWith.reason);
+    }
+    return req.#controller.signal;
+  }
+
+  /** @internal The request was settled by anyone else: abort the signal (now, or when made). */
+  settle(reason: unknown): void {
+    if (this.#settledWith) return;
+    this.#settledWith = { reason };
+    this.#controller?.abort(reason);
+  }
+}
+
+/** Shared by every request (one descriptor object, not one per request). */
+const LAZY_PERMISSION_FIELDS: PropertyDescriptorMap = {
+  toolCall: {
+    get(this: PendingPermission) {
+      return PendingPermission.toolCallOf(this);
+    },
+    enumerable: true,
+    configurable: true,
+  },
+  signal: {
+    get(this: PendingPermission) {
+      return PendingPermission.signalOf(this);
+    },
+    enumerable: true,
+    configurable: true,
+  },
+};
+
 /**
  * Answers a permission request no rule decided: the chosen option id, or `null` to deny.
  * Throwing, rejecting, returning an option that was not offered, or not answering within
@@ -728,7 +800,7 @@ export class Host extends EventEmitter {
   readonly native: NativeHost;
   /** @internal */
   readonly hub: EventHub;
-  private readonly pendingPermissions = new Map<number, AbortController>();
+  private readonly pendingPermissions = new Map<number, PendingPermission>();
   private readonly pendingElicitations = new Map<number, AbortController>();
   private closing: Promise<void> | null = null;
   /** @internal */
@@ -798,19 +870,20 @@ export class Host extends EventEmitter {
     this.hub = new EventHub(this.native, (evs) => this.emitBatch(evs), toAcpError);
   }
 
-  /** Called by the addon for each request no rule decided; answers with `permissionDecision`. */
-  private decide(handler: PermissionHandler, json: string): void {
-    const req = JSON.parse(json) as PermissionRequest & { token?: number };
-    const token = req.token as number;
-    delete req.token;
+  /**
+   * Called by the addon for each request no rule decided (the request's JSON, a newline, its
+   * tool call's JSON); answers with `permissionDecision`.
+   */
+  private decide(handler: PermissionHandler, message: string): void {
+    const cut = message.indexOf('\n');
+    const fields = JSON.parse(cut < 0 ? message : message.slice(0, cut)) as HandedPermission;
+    const req = new PendingPermission(fields, cut < 0 ? '{}' : message.slice(cut + 1));
     const id = req.requestId;
-    const ac = new AbortController();
-    req.signal = ac.signal;
-    this.pendingPermissions.set(id, ac);
+    this.pendingPermissions.set(id, req);
     const finish = (answer: string | null, error?: string) => {
       // Answered (or failed): the native side will not report this request as settled.
       this.pendingPermissions.delete(id);
-      native.permissionDecision(token, answer, error);
+      native.permissionDecision(fields.token, answer, error);
     };
     const accept = (answer: unknown) => {
       if (answer === null || answer === undefined) finish(null);
@@ -821,9 +894,9 @@ export class Host extends EventEmitter {
   }
 
   private settled(id: number): void {
-    const ac = this.pendingPermissions.get(id);
+    const req = this.pendingPermissions.get(id);
     this.pendingPermissions.delete(id);
-    ac?.abort(new AcpError('already_resolved', `permission request ${id} was settled`));
+    req?.settle(new AcpError('already_resolved', `permission request ${id} was settled`));
   }
 
   /**

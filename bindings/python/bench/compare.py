@@ -97,7 +97,8 @@ def round_trips_host(variant: str, agent: str, workspace: str, text: str, out_fi
         def decide(req: acp_host.PermissionRequest) -> str:
             return "allow-once"
 
-        with acp_host.Host(on_permission=decide) as host:
+        # Used through return values: events off, as the Rust host client runs it.
+        with acp_host.Host(on_permission=decide, events=False) as host:
             a = host.spawn([agent], env=env)
             s = a.new_session(workspace)
             t = s.prompt(text)
@@ -107,7 +108,7 @@ def round_trips_host(variant: str, agent: str, workspace: str, text: str, out_fi
         return "allow-once"
 
     async def main() -> Dict[str, Any]:
-        async with acp_host.AsyncHost(on_permission=adecide) as host:
+        async with acp_host.AsyncHost(on_permission=adecide, events=False) as host:
             a = await host.spawn([agent], env=env)
             s = await a.new_session(workspace)
             t = await s.prompt(text)

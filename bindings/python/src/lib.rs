@@ -10,6 +10,7 @@
 mod elicitation;
 mod errors;
 mod events;
+mod handler_thread;
 mod host;
 mod opening;
 mod permission;

@@ -1,7 +1,8 @@
 //! The permission-handler bridge: the core's decider asks a Python callable.
 //!
-//! The callable is handed to `acp_host._bridge.dispatch` from a blocking-pool thread (never a
-//! runtime worker, so a slow handler stalls nobody). `dispatch` calls it there for the sync `Host`
+//! The callable is handed to `acp_host._bridge.dispatch` from the handler thread, or a
+//! blocking-pool thread while that one is busy (never a runtime worker, so a slow handler stalls
+//! nobody; see `handler_thread.rs`). `dispatch` calls it there for the sync `Host`
 //! (a coroutine then runs on a private loop), or on the caller's asyncio loop for `AsyncHost`;
 //! the answer comes back through `Reply`. Everything but an offered option id denies, and when
 //! the request is settled elsewhere (timeout, cancel, agent exit) the decider future is dropped,
@@ -171,9 +172,9 @@ pub(crate) async fn ask_python(
             Ok(())
         })
     };
-    // A blocking-pool thread: the handler may take minutes (a human), and no runtime
-    // worker waits for it. (`block_in_place` measured no faster.)
-    match tokio::task::spawn_blocking(call).await {
+    // Never a runtime worker: the handler may take minutes (a human), and no runtime worker
+    // waits for it (`handler_thread`: its own thread, or the blocking pool while that is busy).
+    match crate::handler_thread::run(call).await {
         Ok(Some(Ok(()))) => {}
         Ok(None) => return Err("the interpreter is exiting".into()),
         Ok(Some(Err(e))) => return Err(format!("{what} handler bridge failed: {e}")),

@@ -3,8 +3,9 @@
 //! by `Host(on_ext_request=fn)`. The core has already confined the path / cwd to the session's
 //! roots and applied the policy's hard-deny rules before an fs/terminal handler is asked.
 //!
-//! Same bridge as permissions: `acp_host._bridge.call_service` runs the handler (on a blocking-pool
-//! thread for `Host`, a coroutine on the private loop; on the host's loop for `AsyncHost`) and the
+//! Same bridge as permissions: `acp_host._bridge.call_service` runs the handler (on the handler
+//! thread, or a blocking-pool thread while it is busy, for `Host`, a coroutine on the private
+//! loop; on the host's loop for `AsyncHost`) and the
 //! answer comes back through `ServiceReply` as JSON. `acp_host.ServiceError(code, message, data)`
 //! raised by a handler becomes that JSON-RPC error; any other exception `-32603`.
 
@@ -40,7 +41,7 @@ async fn call_python(
     // From here on, dropping this future (the request was withdrawn) stops the handler, or keeps
     // it from being called at all.
     let guard = CancelOnDrop::new(pending.clone());
-    let started = tokio::task::spawn_blocking(move || {
+    let started = crate::handler_thread::run(move || {
         crate::attach(|py| -> PyResult<()> {
             if !pending.wanted() {
                 return Ok(());

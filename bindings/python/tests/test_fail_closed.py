@@ -136,6 +136,43 @@ def test_slow_handler_times_out_and_its_late_answer_is_ignored(tmp_path: Path) -
     assert_denied(run, "timeout")
 
 
+def test_a_handler_that_blocks_does_not_hold_up_the_next_one(tmp_path: Path) -> None:
+    """Sync handlers run side by side: while one waits (a human at a prompt), another request's
+    handler is called and answered (the first gets its answer only after the second was called)."""
+    second_called = threading.Event()
+    lock = threading.Lock()
+    calls: List[str] = []
+
+    def handler(req: acp_host.PermissionRequest) -> Optional[str]:
+        with lock:
+            calls.append(req.session_id)
+            first = len(calls) == 1
+        if first:
+            if not second_called.wait(T):
+                return None  # never asked while this one waited: the test fails below
+        else:
+            second_called.set()
+        return req.option_id("allow_once")
+
+    dirs = [tmp_path / "a", tmp_path / "b"]
+    for d in dirs:
+        d.mkdir()
+    results: Dict[int, Any] = {}
+    with acp_host.Host(on_permission=handler) as host:
+        # Two agents (the mock asks in one turn at a time).
+        sessions = [host.spawn(mock("permission-write")).new_session(d.resolve()) for d in dirs]
+        threads = [threading.Thread(target=lambda i=i, s=s: results.setdefault(i, _safe(lambda: s.prompt("write"))))
+                   for i, s in enumerate(sessions)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(2 * T)
+            assert not th.is_alive(), "the turn must end"
+    assert second_called.is_set(), "the second request's handler was not called while the first one waited"
+    assert len(calls) == 2
+    assert all((d / "hello.txt").exists() for d in dirs), results
+
+
 def test_slow_coroutine_is_cancelled_at_the_timeout(tmp_path: Path) -> None:
     cancelled = threading.Event()
 
