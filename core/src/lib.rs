@@ -47,6 +47,6 @@ pub use permission::{
     PermissionRequest, Settled,
 };
 pub use services::ClientCapabilities;
-pub use wire::LazyJson;
 pub use session::{ModelInfo, ModelSwitch, Models, Session, SessionView, TurnResult};
 pub use transport::AgentSpec;
+pub use wire::LazyJson;
