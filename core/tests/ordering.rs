@@ -284,6 +284,50 @@ async fn a_withdrawn_write_does_not_land() {
     .expect("test timed out");
 }
 
+/// A withdrawn built-in `fs/read_text_file` is answered exactly once (-32800, or its content,
+/// written by the read's worker thread when it committed first), and a read that reuses the id
+/// afterwards gets its own answer: the first read's worker never answers for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_withdrawn_read_is_answered_once_and_a_reused_id_gets_its_own_answer() {
+    tokio::time::timeout(T, async {
+        let (_host, _agent, mut fake, dir) = served(Policy::preset("ask").unwrap()).await;
+        let (first, second) = (dir.path().join("first.txt"), dir.path().join("second.txt"));
+        std::fs::write(&first, "first").unwrap();
+        std::fs::write(&second, "second").unwrap();
+        let read = |id: u64, path: &Path| {
+            json!({"jsonrpc":"2.0","id":id,"method":"fs/read_text_file","params":{
+                "sessionId":"s","path":path}})
+        };
+        let mut outcomes = [0usize; 2];
+        let mut ids = Vec::new();
+        for round in 0..100u64 {
+            let id = 5000 + round;
+            request_then_withdraw(&fake, read(id, &first), id, round >= 50).await;
+            let resp = fake.wait_response(&json!(id), STEP).await;
+            match error_code(&resp) {
+                Some(-32800) => outcomes[0] += 1,
+                None => {
+                    assert_eq!(resp["result"]["content"], "first", "round {round}: {resp}");
+                    outcomes[1] += 1;
+                }
+                Some(_) => panic!("round {round}: unexpected answer {resp}"),
+            }
+            // The same id again, for another file: its answer is the second file's.
+            fake.send(read(id, &second)).await;
+            let resp = fake.wait_response(&json!(id), STEP).await;
+            assert_eq!(resp["result"]["content"], "second", "round {round}: {resp}");
+            ids.push(id);
+        }
+        assert_no_more_responses(&mut fake, &ids).await;
+        eprintln!(
+            "read: -32800 {}, answered with content {}",
+            outcomes[0], outcomes[1]
+        );
+    })
+    .await
+    .expect("test timed out");
+}
+
 /// An embedder that counts the writes it was asked to do.
 struct CountingFs(Arc<AtomicUsize>);
 

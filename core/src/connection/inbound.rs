@@ -30,6 +30,8 @@ pub(super) struct Gate(Arc<AtomicU8>);
 const PENDING: u8 = 0;
 const COMMITTED: u8 = 1;
 const CANCELLED: u8 = 2;
+/// Answered by the worker itself (`spawn_served_blocking`): the request is over for the agent.
+const ANSWERED: u8 = 3;
 
 impl Gate {
     /// True if the effect may happen (now committed).
@@ -57,6 +59,33 @@ impl Gate {
     fn cancelled(&self) -> bool {
         self.0.load(Ordering::SeqCst) == CANCELLED
     }
+
+    /// Claim the answer for the worker (the request was neither withdrawn nor committed).
+    fn claim_answer(&self) -> bool {
+        self.0
+            .compare_exchange(PENDING, ANSWERED, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    }
+
+    /// The worker wrote the answer (see `Outbound::send_claimed` for when to ask).
+    fn answered(&self) -> bool {
+        self.0.load(Ordering::SeqCst) == ANSWERED
+    }
+}
+
+/// The response line for a served request.
+fn answer_line(id: &RawId, result: &Result<Value, ServiceError>) -> String {
+    match result {
+        Ok(v) => crate::wire::message::result_line_of(id, v),
+        Err(e) => {
+            let err = crate::wire::RpcError {
+                code: e.code,
+                message: e.message.clone(),
+                data: e.data.clone(),
+            };
+            crate::wire::message::error_line(id, &err)
+        }
+    }
 }
 
 /// A request being served, keyed by the agent's id: `token` tells this request from a later
@@ -83,6 +112,8 @@ pub(super) struct ServedResult {
     pub event: Option<(EventKind, Value)>,
     /// For a created terminal: watch its exit to report `terminal_exited`.
     pub new_terminal: Option<String>,
+    /// The worker already wrote the answer to the agent (see `spawn_served_blocking`).
+    pub answered: bool,
 }
 
 /// What a service task hands back: the answer, the event reporting the call, a new terminal.
@@ -287,17 +318,7 @@ impl Actor {
 
     /// Send the answer for a served request.
     pub(super) async fn answer(&mut self, id: &RawId, result: Result<Value, ServiceError>) {
-        match result {
-            Ok(v) => self.respond_result(id, &v).await,
-            Err(e) => {
-                let err = crate::wire::RpcError {
-                    code: e.code,
-                    message: e.message,
-                    data: e.data,
-                };
-                self.write(crate::wire::message::error_line(id, &err)).await;
-            }
-        }
+        self.write(answer_line(id, &result)).await;
     }
 
     /// Register the request as served (answered when its work reports back, see `on_served`):
@@ -306,7 +327,7 @@ impl Actor {
         &mut self,
         id: &RawId,
         session: Option<&Arc<str>>,
-    ) -> (Gate, impl FnOnce(ServedOutput) + Send + 'static) {
+    ) -> (Gate, impl FnOnce(ServedOutput, bool) + Send + 'static) {
         self.next_served += 1;
         let token = self.next_served;
         let gate = Gate::default();
@@ -320,7 +341,7 @@ impl Actor {
         let tx = self.done_tx.clone();
         let (id, session) = (id.clone(), session.cloned());
         let served_gate = gate.clone();
-        let report = move |(result, event, new_terminal): ServedOutput| {
+        let report = move |(result, event, new_terminal): ServedOutput, answered: bool| {
             let _ = tx.send(Completion::Served(Box::new(ServedResult {
                 token,
                 gate: served_gate,
@@ -329,6 +350,7 @@ impl Actor {
                 result,
                 event,
                 new_terminal,
+                answered,
             })));
         };
         (gate, report)
@@ -345,7 +367,7 @@ impl Actor {
         let work = work(gate);
         let agent = self.agent;
         tokio::spawn(async move {
-            report(crate::services::serving(agent, work).await);
+            report(crate::services::serving(agent, work).await, false);
         });
     }
 
@@ -355,15 +377,27 @@ impl Actor {
     where
         W: FnOnce() -> ServedOutput + Send + 'static,
     {
-        let (_gate, report) = self.register_served(id, session);
+        let (gate, report) = self.register_served(id, session);
+        // The worker writes the answer to the agent itself (one hop fewer on the round trip)
+        // if it claims the request first: a withdrawal either came first (the actor answered
+        // -32800 and the worker stays silent) or comes too late (the answer is out). Not with
+        // wire events on: those must follow the write order.
+        let direct = (!self.host.config.wire_events && !self.writer_dead)
+            .then(|| (self.out.0.clone(), id.clone()));
         tokio::task::spawn_blocking(move || {
             // A panic in the service must still answer the agent (and never reach the actor).
-            report(
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|_| {
+            let output = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))
+                .unwrap_or_else(|_| {
                     let err = ServiceError::new(codes::INTERNAL_ERROR, "fs worker failed");
                     (Err(err), None, None)
+                });
+            let answered = match direct {
+                Some((out, id)) => out.send_claimed(answer_line(&id, &output.0), || {
+                    gate.claim_answer()
                 }),
-            );
+                None => false,
+            };
+            report(output, answered);
         });
     }
 
@@ -725,6 +759,7 @@ impl Actor {
             result,
             mut event,
             new_terminal,
+            answered,
         } = done;
         // The agent is gone (a task that outlived it, e.g. an embedder answering late or a
         // request abandoned at the exit): nothing of it follows `agent_exited`.
@@ -753,7 +788,10 @@ impl Actor {
             self.emit(self.event(kind, raw_json(&data)).session(session))
                 .await;
         }
-        if mine && self.gone.is_none() {
+        if answered {
+            // Written by the worker: only what the actor's own writes would check is left.
+            self.check_outbound().await;
+        } else if mine && self.gone.is_none() {
             self.answer(&id, result).await;
         }
     }
@@ -775,6 +813,15 @@ impl Actor {
                 exit,
             });
         });
+    }
+
+    /// Whether `id` is a served request still in flight for the agent: one whose worker already
+    /// wrote its answer is over (the agent may reuse its id), although its report has not
+    /// reached the actor yet.
+    pub(super) fn serving(&self, id: &RawId) -> bool {
+        self.served
+            .get(id)
+            .is_some_and(|s| !self.out.locked(|| s.gate.answered()))
     }
 
     /// The agent withdrew a served request (`$/cancel_request`). If its effect has not happened

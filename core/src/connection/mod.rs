@@ -319,7 +319,8 @@ struct PermEntry {
     session: Arc<str>,
     turn: Option<u64>,
     options: Vec<PermissionOption>,
-    settled: watch::Sender<bool>,
+    /// Set when a decider was handed the request (its `Settled`).
+    settled: Option<watch::Sender<bool>>,
     /// The running decider, dropped once the request is resolved by anyone.
     decider: Option<tokio::task::AbortHandle>,
     /// What the policy matched against (for session grants).
@@ -771,7 +772,14 @@ impl Actor {
         if self.writer_dead {
             return;
         }
-        let queued = self.out.send(line);
+        self.out.send(line);
+        self.check_outbound().await;
+    }
+
+    /// The agent stopped reading its stdin while we keep having things to say: it is stuck, and
+    /// buffering for it without bound is how hosts run out of memory.
+    async fn check_outbound(&mut self) {
+        let queued = self.out.queued();
         if queued > self.host.config.max_outbound_bytes && self.gone.is_none() && !self.writer_dead
         {
             // The agent stopped reading its stdin while we keep having things to say: it is
@@ -1262,7 +1270,7 @@ impl Actor {
     async fn on_request(&mut self, id: RawId, method: Box<str>, params: Option<Box<RawValue>>) {
         if self.perms.values().any(|p| p.raw_id == id)
             || self.elicits.values().any(|e| e.raw_id == id)
-            || self.served.contains_key(&id)
+            || self.serving(&id)
         {
             self.protocol_error(
                 "duplicate_request_id",
@@ -1841,15 +1849,22 @@ impl Actor {
             let view = view?.lock().ok()?;
             view.tool_call(id).cloned()
         });
-        let (settled_tx, settled) = Settled::new();
+        // Decided on what the policy reads; a request is only built for a decider to see.
+        let verdict = match cancelling {
+            true => None,
+            false => Some(self.host.policy.evaluate(&subject)),
+        };
+        let granted =
+            matches!(verdict, Some(Verdict::Ask)) && self.grants.is_granted(&session, &subject);
+        let grant_key = if granted { Grants::key(&subject) } else { None };
         self.perms.insert(
             perm,
             PermEntry {
                 raw_id: id,
                 session: session.clone(),
                 turn,
-                options: options.clone(),
-                settled: settled_tx,
+                options,
+                settled: None,
                 decider: None,
                 subject,
                 rule: None,
@@ -1857,66 +1872,48 @@ impl Actor {
             },
         );
         self.host.note_permission(perm, self.agent, false);
+        let options = self
+            .perms
+            .get(&perm)
+            .map(|p| &p.options[..])
+            .unwrap_or_default();
         // With events off nothing would read it: not even serialized.
         if self.host.bus.enabled() {
             let data = PermissionRequestedData {
                 request_id: perm,
                 session_id: &session,
                 tool_call: &tool_call,
-                options: &options,
+                options,
             };
-            self.emit(
-                self.event(EventKind::PermissionRequested, raw_json(&data))
-                    .session(Some(session.clone()))
-                    .turn(turn),
-            )
-            .await;
+            let event = self
+                .event(EventKind::PermissionRequested, raw_json(&data))
+                .session(Some(session.clone()))
+                .turn(turn);
+            self.emit(event).await;
         }
-        let request = PermissionRequest {
-            request_id: perm,
-            agent: self.agent,
-            session_id: session.to_string(),
-            turn,
-            tool_call,
-            options,
-            settled,
-        };
-        // The request owns the options from here on (the entry has its own copy).
-        let options = &request.options;
-
-        if cancelling {
-            self.resolve_permission(perm, Outcome::Cancelled, DecidedBy::Cancelled)
-                .await;
-            return;
-        }
-        // 1. hard-deny rules, 2. allow rules and session grants, 3. the host — fail closed.
-        let subject = self
+        let options = self
             .perms
             .get(&perm)
-            .map(|p| p.subject.clone())
+            .map(|p| &p.options[..])
             .unwrap_or_default();
-        match self.host.policy.evaluate(&subject) {
-            Verdict::Deny { rule } => {
-                let outcome = deny_outcome(options, false);
-                self.resolve_permission_with(perm, outcome, DecidedBy::Rule, Some(rule))
-                    .await;
-                return;
+        // 1. hard-deny rules, 2. allow rules and session grants, 3. the host — fail closed.
+        let decided = match verdict {
+            None => Some((Outcome::Cancelled, DecidedBy::Cancelled, None)),
+            Some(Verdict::Deny { rule }) => {
+                Some((deny_outcome(options, false), DecidedBy::Rule, Some(rule)))
             }
-            Verdict::Allow { rule } => {
+            Some(Verdict::Allow { rule }) => {
                 let outcome =
                     allow_outcome(options).unwrap_or_else(|| deny_outcome(options, false));
-                self.resolve_permission_with(perm, outcome, DecidedBy::Rule, Some(rule))
-                    .await;
-                return;
+                Some((outcome, DecidedBy::Rule, Some(rule)))
             }
-            Verdict::Ask => {}
-        }
-        if self.grants.is_granted(&session, &subject)
-            && let Some(outcome) = allow_outcome(options)
-        {
-            let key = Grants::key(&subject);
-            self.resolve_permission_with(perm, outcome, DecidedBy::Grant, key)
-                .await;
+            Some(Verdict::Ask) => match allow_outcome(options) {
+                Some(outcome) if granted => Some((outcome, DecidedBy::Grant, grant_key)),
+                _ => None,
+            },
+        };
+        if let Some((outcome, by, rule)) = decided {
+            self.resolve_permission_with(perm, outcome, by, rule).await;
             return;
         }
         match &self.host.config.permission {
@@ -1929,6 +1926,19 @@ impl Actor {
             }
             PermissionHandler::Decider(decider) => {
                 let decider = decider.clone();
+                let (settled_tx, settled) = Settled::new();
+                let request = PermissionRequest {
+                    request_id: perm,
+                    agent: self.agent,
+                    session_id: session.to_string(),
+                    turn,
+                    tool_call,
+                    options: options.to_vec(),
+                    settled,
+                };
+                if let Some(entry) = self.perms.get_mut(&perm) {
+                    entry.settled = Some(settled_tx);
+                }
                 // The decider is the embedder's code: a panic, in `decide` itself or while its
                 // future runs, must deny and never reach the actor (`guarded`).
                 let mut answer = Box::pin(guarded(move || decider.decide(request), "permission"));
@@ -2050,7 +2060,9 @@ impl Actor {
         if let Some(key) = &entry.timer {
             self.timers.try_remove(key);
         }
-        let _ = entry.settled.send(true);
+        if let Some(settled) = &entry.settled {
+            let _ = settled.send(true);
+        }
         if let Some(decider) = &entry.decider {
             decider.abort();
         }
