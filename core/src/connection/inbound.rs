@@ -96,6 +96,13 @@ pub(super) struct Served {
     gate: Gate,
 }
 
+impl Served {
+    /// Nothing may answer it any more (the connection is ending).
+    pub(super) fn cancel(&self) {
+        self.gate.cancel();
+    }
+}
+
 /// The message of an effect that did not happen because the agent withdrew the request.
 const WITHDRAWN: &str = "request cancelled";
 
@@ -392,9 +399,9 @@ impl Actor {
                     (Err(err), None, None)
                 });
             let answered = match direct {
-                Some((out, id)) => out.send_claimed(answer_line(&id, &output.0), || {
-                    gate.claim_answer()
-                }),
+                Some((out, id)) => {
+                    out.send_claimed(answer_line(&id, &output.0), || gate.claim_answer())
+                }
                 None => false,
             };
             report(output, answered);
@@ -835,6 +842,11 @@ impl Actor {
             .find(|k| &k.to_value() == target)
             .cloned();
         let Some(id) = found else { return false };
+        if !self.serving(&id) {
+            // Answered by its worker already (its report is on the way): the id is free, the
+            // withdrawal is for whatever request uses it now.
+            return false;
+        }
         let cancelled = self.served.get(&id).is_some_and(|s| s.gate.cancel());
         if cancelled {
             self.served.remove(&id);

@@ -1845,10 +1845,25 @@ impl Actor {
         // The request's own toolCall wins; fields it omits come from the announced tool call
         // (the request may also arrive before, or without, any tool_call). Kept as its text
         // unless a merge needs the tree: a tree is most of a round trip's allocations.
-        let (tool_call, subject) = tool_call::prepare(params.tool_call, |id| {
+        let prepared = tool_call::prepare(params.tool_call, |id| {
             let view = view?.lock().ok()?;
             view.tool_call(id).cloned()
         });
+        let Ok((tool_call, subject)) = prepared else {
+            self.respond_error(
+                &id,
+                codes::INVALID_PARAMS,
+                "session/request_permission: toolCall is not valid JSON",
+            )
+            .await;
+            self.protocol_error(
+                "invalid_params",
+                "session/request_permission with a toolCall that is not valid JSON (a lone surrogate, a number out of range, or nesting over 128 levels); answered -32602".into(),
+                serde_json::json!({ "id": id.to_value() }),
+            )
+            .await;
+            return;
+        };
         // Decided on what the policy reads; a request is only built for a decider to see.
         let verdict = match cancelling {
             true => None,
@@ -2308,6 +2323,10 @@ impl Actor {
         // 1. every outbound request fails at once (turns end with the error)
         self.fail_pending(&error).await;
         // Nobody is left to answer served requests; every terminal is killed.
+        // A worker still running must not answer after this (it claims its gate first).
+        for served in self.served.values() {
+            served.cancel();
+        }
         self.served.clear();
         self.terminals.release_all().await;
         // 2. pending permission requests resolve as disconnected (nobody left to answer)

@@ -6,13 +6,13 @@
 //! read from the tree, so both give the same answer.
 
 use serde::Deserialize;
-use serde::de::{IgnoredAny, MapAccess};
+use serde::de::MapAccess;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::PermissionOption;
 use crate::wire::LazyJson;
-use crate::wire::lenient::{Seq, Shape, Str, next_key, shape_deserialize, slot};
+use crate::wire::lenient::{Seq, Shape, Str, Valid, next_key, shape_deserialize, slot};
 
 /// What a permission request names.
 #[derive(Debug, Default, PartialEq)]
@@ -48,7 +48,7 @@ impl<'de: 'a, 'a> Shape<'de> for OptionItem<'a> {
                 "name" => slot(&mut map, &mut name)?,
                 "kind" => slot(&mut map, &mut kind)?,
                 _ => {
-                    map.next_value::<IgnoredAny>()?;
+                    map.next_value::<Valid>()?;
                 }
             }
         }

@@ -10,12 +10,12 @@
 
 use std::borrow::Cow;
 
-use serde::de::{IgnoredAny, MapAccess, SeqAccess};
+use serde::de::{MapAccess, SeqAccess};
 use serde_json::Value;
 
 use super::policy::{RAW_PATH_KEYS, Subject};
 use crate::wire::LazyJson;
-use crate::wire::lenient::{Seq, Shape, Str, next_key, shape_deserialize, slot};
+use crate::wire::lenient::{Seq, Shape, Str, Valid, next_key, shape_deserialize, slot};
 
 /// The members of a tool call (a `ToolCallUpdate`) the policy looks at.
 #[derive(Debug, Default, PartialEq)]
@@ -44,7 +44,7 @@ impl<'de: 'a, 'a> Shape<'de> for Fields<'a> {
                 "content" => slot(&mut map, &mut content)?,
                 "rawInput" => slot(&mut map, &mut raw_input)?,
                 _ => {
-                    map.next_value::<IgnoredAny>()?;
+                    map.next_value::<Valid>()?;
                 }
             }
         }
@@ -90,7 +90,7 @@ fn member<'de, A: MapAccess<'de>>(mut map: A, name: &str) -> Result<Str<'de>, A:
         if key == name {
             slot(&mut map, &mut value)?;
         } else {
-            map.next_value::<IgnoredAny>()?;
+            map.next_value::<Valid>()?;
         }
     }
     Ok(value.unwrap_or_default())
@@ -111,7 +111,7 @@ impl<'de: 'a, 'a> Shape<'de> for ContentItem<'a> {
                 "type" => slot(&mut map, &mut kind)?,
                 "path" => slot(&mut map, &mut path)?,
                 _ => {
-                    map.next_value::<IgnoredAny>()?;
+                    map.next_value::<Valid>()?;
                 }
             }
         }
@@ -151,7 +151,7 @@ impl<'de: 'a, 'a> Shape<'de> for RawInput<'a> {
                 "command" => slot(&mut map, &mut command)?,
                 "env" => slot(&mut map, &mut env)?,
                 _ => {
-                    map.next_value::<IgnoredAny>()?;
+                    map.next_value::<Valid>()?;
                 }
             }
         }
@@ -224,7 +224,7 @@ impl<'de: 'a, 'a> Shape<'de> for Env<'a> {
     fn map<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut names: Vec<Cow<'de, str>> = Vec::new();
         while let Some(key) = next_key(&mut map)? {
-            map.next_value::<IgnoredAny>()?;
+            map.next_value::<Valid>()?;
             if names.contains(&key) {
                 return Err(serde::de::Error::custom("repeated member"));
             }
@@ -244,27 +244,38 @@ impl Fields<'_> {
 
 /// A permission request's tool call as the decider gets it, and its subject: the request's own
 /// `toolCall` merged over the session's announced tool call of the same id (`known`), when there
-/// is one. Read from the text unless a merge (or a repeated member) needs the tree.
+/// is one. Read from the text unless a merge (or a repeated member) needs the tree. `Err` when
+/// the text does not make a tree (a lone surrogate escape, a number out of range, nesting too
+/// deep): such a request is refused, never decided on part of what it says.
 pub(crate) fn prepare(
     request: Option<LazyJson>,
     known: impl FnOnce(&str) -> Option<Value>,
-) -> (LazyJson, Subject) {
+) -> Result<(LazyJson, Subject), serde_json::Error> {
     let Some(request) = request else {
-        return merged(None, Value::Null);
+        return Ok(merged(None, Value::Null));
     };
-    if let Some(text) = request.text().filter(|t| t.trim_start().starts_with('{'))
+    let Some(text) = request.text() else {
+        // Made from a tree (the params' tree reading): nothing to check.
+        let id = request.get("toolCallId").and_then(Value::as_str);
+        let base = id.and_then(known);
+        return Ok(merged(base, request.into_value()));
+    };
+    // The shapes read every member strictly (`lenient::Valid`): when they accept the text, a
+    // tree accepts it too.
+    if text.trim_start().starts_with('{')
         && let Ok(fields) = serde_json::from_str::<Fields<'_>>(text)
     {
-        let base = fields.tool_call_id.as_deref().and_then(known);
-        let Some(base) = base else {
+        let Some(base) = fields.tool_call_id.as_deref().and_then(known) else {
             let subject = Subject::from_fields(&fields);
-            return (request, subject);
+            return Ok((request, subject));
         };
-        return merged(Some(base), request.into_value());
+        let tree = serde_json::from_str(text)?;
+        return Ok(merged(Some(base), tree));
     }
-    let id = request.get("toolCallId").and_then(Value::as_str);
+    let tree: Value = serde_json::from_str(text)?;
+    let id = tree.get("toolCallId").and_then(Value::as_str);
     let base = id.and_then(known);
-    merged(base, request.into_value())
+    Ok(merged(base, tree))
 }
 
 /// The tree reading: the request's members win; fields it omits come from the announced call.
@@ -298,7 +309,11 @@ mod tests {
         Str(String, bool),
         Arr(Vec<Json>),
         Obj(Vec<(String, bool, Json)>),
+        /// Text a lax scanner skips but no tree holds.
+        Raw(&'static str),
     }
+
+    const NOT_A_TREE: &[&str] = &["1e400", r#""\ud800""#, r#""a\udc00""#, "-1e999"];
 
     const NAMES: &[&str] = &[
         "toolCallId",
@@ -347,6 +362,7 @@ mod tests {
             Json::Num(n) => out.push_str(&n.to_string()),
             Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
             Json::Str(s, e) => write_str(out, s, *e),
+            Json::Raw(text) => out.push_str(text),
             Json::Arr(items) => {
                 out.push('[');
                 for (i, item) in items.iter().enumerate() {
@@ -383,6 +399,7 @@ mod tests {
             any::<i64>().prop_map(Json::Num),
             any::<bool>().prop_map(Json::Bool),
             (text, any::<bool>()).prop_map(|(s, e)| Json::Str(s, e)),
+            prop::sample::select(NOT_A_TREE).prop_map(Json::Raw),
         ];
         leaf.prop_recursive(5, 48, 6, |inner| {
             prop_oneof![
@@ -492,22 +509,36 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(2000))]
 
         /// Read from its text, a tool call gives what its tree gives, or fails (and the tree
-        /// is read instead).
+        /// is read instead); a text no tree holds is refused.
         #[test]
         fn the_text_reading_is_the_tree_reading(text in tool_call()) {
-            let tree: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+            let tree = serde_json::from_str::<Value>(&text);
             if let Ok(fields) = serde_json::from_str::<Fields<'_>>(&text) {
-                prop_assert_eq!(&fields, &Fields::of_tree(&tree));
+                let tree = tree.as_ref().unwrap_or_else(|e| panic!("shapes took what a tree refuses ({e}): {text}"));
+                prop_assert_eq!(&fields, &Fields::of_tree(tree));
             }
             let lazy = LazyJson::from_raw(RawValue::from_string(text.clone()).unwrap_or_else(|e| panic!("{e}")));
-            let (call, subject) = prepare(Some(lazy), |_| None);
-            let expected = Subject::from_tool_call(&tree);
-            prop_assert_eq!(subject_fields(&subject), subject_fields(&expected));
-            prop_assert_eq!(call.value(), &tree);
+            let prepared = prepare(Some(lazy), |_| None);
+            match (prepared, tree) {
+                (Ok((call, subject)), Ok(tree)) => {
+                    let expected = Subject::from_tool_call(&tree);
+                    prop_assert_eq!(subject_fields(&subject), subject_fields(&expected));
+                    prop_assert_eq!(call.value(), &tree);
+                }
+                (Err(_), Err(_)) => {}
+                (got, tree) => panic!("prepare {:?} but tree {:?}: {text}", got.map(|_| ()), tree.map(|_| ())),
+            }
         }
     }
 
     use serde_json::value::RawValue;
+
+    fn prep(
+        request: Option<LazyJson>,
+        known: impl FnOnce(&str) -> Option<Value>,
+    ) -> (LazyJson, Subject) {
+        prepare(request, known).unwrap_or_else(|e| panic!("refused: {e}"))
+    }
 
     fn lazy(text: &str) -> LazyJson {
         LazyJson::from_raw(RawValue::from_string(text.to_owned()).unwrap_or_else(|e| panic!("{e}")))
@@ -526,7 +557,7 @@ mod tests {
         ] {
             assert!(serde_json::from_str::<Fields<'_>>(text).is_err(), "{text}");
             let tree: Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}"));
-            let (_, subject) = prepare(Some(lazy(text)), |_| None);
+            let (_, subject) = prep(Some(lazy(text)), |_| None);
             let expected = Subject::from_tool_call(&tree);
             assert_eq!(
                 subject_fields(&subject),
@@ -534,14 +565,14 @@ mod tests {
                 "{text}"
             );
         }
-        let (_, s) = prepare(
+        let (_, s) = prep(
             Some(lazy(
                 r#"{"rawInput":{"path":"/w/a.rs","path":"/w/.git/config"}}"#,
             )),
             |_| None,
         );
         assert_eq!(s.paths, ["/w/.git/config"]);
-        let (_, s) = prepare(Some(lazy(r#"{"kind":"read","kind":"edit"}"#)), |_| None);
+        let (_, s) = prep(Some(lazy(r#"{"kind":"read","kind":"edit"}"#)), |_| None);
         assert_eq!(s.tool_kind.as_deref(), Some("edit"));
     }
 
@@ -549,7 +580,7 @@ mod tests {
     fn escaped_member_names_are_the_names_they_spell() {
         let text =
             r#"{"\u006bind":"execute","rawInput":{"comm\u0061nd":"rm","\u0061rgs":["-rf","/"]}}"#;
-        let (call, s) = prepare(Some(lazy(text)), |_| None);
+        let (call, s) = prep(Some(lazy(text)), |_| None);
         assert_eq!(s.tool_kind.as_deref(), Some("execute"));
         assert_eq!(s.commands, ["rm -rf /"]);
         assert_eq!(call.json(), text, "the text is handed on as it came");
@@ -559,7 +590,7 @@ mod tests {
     fn an_announced_tool_call_is_merged_under_the_request() {
         let known = serde_json::json!({"toolCallId": "c1", "kind": "edit", "title": "old",
             "locations": [{"path": "/w/a.rs"}]});
-        let (call, s) = prepare(Some(lazy(r#"{"toolCallId":"c1","title":"new"}"#)), |id| {
+        let (call, s) = prep(Some(lazy(r#"{"toolCallId":"c1","title":"new"}"#)), |id| {
             (id == "c1").then(|| known.clone())
         });
         assert_eq!(call["title"], "new");
@@ -567,19 +598,36 @@ mod tests {
         assert_eq!(s.paths, ["/w/a.rs"]);
         assert_eq!(s.tool_kind.as_deref(), Some("edit"));
         // No request tool call, or one that is not an object: `{}` (nothing announced applies).
-        let (call, s) = prepare(None, |_| Some(known.clone()));
+        let (call, s) = prep(None, |_| Some(known.clone()));
         assert_eq!(*call, serde_json::json!({}));
         assert!(s.paths.is_empty());
-        let (call, _) = prepare(Some(lazy("[1]")), |_| None);
+        let (call, _) = prep(Some(lazy("[1]")), |_| None);
         assert_eq!(*call, serde_json::json!({}));
     }
 
+    /// What no tree holds is refused, wherever it hides: a member the policy does not read
+    /// (skipped, but strictly), an announced call to merge with, the request's own members.
+    /// A lax skip there once let the announced call's read-only subject stand for an edit of
+    /// `.git` (the request's tree read as `null`).
     #[test]
-    fn a_tool_call_too_deep_for_a_tree_still_gets_its_subject() {
+    fn a_tool_call_no_tree_holds_is_refused() {
         let deep = format!("{}{}", "[".repeat(300), "]".repeat(300));
-        let text = format!(r#"{{"kind":"edit","rawInput":{{"path":"/w/.git/x","extra":{deep}}}}}"#);
-        let (call, s) = prepare(Some(lazy(&text)), |_| None);
-        assert_eq!(s.paths, ["/w/.git/x"]);
-        assert_eq!(call.json(), text);
+        let known = serde_json::json!({"toolCallId": "r1", "kind": "read",
+            "locations": [{"path": "/w/README.md"}]});
+        let bad = ["1e400", r#""\ud800""#, r#""x\udc00""#, deep.as_str()];
+        for bad in bad {
+            for text in [
+                format!(
+                    r#"{{"toolCallId":"r1","kind":"edit","locations":[{{"path":"/w/.git/hooks/x"}}],"_meta":{{"n":{bad}}}}}"#
+                ),
+                format!(
+                    r#"{{"kind":"edit","title":{bad},"locations":[{{"path":"/w/.git/hooks/x"}}]}}"#
+                ),
+                format!(r#"{{"kind":"edit","rawInput":{{"path":"/w/.git/x","extra":{bad}}}}}"#),
+            ] {
+                let got = prepare(Some(lazy(&text)), |id| (id == "r1").then(|| known.clone()));
+                assert!(got.is_err(), "accepted: {text}");
+            }
+        }
     }
 }

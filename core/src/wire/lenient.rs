@@ -12,7 +12,7 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use serde::Deserializer;
-use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, MapAccess, SeqAccess, Visitor};
 
 /// A JSON value read as one shape; every other kind of value reads as `Default`.
 pub(crate) trait Shape<'de>: Default {
@@ -20,12 +20,64 @@ pub(crate) trait Shape<'de>: Default {
         Self::default()
     }
     fn seq<A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        while seq.next_element::<Valid>()?.is_some() {}
         Ok(Self::default())
     }
     fn map<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        while map.next_entry::<Valid, Valid>()?.is_some() {}
         Ok(Self::default())
+    }
+}
+
+/// Any JSON value, skipped the way a tree reads it: every string decoded (a lone surrogate
+/// escape fails), every number parsed (`1e400` fails), nesting limited as for a tree. Never
+/// serde's `IgnoredAny`: serde_json skips with a laxer scanner, and a text the shapes accept
+/// must be one a tree accepts, or the two readings could differ.
+pub(crate) struct Valid;
+
+impl<'de> serde::Deserialize<'de> for Valid {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Valid;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Valid, E> {
+                Ok(Valid)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Valid, E> {
+                Ok(Valid)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Valid, E> {
+                Ok(Valid)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Valid, E> {
+                Ok(Valid)
+            }
+            fn visit_unit<E>(self) -> Result<Valid, E> {
+                Ok(Valid)
+            }
+            fn visit_none<E>(self) -> Result<Valid, E> {
+                Ok(Valid)
+            }
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Valid, D::Error> {
+                Valid::deserialize(d)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Valid, E> {
+                Ok(Valid)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Valid, A::Error> {
+                while seq.next_element::<Valid>()?.is_some() {}
+                Ok(Valid)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Valid, A::Error> {
+                while map.next_entry::<Valid, Valid>()?.is_some() {}
+                Ok(Valid)
+            }
+        }
+        use serde::Deserialize as _;
+        d.deserialize_any(V)
     }
 }
 
