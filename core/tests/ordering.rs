@@ -284,9 +284,9 @@ async fn a_withdrawn_write_does_not_land() {
     .expect("test timed out");
 }
 
-/// A withdrawn built-in `fs/read_text_file` is answered exactly once (-32800, or its content,
-/// written by the read's worker thread when it committed first), and a read that reuses the id
-/// afterwards gets its own answer: the first read's worker never answers for it.
+/// A withdrawn built-in `fs/read_text_file` is answered exactly once (-32800, or its content
+/// when the read finished first), and a read that reuses the id afterwards gets its own answer:
+/// the first read never answers for it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_withdrawn_read_is_answered_once_and_a_reused_id_gets_its_own_answer() {
     tokio::time::timeout(T, async {

@@ -30,8 +30,6 @@ pub(super) struct Gate(Arc<AtomicU8>);
 const PENDING: u8 = 0;
 const COMMITTED: u8 = 1;
 const CANCELLED: u8 = 2;
-/// Answered by the worker itself (`spawn_served_blocking`): the request is over for the agent.
-const ANSWERED: u8 = 3;
 
 impl Gate {
     /// True if the effect may happen (now committed).
@@ -59,33 +57,6 @@ impl Gate {
     fn cancelled(&self) -> bool {
         self.0.load(Ordering::SeqCst) == CANCELLED
     }
-
-    /// Claim the answer for the worker (the request was neither withdrawn nor committed).
-    fn claim_answer(&self) -> bool {
-        self.0
-            .compare_exchange(PENDING, ANSWERED, Ordering::SeqCst, Ordering::SeqCst)
-            .is_ok()
-    }
-
-    /// The worker wrote the answer (see `Outbound::send_claimed` for when to ask).
-    fn answered(&self) -> bool {
-        self.0.load(Ordering::SeqCst) == ANSWERED
-    }
-}
-
-/// The response line for a served request.
-fn answer_line(id: &RawId, result: &Result<Value, ServiceError>) -> String {
-    match result {
-        Ok(v) => crate::wire::message::result_line_of(id, v),
-        Err(e) => {
-            let err = crate::wire::RpcError {
-                code: e.code,
-                message: e.message.clone(),
-                data: e.data.clone(),
-            };
-            crate::wire::message::error_line(id, &err)
-        }
-    }
 }
 
 /// A request being served, keyed by the agent's id: `token` tells this request from a later
@@ -94,13 +65,6 @@ fn answer_line(id: &RawId, result: &Result<Value, ServiceError>) -> String {
 pub(super) struct Served {
     token: u64,
     gate: Gate,
-}
-
-impl Served {
-    /// Nothing may answer it any more (the connection is ending).
-    pub(super) fn cancel(&self) {
-        self.gate.cancel();
-    }
 }
 
 /// The message of an effect that did not happen because the agent withdrew the request.
@@ -119,8 +83,6 @@ pub(super) struct ServedResult {
     pub event: Option<(EventKind, Value)>,
     /// For a created terminal: watch its exit to report `terminal_exited`.
     pub new_terminal: Option<String>,
-    /// The worker already wrote the answer to the agent (see `spawn_served_blocking`).
-    pub answered: bool,
 }
 
 /// What a service task hands back: the answer, the event reporting the call, a new terminal.
@@ -325,7 +287,17 @@ impl Actor {
 
     /// Send the answer for a served request.
     pub(super) async fn answer(&mut self, id: &RawId, result: Result<Value, ServiceError>) {
-        self.write(answer_line(id, &result)).await;
+        match result {
+            Ok(v) => self.respond_result(id, &v).await,
+            Err(e) => {
+                let err = crate::wire::RpcError {
+                    code: e.code,
+                    message: e.message,
+                    data: e.data,
+                };
+                self.write(crate::wire::message::error_line(id, &err)).await;
+            }
+        }
     }
 
     /// Register the request as served (answered when its work reports back, see `on_served`):
@@ -334,7 +306,7 @@ impl Actor {
         &mut self,
         id: &RawId,
         session: Option<&Arc<str>>,
-    ) -> (Gate, impl FnOnce(ServedOutput, bool) + Send + 'static) {
+    ) -> (Gate, impl FnOnce(ServedOutput) + Send + 'static) {
         self.next_served += 1;
         let token = self.next_served;
         let gate = Gate::default();
@@ -348,7 +320,7 @@ impl Actor {
         let tx = self.done_tx.clone();
         let (id, session) = (id.clone(), session.cloned());
         let served_gate = gate.clone();
-        let report = move |(result, event, new_terminal): ServedOutput, answered: bool| {
+        let report = move |(result, event, new_terminal): ServedOutput| {
             let _ = tx.send(Completion::Served(Box::new(ServedResult {
                 token,
                 gate: served_gate,
@@ -357,7 +329,6 @@ impl Actor {
                 result,
                 event,
                 new_terminal,
-                answered,
             })));
         };
         (gate, report)
@@ -374,7 +345,7 @@ impl Actor {
         let work = work(gate);
         let agent = self.agent;
         tokio::spawn(async move {
-            report(crate::services::serving(agent, work).await, false);
+            report(crate::services::serving(agent, work).await);
         });
     }
 
@@ -384,27 +355,15 @@ impl Actor {
     where
         W: FnOnce() -> ServedOutput + Send + 'static,
     {
-        let (gate, report) = self.register_served(id, session);
-        // The worker writes the answer to the agent itself (one hop fewer on the round trip)
-        // if it claims the request first: a withdrawal either came first (the actor answered
-        // -32800 and the worker stays silent) or comes too late (the answer is out). Not with
-        // wire events on: those must follow the write order.
-        let direct = (!self.host.config.wire_events && !self.writer_dead)
-            .then(|| (self.out.0.clone(), id.clone()));
+        let (_gate, report) = self.register_served(id, session);
         tokio::task::spawn_blocking(move || {
             // A panic in the service must still answer the agent (and never reach the actor).
-            let output = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))
-                .unwrap_or_else(|_| {
+            report(
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|_| {
                     let err = ServiceError::new(codes::INTERNAL_ERROR, "fs worker failed");
                     (Err(err), None, None)
-                });
-            let answered = match direct {
-                Some((out, id)) => {
-                    out.send_claimed(answer_line(&id, &output.0), || gate.claim_answer())
-                }
-                None => false,
-            };
-            report(output, answered);
+                }),
+            );
         });
     }
 
@@ -766,7 +725,6 @@ impl Actor {
             result,
             mut event,
             new_terminal,
-            answered,
         } = done;
         // The agent is gone (a task that outlived it, e.g. an embedder answering late or a
         // request abandoned at the exit): nothing of it follows `agent_exited`.
@@ -795,10 +753,7 @@ impl Actor {
             self.emit(self.event(kind, raw_json(&data)).session(session))
                 .await;
         }
-        if answered {
-            // Written by the worker: only what the actor's own writes would check is left.
-            self.check_outbound().await;
-        } else if mine && self.gone.is_none() {
+        if mine && self.gone.is_none() {
             self.answer(&id, result).await;
         }
     }
@@ -822,15 +777,6 @@ impl Actor {
         });
     }
 
-    /// Whether `id` is a served request still in flight for the agent: one whose worker already
-    /// wrote its answer is over (the agent may reuse its id), although its report has not
-    /// reached the actor yet.
-    pub(super) fn serving(&self, id: &RawId) -> bool {
-        self.served
-            .get(id)
-            .is_some_and(|s| !self.out.locked(|| s.gate.answered()))
-    }
-
     /// The agent withdrew a served request (`$/cancel_request`). If its effect has not happened
     /// yet, it never will: answer `-32800` now (the task's late result is dropped). If it already
     /// committed, the real result is sent when the task is done. Returns whether `target` was a
@@ -842,11 +788,6 @@ impl Actor {
             .find(|k| &k.to_value() == target)
             .cloned();
         let Some(id) = found else { return false };
-        if !self.serving(&id) {
-            // Answered by its worker already (its report is on the way): the id is free, the
-            // withdrawal is for whatever request uses it now.
-            return false;
-        }
         let cancelled = self.served.get(&id).is_some_and(|s| s.gate.cancel());
         if cancelled {
             self.served.remove(&id);

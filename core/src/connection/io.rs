@@ -200,29 +200,7 @@ impl Outbound {
     /// Send `line` and a newline, in order after everything sent before; returns the bytes
     /// still queued afterwards. Never waits.
     pub(crate) fn send(&self, line: String) -> usize {
-        let st = self.lock();
-        self.send_locked(st, line)
-    }
-
-    /// [`send`](Outbound::send) if `claim`, asked while no other line can be sent, says so:
-    /// whoever checks `claim`'s state under [`locked`](Outbound::locked) sees it either not
-    /// claimed, or claimed with the line sent. Returns whether the line was sent.
-    pub(crate) fn send_claimed(&self, line: String, claim: impl FnOnce() -> bool) -> bool {
-        let st = self.lock();
-        if !claim() {
-            return false;
-        }
-        self.send_locked(st, line);
-        true
-    }
-
-    /// Run `f` while no line is being sent (see [`send_claimed`](Outbound::send_claimed)).
-    pub(crate) fn locked<T>(&self, f: impl FnOnce() -> T) -> T {
-        let _st = self.lock();
-        f()
-    }
-
-    fn send_locked(&self, mut st: std::sync::MutexGuard<'_, OutState>, line: String) -> usize {
+        let mut st = self.lock();
         if st.close || st.failed.is_some() {
             return self.queued();
         }

@@ -1270,7 +1270,7 @@ impl Actor {
     async fn on_request(&mut self, id: RawId, method: Box<str>, params: Option<Box<RawValue>>) {
         if self.perms.values().any(|p| p.raw_id == id)
             || self.elicits.values().any(|e| e.raw_id == id)
-            || self.serving(&id)
+            || self.served.contains_key(&id)
         {
             self.protocol_error(
                 "duplicate_request_id",
@@ -2323,10 +2323,6 @@ impl Actor {
         // 1. every outbound request fails at once (turns end with the error)
         self.fail_pending(&error).await;
         // Nobody is left to answer served requests; every terminal is killed.
-        // A worker still running must not answer after this (it claims its gate first).
-        for served in self.served.values() {
-            served.cancel();
-        }
         self.served.clear();
         self.terminals.release_all().await;
         // 2. pending permission requests resolve as disconnected (nobody left to answer)
