@@ -772,14 +772,7 @@ impl Actor {
         if self.writer_dead {
             return;
         }
-        self.out.send(line);
-        self.check_outbound().await;
-    }
-
-    /// The agent stopped reading its stdin while we keep having things to say: it is stuck, and
-    /// buffering for it without bound is how hosts run out of memory.
-    async fn check_outbound(&mut self) {
-        let queued = self.out.queued();
+        let queued = self.out.send(line);
         if queued > self.host.config.max_outbound_bytes && self.gone.is_none() && !self.writer_dead
         {
             // The agent stopped reading its stdin while we keep having things to say: it is
@@ -1906,11 +1899,6 @@ impl Actor {
                 .turn(turn);
             self.emit(event).await;
         }
-        let options = self
-            .perms
-            .get(&perm)
-            .map(|p| &p.options[..])
-            .unwrap_or_default();
         // 1. hard-deny rules, 2. allow rules and session grants, 3. the host — fail closed.
         let decided = match verdict {
             None => Some((Outcome::Cancelled, DecidedBy::Cancelled, None)),
