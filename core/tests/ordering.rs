@@ -286,14 +286,18 @@ async fn a_withdrawn_write_does_not_land() {
 
 /// A withdrawn built-in `fs/read_text_file` is answered exactly once (-32800, or its content
 /// when the read finished first), and a read that reuses the id afterwards gets its own answer:
-/// the first read never answers for it.
+/// the first read never answers for it. The first file is read through a link, which the
+/// blocking path serves (a plain file in the page cache is answered in the step that reads the
+/// request, before any withdrawal can arrive); the second one is a plain file.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_withdrawn_read_is_answered_once_and_a_reused_id_gets_its_own_answer() {
     tokio::time::timeout(T, async {
         let (_host, _agent, mut fake, dir) = served(Policy::preset("ask").unwrap()).await;
-        let (first, second) = (dir.path().join("first.txt"), dir.path().join("second.txt"));
-        std::fs::write(&first, "first").unwrap();
+        let (target, second) = (dir.path().join("target.txt"), dir.path().join("second.txt"));
+        std::fs::write(&target, "first").unwrap();
         std::fs::write(&second, "second").unwrap();
+        let first = dir.path().join("first.txt");
+        std::os::unix::fs::symlink("target.txt", &first).unwrap();
         let read = |id: u64, path: &Path| {
             json!({"jsonrpc":"2.0","id":id,"method":"fs/read_text_file","params":{
                 "sessionId":"s","path":path}})

@@ -2,8 +2,10 @@
 //! session's roots (on the path text, synchronous, in wire order), then served by the built-in
 //! services or the embedder from spawned tasks, so the actor never waits on a disk, a process or
 //! the embedder. The policy decides fs paths in the task, on the path as requested and as
-//! resolved inside the root (that needs I/O); terminal commands are decided in the actor. Every
-//! call is reported as an event.
+//! resolved inside the root (that needs I/O); terminal commands are decided in the actor. The
+//! exception is a read the kernel serves from its caches without blocking
+//! (`services/fs/cached.rs`): answered in the actor's step, with the same checks. Every call is
+//! reported as an event.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -181,6 +183,27 @@ fn fs_failure(
     (fs_error(e), event)
 }
 
+/// A read's answer and the event reporting it.
+fn read_output(
+    result: Result<String, FsError>,
+    report: &dyn Fn(&str, Value) -> (EventKind, Value),
+) -> ServedOutput {
+    match result {
+        Ok(text) => {
+            let event = report("ok", serde_json::json!({ "bytes": text.len() }));
+            (
+                Ok(serde_json::json!({ "content": text })),
+                Some(event),
+                None,
+            )
+        }
+        Err(e) => {
+            let (err, event) = fs_failure(&e, report);
+            (Err(err), Some(event), None)
+        }
+    }
+}
+
 fn str_param<'a>(params: &'a Value, key: &str) -> Result<&'a str, ServiceError> {
     params
         .get(key)
@@ -258,30 +281,43 @@ impl Actor {
             .map(Arc::<str>::from);
         let Some(session) = session.filter(|s| self.sessions.contains_key(&**s)) else {
             let err = invalid("unknown or missing sessionId");
-            if let Some((kind, data)) = invalid_call_event(&method, &params, &err) {
-                self.emit(self.event(kind, raw_json(&data))).await;
-            }
+            self.emit_call(None, invalid_call_event(&method, &params, &err))
+                .await;
             self.answer(&id, Err(err)).await;
             return;
         };
         let started = match &*method {
             "fs/read_text_file" => self.fs_read(&id, &session, &params),
-            "fs/write_text_file" => self.fs_write(&id, &session, &params),
-            "terminal/create" => self.terminal_create(&id, &session, &params),
-            m => self.terminal_other(&id, &session, m, params.clone()),
+            "fs/write_text_file" => self.fs_write(&id, &session, &params).map(|()| None),
+            "terminal/create" => self.terminal_create(&id, &session, &params).map(|()| None),
+            m => self
+                .terminal_other(&id, &session, m, params.clone())
+                .map(|()| None),
         };
         match started {
-            Ok(()) => {}
+            Ok(None) => {}
+            Ok(Some((result, event, _))) => {
+                // Answered in this step, as `on_served` would: the event, then the answer.
+                self.emit_call(Some(session), event).await;
+                self.answer(&id, result).await;
+            }
             Err(refusal) => {
                 let (err, event) = *refusal;
                 // Every fs/terminal call is reported, malformed ones included.
                 let event = event.or_else(|| invalid_call_event(&method, &params, &err));
-                if let Some((kind, data)) = event {
-                    self.emit(self.event(kind, raw_json(&data)).session(Some(session)))
-                        .await;
-                }
+                self.emit_call(Some(session), event).await;
                 self.answer(&id, Err(err)).await;
             }
+        }
+    }
+
+    /// Emit the event reporting a call (not even serialized with events off).
+    async fn emit_call(&self, session: Option<Arc<str>>, event: Option<(EventKind, Value)>) {
+        if let Some((kind, data)) = event
+            && self.host.bus.enabled()
+        {
+            self.emit(self.event(kind, raw_json(&data)).session(session))
+                .await;
         }
     }
 
@@ -401,7 +437,13 @@ impl Actor {
         });
     }
 
-    fn fs_read(&mut self, id: &RawId, session: &Arc<str>, params: &Value) -> Result<(), Refusal> {
+    /// `Ok(Some(_))`: answered now (a read served from the caches); `Ok(None)`: being served.
+    fn fs_read(
+        &mut self,
+        id: &RawId,
+        session: &Arc<str>,
+        params: &Value,
+    ) -> Result<Option<ServedOutput>, Refusal> {
         let path = str_param(params, "path")
             .map_err(|e| refuse(e, None))?
             .to_owned();
@@ -413,27 +455,22 @@ impl Actor {
         let limits = self.host.config.fs_limits;
         let host = self.host.clone();
         let FsService::Embedder(handler) = self.host.config.fs.clone() else {
-            // The built-in service reads on a blocking thread, which answers the actor itself:
-            // no task in between (a round trip is mostly hops).
+            // A read the kernel serves from its caches is answered in this step: no hop to a
+            // blocking thread and back (most of a small read's round trip).
+            let decide = |resolved: &str| decide_fs(&host.policy, Subject::read(&path), resolved);
+            if let Some(result) = fs::read_cached(&roots, &path, line, limit, &limits, decide) {
+                return Ok(Some(read_output(result, &report)));
+            }
+            // Anything else reads on a blocking thread, which answers the actor itself.
             self.spawn_served_blocking(id, Some(session), move || {
-                let subject = Subject::read(&path);
-                let decide = move |resolved: &str| decide_fs(&host.policy, subject, resolved);
-                match fs::read_blocking(&roots, &path, line, limit, &limits, decide) {
-                    Ok(text) => {
-                        let event = report("ok", serde_json::json!({ "bytes": text.len() }));
-                        (
-                            Ok(serde_json::json!({ "content": text })),
-                            Some(event),
-                            None,
-                        )
-                    }
-                    Err(e) => {
-                        let (err, event) = fs_failure(&e, &report);
-                        (Err(err), Some(event), None)
-                    }
-                }
+                let decide =
+                    |resolved: &str| decide_fs(&host.policy, Subject::read(&path), resolved);
+                read_output(
+                    fs::read_blocking(&roots, &path, line, limit, &limits, decide),
+                    &report,
+                )
             });
-            return Ok(());
+            return Ok(None);
         };
         let session_id = session.to_string();
         let agent = self.agent;
@@ -472,7 +509,7 @@ impl Actor {
                 None,
             )
         });
-        Ok(())
+        Ok(None)
     }
 
     fn fs_write(&mut self, id: &RawId, session: &Arc<str>, params: &Value) -> Result<(), Refusal> {
@@ -749,10 +786,7 @@ impl Actor {
                 d.remove("rule");
             }
         }
-        if let Some((kind, data)) = event {
-            self.emit(self.event(kind, raw_json(&data)).session(session))
-                .await;
-        }
+        self.emit_call(session, event).await;
         if mine && self.gone.is_none() {
             self.answer(&id, result).await;
         }

@@ -35,6 +35,8 @@ use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt};
 use cap_std::fs::{Dir, OpenOptions, Permissions};
 use serde_json::{Value, json};
 
+#[cfg(target_os = "linux")]
+mod cached;
 mod resolve;
 use resolve::Leaf;
 
@@ -194,6 +196,57 @@ fn normalise(path: &Path) -> Option<PathBuf> {
 /// `NotAbsolute`; a path containing `..` components or a NUL, or under no root, is
 /// `OutsideRoots`. Roots that are not absolute or contain `..` never match.
 pub fn locate(roots: &[PathBuf], path: &str) -> Result<(usize, PathBuf), FsError> {
+    if let Some(found) = locate_plain(roots, path) {
+        return found.ok_or_else(|| FsError::OutsideRoots(path.to_owned()));
+    }
+    locate_general(roots, path)
+}
+
+/// Already in normal form (Unix): absolute, no empty, `.` or `..` component, no trailing `/`
+/// (but `/` itself), no NUL. The components of such a path are its `/`-separated pieces, so a
+/// prefix test on the text agrees with one on [`normalise`]d paths.
+fn plain(p: &str) -> bool {
+    cfg!(unix)
+        && p.starts_with('/')
+        && !p.contains('\0')
+        && (p == "/"
+            || (!p.ends_with('/')
+                && p[1..]
+                    .split('/')
+                    .all(|c| !c.is_empty() && c != "." && c != "..")))
+}
+
+/// [`locate`] on the text when the path and every root are [`plain`] (the usual case: no
+/// allocation but the result); `None` otherwise.
+fn locate_plain(roots: &[PathBuf], path: &str) -> Option<Option<(usize, PathBuf)>> {
+    if !plain(path) {
+        return None;
+    }
+    let mut best: Option<(usize, usize, &str)> = None;
+    for (i, root) in roots.iter().enumerate() {
+        let root = root.to_str().filter(|r| plain(r))?;
+        let rel = if path == root {
+            Some("")
+        } else if root == "/" {
+            Some(&path[1..])
+        } else {
+            path.strip_prefix(root)
+                .and_then(|rest| rest.strip_prefix('/'))
+        };
+        let Some(rel) = rel else { continue };
+        let depth = if root == "/" {
+            1
+        } else {
+            root.matches('/').count() + 1
+        };
+        if best.is_none_or(|(_, d, _)| depth > d) {
+            best = Some((i, depth, rel));
+        }
+    }
+    Some(best.map(|(i, _, rel)| (i, PathBuf::from(rel))))
+}
+
+fn locate_general(roots: &[PathBuf], path: &str) -> Result<(usize, PathBuf), FsError> {
     let p = Path::new(path);
     if !p.is_absolute() {
         return Err(FsError::NotAbsolute(path.to_owned()));
@@ -345,6 +398,30 @@ where
     tokio::task::spawn_blocking(move || read_blocking(&roots, &owned, line, limit, &limits, decide))
         .await
         .map_err(|e| io_msg(path, &format!("fs worker failed: {e}")))?
+}
+
+/// [`read_blocking`] on the calling thread when the kernel can serve every step from memory (see
+/// `fs/cached.rs`); `None` when it cannot (or off Linux): take the blocking path, which answers
+/// the same. `decide` may have been called when `None` comes back (a page-cache miss is only seen
+/// while reading); the blocking path decides again.
+pub(crate) fn read_cached<G>(
+    roots: &[PathBuf],
+    path: &str,
+    line: Option<u32>,
+    limit: Option<u32>,
+    limits: &FsLimits,
+    decide: G,
+) -> Option<Result<String, FsError>>
+where
+    G: FnOnce(&str) -> Result<(), String>,
+{
+    #[cfg(target_os = "linux")]
+    return cached::read(roots, path, line, limit, limits, decide);
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (roots, path, line, limit, limits, decide);
+        None
+    }
 }
 
 /// [`read_text_file_checked`] on the calling thread, which may block on the file system: for
@@ -661,6 +738,50 @@ mod tests {
         assert_eq!(slice_lines(t.clone(), Some(9), None), "");
         assert_eq!(slice_lines("x\ny".to_owned(), Some(2), Some(5)), "y");
         assert_eq!(slice_lines(t, Some(1), Some(0)), "");
+    }
+
+    /// The text fast path answers as the component-wise one, on every combination of a small
+    /// alphabet of pieces (empty, `.`, `..`, names that are prefixes of each other).
+    #[test]
+    fn plain_locate_agrees_with_the_general_one() {
+        let pieces = ["", ".", "..", "a", "ab", "b"];
+        let mut paths = vec![
+            "/".to_owned(),
+            String::new(),
+            "a".to_owned(),
+            "/a/x\0y".to_owned(),
+        ];
+        for x in pieces {
+            for y in pieces {
+                paths.push(format!("/{x}"));
+                paths.push(format!("/{x}/{y}"));
+                paths.push(format!("/{x}/{y}/"));
+                for z in pieces {
+                    paths.push(format!("/{x}/{y}/{z}"));
+                }
+            }
+        }
+        let root_sets: Vec<Vec<PathBuf>> = vec![
+            vec![PathBuf::from("/")],
+            vec![PathBuf::from("/a")],
+            vec![PathBuf::from("/a"), PathBuf::from("/a/b")],
+            vec![PathBuf::from("/a/b"), PathBuf::from("/a")],
+            vec![PathBuf::from("/ab"), PathBuf::from("/a/ab")],
+            vec![PathBuf::from("/a"), PathBuf::from("/a")],
+            vec![PathBuf::from("/"), PathBuf::from("/b")],
+        ];
+        let mut fast = 0;
+        for roots in &root_sets {
+            for path in &paths {
+                let general = locate_general(roots, path);
+                if let Some(plain) = locate_plain(roots, path) {
+                    fast += 1;
+                    assert_eq!(plain, general.clone().ok(), "{path} in {roots:?}");
+                }
+                assert_eq!(locate(roots, path), general, "{path} in {roots:?}");
+            }
+        }
+        assert!(fast > 100, "the fast path was taken {fast} times");
     }
 
     #[test]
