@@ -13,23 +13,23 @@
 //!   and refuses to cross into another mount;
 //! - the file system is a local disk or memory one (`fstatfs`; never FUSE or a network file
 //!   system, whose `open` may wait on a daemon or the network);
-//! - the handle names a regular file (checked before anything is opened for reading), which is
-//!   then reopened for reading through `/proc/self/fd`: the very file that was checked, with no
-//!   window to swap another in, and `O_NONBLOCK`;
+//! - the handle names a regular file (checked before anything is opened for reading); the path is
+//!   then opened for reading the same way, with `O_NONBLOCK` (a FIFO swapped in meanwhile does not
+//!   block the open), and must be that same file (device and inode), else nothing is read;
 //! - the policy allows the resolved path (as on the blocking path: after the open, before the
 //!   read);
-//! - the content is read with `RWF_NOWAIT`: data not in the page cache is not waited for.
+//! - the content (as long as `fstat` said: a file growing meanwhile is read as it was) is read
+//!   with `RWF_NOWAIT`: data not in the page cache is not waited for.
 //!
 //! Anything else (a link, a cache miss, another file system, a special file, a file over the
 //! limit, any error) returns `None` and the request takes the blocking path, which decides
 //! everything again from scratch: this path changes how long a read takes, never its answer.
 
 use std::io::IoSliceMut;
-use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use rustix::fs::{CWD, FileType, Mode, OFlags, ResolveFlags, fstat, fstatfs, openat, openat2};
+use rustix::fs::{CWD, FileType, Mode, OFlags, ResolveFlags, fstat, fstatfs, openat2};
 use rustix::io::{Errno, ReadWriteFlags, preadv2};
 
 use super::{FsError, FsLimits, absolute, locate, slice_lines};
@@ -102,7 +102,6 @@ where
         beneath,
     )
     .ok()?;
-    drop(root);
     let stat = fstat(&handle).ok()?;
     if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
         return None;
@@ -116,13 +115,22 @@ where
     if size > max {
         return None;
     }
-    let file = openat(
-        CWD,
-        format!("/proc/self/fd/{}", handle.as_raw_fd()),
-        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
+    // Opened for reading the same way, then held to the handle that was checked: anything
+    // swapped in between (another file, a device node) is refused, and `O_NONBLOCK` keeps even
+    // that open from waiting (a FIFO).
+    let file = openat2(
+        &root,
+        &rel,
+        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
         Mode::empty(),
+        beneath,
     )
     .ok()?;
+    drop(root);
+    let opened = fstat(&file).ok()?;
+    if (opened.st_dev, opened.st_ino) != (stat.st_dev, stat.st_ino) {
+        return None;
+    }
     drop(handle);
     let resolved = absolute(root_path, &rel);
     if let Err(rule) = decide(&resolved) {
@@ -131,23 +139,15 @@ where
             rule,
         }));
     }
-    // One byte more than the size, to see the end (or that the file grew) in the same call.
-    let cap = usize::try_from(size.saturating_add(1)).ok()?;
-    let mut buf = vec![0u8; cap];
+    // The size `fstat` gave: a file that grows meanwhile is read as it was then (no read just
+    // to see the end), one that shrinks ends early.
+    let mut buf = vec![0u8; usize::try_from(size).ok()?];
     let mut len = 0usize;
-    loop {
-        if len == buf.len() {
-            if len as u64 > max {
-                return None; // grew past the limit: the blocking path reports it
-            }
-            let grown = len.saturating_mul(2).max(4096);
-            buf.resize(grown.min(usize::try_from(max.saturating_add(1)).ok()?), 0);
-        }
-        let offset = len as u64;
+    while len < buf.len() {
         match preadv2(
             &file,
             &mut [IoSliceMut::new(&mut buf[len..])],
-            offset,
+            len as u64,
             ReadWriteFlags::NOWAIT,
         ) {
             Ok(0) => break,
@@ -156,9 +156,6 @@ where
             // EAGAIN (not in the page cache), EOPNOTSUPP (no RWF_NOWAIT here), anything else.
             Err(_) => return None,
         }
-    }
-    if len as u64 > max {
-        return None;
     }
     buf.truncate(len);
     let text = match String::from_utf8(buf) {
