@@ -23,7 +23,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-CLIENTS = ["rust:floor", "rust:host", "rust:sdk", "node:host", "node:sdk", "python:host", "python:sdk"]
+CLIENTS = ["rust:floor", "rust:tokio-floor", "rust:host", "rust:sdk", "node:host", "node:sdk", "python:host", "python:sdk"]
 WORKLOADS = ["permission", "read", "flood", "spawn"]
 HOSTS = ("rust:host", "node:host", "python:host")
 FLOOD_ANCHOR = {"rust": "rust:floor", "node": "node:sdk", "python": "python:sdk"}
@@ -207,7 +207,7 @@ def chart(b: dict[tuple[str, str], dict], rs: list[Row], path: Path, title: str)
         print(f"report: no chart ({e}); scripts/bench-compare installs bench/requirements.txt", file=sys.stderr)
         return False
 
-    color = {"floor": "#7f7f7f", "host": "#1f77b4", "sdk": "#ff7f0e"}
+    color = {"floor": "#7f7f7f", "tokio-floor": "#bcbcbc", "host": "#1f77b4", "sdk": "#ff7f0e"}
     fig, axes = plt.subplots(2, 3, figsize=(17, 10))
     fig.suptitle(title, fontsize=13)
 
@@ -320,6 +320,7 @@ def chart(b: dict[tuple[str, str], dict], rs: list[Row], path: Path, title: str)
                 va="top")
         y -= 0.95 / max(len(judged), 24)
     ax.legend(handles=[Patch(facecolor=color["floor"], label="floor (bare line loop, the anchor)"),
+                       Patch(facecolor=color["tokio-floor"], label="the floor on tokio (the runtime's share; no target)"),
                        Patch(facecolor=color["host"], label="acp-host (Rust core / Node / Python face)"),
                        Patch(facecolor=color["sdk"], label="official ACP SDK of that language")],
               loc="lower left", fontsize=8, frameon=False)

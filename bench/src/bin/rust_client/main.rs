@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! acp-bench-rust CLIENT WORKLOAD --agent PATH [--workspace DIR] [--n N] [--file PATH]
-//!   CLIENT    floor | host
+//!   CLIENT    floor | tokio-floor | host
 //!   WORKLOAD  permission | read   (--agent acp-bench-agent; --n round trips, default 2000)
 //!             flood               (--agent acp-mock-agent; --n updates, default 200000)
 //!             spawn               (--agent acp-mock-agent; --n spawns, default 50)
@@ -25,6 +25,8 @@
 //! - `floor` ([`floor`]): a bare blocking client: `std::process`, one `BufReader` line loop, a
 //!   borrowed envelope parse and hand-written answers. No runtime, no tasks, no policy: the least
 //!   any client can do, the anchor every ratio is taken against.
+//! - `tokio-floor` ([`tokio_floor`]): the floor's round trips on tokio's multi-thread runtime
+//!   (what the runtime's wake path alone costs; not an anchor).
 //! - `host` ([`host`]): acp-host's Rust API.
 //!
 //! The official Rust SDK's client is `acp-bench-rust-sdk` (`bench/sdk/`, a workspace of its own).
@@ -39,14 +41,15 @@
 mod common;
 mod floor;
 mod host;
+mod tokio_floor;
 
 use common::BoxError;
 
-const USAGE: &str = "usage: acp-bench-rust floor|host permission|read|flood|spawn --agent PATH \
+const USAGE: &str = "usage: acp-bench-rust floor|host|tokio-floor permission|read|flood|spawn --agent PATH \
                      [--workspace DIR] [--n N] [--file PATH]";
 
 fn main() {
-    let args = match common::parse_args(USAGE, &["floor", "host"]) {
+    let args = match common::parse_args(USAGE, &["floor", "host", "tokio-floor"]) {
         Ok(args) => args,
         Err(e) => {
             eprintln!("acp-bench-rust: {e}");
@@ -60,7 +63,14 @@ fn main() {
             .enable_all()
             .build()
             .map_err(BoxError::from)
-            .and_then(|rt| rt.block_on(host::run(&args)))
+            .and_then(|rt| {
+                rt.block_on(async {
+                    match args.client.as_str() {
+                        "tokio-floor" => tokio_floor::run(&args).await,
+                        _ => host::run(&args).await,
+                    }
+                })
+            })
     };
     common::finish("acp-bench-rust", &args, result);
 }
