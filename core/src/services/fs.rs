@@ -470,7 +470,11 @@ where
             limit: max,
         });
     }
-    let cap = usize::try_from(meta.len()).unwrap_or(0);
+    #[cfg(target_os = "linux")]
+    cached::learn(&file);
+    // Not more up front than the default limit: a sparse file of a terabyte under a limit of
+    // `u64::MAX` must not abort the process in one allocation (`read_to_end` reports running out).
+    let cap = usize::try_from(meta.len().min(DEFAULT_MAX_BYTES)).unwrap_or(0);
     let mut buf = Vec::with_capacity(cap);
     (&file)
         .take(max.saturating_add(1))

@@ -1,8 +1,8 @@
 //! Reads the kernel can serve from memory, done on the caller's thread (the connection's task):
 //! no hop to a blocking thread and back, which is most of a small read's round trip.
 //!
-//! Taken only when the kernel promises that no step waits on a disk, a network or a daemon
-//! (Linux 5.12 or later), and only for the plain case:
+//! Taken only when nothing on the way can wait for a disk, a network or a daemon (Linux 6.8 or
+//! later), and only for the plain case:
 //!
 //! - the root is opened `O_PATH` with `RESOLVE_CACHED` (the lookup is served from the dentry
 //!   cache or fails with `EAGAIN`);
@@ -11,49 +11,139 @@
 //!   the root, refuses a link anywhere on the way (so the path the policy sees, the root's spelling
 //!   joined with the path as requested, is the one [`super::resolve::walk`] would have resolved)
 //!   and refuses to cross into another mount;
-//! - the file system is a local disk or memory one (`fstatfs`; never FUSE or a network file
-//!   system, whose `open` may wait on a daemon or the network);
-//! - the handle names a regular file (checked before anything is opened for reading); the path is
-//!   then opened for reading the same way, with `O_NONBLOCK` (a FIFO swapped in meanwhile does not
-//!   block the open), and must be that same file (device and inode), else nothing is read;
-//! - the policy allows the resolved path (as on the blocking path: after the open, before the
-//!   read);
-//! - the content (as long as `fstat` said: a file growing meanwhile is read as it was) is read
-//!   with `RWF_NOWAIT`: data not in the page cache is not waited for.
+//! - its mount is one the blocking path has already seen to be a local disk or memory file system
+//!   ([`learn`]). Nothing here calls into a file system before that is known: the handle's type,
+//!   size and mount come from `statx` with `AT_STATX_DONT_SYNC` (cached attributes, never a
+//!   round trip to a FUSE daemon or a server); `fstatfs`, which always asks the file system, only
+//!   runs on the blocking path. Mount ids (`STATX_MNT_ID_UNIQUE`) are never reused, so what was
+//!   learnt cannot describe a later mount (an agent mounting FUSE over its workspace gets a new,
+//!   unknown mount). Overlayfs is not among them: its lower layers may be FUSE or NFS;
+//! - the handle names a regular file of at most [`MAX_BYTES`] (bounding what the actor copies and
+//!   checks); the path is then opened for reading the same way, with `O_NONBLOCK` (a FIFO swapped
+//!   in meanwhile does not block the open), and must be that same file (device and inode);
+//! - the content (as long as `statx` said: a file growing meanwhile is read as it was) is read
+//!   with `RWF_NOWAIT` (data not in the page cache is not waited for), or plainly on tmpfs and
+//!   ramfs, which have no other copy to wait for and no `RWF_NOWAIT`;
+//! - the policy allows the resolved path; only then is the content answered.
 //!
-//! Anything else (a link, a cache miss, another file system, a special file, a file over the
-//! limit, any error) returns `None` and the request takes the blocking path, which decides
-//! everything again from scratch: this path changes how long a read takes, never its answer.
+//! Anything else (a link, a cache miss, an unknown or remote mount, a special file, a larger file,
+//! any error) returns `None` and the request takes the blocking path, which decides everything
+//! again from scratch: this path changes how long a read takes, never its answer. Still possible
+//! here, as on any open: a fanotify permission check (an antivirus scanner) holds the open until
+//! it answers, and an access-time update may be journalled.
 
+use std::collections::HashMap;
 use std::io::IoSliceMut;
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
 
-use rustix::fs::{CWD, FileType, Mode, OFlags, ResolveFlags, fstat, fstatfs, openat2};
+use rustix::fs::{
+    AtFlags, CWD, FileType, Mode, OFlags, ResolveFlags, StatxFlags, fstat, fstatfs, makedev,
+    openat2, statx,
+};
 use rustix::io::{Errno, ReadWriteFlags, preadv2};
 
-use super::{FsError, FsLimits, absolute, locate, slice_lines};
+use super::{FsError, FsLimits, absolute, locate, plain, slice_lines};
 
-/// `f_type` of the file systems whose reads are served from memory when cached and whose opens
-/// never wait on anything but memory (linux/magic.h).
-const LOCAL_FILE_SYSTEMS: [u64; 10] = [
+/// Larger files take the blocking path (the copy and the UTF-8 check stay off the actor).
+pub(super) const MAX_BYTES: u64 = 1 << 20;
+
+/// `STATX_MNT_ID_UNIQUE` (Linux 6.8): a mount id that is never reused.
+const STATX_MNT_ID_UNIQUE: u32 = 0x4000;
+
+/// `f_type` of the local disk file systems (linux/magic.h), read with `RWF_NOWAIT`.
+const DISK_FILE_SYSTEMS: [i64; 7] = [
     0xEF53,      // ext2, ext3, ext4
     0x5846_5342, // xfs
     0x9123_683E, // btrfs
     0xF2F5_2010, // f2fs
-    0x0102_1994, // tmpfs
-    0x8584_58F6, // ramfs
-    0x794C_7630, // overlayfs
     0x2FC1_2FC1, // zfs
     0xCA45_1A4E, // bcachefs
     0x0000_4D44, // vfat (msdos)
 ];
+/// tmpfs and ramfs: the page cache is the file, read plainly.
+const MEMORY_FILE_SYSTEMS: [i64; 2] = [0x0102_1994, 0x8584_58F6];
 
-/// Set once `openat2` or `RESOLVE_CACHED` turned out missing (Linux before 5.12, a seccomp
-/// filter): every read takes the blocking path without trying.
+/// How a learnt mount's files are read here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mount {
+    /// A local disk file system that takes `RWF_NOWAIT`.
+    Disk,
+    /// tmpfs or ramfs.
+    Memory,
+    /// Anything else: always the blocking path.
+    Other,
+}
+
+/// Mounts seen by the blocking path, by unique mount id. Bounded: past it nothing new is learnt
+/// (those mounts keep the blocking path).
+const MOUNTS_MAX: usize = 256;
+static MOUNTS: OnceLock<Mutex<HashMap<u64, Mount>>> = OnceLock::new();
+
+fn mounts() -> std::sync::MutexGuard<'static, HashMap<u64, Mount>> {
+    MOUNTS
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+}
+
+/// Set once `openat2`, `RESOLVE_CACHED` or `STATX_MNT_ID_UNIQUE` turned out missing (an older
+/// kernel, a seccomp filter): every read takes the blocking path without trying.
 static UNSUPPORTED: AtomicBool = AtomicBool::new(false);
 
-/// The read, if the kernel can serve all of it without blocking; `None`: take the blocking path.
+/// Statx of `fd` from cached attributes only, with its unique mount id.
+fn cached_statx(fd: impl AsFd, mask: StatxFlags) -> Option<rustix::fs::Statx> {
+    let mask = mask | StatxFlags::from_bits_retain(STATX_MNT_ID_UNIQUE);
+    let st = statx(fd, "", AtFlags::EMPTY_PATH | AtFlags::STATX_DONT_SYNC, mask).ok()?;
+    if st.stx_mask & STATX_MNT_ID_UNIQUE == 0 {
+        UNSUPPORTED.store(true, Ordering::Relaxed);
+        return None;
+    }
+    Some(st)
+}
+
+/// Called by the blocking path with a file it opened (on its own thread, where asking the file
+/// system may wait): remember what kind of mount it is on.
+pub(super) fn learn(file: impl AsFd) {
+    if UNSUPPORTED.load(Ordering::Relaxed) {
+        return;
+    }
+    let file = file.as_fd();
+    let Some(st) = cached_statx(file, StatxFlags::empty()) else {
+        return;
+    };
+    if mounts().contains_key(&st.stx_mnt_id) {
+        return;
+    }
+    let Ok(fs) = fstatfs(file) else { return };
+    #[allow(clippy::useless_conversion, reason = "f_type is i32 on some targets")]
+    let f_type = i64::from(fs.f_type);
+    let kind = if MEMORY_FILE_SYSTEMS.contains(&f_type) {
+        Mount::Memory
+    } else if DISK_FILE_SYSTEMS.contains(&f_type) {
+        // Some of them may not take RWF_NOWAIT (checked before anything is read).
+        let mut probe = [0u8; 1];
+        match preadv2(
+            file,
+            &mut [IoSliceMut::new(&mut probe)],
+            0,
+            ReadWriteFlags::NOWAIT,
+        ) {
+            Ok(_) | Err(Errno::AGAIN) => Mount::Disk,
+            Err(_) => Mount::Other,
+        }
+    } else {
+        Mount::Other
+    };
+    let mut known = mounts();
+    if known.len() < MOUNTS_MAX {
+        known.insert(st.stx_mnt_id, kind);
+    }
+}
+
+/// The read, if it can be served without blocking; `None`: take the blocking path.
 pub(super) fn read<G>(
     roots: &[PathBuf],
     path: &str,
@@ -65,16 +155,17 @@ pub(super) fn read<G>(
 where
     G: FnOnce(&str) -> Result<(), String>,
 {
-    // Only the roots as given: a path spelt through a root's canonical form takes the blocking
-    // path, which knows those spellings.
-    let (i, rel) = locate(roots, path).ok()?;
-    if rel.as_os_str().is_empty() {
-        return None;
-    }
     if UNSUPPORTED.load(Ordering::Relaxed) {
         return None;
     }
+    // Only roots as given, in normal form: the path the policy sees is then spelt exactly as the
+    // blocking path spells it (a path through a root's canonical form, or a root written with
+    // `.` or a trailing `/`, takes the blocking path).
+    let (i, rel) = locate(roots, path).ok()?;
     let root_path = &roots[i];
+    if rel.as_os_str().is_empty() || !root_path.to_str().is_some_and(plain) {
+        return None;
+    }
     let root = match openat2(
         CWD,
         root_path,
@@ -102,22 +193,20 @@ where
         beneath,
     )
     .ok()?;
-    let stat = fstat(&handle).ok()?;
-    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
-        return None;
-    }
-    let fs_type = u64::try_from(fstatfs(&handle).ok()?.f_type).ok()?;
-    if !LOCAL_FILE_SYSTEMS.contains(&fs_type) {
-        return None;
-    }
-    let size = u64::try_from(stat.st_size).ok()?;
-    let max = limits.max_read_bytes;
-    if size > max {
+    let st = cached_statx(
+        &handle,
+        StatxFlags::TYPE | StatxFlags::SIZE | StatxFlags::INO,
+    )?;
+    let mount = mounts().get(&st.stx_mnt_id).copied()?;
+    if mount == Mount::Other
+        || FileType::from_raw_mode(st.stx_mode.into()) != FileType::RegularFile
+        || st.stx_size > limits.max_read_bytes.min(MAX_BYTES)
+    {
         return None;
     }
     // Opened for reading the same way, then held to the handle that was checked: anything
     // swapped in between (another file, a device node) is refused, and `O_NONBLOCK` keeps even
-    // that open from waiting (a FIFO).
+    // that open from waiting (a FIFO). The mount is known to be local by now.
     let file = openat2(
         &root,
         &rel,
@@ -126,38 +215,40 @@ where
         beneath,
     )
     .ok()?;
-    drop(root);
+    drop((root, handle));
     let opened = fstat(&file).ok()?;
-    if (opened.st_dev, opened.st_ino) != (stat.st_dev, stat.st_ino) {
+    if (opened.st_dev, opened.st_ino) != (makedev(st.stx_dev_major, st.stx_dev_minor), st.stx_ino) {
         return None;
     }
-    drop(handle);
-    let resolved = absolute(root_path, &rel);
-    if let Err(rule) = decide(&resolved) {
-        return Some(Err(FsError::Denied {
-            path: path.to_owned(),
-            rule,
-        }));
-    }
-    // The size `fstat` gave: a file that grows meanwhile is read as it was then (no read just
-    // to see the end), one that shrinks ends early.
-    let mut buf = vec![0u8; usize::try_from(size).ok()?];
+    let flags = match mount {
+        Mount::Disk => ReadWriteFlags::NOWAIT,
+        _ => ReadWriteFlags::empty(),
+    };
+    let mut buf = vec![0u8; usize::try_from(st.stx_size).ok()?];
     let mut len = 0usize;
     while len < buf.len() {
         match preadv2(
             &file,
             &mut [IoSliceMut::new(&mut buf[len..])],
             len as u64,
-            ReadWriteFlags::NOWAIT,
+            flags,
         ) {
-            Ok(0) => break,
+            Ok(0) => break, // shrank meanwhile
             Ok(n) => len += n,
             Err(Errno::INTR) => {}
-            // EAGAIN (not in the page cache), EOPNOTSUPP (no RWF_NOWAIT here), anything else.
+            // EAGAIN (not in the page cache), anything else.
             Err(_) => return None,
         }
     }
     buf.truncate(len);
+    // Decided after the read (nothing is answered before it): a read handed to the blocking
+    // path above was never decided here.
+    if let Err(rule) = decide(&absolute(root_path, &rel)) {
+        return Some(Err(FsError::Denied {
+            path: path.to_owned(),
+            rule,
+        }));
+    }
     let text = match String::from_utf8(buf) {
         Ok(text) => text,
         Err(_) => return Some(Err(FsError::NotUtf8(path.to_owned()))),
@@ -172,6 +263,12 @@ mod tests {
 
     use super::*;
     use crate::services::fs::read_blocking;
+
+    /// The tests of this module one at a time: one of them forgets the learnt mounts.
+    fn serial() -> std::sync::MutexGuard<'static, ()> {
+        static LOCK: Mutex<()> = Mutex::new(());
+        LOCK.lock().unwrap_or_else(|p| p.into_inner())
+    }
 
     fn root(dir: &Path) -> Vec<PathBuf> {
         vec![dir.to_path_buf()]
@@ -189,14 +286,15 @@ mod tests {
         limit: Option<u32>,
         limits: &FsLimits,
     ) -> (Option<Result<String, FsError>>, Result<String, FsError>) {
-        let seen = RefCell::new(Vec::new());
-        let fast = read(roots, path, line, limit, limits, |p| {
-            seen.borrow_mut().push(p.to_owned());
-            Ok(())
-        });
+        // The blocking path first: it is what learns the mount.
         let mut slow_seen = Vec::new();
         let slow = read_blocking(roots, path, line, limit, limits, |p| {
             slow_seen.push(p.to_owned());
+            Ok(())
+        });
+        let seen = RefCell::new(Vec::new());
+        let fast = read(roots, path, line, limit, limits, |p| {
+            seen.borrow_mut().push(p.to_owned());
             Ok(())
         });
         if fast.is_some() {
@@ -206,11 +304,18 @@ mod tests {
                 "{path}: the policy saw another path"
             );
         }
+        // A kernel without openat2, RESOLVE_CACHED or unique mount ids never serves here: the
+        // answers below are then the blocking path's alone.
+        if UNSUPPORTED.load(Ordering::Relaxed) {
+            assert!(fast.is_none());
+            return (Some(slow.clone()), slow);
+        }
         (fast, slow)
     }
 
     #[test]
     fn a_plain_file_is_served_here_with_the_blocking_paths_answer() {
+        let _serial = serial();
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("src/deep")).unwrap();
         std::fs::write(dir.path().join("src/deep/a.rs"), "one\ntwo\nthree\n").unwrap();
@@ -233,6 +338,7 @@ mod tests {
 
     #[test]
     fn links_special_files_and_other_spellings_take_the_blocking_path() {
+        let _serial = serial();
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         std::fs::create_dir(d.join("real")).unwrap();
@@ -243,6 +349,9 @@ mod tests {
         nix_mkfifo(&d.join("fifo"));
         let roots = root(d);
         let limits = FsLimits::default();
+        // The same mount serves a plain file here: what follows is refused for what it is.
+        let (fast, slow) = both(&roots, &path(d, "real/f.txt"), None, None, &limits);
+        assert_eq!(fast, Some(slow));
         let never = |p: &str| -> Result<(), String> { panic!("decided on {p}") };
         for rel in [
             "leaf-link",
@@ -269,6 +378,11 @@ mod tests {
         std::os::unix::fs::symlink(d, &alias).unwrap();
         let via = alias.join("real/f.txt").to_string_lossy().into_owned();
         assert!(read(&roots, &via, None, None, &limits, never).is_none());
+        // A root written with `.` or a trailing `/`: the blocking path spells the policy's path.
+        let plain_file = path(d, "real/f.txt");
+        for odd in [d.join("."), PathBuf::from(format!("{}/", d.display()))] {
+            assert!(read(&[odd], &plain_file, None, None, &limits, never).is_none());
+        }
         // ... but a root configured through the link serves its files here.
         let (fast, slow) = both(std::slice::from_ref(&alias), &via, None, None, &limits);
         assert_eq!(fast, Some(slow));
@@ -276,6 +390,7 @@ mod tests {
 
     #[test]
     fn the_policy_refusal_and_the_errors_are_the_blocking_paths() {
+        let _serial = serial();
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         std::fs::write(d.join("secret"), "s").unwrap();
@@ -285,13 +400,16 @@ mod tests {
         let limits = FsLimits::default();
         let p = path(d, "secret");
         let deny = |_: &str| Err("no secrets".to_owned());
+        learn_mount_of(d);
         let fast = read(&roots, &p, None, None, &limits, deny);
         let slow = read_blocking(&roots, &p, None, None, &limits, deny);
-        assert!(
-            matches!(fast, Some(Err(FsError::Denied { .. }))),
-            "{fast:?}"
-        );
-        assert_eq!(fast, Some(slow));
+        if !UNSUPPORTED.load(Ordering::Relaxed) {
+            assert!(
+                matches!(fast, Some(Err(FsError::Denied { .. }))),
+                "{fast:?}"
+            );
+            assert_eq!(fast, Some(slow));
+        }
         let (fast, slow) = both(&roots, &path(d, "binary"), None, None, &limits);
         assert!(matches!(slow, Err(FsError::NotUtf8(_))));
         assert_eq!(fast, Some(slow));
@@ -314,6 +432,7 @@ mod tests {
     /// system keeps no separate cache to drop (tmpfs), there is nothing to test.
     #[test]
     fn a_file_not_in_the_page_cache_is_left_to_the_blocking_path() {
+        let _serial = serial();
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("cold");
         let content = "cold\n".repeat(64 * 1024);
@@ -334,6 +453,7 @@ mod tests {
         if !evicted {
             return;
         }
+        learn_mount_of(dir.path());
         let roots = root(dir.path());
         let p = p.to_string_lossy().into_owned();
         let limits = FsLimits::default();
@@ -342,6 +462,89 @@ mod tests {
             read_blocking(&roots, &p, None, None, &limits, |_| Ok(())),
             Ok(content)
         );
+    }
+
+    /// tmpfs has no `RWF_NOWAIT`: its files are read plainly here, once the blocking path has
+    /// seen the mount; before that, nothing is asked of the mount here.
+    #[test]
+    fn a_tmpfs_mount_is_served_once_learnt() {
+        let _serial = serial();
+        let shm = Path::new("/dev/shm");
+        let is_tmpfs = rustix::fs::statfs(shm).is_ok_and(|s| {
+            #[allow(clippy::useless_conversion, reason = "f_type is i32 on some targets")]
+            let t = i64::from(s.f_type);
+            MEMORY_FILE_SYSTEMS.contains(&t)
+        });
+        if !is_tmpfs || UNSUPPORTED.load(Ordering::Relaxed) {
+            return; // nothing to test on this machine
+        }
+        let dir = tempfile::tempdir_in(shm).unwrap();
+        std::fs::write(dir.path().join("f"), "in memory\n").unwrap();
+        let roots = root(dir.path());
+        let p = path(dir.path(), "f");
+        let limits = FsLimits::default();
+        let mnt = cached_statx(
+            std::fs::File::open(dir.path()).unwrap(),
+            StatxFlags::empty(),
+        )
+        .unwrap()
+        .stx_mnt_id;
+        if !mounts().contains_key(&mnt) {
+            let never = |p: &str| -> Result<(), String> { panic!("decided on {p}") };
+            assert!(read(&roots, &p, None, None, &limits, never).is_none());
+        }
+        let (fast, slow) = both(&roots, &p, None, None, &limits);
+        assert_eq!(mounts().get(&mnt), Some(&Mount::Memory));
+        assert_eq!(fast, Some(slow));
+    }
+
+    /// A sparse file far larger than anything read here (with no limit configured) is left to
+    /// the blocking path before any allocation.
+    #[test]
+    fn a_huge_file_is_left_to_the_blocking_path() {
+        let _serial = serial();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("small"), "s").unwrap();
+        let roots = root(dir.path());
+        let unlimited = FsLimits {
+            max_read_bytes: u64::MAX,
+            ..FsLimits::default()
+        };
+        let _ = both(&roots, &path(dir.path(), "small"), None, None, &unlimited); // learn the mount
+        let huge = std::fs::File::create(dir.path().join("huge")).unwrap();
+        huge.set_len(1 << 40).unwrap(); // a terabyte
+        let never = |p: &str| -> Result<(), String> { panic!("decided on {p}") };
+        let p = path(dir.path(), "huge");
+        assert!(read(&roots, &p, None, None, &unlimited, never).is_none());
+        // Just over the bound too.
+        huge.set_len(MAX_BYTES + 1).unwrap();
+        assert!(read(&roots, &p, None, None, &unlimited, never).is_none());
+    }
+
+    /// A mount the blocking path has not seen is never asked anything here, even a local one.
+    #[test]
+    fn an_unknown_mount_takes_the_blocking_path() {
+        let _serial = serial();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f"), "local").unwrap();
+        let roots = root(dir.path());
+        let p = path(dir.path(), "f");
+        let limits = FsLimits::default();
+        mounts().clear();
+        let never = |p: &str| -> Result<(), String> { panic!("decided on {p}") };
+        assert!(read(&roots, &p, None, None, &limits, never).is_none());
+        let (fast, slow) = both(&roots, &p, None, None, &limits);
+        assert_eq!(fast, Some(slow));
+    }
+
+    /// Let the blocking path see the mount `dir` is on (a read of a file of its own).
+    fn learn_mount_of(dir: &Path) {
+        let f = dir.join(".learn");
+        std::fs::write(&f, "x").unwrap();
+        let f = f.to_string_lossy().into_owned();
+        let read = read_blocking(&root(dir), &f, None, None, &FsLimits::default(), |_| Ok(()));
+        assert_eq!(read, Ok("x".to_owned()));
+        std::fs::remove_file(&f).unwrap();
     }
 
     fn nix_mkfifo(p: &Path) {
