@@ -111,7 +111,12 @@ impl Session {
             .and_then(Value::as_str)
             .map(str::to_owned)
             .ok_or_else(|| Error::Protocol("prompt response has no stopReason".into()))?;
-        let text = text.lock().map(|t| t.clone()).unwrap_or_default();
+        // Taken, not copied: the text can be megabytes (the actor keeps only an empty one for
+        // updates that arrive after the response).
+        let text = text
+            .lock()
+            .map(|mut t| std::mem::take(&mut *t))
+            .unwrap_or_default();
         Ok(TurnResult {
             turn,
             stop_reason,
