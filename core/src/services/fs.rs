@@ -438,6 +438,8 @@ where
     G: FnOnce(&str) -> Result<(), String>,
 {
     let r = resolve(roots, path)?;
+    #[cfg(target_os = "linux")]
+    cached::learn_root(&r.root_path, &r.root);
     if r.rel.as_os_str().is_empty() {
         return Err(FsError::IsDirectory(path.to_owned()));
     }

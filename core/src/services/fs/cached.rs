@@ -4,6 +4,8 @@
 //! Taken only when nothing on the way can wait for a disk, a network or a daemon (Linux 6.8 or
 //! later), and only for the plain case:
 //!
+//! - the root is one the blocking path has already seen on a local disk or memory file system
+//!   ([`learn_root`]), so no lookup is made here in a file system that may wait;
 //! - the root is opened `O_PATH` with `RESOLVE_CACHED` (the lookup is served from the dentry
 //!   cache or fails with `EAGAIN`);
 //! - the file is opened `O_PATH` under that handle with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
@@ -11,34 +13,39 @@
 //!   the root, refuses a link anywhere on the way (so the path the policy sees, the root's spelling
 //!   joined with the path as requested, is the one [`super::resolve::walk`] would have resolved)
 //!   and refuses to cross into another mount;
-//! - its mount is one the blocking path has already seen to be a local disk or memory file system
-//!   ([`learn`]). Nothing here calls into a file system before that is known: the handle's type,
-//!   size and mount come from `statx` with `AT_STATX_DONT_SYNC` (cached attributes, never a
-//!   round trip to a FUSE daemon or a server); `fstatfs`, which always asks the file system, only
-//!   runs on the blocking path. Mount ids (`STATX_MNT_ID_UNIQUE`) are never reused, so what was
-//!   learnt cannot describe a later mount (an agent mounting FUSE over its workspace gets a new,
-//!   unknown mount). Overlayfs is not among them: its lower layers may be FUSE or NFS;
+//! - its mount is one the blocking path has already found to be local too ([`learn`]). The
+//!   handle's type, size, owner and mount come from `statx` with `AT_STATX_DONT_SYNC` (cached
+//!   attributes); `fstatfs`, which always asks the file system, only runs on the blocking path.
+//!   Mount ids (`STATX_MNT_ID_UNIQUE`) are never reused, so what was learnt cannot describe a
+//!   later mount (an agent mounting FUSE over its workspace gets a new, unknown mount; FUSE
+//!   answers a `DONT_SYNC` statx from its cache). Overlayfs is not among the local file systems
+//!   (its lower layers may be FUSE or NFS), nor 9p (its `statx` always asks the server);
 //! - the handle names a regular file of at most [`MAX_BYTES`] (bounding what the actor copies and
 //!   checks); the path is then opened for reading the same way, with `O_NONBLOCK` (a FIFO swapped
-//!   in meanwhile does not block the open), and must be that same file (device and inode);
+//!   in meanwhile does not block the open) and `O_NOATIME` when the host owns the file (no
+//!   access-time update to journal), and must be that same file (device and inode);
+//! - the policy allows the resolved path (decided before anything is read, as on the blocking
+//!   path);
 //! - the content (as long as `statx` said: a file growing meanwhile is read as it was) is read
 //!   with `RWF_NOWAIT` (data not in the page cache is not waited for), or plainly on tmpfs and
-//!   ramfs, which have no other copy to wait for and no `RWF_NOWAIT`;
-//! - the policy allows the resolved path; only then is the content answered.
+//!   ramfs, which have no `RWF_NOWAIT` (a page swapped out is read back from swap here).
 //!
 //! Anything else (a link, a cache miss, an unknown or remote mount, a special file, a larger file,
 //! any error) returns `None` and the request takes the blocking path, which decides everything
 //! again from scratch: this path changes how long a read takes, never its answer. Still possible
 //! here, as on any open: a fanotify permission check (an antivirus scanner) holds the open until
-//! it answers, and an access-time update may be journalled.
+//! it answers. A root whose file system is replaced under its path after it was learnt
+//! (unmounted, then something else mounted there) gets one cached lookup in the new one before
+//! the mount check refuses it.
 
 use std::collections::HashMap;
 use std::io::IoSliceMut;
 use std::os::fd::AsFd;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
+use rustix::fd::BorrowedFd;
 use rustix::fs::{
     AtFlags, CWD, FileType, Mode, OFlags, ResolveFlags, StatxFlags, fstat, fstatfs, makedev,
     openat2, statx,
@@ -77,16 +84,32 @@ enum Mount {
     Other,
 }
 
-/// Mounts seen by the blocking path, by unique mount id. Bounded: past it nothing new is learnt
-/// (those mounts keep the blocking path).
-const MOUNTS_MAX: usize = 256;
+/// What the blocking path learnt: mounts by unique mount id, and roots (by path) whose file
+/// system is local. Bounded: when full, forgotten and learnt again (an agent mounting and
+/// unmounting FUSE over and over cannot fill them for good).
+const LEARNT_MAX: usize = 256;
 static MOUNTS: OnceLock<Mutex<HashMap<u64, Mount>>> = OnceLock::new();
+static ROOTS: OnceLock<Mutex<HashMap<PathBuf, bool>>> = OnceLock::new();
 
-fn mounts() -> std::sync::MutexGuard<'static, HashMap<u64, Mount>> {
-    MOUNTS
-        .get_or_init(Mutex::default)
+fn locked<T: Default>(cell: &'static OnceLock<Mutex<T>>) -> MutexGuard<'static, T> {
+    cell.get_or_init(Mutex::default)
         .lock()
         .unwrap_or_else(|p| p.into_inner())
+}
+
+fn mounts() -> MutexGuard<'static, HashMap<u64, Mount>> {
+    locked(&MOUNTS)
+}
+
+fn learnt_roots() -> MutexGuard<'static, HashMap<PathBuf, bool>> {
+    locked(&ROOTS)
+}
+
+fn remember<K: std::hash::Hash + Eq, V>(map: &mut HashMap<K, V>, key: K, value: V) {
+    if map.len() >= LEARNT_MAX {
+        map.clear();
+    }
+    map.insert(key, value);
 }
 
 /// Set once `openat2`, `RESOLVE_CACHED` or `STATX_MNT_ID_UNIQUE` turned out missing (an older
@@ -104,8 +127,27 @@ fn cached_statx(fd: impl AsFd, mask: StatxFlags) -> Option<rustix::fs::Statx> {
     Some(st)
 }
 
-/// Called by the blocking path with a file it opened (on its own thread, where asking the file
-/// system may wait): remember what kind of mount it is on.
+/// The `f_type` of `fd`'s file system if it is a local one. `fstatfs` may wait on the file
+/// system: the blocking path only.
+fn local_type(fd: BorrowedFd<'_>) -> Option<i64> {
+    let fs = fstatfs(fd).ok()?;
+    #[allow(clippy::useless_conversion, reason = "f_type is i32 on some targets")]
+    let f_type = i64::from(fs.f_type);
+    (DISK_FILE_SYSTEMS.contains(&f_type) || MEMORY_FILE_SYSTEMS.contains(&f_type)).then_some(f_type)
+}
+
+/// Called by the blocking path with a root it opened (spelt as it matched the request), on its
+/// own thread: remember whether the root's file system is local.
+pub(super) fn learn_root(root_path: &Path, root: impl AsFd) {
+    if UNSUPPORTED.load(Ordering::Relaxed) || learnt_roots().contains_key(root_path) {
+        return;
+    }
+    let local = local_type(root.as_fd()).is_some();
+    remember(&mut learnt_roots(), root_path.to_path_buf(), local);
+}
+
+/// Called by the blocking path with a file it opened, on its own thread: remember what kind of
+/// mount it is on.
 pub(super) fn learn(file: impl AsFd) {
     if UNSUPPORTED.load(Ordering::Relaxed) {
         return;
@@ -117,30 +159,20 @@ pub(super) fn learn(file: impl AsFd) {
     if mounts().contains_key(&st.stx_mnt_id) {
         return;
     }
-    let Ok(fs) = fstatfs(file) else { return };
-    #[allow(clippy::useless_conversion, reason = "f_type is i32 on some targets")]
-    let f_type = i64::from(fs.f_type);
-    let kind = if MEMORY_FILE_SYSTEMS.contains(&f_type) {
-        Mount::Memory
-    } else if DISK_FILE_SYSTEMS.contains(&f_type) {
-        // Some of them may not take RWF_NOWAIT (checked before anything is read).
-        let mut probe = [0u8; 1];
-        match preadv2(
-            file,
-            &mut [IoSliceMut::new(&mut probe)],
-            0,
-            ReadWriteFlags::NOWAIT,
-        ) {
-            Ok(_) | Err(Errno::AGAIN) => Mount::Disk,
-            Err(_) => Mount::Other,
+    let kind = match local_type(file) {
+        None => Mount::Other,
+        Some(f_type) if MEMORY_FILE_SYSTEMS.contains(&f_type) => Mount::Memory,
+        // Whether it takes RWF_NOWAIT is checked before the file's size matters.
+        Some(_) => {
+            let mut probe = [0u8; 1];
+            let iov = &mut [IoSliceMut::new(&mut probe)];
+            match preadv2(file, iov, 0, ReadWriteFlags::NOWAIT) {
+                Ok(_) | Err(Errno::AGAIN) => Mount::Disk,
+                Err(_) => Mount::Other,
+            }
         }
-    } else {
-        Mount::Other
     };
-    let mut known = mounts();
-    if known.len() < MOUNTS_MAX {
-        known.insert(st.stx_mnt_id, kind);
-    }
+    remember(&mut mounts(), st.stx_mnt_id, kind);
 }
 
 /// The read, if it can be served without blocking; `None`: take the blocking path.
@@ -165,6 +197,9 @@ where
     let root_path = &roots[i];
     if rel.as_os_str().is_empty() || !root_path.to_str().is_some_and(plain) {
         return None;
+    }
+    if learnt_roots().get(root_path.as_path()) != Some(&true) {
+        return None; // not seen yet, or not local: no lookup is made in it here
     }
     let root = match openat2(
         CWD,
@@ -193,10 +228,8 @@ where
         beneath,
     )
     .ok()?;
-    let st = cached_statx(
-        &handle,
-        StatxFlags::TYPE | StatxFlags::SIZE | StatxFlags::INO,
-    )?;
+    let mask = StatxFlags::TYPE | StatxFlags::SIZE | StatxFlags::INO | StatxFlags::UID;
+    let st = cached_statx(&handle, mask)?;
     let mount = mounts().get(&st.stx_mnt_id).copied()?;
     if mount == Mount::Other
         || FileType::from_raw_mode(st.stx_mode.into()) != FileType::RegularFile
@@ -207,18 +240,24 @@ where
     // Opened for reading the same way, then held to the handle that was checked: anything
     // swapped in between (another file, a device node) is refused, and `O_NONBLOCK` keeps even
     // that open from waiting (a FIFO). The mount is known to be local by now.
-    let file = openat2(
-        &root,
-        &rel,
-        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::empty(),
-        beneath,
-    )
-    .ok()?;
+    let mut oflags =
+        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    if st.stx_uid == rustix::process::geteuid().as_raw() {
+        oflags |= OFlags::NOATIME; // the owner's right: no access time to journal
+    }
+    let file = openat2(&root, &rel, oflags, Mode::empty(), beneath).ok()?;
     drop((root, handle));
     let opened = fstat(&file).ok()?;
-    if (opened.st_dev, opened.st_ino) != (makedev(st.stx_dev_major, st.stx_dev_minor), st.stx_ino) {
+    let checked = (makedev(st.stx_dev_major, st.stx_dev_minor), st.stx_ino);
+    if (opened.st_dev, opened.st_ino) != checked {
         return None;
+    }
+    // Decided before anything is read, as on the blocking path.
+    if let Err(rule) = decide(&absolute(root_path, &rel)) {
+        return Some(Err(FsError::Denied {
+            path: path.to_owned(),
+            rule,
+        }));
     }
     let flags = match mount {
         Mount::Disk => ReadWriteFlags::NOWAIT,
@@ -227,12 +266,8 @@ where
     let mut buf = vec![0u8; usize::try_from(st.stx_size).ok()?];
     let mut len = 0usize;
     while len < buf.len() {
-        match preadv2(
-            &file,
-            &mut [IoSliceMut::new(&mut buf[len..])],
-            len as u64,
-            flags,
-        ) {
+        let iov = &mut [IoSliceMut::new(&mut buf[len..])];
+        match preadv2(&file, iov, len as u64, flags) {
             Ok(0) => break, // shrank meanwhile
             Ok(n) => len += n,
             Err(Errno::INTR) => {}
@@ -241,14 +276,6 @@ where
         }
     }
     buf.truncate(len);
-    // Decided after the read (nothing is answered before it): a read handed to the blocking
-    // path above was never decided here.
-    if let Err(rule) = decide(&absolute(root_path, &rel)) {
-        return Some(Err(FsError::Denied {
-            path: path.to_owned(),
-            rule,
-        }));
-    }
     let text = match String::from_utf8(buf) {
         Ok(text) => text,
         Err(_) => return Some(Err(FsError::NotUtf8(path.to_owned()))),
@@ -304,13 +331,24 @@ mod tests {
                 "{path}: the policy saw another path"
             );
         }
-        // A kernel without openat2, RESOLVE_CACHED or unique mount ids never serves here: the
-        // answers below are then the blocking path's alone.
-        if UNSUPPORTED.load(Ordering::Relaxed) {
+        // A kernel without openat2, RESOLVE_CACHED or unique mount ids, or a temporary
+        // directory on a file system that is not served here (overlayfs in a container), never
+        // serves here: the answers below are then the blocking path's alone.
+        if !servable(&roots[0]) {
             assert!(fast.is_none());
             return (Some(slow.clone()), slow);
         }
         (fast, slow)
+    }
+
+    /// Whether `root` and its mount were learnt as served here.
+    fn servable(root: &Path) -> bool {
+        if UNSUPPORTED.load(Ordering::Relaxed) || learnt_roots().get(root) != Some(&true) {
+            return false;
+        }
+        let dir = std::fs::File::open(root).unwrap();
+        let mnt = cached_statx(&dir, StatxFlags::empty()).map(|st| st.stx_mnt_id);
+        mnt.is_some_and(|m| matches!(mounts().get(&m), Some(Mount::Disk | Mount::Memory)))
     }
 
     #[test]
@@ -403,7 +441,7 @@ mod tests {
         learn_mount_of(d);
         let fast = read(&roots, &p, None, None, &limits, deny);
         let slow = read_blocking(&roots, &p, None, None, &limits, deny);
-        if !UNSUPPORTED.load(Ordering::Relaxed) {
+        if servable(d) {
             assert!(
                 matches!(fast, Some(Err(FsError::Denied { .. }))),
                 "{fast:?}"
@@ -510,7 +548,8 @@ mod tests {
             max_read_bytes: u64::MAX,
             ..FsLimits::default()
         };
-        let _ = both(&roots, &path(dir.path(), "small"), None, None, &unlimited); // learn the mount
+        let (fast, slow) = both(&roots, &path(dir.path(), "small"), None, None, &unlimited);
+        assert_eq!(fast, Some(slow)); // the mount is learnt (where it is served at all)
         let huge = std::fs::File::create(dir.path().join("huge")).unwrap();
         huge.set_len(1 << 40).unwrap(); // a terabyte
         let never = |p: &str| -> Result<(), String> { panic!("decided on {p}") };
@@ -530,11 +569,21 @@ mod tests {
         let roots = root(dir.path());
         let p = path(dir.path(), "f");
         let limits = FsLimits::default();
-        mounts().clear();
         let never = |p: &str| -> Result<(), String> { panic!("decided on {p}") };
+        // A root the blocking path has not seen (on a mount it has): no lookup is made in it.
+        let sibling = tempfile::tempdir().unwrap();
+        learn_mount_of(sibling.path());
         assert!(read(&roots, &p, None, None, &limits, never).is_none());
         let (fast, slow) = both(&roots, &p, None, None, &limits);
-        assert_eq!(fast, Some(slow));
+        assert_eq!(fast, Some(slow.clone()));
+        if !servable(dir.path()) {
+            return;
+        }
+        // A known root on a mount that is not known (any more).
+        mounts().clear();
+        assert!(read(&roots, &p, None, None, &limits, never).is_none());
+        let (fast, again) = both(&roots, &p, None, None, &limits);
+        assert_eq!(fast, Some(again));
     }
 
     /// Let the blocking path see the mount `dir` is on (a read of a file of its own).
