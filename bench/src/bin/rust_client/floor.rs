@@ -27,17 +27,17 @@ pub fn run(args: &Args) -> Result<Value, BoxError> {
 
 /// The parts of a line the floor client looks at; everything else stays unparsed.
 #[derive(Deserialize)]
-struct Envelope<'a> {
+pub(crate) struct Envelope<'a> {
     #[serde(borrow)]
-    method: Option<&'a str>,
+    pub method: Option<&'a str>,
     #[serde(borrow)]
-    id: Option<&'a RawValue>,
+    pub id: Option<&'a RawValue>,
     #[serde(borrow)]
-    params: Option<&'a RawValue>,
+    pub params: Option<&'a RawValue>,
     #[serde(borrow)]
-    result: Option<&'a RawValue>,
+    pub result: Option<&'a RawValue>,
     #[serde(borrow)]
-    error: Option<&'a RawValue>,
+    pub error: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -133,35 +133,10 @@ impl Conn {
                 }
                 continue;
             };
-            match (method, env.id) {
-                ("session/update", None) => self.updates += 1,
-                ("session/request_permission", Some(rid)) => {
-                    self.reply.clear();
-                    self.reply
-                        .extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-                    self.reply.extend_from_slice(rid.get().as_bytes());
-                    self.reply.extend_from_slice(
-                        b",\"result\":{\"outcome\":{\"outcome\":\"selected\",\"optionId\":\"allow-once\"}}}\n",
-                    );
-                    self.write_reply()?;
-                }
-                ("fs/read_text_file", Some(rid)) => {
-                    let params: ReadParams<'_> =
-                        serde_json::from_str(env.params.ok_or("no params")?.get())?;
-                    let content = std::fs::read_to_string(params.path.as_ref())?;
-                    self.reply.clear();
-                    self.reply
-                        .extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-                    self.reply.extend_from_slice(rid.get().as_bytes());
-                    self.reply.extend_from_slice(b",\"result\":{\"content\":");
-                    serde_json::to_writer(&mut self.reply, &content)?;
-                    self.reply.extend_from_slice(b"}}\n");
-                    self.write_reply()?;
-                }
-                (other, Some(rid)) => {
-                    return Err(format!("unexpected request {other} ({})", rid.get()).into());
-                }
-                _ => {}
+            if method == "session/update" && env.id.is_none() {
+                self.updates += 1;
+            } else if reply_to(method, &env, &mut self.reply)? {
+                self.write_reply()?;
             }
         }
     }
@@ -182,6 +157,37 @@ impl Conn {
         }
         Ok(())
     }
+}
+
+/// The floor's answer to an agent's request, written by hand into `reply` (cleared first):
+/// `allow-once` for a permission, the file (read blocking) for `fs/read_text_file`. `false` for a
+/// notification (nothing to answer); an error for any other request.
+pub(crate) fn reply_to(
+    method: &str,
+    env: &Envelope<'_>,
+    reply: &mut Vec<u8>,
+) -> Result<bool, BoxError> {
+    let Some(rid) = env.id else {
+        return Ok(false);
+    };
+    reply.clear();
+    reply.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    reply.extend_from_slice(rid.get().as_bytes());
+    match method {
+        "session/request_permission" => reply.extend_from_slice(
+            b",\"result\":{\"outcome\":{\"outcome\":\"selected\",\"optionId\":\"allow-once\"}}}\n",
+        ),
+        "fs/read_text_file" => {
+            let params: ReadParams<'_> =
+                serde_json::from_str(env.params.ok_or("no params")?.get())?;
+            let content = std::fs::read_to_string(params.path.as_ref())?;
+            reply.extend_from_slice(b",\"result\":{\"content\":");
+            serde_json::to_writer(&mut *reply, &content)?;
+            reply.extend_from_slice(b"}}\n");
+        }
+        other => return Err(format!("unexpected request {other} ({})", rid.get()).into()),
+    }
+    Ok(true)
 }
 
 fn prompt(session: &str, id: u64, text: &str) -> Value {

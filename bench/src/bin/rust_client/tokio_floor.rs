@@ -6,39 +6,19 @@
 
 use std::process::Stdio;
 
-use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, ChildStdout, Command};
 
 use crate::common::{self, Args, BoxError};
+use crate::floor::{Envelope, reply_to};
 
 pub async fn run(args: &Args) -> Result<Value, BoxError> {
     match args.workload.as_str() {
         "permission" | "read" => round_trips(args).await,
         other => Err(format!("tokio-floor runs round trips only, not `{other}`").into()),
     }
-}
-
-#[derive(Deserialize)]
-struct Envelope<'a> {
-    #[serde(borrow)]
-    method: Option<&'a str>,
-    #[serde(borrow)]
-    id: Option<&'a RawValue>,
-    #[serde(borrow)]
-    params: Option<&'a RawValue>,
-    #[serde(borrow)]
-    result: Option<&'a RawValue>,
-    #[serde(borrow)]
-    error: Option<&'a RawValue>,
-}
-
-#[derive(Deserialize)]
-struct ReadParams<'a> {
-    #[serde(borrow)]
-    path: std::borrow::Cow<'a, str>,
 }
 
 struct Conn {
@@ -75,32 +55,8 @@ impl Conn {
                 }
                 continue;
             };
-            self.reply.clear();
-            match (method, env.id) {
-                ("session/request_permission", Some(rid)) => {
-                    self.reply
-                        .extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-                    self.reply.extend_from_slice(rid.get().as_bytes());
-                    self.reply.extend_from_slice(
-                        b",\"result\":{\"outcome\":{\"outcome\":\"selected\",\"optionId\":\"allow-once\"}}}\n",
-                    );
-                }
-                ("fs/read_text_file", Some(rid)) => {
-                    let params: ReadParams<'_> =
-                        serde_json::from_str(env.params.ok_or("no params")?.get())?;
-                    // Blocking, as the floor does: what the runtime adds is the point here.
-                    let content = std::fs::read_to_string(params.path.as_ref())?;
-                    self.reply
-                        .extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-                    self.reply.extend_from_slice(rid.get().as_bytes());
-                    self.reply.extend_from_slice(b",\"result\":{\"content\":");
-                    serde_json::to_writer(&mut self.reply, &content)?;
-                    self.reply.extend_from_slice(b"}}\n");
-                }
-                (other, Some(rid)) => {
-                    return Err(format!("unexpected request {other} ({})", rid.get()).into());
-                }
-                _ => continue,
+            if !reply_to(method, &env, &mut self.reply)? {
+                continue;
             }
             self.stdin.write_all(&self.reply).await?;
             self.stdin.flush().await?;
