@@ -56,14 +56,14 @@ export declare class NativeAgent {
 
 export declare class NativeHost {
   /**
-   * `permission`: the decider (used when `permissionMode` is `decider` or absent; it answers
-   * with `permissionDecision`);
-   * `settled`: told when a request was settled; `service`: fs/terminal/extension hooks;
+   * `permission`: the permission dispatcher (used when `permissionMode` is `decider` or absent;
+   * requests are answered with `permissionDecision`, and `{"settled": id}` messages tell it a
+   * request was settled by anyone else); `service`: fs/terminal/extension hooks;
    * `elicitation`: the elicitation dispatcher (used when `elicitationMode` is `decider` or
    * absent; requests are answered with `elicitationDecision`, and `{"settled": id}` messages
    * tell it a request was settled by anyone else).
    */
-  constructor(options?: NativeHostOptions | undefined | null, permission?: ((requestJson: string) => void) | undefined | null, settled?: ((requestId: number) => void) | undefined | null, service?: ((callJson: string) => Promise<string>) | undefined | null, elicitation?: ((messageJson: string) => void) | undefined | null)
+  constructor(options?: NativeHostOptions | undefined | null, permission?: ((message: string) => void) | undefined | null, service?: ((callJson: string) => Promise<string>) | undefined | null, elicitation?: ((messageJson: string) => void) | undefined | null)
   /**
    * Capabilities advertised to agents
    * (`{readTextFile, writeTextFile, terminal, elicitation: {form, url}}`).

@@ -6,8 +6,8 @@
 //!   `{kind, message, data}` JSON; the facade turns it into an `AcpError`;
 //! - events cross in batches, as one JSON array string per `nextEvents` call (one `JSON.parse`
 //!   on the JS side is far cheaper than building objects property by property through napi);
-//! - JS callbacks (permission and elicitation deciders, fs/terminal/extension hooks, "settled"
-//!   notifications) are weak threadsafe functions: they never keep the Node event loop alive on
+//! - JS callbacks (permission and elicitation dispatchers, fs/terminal/extension hooks) are weak
+//!   threadsafe functions: they never keep the Node event loop alive on
 //!   their own;
 //! - a pending `nextEvents` call ends (with `null`) when the host is closed, so after `close()`
 //!   no napi work is left pending.
@@ -81,12 +81,14 @@ fn ms(v: f64) -> Duration {
 // ------------------------------------------------------------------ JS callbacks
 
 /// `(message) => void`: the facade's permission dispatcher. The message is the core's
-/// `PermissionRequest` plus a `token` (see `handed_request`); the facade answers with
-/// `permissionDecision(token, …)`
-/// (a direct call: no Promise crosses the boundary, which saves a round of callbacks per request).
+/// `(message) => void`: the facade's permission dispatcher. A message is either a request
+/// (`PermissionRequest` plus a `token`, see `handed_request`; the facade answers with
+/// `permissionDecision(token, …)`, a direct call: no Promise crosses the boundary, which saves a
+/// round of callbacks per request) or `{"settled": requestId}` (no newline) once a request it
+/// was handed was settled by anyone else. One function for both keeps them in order: a request
+/// is always delivered before its `settled` notice (two functions are two queues, which the event
+/// loop may drain in either order).
 type PermissionFn = ThreadsafeFunction<String, (), String, Status, false, true>;
-/// `(requestId) => void`: a permission request was settled (by anyone).
-type SettledFn = ThreadsafeFunction<f64, (), f64, Status, false, true>;
 /// `(messageJson) => void`: the facade's elicitation dispatcher. A message is either a request
 /// (the core's `ElicitationRequest` plus a `token`; the facade answers with
 /// `elicitationDecision(token, …)`) or `{"settled": requestId}` once a request it was handed was
@@ -100,13 +102,11 @@ type ServiceFn = ThreadsafeFunction<String, Promise<String>, String, Status, fal
 
 struct JsDecider {
     decide: Arc<PermissionFn>,
-    settled: Option<Arc<SettledFn>>,
 }
 
 impl PermissionDecider for JsDecider {
     fn decide(&self, request: PermissionRequest) -> acp_host::permission::DecisionFuture {
         let decide = self.decide.clone();
-        let settled = self.settled.clone();
         Box::pin(async move {
             let (token, rx) = Decisions::open();
             let message = handed_request(token, &request).map_err(|e| e.to_string())?;
@@ -120,13 +120,13 @@ impl PermissionDecider for JsDecider {
             let mut pending = Unanswered {
                 token,
                 request_id: request.request_id,
-                settled,
+                notify: Some(decide),
             };
             let answer = rx
                 .await
                 .map_err(|_| "permission handler went away".to_owned())
                 .and_then(|a| a);
-            pending.settled = None;
+            pending.notify = None;
             answer
         })
     }
@@ -170,15 +170,16 @@ fn handed_request(token: u32, request: &PermissionRequest) -> serde_json::Result
 struct Unanswered {
     token: u32,
     request_id: u64,
-    settled: Option<Arc<SettledFn>>,
+    /// The dispatcher that was handed the request; `None` once JS answered.
+    notify: Option<Arc<PermissionFn>>,
 }
 
 impl Drop for Unanswered {
     fn drop(&mut self) {
         Decisions::close(self.token);
-        if let Some(settled) = self.settled.take() {
-            settled.call(
-                self.request_id as f64,
+        if let Some(notify) = self.notify.take() {
+            notify.call(
+                format!("{{\"settled\":{}}}", self.request_id),
                 ThreadsafeFunctionCallMode::NonBlocking,
             );
         }
@@ -563,7 +564,6 @@ pub struct NativeHost {
 fn build_config(
     o: NativeHostOptions,
     permission: Option<PermissionFn>,
-    settled: Option<SettledFn>,
     service: Option<ServiceFn>,
     elicitation: Option<ElicitFn>,
 ) -> Result<HostConfig> {
@@ -626,7 +626,6 @@ fn build_config(
         (Some("manual"), _) => PermissionHandler::Manual,
         (Some("decider") | None, Some(f)) => PermissionHandler::Decider(Arc::new(JsDecider {
             decide: Arc::new(f),
-            settled: settled.map(Arc::new),
         })),
         (Some("deny") | None, _) => PermissionHandler::DenyAll,
         (Some(other), _) => {
@@ -779,19 +778,17 @@ impl From<NativeSessionOptions> for SessionOptions {
 
 #[napi]
 impl NativeHost {
-    /// `permission`: the decider (used when `permissionMode` is `decider` or absent; it answers
-    /// with `permissionDecision`);
-    /// `settled`: told when a request was settled; `service`: fs/terminal/extension hooks;
+    /// `permission`: the permission dispatcher (used when `permissionMode` is `decider` or absent;
+    /// requests are answered with `permissionDecision`, and `{"settled": id}` messages tell it a
+    /// request was settled by anyone else); `service`: fs/terminal/extension hooks;
     /// `elicitation`: the elicitation dispatcher (used when `elicitationMode` is `decider` or
     /// absent; requests are answered with `elicitationDecision`, and `{"settled": id}` messages
     /// tell it a request was settled by anyone else).
     #[napi(constructor)]
     pub fn new(
         options: Option<NativeHostOptions>,
-        #[napi(ts_arg_type = "((requestJson: string) => void) | undefined | null")]
-        permission: Option<PermissionFn>,
-        #[napi(ts_arg_type = "((requestId: number) => void) | undefined | null")] settled: Option<
-            SettledFn,
+        #[napi(ts_arg_type = "((message: string) => void) | undefined | null")] permission: Option<
+            PermissionFn,
         >,
         #[napi(ts_arg_type = "((callJson: string) => Promise<string>) | undefined | null")]
         service: Option<ServiceFn>,
@@ -801,7 +798,6 @@ impl NativeHost {
         let config = build_config(
             options.unwrap_or_default(),
             permission,
-            settled,
             service,
             elicitation,
         )?;

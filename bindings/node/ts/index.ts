@@ -861,23 +861,29 @@ export class Host extends EventEmitter {
     if (login !== undefined && typeof login !== 'function') throw configError('onTerminalAuth', 'onTerminalAuth must be a function');
     o.terminalAuthMode = login ? 'embedder' : 'none';
 
-    const decide = handler ? (json: string) => this.decide(handler, json) : undefined;
-    const settled = handler ? (id: number) => this.settled(id) : undefined;
+    const decide = handler ? (message: string) => this.permissionMessage(handler, message) : undefined;
     const service =
       fs || terminal || ext || login ? (json: string) => serve(fs || undefined, terminal || undefined, ext, login, json) : undefined;
     const elicitation = elicit && !options.manualElicitations ? (json: string) => this.elicitationMessage(elicit, json) : undefined;
-    this.native = callSync(() => new native.NativeHost(o, decide, settled, service, elicitation));
+    this.native = callSync(() => new native.NativeHost(o, decide, service, elicitation));
     this.hub = new EventHub(this.native, (evs) => this.emitBatch(evs), toAcpError);
   }
 
   /**
-   * Called by the addon for each request no rule decided (the request's JSON, a newline, its
-   * tool call's JSON); answers with `permissionDecision`.
+   * Called by the addon with each request no rule decided (the request's JSON, a newline, its
+   * tool call's JSON; answered with `permissionDecision`), or with `{"settled": requestId}` (no
+   * newline) when one was settled by anyone else. One channel keeps a request ahead of its
+   * notice.
    */
-  private decide(handler: PermissionHandler, message: string): void {
+  private permissionMessage(handler: PermissionHandler, message: string): void {
     const cut = message.indexOf('\n');
-    const fields = JSON.parse(cut < 0 ? message : message.slice(0, cut)) as HandedPermission;
-    const req = new PendingPermission(fields, cut < 0 ? '{}' : message.slice(cut + 1));
+    if (cut < 0) {
+      const notice = JSON.parse(message) as { settled?: number };
+      if (typeof notice.settled === 'number') this.settled(notice.settled);
+      return;
+    }
+    const fields = JSON.parse(message.slice(0, cut)) as HandedPermission;
+    const req = new PendingPermission(fields, message.slice(cut + 1));
     const id = req.requestId;
     this.pendingPermissions.set(id, req);
     const finish = (answer: string | null, error?: string) => {
