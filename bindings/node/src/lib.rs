@@ -80,7 +80,6 @@ fn ms(v: f64) -> Duration {
 
 // ------------------------------------------------------------------ JS callbacks
 
-/// `(message) => void`: the facade's permission dispatcher. The message is the core's
 /// `(message) => void`: the facade's permission dispatcher. A message is either a request
 /// (`PermissionRequest` plus a `token`, see `handed_request`; the facade answers with
 /// `permissionDecision(token, …)`, a direct call: no Promise crosses the boundary, which saves a

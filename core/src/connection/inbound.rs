@@ -458,7 +458,12 @@ impl Actor {
             // A read the kernel serves from its caches is answered in this step: no hop to a
             // blocking thread and back (most of a small read's round trip).
             let decide = |resolved: &str| decide_fs(&host.policy, Subject::read(&path), resolved);
-            if let Some(result) = fs::read_cached(&roots, &path, line, limit, &limits, decide) {
+            // A panic here must not reach the actor: the blocking path (guarded too) decides
+            // again from scratch.
+            let cached = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                fs::read_cached(&roots, &path, line, limit, &limits, decide)
+            }));
+            if let Ok(Some(result)) = cached {
                 return Ok(Some(read_output(result, &report)));
             }
             // Anything else reads on a blocking thread, which answers the actor itself.

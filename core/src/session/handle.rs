@@ -111,8 +111,8 @@ impl Session {
             .and_then(Value::as_str)
             .map(str::to_owned)
             .ok_or_else(|| Error::Protocol("prompt response has no stopReason".into()))?;
-        // Taken, not copied: the text can be megabytes (the actor keeps only an empty one for
-        // updates that arrive after the response).
+        // Taken, not copied: the text can be megabytes (the actor let go of it when the turn
+        // ended, in the step that answered the prompt).
         let text = text
             .lock()
             .map(|mut t| std::mem::take(&mut *t))
