@@ -182,7 +182,9 @@ impl Actor {
             let tx = self.done_tx.clone();
             // The embedder's code: a panic in `decide` or in its future answers `cancel`.
             let task = tokio::spawn(async move {
-                let answer = super::guarded(move || decider.decide(request), "elicitation").await;
+                let answer =
+                    super::permission::guarded(move || decider.decide(request), "elicitation")
+                        .await;
                 let _ = tx.send(Completion::ElicitationAnswer { eid, answer });
             });
             if let Some(entry) = self.elicits.get_mut(&eid) {

@@ -1,0 +1,270 @@
+//! What the agent sent, line by line: updates (buffered for sessions still opening), notifications
+//! and requests, routed to their handlers.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::{Actor, ReaderMsg, SessionStatus, params_value, tool_call_id};
+use crate::error::Error;
+use crate::events::{EventKind, raw_json};
+use crate::permission::DecidedBy;
+use crate::wire::message::{Incoming, RawId, codes};
+
+impl Actor {
+    pub(super) async fn on_reader(&mut self, msg: ReaderMsg) {
+        match msg {
+            ReaderMsg::Message { msg, lossy, raw } => {
+                if let Some(raw) = raw {
+                    let data = format!("{{\"direction\":\"in\",\"message\":{}}}", raw.get());
+                    if let Ok(data) = RawValue::from_string(data) {
+                        self.emit(self.event(EventKind::Wire, data)).await;
+                    }
+                }
+                if lossy {
+                    self.protocol_error(
+                        "invalid_utf8",
+                        "line was not valid UTF-8; decoded with U+FFFD replacements".into(),
+                        Value::Null,
+                    )
+                    .await;
+                }
+                self.on_message(msg).await;
+            }
+            ReaderMsg::Noise { line, bytes } => {
+                self.noise += 1;
+                tracing::debug!(agent = self.agent, bytes, "non-JSON line on agent stdout");
+                let data = serde_json::json!({ "line": line, "bytes": bytes, "count": self.noise });
+                self.emit(self.event(EventKind::ProtocolNoise, raw_json(&data)))
+                    .await;
+            }
+            ReaderMsg::TooLong { len } => {
+                let limit = self.host.config.max_line_bytes;
+                self.protocol_error(
+                    "line_too_long",
+                    format!("line of {len} bytes exceeds the {limit}-byte limit; skipped"),
+                    serde_json::json!({ "bytes": len, "limit": limit }),
+                )
+                .await;
+            }
+            ReaderMsg::Eof(err) => {
+                self.reader_open = false;
+                if let Some(err) = err {
+                    tracing::debug!(agent = self.agent, %err, "agent stdout read error");
+                }
+                self.agent_gone().await;
+            }
+        }
+    }
+
+    pub(super) async fn on_message(&mut self, msg: Incoming) {
+        match msg {
+            Incoming::Update {
+                session_id,
+                update_kind,
+                update,
+            } => {
+                self.on_update(session_id, update_kind, update).await;
+            }
+            Incoming::Response { id, result } => {
+                let result = result.map_err(|e| Error::from_rpc(e.code, e.message, e.data));
+                self.on_response(id, result).await;
+            }
+            Incoming::MalformedResponse { id, reason } => {
+                self.protocol_error(
+                    "invalid_response",
+                    format!("{reason} (id {})", id.json()),
+                    serde_json::json!({ "id": id.to_value() }),
+                )
+                .await;
+                self.on_response(id, Err(Error::Protocol(reason))).await;
+            }
+            Incoming::Request { id, method, params } => self.on_request(id, method, params).await,
+            Incoming::Notification { method, params } => self.on_notification(method, params).await,
+            Incoming::Invalid { reason } => {
+                self.protocol_error("invalid_message", reason, Value::Null)
+                    .await;
+            }
+        }
+    }
+
+    pub(super) async fn on_update(&mut self, key: Arc<str>, kind: Arc<str>, update: Box<RawValue>) {
+        if let Some(entry) = self.sessions.get_mut(&key) {
+            match entry.status {
+                SessionStatus::Opening { .. } => {
+                    entry.buffer.push((kind, update));
+                    if entry.buffer.len() > self.host.config.early_update_limit {
+                        // A very long replay: open the session now rather than buffer without bound.
+                        self.open_session_now(&key, None, true).await;
+                    }
+                }
+                SessionStatus::Open => {
+                    let turn = entry.active_turn.or(entry.orphan_turn);
+                    let replay = entry.replaying;
+                    if let Some(text) = &entry.turn_text
+                        && let Ok(mut t) = text.lock()
+                    {
+                        t.add_chunk(&kind, &update);
+                    }
+                    if let Ok(mut v) = entry.view.lock() {
+                        v.apply_update(&kind, &update);
+                    }
+                    let coalesce = (self.host.config.coalesce_tool_call_updates
+                        && &*kind == "tool_call_update")
+                        .then(|| tool_call_id(&update))
+                        .flatten();
+                    self.emit(
+                        self.event(EventKind::SessionUpdate, update)
+                            .session(Some(key))
+                            .turn(turn)
+                            .replay(replay)
+                            .coalesce(coalesce),
+                    )
+                    .await;
+                }
+            }
+            return;
+        }
+        if self.pending_new > 0 {
+            if self.early.len() < self.host.config.early_update_limit {
+                // Probably the session a session/new in flight is about to name.
+                self.early.push((key, kind, update));
+                return;
+            }
+            // Too many to hold: deliver the held ones first, so that nothing overtakes them.
+            for (session, _, held) in std::mem::take(&mut self.early) {
+                self.emit(
+                    self.event(EventKind::SessionUpdate, held)
+                        .session(Some(session)),
+                )
+                .await;
+            }
+        }
+        // An update for a session we do not know: still delivered (forward compatible).
+        self.emit(
+            self.event(EventKind::SessionUpdate, update)
+                .session(Some(key)),
+        )
+        .await;
+    }
+
+    pub(super) async fn on_notification(
+        &mut self,
+        method: Box<str>,
+        params: Option<Box<RawValue>>,
+    ) {
+        match &*method {
+            "$/cancel_request" => {
+                let target = params
+                    .as_deref()
+                    .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
+                    .and_then(|v| v.get("requestId").cloned());
+                let Some(target) = target else { return };
+                let found = self
+                    .perms
+                    .iter()
+                    .find(|(_, p)| p.raw_id.to_value() == target)
+                    .map(|(&id, _)| id);
+                if found.is_none() && self.withdraw_served(&target).await {
+                    return;
+                }
+                if found.is_none() && self.withdraw_elicitation(&target).await {
+                    return;
+                }
+                if let Some(perm) = found {
+                    // Exactly one response: -32800 for the withdrawn request.
+                    if let Some(entry) = self.perms.get(&perm) {
+                        let raw_id = entry.raw_id.clone();
+                        self.respond_error(&raw_id, codes::REQUEST_CANCELLED, "request cancelled")
+                            .await;
+                    }
+                    self.finish_permission(perm, None, DecidedBy::AgentCancelled)
+                        .await;
+                }
+                // Requests we answer synchronously are already answered: nothing to do.
+            }
+            m if m.starts_with("$/") => {} // optional protocol notifications may be ignored
+            "elicitation/complete" if self.host.config.elicitation.modes().url => {
+                self.on_elicitation_complete(params.as_deref()).await;
+            }
+            _ => {
+                let params = params_value(params.as_deref());
+                let data = serde_json::json!({ "method": &*method, "params": params });
+                let session = data["params"]
+                    .get("sessionId")
+                    .and_then(Value::as_str)
+                    .map(Arc::<str>::from);
+                self.emit(
+                    self.event(EventKind::ExtNotification, raw_json(&data))
+                        .session(session),
+                )
+                .await;
+            }
+        }
+    }
+
+    pub(super) async fn on_request(
+        &mut self,
+        id: RawId,
+        method: Box<str>,
+        params: Option<Box<RawValue>>,
+    ) {
+        if self.perms.values().any(|p| p.raw_id == id)
+            || self.elicits.values().any(|e| e.raw_id == id)
+            || self.served.contains_key(&id)
+        {
+            self.protocol_error(
+                "duplicate_request_id",
+                format!(
+                    "agent reused request id {} while it is still pending",
+                    id.json()
+                ),
+                serde_json::json!({ "id": id.to_value() }),
+            )
+            .await;
+            return;
+        }
+        let limit = self.host.config.max_pending_agent_requests;
+        if self.perms.len() + self.elicits.len() + self.served.len() >= limit {
+            // Bounded against a flood: no entry, no task, no decider call for this one.
+            self.respond_error(
+                &id,
+                codes::INTERNAL_ERROR,
+                &format!("too many pending requests (limit {limit}); retry later"),
+            )
+            .await;
+            if !self.inbound_overflow {
+                self.inbound_overflow = true;
+                self.protocol_error(
+                    "too_many_requests",
+                    format!("agent has {limit} requests pending; refusing more until some finish"),
+                    serde_json::json!({ "limit": limit }),
+                )
+                .await;
+            }
+            return;
+        }
+        self.inbound_overflow = false;
+        match &*method {
+            "session/request_permission" => self.on_permission_request(id, params).await,
+            "elicitation/create" if self.host.config.elicitation.modes().any() => {
+                let params = params_value(params.as_deref());
+                self.on_elicitation_request(id, params).await;
+            }
+            m if self.caps.serves(m) => self.on_service_request(id, method, params).await,
+            m if m.starts_with('_') && self.host.config.ext.handler().is_some() => {
+                let params = params_value(params.as_deref());
+                self.on_ext_request(id, method, params);
+            }
+            _ => {
+                self.respond_error(
+                    &id,
+                    codes::METHOD_NOT_FOUND,
+                    &format!("method not found: {method}"),
+                )
+                .await;
+            }
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! The end of a connection: the agent's stdout closing, shutdown, and the last events.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use super::{Actor, Gone, ReaderMsg, ReqCtx, SessionStatus, io, recv_stderr, sorted};
+use crate::error::{Error, ExitInfo};
+use crate::events::{EventKind, raw_json};
+use crate::permission::DecidedBy;
+
+impl Actor {
+    /// The agent's stdout ended (or the process exited and the grace elapsed).
+    pub(super) async fn agent_gone(&mut self) {
+        if self.gone.is_some() {
+            return;
+        }
+        self.flush();
+        let info = match &self.process {
+            Some(p) => {
+                let mut exit = p.wait_exit(Duration::from_millis(500)).await;
+                if exit.is_none() {
+                    // stdout closed but the process lingers: take it down.
+                    self.out.close();
+                    exit = p.shutdown(self.host.config.shutdown_grace).await;
+                }
+                exit
+            }
+            None => None,
+        };
+        self.drain_stderr(Duration::from_millis(500)).await;
+        let info = match &self.process {
+            Some(p) => p.exit_info(info),
+            None => ExitInfo::default(),
+        };
+        self.finish(Gone::Exited(info), "exited").await;
+    }
+
+    /// Orderly shutdown requested by the embedder (or the host going away).
+    pub(super) async fn shutdown(&mut self, reader_rx: &mut mpsc::Receiver<io::Batch>) {
+        if self.gone.is_some() {
+            return;
+        }
+        self.flush();
+        self.out.close();
+        let grace = self.host.config.shutdown_grace;
+        // Run the ladder while still taking what the agent writes meanwhile (in order, as usual):
+        // an agent blocked on a full stdout pipe could not see its stdin close.
+        let process = self.process.take();
+        let bus = self.host.bus.clone();
+        let info = {
+            let ladder = async {
+                match &process {
+                    Some(p) => {
+                        let exit = p.shutdown(grace).await;
+                        p.exit_info(exit)
+                    }
+                    None => {
+                        tokio::time::sleep(grace).await;
+                        ExitInfo::default()
+                    }
+                }
+            };
+            tokio::pin!(ladder);
+            loop {
+                self.flush();
+                let backlogged = self.backlogged();
+                tokio::select! {
+                    info = &mut ladder => break info,
+                    () = bus.wait_room(), if backlogged => {}
+                    Some(ev) = recv_stderr(&mut self.stderr), if !backlogged => self.emit(ev).await,
+                    batch = reader_rx.recv(), if self.reader_open && !backlogged => match batch {
+                        Some(batch) => {
+                            for msg in batch.msgs {
+                                match msg {
+                                    ReaderMsg::Eof(_) => self.reader_open = false,
+                                    other => self.on_reader(other).await,
+                                }
+                            }
+                        }
+                        None => self.reader_open = false,
+                    },
+                }
+                if process.is_none() && !self.reader_open {
+                    break ExitInfo::default();
+                }
+            }
+        };
+        self.drain_stderr(Duration::from_millis(200)).await;
+        let info = match &process {
+            // The tail may have grown while stderr was drained.
+            Some(p) => ExitInfo {
+                stderr_tail: p.exit_info(None).stderr_tail,
+                ..info
+            },
+            None => info,
+        };
+        self.process = process;
+        self.finish(Gone::Shutdown(info), "shutdown").await;
+    }
+
+    /// Every outbound request fails now with `error`, in id order (turns end with it).
+    pub(super) async fn fail_pending(&mut self, error: &Error) {
+        let mut ids: Vec<u64> = self.pending.keys().copied().collect();
+        ids.sort_unstable();
+        for id in ids {
+            if let Some(mut pending) = self.pending.remove(&id) {
+                if let Some(key) = pending.timer.take() {
+                    self.timers.try_remove(&key);
+                }
+                self.on_failure(std::mem::replace(&mut pending.ctx, ReqCtx::Plain), error)
+                    .await;
+                if let Some(reply) = pending.reply.take() {
+                    let error = error.clone();
+                    self.defer(move || {
+                        let _ = reply.send(Err(error));
+                    });
+                }
+            }
+        }
+    }
+
+    pub(super) async fn finish(&mut self, gone: Gone, reason: &str) {
+        self.gone = Some(gone.clone());
+        let error = gone.error();
+        // 1. every outbound request fails at once (turns end with the error)
+        self.fail_pending(&error).await;
+        // Nobody is left to answer served requests; every terminal is killed.
+        self.served.clear();
+        self.terminals.release_all().await;
+        // 2. pending permission requests resolve as disconnected (nobody left to answer)
+        let perms: Vec<u64> = self.perms.keys().copied().collect();
+        for perm in sorted(perms) {
+            self.finish_permission(perm, None, DecidedBy::Disconnected)
+                .await;
+        }
+        let mut elicits: Vec<u64> = self.elicits.keys().copied().collect();
+        elicits.sort_unstable();
+        for eid in elicits {
+            self.finish_elicitation(eid, None, DecidedBy::Disconnected, None)
+                .await;
+        }
+        // 3. anything still buffered is delivered, then sessions close
+        let early = std::mem::take(&mut self.early);
+        for (session, _, update) in early {
+            self.emit(
+                self.event(EventKind::SessionUpdate, update)
+                    .session(Some(session)),
+            )
+            .await;
+        }
+        let mut open: Vec<Arc<str>> = self.sessions.keys().cloned().collect();
+        open.sort();
+        for id in open {
+            if let Some(entry) = self.sessions.remove(&id) {
+                let replay = matches!(entry.status, SessionStatus::Opening { replay: true });
+                for (_, update) in entry.buffer {
+                    self.emit(
+                        self.event(EventKind::SessionUpdate, update)
+                            .session(Some(id.clone()))
+                            .replay(replay),
+                    )
+                    .await;
+                }
+                if let Ok(mut v) = entry.view.lock() {
+                    v.open = false;
+                    v.active_turn = None;
+                }
+                let why = if reason == "shutdown" {
+                    "shutdown"
+                } else {
+                    "agent_exited"
+                };
+                let data = serde_json::json!({ "sessionId": &*id, "reason": why });
+                self.emit(
+                    self.event(EventKind::SessionClosed, raw_json(&data))
+                        .session(Some(id)),
+                )
+                .await;
+            }
+        }
+        if let Ok(mut map) = self.shared.sessions.lock() {
+            map.clear();
+        }
+        // 4. and finally the agent itself
+        let info = gone.info();
+        let data = serde_json::json!({
+            "reason": reason,
+            "exitCode": info.code,
+            "signal": info.signal,
+            "stderrTail": info.stderr_tail,
+        });
+        let mut data = data;
+        if let Some(error) = self.shutdown_error.take() {
+            data["error"] = error;
+        }
+        let _ = self.shared.exit.set(info.clone());
+        self.shared.exited.notify_waiters();
+        // Nothing of this agent follows `agent_exited`: late stderr only reaches the tail.
+        self.stderr = None;
+        self.emit(self.event(EventKind::AgentExited, raw_json(&data)))
+            .await;
+    }
+
+    /// Take the agent's remaining stderr lines until its stderr closes (bounded by `limit`).
+    pub(super) async fn drain_stderr(&mut self, limit: Duration) {
+        let deadline = tokio::time::Instant::now() + limit;
+        while self.stderr.is_some() {
+            match tokio::time::timeout_at(deadline, recv_stderr(&mut self.stderr)).await {
+                Ok(Some(ev)) => self.emit(ev).await,
+                Ok(None) => {}
+                Err(_) => break,
+            }
+        }
+    }
+}

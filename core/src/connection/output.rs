@@ -1,0 +1,215 @@
+//! What leaves the actor: events (batched per step, held in a backlog while the host's queue is
+//! full, with the replies queued behind them) and lines to the agent (with the stalled-stdin
+//! and broken-writer handling).
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::{Actor, OUTBOX_MAX, Reply};
+use crate::error::Error;
+use crate::events::{EventKind, PendingEvent, raw_json};
+use crate::wire::message::{self, RawId, RpcError};
+
+impl Actor {
+    /// Queue an event; it reaches the host's stream at the next flush (end of this step, or when
+    /// the outbox is full). Order is preserved; batching amortises the queue's synchronisation.
+    pub(super) async fn emit(&self, ev: PendingEvent) {
+        let full = {
+            let mut out = self.outbox.lock().unwrap_or_else(|p| p.into_inner());
+            out.push(ev);
+            out.len() >= OUTBOX_MAX
+        };
+        if full {
+            self.flush();
+        }
+    }
+
+    /// Hand the step's events to the host's queue (what does not fit waits in the backlog; this
+    /// never waits), then answer the callers whose events are all queued.
+    pub(super) fn flush(&self) {
+        let batch = std::mem::take(&mut *self.outbox.lock().unwrap_or_else(|p| p.into_inner()));
+        let replies = std::mem::take(&mut *self.replies.lock().unwrap_or_else(|p| p.into_inner()));
+        if batch.is_empty() && replies.is_empty() && !self.backlogged() {
+            return;
+        }
+        let ready = {
+            let mut b = self.backlog.lock().unwrap_or_else(|p| p.into_inner());
+            // A reply waits for its own step's events (and so for everything queued before
+            // them); a step that made no events answers at once, even behind a backlog.
+            let mark = if batch.is_empty() {
+                b.queued()
+            } else {
+                b.entered + batch.len() as u64
+            };
+            b.entered += batch.len() as u64;
+            b.events.extend(batch);
+            b.replies.extend(replies.into_iter().map(|r| (mark, r)));
+            self.host.bus.try_push(&mut b.events);
+            b.ready_replies()
+        };
+        for reply in ready {
+            reply();
+        }
+    }
+
+    /// Whether events are waiting for room in the host's queue (then the agent is not read).
+    pub(super) fn backlogged(&self) -> bool {
+        !self
+            .backlog
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .events
+            .is_empty()
+    }
+
+    pub(super) fn has_waiting_replies(&self) -> bool {
+        !self
+            .backlog
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .replies
+            .is_empty()
+    }
+
+    /// Nobody has pulled for the stall timeout: answer the callers now (their results are known;
+    /// their events stay queued, in order) rather than leave them hanging.
+    pub(super) fn release_replies(&self) {
+        let replies: Vec<Reply> = {
+            let mut b = self.backlog.lock().unwrap_or_else(|p| p.into_inner());
+            b.replies.drain(..).map(|(_, r)| r).collect()
+        };
+        for reply in replies {
+            reply();
+        }
+    }
+
+    /// Answer a caller once the events of this step are in the stream: whoever awaits a call sees
+    /// its events (`turn_ended`, `session_opened`, ...) already queued when the call returns.
+    pub(super) fn defer(&self, reply: impl FnOnce() + Send + 'static) {
+        self.replies
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(Box::new(reply));
+    }
+
+    /// The actor is done; whatever is still in the backlog is delivered by a task of its own
+    /// (which may wait for room: nobody else is waiting on it).
+    pub(super) fn hand_off_backlog(&self) {
+        self.flush();
+        let mut b = std::mem::take(&mut *self.backlog.lock().unwrap_or_else(|p| p.into_inner()));
+        if b.events.is_empty() && b.replies.is_empty() {
+            return;
+        }
+        let bus = self.host.bus.clone();
+        tokio::spawn(async move {
+            loop {
+                bus.try_push(&mut b.events);
+                for reply in b.ready_replies() {
+                    reply();
+                }
+                if b.events.is_empty() {
+                    break;
+                }
+                bus.wait_room().await;
+            }
+            for (_, reply) in b.replies.drain(..) {
+                reply();
+            }
+        });
+    }
+
+    pub(super) fn event(&self, kind: EventKind, data: Box<RawValue>) -> PendingEvent {
+        PendingEvent::new(self.agent, kind, data)
+    }
+
+    pub(super) async fn protocol_error(&self, reason: &str, message: String, extra: Value) {
+        let mut data = serde_json::json!({ "reason": reason, "message": message });
+        if let (Value::Object(d), Value::Object(e)) = (&mut data, extra) {
+            d.extend(e);
+        }
+        tracing::debug!(agent = self.agent, reason, "protocol error");
+        self.emit(self.event(EventKind::ProtocolError, raw_json(&data)))
+            .await;
+    }
+
+    pub(super) async fn write(&mut self, line: String) {
+        if self.host.config.wire_events
+            && let Ok(raw) = RawValue::from_string(line.clone())
+        {
+            let data = format!("{{\"direction\":\"out\",\"message\":{}}}", raw.get());
+            if let Ok(data) = RawValue::from_string(data) {
+                self.emit(self.event(EventKind::Wire, data)).await;
+            }
+        }
+        if self.writer_dead {
+            return;
+        }
+        let queued = self.out.send(line);
+        if queued > self.host.config.max_outbound_bytes && self.gone.is_none() && !self.writer_dead
+        {
+            // The agent stopped reading its stdin while we keep having things to say: it is
+            // stuck, and buffering for it without bound is how hosts run out of memory.
+            tracing::warn!(
+                agent = self.agent,
+                queued,
+                "agent is not reading its stdin; killing it"
+            );
+            self.protocol_error(
+                "stdin_stalled",
+                format!("agent stopped reading its stdin ({queued} bytes queued); killing it"),
+                Value::Null,
+            )
+            .await;
+            match &self.process {
+                Some(p) => p.signal(crate::transport::GroupSignal::Kill),
+                // No process to kill (a `connect` transport): end the connection ourselves.
+                None => {
+                    self.writer_failed(format!(
+                        "agent stopped reading its input ({queued} bytes queued)"
+                    ))
+                    .await;
+                }
+            }
+        }
+    }
+
+    /// The way to the agent is broken (write error, or it stopped reading): stop writing and
+    /// take the connection down at once: a process is killed (its exit fails the pending calls
+    /// with `agent_exited`), a `connect` transport fails them with `io` and ends.
+    pub(super) async fn writer_failed(&mut self, message: String) {
+        if self.writer_dead || self.gone.is_some() {
+            return;
+        }
+        self.writer_dead = true;
+        if let Some(p) = &self.process {
+            // A process we cannot write to is taken down at once; its exit then fails every
+            // pending call with `agent_exited` (exit status and stderr tail: the useful error).
+            tracing::debug!(agent = self.agent, %message, "killing the agent");
+            p.signal(crate::transport::GroupSignal::Kill);
+            return;
+        }
+        let error = Error::Io(Arc::new(std::io::Error::new(
+            std::io::ErrorKind::BrokenPipe,
+            message,
+        )));
+        self.fail_pending(&error).await;
+        self.reader_open = false;
+        self.agent_gone().await;
+    }
+
+    pub(super) async fn respond_result(&mut self, id: &RawId, result: &Value) {
+        let raw = raw_json(result);
+        self.write(message::result_line(id, &raw)).await;
+    }
+
+    pub(super) async fn respond_error(&mut self, id: &RawId, code: i64, msg: &str) {
+        let err = RpcError {
+            code,
+            message: msg.to_owned(),
+            data: None,
+        };
+        self.write(message::error_line(id, &err)).await;
+    }
+}
