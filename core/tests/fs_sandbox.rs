@@ -299,6 +299,55 @@ async fn special_files_are_not_read() {
     assert!(matches!(err, FsError::Io { .. }), "{err:?}");
 }
 
+/// Another process holds a write lease on the file (as Samba or an NFS server may): opening it
+/// starts a lease break that the kernel waits out for up to `lease-break-time` (45 s). The read
+/// fails at once instead of pinning a blocking thread that long (and succeeding after it).
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_leased_file_fails_at_once_instead_of_waiting_out_the_lease() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+
+    let sb = Sandbox::new();
+    fs::write(sb.root.path().join("leased.txt"), "held").unwrap();
+    // The lease holder ignores SIGIO (the break notice) and keeps the lease until stdin closes.
+    let holder = "import fcntl, os, signal, sys\n\
+        signal.signal(signal.SIGIO, signal.SIG_IGN)\n\
+        fd = os.open(sys.argv[1], os.O_WRONLY)\n\
+        try:\n    fcntl.fcntl(fd, getattr(fcntl, 'F_SETLEASE', 1024), fcntl.F_WRLCK)\n\
+        except OSError as e:\n    print('unsupported', e, flush=True); sys.exit(0)\n\
+        print('leased', flush=True)\n\
+        sys.stdin.read()\n";
+    let Ok(mut child) = Command::new("python3")
+        .arg("-c")
+        .arg(holder)
+        .arg(sb.root.path().join("leased.txt"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+    else {
+        return; // no python3 to hold the lease
+    };
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    if line.trim() == "leased" {
+        let err = sb.read(&sb.p("leased.txt")).await.unwrap_err();
+        assert!(
+            matches!(&err, FsError::Io { message, .. } if message.contains("temporarily unavailable")),
+            "{err:?}"
+        );
+        let err = sb.write(&sb.p("leased.txt"), "x").await.unwrap_err();
+        assert!(matches!(&err, FsError::Io { .. }), "{err:?}");
+    }
+    drop(child.stdin.take());
+    let _ = child.wait();
+    // With the lease gone the file reads again; a lease the file system refuses (some overlay
+    // mounts) leaves nothing to check above.
+    assert_eq!(sb.read(&sb.p("leased.txt")).await.unwrap(), "held");
+}
+
 #[cfg(unix)]
 #[tokio::test]
 async fn symlink_inside_the_root_is_followed() {

@@ -457,6 +457,7 @@ where
     };
     let mut opts = OpenOptions::new();
     opts.read(true).follow(FollowSymlinks::No);
+    never_wait(&mut opts);
     let file = walked
         .dir()
         .open_with(name, &opts)
@@ -514,6 +515,16 @@ pub async fn resolve_in_roots(roots: &[PathBuf], path: &str) -> Result<String, F
     })
     .await
     .map_err(|e| io_msg(path, &format!("fs worker failed: {e}")))?
+}
+
+/// An open on the agent's behalf never waits (`O_NONBLOCK`; reads and writes of a regular file
+/// ignore it): a FIFO swapped in after the type check opens at once and is refused by the check on
+/// the opened file, instead of pinning a blocking thread until a writer (or reader) shows up; a
+/// file under another process's lease (Samba, NFS servers) fails with `WouldBlock` instead of
+/// waiting out the lease break (`/proc/sys/fs/lease-break-time`, 45 s by default).
+fn never_wait(opts: &mut OpenOptions) {
+    use cap_fs_ext::OpenOptionsSyncExt;
+    opts.nonblock(true);
 }
 
 fn check_regular(path: &str, is_dir: bool, is_file: bool) -> Result<(), FsError> {
@@ -625,6 +636,7 @@ where
             // Only replace a file the host could write in place (respects read-only files).
             let mut opts = OpenOptions::new();
             opts.write(true).follow(FollowSymlinks::No);
+            never_wait(&mut opts);
             let f = dir.open_with(name, &opts).map_err(|e| map_io(path, &e))?;
             let meta = f.metadata().map_err(|e| map_io(path, &e))?;
             check_regular(path, meta.is_dir(), meta.is_file())?;
