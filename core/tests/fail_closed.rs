@@ -398,3 +398,108 @@ async fn with_events_off_permissions_are_decided_the_same() {
         agent.shutdown().await;
     }
 }
+
+/// A tool call whose text no JSON tree holds (a number out of range, a lone surrogate, nesting
+/// past the parser's limit), wherever it hides, is answered -32602 and reported: no decider is
+/// asked (it would see a different tool call than the policy), nothing is requested or resolved,
+/// and the connection carries on (a well-formed request after them is decided as usual).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_call_no_tree_holds_is_refused_before_anyone_decides() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let deep = format!("{}{}", "[".repeat(300), "]".repeat(300));
+    let bad: Vec<String> = ["1e400", r#""\ud800""#, deep.as_str()]
+        .iter()
+        .flat_map(|bad| {
+            [
+                format!(r#"{{"toolCallId":"t","kind":"edit","_meta":{{"n":{bad}}}}}"#),
+                format!(r#"{{"toolCallId":"t","kind":"edit","title":{bad}}}"#),
+                format!(r#"{{"toolCallId":"t","kind":"edit","rawInput":{{"path":"/w/.git/x","x":{bad}}}}}"#),
+            ]
+        })
+        .collect();
+    let asked = bad.len();
+    let (client_side, agent_side) = tokio::io::duplex(64 * 1024);
+    let (agent_read, mut agent_write) = tokio::io::split(agent_side);
+    let (answers_tx, mut answers_rx) = tokio::sync::mpsc::unbounded_channel::<Value>();
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(agent_read).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            let msg: Value = serde_json::from_str(&line).unwrap();
+            let reply = |v: Value| format!("{v}\n");
+            match msg["method"].as_str() {
+                Some("initialize") => {
+                    let r = json!({"jsonrpc":"2.0","id":msg["id"],"result":{"protocolVersion":1}});
+                    agent_write.write_all(reply(r).as_bytes()).await.unwrap();
+                }
+                Some("session/new") => {
+                    let r = json!({"jsonrpc":"2.0","id":msg["id"],"result":{"sessionId":"s"}});
+                    agent_write.write_all(reply(r).as_bytes()).await.unwrap();
+                    let options = r#"[{"optionId":"ok","name":"OK","kind":"allow_once"},{"optionId":"no","name":"No","kind":"reject_once"}]"#;
+                    for (i, call) in bad.iter().enumerate() {
+                        let line = format!(
+                            r#"{{"jsonrpc":"2.0","id":{i},"method":"session/request_permission","params":{{"sessionId":"s","toolCall":{call},"options":{options}}}}}"#
+                        );
+                        agent_write.write_all(line.as_bytes()).await.unwrap();
+                        agent_write.write_all(b"\n").await.unwrap();
+                    }
+                    // The control: a request every tree holds.
+                    let line = format!(
+                        r#"{{"jsonrpc":"2.0","id":"good","method":"session/request_permission","params":{{"sessionId":"s","toolCall":{{"toolCallId":"t","kind":"edit","title":"Edit"}},"options":{options}}}}}"#
+                    );
+                    agent_write.write_all(line.as_bytes()).await.unwrap();
+                    agent_write.write_all(b"\n").await.unwrap();
+                }
+                None => {
+                    let _ = answers_tx.send(msg);
+                }
+                _ => {}
+            }
+        }
+    });
+    let decided = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let d2 = decided.clone();
+    let decider = PermissionHandler::Decider(Arc::new(move |req: PermissionRequest| {
+        d2.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        async move {
+            Ok(req
+                .option_of_kind("allow_once")
+                .map(|o| o.option_id.clone()))
+        }
+    }));
+    let (r, w) = tokio::io::split(client_side);
+    let host = Host::new(HostConfig {
+        permission: decider,
+        ..HostConfig::default()
+    });
+    let mut stream = host.events().unwrap();
+    let agent = host.connect(r, w).await.unwrap();
+    agent
+        .new_session(SessionOptions::new(tmp_cwd()))
+        .await
+        .unwrap();
+    let mut answers = Vec::new();
+    while answers.len() < asked + 1 {
+        let answer = tokio::time::timeout(T, answers_rx.recv())
+            .await
+            .expect("every request is answered")
+            .unwrap();
+        answers.push(answer);
+    }
+    for answer in &answers[..asked] {
+        assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    }
+    assert_eq!(answers[asked]["id"], "good");
+    assert_eq!(
+        answers[asked]["result"]["outcome"]["optionId"], "ok",
+        "{}",
+        answers[asked]
+    );
+    let evs = collect_until(&mut stream, T, |e| e.kind == EventKind::PermissionResolved).await;
+    assert_eq!(decided.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert_eq!(of_kind(&evs, EventKind::PermissionRequested).len(), 1);
+    let refused = of_kind(&evs, EventKind::ProtocolError)
+        .iter()
+        .filter(|e| e.data_value()["reason"] == "invalid_params")
+        .count();
+    assert_eq!(refused, asked, "each refusal is reported");
+}
