@@ -284,48 +284,68 @@ async fn allow_always_grants_the_session_and_nothing_else() {
     assert_eq!(picks.load(std::sync::atomic::Ordering::SeqCst), 2);
 }
 
-/// A hand-written agent over an in-memory pipe, for the causes the mock agent cannot stage.
-async fn fake_agent_permission(close_after: bool) -> Vec<Event> {
+/// A hand-written agent over an in-memory pipe, for the causes the mock agent cannot stage: it
+/// answers `initialize` and `session/new` (session `s`), then writes `after_new` (one message a
+/// line) and, with `close_after`, goes away. Every answer the host sends it (a message without a
+/// method) comes out of the returned channel. Returns the host's side of the pipe.
+fn fake_agent(
+    after_new: Vec<String>,
+    close_after: bool,
+) -> (
+    tokio::io::DuplexStream,
+    tokio::sync::mpsc::UnboundedReceiver<Value>,
+) {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
     let (client_side, agent_side) = tokio::io::duplex(64 * 1024);
     let (agent_read, mut agent_write) = tokio::io::split(agent_side);
-    let (answered_tx, answered_rx) = tokio::sync::oneshot::channel::<Value>();
+    let (answers_tx, answers_rx) = tokio::sync::mpsc::unbounded_channel::<Value>();
     tokio::spawn(async move {
         let mut lines = BufReader::new(agent_read).lines();
-        let mut answered_tx = Some(answered_tx);
+        let mut after_new = Some(after_new);
         while let Ok(Some(line)) = lines.next_line().await {
             let msg: Value = serde_json::from_str(&line).unwrap();
-            let reply = |v: Value| format!("{v}\n");
-            match msg["method"].as_str() {
-                Some("initialize") => {
-                    let r = json!({"jsonrpc":"2.0","id":msg["id"],"result":{"protocolVersion":1}});
-                    agent_write.write_all(reply(r).as_bytes()).await.unwrap();
+            let result = match msg["method"].as_str() {
+                Some("initialize") => json!({"protocolVersion": 1}),
+                Some("session/new") => json!({"sessionId": "s"}),
+                None => {
+                    let _ = answers_tx.send(msg);
+                    continue;
                 }
-                Some("session/new") => {
-                    let r = json!({"jsonrpc":"2.0","id":msg["id"],"result":{"sessionId":"s"}});
-                    agent_write.write_all(reply(r).as_bytes()).await.unwrap();
-                    let ask = json!({"jsonrpc":"2.0","id":"p1","method":"session/request_permission","params":{
-                        "sessionId":"s","toolCall":{"toolCallId":"t","title":"Edit","kind":"edit"},
-                        "options":[{"optionId":"ok","name":"OK","kind":"allow_once"},{"optionId":"no","name":"No","kind":"reject_once"}]}});
-                    agent_write.write_all(reply(ask).as_bytes()).await.unwrap();
-                    if close_after {
-                        return; // the agent goes away with the request pending
-                    }
-                    let withdraw = json!({"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"p1"}});
-                    agent_write
-                        .write_all(reply(withdraw).as_bytes())
-                        .await
-                        .unwrap();
+                _ => continue,
+            };
+            let r = json!({"jsonrpc": "2.0", "id": msg["id"], "result": result});
+            agent_write
+                .write_all(format!("{r}\n").as_bytes())
+                .await
+                .unwrap();
+            if msg["method"] == "session/new" {
+                for line in after_new.take().unwrap_or_default() {
+                    agent_write.write_all(line.as_bytes()).await.unwrap();
+                    agent_write.write_all(b"\n").await.unwrap();
                 }
-                None if msg["id"] == "p1" => {
-                    if let Some(tx) = answered_tx.take() {
-                        let _ = tx.send(msg.clone());
-                    }
+                if close_after {
+                    return; // the agent goes away with its requests pending
                 }
-                _ => {}
             }
         }
     });
+    (client_side, answers_rx)
+}
+
+const TWO_OPTIONS: &str = r#"[{"optionId":"ok","name":"OK","kind":"allow_once"},{"optionId":"no","name":"No","kind":"reject_once"}]"#;
+
+/// A permission request `p1` the agent withdraws (or leaves pending as it goes away).
+async fn fake_agent_permission(close_after: bool) -> Vec<Event> {
+    let ask = format!(
+        r#"{{"jsonrpc":"2.0","id":"p1","method":"session/request_permission","params":{{"sessionId":"s","toolCall":{{"toolCallId":"t","title":"Edit","kind":"edit"}},"options":{TWO_OPTIONS}}}}}"#
+    );
+    let withdraw =
+        r#"{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":"p1"}}"#.to_owned();
+    let after_new = match close_after {
+        true => vec![ask],
+        false => vec![ask, withdraw],
+    };
+    let (client_side, mut answers) = fake_agent(after_new, close_after);
     let (r, w) = tokio::io::split(client_side);
     let host = Host::new(HostConfig {
         permission: PermissionHandler::Manual,
@@ -338,7 +358,11 @@ async fn fake_agent_permission(close_after: bool) -> Vec<Event> {
     assert!(close_after || opened.is_ok(), "{opened:?}");
     let evs = collect_until(&mut stream, T, |e| e.kind == EventKind::PermissionResolved).await;
     if !close_after {
-        let answer = tokio::time::timeout(T, answered_rx).await.unwrap().unwrap();
+        let answer = tokio::time::timeout(T, answers.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(answer["id"], "p1");
         assert_eq!(
             answer["error"]["code"], -32800,
             "withdrawn request answered -32800: {answer}"
@@ -405,9 +429,13 @@ async fn with_events_off_permissions_are_decided_the_same() {
 /// and the connection carries on (a well-formed request after them is decided as usual).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_call_no_tree_holds_is_refused_before_anyone_decides() {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
     let deep = format!("{}{}", "[".repeat(300), "]".repeat(300));
-    let bad: Vec<String> = ["1e400", r#""\ud800""#, deep.as_str()]
+    let ask = |id: &str, call: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"session/request_permission","params":{{"sessionId":"s","toolCall":{call},"options":{TWO_OPTIONS}}}}}"#
+        )
+    };
+    let mut lines: Vec<String> = ["1e400", r#""\ud800""#, deep.as_str()]
         .iter()
         .flat_map(|bad| {
             [
@@ -416,46 +444,16 @@ async fn a_tool_call_no_tree_holds_is_refused_before_anyone_decides() {
                 format!(r#"{{"toolCallId":"t","kind":"edit","rawInput":{{"path":"/w/.git/x","x":{bad}}}}}"#),
             ]
         })
+        .enumerate()
+        .map(|(i, call)| ask(&i.to_string(), &call))
         .collect();
-    let asked = bad.len();
-    let (client_side, agent_side) = tokio::io::duplex(64 * 1024);
-    let (agent_read, mut agent_write) = tokio::io::split(agent_side);
-    let (answers_tx, mut answers_rx) = tokio::sync::mpsc::unbounded_channel::<Value>();
-    tokio::spawn(async move {
-        let mut lines = BufReader::new(agent_read).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            let msg: Value = serde_json::from_str(&line).unwrap();
-            let reply = |v: Value| format!("{v}\n");
-            match msg["method"].as_str() {
-                Some("initialize") => {
-                    let r = json!({"jsonrpc":"2.0","id":msg["id"],"result":{"protocolVersion":1}});
-                    agent_write.write_all(reply(r).as_bytes()).await.unwrap();
-                }
-                Some("session/new") => {
-                    let r = json!({"jsonrpc":"2.0","id":msg["id"],"result":{"sessionId":"s"}});
-                    agent_write.write_all(reply(r).as_bytes()).await.unwrap();
-                    let options = r#"[{"optionId":"ok","name":"OK","kind":"allow_once"},{"optionId":"no","name":"No","kind":"reject_once"}]"#;
-                    for (i, call) in bad.iter().enumerate() {
-                        let line = format!(
-                            r#"{{"jsonrpc":"2.0","id":{i},"method":"session/request_permission","params":{{"sessionId":"s","toolCall":{call},"options":{options}}}}}"#
-                        );
-                        agent_write.write_all(line.as_bytes()).await.unwrap();
-                        agent_write.write_all(b"\n").await.unwrap();
-                    }
-                    // The control: a request every tree holds.
-                    let line = format!(
-                        r#"{{"jsonrpc":"2.0","id":"good","method":"session/request_permission","params":{{"sessionId":"s","toolCall":{{"toolCallId":"t","kind":"edit","title":"Edit"}},"options":{options}}}}}"#
-                    );
-                    agent_write.write_all(line.as_bytes()).await.unwrap();
-                    agent_write.write_all(b"\n").await.unwrap();
-                }
-                None => {
-                    let _ = answers_tx.send(msg);
-                }
-                _ => {}
-            }
-        }
-    });
+    let asked = lines.len();
+    // The control: a request every tree holds.
+    lines.push(ask(
+        r#""good""#,
+        r#"{"toolCallId":"t","kind":"edit","title":"Edit"}"#,
+    ));
+    let (client_side, mut answers_rx) = fake_agent(lines, false);
     let decided = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let d2 = decided.clone();
     let decider = PermissionHandler::Decider(Arc::new(move |req: PermissionRequest| {

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use super::{Actor, Gone, ReaderMsg, ReqCtx, SessionStatus, io, recv_stderr, sorted};
+use super::{Actor, Gone, ReaderMsg, ReqCtx, io, recv_stderr, sorted};
 use crate::error::{Error, ExitInfo};
 use crate::events::{EventKind, raw_json};
 use crate::permission::DecidedBy;
@@ -153,16 +153,7 @@ impl Actor {
         let mut open: Vec<Arc<str>> = self.sessions.keys().cloned().collect();
         open.sort();
         for id in open {
-            if let Some(entry) = self.sessions.remove(&id) {
-                let replay = matches!(entry.status, SessionStatus::Opening { replay: true });
-                for (_, update) in entry.buffer {
-                    self.emit(
-                        self.event(EventKind::SessionUpdate, update)
-                            .session(Some(id.clone()))
-                            .replay(replay),
-                    )
-                    .await;
-                }
+            if let Some(entry) = self.remove_session_delivering(&id).await {
                 if let Ok(mut v) = entry.view.lock() {
                     v.open = false;
                     v.active_turn = None;

@@ -213,21 +213,30 @@ impl Actor {
                     return;
                 }
                 // Never lose what the agent sent: deliver the buffered updates, then forget it.
-                if let Some(entry) = self.sessions.remove(&id) {
-                    let replay = matches!(entry.status, SessionStatus::Opening { replay: true });
-                    for (_, update) in entry.buffer {
-                        self.emit(
-                            self.event(EventKind::SessionUpdate, update)
-                                .session(Some(id.clone()))
-                                .replay(replay),
-                        )
-                        .await;
-                    }
-                }
+                self.remove_session_delivering(&id).await;
             }
             ReqCtx::Prompt { session, turn, .. } => self.end_turn(&session, turn, Err(error)).await,
             _ => {}
         }
+    }
+
+    /// Forget a session, delivering first what was buffered for it (a load replay stays tagged
+    /// `replay`): nothing the agent sent is lost.
+    pub(super) async fn remove_session_delivering(
+        &mut self,
+        id: &Arc<str>,
+    ) -> Option<SessionEntry> {
+        let mut entry = self.sessions.remove(id)?;
+        let replay = matches!(entry.status, SessionStatus::Opening { replay: true });
+        for (_, update) in std::mem::take(&mut entry.buffer) {
+            self.emit(
+                self.event(EventKind::SessionUpdate, update)
+                    .session(Some(id.clone()))
+                    .replay(replay),
+            )
+            .await;
+        }
+        Some(entry)
     }
 
     /// Mark a session open: emit `session_opened`, then everything buffered for it in wire order.
