@@ -48,8 +48,21 @@ fn read_bounded(path: &Path) -> Result<Vec<u8>> {
             path.display()
         )));
     }
-    let meta = std::fs::metadata(path)
-        .map_err(|e| Error::InvalidArgument(format!("cannot read `{}`: {e}", path.display())))?;
+    let cannot = |e: std::io::Error| {
+        Error::InvalidArgument(format!("cannot read `{}`: {e}", path.display()))
+    };
+    // Opened without waiting and checked as opened: a FIFO opens at once (and is refused below)
+    // instead of blocking the caller until someone writes to it, and a file under another
+    // process's lease is refused at once instead of after the lease break.
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits());
+    }
+    let file = opts.open(path).map_err(cannot)?;
+    let meta = file.metadata().map_err(cannot)?;
     if !meta.is_file() {
         return Err(Error::InvalidArgument(format!(
             "`{}` is not a file",
@@ -63,8 +76,19 @@ fn read_bounded(path: &Path) -> Result<Vec<u8>> {
             meta.len()
         )));
     }
-    std::fs::read(path)
-        .map_err(|e| Error::InvalidArgument(format!("cannot read `{}`: {e}", path.display())))
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(file, MAX_CONTENT_FILE_BYTES + 1),
+        &mut bytes,
+    )
+    .map_err(cannot)?;
+    if bytes.len() as u64 > MAX_CONTENT_FILE_BYTES {
+        return Err(Error::InvalidArgument(format!(
+            "`{}` grew past {MAX_CONTENT_FILE_BYTES} bytes while it was read",
+            path.display()
+        )));
+    }
+    Ok(bytes)
 }
 
 fn file_uri(path: &Path) -> String {

@@ -483,7 +483,8 @@ async fn a_tool_call_no_tree_holds_is_refused_before_anyone_decides() {
             .unwrap();
         answers.push(answer);
     }
-    for answer in &answers[..asked] {
+    for (i, answer) in answers[..asked].iter().enumerate() {
+        assert_eq!(answer["id"], i, "answered in order: {answer}");
         assert_eq!(answer["error"]["code"], -32602, "{answer}");
     }
     assert_eq!(answers[asked]["id"], "good");

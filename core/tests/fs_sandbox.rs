@@ -1,10 +1,14 @@
 //! The sandboxed `fs/*` service: what an agent can and cannot read or write.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use acp_host::services::fs::{FsError, FsLimits, locate, read_text_file, write_text_file};
+#[cfg(target_os = "linux")]
+use common::LeaseHolder;
 use tempfile::TempDir;
 
 /// One session root plus a sibling directory outside every root.
@@ -299,53 +303,60 @@ async fn special_files_are_not_read() {
     assert!(matches!(err, FsError::Io { .. }), "{err:?}");
 }
 
-/// Another process holds a write lease on the file (as Samba or an NFS server may): opening it
-/// starts a lease break that the kernel waits out for up to `lease-break-time` (45 s). The read
-/// fails at once instead of pinning a blocking thread that long (and succeeding after it).
+/// A holder that does not give its lease back: the read and the write are refused with `io`
+/// within a second instead of holding a thread for the kernel's 45 s (and then succeeding); so
+/// is a prompt content file, at once.
 #[cfg(target_os = "linux")]
 #[tokio::test]
-async fn a_leased_file_fails_at_once_instead_of_waiting_out_the_lease() {
-    use std::io::{BufRead, BufReader};
-    use std::process::{Command, Stdio};
-
+async fn a_lease_that_is_not_given_back_fails_the_open() {
     let sb = Sandbox::new();
-    fs::write(sb.root.path().join("leased.txt"), "held").unwrap();
-    // The lease holder ignores SIGIO (the break notice) and keeps the lease until stdin closes.
-    let holder = "import fcntl, os, signal, sys\n\
-        signal.signal(signal.SIGIO, signal.SIG_IGN)\n\
-        fd = os.open(sys.argv[1], os.O_WRONLY)\n\
-        try:\n    fcntl.fcntl(fd, getattr(fcntl, 'F_SETLEASE', 1024), fcntl.F_WRLCK)\n\
-        except OSError as e:\n    print('unsupported', e, flush=True); sys.exit(0)\n\
-        print('leased', flush=True)\n\
-        sys.stdin.read()\n";
-    let Ok(mut child) = Command::new("python3")
-        .arg("-c")
-        .arg(holder)
-        .arg(sb.root.path().join("leased.txt"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-    else {
-        return; // no python3 to hold the lease
+    let file = sb.root.path().join("leased.txt");
+    fs::write(&file, "held").unwrap();
+    let Some(holder) = LeaseHolder::take(&file, "write", false) else {
+        return;
     };
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    if line.trim() == "leased" {
-        let err = sb.read(&sb.p("leased.txt")).await.unwrap_err();
-        assert!(
-            matches!(&err, FsError::Io { message, .. } if message.contains("temporarily unavailable")),
-            "{err:?}"
-        );
-        let err = sb.write(&sb.p("leased.txt"), "x").await.unwrap_err();
-        assert!(matches!(&err, FsError::Io { .. }), "{err:?}");
-    }
-    drop(child.stdin.take());
-    let _ = child.wait();
-    // With the lease gone the file reads again; a lease the file system refuses (some overlay
-    // mounts) leaves nothing to check above.
+    let err = sb.read(&sb.p("leased.txt")).await.unwrap_err();
+    assert!(
+        matches!(&err, FsError::Io { message, .. } if message.contains("temporarily unavailable")),
+        "{err:?}"
+    );
+    let err = sb.write(&sb.p("leased.txt"), "x").await.unwrap_err();
+    assert!(
+        matches!(&err, FsError::Io { message, .. } if message.contains("temporarily unavailable")),
+        "{err:?}"
+    );
+    // The embedder's own file reads (prompt content) do not wait for it either.
+    let err = acp_host::content::from_file(&file).unwrap_err();
+    assert!(
+        err.kind() == "invalid_argument" && err.to_string().contains("temporarily unavailable"),
+        "{err:?}"
+    );
+    holder.release();
+    assert_eq!(
+        fs::read_to_string(&file).unwrap(),
+        "held",
+        "nothing written"
+    );
     assert_eq!(sb.read(&sb.p("leased.txt")).await.unwrap(), "held");
+}
+
+/// Holders that give their lease back when told (an NFS server recalling a delegation, Samba
+/// breaking an oplock): the read and the write go through once they have.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_lease_given_back_lets_the_open_through() {
+    let sb = Sandbox::new();
+    let file = sb.root.path().join("leased.txt");
+    fs::write(&file, "held").unwrap();
+    if let Some(holder) = LeaseHolder::take(&file, "write", true) {
+        assert_eq!(sb.read(&sb.p("leased.txt")).await.unwrap(), "held");
+        holder.release();
+    }
+    if let Some(holder) = LeaseHolder::take(&file, "read", true) {
+        sb.write(&sb.p("leased.txt"), "updated").await.unwrap();
+        holder.release();
+        assert_eq!(fs::read_to_string(&file).unwrap(), "updated");
+    }
 }
 
 #[cfg(unix)]

@@ -720,3 +720,77 @@ async fn only_what_the_policy_can_allow_is_advertised() {
         "fs.readTextFile=yes\nfs.writeTextFile=no\nterminal=yes\n"
     );
 }
+
+/// An agent can make a command's `exec` wait: a script in its workspace under a write lease that
+/// its holder does not give back holds the `exec` for the kernel's `lease-break-time` (45 s).
+/// That `terminal/create` waits, but nothing else does: on a one-thread runtime another agent
+/// is spawned and opens a session meanwhile (the spawn waits off the runtime's thread, and agents
+/// are forked by a thread of their own). Once the holder goes away the terminal starts.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_terminal_held_in_its_exec_stalls_neither_the_runtime_nor_agent_spawns() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir
+        .path()
+        .canonicalize()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let script = dir.path().join("leased.sh");
+    std::fs::write(&script, "#!/bin/sh\necho ran\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let command = format!("{cwd}/leased.sh");
+    let steps = json!([
+        req(
+            "terminal/create",
+            "t",
+            json!({"sessionId": "$SESSION", "command": &command})
+        ),
+        report("t"),
+    ]);
+    let spec_path = scenario(dir.path(), steps);
+    let Some(mut holder) = LeaseHolder::take(&script, "write", false) else {
+        return;
+    };
+    let rule = json!({"action": "allow", "operations": ["execute"], "commands": [&command]});
+    let policy = json!({"preset": "deny-all", "rules": [rule]});
+    let host = Host::new(HostConfig {
+        policy: Some(Policy::from_json(&policy.to_string()).unwrap()),
+        ..HostConfig::default()
+    });
+    let mut stream = host.events().unwrap();
+    let agent = host.spawn(mock(Some(&spec_path))).await.unwrap();
+    let session = agent.new_session(SessionOptions::new(&cwd)).await.unwrap();
+    let turn = tokio::spawn(async move { session.prompt_text("go").await });
+    // The terminal's exec has opened the script: its holder is told to give the lease back.
+    let holder = tokio::task::spawn_blocking(move || {
+        holder.wait_for_break();
+        holder
+    })
+    .await
+    .unwrap();
+    let other = tokio::time::timeout(T, async {
+        let other = host.spawn(mock(None)).await.unwrap();
+        other
+            .new_session(SessionOptions::new(tmp_cwd()))
+            .await
+            .unwrap();
+        other
+    })
+    .await
+    .expect("another agent is spawned while a terminal's exec waits");
+    assert!(!turn.is_finished(), "the leased terminal is still starting");
+    holder.release();
+    let result = tokio::time::timeout(T, turn)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(result.stop_reason, "end_turn");
+    let evs = collect_until(&mut stream, T, |e| e.kind == EventKind::TurnEnded).await;
+    let created = of_kind(&evs, EventKind::TerminalCreated);
+    assert_eq!(created[0].data_value()["outcome"], "ok", "{:?}", created[0]);
+    other.shutdown().await;
+    agent.shutdown().await;
+}

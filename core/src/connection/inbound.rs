@@ -671,10 +671,18 @@ impl Actor {
                         cwd: cwd.clone(),
                         output_byte_limit,
                     };
-                    terminals
-                        .create(req)
-                        .map(|t| serde_json::json!({ "terminalId": t }))
-                        .map_err(|e| terminal_error(&e))
+                    // Off the runtime's workers: the spawn waits for the command's `exec`,
+                    // which a leased program file can hold for the kernel's lease-break time.
+                    let created = tokio::task::spawn_blocking(move || terminals.create(req)).await;
+                    match created {
+                        Ok(created) => created
+                            .map(|t| serde_json::json!({ "terminalId": t }))
+                            .map_err(|e| terminal_error(&e)),
+                        Err(e) => Err(terminal_error(&TerminalError::SpawnFailed {
+                            command: command.clone(),
+                            message: format!("spawning failed: {e}"),
+                        })),
+                    }
                 }
             };
             let (event, new_terminal) = match &result {

@@ -149,7 +149,7 @@ pub const ERROR_KINDS: &[ErrorKindInfo] = &[
         kind: "io",
         status: 208,
         reach: Every,
-        meaning: "an I/O error: the agent's pipes, a file read for prompt content, a registry install (the cache directory, the archive, the embedder's fetch hook failing)",
+        meaning: "an I/O error: the agent's pipes, or a registry install (the cache directory, the archive, the embedder's fetch hook failing)",
         data: "null",
     },
     ErrorKindInfo {

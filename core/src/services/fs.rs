@@ -457,11 +457,7 @@ where
     };
     let mut opts = OpenOptions::new();
     opts.read(true).follow(FollowSymlinks::No);
-    never_wait(&mut opts);
-    let file = walked
-        .dir()
-        .open_with(name, &opts)
-        .map_err(|e| map_io(path, &e))?;
+    let file = open_without_waiting(walked.dir(), name, &mut opts).map_err(|e| map_io(path, &e))?;
     let meta = file.metadata().map_err(|e| map_io(path, &e))?;
     check_regular(path, meta.is_dir(), meta.is_file())?;
     decided(decide, path, &resolved)?;
@@ -517,14 +513,38 @@ pub async fn resolve_in_roots(roots: &[PathBuf], path: &str) -> Result<String, F
     .map_err(|e| io_msg(path, &format!("fs worker failed: {e}")))?
 }
 
-/// An open on the agent's behalf never waits (`O_NONBLOCK`; reads and writes of a regular file
-/// ignore it): a FIFO swapped in after the type check opens at once and is refused by the check on
-/// the opened file, instead of pinning a blocking thread until a writer (or reader) shows up; a
-/// file under another process's lease (Samba, NFS servers) fails with `WouldBlock` instead of
-/// waiting out the lease break (`/proc/sys/fs/lease-break-time`, 45 s by default).
-fn never_wait(opts: &mut OpenOptions) {
+/// How long, in all, an open waits for another process to give back its lease on the file.
+/// Holders that cooperate (an NFS server recalling a delegation, Samba breaking an oplock) answer
+/// the break within milliseconds; one that does not would otherwise hold the open for the
+/// kernel's `lease-break-time` (45 s by default).
+const LEASE_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Open the leaf without blocking (`O_NONBLOCK`): a FIFO swapped in after the type check opens at
+/// once and is refused by the check on the opened file (a write-only open of it fails with
+/// `ENXIO`), instead of holding a blocking thread until someone opens its other end. A file under
+/// another process's lease fails the open with `WouldBlock` after starting the lease break; it is
+/// retried until [`LEASE_WAIT`] has passed, then refused with `io`. Local file systems and the
+/// NFS and CIFS clients ignore the flag on regular files; a FUSE daemon sees it and may answer
+/// `EAGAIN` to a read (refused with `io`).
+fn open_without_waiting(
+    dir: &Dir,
+    name: &OsStr,
+    opts: &mut OpenOptions,
+) -> io::Result<cap_std::fs::File> {
     use cap_fs_ext::OpenOptionsSyncExt;
     opts.nonblock(true);
+    let deadline = std::time::Instant::now() + LEASE_WAIT;
+    loop {
+        match dir.open_with(name, opts) {
+            Err(e)
+                if e.kind() == io::ErrorKind::WouldBlock
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            other => return other,
+        }
+    }
 }
 
 fn check_regular(path: &str, is_dir: bool, is_file: bool) -> Result<(), FsError> {
@@ -636,8 +656,7 @@ where
             // Only replace a file the host could write in place (respects read-only files).
             let mut opts = OpenOptions::new();
             opts.write(true).follow(FollowSymlinks::No);
-            never_wait(&mut opts);
-            let f = dir.open_with(name, &opts).map_err(|e| map_io(path, &e))?;
+            let f = open_without_waiting(dir, name, &mut opts).map_err(|e| map_io(path, &e))?;
             let meta = f.metadata().map_err(|e| map_io(path, &e))?;
             check_regular(path, meta.is_dir(), meta.is_file())?;
             atomic_write(dir, name, content.as_bytes(), Some(meta.permissions()))

@@ -301,6 +301,10 @@ impl TerminalManager {
     /// stdout and stderr are both captured into one output buffer, read as bytes. Retained output
     /// is capped at `min(output_byte_limit, max_output_bytes)`, dropping bytes from the front so
     /// the kept part starts on a character boundary. Returns the new terminal id (`term_N`).
+    ///
+    /// Blocks for the fork and the command's `exec` (one thread forks every terminal), which a
+    /// program file under someone's lease can hold for the kernel's `lease-break-time` (45 s):
+    /// call it off the runtime's worker threads (`spawn_blocking`), as the host does.
     pub fn create(&self, req: CreateTerminal) -> Result<String, TerminalError> {
         let spawn_failed = |message: String| TerminalError::SpawnFailed {
             command: req.command.clone(),
@@ -490,7 +494,7 @@ fn spawn(
     let mut readers = attach_output(&mut cmd)?;
     // `spawn_in_group` consumes the command, dropping our copies of the pipe's write end: the
     // reader then sees end-of-file when the command (and its children) are done.
-    let mut child = crate::transport::spawn_in_group(cmd)?;
+    let mut child = crate::transport::spawn_in_group(cmd, crate::transport::Spawner::Terminals)?;
     if let Some(out) = child.stdout().take() {
         readers.push(Box::pin(out));
     }

@@ -22,6 +22,14 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 pub(crate) use process::{AgentProcess, GroupSignal, RawExit, spawn_agent, spawn_in_group};
 
+/// Who a process is spawned for. On Linux each has its own spawner thread (`spawner.rs`), so a
+/// terminal command whose `exec` waits never delays an agent's spawn.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Spawner {
+    Agents,
+    Terminals,
+}
+
 /// What to run. The command is executed directly (no shell); `env` overlays the inherited
 /// environment (a `None` value removes a variable).
 #[derive(Debug, Clone, Default)]

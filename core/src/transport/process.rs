@@ -9,7 +9,7 @@ use process_wrap::tokio::{ChildWrapper, CommandWrap, KillOnDrop};
 use tokio::sync::watch;
 
 use super::stderr::{StderrTail, drain_stderr};
-use super::{AgentSpec, Transport};
+use super::{AgentSpec, Spawner, Transport};
 use crate::error::{Error, ExitInfo};
 
 /// Exit code and signal of a finished process.
@@ -171,6 +171,7 @@ fn raw_exit(status: std::process::ExitStatus) -> RawExit {
 /// host's job handle when the host dies.
 pub(crate) fn spawn_in_group(
     mut cmd: tokio::process::Command,
+    which: Spawner,
 ) -> std::io::Result<Box<dyn ChildWrapper>> {
     #[cfg(target_os = "linux")]
     super::pdeathsig::die_with_host(&mut cmd);
@@ -190,9 +191,12 @@ pub(crate) fn spawn_in_group(
     // caller has its child (starting the shell, a fork and an exec waited for, was a third of the
     // time from spawn to a first session); elsewhere here.
     #[cfg(target_os = "linux")]
-    let child = super::spawner::on_spawner_thread(spawn, super::reaper::attach)?;
+    let child = super::spawner::on_spawner_thread(which, spawn, super::reaper::attach)?;
     #[cfg(not(target_os = "linux"))]
-    let child = spawn()?;
+    let child = {
+        let _ = which;
+        spawn()?
+    };
     #[cfg(all(unix, not(target_os = "linux")))]
     if let Some(pgid) = child.id() {
         super::reaper::attach(pgid);
@@ -231,7 +235,7 @@ pub(crate) fn spawn_agent(
     if let Some(dir) = &spec.cwd {
         cmd.current_dir(dir);
     }
-    let mut child = spawn_in_group(cmd).map_err(|e| Error::SpawnFailed {
+    let mut child = spawn_in_group(cmd, Spawner::Agents).map_err(|e| Error::SpawnFailed {
         command: spec.display(),
         message: e.to_string(),
     })?;

@@ -1,4 +1,5 @@
-//! Linux: every agent and terminal is forked by one dedicated thread that never exits.
+//! Linux: every agent and terminal is forked by a dedicated thread that never exits (one for
+//! agents, one for terminals).
 //!
 //! `PR_SET_PDEATHSIG` (see `pdeathsig.rs`) fires when the thread that forked the child exits.
 //! Tokio forks from whatever thread polls the spawning task: a worker, a blocking-pool thread
@@ -6,6 +7,11 @@
 //! short-lived pthread, a Python thread, a runtime a face shuts down). Any of those exiting would
 //! kill a healthy agent. The spawner thread is started lazily, is never joined, and its request
 //! channel is held by a static, so it lives exactly as long as the process.
+//!
+//! A spawn waits for the child's `exec`, which can itself wait: a program file under a lease its
+//! holder does not give back holds the `exec` for the kernel's `lease-break-time` (45 s by
+//! default). An agent can stage that for the commands it asks to run, so terminals have their own
+//! thread: such a terminal delays other terminals, never an agent's spawn or restart.
 //!
 //! The spawn itself runs inside the caller's runtime (`Handle::enter`), so tokio's child
 //! registration (and reaping) belongs to the caller's runtime as before.
@@ -17,6 +23,8 @@ use std::sync::{Mutex, PoisonError, mpsc};
 use process_wrap::tokio::ChildWrapper;
 use tokio::runtime::Handle;
 
+use super::Spawner;
+
 type Spawned = io::Result<Box<dyn ChildWrapper>>;
 
 struct Job {
@@ -27,12 +35,13 @@ struct Job {
     reply: mpsc::SyncSender<Spawned>,
 }
 
-static SPAWNER: Mutex<Option<mpsc::Sender<Job>>> = Mutex::new(None);
+static SPAWNERS: [Mutex<Option<mpsc::Sender<Job>>>; 2] = [Mutex::new(None), Mutex::new(None)];
 
 /// Run `spawn` on the spawner thread, inside the caller's runtime; blocks for the fork and exec.
 /// Then, on that thread after the caller has the child, `then(pid)` (the reaper's attachment:
 /// serialized with the spawns, so it is never overtaken by a later one).
 pub(super) fn on_spawner_thread(
+    which: Spawner,
     spawn: impl FnOnce() -> Spawned + Send + 'static,
     then: fn(u32),
 ) -> Spawned {
@@ -44,7 +53,7 @@ pub(super) fn on_spawner_thread(
         handle,
         reply,
     };
-    sender()?
+    sender(which)?
         .send(job)
         .map_err(|_| io::Error::other("the spawner thread is gone"))?;
     answer
@@ -52,14 +61,20 @@ pub(super) fn on_spawner_thread(
         .map_err(|_| io::Error::other("the spawner thread dropped the request"))?
 }
 
-fn sender() -> io::Result<mpsc::Sender<Job>> {
-    let mut slot = SPAWNER.lock().unwrap_or_else(PoisonError::into_inner);
+fn sender(which: Spawner) -> io::Result<mpsc::Sender<Job>> {
+    let (index, name) = match which {
+        Spawner::Agents => (0, "acp-host-spawner"),
+        Spawner::Terminals => (1, "acp-host-terminal-spawner"),
+    };
+    let mut slot = SPAWNERS[index]
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
     if let Some(tx) = slot.as_ref() {
         return Ok(tx.clone());
     }
     let (tx, rx) = mpsc::channel::<Job>();
     std::thread::Builder::new()
-        .name("acp-host-spawner".into())
+        .name(name.into())
         .spawn(move || serve(rx))?;
     *slot = Some(tx.clone());
     Ok(tx)

@@ -153,3 +153,88 @@ pub fn allow_once() -> PermissionHandler {
             .map(|o| o.option_id.clone()))
     }))
 }
+
+/// Another process (a Python child) holding a lease on a file: `write` (broken by any open,
+/// `exec` included) or `read` (broken by an open for writing). A cooperative holder gives it back
+/// when the kernel tells it to (as an NFS server or Samba does); the other ignores the break, so
+/// the kernel waits out `lease-break-time` (45 s) before taking it away. Either says `break` on
+/// its stdout when told.
+#[cfg(target_os = "linux")]
+pub struct LeaseHolder {
+    child: std::process::Child,
+    out: std::io::BufReader<std::process::ChildStdout>,
+}
+
+#[cfg(target_os = "linux")]
+impl LeaseHolder {
+    /// `None` (with a note) where a lease cannot be taken: no python3, or a file system or
+    /// setting that refuses leases.
+    #[allow(clippy::print_stderr)] // a test that checks nothing says so
+    pub fn take(path: &std::path::Path, kind: &str, cooperative: bool) -> Option<LeaseHolder> {
+        use std::process::{Command, Stdio};
+        let holder = r#"
+import fcntl, os, signal, sys
+path, kind, cooperative = sys.argv[1], sys.argv[2], sys.argv[3] == "yes"
+fd = os.open(path, os.O_WRONLY if kind == "write" else os.O_RDONLY)
+setlease = getattr(fcntl, "F_SETLEASE", 1024)
+def told(*_):
+    if cooperative:
+        fcntl.fcntl(fd, setlease, fcntl.F_UNLCK)
+    print("break", flush=True)
+signal.signal(signal.SIGIO, told)
+try:
+    fcntl.fcntl(fd, setlease, fcntl.F_WRLCK if kind == "write" else fcntl.F_RDLCK)
+except OSError as e:
+    print("unsupported", e, flush=True)
+    sys.exit(0)
+print("leased", flush=True)
+sys.stdin.read()
+"#;
+        let spawned = Command::new("python3")
+            .args(["-c", holder])
+            .arg(path)
+            .arg(kind)
+            .arg(if cooperative { "yes" } else { "no" })
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn();
+        let Ok(mut child) = spawned else {
+            eprintln!("skipped: no python3 to hold a lease");
+            return None;
+        };
+        let out = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut holder = LeaseHolder { child, out };
+        let line = holder.line();
+        if line != "leased" {
+            eprintln!("skipped: no lease here ({line})");
+            holder.release();
+            return None;
+        }
+        Some(holder)
+    }
+
+    fn line(&mut self) -> String {
+        use std::io::BufRead;
+        let mut line = String::new();
+        let _ = self.out.read_line(&mut line);
+        line.trim().to_owned()
+    }
+
+    /// Blocks until the holder was told to give its lease back (someone is opening the file).
+    pub fn wait_for_break(&mut self) {
+        assert_eq!(self.line(), "break");
+    }
+
+    /// The holder is killed (its lease goes with it).
+    pub fn release(self) {}
+}
+
+/// Killed, not told by closing its input: a process forked meanwhile that is still in its `exec`
+/// holds a copy of that pipe.
+#[cfg(target_os = "linux")]
+impl Drop for LeaseHolder {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
