@@ -85,7 +85,8 @@ enum acph_status
     ACPH_STATUS_VERSION_UNSUPPORTED = 206,
     // The agent command could not be started.
     ACPH_STATUS_SPAWN_FAILED = 207,
-    // An I/O error on the agent's pipes.
+    // An I/O error: the agent's pipes, or a registry install (its cache directory, the archive,
+    // the embedder's fetch hook).
     ACPH_STATUS_IO = 208,
     // The host (or the agent connection) is shut down or shutting down.
     ACPH_STATUS_CLOSED = 209,

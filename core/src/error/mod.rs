@@ -86,7 +86,8 @@ pub enum Error {
     /// The agent command could not be started.
     #[error("could not start agent `{command}`: {message}")]
     SpawnFailed { command: String, message: String },
-    /// An I/O error on the agent's pipes.
+    /// An I/O error: the agent's pipes, or a registry install (its cache directory, the archive,
+    /// the embedder's fetch hook).
     #[error("i/o error: {0}")]
     Io(Arc<std::io::Error>),
     /// The host or the agent connection was shut down.

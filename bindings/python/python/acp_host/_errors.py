@@ -161,7 +161,8 @@ class SpawnError(AcpError, OSError):
 
 
 class IoError(AcpError, OSError):
-    """An I/O error on the agent's pipes (also an ``OSError``)."""
+    """An I/O error: the agent's pipes, or a registry install (its cache directory, the
+    archive, the ``fetch`` hook). Also an ``OSError``."""
 
     code = "io"
 
