@@ -53,7 +53,8 @@ fn read_bounded(path: &Path) -> Result<Vec<u8>> {
     };
     // Opened without waiting and checked as opened: a FIFO opens at once (and is refused below)
     // instead of blocking the caller until someone writes to it, and a file under another
-    // process's lease is refused at once instead of after the lease break.
+    // process's lease is given up on after a second (as the fs service does), not the lease
+    // break's 45 s.
     let mut opts = std::fs::OpenOptions::new();
     opts.read(true);
     #[cfg(unix)]
@@ -61,7 +62,7 @@ fn read_bounded(path: &Path) -> Result<Vec<u8>> {
         use std::os::unix::fs::OpenOptionsExt;
         opts.custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits());
     }
-    let file = opts.open(path).map_err(cannot)?;
+    let file = crate::services::fs::retry_while_leased(|| opts.open(path)).map_err(cannot)?;
     let meta = file.metadata().map_err(cannot)?;
     if !meta.is_file() {
         return Err(Error::InvalidArgument(format!(

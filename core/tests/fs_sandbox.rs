@@ -305,7 +305,7 @@ async fn special_files_are_not_read() {
 
 /// A holder that does not give its lease back: the read and the write are refused with `io`
 /// within a second instead of holding a thread for the kernel's 45 s (and then succeeding); so
-/// is a prompt content file, at once.
+/// are a read through a link to it and a prompt content file.
 #[cfg(target_os = "linux")]
 #[tokio::test]
 async fn a_lease_that_is_not_given_back_fails_the_open() {
@@ -321,6 +321,13 @@ async fn a_lease_that_is_not_given_back_fails_the_open() {
         "{err:?}"
     );
     let err = sb.write(&sb.p("leased.txt"), "x").await.unwrap_err();
+    assert!(
+        matches!(&err, FsError::Io { message, .. } if message.contains("temporarily unavailable")),
+        "{err:?}"
+    );
+    // Through a link inside the root: the file opened is the leased one, refused the same way.
+    std::os::unix::fs::symlink("leased.txt", sb.root.path().join("alias.txt")).unwrap();
+    let err = sb.read(&sb.p("alias.txt")).await.unwrap_err();
     assert!(
         matches!(&err, FsError::Io { message, .. } if message.contains("temporarily unavailable")),
         "{err:?}"
@@ -341,7 +348,7 @@ async fn a_lease_that_is_not_given_back_fails_the_open() {
 }
 
 /// Holders that give their lease back when told (an NFS server recalling a delegation, Samba
-/// breaking an oplock): the read and the write go through once they have.
+/// breaking an oplock): the read, the write and a prompt content file go through once they have.
 #[cfg(target_os = "linux")]
 #[tokio::test]
 async fn a_lease_given_back_lets_the_open_through() {
@@ -350,6 +357,11 @@ async fn a_lease_given_back_lets_the_open_through() {
     fs::write(&file, "held").unwrap();
     if let Some(holder) = LeaseHolder::take(&file, "write", true) {
         assert_eq!(sb.read(&sb.p("leased.txt")).await.unwrap(), "held");
+        holder.release();
+    }
+    if let Some(holder) = LeaseHolder::take(&file, "write", true) {
+        let block = acp_host::content::from_file(&file).unwrap();
+        assert_eq!(block["resource"]["text"], "held", "{block}");
         holder.release();
     }
     if let Some(holder) = LeaseHolder::take(&file, "read", true) {

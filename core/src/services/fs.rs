@@ -521,11 +521,9 @@ const LEASE_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Open the leaf without blocking (`O_NONBLOCK`): a FIFO swapped in after the type check opens at
 /// once and is refused by the check on the opened file (a write-only open of it fails with
-/// `ENXIO`), instead of holding a blocking thread until someone opens its other end. A file under
-/// another process's lease fails the open with `WouldBlock` after starting the lease break; it is
-/// retried until [`LEASE_WAIT`] has passed, then refused with `io`. Local file systems and the
-/// NFS and CIFS clients ignore the flag on regular files; a FUSE daemon sees it and may answer
-/// `EAGAIN` to a read (refused with `io`).
+/// `ENXIO`), instead of holding a blocking thread until someone opens its other end. Local file
+/// systems and the NFS and CIFS clients ignore the flag on regular files; a FUSE daemon sees it
+/// and may answer `EAGAIN` to a read (refused with `io`). Leases: see [`retry_while_leased`].
 fn open_without_waiting(
     dir: &Dir,
     name: &OsStr,
@@ -533,9 +531,16 @@ fn open_without_waiting(
 ) -> io::Result<cap_std::fs::File> {
     use cap_fs_ext::OpenOptionsSyncExt;
     opts.nonblock(true);
+    retry_while_leased(|| dir.open_with(name, opts))
+}
+
+/// Run a non-blocking `open` again while it fails with `WouldBlock`, for at most [`LEASE_WAIT`]:
+/// that is a file under another process's lease, and the failed open has started the lease
+/// break. Blocks the calling thread (call it off the runtime's workers).
+pub(crate) fn retry_while_leased<T>(mut open: impl FnMut() -> io::Result<T>) -> io::Result<T> {
     let deadline = std::time::Instant::now() + LEASE_WAIT;
     loop {
-        match dir.open_with(name, opts) {
+        match open() {
             Err(e)
                 if e.kind() == io::ErrorKind::WouldBlock
                     && std::time::Instant::now() < deadline =>

@@ -162,7 +162,8 @@ pub fn allow_once() -> PermissionHandler {
 #[cfg(target_os = "linux")]
 pub struct LeaseHolder {
     child: std::process::Child,
-    out: std::io::BufReader<std::process::ChildStdout>,
+    /// The holder's lines, read by a thread of their own: a wait for one is bounded.
+    lines: std::sync::mpsc::Receiver<String>,
 }
 
 #[cfg(target_os = "linux")]
@@ -203,7 +204,16 @@ sys.stdin.read()
             return None;
         };
         let out = std::io::BufReader::new(child.stdout.take().unwrap());
-        let mut holder = LeaseHolder { child, out };
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in out.lines().map_while(Result::ok) {
+                if tx.send(line.trim().to_owned()).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut holder = LeaseHolder { child, lines };
         let line = holder.line();
         if line != "leased" {
             eprintln!("skipped: no lease here ({line})");
@@ -213,16 +223,17 @@ sys.stdin.read()
         Some(holder)
     }
 
+    /// The holder's next line (empty if it said nothing for 20 s or ended).
     fn line(&mut self) -> String {
-        use std::io::BufRead;
-        let mut line = String::new();
-        let _ = self.out.read_line(&mut line);
-        line.trim().to_owned()
+        self.lines
+            .recv_timeout(Duration::from_secs(20))
+            .unwrap_or_default()
     }
 
-    /// Blocks until the holder was told to give its lease back (someone is opening the file).
+    /// Blocks until the holder was told to give its lease back (someone is opening the file);
+    /// fails after 20 s without.
     pub fn wait_for_break(&mut self) {
-        assert_eq!(self.line(), "break");
+        assert_eq!(self.line(), "break", "the lease holder was never told");
     }
 
     /// The holder is killed (its lease goes with it).
