@@ -3,7 +3,9 @@
 //! policy advertises it can ever allow.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use acp_host::permission::policy::{BUILTIN_ENV_DENY, Operation, Policy, Subject, Verdict};
+use acp_host::permission::policy::{
+    BUILTIN_ENV_DENY, BUILTIN_ENV_SPARED, Operation, Policy, Subject, Verdict,
+};
 use serde_json::json;
 
 fn policy(doc: serde_json::Value) -> Policy {
@@ -334,16 +336,11 @@ fn env_criteria_are_validated_with_their_location() {
 #[test]
 fn the_builtin_env_list_is_public_and_covers_the_documented_families() {
     for glob in [
-        "LD_*",
-        "DYLD_*",
-        "BASH_ENV",
-        "GIT_CONFIG*",
-        "PATH",
-        "NODE_OPTIONS",
-        "PYTHONPATH",
+        "LD_*", "DYLD_*", "BASH_ENV", "GIT_*", "PATH", "NODE_*", "PYTHON*",
     ] {
         assert!(BUILTIN_ENV_DENY.contains(&glob), "{glob}");
     }
+    assert!(BUILTIN_ENV_SPARED.contains(&"GIT_AUTHOR_NAME"));
 }
 
 // ---------------------------------------------------------------------------------------------

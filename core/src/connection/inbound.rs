@@ -144,11 +144,19 @@ fn check(policy_verdict: Verdict) -> Result<(), String> {
     }
 }
 
-/// The policy's answer for an fs request, decided on the path as requested *and* on `resolved`,
-/// the path that will actually be opened (restrictive rules match either, allow rules need both).
-fn decide_fs(policy: &Policy, mut subject: Subject, resolved: &str) -> Result<(), String> {
-    if !subject.paths.iter().any(|p| p == resolved) {
-        subject.paths.push(resolved.to_owned());
+/// The policy's answer for an fs request, decided on the path as requested *and* on the path
+/// that will actually be opened (restrictive rules match either, allow rules need both), and the
+/// restrictive rules also on every other name of the file (a bind mount's source).
+fn decide_fs(policy: &Policy, mut subject: Subject, opened: fs::Opened<'_>) -> Result<(), String> {
+    for name in opened.other_names {
+        let mut other = subject.clone();
+        other.paths = vec![name.clone()];
+        if let Some(rule) = policy.hard_deny(&other) {
+            return Err(rule);
+        }
+    }
+    if !subject.paths.iter().any(|p| p == opened.path) {
+        subject.paths.push(opened.path.to_owned());
     }
     check(policy.evaluate(&subject))
 }
@@ -160,12 +168,17 @@ async fn decide_resolved(
     subject: Subject,
     roots: &[PathBuf],
     path: &str,
-) -> Result<(), FsError> {
-    let resolved = fs::resolve_in_roots(roots, path).await?;
-    decide_fs(policy, subject, &resolved).map_err(|rule| FsError::Denied {
+) -> Result<fs::Target, FsError> {
+    let target = fs::resolve_target(roots, path).await?;
+    let opened = fs::Opened {
+        path: &target.path,
+        other_names: &target.other_names,
+    };
+    decide_fs(policy, subject, opened).map_err(|rule| FsError::Denied {
         path: path.to_owned(),
         rule,
-    })
+    })?;
+    Ok(target)
 }
 
 /// The agent's error and the event for an fs request that failed or was refused in its task.
@@ -457,7 +470,8 @@ impl Actor {
         let FsService::Embedder(handler) = self.host.config.fs.clone() else {
             // A read the kernel serves from its caches is answered in this step: no hop to a
             // blocking thread and back (most of a small read's round trip).
-            let decide = |resolved: &str| decide_fs(&host.policy, Subject::read(&path), resolved);
+            let decide =
+                |opened: fs::Opened<'_>| decide_fs(&host.policy, Subject::read(&path), opened);
             // A panic here must not reach the actor: the blocking path (guarded too) decides
             // again from scratch.
             let cached = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -469,7 +483,7 @@ impl Actor {
             // Anything else reads on a blocking thread, which answers the actor itself.
             self.spawn_served_blocking(id, Some(session), move || {
                 let decide =
-                    |resolved: &str| decide_fs(&host.policy, Subject::read(&path), resolved);
+                    |opened: fs::Opened<'_>| decide_fs(&host.policy, Subject::read(&path), opened);
                 read_output(
                     fs::read_blocking(&roots, &path, line, limit, &limits, decide),
                     &report,
@@ -548,7 +562,10 @@ impl Actor {
             let result = match service {
                 FsService::Embedder(handler) => {
                     // As for reads: decided on the resolved path, opened by the embedder later.
-                    if let Err(e) = decide_resolved(&host.policy, subject, &roots, &path).await {
+                    let decided = decide_resolved(&host.policy, subject, &roots, &path)
+                        .await
+                        .and_then(|target| target.refuse_write(&path, &content));
+                    if let Err(e) = decided {
                         let (err, event) = fs_failure(&e, &report);
                         return (Err(err), Some(event), None);
                     }
@@ -565,8 +582,8 @@ impl Actor {
                 }
                 _ => {
                     // Decided, then committed, right before the write touches anything.
-                    let decide = move |resolved: &str| {
-                        decide_fs(&host.policy, subject, resolved)?;
+                    let decide = move |opened: fs::Opened<'_>| {
+                        decide_fs(&host.policy, subject, opened)?;
                         if gate.commit() {
                             Ok(())
                         } else {

@@ -41,24 +41,13 @@ pub const BUILTIN_ENV_DENY: &[&str] = &[
     "HOME",
     "XDG_CONFIG_HOME",
     "XDG_CONFIG_DIRS",
-    // git: config from the environment (core.fsmonitor, core.sshCommand, aliases, hooks), other
-    // repositories and templates (hooks), helper programs, trace files (writes anywhere).
-    "GIT_CONFIG*",
-    "GIT_SSH*",
-    "GIT_EXEC_PATH",
-    "GIT_EXTERNAL_DIFF",
-    "GIT_PAGER",
-    "GIT_EDITOR",
-    "GIT_SEQUENCE_EDITOR",
-    "GIT_ASKPASS",
-    "GIT_PROXY_COMMAND",
-    "GIT_TEMPLATE_DIR",
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_COMMON_DIR",
-    "GIT_INDEX_FILE",
-    "GIT_ALLOW_PROTOCOL",
-    "GIT_TRACE*",
+    // git: every `GIT_*` variable except the data-only ones in [`BUILTIN_ENV_SPARED`]. Derived
+    // from git(1) "ENVIRONMENT VARIABLES" rather than from examples: config from the environment
+    // (`GIT_CONFIG_COUNT`/`KEY`/`VALUE`, `GIT_CONFIG_PARAMETERS`, `GIT_CONFIG_GLOBAL`), other
+    // repositories, object stores, templates (hooks), helper programs (`GIT_SSH_COMMAND`,
+    // `GIT_EXTERNAL_DIFF`, `GIT_PROXY_COMMAND`, `GIT_ASKPASS`), trace and redirect files (writes
+    // anywhere), the `ext::` transport, and the test knobs (`GIT_TEST_FSMONITOR` runs a command).
+    "GIT_*",
     // Programs other programs start: pagers, editors, browsers, password prompts, less filters.
     "PAGER",
     "MANPAGER",
@@ -72,51 +61,46 @@ pub const BUILTIN_ENV_DENY: &[&str] = &[
     "LESSCLOSE",
     "VIMINIT",
     "EXINIT",
-    // Interpreters and runtimes: options that load code (`--require`, `-M`, `-javaagent`),
-    // module search paths, startup scripts.
-    "NODE_OPTIONS",
-    "NODE_PATH",
+    // Interpreters and runtimes, each re-derived from its documented variables: whole families
+    // are denied (options that load code such as `--require`, `-M`, `-javaagent:`; module search
+    // paths; startup scripts and hooks; caches of compiled code; files written at exit) and the
+    // data-only members are spared in [`BUILTIN_ENV_SPARED`].
+    "NODE_*", // node(1): NODE_OPTIONS, NODE_PATH, NODE_REPL_EXTERNAL_MODULE, NODE_COMPILE_CACHE, ...
     "ELECTRON_RUN_AS_NODE",
-    "PYTHONSTARTUP",
-    "PYTHONPATH",
-    "PYTHONHOME",
-    "PYTHONINSPECT",
-    "PYTHONUSERBASE",
-    "PYTHONBREAKPOINT",
-    "PYTHONWARNINGS",
-    "PYTHONPLATLIBDIR",
-    "PYTHONEXECUTABLE",
-    "PERL5OPT",
-    "PERL5LIB",
-    "PERLLIB",
-    "PERL5DB",
-    "RUBYOPT",
-    "RUBYLIB",
-    "GEM_HOME",
-    "GEM_PATH",
-    "BUNDLE_GEMFILE",
-    "JAVA_TOOL_OPTIONS",
+    "COREPACK_*", // which package manager binary runs, and from where
+    "DENO_*",
+    "BUN_*",
+    "PYTHON*", // python(1): PYTHONSTARTUP, PYTHONPATH, PYTHONWARNINGS (imports), PYTHON_PRESITE, ...
+    "VIRTUAL_ENV",
+    "PERL*", // perlrun: PERL5OPT, PERL5LIB, PERL5DB, PERL5SHELL, PERL_USE_UNSAFE_INC, PERLIO_DEBUG
+    "RUBY*", // ruby(1): RUBYOPT, RUBYLIB, RUBYPATH, RUBYSHELL
+    "GEM_*",
+    "BUNDLE_*",
+    "JAVA_*",
     "_JAVA_OPTIONS",
-    "JDK_JAVA_OPTIONS",
-    "JAVA_OPTS",
-    "JAVA_HOME",
+    "JDK_*",
     "CLASSPATH",
-    "MAVEN_OPTS",
-    "GRADLE_OPTS",
-    "GRADLE_USER_HOME",
-    "LUA_INIT*",
-    "LUA_PATH*",
-    "LUA_CPATH*",
-    "PHPRC",
-    "PHP_INI_SCAN_DIR",
-    "TCLLIBPATH",
-    "R_PROFILE*",
+    "MAVEN_*",
+    "M2_HOME",
+    "GRADLE_*",
+    "DOTNET_*", // DOTNET_STARTUP_HOOKS loads an assembly into every .NET program
+    "COMPLUS_*",
+    "CORECLR_*",
+    "LUA_*",
+    "PHP*",
+    "TCL*",
+    "TK_LIBRARY",
+    "R_*",
     "OPENSSL_CONF",
     "OPENSSL_ENGINES",
     "OPENSSL_MODULES",
     "GTK_MODULES",
     "GTK_PATH",
     "QT_PLUGIN_PATH",
+    // Windows: which extensions run as programs, the shell `cmd /c` is, PowerShell module paths.
+    "PATHEXT",
+    "COMSPEC",
+    "PSMODULEPATH",
     // Build tools: compilers, wrappers, flags (`-fplugin=`, `-C linker=`, `-toolexec=`),
     // makefiles, toolchains and their config homes.
     "CC",
@@ -129,8 +113,6 @@ pub const BUILTIN_ENV_DENY: &[&str] = &[
     "CPPFLAGS",
     "LDFLAGS",
     "CGO_*",
-    "GOFLAGS",
-    "GOTOOLCHAIN",
     "MAKEFLAGS",
     "MFLAGS",
     "MAKEFILES",
@@ -140,24 +122,80 @@ pub const BUILTIN_ENV_DENY: &[&str] = &[
     "RUSTC_WORKSPACE_WRAPPER",
     "RUSTFLAGS",
     "RUSTDOCFLAGS",
-    "RUSTUP_TOOLCHAIN",
-    "RUSTUP_HOME",
-    "CARGO_HOME",
-    "CARGO_BUILD_*",
-    "CARGO_TARGET_*",
-    "CARGO_ENCODED_RUSTFLAGS",
-    "CARGO_ALIAS_*",
+    "RUSTUP_*",
+    "CARGO_*", // every cargo config key (credential providers, runners, target dirs, aliases)
+    "GOFLAGS",
+    "GOTOOLCHAIN",
+    "GOENV",
+    "GOROOT",
+    "GOPATH",
+    "GOBIN",
+    "GOCACHE",
+    "GOMODCACHE",
+    "GOWORK",
+    "GOPROXY",
+    "GOSUMDB",
+    "GONOSUMDB",
+    "GONOSUMCHECK",
+    "GOPRIVATE",
+    "GONOPROXY",
+    "GOINSECURE",
+    "GOVCS",
     // Package managers: config that runs scripts or swaps what gets installed.
     "NPM_CONFIG_*",
     "YARN_*",
-    "PIP_CONFIG_FILE",
-    "PIP_INDEX_URL",
-    "PIP_EXTRA_INDEX_URL",
-    "PIP_FIND_LINKS",
+    "PIP_*",
+    "UV_*",
     // CLIs whose config files name programs to run (credential helpers, exec plugins).
     "KUBECONFIG",
     "DOCKER_CONFIG",
     "AWS_CONFIG_FILE",
+];
+
+/// Names on [`BUILTIN_ENV_DENY`]'s families that are only data (identity, output formatting,
+/// encodings, hash seeds): never denied by the built-in list. Exact names, case-insensitive.
+/// Each must be matched by a family above (a test checks), and each was read in its program's
+/// documentation to name no file, program, module or code.
+pub const BUILTIN_ENV_SPARED: &[&str] = &[
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_AUTHOR_DATE",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+    "GIT_COMMITTER_DATE",
+    "GIT_TERMINAL_PROMPT",
+    "GIT_MERGE_VERBOSITY",
+    "GIT_PROGRESS_DELAY",
+    "GIT_FLUSH",
+    "GIT_LITERAL_PATHSPECS",
+    "GIT_GLOB_PATHSPECS",
+    "GIT_NOGLOB_PATHSPECS",
+    "GIT_ICASE_PATHSPECS",
+    "GIT_OPTIONAL_LOCKS",
+    "GIT_ADVICE",
+    "GIT_PRINT_SHA1_ELLIPSIS",
+    "NODE_ENV",
+    "NODE_NO_WARNINGS",
+    "NODE_DISABLE_COLORS",
+    "NODE_PENDING_DEPRECATION",
+    "PYTHONUNBUFFERED",
+    "PYTHONDONTWRITEBYTECODE",
+    "PYTHONIOENCODING",
+    "PYTHONUTF8",
+    "PYTHONHASHSEED",
+    "PYTHONFAULTHANDLER",
+    "PYTHONNOUSERSITE",
+    "PYTHONSAFEPATH",
+    "PYTHON_COLORS",
+    "PERL_HASH_SEED",
+    "PERL_PERTURB_KEYS",
+    "PERL_UNICODE",
+    "CARGO_TERM_COLOR",
+    "CARGO_TERM_VERBOSE",
+    "CARGO_TERM_QUIET",
+    "CARGO_TERM_PROGRESS_WHEN",
+    "CARGO_TERM_PROGRESS_WIDTH",
+    "CARGO_INCREMENTAL",
 ];
 
 /// The description of a verdict of the built-in env deny for `name`.
@@ -190,10 +228,11 @@ fn builtin_set() -> Option<&'static GlobSet> {
         .as_ref()
 }
 
-/// Whether `name` (in any of its [`name_forms`]) is on the built-in list.
+/// Whether `name` (in any of its [`name_forms`]) is on the built-in list and not spared.
 pub(crate) fn builtin_denies(name: &str) -> bool {
+    let spared = |f: &str| BUILTIN_ENV_SPARED.iter().any(|s| s.eq_ignore_ascii_case(f));
     match builtin_set() {
-        Some(set) => name_forms(name).any(|f| set.is_match(f)),
+        Some(set) => name_forms(name).any(|f| set.is_match(f) && !spared(f)),
         None => true,
     }
 }
@@ -289,6 +328,174 @@ mod tests {
             "TZ",
         ] {
             assert!(!builtin_denies(name), "{name}");
+        }
+    }
+
+    /// Every variable git(1) documents under "ENVIRONMENT VARIABLES" (git 2.39 to 2.47), and the
+    /// test knobs that run commands: denied unless spared as data-only.
+    const GIT_DOCUMENTED: &[&str] = &[
+        "GIT_INDEX_FILE",
+        "GIT_INDEX_VERSION",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_NAMESPACE",
+        "GIT_CEILING_DIRECTORIES",
+        "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+        "GIT_COMMON_DIR",
+        "GIT_DEFAULT_HASH",
+        "GIT_DEFAULT_REF_FORMAT",
+        "GIT_DIFF_OPTS",
+        "GIT_EXTERNAL_DIFF",
+        "GIT_EXTERNAL_DIFF_TRUST_EXIT_CODE",
+        "GIT_DIFF_PATH_COUNTER",
+        "GIT_DIFF_PATH_TOTAL",
+        "GIT_PAGER",
+        "GIT_EDITOR",
+        "GIT_SEQUENCE_EDITOR",
+        "GIT_SSH",
+        "GIT_SSH_COMMAND",
+        "GIT_SSH_VARIANT",
+        "GIT_ASKPASS",
+        "GIT_CONFIG_GLOBAL",
+        "GIT_CONFIG_SYSTEM",
+        "GIT_CONFIG_NOSYSTEM",
+        "GIT_CONFIG_COUNT",
+        "GIT_CONFIG_KEY_0",
+        "GIT_CONFIG_VALUE_0",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_CONFIG",
+        "GIT_TRACE",
+        "GIT_TRACE_FSMONITOR",
+        "GIT_TRACE_PACK_ACCESS",
+        "GIT_TRACE_PACKET",
+        "GIT_TRACE_PACKFILE",
+        "GIT_TRACE_PERFORMANCE",
+        "GIT_TRACE_REFS",
+        "GIT_TRACE_SETUP",
+        "GIT_TRACE_SHALLOW",
+        "GIT_TRACE_CURL",
+        "GIT_TRACE_CURL_NO_DATA",
+        "GIT_TRACE2",
+        "GIT_TRACE2_EVENT",
+        "GIT_TRACE2_PERF",
+        "GIT_TRACE2_ENV_VARS",
+        "GIT_TRACE_REDACT",
+        "GIT_REDACT_COOKIES",
+        "GIT_NO_LAZY_FETCH",
+        "GIT_NO_REPLACE_OBJECTS",
+        "GIT_REFLOG_ACTION",
+        "GIT_REF_PARANOIA",
+        "GIT_COMMIT_GRAPH_PARANOIA",
+        "GIT_ALLOW_PROTOCOL",
+        "GIT_PROTOCOL_FROM_USER",
+        "GIT_REDIRECT_STDIN",
+        "GIT_REDIRECT_STDOUT",
+        "GIT_REDIRECT_STDERR",
+        "GIT_EXEC_PATH",
+        "GIT_TEMPLATE_DIR",
+        "GIT_PROXY_COMMAND",
+        "GIT_SHALLOW_FILE",
+        "GIT_QUARANTINE_PATH",
+        "GIT_TEST_FSMONITOR",
+        "GIT_TEST_SPLIT_INDEX",
+        "GIT_AUTHOR_NAME",
+        "GIT_AUTHOR_EMAIL",
+        "GIT_AUTHOR_DATE",
+        "GIT_COMMITTER_NAME",
+        "GIT_COMMITTER_EMAIL",
+        "GIT_COMMITTER_DATE",
+        "GIT_MERGE_VERBOSITY",
+        "GIT_PROGRESS_DELAY",
+        "GIT_TERMINAL_PROMPT",
+        "GIT_FLUSH",
+        "GIT_LITERAL_PATHSPECS",
+        "GIT_GLOB_PATHSPECS",
+        "GIT_NOGLOB_PATHSPECS",
+        "GIT_ICASE_PATHSPECS",
+        "GIT_OPTIONAL_LOCKS",
+        "GIT_ADVICE",
+        "GIT_PRINT_SHA1_ELLIPSIS",
+    ];
+
+    /// Variables the runtimes' own documentation lists that load code, name files or programs
+    /// (node(1), python(1) "Environment variables", perlrun, ruby(1), the JVM launcher, .NET).
+    const RUNTIMES_DOCUMENTED: &[&str] = &[
+        "NODE_OPTIONS",
+        "NODE_PATH",
+        "NODE_REPL_EXTERNAL_MODULE",
+        "NODE_COMPILE_CACHE",
+        "NODE_V8_COVERAGE",
+        "NODE_REDIRECT_WARNINGS",
+        "NODE_REPL_HISTORY",
+        "NODE_EXTRA_CA_CERTS",
+        "NODE_ICU_DATA",
+        "NODE_TLS_REJECT_UNAUTHORIZED",
+        "PYTHONSTARTUP",
+        "PYTHONPATH",
+        "PYTHONHOME",
+        "PYTHONPLATLIBDIR",
+        "PYTHONPYCACHEPREFIX",
+        "PYTHONUSERBASE",
+        "PYTHONEXECUTABLE",
+        "PYTHONWARNINGS",
+        "PYTHONBREAKPOINT",
+        "PYTHONINSPECT",
+        "PYTHON_PRESITE",
+        "PYTHON_HISTORY",
+        "PERL5OPT",
+        "PERL5LIB",
+        "PERLLIB",
+        "PERL5DB",
+        "PERL5SHELL",
+        "PERLIO_DEBUG",
+        "PERL_USE_UNSAFE_INC",
+        "RUBYOPT",
+        "RUBYLIB",
+        "RUBYPATH",
+        "RUBYSHELL",
+        "JAVA_TOOL_OPTIONS",
+        "JDK_JAVA_OPTIONS",
+        "_JAVA_OPTIONS",
+        "DOTNET_STARTUP_HOOKS",
+        "DOTNET_ADDITIONAL_DEPS",
+        "CORECLR_PROFILER_PATH",
+        "CARGO_REGISTRY_CREDENTIAL_PROVIDER",
+        "CARGO_TARGET_DIR",
+        "PIP_TRUSTED_HOST",
+        "UV_PYTHON",
+        "GOENV",
+    ];
+
+    #[test]
+    fn documented_git_and_runtime_variables_are_denied_unless_data_only() {
+        for name in GIT_DOCUMENTED.iter().chain(RUNTIMES_DOCUMENTED) {
+            let spared = BUILTIN_ENV_SPARED.contains(name);
+            assert_eq!(builtin_denies(name), !spared, "{name}");
+        }
+        // The one a hostile review ran through an allowed `git status`.
+        assert!(builtin_denies("GIT_TEST_FSMONITOR"));
+        assert!(builtin_denies("git_test_fsmonitor"));
+    }
+
+    #[test]
+    fn every_spared_name_belongs_to_a_denied_family_and_is_spared() {
+        let set = env_glob_set(BUILTIN_ENV_DENY).unwrap();
+        for name in BUILTIN_ENV_SPARED {
+            assert!(set.is_match(name), "{name} is spared from no family");
+            assert!(!builtin_denies(name), "{name}");
+            assert!(!builtin_denies(&name.to_ascii_lowercase()), "{name}");
+        }
+        // A spared name does not spare what it prefixes.
+        assert!(builtin_denies("GIT_AUTHOR_NAME_X"));
+    }
+
+    #[test]
+    fn every_entry_of_the_list_denies_what_it_names() {
+        for pattern in BUILTIN_ENV_DENY {
+            let name = pattern.replace('*', "X");
+            assert!(builtin_denies(&name), "{pattern} ({name})");
         }
     }
 

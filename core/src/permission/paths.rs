@@ -252,7 +252,6 @@ pub(crate) fn normalize_path(p: &str) -> String {
 /// case-insensitively (Unicode lower case), ignoring trailing dots and spaces and anything from a
 /// `:` on (Windows/NTFS spellings of the same directory), and including the 8.3 short name
 /// `GIT~1`.
-#[cfg(test)]
 pub(crate) fn has_git_component(path: &str) -> bool {
     forms_have_git_component(&PathForms::new(path))
 }

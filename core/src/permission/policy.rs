@@ -22,7 +22,7 @@ use serde_json::{Map, Value};
 
 pub use super::commands::MAX_COMMAND_BYTES;
 use super::commands::{CommandForms, join_command};
-pub use super::env::BUILTIN_ENV_DENY;
+pub use super::env::{BUILTIN_ENV_DENY, BUILTIN_ENV_SPARED};
 use super::env::{EnvPatterns, builtin_denies, builtin_rule, env_glob_set, env_matches};
 use super::paths::{PathForms, PathGlobs, PathPatterns, forms_have_git_component};
 use super::tool_call::{Command, Fields};

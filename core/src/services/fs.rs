@@ -37,7 +37,12 @@ use serde_json::{Value, json};
 
 #[cfg(target_os = "linux")]
 mod cached;
+#[cfg(target_os = "linux")]
+mod mounts;
+mod repository;
 mod resolve;
+
+pub use repository::BUILTIN_REPOSITORY_RULE;
 use resolve::Leaf;
 
 /// Default per-request size limit for reads and writes: 16 MiB.
@@ -321,12 +326,23 @@ fn absolute(root_path: &Path, rel: &Path) -> String {
     root_path.join(rel).to_string_lossy().into_owned()
 }
 
-/// Run the caller's decision on the resolved path.
-fn decided<G>(decide: G, path: &str, resolved: &str) -> Result<(), FsError>
+/// What a request will open, for the caller's decision.
+#[derive(Debug, Clone, Copy)]
+pub struct Opened<'a> {
+    /// The absolute path the request resolved to inside its root (links resolved): the path
+    /// that is opened. Allow rules need it (and the requested path) to match.
+    pub path: &'a str,
+    /// Other names of the same file: reached through a mount point inside the root (Linux), its
+    /// path from the mount's source. Restrictive rules are decided on these too.
+    pub other_names: &'a [String],
+}
+
+/// Run the caller's decision on what will be opened.
+fn decided<G>(decide: G, path: &str, opened: Opened<'_>) -> Result<(), FsError>
 where
-    G: FnOnce(&str) -> Result<(), String>,
+    G: FnOnce(Opened<'_>) -> Result<(), String>,
 {
-    decide(resolved).map_err(|rule| FsError::Denied {
+    decide(opened).map_err(|rule| FsError::Denied {
         path: path.to_owned(),
         rule,
     })
@@ -390,7 +406,7 @@ pub async fn read_text_file_checked<G>(
     decide: G,
 ) -> Result<String, FsError>
 where
-    G: FnOnce(&str) -> Result<(), String> + Send + 'static,
+    G: FnOnce(Opened<'_>) -> Result<(), String> + Send + 'static,
 {
     let roots = roots.to_vec();
     let owned = path.to_owned();
@@ -413,7 +429,7 @@ pub(crate) fn read_cached<G>(
     decide: G,
 ) -> Option<Result<String, FsError>>
 where
-    G: FnOnce(&str) -> Result<(), String>,
+    G: FnOnce(Opened<'_>) -> Result<(), String>,
 {
     #[cfg(target_os = "linux")]
     return cached::read(roots, path, line, limit, limits, decide);
@@ -435,7 +451,7 @@ pub(crate) fn read_blocking<G>(
     decide: G,
 ) -> Result<String, FsError>
 where
-    G: FnOnce(&str) -> Result<(), String>,
+    G: FnOnce(Opened<'_>) -> Result<(), String>,
 {
     let r = resolve(roots, path)?;
     #[cfg(target_os = "linux")]
@@ -460,7 +476,14 @@ where
     let file = open_without_waiting(walked.dir(), name, &mut opts).map_err(|e| map_io(path, &e))?;
     let meta = file.metadata().map_err(|e| map_io(path, &e))?;
     check_regular(path, meta.is_dir(), meta.is_file())?;
-    decided(decide, path, &resolved)?;
+    let names = walked
+        .other_names(Some(&file))
+        .map_err(|e| map_io(path, &e))?;
+    let opened = Opened {
+        path: &resolved,
+        other_names: &names,
+    };
+    decided(decide, path, opened)?;
     let max = limits.max_read_bytes;
     if meta.len() > max {
         return Err(FsError::TooLarge {
@@ -498,15 +521,65 @@ where
 /// embedder, a terminal's working directory): decide on this path too. If no root containing
 /// `path` exists on disk, there is nothing to resolve and `path` is returned (lexically checked).
 pub async fn resolve_in_roots(roots: &[PathBuf], path: &str) -> Result<String, FsError> {
+    Ok(resolve_target(roots, path).await?.path)
+}
+
+/// What [`resolve_target`] found: the path that will be opened and what else is known of it.
+#[derive(Debug, Clone, Default)]
+pub struct Target {
+    /// As [`resolve_in_roots`] returns it.
+    pub path: String,
+    /// [`Opened::other_names`].
+    pub other_names: Vec<String>,
+    /// A directory on the way that git takes for a repository (see
+    /// [`BUILTIN_REPOSITORY_RULE`]): writes there are refused.
+    pub in_repository: bool,
+}
+
+impl Target {
+    /// The refusal of a write of `content` here for holding repository metadata, if any
+    /// (for writes served by someone who opens by path).
+    pub fn refuse_write(&self, requested: &str, content: &str) -> Result<(), FsError> {
+        let names =
+            std::iter::once(self.path.as_str()).chain(self.other_names.iter().map(String::as_str));
+        if names
+            .into_iter()
+            .any(crate::permission::paths::has_git_component)
+        {
+            return Ok(()); // the policy's `.git` deny decides under its own name
+        }
+        let name = Path::new(&self.path).file_name().unwrap_or_default();
+        if self.in_repository
+            || (repository::is_head_name(name) && repository::is_head_ref(content.as_bytes()))
+        {
+            return Err(FsError::Denied {
+                path: requested.to_owned(),
+                rule: BUILTIN_REPOSITORY_RULE.to_owned(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// [`resolve_in_roots`], with the other names of the file and whether it is inside a directory
+/// git takes for a repository.
+pub async fn resolve_target(roots: &[PathBuf], path: &str) -> Result<Target, FsError> {
     locate(roots, path)?;
     let roots = roots.to_vec();
     let owned = path.to_owned();
     tokio::task::spawn_blocking(move || match resolve(&roots, &owned) {
         Ok(r) => {
             let walked = resolve::walk(r.root, &r.rel, &owned)?;
-            Ok(absolute(&r.root_path, &walked.rel()))
+            Ok(Target {
+                path: absolute(&r.root_path, &walked.rel()),
+                other_names: walked.other_names(None).map_err(|e| map_io(&owned, &e))?,
+                in_repository: walked.repository().is_some(),
+            })
         }
-        Err(FsError::OutsideRoots(_)) => Ok(owned),
+        Err(FsError::OutsideRoots(_)) => Ok(Target {
+            path: owned,
+            ..Target::default()
+        }),
         Err(e) => Err(e),
     })
     .await
@@ -609,7 +682,7 @@ pub async fn write_text_file_checked<G>(
     decide: G,
 ) -> Result<u64, FsError>
 where
-    G: FnOnce(&str) -> Result<(), String> + Send + 'static,
+    G: FnOnce(Opened<'_>) -> Result<(), String> + Send + 'static,
 {
     // Check the size before copying the content to the blocking pool.
     check_write_size(path, content, limits)?;
@@ -620,6 +693,37 @@ where
     tokio::task::spawn_blocking(move || write_blocking(&roots, &owned, &content, &limits, decide))
         .await
         .map_err(|e| io_msg(path, &format!("fs worker failed: {e}")))?
+}
+
+/// A write that would create a `HEAD` git accepts, or land in a directory git takes for a
+/// repository (whatever it is called, however it is reached), is refused (`repository.rs`).
+/// Decided before the caller's decision (which commits the write), except for a path with a
+/// `.git` component: the policy's built-in `.git` deny refuses that one under its own name.
+fn refuse_repository(
+    walked: &resolve::Walked,
+    opened: Opened<'_>,
+    name: &OsStr,
+    content: &[u8],
+    path: &str,
+) -> Result<(), FsError> {
+    let names = std::iter::once(opened.path).chain(opened.other_names.iter().map(String::as_str));
+    if names
+        .into_iter()
+        .any(crate::permission::paths::has_git_component)
+    {
+        return Ok(());
+    }
+    let denied = || FsError::Denied {
+        path: path.to_owned(),
+        rule: BUILTIN_REPOSITORY_RULE.to_owned(),
+    };
+    if repository::is_head_name(name) && repository::is_head_ref(content) {
+        return Err(denied());
+    }
+    if walked.repository().is_some() {
+        return Err(denied());
+    }
+    Ok(())
 }
 
 fn check_write_size(path: &str, content: &str, limits: &FsLimits) -> Result<(), FsError> {
@@ -642,7 +746,7 @@ fn write_blocking<G>(
     decide: G,
 ) -> Result<u64, FsError>
 where
-    G: FnOnce(&str) -> Result<(), String>,
+    G: FnOnce(Opened<'_>) -> Result<(), String>,
 {
     check_write_size(path, content, limits)?;
     let r = resolve(roots, path)?;
@@ -656,7 +760,13 @@ where
         Leaf::Directory => Err(FsError::IsDirectory(path.to_owned())),
         Leaf::Entry { name, meta } => {
             check_regular(path, meta.is_dir(), meta.is_file())?;
-            decided(decide, path, &resolved)?;
+            let names = walked.other_names(None).map_err(|e| map_io(path, &e))?;
+            let opened = Opened {
+                path: &resolved,
+                other_names: &names,
+            };
+            refuse_repository(&walked, opened, name, content.as_bytes(), path)?;
+            decided(decide, path, opened)?;
             let dir = walked.dir();
             // Only replace a file the host could write in place (respects read-only files).
             let mut opts = OpenOptions::new();
@@ -677,7 +787,13 @@ where
             let Some((name, parents)) = rest.split_last() else {
                 return Err(FsError::IsDirectory(path.to_owned()));
             };
-            decided(decide, path, &resolved)?;
+            let names = walked.other_names(None).map_err(|e| map_io(path, &e))?;
+            let opened = Opened {
+                path: &resolved,
+                other_names: &names,
+            };
+            refuse_repository(&walked, opened, name, content.as_bytes(), path)?;
+            decided(decide, path, opened)?;
             let dir = create_dirs(walked.dir(), parents, path)?;
             let dir = dir.as_ref().unwrap_or(walked.dir());
             atomic_write(dir, name, content.as_bytes(), None).map_err(|e| map_io(path, &e))?;

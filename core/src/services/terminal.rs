@@ -488,6 +488,7 @@ fn spawn(
     for (k, v) in &req.env {
         cmd.env(k, v);
     }
+    guard_git(&mut cmd, &req.env);
     if !req.cwd.as_os_str().is_empty() {
         cmd.current_dir(&req.cwd);
     }
@@ -502,6 +503,33 @@ fn spawn(
         readers.push(Box::pin(err));
     }
     Ok((child, readers))
+}
+
+/// Git run in a terminal never takes a directory for a bare repository by itself
+/// (`safe.bareRepository=explicit`, git 2.38+; older gits ignore it): a workspace directory
+/// holding `HEAD`, `config` and `objects/` (however it got there) cannot make an allowed
+/// `git status` run that `config`'s `core.fsmonitor`. Set as command-line configuration
+/// (`GIT_CONFIG_COUNT`, which repository config cannot override), appended after any the process
+/// inherits or the request sets, so it is the last word. A count git cannot parse is left alone:
+/// git then refuses to run at all.
+fn guard_git(cmd: &mut tokio::process::Command, overlay: &[(String, String)]) {
+    const COUNT: &str = "GIT_CONFIG_COUNT";
+    let set = overlay
+        .iter()
+        .rev()
+        .find(|(k, _)| k.eq_ignore_ascii_case(COUNT))
+        .map(|(_, v)| v.clone());
+    let n = match set.or_else(|| std::env::var(COUNT).ok()) {
+        None => 0,
+        Some(v) if v.trim().is_empty() => 0,
+        Some(v) => match v.trim().parse::<usize>() {
+            Ok(n) => n,
+            Err(_) => return,
+        },
+    };
+    cmd.env(format!("GIT_CONFIG_KEY_{n}"), "safe.bareRepository");
+    cmd.env(format!("GIT_CONFIG_VALUE_{n}"), "explicit");
+    cmd.env(COUNT, (n + 1).to_string());
 }
 
 /// Unix: stdout and stderr are the same pipe, so the output interleaves as on a terminal.

@@ -52,7 +52,7 @@ use rustix::fs::{
 };
 use rustix::io::{Errno, ReadWriteFlags, preadv2};
 
-use super::{FsError, FsLimits, absolute, locate, plain, slice_lines};
+use super::{FsError, FsLimits, Opened, absolute, locate, plain, slice_lines};
 
 /// Larger files take the blocking path (the copy and the UTF-8 check stay off the actor).
 pub(super) const MAX_BYTES: u64 = 1 << 20;
@@ -185,7 +185,7 @@ pub(super) fn read<G>(
     decide: G,
 ) -> Option<Result<String, FsError>>
 where
-    G: FnOnce(&str) -> Result<(), String>,
+    G: FnOnce(Opened<'_>) -> Result<(), String>,
 {
     if UNSUPPORTED.load(Ordering::Relaxed) {
         return None;
@@ -253,7 +253,13 @@ where
         return None;
     }
     // Decided before anything is read, as on the blocking path.
-    if let Err(rule) = decide(&absolute(root_path, &rel)) {
+    // `RESOLVE_NO_XDEV`: nothing here crossed a mount, so the file has no other name.
+    let resolved = absolute(root_path, &rel);
+    let opened = Opened {
+        path: &resolved,
+        other_names: &[],
+    };
+    if let Err(rule) = decide(opened) {
         return Some(Err(FsError::Denied {
             path: path.to_owned(),
             rule,
@@ -315,12 +321,14 @@ mod tests {
     ) -> (Option<Result<String, FsError>>, Result<String, FsError>) {
         // The blocking path first: it is what learns the mount.
         let mut slow_seen = Vec::new();
-        let slow = read_blocking(roots, path, line, limit, limits, |p| {
+        let slow = read_blocking(roots, path, line, limit, limits, |o: Opened<'_>| {
+            let p = o.path;
             slow_seen.push(p.to_owned());
             Ok(())
         });
         let seen = RefCell::new(Vec::new());
-        let fast = read(roots, path, line, limit, limits, |p| {
+        let fast = read(roots, path, line, limit, limits, |o: Opened<'_>| {
+            let p = o.path;
             seen.borrow_mut().push(p.to_owned());
             Ok(())
         });
@@ -390,7 +398,7 @@ mod tests {
         // The same mount serves a plain file here: what follows is refused for what it is.
         let (fast, slow) = both(&roots, &path(d, "real/f.txt"), None, None, &limits);
         assert_eq!(fast, Some(slow));
-        let never = |p: &str| -> Result<(), String> { panic!("decided on {p}") };
+        let never = |o: Opened<'_>| -> Result<(), String> { panic!("decided on {}", o.path) };
         for rel in [
             "leaf-link",
             "dir-link/f.txt",
@@ -437,7 +445,7 @@ mod tests {
         let roots = root(d);
         let limits = FsLimits::default();
         let p = path(d, "secret");
-        let deny = |_: &str| Err("no secrets".to_owned());
+        let deny = |_: Opened<'_>| Err("no secrets".to_owned());
         learn_mount_of(d);
         let fast = read(&roots, &p, None, None, &limits, deny);
         let slow = read_blocking(&roots, &p, None, None, &limits, deny);
@@ -456,7 +464,7 @@ mod tests {
             max_read_bytes: 4,
             ..FsLimits::default()
         };
-        let never = |p: &str| -> Result<(), String> { panic!("decided on {p}") };
+        let never = |o: Opened<'_>| -> Result<(), String> { panic!("decided on {}", o.path) };
         assert!(read(&roots, &path(d, "big"), None, None, &small, never).is_none());
         let exact = FsLimits {
             max_read_bytes: 10,
@@ -528,7 +536,7 @@ mod tests {
         .unwrap()
         .stx_mnt_id;
         if !mounts().contains_key(&mnt) {
-            let never = |p: &str| -> Result<(), String> { panic!("decided on {p}") };
+            let never = |o: Opened<'_>| -> Result<(), String> { panic!("decided on {}", o.path) };
             assert!(read(&roots, &p, None, None, &limits, never).is_none());
         }
         let (fast, slow) = both(&roots, &p, None, None, &limits);
@@ -552,7 +560,7 @@ mod tests {
         assert_eq!(fast, Some(slow)); // the mount is learnt (where it is served at all)
         let huge = std::fs::File::create(dir.path().join("huge")).unwrap();
         huge.set_len(1 << 40).unwrap(); // a terabyte
-        let never = |p: &str| -> Result<(), String> { panic!("decided on {p}") };
+        let never = |o: Opened<'_>| -> Result<(), String> { panic!("decided on {}", o.path) };
         let p = path(dir.path(), "huge");
         assert!(read(&roots, &p, None, None, &unlimited, never).is_none());
         // Just over the bound too.
@@ -569,7 +577,7 @@ mod tests {
         let roots = root(dir.path());
         let p = path(dir.path(), "f");
         let limits = FsLimits::default();
-        let never = |p: &str| -> Result<(), String> { panic!("decided on {p}") };
+        let never = |o: Opened<'_>| -> Result<(), String> { panic!("decided on {}", o.path) };
         // A root the blocking path has not seen (on a mount it has): no lookup is made in it.
         let sibling = tempfile::tempdir().unwrap();
         learn_mount_of(sibling.path());

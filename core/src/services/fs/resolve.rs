@@ -53,6 +53,61 @@ impl Walked {
         self.stack.last().map_or(&self.root, |(_, d)| d)
     }
 
+    /// The first directory on the way (root included) that git takes for a repository, as a
+    /// path relative to the root (see `repository.rs`).
+    pub fn repository(&self) -> Option<PathBuf> {
+        let mut rel = PathBuf::new();
+        if super::repository::holds_repository(&self.root) {
+            return Some(rel);
+        }
+        for (name, dir) in &self.stack {
+            rel.push(name);
+            if super::repository::holds_repository(dir) {
+                return Some(rel);
+            }
+        }
+        None
+    }
+
+    /// Other names of what the request opens: through a mount point inside the root, its path
+    /// from the mount's source (see `mounts.rs`). `opened` is the leaf when it is open (a file
+    /// bind-mounted at the leaf is a mount of its own).
+    #[cfg(target_os = "linux")]
+    pub fn other_names(&self, opened: Option<&cap_std::fs::File>) -> io::Result<Vec<String>> {
+        use super::mounts::{mount_of, other_names};
+        let mut prev = mount_of(&self.root)?;
+        let mut crossing = None;
+        for (i, (_, dir)) in self.stack.iter().enumerate() {
+            let m = mount_of(dir)?;
+            if m != prev {
+                crossing = Some((i + 1, m));
+            }
+            prev = m;
+        }
+        if let Some(file) = opened {
+            let m = mount_of(file)?;
+            if m != prev {
+                return other_names(m, &[]);
+            }
+        }
+        let Some((below, m)) = crossing else {
+            return Ok(Vec::new());
+        };
+        let mut rest: Vec<OsString> = self.stack[below..].iter().map(|(n, _)| n.clone()).collect();
+        match &self.leaf {
+            Leaf::Directory => {}
+            Leaf::Entry { name, .. } => rest.push(name.clone()),
+            Leaf::Missing { rest: more, .. } => rest.extend(more.iter().cloned()),
+        }
+        other_names(m, &rest)
+    }
+
+    /// Elsewhere: not looked for (docs/PERMISSIONS.md, "Other names of a file").
+    #[cfg(not(target_os = "linux"))]
+    pub fn other_names(&self, _opened: Option<&cap_std::fs::File>) -> io::Result<Vec<String>> {
+        Ok(Vec::new())
+    }
+
     /// The leaf's path relative to the root, links resolved: the path that will be opened.
     pub fn rel(&self) -> PathBuf {
         let mut rel: PathBuf = self.stack.iter().map(|(n, _)| n.as_os_str()).collect();
