@@ -1,6 +1,8 @@
 //! `--elicitation ask|off`: the agent's `elicitation/create` requests rendered on the terminal.
 //! A form is asked field by field (typed, with its allowed values and default), then confirmed;
-//! a URL is shown in full and only consent is asked (acph never opens it). End of input, a
+//! a URL is shown whole as a browser reads it, its host on a line of its own, and only consent is
+//! asked (acph never opens it; a URL that does not parse or is not http(s) is declined without
+//! asking). Agent text is escaped (`render::full_line`). End of input, a
 //! required field left empty or a value that does not parse answers `cancel`; the core checks
 //! the content against the schema again (docs/PERMISSIONS.md, "Elicitation").
 
@@ -8,12 +10,13 @@ use std::sync::Arc;
 
 use acp_host::{
     ElicitationAnswer, ElicitationHandler, ElicitationKind, ElicitationModes, ElicitationRequest,
+    display,
 };
 use clap::ValueEnum;
 use serde_json::{Map, Value};
 
 use crate::permission::{PromptGate, ask_terminal};
-use crate::render::{SharedOut, lock, one_line};
+use crate::render::{SharedOut, full_line, lock};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ElicitationMode {
@@ -49,7 +52,7 @@ pub fn handler(mode: ElicitationMode, out: SharedOut, gate: PromptGate) -> Elici
                         out.newline();
                         out.flush();
                     }
-                    tokio::task::spawn_blocking(move || ask(&req, &mut ask_terminal))
+                    tokio::task::spawn_blocking(move || ask(&req, &mut ask_terminal, &mut tell))
                         .await
                         .map_err(|e| format!("elicitation prompt failed: {e}"))
                 }
@@ -58,30 +61,38 @@ pub fn handler(mode: ElicitationMode, out: SharedOut, gate: PromptGate) -> Elici
     }
 }
 
+/// Show text on stderr without asking anything.
+fn tell(text: &str) {
+    use std::io::Write;
+    let mut e = std::io::stderr().lock();
+    let _ = e.write_all(text.as_bytes());
+    let _ = e.flush();
+}
+
 /// Ask for one request; `prompt` shows a line on the terminal and reads the answer (`None`: end
-/// of input).
+/// of input); `tell` only shows (a URL acph refuses is declined without asking).
 fn ask(
     req: &ElicitationRequest,
     prompt: &mut dyn FnMut(&str) -> Option<String>,
+    tell: &mut dyn FnMut(&str),
 ) -> ElicitationAnswer {
     let head = format!(
         "\nacph: agent {} asks: {}\n",
         req.agent,
-        one_line(&req.message)
+        full_line(&req.message)
     );
     match &req.kind {
-        ElicitationKind::Url { url, .. } => {
-            let text = format!(
-                "{head}    url: {}\n    acph does not open it; open it yourself if you agree.\n\
-                 consent? [y/N]: ",
-                one_line(url)
-            );
-            match prompt(&text).as_deref().map(str::trim) {
+        ElicitationKind::Url { url, .. } => match url_prompt(&head, url) {
+            UrlPrompt::Refused(text) => {
+                tell(&text);
+                ElicitationAnswer::Decline
+            }
+            UrlPrompt::Ask(text) => match prompt(&text).as_deref().map(str::trim) {
                 Some("y" | "Y" | "yes") => ElicitationAnswer::Accept(None),
                 Some(_) => ElicitationAnswer::Decline,
                 None => ElicitationAnswer::Cancel,
-            }
-        }
+            },
+        },
         ElicitationKind::Form { requested_schema } => {
             let mut first = Some(head);
             fill(requested_schema, &mut |text: &str| {
@@ -93,6 +104,39 @@ fn ask(
             })
         }
     }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum UrlPrompt {
+    /// Ask for consent with this text.
+    Ask(String),
+    /// Show this and decline without asking.
+    Refused(String),
+}
+
+/// The URL consent prompt (docs/PERMISSIONS.md, "Elicitation"): the whole URL as a browser reads
+/// it, then its host on a line of its own (ASCII/punycode, with the Unicode form of an
+/// internationalized name), then warnings. A URL that does not parse, or is not http(s), is shown
+/// escaped with the reason and declined without asking.
+fn url_prompt(head: &str, raw: &str) -> UrlPrompt {
+    let url = display::url(raw);
+    let mut text = format!("{head}    url: {}\n", url.shown);
+    if let Some(why) = &url.refusal {
+        text.push_str(&format!(
+            "    acph refuses it: {why}; declined without asking.\n"
+        ));
+        return UrlPrompt::Refused(text);
+    }
+    let host = url.host.as_deref().unwrap_or("(none)");
+    match &url.host_unicode {
+        Some(unicode) => text.push_str(&format!("    host: {host} (Unicode: {unicode})\n")),
+        None => text.push_str(&format!("    host: {host}\n")),
+    }
+    for w in &url.warnings {
+        text.push_str(&format!("    warning: {w}\n"));
+    }
+    text.push_str("    acph does not open it; open it yourself if you agree.\nconsent? [y/N]: ");
+    UrlPrompt::Ask(text)
 }
 
 /// Fill a form from the requested schema, one field per prompt, then confirm.
@@ -130,7 +174,7 @@ fn fill(schema: &Value, prompt: &mut dyn FnMut(&str) -> Option<String>) -> Elici
         }
     }
     let summary = serde_json::to_string(&content).unwrap_or_default();
-    match prompt(&format!("send {}? [y/N]: ", one_line(&summary)))
+    match prompt(&format!("send {}? [y/N]: ", full_line(&summary)))
         .as_deref()
         .map(str::trim)
     {
@@ -165,13 +209,13 @@ fn choices(prop: &Value) -> Vec<String> {
 fn field_prompt(name: &str, prop: &Value, required: bool) -> String {
     let ty = prop.get("type").and_then(Value::as_str).unwrap_or("?");
     let title = prop.get("title").and_then(Value::as_str).unwrap_or(name);
-    let mut text = format!("  {} ({ty}", one_line(title));
+    let mut text = format!("  {} ({ty}", full_line(title));
     let options = choices(prop);
     if !options.is_empty() {
         let numbered: Vec<String> = options
             .iter()
             .enumerate()
-            .map(|(i, o)| format!("{}={}", i + 1, one_line(o)))
+            .map(|(i, o)| format!("{}={}", i + 1, full_line(o)))
             .collect();
         text.push_str(&format!(", {}", numbered.join(" ")));
         if ty == "array" {
@@ -182,14 +226,14 @@ fn field_prompt(name: &str, prop: &Value, required: bool) -> String {
         text.push_str(", y/n");
     }
     if let Some(d) = prop.get("default") {
-        text.push_str(&format!(", default {}", one_line(&d.to_string())));
+        text.push_str(&format!(", default {}", full_line(&d.to_string())));
     }
     if required {
         text.push_str(", required");
     }
     text.push(')');
     if let Some(desc) = prop.get("description").and_then(Value::as_str) {
-        text.push_str(&format!(" {}", one_line(desc)));
+        text.push_str(&format!(" {}", full_line(desc)));
     }
     text.push_str(": ");
     text
@@ -288,6 +332,40 @@ mod tests {
             fill(&schema(), &mut scripted(&["1"])),
             ElicitationAnswer::Cancel
         );
+    }
+
+    /// Issue 24 item 6: the host after a long user name is shown, on a line of its own.
+    #[test]
+    fn a_url_prompt_shows_the_whole_url_and_its_host() {
+        let raw = format!(
+            "https://accounts.example.com{}@evil.example/login",
+            "a".repeat(300)
+        );
+        let UrlPrompt::Ask(text) = url_prompt("head\n", &raw) else {
+            panic!("refused")
+        };
+        assert!(text.contains(&format!("    url: {raw}\n")), "{text}");
+        assert!(text.contains("\n    host: evil.example\n"), "{text}");
+        assert!(text.contains("warning: it carries a user name before the host"));
+        assert!(text.ends_with("consent? [y/N]: "));
+        let UrlPrompt::Ask(text) = url_prompt("", "https://аpple.example/") else {
+            panic!("refused")
+        };
+        assert!(
+            text.contains("host: xn--pple-43d.example (Unicode: аpple.example)"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_url_that_is_no_web_address_is_declined_without_asking() {
+        for raw in ["javascript:alert(1)", "https://exa mple.com/\u{202E}x"] {
+            let UrlPrompt::Refused(text) = url_prompt("", raw) else {
+                panic!("{raw} asked")
+            };
+            assert!(text.contains("acph refuses it: it is not"), "{text}");
+            assert!(!text.contains('\u{202E}'), "{text}");
+        }
     }
 
     #[test]

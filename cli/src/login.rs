@@ -7,15 +7,15 @@ use std::sync::Arc;
 use acp_host::Agent;
 use acp_host::auth::{AuthKind, TerminalAuth, TerminalAuthCommand};
 
-use crate::render::{eprint_line, one_line};
+use crate::render::{eprint_line, full_line};
 
 pub fn runner(json: bool) -> TerminalAuth {
     TerminalAuth::Runner(Arc::new(move |cmd: TerminalAuthCommand| async move {
         eprint_line(&format!(
             "acph: running the agent's login \"{}\" in this terminal: {} {}",
-            one_line(&cmd.label),
-            one_line(&cmd.command),
-            one_line(&cmd.args.join(" "))
+            full_line(&cmd.label),
+            full_line(&cmd.command),
+            full_line(&cmd.args.join(" "))
         ));
         let mut c = tokio::process::Command::new(&cmd.command);
         c.args(&cmd.args)

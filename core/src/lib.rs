@@ -17,6 +17,7 @@ pub mod agent;
 pub mod auth;
 pub mod connection;
 pub mod content;
+pub mod display;
 pub mod elicitation;
 pub mod error;
 pub mod events;
