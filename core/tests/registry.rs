@@ -788,6 +788,148 @@ fn an_archive_that_expands_past_the_limit_is_refused() {
     assert_refused_archive(&e, "max_archive_bytes");
 }
 
+/// `d/d/…/<leaf>`: `depth` components in all.
+fn deep_name(top: &str, depth: usize, leaf: &str) -> String {
+    let mut name = format!("{top}/");
+    name.push_str(&"d/".repeat(depth.saturating_sub(2)));
+    name.push_str(leaf);
+    name
+}
+
+/// A tar entry through the builder, which writes a GNU long-name record for names past 100 bytes.
+fn long_file(b: &mut tar::Builder<Vec<u8>>, name: &str, data: &[u8]) {
+    let mut h = tar::Header::new_gnu();
+    h.set_size(data.len() as u64);
+    h.set_mode(0o644);
+    h.set_entry_type(tar::EntryType::Regular);
+    b.append_data(&mut h, name, data).unwrap();
+}
+
+/// The review's case: entries 2,000 components deep. Each used to create ~2,000 directories
+/// (nine of them, 18,000) and the install succeeded, leaving a tree past PATH_MAX.
+#[test]
+fn an_entry_thousands_of_directories_deep_is_refused() {
+    let bytes = tar_gz(|b| {
+        file(b, "bin/tool", b"#!/bin/sh\n", 0o755);
+        for i in 0..9 {
+            long_file(b, &deep_name(&format!("t{i}"), 2000, "x"), b"x");
+        }
+    });
+    let (e, _s) = refused(&bytes, "deep.tgz", None, InstallLimits::default());
+    assert_refused_archive(&e, "2000 path components deep");
+    assert_refused_archive(&e, "InstallLimits::max_depth");
+    assert!(
+        e.to_string().len() < 1000,
+        "the 4 KB name is not echoed whole: {e}"
+    );
+
+    let bytes = zip_of(|w| {
+        w.start_file("bin/tool", zip_opts(0o755)).unwrap();
+        w.write_all(b"#!/bin/sh\n").unwrap();
+        w.start_file(deep_name("t", 2000, "x"), zip_opts(0o644))
+            .unwrap();
+        w.write_all(b"x").unwrap();
+    });
+    let (e, _s) = refused(&bytes, "deep.zip", None, InstallLimits::default());
+    assert_refused_archive(&e, "InstallLimits::max_depth");
+
+    // A directory entry counts the same; a custom bound is honoured.
+    let bytes = tar_gz(|b| {
+        file(b, "bin/tool", b"#!/bin/sh\n", 0o755);
+        raw_entry(b, tar::EntryType::Directory, "a/b/c/d/", "", b"", 0o755);
+    });
+    let shallow = InstallLimits {
+        max_depth: 3,
+        ..InstallLimits::default()
+    };
+    let (e, _s) = refused(&bytes, "dir.tgz", None, shallow);
+    assert_refused_archive(&e, "4 path components deep");
+}
+
+/// Entries within the depth bound, but many of them, each making its own chain of directories:
+/// the directories created are bounded, not only the entries.
+#[test]
+fn the_directories_an_archive_creates_are_bounded() {
+    // 300 entries 40 deep: 11,700 directories from 300 entries.
+    let bytes = tar_gz(|b| {
+        file(b, "bin/tool", b"#!/bin/sh\n", 0o755);
+        for i in 0..300 {
+            file(b, &deep_name(&format!("t{i}"), 40, "x"), b"x", 0o644);
+        }
+    });
+    let (e, _s) = refused(&bytes, "dirs.tgz", None, InstallLimits::default());
+    assert_refused_archive(&e, "more than 10000 directories (InstallLimits::max_dirs)");
+
+    let bytes = zip_of(|w| {
+        w.start_file("bin/tool", zip_opts(0o755)).unwrap();
+        w.write_all(b"#!/bin/sh\n").unwrap();
+        for i in 0..5 {
+            w.add_directory(format!("d{i}/"), zip_opts(0o755)).unwrap();
+        }
+    });
+    let few = InstallLimits {
+        max_dirs: 5,
+        ..InstallLimits::default()
+    };
+    let (e, _s) = refused(&bytes, "dirs.zip", None, few);
+    assert_refused_archive(&e, "entry `d4/` would create more than 5 directories");
+}
+
+#[test]
+fn a_long_path_component_or_path_is_refused() {
+    let long = "x".repeat(256);
+    let bytes = tar_gz(|b| {
+        file(b, "bin/tool", b"#!/bin/sh\n", 0o755);
+        long_file(b, &format!("share/{long}"), b"x");
+    });
+    let (e, _s) = refused(&bytes, "long.tgz", None, InstallLimits::default());
+    assert_refused_archive(&e, "a path component of 256 bytes");
+    assert_refused_archive(&e, "MAX_ENTRY_COMPONENT_BYTES");
+
+    let bytes = zip_of(|w| {
+        w.start_file("bin/tool", zip_opts(0o755)).unwrap();
+        w.write_all(b"#!/bin/sh\n").unwrap();
+        w.add_directory(format!("{long}/"), zip_opts(0o755))
+            .unwrap();
+    });
+    let (e, _s) = refused(&bytes, "long.zip", None, InstallLimits::default());
+    assert_refused_archive(&e, "MAX_ENTRY_COMPONENT_BYTES");
+
+    // Six components of 200 bytes: each fine, 1,205 bytes in all.
+    let part = "y".repeat(200);
+    let bytes = tar_gz(|b| {
+        file(b, "bin/tool", b"#!/bin/sh\n", 0o755);
+        long_file(b, &[part.as_str(); 6].join("/"), b"x");
+    });
+    let (e, _s) = refused(&bytes, "path.tgz", None, InstallLimits::default());
+    assert_refused_archive(&e, "a path of 1205 bytes");
+    assert_refused_archive(&e, "MAX_ENTRY_PATH_BYTES");
+}
+
+#[test]
+fn entries_at_the_path_bounds_install() {
+    let sandbox = Sandbox::new();
+    let name = format!("{}/{}", "z".repeat(255), deep_name("t", 63, "f"));
+    assert_eq!(name.split('/').count(), 64);
+    let bytes = tar_gz(|b| {
+        file(b, "bin/tool", b"#!/bin/sh\n", 0o755);
+        long_file(b, &name, b"at the bounds");
+    });
+    let archive = sandbox.archive("bounds.tgz", &bytes);
+    let reg = one_binary(&archive, Some(&sha256_hex(&bytes)), "./bin/tool", P);
+    let installed = install_binary(
+        reg.agent("tool").unwrap(),
+        P,
+        &sandbox.cache(),
+        &FileFetcher::new(),
+    )
+    .unwrap();
+    assert_eq!(
+        std::fs::read(installed.dir.join(&name)).unwrap(),
+        b"at the bounds"
+    );
+}
+
 #[test]
 fn an_archive_without_the_cmd_is_refused() {
     let bytes = tar_gz(|b| file(b, "bin/other", b"x", 0o755));

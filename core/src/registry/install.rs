@@ -37,6 +37,16 @@ pub const DEFAULT_MAX_ARCHIVE_BYTES: u64 = 1 << 30;
 pub const DEFAULT_MAX_TOTAL_BYTES: u64 = 1 << 30;
 /// Default bound on the entries of an archive.
 pub const DEFAULT_MAX_ENTRIES: u64 = 100_000;
+/// Default bound on the directories an extraction creates (named by entries or implied by their
+/// paths, counted once each).
+pub const DEFAULT_MAX_DIRS: u64 = 10_000;
+/// Default bound on the components of an entry's path (`bin/tool` has 2).
+pub const DEFAULT_MAX_DEPTH: u64 = 64;
+/// Longest component of an entry's path, in bytes (`NAME_MAX` of common file systems).
+pub const MAX_ENTRY_COMPONENT_BYTES: usize = 255;
+/// Longest entry path, in bytes, once normalized (`./`, `//` dropped): with the install directory
+/// in front it stays well under Linux's 4,096-byte `PATH_MAX` for any reasonable cache directory.
+pub const MAX_ENTRY_PATH_BYTES: usize = 1024;
 
 /// Bounds of one install. Exceeding one is `invalid_config` naming the limit; nothing is installed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +57,11 @@ pub struct InstallLimits {
     pub max_total_bytes: u64,
     /// Entries of the archive (files, directories and headers together).
     pub max_entries: u64,
+    /// Directories created by extraction, each counted once whether an entry names it or a
+    /// deeper entry's path implies it.
+    pub max_dirs: u64,
+    /// Components of one entry's path (`a/b/c` has 3).
+    pub max_depth: u64,
 }
 
 impl Default for InstallLimits {
@@ -55,6 +70,8 @@ impl Default for InstallLimits {
             max_archive_bytes: DEFAULT_MAX_ARCHIVE_BYTES,
             max_total_bytes: DEFAULT_MAX_TOTAL_BYTES,
             max_entries: DEFAULT_MAX_ENTRIES,
+            max_dirs: DEFAULT_MAX_DIRS,
+            max_depth: DEFAULT_MAX_DEPTH,
         }
     }
 }
