@@ -650,7 +650,39 @@ fn a_wrong_sha256_stops_before_extraction() {
         InstallLimits::default(),
     );
     assert_eq!(config_path(&e), SHA);
-    assert!(e.to_string().contains(&sha256_hex(&bytes)), "{e}");
+    let m = e.to_string();
+    assert!(
+        m.contains("sha256") && m.contains(&sha256_hex(b"other")),
+        "{m}"
+    );
+    // The actual digest of what was fetched is not told.
+    assert!(!m.contains(&sha256_hex(&bytes)), "{m}");
+}
+
+/// A document that names some unrelated local file with a made-up digest learns nothing about
+/// that file from the error: not its digest, its size or its content.
+#[test]
+fn a_digest_mismatch_reveals_nothing_of_the_file() {
+    let secret = b"password=hunter2\n";
+    let (e, _s) = refused(
+        secret,
+        "secret.txt",
+        Some(&sha256_hex(b"a guess")),
+        InstallLimits::default(),
+    );
+    assert_eq!(config_path(&e), SHA);
+    let m = e.to_string();
+    let digest = sha256_hex(secret);
+    for leak in [
+        digest.clone(),
+        digest.to_ascii_uppercase(),
+        digest[..16].to_owned(),
+        "hunter2".to_owned(),
+        format!("{} bytes", secret.len()),
+    ] {
+        assert!(!m.contains(&leak), "{m} reveals {leak:?}");
+    }
+    assert!(m.contains("does not have the sha256"), "{m}");
 }
 
 #[test]
@@ -850,11 +882,12 @@ fn an_entry_thousands_of_directories_deep_is_refused() {
 /// the directories created are bounded, not only the entries.
 #[test]
 fn the_directories_an_archive_creates_are_bounded() {
-    // 300 entries 40 deep: 11,700 directories from 300 entries.
+    // 300 directory entries 40 deep: 12,000 directories from 300 entries.
     let bytes = tar_gz(|b| {
         file(b, "bin/tool", b"#!/bin/sh\n", 0o755);
         for i in 0..300 {
-            file(b, &deep_name(&format!("t{i}"), 40, "x"), b"x", 0o644);
+            let name = deep_name(&format!("t{i}"), 40, "x/");
+            raw_entry(b, tar::EntryType::Directory, &name, "", b"", 0o755);
         }
     });
     let (e, _s) = refused(&bytes, "dirs.tgz", None, InstallLimits::default());
@@ -928,6 +961,110 @@ fn entries_at_the_path_bounds_install() {
         std::fs::read(installed.dir.join(&name)).unwrap(),
         b"at the bounds"
     );
+}
+
+/// Run an install on a thread and wait at most 20 s: an install that blocks (the old behaviour
+/// for a FIFO) fails the test instead of hanging it.
+#[cfg(unix)]
+fn install_within(
+    archive: &Path,
+    cache: PathBuf,
+    limits: InstallLimits,
+) -> (
+    acp_host::Result<acp_host::registry::Installed>,
+    std::time::Duration,
+) {
+    let reg = one_binary(archive, Some(&sha256_hex(b"x")), "./bin/tool", P);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let started = std::time::Instant::now();
+    std::thread::spawn(move || {
+        let agent = reg.agent("tool").unwrap();
+        let _ = tx.send(install_binary_with_limits(
+            agent,
+            P,
+            &cache,
+            &FileFetcher::new(),
+            &limits,
+        ));
+    });
+    let r = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("the install did not return within 20 s");
+    (r, started.elapsed())
+}
+
+#[cfg(unix)]
+fn assert_not_a_file(r: acp_host::Result<acp_host::registry::Installed>, what: &str) {
+    let e = r.unwrap_err();
+    assert_eq!(e.kind(), "invalid_argument", "{e}");
+    let m = e.to_string();
+    assert!(
+        m.contains("is not a regular file") && m.contains(what),
+        "{m} lacks {what}"
+    );
+}
+
+/// A document naming a FIFO as its archive: refused at once (it used to block the install until
+/// a writer came), nothing left behind.
+#[cfg(unix)]
+#[test]
+fn a_fifo_is_refused_promptly() {
+    let sandbox = Sandbox::new();
+    let fifo = sandbox.root.path().join("archives/tool.tgz");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let (r, took) = install_within(&fifo, sandbox.cache(), InstallLimits::default());
+    assert_not_a_file(r, "FIFO");
+    assert!(took < std::time::Duration::from_secs(5), "took {took:?}");
+    sandbox.assert_untouched();
+}
+
+/// Devices, a directory, and the test's own stdin: refused, never read. (A small archive limit,
+/// so that the old code's read of /dev/zero stopped quickly too.)
+#[cfg(unix)]
+#[test]
+fn a_device_a_directory_or_stdin_is_refused() {
+    let sandbox = Sandbox::new();
+    let small = InstallLimits {
+        max_archive_bytes: 1 << 20,
+        ..InstallLimits::default()
+    };
+    for dev in ["/dev/zero", "/dev/null"] {
+        let (r, _) = install_within(Path::new(dev), sandbox.cache(), small);
+        assert_not_a_file(r, "character device");
+        sandbox.assert_untouched();
+    }
+    let (r, _) = install_within(&sandbox.outside(), sandbox.cache(), small);
+    assert_not_a_file(r, "directory");
+    sandbox.assert_untouched();
+
+    // The test's own stdin, unless it is a regular file (then reading it is reading a file).
+    let stdin = nix::sys::stat::fstat(std::io::stdin()).unwrap();
+    let regular = stdin.st_mode & nix::libc::S_IFMT == nix::libc::S_IFREG;
+    if !regular {
+        let (r, _) = install_within(Path::new("/dev/stdin"), sandbox.cache(), small);
+        assert!(r.unwrap_err().to_string().contains("is not a regular file"));
+        sandbox.assert_untouched();
+    }
+}
+
+/// `/dev/stdin` as a pipe, deterministically: the embedder's input is left unread.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_pipe_named_by_the_document_is_not_read() {
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
+    let sandbox = Sandbox::new();
+    let (rd, wr) = nix::unistd::pipe().unwrap();
+    let mut wr = std::fs::File::from(wr);
+    wr.write_all(b"the embedder's input").unwrap();
+    drop(wr);
+    let path = PathBuf::from(format!("/proc/self/fd/{}", rd.as_raw_fd()));
+    let (r, _) = install_within(&path, sandbox.cache(), InstallLimits::default());
+    assert_not_a_file(r, "FIFO");
+    sandbox.assert_untouched();
+    let mut left = String::new();
+    std::fs::File::from(rd).read_to_string(&mut left).unwrap();
+    assert_eq!(left, "the embedder's input");
 }
 
 #[test]
