@@ -1397,14 +1397,19 @@ acph_status acph_registry_is_installed(const struct acph_registry *registry,
 // `host` (`result`: `{"dir": "<cacheDir>/<id>/<version>/<platform>", "cmd": "<dir>/<cmd>",
 // "alreadyInstalled": bool}`; already installed: nothing is fetched). `options_json`:
 // `{"cacheDir": "/dir", "platform": "linux-x86_64", "maxArchiveBytes": 1073741824,
-// "maxTotalBytes": 1073741824, "maxEntries": 100000}` (`cacheDir` required; `platform` default:
-// this machine's; the limits bound the download, the bytes extracted and the entries).
+// "maxTotalBytes": 1073741824, "maxEntries": 100000, "maxDirs": 10000, "maxDepth": 64}`
+// (`cacheDir` required; `platform` default: this machine's; the limits bound the download, the
+// bytes extracted, the entries, the directories extraction creates and the components of one
+// entry's path; a component over 255 bytes or a path over 1,024 is refused whatever the
+// options).
 //
 // The steps are the core's (docs/REGISTRY.md): an entry without `sha256` is refused before
 // anything is fetched; the archive is fetched (bounded by `maxArchiveBytes`) and its SHA-256
 // checked before anything is extracted; `.tar.gz`/`.tgz`/`.zip` are extracted with links,
 // absolute names and `..` refused, into a staging directory renamed into place. Archives at
-// `file://` URLs and local paths are read by the library; any other URL (`https://...`) goes to
+// `file://` URLs and local paths are read by the library (regular files only: a FIFO, device
+// or directory is `ACPH_STATUS_INVALID_ARGUMENT`; a read with no progress for 30 s, or past 10
+// minutes in all, is `ACPH_STATUS_TIMEOUT`); any other URL (`https://...`) goes to
 // `fetch` (the embedder's HTTP client; the library opens no connection), and without `fetch` is
 // `ACPH_STATUS_UNSUPPORTED`.
 //

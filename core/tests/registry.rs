@@ -650,7 +650,39 @@ fn a_wrong_sha256_stops_before_extraction() {
         InstallLimits::default(),
     );
     assert_eq!(config_path(&e), SHA);
-    assert!(e.to_string().contains(&sha256_hex(&bytes)), "{e}");
+    let m = e.to_string();
+    assert!(
+        m.contains("sha256") && m.contains(&sha256_hex(b"other")),
+        "{m}"
+    );
+    // The actual digest of what was fetched is not told.
+    assert!(!m.contains(&sha256_hex(&bytes)), "{m}");
+}
+
+/// A document that names some unrelated local file with a made-up digest learns nothing about
+/// that file from the error: not its digest, its size or its content.
+#[test]
+fn a_digest_mismatch_reveals_nothing_of_the_file() {
+    let secret = b"password=hunter2\n";
+    let (e, _s) = refused(
+        secret,
+        "secret.txt",
+        Some(&sha256_hex(b"a guess")),
+        InstallLimits::default(),
+    );
+    assert_eq!(config_path(&e), SHA);
+    let m = e.to_string();
+    let digest = sha256_hex(secret);
+    for leak in [
+        digest.clone(),
+        digest.to_ascii_uppercase(),
+        digest[..16].to_owned(),
+        "hunter2".to_owned(),
+        format!("{} bytes", secret.len()),
+    ] {
+        assert!(!m.contains(&leak), "{m} reveals {leak:?}");
+    }
+    assert!(m.contains("does not have the sha256"), "{m}");
 }
 
 #[test]
@@ -786,6 +818,253 @@ fn an_archive_that_expands_past_the_limit_is_refused() {
     };
     let (e, _s) = refused(&good_tar_gz(), "t.tgz", None, small_download);
     assert_refused_archive(&e, "max_archive_bytes");
+}
+
+/// `d/d/…/<leaf>`: `depth` components in all.
+fn deep_name(top: &str, depth: usize, leaf: &str) -> String {
+    let mut name = format!("{top}/");
+    name.push_str(&"d/".repeat(depth.saturating_sub(2)));
+    name.push_str(leaf);
+    name
+}
+
+/// A tar entry through the builder, which writes a GNU long-name record for names past 100 bytes.
+fn long_file(b: &mut tar::Builder<Vec<u8>>, name: &str, data: &[u8]) {
+    let mut h = tar::Header::new_gnu();
+    h.set_size(data.len() as u64);
+    h.set_mode(0o644);
+    h.set_entry_type(tar::EntryType::Regular);
+    b.append_data(&mut h, name, data).unwrap();
+}
+
+/// The review's case: entries 2,000 components deep. Each used to create ~2,000 directories
+/// (nine of them, 18,000) and the install succeeded, leaving a tree past PATH_MAX.
+#[test]
+fn an_entry_thousands_of_directories_deep_is_refused() {
+    let bytes = tar_gz(|b| {
+        file(b, "bin/tool", b"#!/bin/sh\n", 0o755);
+        for i in 0..9 {
+            long_file(b, &deep_name(&format!("t{i}"), 2000, "x"), b"x");
+        }
+    });
+    let (e, _s) = refused(&bytes, "deep.tgz", None, InstallLimits::default());
+    assert_refused_archive(&e, "2000 path components deep");
+    assert_refused_archive(&e, "InstallLimits::max_depth");
+    assert!(
+        e.to_string().len() < 1000,
+        "the 4 KB name is not echoed whole: {e}"
+    );
+
+    let bytes = zip_of(|w| {
+        w.start_file("bin/tool", zip_opts(0o755)).unwrap();
+        w.write_all(b"#!/bin/sh\n").unwrap();
+        w.start_file(deep_name("t", 2000, "x"), zip_opts(0o644))
+            .unwrap();
+        w.write_all(b"x").unwrap();
+    });
+    let (e, _s) = refused(&bytes, "deep.zip", None, InstallLimits::default());
+    assert_refused_archive(&e, "InstallLimits::max_depth");
+
+    // A directory entry counts the same; a custom bound is honoured.
+    let bytes = tar_gz(|b| {
+        file(b, "bin/tool", b"#!/bin/sh\n", 0o755);
+        raw_entry(b, tar::EntryType::Directory, "a/b/c/d/", "", b"", 0o755);
+    });
+    let shallow = InstallLimits {
+        max_depth: 3,
+        ..InstallLimits::default()
+    };
+    let (e, _s) = refused(&bytes, "dir.tgz", None, shallow);
+    assert_refused_archive(&e, "4 path components deep");
+}
+
+/// Entries within the depth bound, but many of them, each making its own chain of directories:
+/// the directories created are bounded, not only the entries.
+#[test]
+fn the_directories_an_archive_creates_are_bounded() {
+    // 300 directory entries 40 deep: 12,000 directories from 300 entries.
+    let bytes = tar_gz(|b| {
+        file(b, "bin/tool", b"#!/bin/sh\n", 0o755);
+        for i in 0..300 {
+            let name = deep_name(&format!("t{i}"), 40, "x/");
+            raw_entry(b, tar::EntryType::Directory, &name, "", b"", 0o755);
+        }
+    });
+    let (e, _s) = refused(&bytes, "dirs.tgz", None, InstallLimits::default());
+    assert_refused_archive(&e, "more than 10000 directories (InstallLimits::max_dirs)");
+
+    let bytes = zip_of(|w| {
+        w.start_file("bin/tool", zip_opts(0o755)).unwrap();
+        w.write_all(b"#!/bin/sh\n").unwrap();
+        for i in 0..5 {
+            w.add_directory(format!("d{i}/"), zip_opts(0o755)).unwrap();
+        }
+    });
+    let few = InstallLimits {
+        max_dirs: 5,
+        ..InstallLimits::default()
+    };
+    let (e, _s) = refused(&bytes, "dirs.zip", None, few);
+    assert_refused_archive(&e, "entry `d4/` would create more than 5 directories");
+}
+
+#[test]
+fn a_long_path_component_or_path_is_refused() {
+    let long = "x".repeat(256);
+    let bytes = tar_gz(|b| {
+        file(b, "bin/tool", b"#!/bin/sh\n", 0o755);
+        long_file(b, &format!("share/{long}"), b"x");
+    });
+    let (e, _s) = refused(&bytes, "long.tgz", None, InstallLimits::default());
+    assert_refused_archive(&e, "a path component of 256 bytes");
+    assert_refused_archive(&e, "MAX_ENTRY_COMPONENT_BYTES");
+
+    let bytes = zip_of(|w| {
+        w.start_file("bin/tool", zip_opts(0o755)).unwrap();
+        w.write_all(b"#!/bin/sh\n").unwrap();
+        w.add_directory(format!("{long}/"), zip_opts(0o755))
+            .unwrap();
+    });
+    let (e, _s) = refused(&bytes, "long.zip", None, InstallLimits::default());
+    assert_refused_archive(&e, "MAX_ENTRY_COMPONENT_BYTES");
+
+    // Six components of 200 bytes: each fine, 1,205 bytes in all.
+    let part = "y".repeat(200);
+    let bytes = tar_gz(|b| {
+        file(b, "bin/tool", b"#!/bin/sh\n", 0o755);
+        long_file(b, &[part.as_str(); 6].join("/"), b"x");
+    });
+    let (e, _s) = refused(&bytes, "path.tgz", None, InstallLimits::default());
+    assert_refused_archive(&e, "a path of 1205 bytes");
+    assert_refused_archive(&e, "MAX_ENTRY_PATH_BYTES");
+}
+
+#[test]
+fn entries_at_the_path_bounds_install() {
+    let sandbox = Sandbox::new();
+    let name = format!("{}/{}", "z".repeat(255), deep_name("t", 63, "f"));
+    assert_eq!(name.split('/').count(), 64);
+    let bytes = tar_gz(|b| {
+        file(b, "bin/tool", b"#!/bin/sh\n", 0o755);
+        long_file(b, &name, b"at the bounds");
+    });
+    let archive = sandbox.archive("bounds.tgz", &bytes);
+    let reg = one_binary(&archive, Some(&sha256_hex(&bytes)), "./bin/tool", P);
+    let installed = install_binary(
+        reg.agent("tool").unwrap(),
+        P,
+        &sandbox.cache(),
+        &FileFetcher::new(),
+    )
+    .unwrap();
+    assert_eq!(
+        std::fs::read(installed.dir.join(&name)).unwrap(),
+        b"at the bounds"
+    );
+}
+
+/// Run an install on a thread and wait at most 20 s: an install that blocks (the old behaviour
+/// for a FIFO) fails the test instead of hanging it.
+#[cfg(unix)]
+fn install_within(
+    archive: &Path,
+    cache: PathBuf,
+    limits: InstallLimits,
+) -> (
+    acp_host::Result<acp_host::registry::Installed>,
+    std::time::Duration,
+) {
+    let reg = one_binary(archive, Some(&sha256_hex(b"x")), "./bin/tool", P);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let started = std::time::Instant::now();
+    std::thread::spawn(move || {
+        let agent = reg.agent("tool").unwrap();
+        let _ = tx.send(install_binary_with_limits(
+            agent,
+            P,
+            &cache,
+            &FileFetcher::new(),
+            &limits,
+        ));
+    });
+    let r = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("the install did not return within 20 s");
+    (r, started.elapsed())
+}
+
+#[cfg(unix)]
+fn assert_not_a_file(r: acp_host::Result<acp_host::registry::Installed>, what: &str) {
+    let e = r.unwrap_err();
+    assert_eq!(e.kind(), "invalid_argument", "{e}");
+    let m = e.to_string();
+    assert!(
+        m.contains("is not a regular file") && m.contains(what),
+        "{m} lacks {what}"
+    );
+}
+
+/// A document naming a FIFO as its archive: refused at once (it used to block the install until
+/// a writer came), nothing left behind.
+#[cfg(unix)]
+#[test]
+fn a_fifo_is_refused_promptly() {
+    let sandbox = Sandbox::new();
+    let fifo = sandbox.root.path().join("archives/tool.tgz");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let (r, took) = install_within(&fifo, sandbox.cache(), InstallLimits::default());
+    assert_not_a_file(r, "FIFO");
+    assert!(took < std::time::Duration::from_secs(5), "took {took:?}");
+    sandbox.assert_untouched();
+}
+
+/// Devices, a directory, and the test's own stdin: refused, never read. (A small archive limit,
+/// so that the old code's read of /dev/zero stopped quickly too.)
+#[cfg(unix)]
+#[test]
+fn a_device_a_directory_or_stdin_is_refused() {
+    let sandbox = Sandbox::new();
+    let small = InstallLimits {
+        max_archive_bytes: 1 << 20,
+        ..InstallLimits::default()
+    };
+    for dev in ["/dev/zero", "/dev/null"] {
+        let (r, _) = install_within(Path::new(dev), sandbox.cache(), small);
+        assert_not_a_file(r, "character device");
+        sandbox.assert_untouched();
+    }
+    let (r, _) = install_within(&sandbox.outside(), sandbox.cache(), small);
+    assert_not_a_file(r, "directory");
+    sandbox.assert_untouched();
+
+    // The test's own stdin, unless it is a regular file (then reading it is reading a file).
+    let stdin = nix::sys::stat::fstat(std::io::stdin()).unwrap();
+    let regular = stdin.st_mode & nix::libc::S_IFMT == nix::libc::S_IFREG;
+    if !regular {
+        let (r, _) = install_within(Path::new("/dev/stdin"), sandbox.cache(), small);
+        assert!(r.unwrap_err().to_string().contains("is not a regular file"));
+        sandbox.assert_untouched();
+    }
+}
+
+/// `/dev/stdin` as a pipe, deterministically: the embedder's input is left unread.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_pipe_named_by_the_document_is_not_read() {
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
+    let sandbox = Sandbox::new();
+    let (rd, wr) = nix::unistd::pipe().unwrap();
+    let mut wr = std::fs::File::from(wr);
+    wr.write_all(b"the embedder's input").unwrap();
+    drop(wr);
+    let path = PathBuf::from(format!("/proc/self/fd/{}", rd.as_raw_fd()));
+    let (r, _) = install_within(&path, sandbox.cache(), InstallLimits::default());
+    assert_not_a_file(r, "FIFO");
+    sandbox.assert_untouched();
+    let mut left = String::new();
+    std::fs::File::from(rd).read_to_string(&mut left).unwrap();
+    assert_eq!(left, "the embedder's input");
 }
 
 #[test]

@@ -605,8 +605,9 @@ pub(crate) struct InstallOptions {
 }
 
 /// Options of `acph_registry_install`: `{"cacheDir": "/dir", "platform": "linux-x86_64",
-/// "maxArchiveBytes": n, "maxTotalBytes": n, "maxEntries": n}` (`cacheDir` required; the limits
-/// only when `with_limits`, for `acph_registry_is_installed` they are unknown fields).
+/// "maxArchiveBytes": n, "maxTotalBytes": n, "maxEntries": n, "maxDirs": n, "maxDepth": n}`
+/// (`cacheDir` required; the limits only when `with_limits`, for `acph_registry_is_installed`
+/// they are unknown fields).
 pub(crate) fn install_options(text: &str, with_limits: bool) -> Result<InstallOptions, Failure> {
     let doc: Value = serde_json::from_str(text).map_err(|e| Failure::json("options_json", &e))?;
     let err = |p: &str, m: String| arg_error("install options", p, m);
@@ -617,6 +618,8 @@ pub(crate) fn install_options(text: &str, with_limits: bool) -> Result<InstallOp
             "maxArchiveBytes",
             "maxTotalBytes",
             "maxEntries",
+            "maxDirs",
+            "maxDepth",
         ]
     } else {
         &["cacheDir", "platform"]
@@ -643,6 +646,12 @@ pub(crate) fn install_options(text: &str, with_limits: bool) -> Result<InstallOp
     }
     if let Some(n) = u64_field(obj, "maxEntries", &err)? {
         limits.max_entries = n;
+    }
+    if let Some(n) = u64_field(obj, "maxDirs", &err)? {
+        limits.max_dirs = n;
+    }
+    if let Some(n) = u64_field(obj, "maxDepth", &err)? {
+        limits.max_depth = n;
     }
     Ok(InstallOptions {
         cache_dir,

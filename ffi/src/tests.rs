@@ -272,7 +272,7 @@ fn registry_options_parse_like_the_other_faces() {
     assert_eq!(e.status, acph_status::ACPH_STATUS_INVALID_JSON);
 
     let o = crate::config::install_options(
-        r#"{"cacheDir":"/c","platform":"linux-aarch64","maxArchiveBytes":10,"maxTotalBytes":20,"maxEntries":3}"#,
+        r#"{"cacheDir":"/c","platform":"linux-aarch64","maxArchiveBytes":10,"maxTotalBytes":20,"maxEntries":3,"maxDirs":4,"maxDepth":5}"#,
         true,
     )
     .unwrap();
@@ -282,9 +282,11 @@ fn registry_options_parse_like_the_other_faces() {
         (
             o.limits.max_archive_bytes,
             o.limits.max_total_bytes,
-            o.limits.max_entries
+            o.limits.max_entries,
+            o.limits.max_dirs,
+            o.limits.max_depth
         ),
-        (10, 20, 3)
+        (10, 20, 3, 4, 5)
     );
     let o = crate::config::install_options(r#"{"cacheDir":"/c"}"#, false).unwrap();
     assert_eq!(Some(o.platform), Platform::current());
@@ -294,6 +296,8 @@ fn registry_options_parse_like_the_other_faces() {
         (r#"{"cacheDir":null}"#, true, "cacheDir"),
         (r#"{"cacheDir":"/c","maxEntries":-1}"#, true, "maxEntries"),
         (r#"{"cacheDir":"/c","maxEntries":1}"#, false, "maxEntries"),
+        (r#"{"cacheDir":"/c","maxDirs":-1}"#, true, "maxDirs"),
+        (r#"{"cacheDir":"/c","maxDepth":"64"}"#, true, "maxDepth"),
     ] {
         let e = crate::config::install_options(bad, with_limits).unwrap_err();
         assert_eq!(e.status, acph_status::ACPH_STATUS_INVALID_ARGUMENT, "{bad}");
@@ -380,4 +384,56 @@ fn a_failed_sink_write_fails_the_fetch_whatever_the_callback_returns() {
     let e = hook(None).fetch(url, &mut Vec::new()).unwrap_err();
     assert_eq!(e.kind(), "unsupported");
     assert!(e.to_string().contains("fetch callback"), "{e}");
+}
+
+/// Local archives go through the core's `FileFetcher`, never the callback and never an open of
+/// this face's own: a FIFO (which used to block the install) and a device are refused at once.
+#[cfg(unix)]
+#[test]
+fn local_archives_are_read_by_the_core_fetcher_only() {
+    use std::ffi::{c_char, c_int, c_void};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use acp_host::registry::Fetcher;
+
+    use crate::registry::acph_fetch_sink;
+
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+    unsafe extern "C" fn counts(
+        _user: *mut c_void,
+        _url: *const c_char,
+        _len: usize,
+        _sink: *mut acph_fetch_sink,
+    ) -> c_int {
+        CALLS.fetch_add(1, Ordering::SeqCst);
+        1
+    }
+    let fifo = std::env::temp_dir().join(format!("acph-fifo-{}.tar.gz", std::process::id()));
+    let _ = std::fs::remove_file(&fifo);
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    for url in [
+        format!("file://{}", fifo.display()),
+        fifo.display().to_string(),
+        "file:///dev/zero".to_owned(),
+    ] {
+        // SAFETY: a plain function without user data, callable from any thread.
+        let hook = crate::registry::HookFetcher::new(unsafe {
+            crate::ptr::Callback::new(Some(counts), std::ptr::null_mut(), None)
+        });
+        let (tx, rx) = std::sync::mpsc::channel();
+        let asked = url.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(
+                hook.fetch(&asked, &mut Vec::new())
+                    .map_err(|e| e.to_string()),
+            );
+        });
+        let e = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("the fetch blocked")
+            .unwrap_err();
+        assert!(e.contains("is not a regular file"), "{url}: {e}");
+    }
+    let _ = std::fs::remove_file(&fifo);
+    assert_eq!(CALLS.load(Ordering::SeqCst), 0);
 }

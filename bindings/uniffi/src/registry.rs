@@ -490,6 +490,43 @@ mod tests {
         assert!(never.asked.lock().unwrap().is_empty());
     }
 
+    /// A FIFO named as a local archive is the core's `FileFetcher`'s to refuse (it used to block
+    /// the install for good): `InvalidArgument` at once, the hook never asked, nothing installed.
+    #[cfg(unix)]
+    #[test]
+    fn a_local_fifo_is_refused_by_the_core_not_asked_of_the_hook() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("tool.tar.gz");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let reg = one_binary(&format!("file://{}", fifo.display()), b"x");
+        let cache = dir.path().join("cache");
+        std::fs::create_dir(&cache).unwrap();
+        let never = serve(Err(HandlerError::Failed {
+            reason: "asked for a local archive".into(),
+        }));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (hook, at) = (never.clone(), cache.clone());
+        std::thread::spawn(move || {
+            let _ = tx.send(install(&reg, &at, Some(hook)));
+        });
+        let e = rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the install blocked on the FIFO")
+            .unwrap_err();
+        match e {
+            AcpError::InvalidArgument { detail, .. } => {
+                assert!(detail.contains("is not a regular file"), "{detail}")
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(never.asked.lock().unwrap().is_empty());
+        assert!(is_empty(&cache));
+    }
+
     #[test]
     fn a_failing_or_lying_fetcher_installs_nothing() {
         let dir = tempfile::tempdir().unwrap();

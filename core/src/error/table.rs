@@ -58,7 +58,7 @@ pub const ERROR_KINDS: &[ErrorKindInfo] = &[
         kind: "invalid_argument",
         status: 103,
         reach: Every,
-        meaning: "an argument was well-formed but not acceptable (a relative path, an option id that was not offered, content that does not match a schema, …)",
+        meaning: "an argument was well-formed but not acceptable (a relative path, an option id that was not offered, content that does not match a schema, a registry archive URL naming something that is not a regular file, …)",
         data: "null, or `{path}` naming the field",
     },
     ErrorKindInfo {
@@ -100,7 +100,7 @@ pub const ERROR_KINDS: &[ErrorKindInfo] = &[
         kind: "timeout",
         status: 201,
         reach: Every,
-        meaning: "the operation did not complete in time (a per-call timeout or the host's request timeout)",
+        meaning: "the operation did not complete in time (a per-call timeout, the host's request timeout, or a registry install's read of a local archive: `FileFetcher`'s stall and total bounds)",
         data: "`{what, afterMs}`",
     },
     ErrorKindInfo {

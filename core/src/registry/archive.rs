@@ -12,21 +12,30 @@
 //! - modes: `0o755` when the entry had any execute bit, else `0o644`; setuid, setgid and sticky
 //!   bits are never set; owners and times are not restored;
 //! - the number of entries and the bytes written are counted as they are extracted (declared
-//!   sizes are not trusted) and bounded by [`InstallLimits`].
+//!   sizes are not trusted) and bounded by [`InstallLimits`];
+//! - an entry's path is bounded in depth ([`InstallLimits::max_depth`] components), in the length
+//!   of each component ([`MAX_ENTRY_COMPONENT_BYTES`]) and in total ([`MAX_ENTRY_PATH_BYTES`]), and
+//!   the directories an extraction creates, named or implied by a deeper path, are counted before
+//!   they are made ([`InstallLimits::max_dirs`]): one entry cannot make thousands of directories
+//!   or a tree deeper than tools that walk it can handle.
 //!
 //! Any refusal stops the extraction; the caller removes the directory.
 
+use std::collections::HashSet;
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use cap_std::fs::{Dir, OpenOptions};
 
-use super::InstallLimits;
 use super::relative_path;
+use super::{InstallLimits, MAX_ENTRY_COMPONENT_BYTES, MAX_ENTRY_PATH_BYTES};
 
-/// Longest entry name accepted, in bytes.
+/// Longest entry name accepted as written in the archive, before normalization, in bytes.
 const MAX_NAME_BYTES: usize = 4096;
+
+/// Longest part of an entry name quoted in an error message, in bytes.
+const SHOWN_NAME_BYTES: usize = 120;
 
 /// Why an extraction stopped.
 #[derive(Debug)]
@@ -67,6 +76,7 @@ pub(super) fn extract(
     let mut budget = Budget {
         entries: 0,
         bytes: 0,
+        dirs: HashSet::new(),
         limits: *limits,
     };
     match &magic[..have] {
@@ -92,10 +102,62 @@ enum Kind {
 struct Budget {
     entries: u64,
     bytes: u64,
+    /// The directories created so far, relative to the destination (it started empty, so these
+    /// are all the directories there are).
+    dirs: HashSet<PathBuf>,
     limits: InstallLimits,
 }
 
 impl Budget {
+    /// Check the shape of an entry's (normalized) path: component length, depth, total length.
+    fn check_path(&self, name: &str, rel: &Path) -> Result<(), ExtractError> {
+        let refuse = |why: String| ExtractError::Refused(format!("entry `{}` {why}", shown(name)));
+        if let Some(long) = rel
+            .components()
+            .map(|c| c.as_os_str().len())
+            .find(|&n| n > MAX_ENTRY_COMPONENT_BYTES)
+        {
+            return Err(refuse(format!(
+                "has a path component of {long} bytes; at most {MAX_ENTRY_COMPONENT_BYTES} are extracted (MAX_ENTRY_COMPONENT_BYTES)"
+            )));
+        }
+        let depth = rel.components().count() as u64;
+        if depth > self.limits.max_depth {
+            return Err(refuse(format!(
+                "is {depth} path components deep; at most {} are extracted (InstallLimits::max_depth)",
+                self.limits.max_depth
+            )));
+        }
+        let len = rel.as_os_str().len();
+        if len > MAX_ENTRY_PATH_BYTES {
+            return Err(refuse(format!(
+                "has a path of {len} bytes; at most {MAX_ENTRY_PATH_BYTES} are extracted (MAX_ENTRY_PATH_BYTES)"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Count the directories that creating `dir` (and its parents) would make, before any is
+    /// made.
+    fn count_dirs(&mut self, name: &str, dir: &Path) -> Result<(), ExtractError> {
+        let mut prefix = PathBuf::new();
+        for part in dir.components() {
+            prefix.push(part);
+            if self.dirs.contains(&prefix) {
+                continue;
+            }
+            if self.dirs.len() as u64 >= self.limits.max_dirs {
+                return Err(ExtractError::Refused(format!(
+                    "entry `{}` would create more than {} directories (InstallLimits::max_dirs)",
+                    shown(name),
+                    self.limits.max_dirs
+                )));
+            }
+            self.dirs.insert(prefix.clone());
+        }
+        Ok(())
+    }
+
     fn count_entry(&mut self) -> Result<(), ExtractError> {
         self.entries += 1;
         if self.entries > self.limits.max_entries {
@@ -133,14 +195,29 @@ impl Budget {
     }
 }
 
+/// An entry name as quoted in messages: cut after [`SHOWN_NAME_BYTES`] (a name may be kilobytes).
+fn shown(name: &str) -> String {
+    if name.len() <= SHOWN_NAME_BYTES {
+        return name.to_owned();
+    }
+    let mut end = SHOWN_NAME_BYTES;
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes)", &name[..end], name.len())
+}
+
 fn corrupt(e: &dyn std::fmt::Display) -> ExtractError {
     ExtractError::Refused(format!("the archive is corrupt or truncated: {e}"))
 }
 
 fn link_refused(name: &str, what: &str, target: Option<String>) -> ExtractError {
-    let to = target.map(|t| format!(" to `{t}`")).unwrap_or_default();
+    let to = target
+        .map(|t| format!(" to `{}`", shown(&t)))
+        .unwrap_or_default();
     ExtractError::Refused(format!(
-        "entry `{name}` is a {what}{to}: links are refused (only files and directories are extracted)"
+        "entry `{}` is a {what}{to}: links are refused (only files and directories are extracted)",
+        shown(name)
     ))
 }
 
@@ -170,7 +247,8 @@ fn extract_tar_gz(file: File, dir: &Dir, budget: &mut Budget) -> Result<(), Extr
             EntryType::Link => return Err(link_refused(&name, "hard link", link_target())),
             other => {
                 return Err(ExtractError::Refused(format!(
-                    "entry `{name}` has type {other:?}: only files and directories are extracted"
+                    "entry `{}` has type {other:?}: only files and directories are extracted",
+                    shown(&name)
                 )));
             }
         };
@@ -207,7 +285,8 @@ fn extract_zip(file: File, dir: &Dir, budget: &mut Budget) -> Result<(), Extract
             },
             other => {
                 return Err(ExtractError::Refused(format!(
-                    "entry `{name}` has file type {other:o}: only files and directories are extracted"
+                    "entry `{}` has file type {other:o}: only files and directories are extracted",
+                    shown(&name)
                 )));
             }
         };
@@ -226,22 +305,26 @@ fn place(
 ) -> Result<(), ExtractError> {
     if name.len() > MAX_NAME_BYTES {
         return Err(ExtractError::Refused(format!(
-            "an entry name is longer than {MAX_NAME_BYTES} bytes"
+            "entry `{}` has a name longer than {MAX_NAME_BYTES} bytes",
+            shown(name)
         )));
     }
     let rel = relative_path(name)
-        .map_err(|why| ExtractError::Refused(format!("entry `{name}` {why}")))?;
+        .map_err(|why| ExtractError::Refused(format!("entry `{}` {why}", shown(name))))?;
+    budget.check_path(name, &rel)?;
     let conflict = |e: io::Error| match e.kind() {
         io::ErrorKind::AlreadyExists
         | io::ErrorKind::NotADirectory
         | io::ErrorKind::IsADirectory => ExtractError::Refused(format!(
-            "entry `{name}` conflicts with an earlier entry ({e})"
+            "entry `{}` conflicts with an earlier entry ({e})",
+            shown(name)
         )),
         _ => ExtractError::Io(e),
     };
     match kind {
         Kind::Dir => {
             if !rel.as_os_str().is_empty() {
+                budget.count_dirs(name, &rel)?;
                 dir.create_dir_all(&rel).map_err(conflict)?;
             }
             Ok(())
@@ -249,10 +332,12 @@ fn place(
         Kind::File { executable } => {
             let Some(parent) = rel.parent().filter(|_| !rel.as_os_str().is_empty()) else {
                 return Err(ExtractError::Refused(format!(
-                    "entry `{name}` names no file"
+                    "entry `{}` names no file",
+                    shown(name)
                 )));
             };
             if !parent.as_os_str().is_empty() {
+                budget.count_dirs(name, parent)?;
                 dir.create_dir_all(parent).map_err(conflict)?;
             }
             let mut options = OpenOptions::new();
@@ -366,6 +451,50 @@ mod tests {
         };
         let (_tmp, r) = run(&bytes, &small);
         assert!(matches!(r, Err(ExtractError::Refused(m)) if m.contains("max_entries")));
+    }
+
+    #[test]
+    fn directories_are_counted_once_and_bounded() {
+        let entries = |b: &mut tar::Builder<Vec<u8>>, extra: bool| {
+            let mut h = file_header(1, 0o644);
+            b.append_data(&mut h, "a/b/c/f", &b"x"[..]).unwrap();
+            let mut h = file_header(1, 0o644);
+            b.append_data(&mut h, "a/b/g", &b"x"[..]).unwrap();
+            let mut h = tar::Header::new_gnu();
+            h.set_entry_type(tar::EntryType::Directory);
+            h.set_size(0);
+            b.append_data(&mut h, "a/b/", io::empty()).unwrap();
+            if extra {
+                let mut h = tar::Header::new_gnu();
+                h.set_entry_type(tar::EntryType::Directory);
+                h.set_size(0);
+                b.append_data(&mut h, "a/x/", io::empty()).unwrap();
+            }
+        };
+        let three = InstallLimits {
+            max_dirs: 3,
+            ..limits()
+        };
+        // a, a/b, a/b/c: three, however many entries name or imply them.
+        let (_tmp, r) = run(&tar_gz(|b| entries(b, false)), &three);
+        r.unwrap();
+        let (tmp, r) = run(&tar_gz(|b| entries(b, true)), &three);
+        assert!(
+            matches!(&r, Err(ExtractError::Refused(m)) if m.contains("`a/x/` would create more than 3 directories")),
+            "{r:?}"
+        );
+        assert!(
+            !tmp.path().join("out/a/x").exists(),
+            "refused before it is made"
+        );
+    }
+
+    #[test]
+    fn long_names_are_cut_in_messages() {
+        let name = "é".repeat(200);
+        let cut = shown(&name);
+        assert!(cut.len() < 140 && cut.ends_with("(400 bytes)"), "{cut}");
+        assert_eq!(shown("bin/tool"), "bin/tool");
     }
 
     #[test]

@@ -24,6 +24,8 @@
 use std::fs;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
@@ -37,6 +39,16 @@ pub const DEFAULT_MAX_ARCHIVE_BYTES: u64 = 1 << 30;
 pub const DEFAULT_MAX_TOTAL_BYTES: u64 = 1 << 30;
 /// Default bound on the entries of an archive.
 pub const DEFAULT_MAX_ENTRIES: u64 = 100_000;
+/// Default bound on the directories an extraction creates (named by entries or implied by their
+/// paths, counted once each).
+pub const DEFAULT_MAX_DIRS: u64 = 10_000;
+/// Default bound on the components of an entry's path (`bin/tool` has 2).
+pub const DEFAULT_MAX_DEPTH: u64 = 64;
+/// Longest component of an entry's path, in bytes (`NAME_MAX` of common file systems).
+pub const MAX_ENTRY_COMPONENT_BYTES: usize = 255;
+/// Longest entry path, in bytes, once normalized (`./`, `//` dropped): with the install directory
+/// in front it stays well under Linux's 4,096-byte `PATH_MAX` for any reasonable cache directory.
+pub const MAX_ENTRY_PATH_BYTES: usize = 1024;
 
 /// Bounds of one install. Exceeding one is `invalid_config` naming the limit; nothing is installed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +59,11 @@ pub struct InstallLimits {
     pub max_total_bytes: u64,
     /// Entries of the archive (files, directories and headers together).
     pub max_entries: u64,
+    /// Directories created by extraction, each counted once whether an entry names it or a
+    /// deeper entry's path implies it.
+    pub max_dirs: u64,
+    /// Components of one entry's path (`a/b/c` has 3).
+    pub max_depth: u64,
 }
 
 impl Default for InstallLimits {
@@ -55,6 +72,8 @@ impl Default for InstallLimits {
             max_archive_bytes: DEFAULT_MAX_ARCHIVE_BYTES,
             max_total_bytes: DEFAULT_MAX_TOTAL_BYTES,
             max_entries: DEFAULT_MAX_ENTRIES,
+            max_dirs: DEFAULT_MAX_DIRS,
+            max_depth: DEFAULT_MAX_DEPTH,
         }
     }
 }
@@ -69,12 +88,44 @@ pub trait Fetcher {
     fn fetch(&self, url: &str, sink: &mut dyn Write) -> Result<()>;
 }
 
+/// Default bound on the whole of one [`FileFetcher`] read (open, read, every byte handed on): ten
+/// minutes.
+pub const DEFAULT_FILE_FETCH_TIMEOUT: Duration = Duration::from_secs(600);
+/// Default bound on a [`FileFetcher`] read that makes no progress (the open, or one read, that
+/// does not return): 30 seconds.
+pub const DEFAULT_FILE_FETCH_STALL_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// A [`Fetcher`] for `file://` URLs (`file:///abs/path`, `file://localhost/abs/path`, percent
 /// escapes decoded) and plain local paths. A relative path is taken relative to the base
 /// directory, when one is set, and refused otherwise. Any other scheme is `unsupported`.
-#[derive(Debug, Clone, Default)]
+///
+/// A registry document may name any local path, so the read is fenced:
+/// - only a **regular file** is read. The path is checked (so a device is not even opened), then
+///   opened without waiting (`O_NONBLOCK`, and `O_NOCTTY`, on Unix) and the opened handle checked
+///   again (`fstat`), so nothing swapped in after the first check is read: a FIFO, `/dev/stdin`,
+///   a terminal, a socket or a device is `invalid_argument` at once, never waited on or read
+///   from;
+/// - the open and the reads run on a thread of their own while the caller waits with a deadline:
+///   no bytes for [`stall_timeout`](Self::stall_timeout) (30 s), or the whole read past
+///   [`timeout`](Self::timeout) (10 min), is `timeout` (a hung network file system cannot hang
+///   the install). The reader thread is then abandoned: it stops at its next read, or stays
+///   blocked in the kernel for as long as the file system keeps it there;
+/// - errors name the path and what went wrong, never anything read from the file.
+#[derive(Debug, Clone)]
 pub struct FileFetcher {
     base_dir: Option<PathBuf>,
+    timeout: Duration,
+    stall_timeout: Duration,
+}
+
+impl Default for FileFetcher {
+    fn default() -> Self {
+        FileFetcher {
+            base_dir: None,
+            timeout: DEFAULT_FILE_FETCH_TIMEOUT,
+            stall_timeout: DEFAULT_FILE_FETCH_STALL_TIMEOUT,
+        }
+    }
 }
 
 impl FileFetcher {
@@ -86,7 +137,21 @@ impl FileFetcher {
     pub fn with_base_dir(dir: impl Into<PathBuf>) -> Self {
         FileFetcher {
             base_dir: Some(dir.into()),
+            ..Self::default()
         }
+    }
+
+    /// Bound the whole read (default [`DEFAULT_FILE_FETCH_TIMEOUT`]).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Bound the wait for the open and for each read (default
+    /// [`DEFAULT_FILE_FETCH_STALL_TIMEOUT`]).
+    pub fn stall_timeout(mut self, timeout: Duration) -> Self {
+        self.stall_timeout = timeout;
+        self
     }
 
     /// The local file a URL names.
@@ -136,9 +201,177 @@ impl FileFetcher {
 impl Fetcher for FileFetcher {
     fn fetch(&self, url: &str, sink: &mut dyn Write) -> Result<()> {
         let path = self.local_path(url)?;
-        let mut file = fs::File::open(&path).map_err(|e| with_path(e, &path))?;
-        io::copy(&mut file, sink).map_err(|e| with_path(e, &path))?;
-        Ok(())
+        let reader_path = path.clone();
+        pump_with_deadline(
+            move || open_regular(&reader_path),
+            &path,
+            sink,
+            self.timeout,
+            self.stall_timeout,
+        )
+    }
+}
+
+/// Open `path` for reading if it is a regular file. Checked first on the path, so that a device
+/// is not even opened (opening some has effects: a tape rewinds, a serial line's modem lines
+/// change); then opened without waiting (a FIFO swapped in opens at once instead of waiting for a
+/// writer; a leased file is retried for a second, as the fs service does) and checked again on
+/// the opened handle, which is what counts; then switched back to blocking reads (a FUSE file
+/// system may answer `EAGAIN` to a non-blocking read; the caller's deadline bounds the wait
+/// instead).
+fn open_regular(path: &Path) -> Result<fs::File> {
+    let meta = fs::metadata(path).map_err(|e| with_path(e, path))?;
+    if !meta.is_file() {
+        return Err(not_regular(path, &meta));
+    }
+    open_checked(path)
+}
+
+/// The open and the check that count, on the handle (a FIFO or device swapped in after
+/// [`open_regular`]'s first check is refused here).
+fn open_checked(path: &Path) -> Result<fs::File> {
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use nix::fcntl::OFlag;
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags((OFlag::O_NONBLOCK | OFlag::O_NOCTTY).bits());
+    }
+    let file = crate::services::fs::retry_while_leased(|| options.open(path))
+        .map_err(|e| with_path(e, path))?;
+    let meta = file.metadata().map_err(|e| with_path(e, path))?;
+    if !meta.is_file() {
+        return Err(not_regular(path, &meta));
+    }
+    #[cfg(unix)]
+    {
+        use nix::fcntl::{FcntlArg, OFlag, fcntl};
+        let blocking = fcntl(&file, FcntlArg::F_GETFL)
+            .map(|flags| OFlag::from_bits_retain(flags) & !OFlag::O_NONBLOCK)
+            .and_then(|flags| fcntl(&file, FcntlArg::F_SETFL(flags)));
+        blocking.map_err(|e| with_path(io::Error::from(e), path))?;
+    }
+    Ok(file)
+}
+
+fn not_regular(path: &Path, meta: &fs::Metadata) -> Error {
+    Error::InvalidArgument(format!(
+        "`{}` is not a regular file (a {}); FileFetcher reads regular files only",
+        path.display(),
+        file_kind(meta)
+    ))
+}
+
+/// What a non-regular file is, for the refusal.
+fn file_kind(meta: &fs::Metadata) -> &'static str {
+    if meta.is_dir() {
+        return "directory";
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = meta.file_type();
+        if t.is_fifo() {
+            return "FIFO";
+        }
+        if t.is_char_device() {
+            return "character device";
+        }
+        if t.is_block_device() {
+            return "block device";
+        }
+        if t.is_socket() {
+            return "socket";
+        }
+    }
+    "special file"
+}
+
+/// What the reader thread hands to the fetching thread.
+enum Piece {
+    Bytes(Vec<u8>),
+    End,
+    OpenFailed(Error),
+    ReadFailed(io::Error),
+}
+
+/// Run `open` and read what it opened on a thread of its own, writing the bytes to `sink` on this
+/// thread: waits at most `stall` for the open and for each piece, and `total` in all. On a
+/// timeout (or a `sink` error) this returns and the reader thread is left to stop at its next
+/// send, which fails; a reader blocked in the kernel stays blocked until the kernel returns.
+fn pump_with_deadline<R: io::Read + 'static>(
+    open: impl FnOnce() -> Result<R> + Send + 'static,
+    path: &Path,
+    sink: &mut dyn Write,
+    total: Duration,
+    stall: Duration,
+) -> Result<()> {
+    let (tx, rx) = mpsc::sync_channel::<Piece>(2);
+    let started = Instant::now();
+    std::thread::Builder::new()
+        .name("acp-host-file-fetch".to_owned())
+        .spawn(move || {
+            let mut reader = match open() {
+                Ok(r) => r,
+                Err(e) => {
+                    let _ = tx.send(Piece::OpenFailed(e));
+                    return;
+                }
+            };
+            loop {
+                let mut buf = vec![0u8; 64 * 1024];
+                let piece = match reader.read(&mut buf) {
+                    Ok(0) => Piece::End,
+                    Ok(n) => {
+                        buf.truncate(n);
+                        Piece::Bytes(buf)
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => Piece::ReadFailed(e),
+                };
+                let last = !matches!(piece, Piece::Bytes(_));
+                if tx.send(piece).is_err() || last {
+                    return;
+                }
+            }
+        })
+        .map_err(|e| with_path(e, path))?;
+    loop {
+        let left = total.saturating_sub(started.elapsed());
+        let wait = left.min(stall);
+        match rx.recv_timeout(wait) {
+            Ok(Piece::Bytes(bytes)) => sink.write_all(&bytes).map_err(Error::from)?,
+            Ok(Piece::End) => return Ok(()),
+            Ok(Piece::OpenFailed(e)) => return Err(e),
+            Ok(Piece::ReadFailed(e)) => return Err(with_path(e, path)),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                let (what, after) = if wait < left {
+                    (
+                        format!(
+                            "reading `{}` (no progress; FileFetcher::stall_timeout)",
+                            path.display()
+                        ),
+                        stall,
+                    )
+                } else {
+                    (
+                        format!("reading `{}` (FileFetcher::timeout)", path.display()),
+                        total,
+                    )
+                };
+                return Err(Error::Timeout {
+                    what,
+                    after_ms: u64::try_from(after.as_millis()).unwrap_or(u64::MAX),
+                });
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(with_path(
+                    io::Error::other("the reading thread ended without a result"),
+                    path,
+                ));
+            }
+        }
     }
 }
 
@@ -416,11 +649,13 @@ impl Download<'_> {
         file.sync_all().map_err(|e| with_path(e, self.to))?;
         let actual: [u8; 32] = sink.hasher.finalize().into();
         if &actual != expected {
+            // Says only that the bytes differ: the URL may name any local file, and its digest
+            // (or size, or content) is not the document's to learn.
             return Err(invalid(
                 &self.sha_path,
                 format!(
-                    "the archive's sha256 is {}, the registry says {}; nothing was extracted",
-                    hex(&actual),
+                    "the archive at `{}` does not have the sha256 the registry gives ({}); nothing was extracted",
+                    self.url,
                     hex(expected)
                 ),
             ));
@@ -532,6 +767,145 @@ mod tests {
         assert!(parse_sha256(&hexed[1..]).is_none());
         assert!(parse_sha256(&format!("g{}", &hexed[1..])).is_none());
         assert!(parse_sha256(&format!("sha256:{hexed}")).is_none());
+    }
+
+    /// A reader that gives `first`, then waits `then` before each further byte.
+    struct Slow {
+        first: Vec<u8>,
+        then: Duration,
+    }
+
+    impl io::Read for Slow {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if !self.first.is_empty() {
+                let n = self.first.len().min(buf.len());
+                buf[..n].copy_from_slice(&self.first[..n]);
+                self.first.drain(..n);
+                return Ok(n);
+            }
+            std::thread::sleep(self.then);
+            buf[0] = b'.';
+            Ok(1)
+        }
+    }
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    /// A read that stops making progress (a hung network file system) ends in `timeout` after
+    /// the stall bound, with what arrived before handed on.
+    #[test]
+    fn a_stalled_read_times_out() {
+        let mut got = Vec::new();
+        let started = Instant::now();
+        let e = pump_with_deadline(
+            || {
+                Ok(Slow {
+                    first: b"head".to_vec(),
+                    then: Duration::from_secs(5),
+                })
+            },
+            Path::new("/nfs/tool.tgz"),
+            &mut got,
+            Duration::from_secs(60),
+            ms(200),
+        )
+        .unwrap_err();
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "waited for the reader"
+        );
+        assert_eq!(e.kind(), "timeout");
+        let m = e.to_string();
+        assert!(
+            m.contains("/nfs/tool.tgz") && m.contains("stall_timeout") && m.contains("200 ms"),
+            "{m}"
+        );
+        assert_eq!(got, b"head");
+    }
+
+    /// An open that does not return is bounded the same way.
+    #[test]
+    fn a_stalled_open_times_out() {
+        let started = Instant::now();
+        let e = pump_with_deadline(
+            || -> Result<io::Empty> {
+                std::thread::sleep(Duration::from_secs(5));
+                Ok(io::empty())
+            },
+            Path::new("/nfs/tool.tgz"),
+            &mut Vec::new(),
+            Duration::from_secs(60),
+            ms(200),
+        )
+        .unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(2));
+        assert_eq!(e.kind(), "timeout");
+    }
+
+    /// A read that trickles (never stalls long enough) is bounded in total.
+    #[test]
+    fn a_trickling_read_is_bounded_in_total() {
+        let started = Instant::now();
+        let mut got = Vec::new();
+        let e = pump_with_deadline(
+            || {
+                Ok(Slow {
+                    first: Vec::new(),
+                    then: ms(20),
+                })
+            },
+            Path::new("/nfs/tool.tgz"),
+            &mut got,
+            ms(300),
+            Duration::from_secs(10),
+        )
+        .unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(2));
+        assert!(e.to_string().contains("FileFetcher::timeout"), "{e}");
+        assert!(!got.is_empty(), "bytes arrived until the deadline");
+    }
+
+    /// The check on the opened handle, without the check on the path before it: a FIFO (as if
+    /// swapped in between the two) opens at once and is refused, nothing waited for.
+    #[cfg(unix)]
+    #[test]
+    fn the_opened_handle_is_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("swapped.tgz");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let (tx, rx) = mpsc::channel();
+        let opened = fifo.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(open_checked(&opened).map(drop));
+        });
+        let e = rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the open waited for a writer")
+            .unwrap_err();
+        assert_eq!(e.kind(), "invalid_argument");
+        assert!(e.to_string().contains("FIFO"), "{e}");
+        let dev = open_checked(Path::new("/dev/null")).unwrap_err();
+        assert!(dev.to_string().contains("character device"), "{dev}");
+    }
+
+    #[test]
+    fn a_regular_file_is_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.tgz");
+        let data: Vec<u8> = (0..300_000u32).map(|i| i as u8).collect();
+        fs::write(&path, &data).unwrap();
+        let mut got = Vec::new();
+        FileFetcher::new()
+            .fetch(&format!("file://{}", path.display()), &mut got)
+            .unwrap();
+        assert_eq!(got, data);
+        let e = FileFetcher::new()
+            .fetch(&dir.path().join("missing").display().to_string(), &mut got)
+            .unwrap_err();
+        assert_eq!(e.kind(), "io");
+        assert!(e.to_string().contains("missing"), "{e}");
     }
 
     #[test]

@@ -24,8 +24,10 @@ pub use format::{
     Platform, Registry, RegistryAgent,
 };
 pub use install::{
-    DEFAULT_MAX_ARCHIVE_BYTES, DEFAULT_MAX_ENTRIES, DEFAULT_MAX_TOTAL_BYTES, Fetcher, FileFetcher,
-    InstallLimits, Installed, LocalOnlyFetcher, install_binary, install_binary_with_limits,
+    DEFAULT_FILE_FETCH_STALL_TIMEOUT, DEFAULT_FILE_FETCH_TIMEOUT, DEFAULT_MAX_ARCHIVE_BYTES,
+    DEFAULT_MAX_DEPTH, DEFAULT_MAX_DIRS, DEFAULT_MAX_ENTRIES, DEFAULT_MAX_TOTAL_BYTES, Fetcher,
+    FileFetcher, InstallLimits, Installed, LocalOnlyFetcher, MAX_ENTRY_COMPONENT_BYTES,
+    MAX_ENTRY_PATH_BYTES, install_binary, install_binary_with_limits,
 };
 
 use std::path::{Path, PathBuf};
