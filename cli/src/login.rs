@@ -22,11 +22,8 @@ pub fn runner(json: bool) -> TerminalAuth {
             .stdin(Stdio::inherit())
             .stderr(Stdio::inherit());
         if json {
-            let err = std::io::stderr();
-            let fd = std::os::fd::AsFd::as_fd(&err)
-                .try_clone_to_owned()
-                .map_err(|e| e.to_string())?;
-            c.stdout(Stdio::from(fd));
+            // A duplicate of our stderr handle (fd or Windows handle).
+            c.stdout(Stdio::from(std::io::stderr()));
         } else {
             c.stdout(Stdio::inherit());
         }

@@ -170,11 +170,15 @@ fn raw_exit(status: std::process::ExitStatus) -> RawExit {
 /// group (`reaper.rs`); on Windows the job object is `KILL_ON_JOB_CLOSE` and the kernel closes the
 /// host's job handle when the host dies.
 pub(crate) fn spawn_in_group(
-    mut cmd: tokio::process::Command,
+    cmd: tokio::process::Command,
     which: Spawner,
 ) -> std::io::Result<Box<dyn ChildWrapper>> {
     #[cfg(target_os = "linux")]
-    super::pdeathsig::die_with_host(&mut cmd);
+    let cmd = {
+        let mut cmd = cmd;
+        super::pdeathsig::die_with_host(&mut cmd);
+        cmd
+    };
     let spawn = move || {
         let mut wrap = CommandWrap::from(cmd);
         #[cfg(unix)]
