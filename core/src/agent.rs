@@ -46,10 +46,16 @@ impl SessionOptions {
         mcp_required: bool,
     ) -> Result<Value> {
         if !std::path::Path::new(&self.cwd).is_absolute() {
-            return Err(Error::InvalidArgument(format!(
-                "cwd must be an absolute path, got `{}`",
-                self.cwd
-            )));
+            return Err(Error::InvalidField {
+                path: "cwd".into(),
+                message: format!("must be an absolute path, got `{}`", self.cwd),
+            });
+        }
+        if let Some(why) = crate::transport::unusable_dir(std::path::Path::new(&self.cwd)) {
+            return Err(Error::InvalidField {
+                path: "cwd".into(),
+                message: format!("the session's working directory {why}"),
+            });
         }
         let mut p = serde_json::json!({ "cwd": self.cwd });
         if let Some(id) = session_id {

@@ -25,11 +25,12 @@ pub enum acph_status {
     ACPH_STATUS_INVALID_UTF8 = 101,
     /// A JSON argument did not parse.
     ACPH_STATUS_INVALID_JSON = 102,
-    /// An argument was well-formed but not acceptable (unknown field, relative path, an option id
-    /// that was not offered, ...). Also the core's `invalid_argument`.
+    /// An argument was well-formed but not acceptable (unknown field, relative path, a session
+    /// `cwd` that is not an existing directory, an option id that was not offered, ...). Also the
+    /// core's `invalid_argument`.
     ACPH_STATUS_INVALID_ARGUMENT = 103,
     /// The host configuration JSON was rejected (unknown field, wrong type, bad policy), or an
-    /// agent spec's `restart` policy.
+    /// agent spec's `restart` policy, or its `cwd` (not an existing directory; nothing started).
     ACPH_STATUS_INVALID_CONFIG = 104,
     /// The handle (agent, session, call) is unknown to this host: never issued, issued by another
     /// host, or released.
