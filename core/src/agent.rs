@@ -20,6 +20,16 @@ use crate::orchestration::supervisor::Supervision;
 use crate::session::Session;
 use crate::transport::AgentSpec;
 
+/// An agent's result as a tree: text no tree holds (a number out of range, a lone surrogate) is
+/// `protocol`, not a silent `null`.
+fn result_tree(method: &str, raw: &RawValue) -> Result<Value> {
+    serde_json::from_str(raw.get()).map_err(|e| {
+        Error::Protocol(format!(
+            "the agent's {method} result is not JSON this host can hold: {e}"
+        ))
+    })
+}
+
 /// Options of `session/new` (and of load/resume/fork).
 #[derive(Debug, Clone, Default)]
 pub struct SessionOptions {
@@ -319,6 +329,9 @@ impl Agent {
         abort: impl Future<Output = ()>,
     ) -> Result<Box<RawValue>> {
         let is_prompt = matches!(ctx, ReqCtx::Prompt { .. });
+        // The embedder's JSON in the params must leave the line within the limit the host holds
+        // the agent to. Checked without recursing, before anything is serialised or sent.
+        crate::wire::depth::check_fits(params, 2, "the request's params (the JSON given)")?;
         // One connection for the whole call: a restart in between must not split it.
         let link = self.link();
         let id = link.shared.next_request.fetch_add(1, Ordering::Relaxed) + 1;
@@ -406,7 +419,7 @@ impl Agent {
                 self.control_timeout(),
             )
             .await?;
-        Ok(serde_json::from_str(raw.get()).unwrap_or(Value::Null))
+        result_tree(method, &raw)
     }
 
     /// `authenticate` with one of the advertised agent-type auth methods.
@@ -651,7 +664,7 @@ impl Agent {
                 self.control_timeout(),
             )
             .await?;
-        Ok(serde_json::from_str(raw.get()).unwrap_or(Value::Null))
+        result_tree("session/list", &raw)
     }
 
     /// `session/close` (needs `sessionCapabilities.close`).
