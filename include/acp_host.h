@@ -53,11 +53,12 @@ enum acph_status
     ACPH_STATUS_INVALID_UTF8 = 101,
     // A JSON argument did not parse.
     ACPH_STATUS_INVALID_JSON = 102,
-    // An argument was well-formed but not acceptable (unknown field, relative path, an option id
-    // that was not offered, ...). Also the core's `invalid_argument`.
+    // An argument was well-formed but not acceptable (unknown field, relative path, a session
+    // `cwd` that is not an existing directory, an option id that was not offered, JSON nested
+    // deeper than the message depth limit, ...). Also the core's `invalid_argument`.
     ACPH_STATUS_INVALID_ARGUMENT = 103,
     // The host configuration JSON was rejected (unknown field, wrong type, bad policy), or an
-    // agent spec's `restart` policy.
+    // agent spec's `restart` policy, or its `cwd` (not an existing directory; nothing started).
     ACPH_STATUS_INVALID_CONFIG = 104,
     // The handle (agent, session, call) is unknown to this host: never issued, issued by another
     // host, or released.
@@ -275,7 +276,9 @@ typedef struct acph_event {
     const char *session_id;
     size_t session_id_len;
     // The whole event as JSON, exactly as every face emits it (docs/EVENTS.md); NUL-terminated,
-    // `json_len` bytes before the NUL.
+    // `json_len` bytes before the NUL. It nests arrays and objects at most 102 levels deep
+    // (agent messages nested past 100 levels are refused, not forwarded), so a JSON parser with
+    // a recursion limit of 128 or more (cJSON's is 1,000) reads every event.
     const char *json;
     size_t json_len;
 } acph_event;
@@ -450,7 +453,9 @@ acph_status acph_host_set_service_handler(struct acph_host *host,
 // Answer a routed fs/terminal request with its result JSON: `{"content": "..."}` for
 // `fs/read_text_file`; anything (or NULL) for `fs/write_text_file`; the ACP result object for
 // `terminal/*` (e.g. `{"terminalId": "t1"}` for `terminal/create`). A result that does not fit
-// the method is `ACPH_STATUS_INVALID_ARGUMENT` and leaves the request pending. Answering twice
+// the method, or that nests arrays and objects more than 99 levels deep (the answer would pass
+// the 100-level message limit), is `ACPH_STATUS_INVALID_ARGUMENT` and leaves the request
+// pending. Answering twice
 // is `ACPH_STATUS_ALREADY_RESOLVED`, and so is an answer after the request was abandoned (its
 // agent ended). `request_id` is the callback's `request_id` or a `service_requested` event's
 // `request`. Any thread, including the service callback itself.

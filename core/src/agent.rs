@@ -20,6 +20,16 @@ use crate::orchestration::supervisor::Supervision;
 use crate::session::Session;
 use crate::transport::AgentSpec;
 
+/// An agent's result as a tree: text no tree holds (a number out of range, a lone surrogate) is
+/// `protocol`, not a silent `null`.
+fn result_tree(method: &str, raw: &RawValue) -> Result<Value> {
+    serde_json::from_str(raw.get()).map_err(|e| {
+        Error::Protocol(format!(
+            "the agent's {method} result is not JSON this host can hold: {e}"
+        ))
+    })
+}
+
 /// Options of `session/new` (and of load/resume/fork).
 #[derive(Debug, Clone, Default)]
 pub struct SessionOptions {
@@ -46,10 +56,16 @@ impl SessionOptions {
         mcp_required: bool,
     ) -> Result<Value> {
         if !std::path::Path::new(&self.cwd).is_absolute() {
-            return Err(Error::InvalidArgument(format!(
-                "cwd must be an absolute path, got `{}`",
-                self.cwd
-            )));
+            return Err(Error::InvalidField {
+                path: "cwd".into(),
+                message: format!("must be an absolute path, got `{}`", self.cwd),
+            });
+        }
+        if let Some(why) = crate::transport::unusable_dir(std::path::Path::new(&self.cwd)) {
+            return Err(Error::InvalidField {
+                path: "cwd".into(),
+                message: format!("the session's working directory {why}"),
+            });
         }
         let mut p = serde_json::json!({ "cwd": self.cwd });
         if let Some(id) = session_id {
@@ -313,6 +329,9 @@ impl Agent {
         abort: impl Future<Output = ()>,
     ) -> Result<Box<RawValue>> {
         let is_prompt = matches!(ctx, ReqCtx::Prompt { .. });
+        // The embedder's JSON in the params must leave the line within the limit the host holds
+        // the agent to. Checked without recursing, before anything is serialised or sent.
+        crate::wire::depth::check_fits(params, 2, "the request's params (the JSON given)")?;
         // One connection for the whole call: a restart in between must not split it.
         let link = self.link();
         let id = link.shared.next_request.fetch_add(1, Ordering::Relaxed) + 1;
@@ -400,7 +419,7 @@ impl Agent {
                 self.control_timeout(),
             )
             .await?;
-        Ok(serde_json::from_str(raw.get()).unwrap_or(Value::Null))
+        result_tree(method, &raw)
     }
 
     /// `authenticate` with one of the advertised agent-type auth methods.
@@ -645,7 +664,7 @@ impl Agent {
                 self.control_timeout(),
             )
             .await?;
-        Ok(serde_json::from_str(raw.get()).unwrap_or(Value::Null))
+        result_tree("session/list", &raw)
     }
 
     /// `session/close` (needs `sessionCapabilities.close`).

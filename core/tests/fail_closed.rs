@@ -423,10 +423,11 @@ async fn with_events_off_permissions_are_decided_the_same() {
     }
 }
 
-/// A tool call whose text no JSON tree holds (a number out of range, a lone surrogate, nesting
-/// past the parser's limit), wherever it hides, is answered -32602 and reported: no decider is
-/// asked (it would see a different tool call than the policy), nothing is requested or resolved,
-/// and the connection carries on (a well-formed request after them is decided as usual).
+/// A tool call whose text no JSON tree holds (a number out of range, a lone surrogate), wherever
+/// it hides, is answered -32602 and reported: no decider is asked (it would see a different tool
+/// call than the policy), nothing is requested or resolved, and the connection carries on (a
+/// well-formed request after them is decided as usual). Nesting past the parser's limit never
+/// gets this far: the whole message is refused first (-32600, `too_deep`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_call_no_tree_holds_is_refused_before_anyone_decides() {
     let deep = format!("{}{}", "[".repeat(300), "]".repeat(300));
@@ -483,9 +484,12 @@ async fn a_tool_call_no_tree_holds_is_refused_before_anyone_decides() {
             .unwrap();
         answers.push(answer);
     }
+    // The last three nest 300 levels: refused as messages, before the permission path.
+    let too_deep = 3;
     for (i, answer) in answers[..asked].iter().enumerate() {
         assert_eq!(answer["id"], i, "answered in order: {answer}");
-        assert_eq!(answer["error"]["code"], -32602, "{answer}");
+        let code = if i < asked - too_deep { -32602 } else { -32600 };
+        assert_eq!(answer["error"]["code"], code, "{answer}");
     }
     assert_eq!(answers[asked]["id"], "good");
     assert_eq!(
@@ -496,9 +500,15 @@ async fn a_tool_call_no_tree_holds_is_refused_before_anyone_decides() {
     let evs = collect_until(&mut stream, T, |e| e.kind == EventKind::PermissionResolved).await;
     assert_eq!(decided.load(std::sync::atomic::Ordering::SeqCst), 1);
     assert_eq!(of_kind(&evs, EventKind::PermissionRequested).len(), 1);
-    let refused = of_kind(&evs, EventKind::ProtocolError)
+    let reasons: Vec<Value> = of_kind(&evs, EventKind::ProtocolError)
         .iter()
-        .filter(|e| e.data_value()["reason"] == "invalid_params")
-        .count();
-    assert_eq!(refused, asked, "each refusal is reported");
+        .map(|e| e.data_value()["reason"].clone())
+        .collect();
+    let count = |r: &str| reasons.iter().filter(|x| *x == r).count();
+    assert_eq!(
+        count("invalid_params"),
+        asked - too_deep,
+        "each refusal is reported"
+    );
+    assert_eq!(count("too_deep"), too_deep, "{reasons:?}");
 }

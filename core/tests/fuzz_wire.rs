@@ -119,9 +119,61 @@ fn unterminated_last_line_loses_its_cr() {
 fn hostile_lines_are_classified() {
     let rt = runtime();
     let deep = "[".repeat(100_000);
+    let nest = |n: usize| format!("{}0{}", "[".repeat(n), "]".repeat(n));
+    let deep_update = format!(
+        r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s","update":{{"sessionUpdate":"plan","x":{}}}}}}}"#,
+        nest(100_000)
+    );
+    let deep_request = format!(
+        r#"{{"jsonrpc":"2.0","id":5,"method":"fs/read_text_file","params":{}}}"#,
+        nest(100)
+    );
+    let limit_request = format!(
+        r#"{{"jsonrpc":"2.0","id":5,"method":"fs/read_text_file","params":{}}}"#,
+        nest(99)
+    );
+    let deep_response = format!(r#"{{"id":"r","result":{},"jsonrpc":"2.0"}}"#, nest(5000));
+    let deep_elsewhere = format!(r#"{{"id":3,"x":{},"method":"m"}}"#, nest(200));
+    let deep_array = nest(300);
     type Expect = fn(&Decoded) -> bool;
     let lines: Vec<(&str, Expect)> = vec![
         (deep.as_str(), |d| *d == Decoded::Noise),
+        (deep_update.as_str(), |d| {
+            *d == Decoded::TooDeep {
+                id: None,
+                method: Some("session/update".into()),
+            }
+        }),
+        (deep_request.as_str(), |d| {
+            *d == Decoded::TooDeep {
+                id: Some("5".into()),
+                method: Some("fs/read_text_file".into()),
+            }
+        }),
+        // The message (1) holding params nested 99 levels: the limit: a message like any other.
+        (
+            limit_request.as_str(),
+            |d| matches!(d, Decoded::Request { method, .. } if method == "fs/read_text_file"),
+        ),
+        (deep_response.as_str(), |d| {
+            *d == Decoded::TooDeep {
+                id: Some("\"r\"".into()),
+                method: None,
+            }
+        }),
+        // Deep anywhere in the message, even in a member nobody reads.
+        (deep_elsewhere.as_str(), |d| {
+            *d == Decoded::TooDeep {
+                id: Some("3".into()),
+                method: Some("m".into()),
+            }
+        }),
+        (deep_array.as_str(), |d| {
+            *d == Decoded::TooDeep {
+                id: None,
+                method: None,
+            }
+        }),
         // Valid JSON that serde_json cannot hold as a number: kept verbatim and echoed.
         (
             r#"{"jsonrpc":"2.0","id":1e400,"method":"x"}"#,

@@ -484,9 +484,12 @@ pub(crate) fn prompt_content(text: &str) -> Result<Vec<Value>, Failure> {
     }
 }
 
-/// Any JSON value (config option values, service results).
+/// Any JSON value (config option values, service results), nested at most `MAX_JSON_DEPTH`
+/// levels (`invalid_argument` past it; where it goes in a message is checked where it is used).
 pub(crate) fn any_json(what: &str, text: &str) -> Result<Value, Failure> {
-    serde_json::from_str(text).map_err(|e| Failure::json(what, &e))
+    let value = serde_json::from_str(text).map_err(|e| Failure::json(what, &e))?;
+    acp_host::wire::depth::check_fits(&value, 1, what).map_err(|e| Failure::too_deep(what, &e))?;
+    Ok(value)
 }
 
 /// The pool settings of `acph_pool_new` (NULL: the defaults), over `spec`: `{"mode":

@@ -110,7 +110,9 @@ pub struct acph_event {
     pub session_id: *const c_char,
     pub session_id_len: usize,
     /// The whole event as JSON, exactly as every face emits it (docs/EVENTS.md); NUL-terminated,
-    /// `json_len` bytes before the NUL.
+    /// `json_len` bytes before the NUL. It nests arrays and objects at most 102 levels deep
+    /// (agent messages nested past 100 levels are refused, not forwarded), so a JSON parser with
+    /// a recursion limit of 128 or more (cJSON's is 1,000) reads every event.
     pub json: *const c_char,
     pub json_len: usize,
 }

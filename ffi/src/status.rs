@@ -25,11 +25,12 @@ pub enum acph_status {
     ACPH_STATUS_INVALID_UTF8 = 101,
     /// A JSON argument did not parse.
     ACPH_STATUS_INVALID_JSON = 102,
-    /// An argument was well-formed but not acceptable (unknown field, relative path, an option id
-    /// that was not offered, ...). Also the core's `invalid_argument`.
+    /// An argument was well-formed but not acceptable (unknown field, relative path, a session
+    /// `cwd` that is not an existing directory, an option id that was not offered, JSON nested
+    /// deeper than the message depth limit, ...). Also the core's `invalid_argument`.
     ACPH_STATUS_INVALID_ARGUMENT = 103,
     /// The host configuration JSON was rejected (unknown field, wrong type, bad policy), or an
-    /// agent spec's `restart` policy.
+    /// agent spec's `restart` policy, or its `cwd` (not an existing directory; nothing started).
     ACPH_STATUS_INVALID_CONFIG = 104,
     /// The handle (agent, session, call) is unknown to this host: never issued, issued by another
     /// host, or released.
@@ -249,10 +250,26 @@ impl Failure {
     }
 
     pub fn json(what: &str, e: &serde_json::Error) -> Failure {
+        // JSON nested past serde_json's own limit (128) parses in principle: it is too deep,
+        // like JSON nested past the message depth limit (`invalid_argument` in every face).
+        if e.to_string().starts_with("recursion limit exceeded") {
+            return Failure::new(
+                ACPH_STATUS_INVALID_ARGUMENT,
+                format!(
+                    "`{what}` nests arrays and objects deeper than {} levels",
+                    acp_host::wire::MAX_JSON_DEPTH
+                ),
+            );
+        }
         Failure::new(
             ACPH_STATUS_INVALID_JSON,
             format!("`{what}` is not valid JSON: {e}"),
         )
+    }
+
+    /// JSON that would make a message nest deeper than the limit (`wire::depth::check_fits`).
+    pub fn too_deep(what: &str, e: &acp_host::Error) -> Failure {
+        Failure::new(ACPH_STATUS_INVALID_ARGUMENT, format!("`{what}`: {e}"))
     }
 
     pub fn panic(payload: &(dyn std::any::Any + Send)) -> Failure {

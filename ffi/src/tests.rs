@@ -182,6 +182,28 @@ fn agent_specs_and_session_options_are_strict() {
 }
 
 #[test]
+fn json_arguments_nested_too_deep_are_invalid_argument() {
+    let nest = |n: usize| format!("{}0{}", "[".repeat(n), "]".repeat(n));
+    assert!(crate::config::any_json("value_json", &nest(100)).is_ok());
+    // Past the message limit, past serde_json's own limit, and far past any stack.
+    for n in [101, 200, 100_000] {
+        let e = crate::config::any_json("value_json", &nest(n)).unwrap_err();
+        assert_eq!(e.status, acph_status::ACPH_STATUS_INVALID_ARGUMENT, "{n}");
+        assert!(e.message.contains("value_json"), "{}", e.message);
+    }
+    let e = crate::config::any_json("value_json", "[[").unwrap_err();
+    assert_eq!(e.status, acph_status::ACPH_STATUS_INVALID_JSON);
+    let e =
+        crate::config::agent_spec(&format!(r#"{{"command":"a","x":{}}}"#, nest(300))).unwrap_err();
+    assert_eq!(e.status, acph_status::ACPH_STATUS_INVALID_ARGUMENT);
+    assert!(
+        e.message.contains("deeper than 100 levels"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
 fn an_agent_spec_takes_a_restart_policy_and_refuses_a_bad_one_as_invalid_config() {
     let spec = crate::config::agent_spec(
         r#"{"command":"agent","restart":{"maxRestarts":5,"backoffMs":10,"maxBackoffMs":40,"resetAfterMs":1000}}"#,

@@ -42,6 +42,8 @@ import type {
   UsageUpdate,
 } from './types';
 import { EventHub, type EventsOptions, type Opening } from './streams';
+// `json` imports `AcpError` from here back: it reads it when it throws, after this module ran.
+import { parseHostJson } from './json';
 
 // The typed events and the ACP types (types only: nothing of it exists at runtime).
 export type * from './types';
@@ -312,7 +314,7 @@ class PendingPermission implements PermissionRequest {
   }
 
   static toolCallOf(req: PendingPermission): ToolCallUpdate {
-    return (req.#toolCall ??= JSON.parse(req.#toolCallText) as ToolCallUpdate);
+    return (req.#toolCall ??= parseHostJson<ToolCallUpdate>(req.#toolCallText, 'the permission request\'s toolCall'));
   }
 
   static signalOf(req: PendingPermission): AbortSignal {
@@ -878,11 +880,11 @@ export class Host extends EventEmitter {
   private permissionMessage(handler: PermissionHandler, message: string): void {
     const cut = message.indexOf('\n');
     if (cut < 0) {
-      const notice = JSON.parse(message) as { settled?: number };
+      const notice = parseHostJson<{ settled?: number }>(message, 'a permission notice');
       if (typeof notice.settled === 'number') this.settled(notice.settled);
       return;
     }
-    const fields = JSON.parse(message.slice(0, cut)) as HandedPermission;
+    const fields = parseHostJson<HandedPermission>(message.slice(0, cut), 'a permission request');
     const req = new PendingPermission(fields, message.slice(cut + 1));
     const id = req.requestId;
     this.pendingPermissions.set(id, req);
@@ -910,7 +912,7 @@ export class Host extends EventEmitter {
    * `elicitationDecision`), or with `{settled: requestId}` when one was settled by anyone else.
    */
   private elicitationMessage(handler: ElicitationHandler, json: string): void {
-    const msg = JSON.parse(json) as (ElicitationRequest & { token?: number }) | { settled: number };
+    const msg = parseHostJson<(ElicitationRequest & { token?: number }) | { settled: number }>(json, 'an elicitation request');
     if ('settled' in msg) {
       this.elicitationSettled(msg.settled);
       return;
@@ -1149,7 +1151,7 @@ async function serve(
   login: TerminalAuthHandler | undefined,
   json: string,
 ): Promise<string> {
-  const { method, params } = JSON.parse(json) as { method: string; params: Record<string, unknown> };
+  const { method, params } = parseHostJson<{ method: string; params: Record<string, unknown> }>(json, 'an agent request');
   try {
     let result: unknown;
     if (method === 'acph/terminal_auth' && login) {

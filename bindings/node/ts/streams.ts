@@ -12,6 +12,7 @@
 import type * as NativeTypes from '../index';
 import type { ExitInfo } from './index';
 import type { AcpEvent } from './types';
+import { parseHostJson } from './json';
 
 type NativeHost = NativeTypes.NativeHost;
 
@@ -50,10 +51,11 @@ interface Batch {
 
 /**
  * Rebuild the events of one native batch (columnar: distinct envelopes + per-event index and
- * payload) as plain objects with exactly the docs/EVENTS.md shape and key order.
+ * payload) as plain objects with exactly the docs/EVENTS.md shape and key order. Text that
+ * cannot be decoded (never, from this host) ends the streams with an `AcpError` `protocol`.
  */
-function decodeBatch(text: string): AcpEvent[] {
-  const b = JSON.parse(text) as Batch;
+export function decodeBatch(text: string): AcpEvent[] {
+  const b = parseHostJson<Batch>(text, 'an event batch');
   const n = b.idx.length;
   const out = new Array<AcpEvent>(n);
   const { envs, idx, data, seqs } = b;

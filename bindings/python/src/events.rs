@@ -596,13 +596,31 @@ fn take_ready(st: &mut SubState, out: &mut Vec<Event>, limit: usize) {
 
 static JSON_LOADS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
+/// Decode JSON the host hands over (within the core's nesting limit). What this interpreter
+/// cannot decode (nesting past its recursion limit, an integer longer than
+/// `sys.get_int_max_str_digits()`) raises `ProtocolError` (kind `protocol`), with `json`'s own
+/// exception as its cause: never a bare `RecursionError` or `ValueError`.
 pub(crate) fn json_loads<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
     // `json.loads` is Python code: see `crate::python_code`.
-    crate::python_code(py, || {
+    let loaded = crate::python_code(py, || {
         let loads = JSON_LOADS.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
             Ok(py.import("json")?.getattr("loads")?.unbind())
         })?;
         loads.bind(py).call1((text,))
+    });
+    loaded.map_err(|e| {
+        let decoding = e.is_instance_of::<pyo3::exceptions::PyValueError>(py)
+            || e.is_instance_of::<pyo3::exceptions::PyRecursionError>(py);
+        if !decoding {
+            return e; // KeyboardInterrupt, MemoryError, ...: not about the text
+        }
+        let typed = crate::errors::local(
+            py,
+            "protocol",
+            format!("the event's JSON cannot be decoded by this interpreter: {e}"),
+        );
+        typed.set_cause(py, Some(e));
+        typed
     })
 }
 

@@ -86,7 +86,61 @@ impl Actor {
                 self.protocol_error("invalid_message", reason, Value::Null)
                     .await;
             }
+            Incoming::TooDeep { id, method } => self.on_too_deep(id, method).await,
         }
+    }
+
+    /// A message nested deeper than `MAX_JSON_DEPTH`: nothing of it goes on. A request is
+    /// answered `-32600` (the agent is not left waiting), a response fails the call it answers;
+    /// the connection carries on.
+    async fn on_too_deep(&mut self, id: Option<RawId>, method: Option<Box<str>>) {
+        let limit = crate::wire::MAX_JSON_DEPTH;
+        let what = match (&method, &id) {
+            (Some(m), Some(_)) => format!("request `{m}`"),
+            (Some(m), None) => format!("notification `{m}`"),
+            (None, Some(_)) => "response".to_owned(),
+            (None, None) => "message".to_owned(),
+        };
+        let mut data = serde_json::json!({ "limit": limit });
+        if let Some(m) = &method {
+            data["method"] = Value::from(&**m);
+        }
+        if let Some(id) = &id {
+            data["id"] = id.to_value();
+        }
+        let answered = match (&method, &id) {
+            (Some(_), Some(id)) if !self.request_id_pending(id) => {
+                self.respond_error(
+                    id,
+                    codes::INVALID_REQUEST,
+                    &format!("the message nests deeper than {limit} levels"),
+                )
+                .await;
+                "; answered -32600"
+            }
+            (Some(_), _) => "; ignored",
+            (None, Some(_)) => "; the call fails",
+            (None, None) => "; ignored",
+        };
+        self.protocol_error(
+            "too_deep",
+            format!("{what} nests arrays and objects deeper than {limit} levels{answered}"),
+            data,
+        )
+        .await;
+        if let (None, Some(id)) = (method, id) {
+            let error = Error::Protocol(format!(
+                "the agent's response nests deeper than {limit} levels"
+            ));
+            self.on_response(id, Err(error)).await;
+        }
+    }
+
+    /// Whether the agent has a request with this id pending with the host.
+    fn request_id_pending(&self, id: &RawId) -> bool {
+        self.perms.values().any(|p| p.raw_id == *id)
+            || self.elicits.values().any(|e| e.raw_id == *id)
+            || self.served.contains_key(id)
     }
 
     pub(super) async fn on_update(&mut self, key: Arc<str>, kind: Arc<str>, update: Box<RawValue>) {
@@ -210,10 +264,7 @@ impl Actor {
         method: Box<str>,
         params: Option<Box<RawValue>>,
     ) {
-        if self.perms.values().any(|p| p.raw_id == id)
-            || self.elicits.values().any(|e| e.raw_id == id)
-            || self.served.contains_key(&id)
-        {
+        if self.request_id_pending(&id) {
             self.protocol_error(
                 "duplicate_request_id",
                 format!(

@@ -336,7 +336,7 @@ impl Actor {
 
     /// Send the answer for a served request.
     pub(super) async fn answer(&mut self, id: &RawId, result: Result<Value, ServiceError>) {
-        match result {
+        match crate::services::within_depth(result) {
             Ok(v) => self.respond_result(id, &v).await,
             Err(e) => {
                 let err = crate::wire::RpcError {
@@ -438,7 +438,7 @@ impl Actor {
                 let err = ServiceError::new(codes::REQUEST_CANCELLED, WITHDRAWN);
                 return (Err(err), Some(report("cancelled", Value::Null)), None);
             }
-            let result = handler.handle(&method, params).await;
+            let result = crate::services::within_depth(handler.handle(&method, params).await);
             let event = match &result {
                 Ok(_) => report("ok", Value::Null),
                 Err(e) => report(

@@ -124,7 +124,8 @@ fn push_frame(
             };
             match message::decode_with(text, interner) {
                 Ok(msg) => {
-                    let raw = if wire {
+                    // A message nested too deep is not forwarded, not even to wire events.
+                    let raw = if wire && !matches!(msg, Incoming::TooDeep { .. }) {
                         RawValue::from_string(text.to_owned()).ok()
                     } else {
                         None

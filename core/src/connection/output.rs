@@ -200,6 +200,13 @@ impl Actor {
     }
 
     pub(super) async fn respond_result(&mut self, id: &RawId, result: &Value) {
+        if let Err(e) = crate::wire::depth::check_fits(result, 2, "the host's result") {
+            // Never a line deeper than the limit the agent is held to; still an answer.
+            let msg = e.to_string();
+            return self
+                .respond_error(id, message::codes::INTERNAL_ERROR, &msg)
+                .await;
+        }
         let raw = raw_json(result);
         self.write(message::result_line(id, &raw)).await;
     }

@@ -155,7 +155,7 @@ impl Actor {
             .await;
             self.protocol_error(
                 "invalid_params",
-                "session/request_permission with a toolCall that is not valid JSON (a lone surrogate, a number out of range, or nesting over 128 levels); answered -32602".into(),
+                "session/request_permission with a toolCall that no JSON tree holds (a lone surrogate, a number out of range); answered -32602".into(),
                 serde_json::json!({ "id": id.to_value() }),
             )
             .await;

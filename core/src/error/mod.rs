@@ -79,6 +79,10 @@ pub enum Error {
     /// The caller passed something invalid (bad content block, unknown option, ...).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// A field of an argument was not acceptable; `path` names it (`cwd`, `params`). Kind
+    /// `invalid_argument`, `data` `{path}`.
+    #[error("invalid argument: {path}: {message}")]
+    InvalidField { path: String, message: String },
 
     /// The host's configuration cannot be used; `path` names the spot (`policy.rules[0].action`).
     #[error("invalid config: {path}: {message}")]
@@ -125,7 +129,7 @@ impl Error {
             Error::Agent { .. } => "agent_error",
             Error::AuthRequired { .. } => "auth_required",
             Error::VersionUnsupported { .. } => "version_unsupported",
-            Error::InvalidArgument(_) => "invalid_argument",
+            Error::InvalidArgument(_) | Error::InvalidField { .. } => "invalid_argument",
             Error::InvalidConfig { .. } => "invalid_config",
             Error::SpawnFailed { .. } => "spawn_failed",
             Error::Io(_) => "io",
@@ -153,7 +157,9 @@ impl Error {
                 serde_json::json!({ "what": what, "afterMs": after_ms })
             }
             Error::EventsStalled { waited_ms } => serde_json::json!({ "waitedMs": waited_ms }),
-            Error::InvalidConfig { path, .. } => serde_json::json!({ "path": path }),
+            Error::InvalidConfig { path, .. } | Error::InvalidField { path, .. } => {
+                serde_json::json!({ "path": path })
+            }
             _ => Value::Null,
         }
     }

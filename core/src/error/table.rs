@@ -58,15 +58,15 @@ pub const ERROR_KINDS: &[ErrorKindInfo] = &[
         kind: "invalid_argument",
         status: 103,
         reach: Every,
-        meaning: "an argument was well-formed but not acceptable (a relative path, an option id that was not offered, content that does not match a schema, a registry archive URL naming something that is not a regular file, …)",
+        meaning: "an argument was well-formed but not acceptable (a relative path, a session `cwd` that is not an existing directory, an option id that was not offered, content that does not match a schema, a registry archive URL naming something that is not a regular file, JSON nested deeper than the message depth limit, …)",
         data: "null, or `{path}` naming the field",
     },
     ErrorKindInfo {
         kind: "invalid_config",
         status: 104,
         reach: Every,
-        meaning: "the host's configuration was rejected: an unknown field, a wrong type, a policy that cannot be used, an unknown `unstable` method, an agent spec's `restart` policy or a pool's settings that cannot be used; or a registry document or entry that cannot be used (a missing field, a binary without `sha256`, a digest mismatch, a refused archive)",
-        data: "`{path}`: where (`policy.rules[0].action`, `unstable`, `restart`, `pool`, `agents[3].distribution.npx.package`, …)",
+        meaning: "the host's configuration was rejected: an unknown field, a wrong type, a policy that cannot be used, an unknown `unstable` method, an agent spec's `restart` policy or a pool's settings that cannot be used, an agent spec's `cwd` that is not an existing directory (checked before anything is started); or a registry document or entry that cannot be used (a missing field, a binary without `sha256`, a digest mismatch, a refused archive)",
+        data: "`{path}`: where (`policy.rules[0].action`, `unstable`, `restart`, `cwd`, `pool`, `agents[3].distribution.npx.package`, …)",
     },
     ErrorKindInfo {
         kind: "stale_id",

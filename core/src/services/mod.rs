@@ -103,6 +103,32 @@ impl ServiceError {
     }
 }
 
+/// An answer for the agent within the message depth limit (`wire::MAX_JSON_DEPTH`): a result
+/// that would make a deeper line becomes a `-32603` error (the agent is still answered, and the
+/// event reporting the call says why); error `data` that would is left out.
+pub(crate) fn within_depth(result: Result<Value, ServiceError>) -> Result<Value, ServiceError> {
+    use crate::wire::depth::check_fits;
+    match result {
+        // `{"result": R}`: R is at level 2; `{"error": {"data": D}}`: D at level 3.
+        Ok(v) => match check_fits(&v, 2, "the handler's result") {
+            Ok(()) => Ok(v),
+            Err(e) => Err(ServiceError::new(
+                crate::wire::codes::INTERNAL_ERROR,
+                e.to_string(),
+            )),
+        },
+        Err(mut e)
+            if e.data
+                .as_ref()
+                .is_some_and(|d| check_fits(d, 3, "").is_err()) =>
+        {
+            e.data = None;
+            Err(e)
+        }
+        other => other,
+    }
+}
+
 /// Boxed future returned by embedder service handlers.
 pub type ServiceFuture<T> = Pin<Box<dyn Future<Output = Result<T, ServiceError>> + Send>>;
 

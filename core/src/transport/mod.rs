@@ -88,6 +88,19 @@ impl AgentSpec {
     }
 }
 
+/// Why `dir` cannot be a working directory (it must be an existing directory, links followed),
+/// or `None` when it can: "`/x` does not exist", "`/x` is not a directory".
+pub(crate) fn unusable_dir(dir: &std::path::Path) -> Option<String> {
+    match std::fs::metadata(dir) {
+        Ok(meta) if meta.is_dir() => None,
+        Ok(_) => Some(format!("`{}` is not a directory", dir.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Some(format!("`{}` does not exist", dir.display()))
+        }
+        Err(e) => Some(format!("`{}` cannot be used: {e}", dir.display())),
+    }
+}
+
 /// A boxed byte stream from the agent.
 pub type BoxReader = Pin<Box<dyn AsyncRead + Send>>;
 /// A boxed byte sink to the agent.

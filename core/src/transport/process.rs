@@ -221,6 +221,13 @@ pub(crate) fn spawn_agent(
     if spec.command.is_empty() {
         return Err(Error::InvalidArgument("agent command is empty".into()));
     }
+    // Checked first: a missing cwd would fail the spawn as if the command were missing.
+    if let Some(why) = spec.cwd.as_deref().and_then(super::unusable_dir) {
+        return Err(Error::InvalidConfig {
+            path: "cwd".into(),
+            message: format!("the agent's working directory {why}"),
+        });
+    }
     let mut cmd = tokio::process::Command::new(&spec.command);
     cmd.args(&spec.args)
         .stdin(Stdio::piped())

@@ -14,7 +14,8 @@ use serde_json::value::RawValue;
 /// text. The faces hand the text on as it is, so a value nobody reads is never parsed.
 ///
 /// A text nested deeper than the tree parser allows (128 levels) reads as `null` through the
-/// tree; [`json`](LazyJson::json) still has it whole.
+/// tree; [`json`](LazyJson::json) still has it whole. Text from an agent never is: the wire
+/// refuses messages nested past [`MAX_JSON_DEPTH`](super::MAX_JSON_DEPTH).
 #[derive(Clone)]
 pub struct LazyJson {
     text: OnceLock<Box<RawValue>>,

@@ -67,6 +67,13 @@ pub enum Incoming {
     MalformedResponse { id: RawId, reason: String },
     /// Valid JSON that is not a usable JSON-RPC message.
     Invalid { reason: String },
+    /// A message that nests deeper than [`MAX_JSON_DEPTH`](super::MAX_JSON_DEPTH): nothing of it
+    /// is kept but what answers it. `id` and `method` as the envelope has them (`None` when
+    /// absent, `null` or unusable); with an `id` and no `method` it answers request `id`.
+    TooDeep {
+        id: Option<RawId>,
+        method: Option<Box<str>>,
+    },
 }
 
 /// The members of a line the host looks at, read in one pass; everything else stays unparsed.
@@ -411,6 +418,9 @@ pub fn decode(line: &str) -> Result<Incoming, NotJson> {
 
 /// [`decode`] with a caller-kept [`Interner`].
 pub fn decode_with(line: &str, interner: &mut Interner) -> Result<Incoming, NotJson> {
+    if super::depth::deeper_than(line.as_bytes(), super::MAX_JSON_DEPTH) {
+        return too_deep(line);
+    }
     let env = match envelope(line, true) {
         // Update params were split, then an id came after them: a request after all, whose
         // params are wanted raw. Rare (every agent writes the id first): read the line again.
@@ -526,6 +536,28 @@ pub fn decode_with(line: &str, interner: &mut Interner) -> Result<Incoming, NotJ
             reason: "neither a request, a notification nor a response".into(),
         }),
     }
+}
+
+/// A line nested deeper than the limit, whose size says nothing of whether it is JSON: its
+/// envelope is read (payloads are skipped without recursing) for what answers it.
+fn too_deep(line: &str) -> Result<Incoming, NotJson> {
+    if serde_json::from_str::<serde::de::IgnoredAny>(line).is_err() {
+        return Err(NotJson("not JSON".into()));
+    }
+    let Ok(env) = envelope(line, false) else {
+        return Ok(Incoming::TooDeep {
+            id: None,
+            method: None,
+        });
+    };
+    let id = env.id.map(RawValue::get).filter(|text| {
+        let first = text.as_bytes().first().copied().unwrap_or(b' ');
+        first == b'"' || first == b'-' || first.is_ascii_digit()
+    });
+    Ok(Incoming::TooDeep {
+        id: id.map(|text| RawId(text.into())),
+        method: env.method.map(|m| m.into_owned().into_boxed_str()),
+    })
 }
 
 fn null_raw() -> Box<RawValue> {

@@ -86,7 +86,11 @@ pub fn expectations(
     let mut tool_updates = 0;
     for frame in model_frames(&data, max_line) {
         match decode_frame(&frame, &mut interner)? {
-            Decoded::Request { id, .. } => *expected.entry(id).or_insert(0) += 1,
+            Decoded::Request { id, .. }
+            | Decoded::TooDeep {
+                id: Some(id),
+                method: Some(_),
+            } => *expected.entry(id).or_insert(0) += 1,
             Decoded::Update { session, kind }
                 if session == SESSION && (kind == "tool_call" || kind == "tool_call_update") =>
             {

@@ -318,6 +318,14 @@ pub enum Msg {
     Literal(String),
     Bytes(Vec<u8>),
     Deep(usize, char),
+    /// A well-formed message (0: request, 1: notification, 2: session update, 3: response)
+    /// whose payload nests `levels` arrays: around the depth limit, or far past it.
+    DeepMessage {
+        kind: u8,
+        id: IdKind,
+        method: String,
+        levels: usize,
+    },
     TooLong(usize),
     /// The rendered message cut at a byte offset (possibly inside a UTF-8 sequence).
     Truncated(Box<Msg>, usize),
@@ -377,6 +385,8 @@ fn arb_leaf_msg() -> impl Strategy<Value = Msg> {
         2 => prop::sample::select(LITERALS).prop_map(|s| Msg::Literal(s.to_owned())),
         1 => prop::collection::vec(any::<u8>(), 0..48).prop_map(Msg::Bytes),
         1 => (1usize..5000, prop::sample::select(&['[', '{'][..])).prop_map(|(n, c)| Msg::Deep(n, c)),
+        1 => (0u8..4, arb_id(), arb_method(), prop_oneof![3 => 94usize..104, 1 => 104usize..3000])
+            .prop_map(|(kind, id, method, levels)| Msg::DeepMessage { kind, id, method, levels }),
         1 => (4097usize..9000).prop_map(Msg::TooLong),
     ]
 }
@@ -441,6 +451,26 @@ fn render(msg: &Msg, i: usize, ids: &[Option<String>]) -> Vec<u8> {
             }
             s
         }
+        Msg::DeepMessage {
+            kind,
+            id,
+            method,
+            levels,
+        } => {
+            let nest = format!("{}0{}", "[".repeat(*levels), "]".repeat(*levels));
+            let method = Value::from(method.as_str());
+            match kind {
+                0 => format!(
+                    "{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":{method},\"params\":{{\"sessionId\":\"s\",\"x\":{nest}}}}}",
+                    id_text(id, i)
+                ),
+                1 => format!("{{\"jsonrpc\":\"2.0\",\"method\":{method},\"params\":{nest}}}"),
+                2 => format!(
+                    "{{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{{\"sessionId\":\"s\",\"update\":{{\"sessionUpdate\":\"tool_call\",\"toolCallId\":\"deep\",\"rawInput\":{nest}}}}}}}"
+                ),
+                _ => format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{nest}}}", i + 1),
+            }
+        }
         Msg::TooLong(n) => format!(
             "{{\"jsonrpc\":\"2.0\",\"id\":\"too-long\",\"method\":\"x\",\"params\":\"{}\"}}",
             "x".repeat(*n)
@@ -460,7 +490,7 @@ pub fn render_script(msgs: &[(Msg, bool)]) -> Vec<u8> {
         .iter()
         .enumerate()
         .map(|(i, (m, _))| match m {
-            Msg::Request { id, .. } => Some(id_text(id, i)),
+            Msg::Request { id, .. } | Msg::DeepMessage { kind: 0, id, .. } => Some(id_text(id, i)),
             _ => None,
         })
         .collect();

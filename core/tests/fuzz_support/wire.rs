@@ -110,11 +110,49 @@ pub enum Decoded {
     Blank,
     TooLong(u64),
     Noise,
-    Update { session: String, kind: String },
-    Request { id: String, method: String },
-    Notification { method: String },
-    Response { id: String, ok: bool },
+    Update {
+        session: String,
+        kind: String,
+    },
+    Request {
+        id: String,
+        method: String,
+    },
+    Notification {
+        method: String,
+    },
+    Response {
+        id: String,
+        ok: bool,
+    },
     Invalid,
+    /// Nested deeper than `MAX_JSON_DEPTH`: refused, nothing of it forwarded.
+    TooDeep {
+        id: Option<String>,
+        method: Option<String>,
+    },
+}
+
+/// How deep JSON text nests (brackets in strings skipped): the plain reference for the
+/// decoder's check.
+pub fn depth_of(text: &str) -> usize {
+    let (mut depth, mut deepest, mut in_str, mut escaped) = (0usize, 0, false, false);
+    for b in text.bytes() {
+        match (in_str, escaped, b) {
+            (true, true, _) => escaped = false,
+            (true, false, b'\\') => escaped = true,
+            (true, false, b'"') => in_str = false,
+            (true, false, _) => {}
+            (false, _, b'"') => in_str = true,
+            (false, _, b'[' | b'{') => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            (false, _, b']' | b'}') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 /// Decode one frame like the reader task does (blank lines skipped, invalid UTF-8 decoded lossily)
@@ -137,6 +175,17 @@ pub fn decode_frame(frame: &Frame, interner: &mut Interner) -> Result<Decoded, S
         Ok(_) if !is_json => return Err(format!("invalid JSON decoded as a message: {text:?}")),
         Ok(msg) => summarize(&msg)?,
     };
+    // Exactly the JSON nested deeper than the limit is refused; nothing deeper goes on.
+    if is_json {
+        let deep = depth_of(&text) > acp_host::wire::MAX_JSON_DEPTH;
+        if deep != matches!(out, Decoded::TooDeep { .. }) {
+            return Err(format!(
+                "nesting {} (limit {}) decoded as {out:?}: {text:.200}",
+                depth_of(&text),
+                acp_host::wire::MAX_JSON_DEPTH
+            ));
+        }
+    }
     // The interner is a cache: it must not change what a line means.
     let again = match fresh {
         Err(_) => Decoded::Noise,
@@ -203,6 +252,15 @@ fn summarize(msg: &Incoming) -> Result<Decoded, String> {
             }
         }
         Incoming::Invalid { .. } => Decoded::Invalid,
+        Incoming::TooDeep { id, method } => {
+            if let Some(id) = id {
+                check_echo(id)?;
+            }
+            Decoded::TooDeep {
+                id: id.as_ref().map(|i| i.json().to_owned()),
+                method: method.as_deref().map(str::to_owned),
+            }
+        }
     })
 }
 

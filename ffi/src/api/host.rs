@@ -213,7 +213,9 @@ pub unsafe extern "C" fn acph_host_set_service_handler(
 /// Answer a routed fs/terminal request with its result JSON: `{"content": "..."}` for
 /// `fs/read_text_file`; anything (or NULL) for `fs/write_text_file`; the ACP result object for
 /// `terminal/*` (e.g. `{"terminalId": "t1"}` for `terminal/create`). A result that does not fit
-/// the method is `ACPH_STATUS_INVALID_ARGUMENT` and leaves the request pending. Answering twice
+/// the method, or that nests arrays and objects more than 99 levels deep (the answer would pass
+/// the 100-level message limit), is `ACPH_STATUS_INVALID_ARGUMENT` and leaves the request
+/// pending. Answering twice
 /// is `ACPH_STATUS_ALREADY_RESOLVED`, and so is an answer after the request was abandoned (its
 /// agent ended). `request_id` is the callback's `request_id` or a `service_requested` event's
 /// `request`. Any thread, including the service callback itself.
@@ -237,6 +239,12 @@ pub unsafe extern "C" fn acph_service_respond(
         let result = result
             .map(|r| crate::config::any_json("result_json", r))
             .transpose()?;
+        // The result is level 2 of the answer: one that would nest it too deep is refused here
+        // (the request stays pending) rather than answered -32603 by the core.
+        if let Some(r) = &result {
+            acp_host::wire::depth::check_fits(r, 2, "result_json")
+                .map_err(|e| crate::status::Failure::too_deep("result_json", &e))?;
+        }
         host.state.bridge.respond(request_id, result)
     })
 }

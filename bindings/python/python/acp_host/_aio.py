@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import json
 from typing import Any, AsyncIterator, Callable, Deque, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 from . import _native
@@ -37,7 +36,7 @@ from ._common import (
     register,
     timeout_arg,
 )
-from ._errors import AcpError, UnsupportedError
+from ._errors import AcpError, UnsupportedError, _dumps, _loads
 from ._host import ElicitationHandler, PermissionHandler
 from ._schema import AgentCapabilities, AnyEvent, AuthMethod, SessionConfigOption
 from ._types import (
@@ -193,7 +192,8 @@ class AsyncSession:
         await self._n.set_model(model_id, aio=True)
 
     async def set_config_option(self, config_id: str, value: Any) -> List[SessionConfigOption]:
-        return json.loads(await self._n.set_config_option(config_id, json.dumps(value), aio=True))  # type: ignore[no-any-return]
+        out = await self._n.set_config_option(config_id, _dumps(value, "value"), aio=True)
+        return _loads(out, "the session/set_config_option result")  # type: ignore[no-any-return]
 
     async def close(self) -> None:
         await self._n.close(aio=True)
@@ -241,7 +241,7 @@ class AsyncAgent:
     @property
     def info(self) -> Dict[str, Any]:
         raw = self._n.info_json
-        return json.loads(raw) if raw else {}
+        return _loads(raw, "the initialize result") if raw else {}
 
     @property
     def name(self) -> Optional[str]:
@@ -279,7 +279,7 @@ class AsyncAgent:
     @property
     def auth_method_kinds(self) -> Dict[str, str]:
         """See ``Agent.auth_method_kinds``."""
-        return {m["id"]: m["kind"] for m in json.loads(self._n.auth_methods())}
+        return {m["id"]: m["kind"] for m in _loads(self._n.auth_methods(), "the auth methods")}
 
     async def terminal_auth(self, method_id: str) -> "AsyncAgent":
         """See ``Agent.terminal_auth``."""
@@ -291,7 +291,7 @@ class AsyncAgent:
 
     async def ext_request(self, method: str, params: Any = None) -> Any:
         """See ``Agent.ext_request``."""
-        return json.loads(await self._n.ext_request(method, params_json(params), aio=True))
+        return _loads(await self._n.ext_request(method, params_json(params), aio=True), f"the {method} result")
 
     async def new_session(self, cwd: Optional[PathLike] = None, *, additional_directories: Iterable[PathLike] = (),
                           mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None) -> AsyncSession:
@@ -322,7 +322,7 @@ class AsyncAgent:
 
     async def list_sessions(self, cwd: Optional[PathLike] = None, cursor: Optional[str] = None) -> Dict[str, Any]:
         c = None if cwd is None else cwd_arg(cwd)
-        return json.loads(await self._n.list_sessions(c, cursor, aio=True))  # type: ignore[no-any-return]
+        return _loads(await self._n.list_sessions(c, cursor, aio=True), "the session/list result")  # type: ignore[no-any-return]
 
     async def close_session(self, session_id: str) -> None:
         await self._n.close_session(session_id, aio=True)

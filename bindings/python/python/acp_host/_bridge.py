@@ -22,7 +22,7 @@ import json
 import threading
 from typing import Any, Awaitable, Callable, Dict, Optional
 
-from ._errors import ServiceError
+from ._errors import ServiceError, _loads
 from ._common import answer_json
 from ._types import ElicitationRequest, PermissionRequest
 
@@ -153,12 +153,12 @@ def dispatch_elicitation(handler: Callable[[ElicitationRequest], Any], raw: str,
 def call_service(target: Any, name: Optional[str], args_json: str,
                  loop: Optional[asyncio.AbstractEventLoop], reply: Callable[..., Any]) -> Optional[Callable[[], Any]]:
     """Call an fs/terminal/extension-request handler: ``reply(result_json, None)`` or ``reply(None, error_json)``."""
-    args = json.loads(args_json)
+    args = _loads(args_json, "the request's params")
 
     def ok(value: Any) -> None:
         try:
             text = json.dumps(value)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, RecursionError) as exc:
             fail(exc)
             return
         reply(text, None)
@@ -170,7 +170,7 @@ def call_service(target: Any, name: Optional[str], args_json: str,
             err = {"code": -32603, "message": f"{type(exc).__name__}: {exc}", "data": None}
         try:
             reply(None, json.dumps(err))
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, RecursionError):
             reply(None, json.dumps({"code": err["code"], "message": err["message"]}))
 
     def call() -> Any:

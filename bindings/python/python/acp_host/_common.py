@@ -10,7 +10,7 @@ import weakref
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Protocol, Sequence, Tuple, Union
 
 from . import _native
-from ._errors import ConfigError, InvalidArgumentError
+from ._errors import ConfigError, InvalidArgumentError, _dumps
 from ._schema import ContentBlock
 from ._types import AgentSpec, ElicitationMode, RestartPolicy
 
@@ -212,7 +212,7 @@ def answer_json(answer: Any) -> Tuple[Optional[str], Optional[str]]:
         )
     try:
         return json.dumps(dict(answer), allow_nan=False), None
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, RecursionError) as exc:
         return None, f"the elicitation answer is not JSON: {exc}"
 
 
@@ -316,14 +316,11 @@ def dirs_arg(dirs: Iterable[PathLike]) -> List[str]:
 
 def params_json(params: Any) -> str:
     """An extension request's params as JSON text (``None``: ``{}``)."""
-    try:
-        return json.dumps({} if params is None else params, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise InvalidArgumentError(f"params are not JSON-serialisable: {exc}") from None
+    return _dumps({} if params is None else params, "params", allow_nan=False)
 
 
 def mcp_arg(servers: Optional[Sequence[Mapping[str, Any]]]) -> Optional[str]:
-    return None if servers is None else json.dumps([dict(s) for s in servers])
+    return None if servers is None else _dumps([dict(s) for s in servers], "mcp_servers")
 
 
 def content_json(content: ContentLike) -> str:
@@ -342,7 +339,7 @@ def content_json(content: ContentLike) -> str:
                 raise InvalidArgumentError(
                     f"prompt items must be text or content blocks (dicts), got {type(item).__name__}"
                 )
-    return json.dumps(blocks)
+    return _dumps(blocks, "the prompt content")
 
 
 # ------------------------------------------------------------------ interpreter exit

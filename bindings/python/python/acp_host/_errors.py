@@ -248,9 +248,31 @@ def _from_native(kind: str, message: str, data_json: str) -> AcpError:
     """Called by the native module: the exception for a core error kind."""
     try:
         data = json.loads(data_json)
-    except ValueError:
+    except (ValueError, RecursionError):
         data = None
     cls = _BY_CODE.get(kind, AcpError)
     if cls is ConfigError and isinstance(data, dict) and str(data.get("path", "")).startswith("policy"):
         cls = PolicyError
     return cls(message, code=kind, data=data)
+
+
+def _loads(text: str, what: str) -> Any:
+    """Decode JSON text the host hands over (the agent's data, within the core's nesting limit).
+
+    Text this interpreter cannot decode (nesting past its recursion limit, an integer with more
+    digits than ``sys.get_int_max_str_digits()``) raises ``ProtocolError``: never the
+    ``RecursionError`` or ``ValueError`` of ``json``.
+    """
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise ProtocolError(f"{what} is JSON this interpreter cannot decode: {exc}") from exc
+
+
+def _dumps(value: Any, what: str, **kwargs: Any) -> str:
+    """Encode the embedder's value as JSON: ``InvalidArgumentError`` when it cannot be (a type
+    JSON lacks, NaN, nesting past the recursion limit), never ``TypeError``/``RecursionError``."""
+    try:
+        return json.dumps(value, **kwargs)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise InvalidArgumentError(f"{what} is not JSON-serialisable: {exc}") from None

@@ -9,7 +9,6 @@ elapses the call is abandoned the same way and raises ``acp_host.TimeoutError``.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Union
 
 from . import _native
@@ -35,7 +34,7 @@ from ._common import (
     register,
     timeout_arg,
 )
-from ._errors import AcpError, UnsupportedError
+from ._errors import AcpError, UnsupportedError, _dumps, _loads
 from ._schema import AgentCapabilities, AnyEvent, AuthMethod, SessionConfigOption
 from ._types import (
     AgentExit,
@@ -185,8 +184,8 @@ class Session:
     def set_config_option(self, config_id: str, value: Any, *,
                           timeout: Optional[float] = None) -> List[SessionConfigOption]:
         """Set a config option; returns the complete updated option list."""
-        out = self._n.set_config_option(config_id, json.dumps(value), aio=False, timeout=timeout_arg(timeout))
-        return json.loads(out)  # type: ignore[no-any-return]
+        out = self._n.set_config_option(config_id, _dumps(value, "value"), aio=False, timeout=timeout_arg(timeout))
+        return _loads(out, "the session/set_config_option result")  # type: ignore[no-any-return]
 
     def close(self, *, timeout: Optional[float] = None) -> None:
         """``session/close`` (needs the agent's ``sessionCapabilities.close``; otherwise
@@ -248,7 +247,7 @@ class Agent:
     def info(self) -> Dict[str, Any]:
         """``{protocolVersion, agentInfo, capabilities, authMethods}`` from ``initialize``."""
         raw = self._n.info_json
-        return json.loads(raw) if raw else {}
+        return _loads(raw, "the initialize result") if raw else {}
 
     @property
     def name(self) -> Optional[str]:
@@ -291,7 +290,7 @@ class Agent:
         """How each of ``auth_methods`` authenticates, by id: ``"agent"`` (use ``authenticate``),
         ``"terminal"`` or ``"legacy_terminal"`` (``_meta["terminal-auth"]``; use
         ``terminal_auth``)."""
-        return {m["id"]: m["kind"] for m in json.loads(self._n.auth_methods())}
+        return {m["id"]: m["kind"] for m in _loads(self._n.auth_methods(), "the auth methods")}
 
     def terminal_auth(self, method_id: str, *, timeout: Optional[float] = None) -> "Agent":
         """Terminal login: runs the login of ``method_id`` through the host's
@@ -313,7 +312,8 @@ class Agent:
 
         Any other method raises ``InvalidArgumentError`` (nothing is sent); the agent's JSON-RPC
         error raises ``AgentError`` (``rpc_code``)."""
-        return json.loads(self._n.ext_request(method, params_json(params), aio=False, timeout=timeout_arg(timeout)))
+        return _loads(self._n.ext_request(method, params_json(params), aio=False, timeout=timeout_arg(timeout)),
+                      f"the {method} result")
 
     def new_session(self, cwd: Optional[PathLike] = None, *, additional_directories: Iterable[PathLike] = (),
                     mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None,
@@ -358,7 +358,7 @@ class Agent:
         """``session/list``: ``{"sessions": [...], "nextCursor": ...}`` (one page)."""
         c = None if cwd is None else cwd_arg(cwd)
         out = self._n.list_sessions(c, cursor, aio=False, timeout=timeout_arg(timeout))
-        return json.loads(out)  # type: ignore[no-any-return]
+        return _loads(out, "the session/list result")  # type: ignore[no-any-return]
 
     def close_session(self, session_id: str, *, timeout: Optional[float] = None) -> None:
         self._n.close_session(session_id, aio=False, timeout=timeout_arg(timeout))

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import Any, Dict, List, Literal, Mapping, Optional, Tuple, TypedDict, Union, cast
 
 # ACP shapes, generated from schema/events.schema.json (annotations only: the values are the
 # JSON as the agent sent it, so kinds and fields newer than the schema may still appear).
-from ._errors import ConfigError
+from ._errors import ConfigError, _loads
 from ._schema import (
     AgentCapabilities,
     AuthMethod,
@@ -101,7 +100,7 @@ class PermissionRequest:
 
     @classmethod
     def _from_json(cls, raw: str, settled: Any = None) -> "PermissionRequest":
-        d = json.loads(raw)
+        d = _loads(raw, "the permission request")
         return cls(
             id=int(d["requestId"]),
             agent=int(d["agent"]),
@@ -207,7 +206,7 @@ class ElicitationRequest:
 
     @classmethod
     def _from_json(cls, raw: str, settled: Any = None) -> "ElicitationRequest":
-        d = json.loads(raw)
+        d = _loads(raw, "the elicitation request")
         mode = d.get("mode")
         schema = d.get("requestedSchema")
         return cls(
@@ -268,7 +267,8 @@ class TurnResult:
     @classmethod
     def _from_native(cls, t: Tuple[int, str, Optional[str], str, str, str, bool]) -> "TurnResult":
         turn, stop, usage, raw, text, thought, truncated = t
-        return cls(turn, cast(StopReason, stop), None if usage is None else json.loads(usage), json.loads(raw),
+        return cls(turn, cast(StopReason, stop), None if usage is None else _loads(usage, "the turn's usage"),
+                   _loads(raw, "the session/prompt result"),
                    text, thought, truncated)
 
     def to_dict(self) -> Dict[str, Any]:
@@ -318,7 +318,7 @@ class SessionModels:
     def _from_json(cls, raw: Optional[str]) -> Optional["SessionModels"]:
         if not raw:
             return None
-        d = json.loads(raw)
+        d = _loads(raw, "the session's models")
         via = d.get("via") or {}
         return cls(
             current=d.get("current"),
@@ -369,7 +369,7 @@ class SessionState:
 
     @classmethod
     def _from_json(cls, raw: str) -> "SessionState":
-        d: Mapping[str, Any] = json.loads(raw)
+        d: Mapping[str, Any] = _loads(raw, "the session state")
         return cls(
             session_id=d.get("sessionId", ""),
             cwd=d.get("cwd"),
@@ -405,7 +405,7 @@ class AgentExit:
     def _from_json(cls, raw: Optional[str]) -> Optional["AgentExit"]:
         if not raw:
             return None
-        d = json.loads(raw)
+        d = _loads(raw, "the exit status")
         return cls(d.get("exitCode"), d.get("signal"), d.get("stderrTail") or "")
 
     def to_dict(self) -> Dict[str, Any]:

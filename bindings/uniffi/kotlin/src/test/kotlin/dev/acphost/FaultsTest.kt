@@ -260,6 +260,35 @@ class FaultsTest {
     }
 
     @Test
+    fun `a cwd that is not an existing directory is typed and names it`() = test {
+        val dir = tmp()
+        val missing = "$dir/no-such-dir"
+        Host().use { host ->
+            val mock = Fixtures.mock("default")
+            val e = assertThrows<AcpException.InvalidConfig> { host.spawn(mock.copy(cwd = missing)) }
+            assertEquals("cwd", str(obj(e.data!!), "path"))
+            assertTrue(e.detail.contains(missing) && e.detail.contains("does not exist"), e.detail)
+            val agent = host.spawn(mock)
+            val s = assertThrows<AcpException.InvalidArgument> { agent.newSession(SessionOptions(cwd = missing)) }
+            assertEquals("cwd", str(obj(s.data!!), "path"))
+            assertTrue(s.detail.contains(missing), s.detail)
+        }
+    }
+
+    @Test
+    fun `JSON given that would nest past the message limit is InvalidArgument`() = test {
+        Host().use { host ->
+            val agent = host.spawn(Fixtures.mock("default"))
+            // Params are level 2 of the request: 100 more levels pass the 100-level limit; 300
+            // pass serde_json's own.
+            for (levels in listOf(100, 300)) {
+                val params = "[".repeat(levels) + "0" + "]".repeat(levels)
+                assertThrows<AcpException.InvalidArgument> { agent.extRequest("_x/deep", params) }
+            }
+        }
+    }
+
+    @Test
     fun `a slow-reading agent still completes`() = test {
         assertEquals("end_turn", runTurn("slow-read").second.getOrThrow().stopReason)
     }
