@@ -1,5 +1,6 @@
 //! The wire: NDJSON framing with a bounded line length and the JSON-RPC 2.0 message model.
 
+pub(crate) mod escape;
 pub mod framing;
 mod lazy;
 pub(crate) mod lenient;
