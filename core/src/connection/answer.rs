@@ -362,7 +362,12 @@ pub(crate) async fn encode_result(
         .hold(total)
         .await
         .ok_or_else(|| ServiceError::new(codes::INTERNAL_ERROR, "the connection ended"))?;
-    let mut line = Vec::with_capacity(total);
+    let Some(mut line) = crate::buffers::with_capacity(total) else {
+        return Err(ServiceError::new(
+            codes::INTERNAL_ERROR,
+            "out of memory for the answer",
+        ));
+    };
     line.extend_from_slice(HEAD);
     line.extend_from_slice(id.json().as_bytes());
     line.extend_from_slice(MID);

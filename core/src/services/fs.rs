@@ -559,9 +559,13 @@ impl OpenedRead {
         let io = |e: io::Error| map_io(&self.path, &e);
         let mut f = &self.file;
         f.seek(SeekFrom::Start(0)).map_err(io)?;
-        let mut buf = Vec::new();
         let first = self.size.min(cap);
-        reserve(&mut buf, first, &self.path)?;
+        // A large buffer comes from the buffer thread (see `buffers`), exactly as large as
+        // the file says it is.
+        let mut buf = usize::try_from(first)
+            .ok()
+            .and_then(crate::buffers::with_capacity)
+            .ok_or_else(|| io_msg(&self.path, "out of memory for the file's content"))?;
         f.take(first).read_to_end(&mut buf).map_err(io)?;
         let mut probe = [0u8; 1];
         if read_some(f, &mut probe).map_err(io)? == 0 {
