@@ -96,8 +96,13 @@ pub struct HostConfig {
     pub terminal: TerminalService,
     pub fs_limits: FsLimits,
     pub terminal_limits: TerminalLimits,
-    /// Bytes queued for an agent that stopped reading its stdin before it is killed (or, for a
-    /// `connect` transport, before the connection is ended).
+    /// The most the queue to an agent's stdin ever holds (64 MiB). Half of it is the budget for
+    /// answers to the agent's own requests in flight (read, encoded, queued, until written): an
+    /// answer waits for room instead of piling up, and one that could never fit is an error for
+    /// that request (a read's content is held to `min(fs_limits.max_read_bytes, half of this)` as
+    /// JSON text). The other half is for the host's own lines: when they fill it the agent has
+    /// stopped reading its stdin and is killed (a `connect` transport ended), and a request
+    /// larger than it fails with `invalid_argument`, unsent. docs/ARCHITECTURE.md.
     pub max_outbound_bytes: usize,
     /// Requests from the agent (permission, fs, terminal) pending at once; more are refused at
     /// once with a JSON-RPC error (no task, no decider call).

@@ -15,6 +15,7 @@
 
 pub mod agent;
 pub mod auth;
+mod buffers;
 pub mod connection;
 pub mod content;
 pub mod display;

@@ -453,6 +453,67 @@ async fn oversized_read_is_too_large() {
     );
 }
 
+/// The read limit is on the content as it travels, as JSON text: a file within it whose text
+/// takes more once escaped is refused, with both sizes; the lines asked for are what counts.
+#[tokio::test]
+async fn a_read_is_limited_by_its_size_as_json_text() {
+    let sb = Sandbox::new();
+    let lim = FsLimits {
+        max_read_bytes: 100,
+        max_write_bytes: 100,
+    };
+    fs::write(sb.root.path().join("nul.bin"), [0u8; 50]).unwrap();
+    let err = read_text_file(&sb.roots(), &sb.p("nul.bin"), None, None, &lim)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err,
+        FsError::TooLarge {
+            path: sb.p("nul.bin"),
+            size: 50,
+            limit: 100,
+            encoded_size: Some(300),
+        }
+    );
+    let (code, message, data) = err.to_rpc();
+    assert_eq!(code, -32602);
+    assert!(message.contains("300 bytes as JSON text"), "{message}");
+    let data = data.unwrap();
+    assert_eq!(
+        (
+            &data["reason"],
+            &data["size"],
+            &data["encodedSize"],
+            &data["limit"]
+        ),
+        (
+            &serde_json::json!("too_large"),
+            &serde_json::json!(50),
+            &serde_json::json!(300),
+            &serde_json::json!(100)
+        )
+    );
+    // Fifty line breaks are a hundred bytes as JSON text: exactly at the limit.
+    fs::write(sb.root.path().join("breaks.txt"), "\n".repeat(50)).unwrap();
+    let ok = read_text_file(&sb.roots(), &sb.p("breaks.txt"), None, None, &lim).await;
+    assert_eq!(ok.unwrap().len(), 50);
+    // One more is over it; one line of them is not.
+    fs::write(sb.root.path().join("breaks.txt"), "\n".repeat(51)).unwrap();
+    let err = read_text_file(&sb.roots(), &sb.p("breaks.txt"), None, None, &lim).await;
+    assert!(
+        matches!(
+            err,
+            Err(FsError::TooLarge {
+                encoded_size: Some(102),
+                ..
+            })
+        ),
+        "{err:?}"
+    );
+    let one = read_text_file(&sb.roots(), &sb.p("breaks.txt"), Some(3), Some(1), &lim).await;
+    assert_eq!(one.unwrap(), "\n");
+}
+
 #[tokio::test]
 async fn oversized_write_is_too_large_and_leaves_the_file_alone() {
     let sb = Sandbox::new();
@@ -624,6 +685,7 @@ fn error_kinds_are_stable() {
                 path: "p".into(),
                 size: 2,
                 limit: 1,
+                encoded_size: None,
             },
             "too_large",
             -32602,

@@ -38,6 +38,22 @@ impl Actor {
                     });
                     return;
                 }
+                let line = message::request_line(id, &method, &params);
+                if line.len() + 1 > self.out.own_room() {
+                    // It could never be queued: the call fails, nothing is sent, the agent
+                    // carries on.
+                    let error = Error::InvalidArgument(format!(
+                        "the `{method}` request is {} bytes as JSON, over the {}-byte limit for \
+                         one message to the agent (max_outbound_bytes less the room kept for \
+                         answers to its requests)",
+                        line.len() + 1,
+                        self.out.own_room()
+                    ));
+                    self.defer(move || {
+                        let _ = reply.send(Err(error));
+                    });
+                    return;
+                }
                 if let Err(e) = self.before_request(&ctx).await {
                     self.defer(move || {
                         let _ = reply.send(Err(e));
@@ -57,7 +73,6 @@ impl Actor {
                         .turn(Some(*turn));
                     self.emit(ev).await;
                 }
-                let line = message::request_line(id, &method, &params);
                 let timer = timeout.map(|t| self.timers.insert(Timer::Request(id), t));
                 self.pending.insert(
                     id,
@@ -69,7 +84,9 @@ impl Actor {
                         aborted: false,
                     },
                 );
-                self.write(line).await;
+                // A refusal here is the agent not reading (the size was checked above): it is
+                // being taken down, and its exit fails this call.
+                let _ = self.write(line).await;
             }
             Command::Abandon { id } => {
                 let Some(pending) = self.pending.get(&id) else {
@@ -83,7 +100,8 @@ impl Actor {
                     let _ = self.cancel_session(&session).await;
                 } else {
                     let params = raw_json(&serde_json::json!({ "requestId": id }));
-                    self.write(message::notification_line("$/cancel_request", &params))
+                    let _ = self
+                        .write(message::notification_line("$/cancel_request", &params))
                         .await;
                 }
             }
@@ -204,7 +222,8 @@ impl Actor {
             return Err(gone.error());
         }
         let params = raw_json(&serde_json::json!({ "sessionId": &**session }));
-        self.write(message::notification_line("session/cancel", &params))
+        let _ = self
+            .write(message::notification_line("session/cancel", &params))
             .await;
         // The turn in flight gets `cancel_grace` to end; then the host gives up on it (an agent
         // that ignores the cancel holds neither the caller nor the session). The grace replaces

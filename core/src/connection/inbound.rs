@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::answer::{self, Encoded, ReadJob, ReadStep};
 use super::{Actor, Completion};
 use crate::events::{EventKind, raw_json};
 use crate::permission::policy::{Policy, Subject, Verdict};
@@ -80,16 +81,24 @@ pub(super) struct ServedResult {
     pub id: RawId,
     /// The session it belongs to (an extension request may belong to none).
     pub session: Option<Arc<str>>,
-    pub result: Result<Value, ServiceError>,
+    /// The answer, made and holding its room (see `answer`), or the error for the agent.
+    pub result: Result<Encoded, ServiceError>,
     /// The event describing the call (emitted when the answer is sent).
     pub event: Option<(EventKind, Value)>,
     /// For a created terminal: watch its exit to report `terminal_exited`.
     pub new_terminal: Option<String>,
 }
 
-/// What a service task hands back: the answer, the event reporting the call, a new terminal.
+/// What a service's work hands back: the result, the event reporting the call, a new terminal.
 type ServedOutput = (
     Result<Value, ServiceError>,
+    Option<(EventKind, Value)>,
+    Option<String>,
+);
+
+/// [`ServedOutput`] with the result made into its answer line: what reaches the actor.
+type Answered = (
+    Result<Encoded, ServiceError>,
     Option<(EventKind, Value)>,
     Option<String>,
 );
@@ -197,18 +206,14 @@ fn fs_failure(
 }
 
 /// A read's answer and the event reporting it.
-fn read_output(
-    result: Result<String, FsError>,
+fn read_answered(
+    result: Result<(Encoded, usize), FsError>,
     report: &dyn Fn(&str, Value) -> (EventKind, Value),
-) -> ServedOutput {
+) -> Answered {
     match result {
-        Ok(text) => {
-            let event = report("ok", serde_json::json!({ "bytes": text.len() }));
-            (
-                Ok(serde_json::json!({ "content": text })),
-                Some(event),
-                None,
-            )
+        Ok((answer, bytes)) => {
+            let event = report("ok", serde_json::json!({ "bytes": bytes }));
+            (Ok(answer), Some(event), None)
         }
         Err(e) => {
             let (err, event) = fs_failure(&e, report);
@@ -335,16 +340,21 @@ impl Actor {
     }
 
     /// Send the answer for a served request.
-    pub(super) async fn answer(&mut self, id: &RawId, result: Result<Value, ServiceError>) {
-        match crate::services::within_depth(result) {
-            Ok(v) => self.respond_result(id, &v).await,
+    pub(super) async fn answer(&mut self, id: &RawId, result: Result<Encoded, ServiceError>) {
+        match result {
+            Ok(answer) => self.write_answer(answer).await,
             Err(e) => {
+                // Error `data` nested past the message limit is left out.
+                let Err(e) = crate::services::within_depth(Err(e)) else {
+                    return;
+                };
                 let err = crate::wire::RpcError {
                     code: e.code,
                     message: e.message,
                     data: e.data,
                 };
-                self.write(crate::wire::message::error_line(id, &err)).await;
+                self.write_reply(id, crate::wire::message::error_line(id, &err))
+                    .await;
             }
         }
     }
@@ -355,7 +365,7 @@ impl Actor {
         &mut self,
         id: &RawId,
         session: Option<&Arc<str>>,
-    ) -> (Gate, impl FnOnce(ServedOutput) + Send + 'static) {
+    ) -> (Gate, impl FnOnce(Answered) + Send + 'static) {
         self.next_served += 1;
         let token = self.next_served;
         let gate = Gate::default();
@@ -369,7 +379,7 @@ impl Actor {
         let tx = self.done_tx.clone();
         let (id, session) = (id.clone(), session.cloned());
         let served_gate = gate.clone();
-        let report = move |(result, event, new_terminal): ServedOutput| {
+        let report = move |(result, event, new_terminal): Answered| {
             let _ = tx.send(Completion::Served(Box::new(ServedResult {
                 token,
                 gate: served_gate,
@@ -384,11 +394,33 @@ impl Actor {
     }
 
     /// Run `work` in a task of its own, registered as served. `work` gets the request's gate,
-    /// to commit through right before its effect.
+    /// to commit through right before its effect. A success is made into its answer line in the
+    /// task, once the served answers' budget has room for it (see `answer`).
     fn spawn_served<W, F>(&mut self, id: &RawId, session: Option<&Arc<str>>, work: W)
     where
         W: FnOnce(Gate) -> F,
         F: std::future::Future<Output = ServedOutput> + Send + 'static,
+    {
+        let budget = self.budget.clone();
+        let answer_id = id.clone();
+        self.spawn_answered(id, session, move |gate| {
+            let work = work(gate);
+            async move {
+                let (result, event, new_terminal) = work.await;
+                let result = match result {
+                    Ok(value) => answer::encode_result(&answer_id, &value, &budget).await,
+                    Err(e) => Err(e),
+                };
+                (result, event, new_terminal)
+            }
+        });
+    }
+
+    /// [`Actor::spawn_served`] for work that makes its answer line itself.
+    fn spawn_answered<W, F>(&mut self, id: &RawId, session: Option<&Arc<str>>, work: W)
+    where
+        W: FnOnce(Gate) -> F,
+        F: std::future::Future<Output = Answered> + Send + 'static,
     {
         let (gate, report) = self.register_served(id, session);
         let work = work(gate);
@@ -398,21 +430,28 @@ impl Actor {
         });
     }
 
-    /// `spawn_served` for synchronous work that may block (the file system): it runs on the
-    /// runtime's blocking pool and reports to the actor from there.
-    fn spawn_served_blocking<W>(&mut self, id: &RawId, session: Option<&Arc<str>>, work: W)
-    where
-        W: FnOnce() -> ServedOutput + Send + 'static,
+    /// A built-in read on the runtime's blocking pool, registered as served: `open` resolves,
+    /// opens and decides; then [`ReadJob`] steps read and encode, each once the budget has room
+    /// (a step that finds it busy waits for it in a task, holding nothing, then runs again on
+    /// the blocking pool). The last step reports to the actor from its thread.
+    fn spawn_served_read<O>(
+        &mut self,
+        id: &RawId,
+        session: &Arc<str>,
+        open: O,
+        path: String,
+        finish: impl FnOnce(Result<(Encoded, usize), FsError>) -> Answered + Send + 'static,
+    ) where
+        O: FnOnce() -> Result<ReadJob, FsError> + Send + 'static,
     {
-        let (_gate, report) = self.register_served(id, session);
+        let (_gate, report) = self.register_served(id, Some(session));
+        let done = move |result| report(finish(result));
         tokio::task::spawn_blocking(move || {
-            // A panic in the service must still answer the agent (and never reach the actor).
-            report(
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|_| {
-                    let err = ServiceError::new(codes::INTERNAL_ERROR, "fs worker failed");
-                    (Err(err), None, None)
-                }),
-            );
+            let step = guarded(&path, move || match open() {
+                Ok(job) => job.start(),
+                Err(e) => ReadStep::Done(Err(e)),
+            });
+            drive_read(step, path, done);
         });
     }
 
@@ -456,7 +495,7 @@ impl Actor {
         id: &RawId,
         session: &Arc<str>,
         params: &Value,
-    ) -> Result<Option<ServedOutput>, Refusal> {
+    ) -> Result<Option<Answered>, Refusal> {
         let path = str_param(params, "path")
             .map_err(|e| refuse(e, None))?
             .to_owned();
@@ -465,8 +504,12 @@ impl Actor {
         let report =
             move |outcome: &str, extra: Value| (EventKind::FsRead, with(&base, outcome, extra));
         let roots = self.admit_roots(session, &path, &report)?;
-        let limits = self.host.config.fs_limits;
+        // What the answer's content may take as JSON text: the read limit, or what one answer
+        // may hold (half of `max_outbound_bytes`, less its envelope), whichever is less.
+        let max =
+            answer::content_limit(self.host.config.fs_limits.max_read_bytes, &self.budget, id);
         let host = self.host.clone();
+        let budget = self.budget.clone();
         let FsService::Embedder(handler) = self.host.config.fs.clone() else {
             // A read the kernel serves from its caches is answered in this step: no hop to a
             // blocking thread and back (most of a small read's round trip).
@@ -475,25 +518,30 @@ impl Actor {
             // A panic here must not reach the actor: the blocking path (guarded too) decides
             // again from scratch.
             let cached = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                fs::read_cached(&roots, &path, line, limit, &limits, decide)
+                answer::cached_read(id, &roots, &path, (line, limit), max, &budget, decide)
             }));
             if let Ok(Some(result)) = cached {
-                return Ok(Some(read_output(result, &report)));
+                return Ok(Some(read_answered(result, &report)));
             }
             // Anything else reads on a blocking thread, which answers the actor itself.
-            self.spawn_served_blocking(id, Some(session), move || {
-                let decide =
-                    |opened: fs::Opened<'_>| decide_fs(&host.policy, Subject::read(&path), opened);
-                read_output(
-                    fs::read_blocking(&roots, &path, line, limit, &limits, decide),
-                    &report,
-                )
+            let answer_id = id.clone();
+            let open_path = path.clone();
+            let open = move || {
+                let decide = |opened: fs::Opened<'_>| {
+                    decide_fs(&host.policy, Subject::read(&open_path), opened)
+                };
+                let opened = fs::open_read(&roots, &open_path, max, decide)?;
+                Ok(ReadJob::new(&answer_id, opened, (line, limit), max, budget))
+            };
+            self.spawn_served_read(id, session, open, path, move |result| {
+                read_answered(result, &report)
             });
             return Ok(None);
         };
         let session_id = session.to_string();
         let agent = self.agent;
-        self.spawn_served(id, Some(session), |_gate| async move {
+        let answer_id = id.clone();
+        self.spawn_answered(id, Some(session), |_gate| async move {
             let subject = Subject::read(&path);
             // The embedder opens by path: decide on the path resolved inside the root now (it
             // may still change before the embedder opens it; see PERMISSIONS.md).
@@ -508,25 +556,17 @@ impl Actor {
                 line,
                 limit,
             };
-            let result = match handler.read_text_file(req).await {
-                Ok(text) if text.len() as u64 > limits.max_read_bytes => {
-                    Err(fs_error(&FsError::TooLarge {
-                        path: path.clone(),
-                        size: text.len() as u64,
-                        limit: limits.max_read_bytes,
-                    }))
+            match handler.read_text_file(req).await {
+                // The same limit as the built-in service's, on the text as it would travel.
+                Ok(text) => read_answered(
+                    answer::encode_text(&answer_id, text, &path, max, &budget).await,
+                    &report,
+                ),
+                Err(e) => {
+                    let event = report(&outcome_of(&e), serde_json::json!({ "error": e.message }));
+                    (Err(e), Some(event), None)
                 }
-                other => other,
-            };
-            let event = match &result {
-                Ok(text) => report("ok", serde_json::json!({ "bytes": text.len() })),
-                Err(e) => report(&outcome_of(e), serde_json::json!({ "error": e.message })),
-            };
-            (
-                result.map(|content| serde_json::json!({ "content": content })),
-                Some(event),
-                None,
-            )
+            }
         });
         Ok(None)
     }
@@ -549,6 +589,7 @@ impl Actor {
                 path: path.clone(),
                 size: bytes as u64,
                 limit: limits.max_write_bytes,
+                encoded_size: None,
             };
             let ev = report(e.kind(), serde_json::json!({ "error": e.to_string() }));
             return Err(refuse(fs_error(&e), Some(ev)));
@@ -862,6 +903,40 @@ impl Actor {
             .await;
         }
         true
+    }
+}
+
+/// A step of a read; a panic in it is an `io` error for that read (it must still answer the
+/// agent, and never reach the actor).
+fn guarded(path: &str, step: impl FnOnce() -> ReadStep) -> ReadStep {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(step)).unwrap_or_else(|_| {
+        ReadStep::Done(Err(FsError::Io {
+            path: path.to_owned(),
+            message: "fs worker failed".to_owned(),
+        }))
+    })
+}
+
+/// After a read step: report its answer, or wait for room in the budget (in a task, holding
+/// nothing) and take the next step on the blocking pool.
+fn drive_read<D>(step: ReadStep, path: String, done: D)
+where
+    D: FnOnce(Result<(Encoded, usize), FsError>) + Send + 'static,
+{
+    match step {
+        ReadStep::Done(result) => done(result),
+        ReadStep::Need(job, want) => {
+            tokio::spawn(async move {
+                // `None`: the connection ended, nobody is left to answer.
+                let Some(held) = job.budget().hold(want).await else {
+                    return;
+                };
+                tokio::task::spawn_blocking(move || {
+                    let step = guarded(&path, move || job.resume(Some(held)));
+                    drive_read(step, path, done);
+                });
+            });
+        }
     }
 }
 

@@ -5,13 +5,14 @@
 //! the actor stops taking them (the embedder stopped pulling events), the reader stops reading
 //! and the agent's stdout pipe carries the backpressure.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::value::RawValue;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 
+use super::answer::{Encoded, Held};
 use crate::transport::{BoxReader, BoxWriter};
 use crate::wire::message::{self, Incoming, Interner};
 use crate::wire::{FrameRef, LineReader};
@@ -152,40 +153,82 @@ fn push_frame(
 ///
 /// The actor writes a line itself when nothing is waiting before it: one non-blocking write,
 /// no hop to another task (most of an answer's round trip is task hops). Whatever does not go
-/// out at once (a full pipe, a slow `connect` transport) waits in `buf`, in order, for the
+/// out at once (a full pipe, a slow `connect` transport) waits in `queue`, in order, for the
 /// writer task, which owns the writer while it waits on the agent and hands it back when done.
+///
+/// The queue never holds more than `max_outbound_bytes`: answers to the agent's requests hold
+/// their share of the served answers' [`Budget`](super::answer::Budget) (half of it) until they
+/// are written, and the host's own lines (its requests, notifications, error answers) may take
+/// the rest, `own_room`. A line of its own that does not fit is not queued: see
+/// [`Outbound::send`].
 pub(crate) struct Outbound {
     state: std::sync::Mutex<OutState>,
     wake: tokio::sync::Notify,
-    /// Bytes accepted but not yet written, so the actor can tell an agent that stopped reading
-    /// its stdin.
-    queued: AtomicUsize,
+    /// The most the host's own lines may hold in the queue.
+    own_room: usize,
 }
+
+/// Lines waiting for the writer, kept as they were made (no copy into one buffer): a small line
+/// joins the one before it, a large one stays whole until written.
+struct Chunk {
+    bytes: Vec<u8>,
+    /// Bytes already written.
+    at: usize,
+    /// One of the host's own lines (else an answer holding `held`).
+    own: bool,
+    held: Option<Held>,
+}
+
+impl Chunk {
+    fn left(&self) -> usize {
+        self.bytes.len() - self.at
+    }
+}
+
+/// Lines at most this long join the chunk before them (fewer writes for many small lines).
+const JOIN: usize = 64 * 1024;
 
 struct OutState {
     /// `None` while the writer task holds it.
     writer: Option<BoxWriter>,
-    buf: Vec<u8>,
-    /// Close the agent's stdin once `buf` is out (first rung of the shutdown ladder).
+    queue: VecDeque<Chunk>,
+    /// Close the agent's stdin once the queue is out (first rung of the shutdown ladder).
     close: bool,
     /// A write the actor made failed; the writer task reports it.
     failed: Option<std::io::Error>,
     /// The actor wrote bytes whose flush did not finish: the writer task flushes them.
     unflushed: bool,
+    /// Bytes accepted and not written yet (including those the writer task is writing).
+    queued: usize,
+    /// Of which the host's own lines.
+    own: usize,
+}
+
+/// Why [`Outbound::send`] did not queue a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refused {
+    /// The host's own lines already waiting leave no room for it: the agent is not reading.
+    Full { queued: usize },
+    /// It is larger than the host's own lines may ever hold.
+    TooLarge { len: usize, room: usize },
 }
 
 impl Outbound {
-    pub(crate) fn new(writer: BoxWriter) -> Arc<Outbound> {
+    /// `own_room`: the most the host's own lines may hold (`max_outbound_bytes` less the served
+    /// answers' budget).
+    pub(crate) fn new(writer: BoxWriter, own_room: usize) -> Arc<Outbound> {
         Arc::new(Outbound {
             state: std::sync::Mutex::new(OutState {
                 writer: Some(writer),
-                buf: Vec::new(),
+                queue: VecDeque::new(),
                 close: false,
                 failed: None,
                 unflushed: false,
+                queued: 0,
+                own: 0,
             }),
             wake: tokio::sync::Notify::new(),
-            queued: AtomicUsize::new(0),
+            own_room,
         })
     }
 
@@ -194,21 +237,59 @@ impl Outbound {
     }
 
     /// Bytes accepted and not yet written.
+    #[cfg(test)]
     pub(crate) fn queued(&self) -> usize {
-        self.queued.load(Ordering::Relaxed)
+        self.lock().queued
     }
 
-    /// Send `line` and a newline, in order after everything sent before; returns the bytes
-    /// still queued afterwards. Never waits.
-    pub(crate) fn send(&self, line: String) -> usize {
-        let mut st = self.lock();
+    /// The most one of the host's own lines may be (its newline included).
+    pub(crate) fn own_room(&self) -> usize {
+        self.own_room
+    }
+
+    /// Send one of the host's own lines and a newline, in order after everything sent before.
+    /// Never waits. Refused, and not queued, when the host's own lines waiting already leave no
+    /// room for it, or when it is larger than they may ever hold. After a close or a failed
+    /// write, lines are dropped.
+    pub(crate) fn send(&self, line: String) -> Result<(), Refused> {
+        let len = line.len() + 1;
+        if len > self.own_room {
+            return Err(Refused::TooLarge {
+                len,
+                room: self.own_room,
+            });
+        }
+        let st = self.lock();
         if st.close || st.failed.is_some() {
-            return self.queued();
+            return Ok(());
+        }
+        if st.own + len > self.own_room {
+            return Err(Refused::Full { queued: st.queued });
         }
         let mut bytes = line.into_bytes();
         bytes.push(b'\n');
+        self.enqueue(st, bytes, None);
+        Ok(())
+    }
+
+    /// Send an answer (its line ends with its newline), in order after everything sent before.
+    /// Never waits, never refused: it holds its own room, given back as it is written.
+    pub(crate) fn send_answer(&self, answer: Encoded) {
+        let st = self.lock();
+        if st.close || st.failed.is_some() {
+            return;
+        }
+        self.enqueue(st, answer.line, Some(answer.held));
+    }
+
+    fn enqueue(
+        &self,
+        mut st: std::sync::MutexGuard<'_, OutState>,
+        bytes: Vec<u8>,
+        held: Option<Held>,
+    ) {
         let mut sent = 0;
-        if st.buf.is_empty()
+        if st.queue.is_empty()
             && !st.unflushed
             && let Some(writer) = st.writer.as_mut()
         {
@@ -220,20 +301,53 @@ impl Outbound {
                 Err(e) => st.failed = Some(e),
             }
             if st.failed.is_none() && sent == bytes.len() && !st.unflushed {
-                return self.queued();
+                return;
             }
         }
         if st.failed.is_some() {
             drop(st);
             self.wake.notify_one();
-            return self.queued();
+            return;
         }
-        st.buf.extend_from_slice(&bytes[sent..]);
-        let added = bytes.len() - sent;
+        let own = held.is_none();
+        let left = bytes.len() - sent;
+        st.queued += left;
+        if own {
+            st.own += left;
+        }
+        let joins = left <= JOIN
+            && st
+                .queue
+                .back()
+                .is_some_and(|last| last.own == own && last.left() + left <= JOIN);
+        match st.queue.back_mut() {
+            Some(last) if joins => {
+                last.bytes.extend_from_slice(&bytes[sent..]);
+                if let (Some(mine), Some(more)) = (&mut last.held, held) {
+                    mine.merge(more);
+                }
+            }
+            _ => st.queue.push_back(Chunk {
+                bytes,
+                at: sent,
+                own,
+                held,
+            }),
+        }
         drop(st);
-        let queued = self.queued.fetch_add(added, Ordering::Relaxed) + added;
         self.wake.notify_one();
-        queued
+    }
+
+    /// `chunk` is written (or will never be): forget its bytes, give back its room.
+    fn written(&self, chunk: Chunk) {
+        let left = chunk.left();
+        let mut st = self.lock();
+        st.queued -= left.min(st.queued);
+        if chunk.own {
+            st.own -= left.min(st.own);
+        }
+        drop(st);
+        drop(chunk);
     }
 
     /// Close the agent's stdin once what was sent is out.
@@ -281,50 +395,145 @@ fn write_now(writer: &mut BoxWriter, bytes: &[u8]) -> std::io::Result<(usize, bo
     }
 }
 
-/// Writes what the actor could not write at once, in order; closes the agent's stdin when
-/// asked (the actor's `OutHandle` asks when dropped).
+/// Writes what the actor could not write at once, in order, giving back each line's room as it
+/// is written; closes the agent's stdin when asked (the actor's `OutHandle` asks when dropped).
 pub(crate) async fn writer_task(out: Arc<Outbound>) -> Result<(), std::io::Error> {
     loop {
         let work = {
             let mut st = out.lock();
             if let Some(e) = st.failed.take() {
+                forget_all(&mut st);
                 return Err(e);
             }
-            if st.buf.is_empty() && !st.close && !st.unflushed {
+            if st.queue.is_empty() && !st.close && !st.unflushed {
                 None
             } else {
                 let Some(writer) = st.writer.take() else {
                     return Ok(()); // closed already
                 };
                 st.unflushed = false;
-                Some((writer, std::mem::take(&mut st.buf), st.close))
+                Some((writer, std::mem::take(&mut st.queue), st.close))
             }
         };
-        let Some((mut writer, mut buf, close)) = work else {
+        let Some((mut writer, mut chunks, close)) = work else {
             out.wake.notified().await;
             continue;
         };
-        let n = buf.len();
         let res = async {
-            if !buf.is_empty() {
-                writer.write_all(&buf).await?;
+            while let Some(chunk) = chunks.pop_front() {
+                let written = writer.write_all(&chunk.bytes[chunk.at..]).await;
+                out.written(chunk);
+                written?;
             }
             writer.flush().await
         }
         .await;
-        out.queued
-            .fetch_sub(n.min(out.queued.load(Ordering::Relaxed)), Ordering::Relaxed);
-        res?;
+        if let Err(e) = res {
+            for chunk in chunks {
+                out.written(chunk);
+            }
+            forget_all(&mut out.lock());
+            return Err(e);
+        }
         if close {
             let _ = writer.shutdown().await;
             return Ok(());
         }
-        buf.clear();
-        let mut st = out.lock();
-        if st.buf.is_empty() && buf.capacity() <= 4 << 20 {
-            // Keep the allocation (unless one huge line needed it).
-            st.buf = buf;
+        out.lock().writer = Some(writer);
+    }
+}
+
+/// Nothing more will be written: drop what waits (and the room it holds).
+fn forget_all(st: &mut OutState) {
+    st.queue.clear();
+    st.queued = 0;
+    st.own = 0;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::connection::answer::Budget;
+    use tokio::io::AsyncReadExt;
+
+    /// The queue to an agent that reads nothing never holds more than its bound: the host's own
+    /// lines up to their room (then refused: the agent stalled), answers up to the budget (then
+    /// they wait for room before they are made). Once the agent reads, everything arrives in
+    /// order and every byte of room comes back.
+    #[tokio::test]
+    async fn the_queue_holds_its_bound_exactly() {
+        const ROOM: usize = 1000;
+        let budget = Budget::new(1000);
+        let bound = ROOM + budget.total();
+        // The agent's pipe takes 16 bytes, then nothing until it reads.
+        let (host_end, mut agent_end) = tokio::io::duplex(16);
+        let out = Outbound::new(Box::pin(host_end), ROOM);
+        let writer = tokio::spawn(writer_task(out.clone()));
+        let mut sent = Vec::new();
+        let mut refused = None;
+        for i in 0..100 {
+            let line = format!("{i:03}{}", "o".repeat(96));
+            match out.send(line.clone()) {
+                Ok(()) => sent.push(line),
+                Err(e) => {
+                    refused = Some(e);
+                    break;
+                }
+            }
+            assert!(out.queued() <= bound, "{} queued", out.queued());
         }
-        st.writer = Some(writer);
+        assert!(
+            matches!(refused, Some(Refused::Full { .. })),
+            "{refused:?} after {} lines",
+            sent.len()
+        );
+        assert_eq!(
+            out.send("x".repeat(ROOM)),
+            Err(Refused::TooLarge {
+                len: ROOM + 1,
+                room: ROOM
+            })
+        );
+        // Answers: as many as the budget holds.
+        let mut answers = 0;
+        while let Some(held) = budget.try_hold(300) {
+            let text = format!("a{answers}{}", "x".repeat(297));
+            sent.push(text.clone());
+            let mut line = text.into_bytes();
+            line.push(b'\n');
+            out.send_answer(Encoded { line, held });
+            answers += 1;
+            assert!(out.queued() <= bound, "{} queued", out.queued());
+        }
+        assert_eq!(answers, 3);
+        // The agent reads: everything arrives, in order, and the room comes back.
+        let want: usize = sent.iter().map(|l| l.len() + 1).sum();
+        let mut got = vec![0u8; want];
+        tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            agent_end.read_exact(&mut got),
+        )
+        .await
+        .expect("everything arrives")
+        .unwrap();
+        let got = String::from_utf8(got).unwrap();
+        assert_eq!(got.lines().collect::<Vec<_>>(), sent);
+        for _ in 0..100 {
+            if out.queued() == 0 {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(out.queued(), 0);
+        assert!(
+            budget.try_hold(budget.total()).is_some(),
+            "the room came back"
+        );
+        out.send("after".to_owned()).unwrap();
+        out.close();
+        let mut rest = String::new();
+        agent_end.read_to_string(&mut rest).await.unwrap();
+        assert_eq!(rest, "after\n");
+        writer.await.unwrap().unwrap();
     }
 }

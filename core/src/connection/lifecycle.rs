@@ -126,8 +126,10 @@ impl Actor {
         let error = gone.error();
         // 1. every outbound request fails at once (turns end with the error)
         self.fail_pending(&error).await;
-        // Nobody is left to answer served requests; every terminal is killed.
+        // Nobody is left to answer served requests (those waiting for room stop); every terminal
+        // is killed.
         self.served.clear();
+        self.budget.close();
         self.terminals.release_all().await;
         // 2. pending permission requests resolve as disconnected (nobody left to answer)
         let perms: Vec<u64> = self.perms.keys().copied().collect();

@@ -10,6 +10,7 @@
 //! `responses`, `permission`, `elicitation`, `inbound` (fs/terminal), `output` (events and lines
 //! out), `lifecycle` (the end).
 
+mod answer;
 mod commands;
 mod dispatch;
 mod elicitation;
@@ -367,7 +368,10 @@ pub(crate) fn start(
     let (cmd_tx, cmd_rx) = mpsc::channel(COMMAND_QUEUE);
     let (reader_tx, reader_rx) = mpsc::channel(READER_QUEUE);
     let (done_tx, done_rx) = mpsc::unbounded_channel();
-    let out = io::Outbound::new(transport.writer);
+    // Half of the bound for answers to the agent's requests, the rest for the host's own lines.
+    let budget = answer::Budget::new(host.config.max_outbound_bytes / 2);
+    let own_room = host.config.max_outbound_bytes - budget.total();
+    let out = io::Outbound::new(transport.writer, own_room);
 
     tokio::spawn(reader_task(
         transport.reader,
@@ -418,6 +422,7 @@ pub(crate) fn start(
         grants: Grants::default(),
         served: HashMap::new(),
         next_served: 0,
+        budget,
         timers: DelayQueue::new(),
         writer_dead: false,
         inbound_overflow: false,
@@ -471,6 +476,8 @@ struct Actor {
     /// reports back, or `-32800` if the agent withdraws them first.
     served: HashMap<RawId, inbound::Served>,
     next_served: u64,
+    /// Bytes of answers to the agent's requests in flight (see `answer`).
+    budget: answer::Budget,
     /// Request and permission deadlines.
     timers: DelayQueue<Timer>,
     /// Writing to the agent failed (or it stopped reading): nothing more is written.
@@ -588,7 +595,8 @@ impl Actor {
                     return;
                 };
                 let params = raw_json(&serde_json::json!({ "requestId": id }));
-                self.write(message::notification_line("$/cancel_request", &params))
+                let _ = self
+                    .write(message::notification_line("$/cancel_request", &params))
                     .await;
                 if let Some(session) = session {
                     // A timed-out turn is also cancelled the ACP way, so the agent stops working.

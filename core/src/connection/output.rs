@@ -7,10 +7,12 @@ use std::sync::Arc;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::answer::Encoded;
+use super::io::Refused;
 use super::{Actor, OUTBOX_MAX, Reply};
 use crate::error::Error;
 use crate::events::{EventKind, PendingEvent, raw_json};
-use crate::wire::message::{self, RawId, RpcError};
+use crate::wire::message::{self, RawId, RpcError, codes};
 
 impl Actor {
     /// Queue an event; it reaches the host's stream at the next flush (end of this step, or when
@@ -134,43 +136,100 @@ impl Actor {
             .await;
     }
 
-    pub(super) async fn write(&mut self, line: String) {
-        if self.host.config.wire_events
-            && let Ok(raw) = RawValue::from_string(line.clone())
-        {
+    /// Send one of the host's own lines (a request, a notification) to the agent. Whether it
+    /// was queued: a line larger than the host's own lines may ever hold is refused (callers
+    /// check first where that can happen: see `on_command`); one that finds the queue full of
+    /// the host's own lines means the agent stopped reading its stdin, and it is taken down.
+    pub(super) async fn write(&mut self, line: String) -> Result<(), Refused> {
+        if self.writer_dead {
+            return Ok(());
+        }
+        let wire = self.host.config.wire_events.then(|| line.clone());
+        let sent = self.out.send(line);
+        match sent {
+            Ok(()) => {
+                if let Some(line) = wire {
+                    self.wire_out(&line).await;
+                }
+            }
+            Err(Refused::Full { queued }) => self.stdin_stalled(queued).await,
+            Err(Refused::TooLarge { len, room }) => {
+                tracing::debug!(agent = self.agent, len, room, "line too large to send");
+            }
+        }
+        sent
+    }
+
+    /// An answer to the agent's request `id` (an error, a permission or elicitation answer): if
+    /// it is too large to ever send, the agent gets a short error for that request instead.
+    pub(super) async fn write_reply(&mut self, id: &RawId, line: String) {
+        if let Err(Refused::TooLarge { len, room }) = self.write(line).await {
+            let err = RpcError {
+                code: codes::INTERNAL_ERROR,
+                message: format!(
+                    "the answer is {len} bytes, over the {room}-byte limit for one message to the agent"
+                ),
+                data: Some(
+                    serde_json::json!({ "reason": "too_large", "size": len, "limit": room }),
+                ),
+            };
+            let _ = self.write(message::error_line(id, &err)).await;
+        }
+    }
+
+    /// An answer made (and held to the budget) by the request's work: never refused.
+    pub(super) async fn write_answer(&mut self, answer: Encoded) {
+        if self.writer_dead {
+            return;
+        }
+        if self.host.config.wire_events {
+            let text =
+                String::from_utf8_lossy(answer.line.strip_suffix(b"\n").unwrap_or(&answer.line));
+            let text = text.into_owned();
+            self.wire_out(&text).await;
+        }
+        self.out.send_answer(answer);
+    }
+
+    async fn wire_out(&self, line: &str) {
+        if let Ok(raw) = RawValue::from_string(line.to_owned()) {
             let data = format!("{{\"direction\":\"out\",\"message\":{}}}", raw.get());
             if let Ok(data) = RawValue::from_string(data) {
                 self.emit(self.event(EventKind::Wire, data)).await;
             }
         }
-        if self.writer_dead {
+    }
+
+    /// The host's own lines fill their share of the queue: the agent stopped reading its stdin
+    /// while we keep having things to say. It is stuck, and buffering for it without bound is how
+    /// hosts run out of memory.
+    async fn stdin_stalled(&mut self, queued: usize) {
+        if self.gone.is_some() || self.writer_dead {
             return;
         }
-        let queued = self.out.send(line);
-        if queued > self.host.config.max_outbound_bytes && self.gone.is_none() && !self.writer_dead
-        {
-            // The agent stopped reading its stdin while we keep having things to say: it is
-            // stuck, and buffering for it without bound is how hosts run out of memory.
-            tracing::warn!(
-                agent = self.agent,
-                queued,
-                "agent is not reading its stdin; killing it"
-            );
-            self.protocol_error(
-                "stdin_stalled",
-                format!("agent stopped reading its stdin ({queued} bytes queued); killing it"),
-                Value::Null,
-            )
-            .await;
-            match &self.process {
-                Some(p) => p.signal(crate::transport::GroupSignal::Kill),
-                // No process to kill (a `connect` transport): end the connection ourselves.
-                None => {
-                    self.writer_failed(format!(
-                        "agent stopped reading its input ({queued} bytes queued)"
-                    ))
-                    .await;
-                }
+        tracing::warn!(
+            agent = self.agent,
+            queued,
+            "agent is not reading its stdin; killing it"
+        );
+        self.protocol_error(
+            "stdin_stalled",
+            format!("agent stopped reading its stdin ({queued} bytes queued); killing it"),
+            Value::Null,
+        )
+        .await;
+        match &self.process {
+            Some(p) => {
+                // Nothing more is written: the bound holds while it dies.
+                self.writer_dead = true;
+                p.signal(crate::transport::GroupSignal::Kill);
+            }
+            // No process to kill (a `connect` transport): end the connection ourselves.
+            None => {
+                self.writer_failed(format!(
+                    "agent stopped reading its input ({queued} bytes queued)"
+                ))
+                .await;
             }
         }
     }
@@ -208,7 +267,7 @@ impl Actor {
                 .await;
         }
         let raw = raw_json(result);
-        self.write(message::result_line(id, &raw)).await;
+        self.write_reply(id, message::result_line(id, &raw)).await;
     }
 
     pub(super) async fn respond_error(&mut self, id: &RawId, code: i64, msg: &str) {
@@ -217,6 +276,6 @@ impl Actor {
             message: msg.to_owned(),
             data: None,
         };
-        self.write(message::error_line(id, &err)).await;
+        self.write_reply(id, message::error_line(id, &err)).await;
     }
 }

@@ -355,7 +355,7 @@ impl Actor {
         entry.rule = rule;
         let raw_id = entry.raw_id.clone();
         let line = message::result_line_of(&raw_id, &PermissionResult { outcome: &outcome });
-        self.write(line).await;
+        self.write_reply(&raw_id, line).await;
         self.finish_permission(perm, Some(outcome), by).await;
     }
 

@@ -58,7 +58,7 @@ pub const ERROR_KINDS: &[ErrorKindInfo] = &[
         kind: "invalid_argument",
         status: 103,
         reach: Every,
-        meaning: "an argument was well-formed but not acceptable (a relative path, a session `cwd` that is not an existing directory, an option id that was not offered, content that does not match a schema, a registry archive URL naming something that is not a regular file, JSON nested deeper than the message depth limit, …)",
+        meaning: "an argument was well-formed but not acceptable (a relative path, a session `cwd` that is not an existing directory, an option id that was not offered, content that does not match a schema, a registry archive URL naming something that is not a regular file, JSON nested deeper than the message depth limit, a request too large to ever send to the agent, …)",
         data: "null, or `{path}` naming the field",
     },
     ErrorKindInfo {

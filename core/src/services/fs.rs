@@ -51,7 +51,12 @@ pub const DEFAULT_MAX_BYTES: u64 = 16 * 1024 * 1024;
 /// Size limits for one `fs/*` request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FsLimits {
-    /// Files larger than this are not read (`TooLarge`).
+    /// What one read may answer with: the `content` of its answer as it travels, as JSON text
+    /// (escapes included, quotes not), is at most this many bytes, and so is the file. A larger
+    /// file is refused before it is read; a file whose content takes more as JSON text (line
+    /// breaks, quotes and backslashes take two bytes, other control characters six) is refused
+    /// once read, before its answer is made (`TooLarge`, with `encoded_size`). The host may
+    /// lower it for its agents: see `HostConfig::max_outbound_bytes`.
     pub max_read_bytes: u64,
     /// Content larger than this is not written (`TooLarge`).
     pub max_write_bytes: u64,
@@ -80,9 +85,16 @@ pub enum FsError {
     /// The file (or a directory on its path) does not exist.
     #[error("Resource not found: {0}")]
     NotFound(String),
-    /// The file (read) or the content (write) is larger than the configured limit.
-    #[error("{path} is {size} bytes, over the {limit}-byte limit")]
-    TooLarge { path: String, size: u64, limit: u64 },
+    /// The file (read) or the content (write) is larger than the configured limit; or, with
+    /// `encoded_size`, the file is not but what a read would answer with is, as JSON text.
+    #[error("{path} is {size} bytes{}, over the {limit}-byte limit", encoded_note(*.encoded_size))]
+    TooLarge {
+        path: String,
+        size: u64,
+        limit: u64,
+        /// The size of the read's content as JSON text, when that is what is over the limit.
+        encoded_size: Option<u64>,
+    },
     /// The file is not valid UTF-8.
     #[error("file is not valid UTF-8: {0}")]
     NotUtf8(String),
@@ -104,23 +116,30 @@ impl FsError {
     /// - `NotFound` → `-32002` `"Resource not found: <path>"`, data `{"uri": "file://<path>"}`.
     /// - `NotAbsolute`, `OutsideRoots`, `TooLarge`, `NotUtf8`, `IsDirectory` → `-32602` (invalid
     ///   params), data `{"reason": <kind>, "path": <path>}` (plus `size` and `limit` for
-    ///   `TooLarge`).
+    ///   `TooLarge`, and `encodedSize` when the content as JSON text is what is over the limit).
     /// - `Io` → `-32603` (internal error), data `{"reason": "io", "path": <path>}`.
     /// - `Denied` → `-32602`, data `{"reason": "denied", "rule": <rule>}`.
     pub fn to_rpc(&self) -> (i64, String, Option<Value>) {
         let message = self.to_string();
         match self {
             FsError::NotFound(path) => (-32002, message, Some(json!({ "uri": file_uri(path) }))),
-            FsError::TooLarge { path, size, limit } => (
-                -32602,
-                message,
-                Some(json!({
+            FsError::TooLarge {
+                path,
+                size,
+                limit,
+                encoded_size,
+            } => {
+                let mut data = json!({
                     "reason": self.kind(),
                     "path": path,
                     "size": size,
                     "limit": limit,
-                })),
-            ),
+                });
+                if let Some(encoded) = encoded_size {
+                    data["encodedSize"] = json!(encoded);
+                }
+                (-32602, message, Some(data))
+            }
             FsError::NotAbsolute(path)
             | FsError::OutsideRoots(path)
             | FsError::NotUtf8(path)
@@ -170,6 +189,10 @@ impl FsError {
             | FsError::Denied { path, .. } => path,
         }
     }
+}
+
+fn encoded_note(encoded: Option<u64>) -> String {
+    encoded.map_or_else(String::new, |e| format!(" ({e} bytes as JSON text)"))
 }
 
 fn file_uri(path: &str) -> String {
@@ -380,7 +403,9 @@ fn io_msg(path: &str, message: &str) -> FsError {
 /// decision (see [`read_text_file_checked`]).
 ///
 /// Files larger than `limits.max_read_bytes` are `TooLarge` (checked on the metadata and again
-/// while reading, in case the file grows); invalid UTF-8 is `NotUtf8`. `line` is the 1-based first
+/// while reading, in case the file grows), and so is text that takes more than that as JSON
+/// text (the size of the `content` an agent's read would get; `encoded_size` says how much);
+/// invalid UTF-8 is `NotUtf8`. `line` is the 1-based first
 /// line (0 is treated as 1) and `limit` the maximum number of lines; lines keep their `\n`. A
 /// `line` past the end of the file gives an empty string.
 pub async fn read_text_file(
@@ -416,29 +441,32 @@ where
         .map_err(|e| io_msg(path, &format!("fs worker failed: {e}")))?
 }
 
-/// [`read_blocking`] on the calling thread when the kernel can serve every step from memory (see
-/// `fs/cached.rs`); `None` when it cannot (or off Linux): take the blocking path, which answers
-/// the same. `decide` may have been called when `None` comes back (a page-cache miss is only seen
-/// while reading); the blocking path decides again.
-pub(crate) fn read_cached<G>(
+/// The file a read names, whole and as bytes (not checked to be UTF-8 yet: see
+/// [`content_range`]), read on the calling thread when the kernel can serve every step from
+/// memory (see `fs/cached.rs`) and the file is at most `max` bytes and [`CACHED_MAX_BYTES`];
+/// `None` when it cannot (or off Linux): take the blocking path, which answers the same.
+/// `decide` may have been called when `None` comes back (a page-cache miss is only seen while
+/// reading); the blocking path decides again.
+pub(crate) fn read_cached_bytes<G>(
     roots: &[PathBuf],
     path: &str,
-    line: Option<u32>,
-    limit: Option<u32>,
-    limits: &FsLimits,
+    max: u64,
     decide: G,
-) -> Option<Result<String, FsError>>
+) -> Option<Result<Vec<u8>, FsError>>
 where
     G: FnOnce(Opened<'_>) -> Result<(), String>,
 {
     #[cfg(target_os = "linux")]
-    return cached::read(roots, path, line, limit, limits, decide);
+    return cached::read_bytes(roots, path, max, decide);
     #[cfg(not(target_os = "linux"))]
     {
-        let _ = (roots, path, line, limit, limits, decide);
+        let _ = (roots, path, max, decide);
         None
     }
 }
+
+/// The largest file [`read_cached_bytes`] reads.
+pub(crate) const CACHED_MAX_BYTES: u64 = 1 << 20;
 
 /// [`read_text_file_checked`] on the calling thread, which may block on the file system: for
 /// callers already on a blocking thread.
@@ -450,6 +478,39 @@ pub(crate) fn read_blocking<G>(
     limits: &FsLimits,
     decide: G,
 ) -> Result<String, FsError>
+where
+    G: FnOnce(Opened<'_>) -> Result<(), String>,
+{
+    let max = limits.max_read_bytes;
+    let opened = open_read(roots, path, max, decide)?;
+    let bytes = opened.read_all(max)?.ok_or_else(|| FsError::TooLarge {
+        // The file grew past the limit while we were reading it.
+        path: path.to_owned(),
+        size: max.saturating_add(1),
+        limit: max,
+        encoded_size: None,
+    })?;
+    text_of(bytes, path, line, limit, max)
+}
+
+/// A file opened for reading on the agent's behalf: resolved inside its root, allowed by the
+/// caller's decision on the resolved path, a regular file no larger than the limit it was
+/// opened with. Read through this handle only: what was decided is what is read.
+#[derive(Debug)]
+pub(crate) struct OpenedRead {
+    file: cap_std::fs::File,
+    size: u64,
+    path: String,
+}
+
+/// Resolve, open and decide as every read does (see the module's documentation); a file larger
+/// than `max` bytes is `TooLarge` before anything is read.
+pub(crate) fn open_read<G>(
+    roots: &[PathBuf],
+    path: &str,
+    max: u64,
+    decide: G,
+) -> Result<OpenedRead, FsError>
 where
     G: FnOnce(Opened<'_>) -> Result<(), String>,
 {
@@ -484,35 +545,156 @@ where
         other_names: &names,
     };
     decided(decide, path, opened)?;
-    let max = limits.max_read_bytes;
     if meta.len() > max {
         return Err(FsError::TooLarge {
             path: path.to_owned(),
             size: meta.len(),
             limit: max,
+            encoded_size: None,
         });
     }
     #[cfg(target_os = "linux")]
     cached::learn(&file);
-    // Not more up front than the default limit: a sparse file of a terabyte under a limit of
-    // `u64::MAX` must not abort the process in one allocation (`read_to_end` reports running out).
-    let cap = usize::try_from(meta.len().min(DEFAULT_MAX_BYTES)).unwrap_or(0);
-    let mut buf = Vec::with_capacity(cap);
-    (&file)
-        .take(max.saturating_add(1))
-        .read_to_end(&mut buf)
-        .map_err(|e| map_io(path, &e))?;
-    let read = buf.len() as u64;
-    if read > max {
-        // The file grew past the limit while we were reading it.
+    Ok(OpenedRead {
+        file,
+        size: meta.len(),
+        path: path.to_owned(),
+    })
+}
+
+impl OpenedRead {
+    /// The file's size when it was opened.
+    pub(crate) fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// The path as the agent sent it.
+    pub(crate) fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The whole file, from its start, if it holds at most `cap` bytes (`None`: it holds more,
+    /// it grew since it was opened). The buffer is allocated once for the size the file had when
+    /// opened (at most `cap`), and grows once, to `cap`, only if the file grew meanwhile; an
+    /// allocation that cannot be made is an `io` error, never an abort.
+    pub(crate) fn read_all(&self, cap: u64) -> Result<Option<Vec<u8>>, FsError> {
+        use std::io::{Seek, SeekFrom};
+        let io = |e: io::Error| map_io(&self.path, &e);
+        let mut f = &self.file;
+        f.seek(SeekFrom::Start(0)).map_err(io)?;
+        let first = self.size.min(cap);
+        // A large buffer comes from the buffer thread (see `buffers`), exactly as large as
+        // the file says it is.
+        let mut buf = usize::try_from(first)
+            .ok()
+            .and_then(crate::buffers::with_capacity)
+            .ok_or_else(|| io_msg(&self.path, "out of memory for the file's content"))?;
+        f.take(first).read_to_end(&mut buf).map_err(io)?;
+        let mut probe = [0u8; 1];
+        if read_some(f, &mut probe).map_err(io)? == 0 {
+            return Ok(Some(buf));
+        }
+        // More than the file held when it was opened (or a file whose size says nothing, as in
+        // /proc): read on, up to `cap`.
+        if buf.len() as u64 >= cap {
+            return Ok(None);
+        }
+        let more = cap - buf.len() as u64;
+        reserve(&mut buf, more, &self.path)?;
+        buf.push(probe[0]);
+        f.take(cap - buf.len() as u64)
+            .read_to_end(&mut buf)
+            .map_err(io)?;
+        if read_some(f, &mut probe).map_err(io)? == 0 {
+            Ok(Some(buf))
+        } else {
+            Ok(None)
+        }
+    }
+}
+
+/// Room for `more` bytes in `buf`, exactly, or an `io` error (never an abort).
+fn reserve(buf: &mut Vec<u8>, more: u64, path: &str) -> Result<(), FsError> {
+    usize::try_from(more)
+        .ok()
+        .and_then(|more| buf.try_reserve_exact(more).ok())
+        .ok_or_else(|| io_msg(path, "out of memory for the file's content"))
+}
+
+fn read_some(mut f: &cap_std::fs::File, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        match f.read(buf) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            other => return other,
+        }
+    }
+}
+
+/// The range of `bytes` a read answers with: `line` is the 1-based first line (0 counts as 1),
+/// `limit` the number of lines, each with its `\n`; a `line` past the end gives an empty range.
+/// The whole file must be UTF-8 (`NotUtf8`), whatever part of it is asked for.
+pub(crate) fn content_range(
+    bytes: &[u8],
+    path: &str,
+    line: Option<u32>,
+    limit: Option<u32>,
+) -> Result<std::ops::Range<usize>, FsError> {
+    if std::str::from_utf8(bytes).is_err() {
+        return Err(FsError::NotUtf8(path.to_owned()));
+    }
+    // After the `n`th newline from `from` (the end when there are fewer).
+    let after_lines = |from: usize, n: u64| -> usize {
+        let mut at = from;
+        for _ in 0..n {
+            match bytes[at..].iter().position(|&b| b == b'\n') {
+                Some(i) => at += i + 1,
+                None => return bytes.len(),
+            }
+        }
+        at
+    };
+    let start = after_lines(0, u64::from(line.unwrap_or(1).max(1) - 1));
+    let end = match limit {
+        Some(n) => after_lines(start, u64::from(n)),
+        None => bytes.len(),
+    };
+    Ok(start..end)
+}
+
+/// `TooLarge` when `content` (of a file of `size` bytes) is over `max` bytes as JSON text,
+/// which is how it travels: the limit on a read is the size of its answer's `content`.
+pub(crate) fn check_encoded(
+    path: &str,
+    size: usize,
+    content: &[u8],
+    max: u64,
+) -> Result<usize, FsError> {
+    let encoded = crate::wire::escape::escaped_len(content);
+    if encoded as u64 > max {
         return Err(FsError::TooLarge {
             path: path.to_owned(),
-            size: read,
+            size: size as u64,
             limit: max,
+            encoded_size: Some(encoded as u64),
         });
     }
-    let text = String::from_utf8(buf).map_err(|_| FsError::NotUtf8(path.to_owned()))?;
-    Ok(slice_lines(text, line, limit))
+    Ok(encoded)
+}
+
+/// The text a read answers with, from the file's bytes: UTF-8 (the whole file), the lines asked
+/// for, at most `max` bytes as JSON text. No copy: the buffer becomes the string.
+fn text_of(
+    mut bytes: Vec<u8>,
+    path: &str,
+    line: Option<u32>,
+    limit: Option<u32>,
+    max: u64,
+) -> Result<String, FsError> {
+    let range = content_range(&bytes, path, line, limit)?;
+    check_encoded(path, bytes.len(), &bytes[range.clone()], max)?;
+    bytes.truncate(range.end);
+    bytes.drain(..range.start);
+    String::from_utf8(bytes).map_err(|_| FsError::NotUtf8(path.to_owned()))
 }
 
 /// Resolves `path` inside its root as far as it exists (symlinks followed, none may lead out of
@@ -635,20 +817,6 @@ fn check_regular(path: &str, is_dir: bool, is_file: bool) -> Result<(), FsError>
     }
 }
 
-fn slice_lines(text: String, line: Option<u32>, limit: Option<u32>) -> String {
-    if line.unwrap_or(1) <= 1 && limit.is_none() {
-        return text;
-    }
-    let skip = usize::try_from(line.unwrap_or(1).max(1) - 1).unwrap_or(usize::MAX);
-    let lines = text.split_inclusive('\n').skip(skip);
-    match limit {
-        Some(n) => lines
-            .take(usize::try_from(n).unwrap_or(usize::MAX))
-            .collect(),
-        None => lines.collect(),
-    }
-}
-
 /// Writes (creates or replaces) a text file through cap-std, relative to the root that contains
 /// `path`, and returns the number of bytes written, with no policy decision (see
 /// [`write_text_file_checked`]).
@@ -733,6 +901,7 @@ fn check_write_size(path: &str, content: &str, limits: &FsLimits) -> Result<(), 
             path: path.to_owned(),
             size,
             limit: limits.max_write_bytes,
+            encoded_size: None,
         });
     }
     Ok(())
@@ -886,16 +1055,37 @@ fn fill_and_rename(
 mod tests {
     use super::*;
 
+    /// The reference: the lines of the text, each with its `\n`, from `line` (1-based), `limit`
+    /// of them.
+    fn slice_lines(text: &str, line: Option<u32>, limit: Option<u32>) -> String {
+        let lines = text
+            .split_inclusive('\n')
+            .skip(line.unwrap_or(1).max(1) as usize - 1);
+        match limit {
+            Some(n) => lines.take(n as usize).collect(),
+            None => lines.collect(),
+        }
+    }
+
     #[test]
-    fn slices_lines() {
-        let t = "a\nb\nc\n".to_owned();
-        assert_eq!(slice_lines(t.clone(), None, None), "a\nb\nc\n");
-        assert_eq!(slice_lines(t.clone(), Some(0), Some(1)), "a\n");
-        assert_eq!(slice_lines(t.clone(), Some(2), None), "b\nc\n");
-        assert_eq!(slice_lines(t.clone(), Some(2), Some(1)), "b\n");
-        assert_eq!(slice_lines(t.clone(), Some(9), None), "");
-        assert_eq!(slice_lines("x\ny".to_owned(), Some(2), Some(5)), "y");
-        assert_eq!(slice_lines(t, Some(1), Some(0)), "");
+    fn the_range_is_the_lines_asked_for() {
+        for text in ["a\nb\nc\n", "x\ny", "", "\n\n", "one"] {
+            for line in [None, Some(0), Some(1), Some(2), Some(3), Some(9)] {
+                for limit in [None, Some(0), Some(1), Some(2), Some(5)] {
+                    let range = content_range(text.as_bytes(), "p", line, limit).unwrap();
+                    assert_eq!(
+                        &text[range],
+                        slice_lines(text, line, limit),
+                        "{text:?} {line:?} {limit:?}"
+                    );
+                }
+            }
+        }
+        assert_eq!(
+            content_range(b"ok\n\xff", "p", Some(1), Some(1)),
+            Err(FsError::NotUtf8("p".into())),
+            "the whole file is UTF-8 or none of it is read"
+        );
     }
 
     /// The text fast path answers as the component-wise one, on every combination of a small

@@ -1,6 +1,7 @@
 //! The wire: NDJSON framing with a bounded line length and the JSON-RPC 2.0 message model.
 
 pub mod depth;
+pub(crate) mod escape;
 pub mod framing;
 mod lazy;
 pub(crate) mod lenient;

@@ -52,10 +52,10 @@ use rustix::fs::{
 };
 use rustix::io::{Errno, ReadWriteFlags, preadv2};
 
-use super::{FsError, FsLimits, Opened, absolute, locate, plain, slice_lines};
+use super::{FsError, Opened, absolute, locate, plain};
 
 /// Larger files take the blocking path (the copy and the UTF-8 check stay off the actor).
-pub(super) const MAX_BYTES: u64 = 1 << 20;
+pub(super) const MAX_BYTES: u64 = super::CACHED_MAX_BYTES;
 
 /// `STATX_MNT_ID_UNIQUE` (Linux 6.8): a mount id that is never reused.
 const STATX_MNT_ID_UNIQUE: u32 = 0x4000;
@@ -175,15 +175,35 @@ pub(super) fn learn(file: impl AsFd) {
     remember(&mut mounts(), st.stx_mnt_id, kind);
 }
 
-/// The read, if it can be served without blocking; `None`: take the blocking path.
+/// The read, if it can be served without blocking; `None`: take the blocking path. (The host
+/// reads [`read_bytes`] and makes the answer from the bytes; this is how the tests compare.)
+#[cfg(test)]
 pub(super) fn read<G>(
     roots: &[PathBuf],
     path: &str,
     line: Option<u32>,
     limit: Option<u32>,
-    limits: &FsLimits,
+    limits: &super::FsLimits,
     decide: G,
 ) -> Option<Result<String, FsError>>
+where
+    G: FnOnce(Opened<'_>) -> Result<(), String>,
+{
+    let max = limits.max_read_bytes;
+    Some(
+        read_bytes(roots, path, max, decide)?
+            .and_then(|bytes| super::text_of(bytes, path, line, limit, max)),
+    )
+}
+
+/// [`read`]'s file, whole, as bytes (not checked to be UTF-8 yet), if it is at most `max` bytes
+/// and can be read without blocking; `None`: take the blocking path.
+pub(super) fn read_bytes<G>(
+    roots: &[PathBuf],
+    path: &str,
+    max: u64,
+    decide: G,
+) -> Option<Result<Vec<u8>, FsError>>
 where
     G: FnOnce(Opened<'_>) -> Result<(), String>,
 {
@@ -233,7 +253,7 @@ where
     let mount = mounts().get(&st.stx_mnt_id).copied()?;
     if mount == Mount::Other
         || FileType::from_raw_mode(st.stx_mode.into()) != FileType::RegularFile
-        || st.stx_size > limits.max_read_bytes.min(MAX_BYTES)
+        || st.stx_size > max.min(MAX_BYTES)
     {
         return None;
     }
@@ -282,11 +302,7 @@ where
         }
     }
     buf.truncate(len);
-    let text = match String::from_utf8(buf) {
-        Ok(text) => text,
-        Err(_) => return Some(Err(FsError::NotUtf8(path.to_owned()))),
-    };
-    Some(Ok(slice_lines(text, line, limit)))
+    Some(Ok(buf))
 }
 
 #[cfg(test)]
@@ -295,7 +311,7 @@ mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::services::fs::read_blocking;
+    use crate::services::fs::{FsLimits, read_blocking};
 
     /// The tests of this module one at a time: one of them forgets the learnt mounts.
     fn serial() -> std::sync::MutexGuard<'static, ()> {
