@@ -3,7 +3,6 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 pub mod fake;
-#[cfg(unix)]
 pub mod scenario;
 
 use std::path::PathBuf;
