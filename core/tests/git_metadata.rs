@@ -165,6 +165,37 @@ async fn a_directory_git_takes_for_a_repository_is_not_written_whatever_its_name
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_link_to_a_repository_is_refused_like_the_repository() {
+    let ws = Ws::new();
+    ws.write("vendor/dep.git/HEAD", "ref: refs/heads/main\n");
+    ws.write("vendor/dep.git/config", "[core]\n");
+    fs::create_dir_all(ws.at("src")).unwrap();
+    ws.link("../vendor/dep.git", "src/dep");
+    ws.link("dep.git/config", "vendor/cfg");
+    let steps = json!([
+        write("a", "$CWD/src/dep/config", "[core]\n\tfsmonitor = x\n"),
+        write("b", "$CWD/src/dep/hooks/post-checkout", "#!/bin/sh\n"),
+        write("c", "$CWD/vendor/cfg", "[core]\n\tfsmonitor = x\n"),
+    ]);
+    // Writes anywhere in the workspace are allowed: only the repository rule can refuse these.
+    let anywhere = json!({"preset": "deny-all", "rules": [
+        {"action": "allow", "operations": ["write"], "paths": [format!("{}/**", ws.cwd)]},
+    ]});
+    let evs = run(&ws, config(&anywhere.to_string()), steps).await;
+    let repo = ("denied".to_owned(), BUILTIN_REPOSITORY_RULE.to_owned());
+    assert_eq!(
+        outcomes(&evs, EventKind::FsWrite),
+        vec![repo.clone(), repo.clone(), repo],
+        "{}",
+        said(&evs)
+    );
+    assert_eq!(
+        fs::read_to_string(ws.at("vendor/dep.git/config")).unwrap(),
+        "[core]\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn git_in_a_terminal_does_not_use_a_repository_it_was_not_pointed_at() {
     if !have_git() {
         return;

@@ -517,7 +517,14 @@ fn guard_git(cmd: &mut tokio::process::Command, overlay: &[(String, String)]) {
     let set = overlay
         .iter()
         .rev()
-        .find(|(k, _)| k.eq_ignore_ascii_case(COUNT))
+        // Names are case-insensitive on Windows only: elsewhere `git_config_count` is not git's.
+        .find(|(k, _)| {
+            if cfg!(windows) {
+                k.eq_ignore_ascii_case(COUNT)
+            } else {
+                k == COUNT
+            }
+        })
         .map(|(_, v)| v.clone());
     let n = match set.or_else(|| std::env::var(COUNT).ok()) {
         None => 0,
@@ -632,6 +639,61 @@ fn signal_name(sig: i32) -> String {
 #[cfg(test)]
 mod tests {
     use super::OutputBuffer;
+
+    fn git_env(overlay: &[(&str, &str)]) -> Vec<(String, String)> {
+        let overlay: Vec<(String, String)> = overlay
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        let mut cmd = tokio::process::Command::new("git");
+        for (k, v) in &overlay {
+            cmd.env(k, v);
+        }
+        super::guard_git(&mut cmd, &overlay);
+        let mut env: Vec<(String, String)> = cmd
+            .as_std()
+            .get_envs()
+            .filter_map(|(k, v)| Some((k.to_str()?.to_owned(), v?.to_str()?.to_owned())))
+            .filter(|(k, _)| k.starts_with("GIT_CONFIG"))
+            .collect();
+        env.sort();
+        env
+    }
+
+    #[test]
+    fn git_is_told_to_ignore_implicit_bare_repositories_last() {
+        let pair = |k: &str, v: &str| (k.to_owned(), v.to_owned());
+        // Whatever the host inherited, a count set for the request (an allow rule let it) is
+        // appended to, never replaced.
+        assert_eq!(
+            git_env(&[
+                ("GIT_CONFIG_COUNT", "2"),
+                ("GIT_CONFIG_KEY_0", "a.b"),
+                ("GIT_CONFIG_VALUE_0", "1"),
+                ("GIT_CONFIG_KEY_1", "safe.bareRepository"),
+                ("GIT_CONFIG_VALUE_1", "all"),
+            ]),
+            vec![
+                pair("GIT_CONFIG_COUNT", "3"),
+                pair("GIT_CONFIG_KEY_0", "a.b"),
+                pair("GIT_CONFIG_KEY_1", "safe.bareRepository"),
+                pair("GIT_CONFIG_KEY_2", "safe.bareRepository"),
+                pair("GIT_CONFIG_VALUE_0", "1"),
+                pair("GIT_CONFIG_VALUE_1", "all"),
+                pair("GIT_CONFIG_VALUE_2", "explicit"),
+            ]
+        );
+        // A count git cannot parse is left for git to refuse.
+        assert_eq!(
+            git_env(&[("GIT_CONFIG_COUNT", "x")]),
+            vec![pair("GIT_CONFIG_COUNT", "x")]
+        );
+        // Off Windows a lower-case name is another variable: it does not switch the guard off.
+        #[cfg(not(windows))]
+        assert!(
+            git_env(&[("git_config_count", "x")]).contains(&pair("GIT_CONFIG_VALUE_0", "explicit"))
+        );
+    }
 
     fn feed(limit: u64, data: &[u8], chunk: usize) -> (String, bool) {
         let mut buf = OutputBuffer::new(limit);
