@@ -897,9 +897,12 @@ mod tests {
         let data: Vec<u8> = (0..300_000u32).map(|i| i as u8).collect();
         fs::write(&path, &data).unwrap();
         let mut got = Vec::new();
-        FileFetcher::new()
-            .fetch(&format!("file://{}", path.display()), &mut got)
-            .unwrap();
+        // `file:///C:/dir/a.tgz` on Windows.
+        let url = match path.to_string_lossy().replace('\\', "/") {
+            p if p.starts_with('/') => format!("file://{p}"),
+            p => format!("file:///{p}"),
+        };
+        FileFetcher::new().fetch(&url, &mut got).unwrap();
         assert_eq!(got, data);
         let e = FileFetcher::new()
             .fetch(&dir.path().join("missing").display().to_string(), &mut got)
