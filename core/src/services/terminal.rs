@@ -483,8 +483,25 @@ fn spawn(
     handle: &tokio::runtime::Handle,
 ) -> std::io::Result<(Box<dyn ChildWrapper>, Vec<Reader>)> {
     let _guard = handle.enter();
-    let mut cmd = tokio::process::Command::new(&req.command);
-    cmd.args(&req.args).stdin(Stdio::null());
+    let overlay = crate::transport::command::EnvOverlay {
+        vars: req
+            .env
+            .iter()
+            .map(|(k, v)| (k.as_str(), Some(v.as_str())))
+            .collect(),
+    };
+    let cwd = (!req.cwd.as_os_str().is_empty()).then_some(req.cwd.as_path());
+    // Windows: found through PATH and PATHEXT; a batch file whose arguments cmd.exe would
+    // interpret is refused here (a failed spawn naming the argument).
+    let mut cmd = crate::transport::command::build(&req.command, &req.args, &overlay, cwd)
+        .map_err(|e| match e {
+            crate::transport::command::CommandError::Refused(r) => std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("`{}` {}", r.field, r.message),
+            ),
+            crate::transport::command::CommandError::Io(e) => e,
+        })?;
+    cmd.stdin(Stdio::null());
     for (k, v) in &req.env {
         cmd.env(k, v);
     }

@@ -3,6 +3,7 @@
 //! sockets an embedder already owns).
 
 // The crate's only `unsafe`: the pre-exec hook that sets PR_SET_PDEATHSIG (audited there).
+pub(crate) mod command;
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
 #[warn(clippy::undocumented_unsafe_blocks)]
@@ -30,8 +31,9 @@ pub(crate) enum Spawner {
     Terminals,
 }
 
-/// What to run. The command is executed directly (no shell); `env` overlays the inherited
-/// environment (a `None` value removes a variable).
+/// What to run. The command is executed directly (no shell; on Windows found through `PATH` and
+/// `PATHEXT`, a `.cmd`/`.bat` run through `cmd.exe` with its arguments escaped or refused, see
+/// `command.rs`); `env` overlays the inherited environment (a `None` value removes a variable).
 #[derive(Debug, Clone, Default)]
 pub struct AgentSpec {
     pub command: String,

@@ -22,14 +22,30 @@ pub(crate) struct RawExit {
 /// The process group and whether its leader has been reaped (after which we stop signalling it).
 #[derive(Debug)]
 struct GroupGuard {
+    #[cfg_attr(windows, allow(dead_code))]
     pgid: u32,
     reaped: AtomicBool,
+    /// Windows: the job can only be terminated through the child wrapper, which the supervisor
+    /// task owns; a kill is a request to that task.
+    #[cfg(windows)]
+    kill: tokio::sync::Notify,
 }
 
 impl GroupGuard {
+    #[cfg(unix)]
     fn signal(&self, sig: GroupSignal) {
         signal_group(self.pgid, sig);
     }
+
+    /// No SIGTERM on Windows (a console control event needs a console the agent does not
+    /// have): either request terminates the whole job.
+    #[cfg(windows)]
+    fn signal(&self, _sig: GroupSignal) {
+        self.kill.notify_one();
+    }
+
+    #[cfg(not(any(unix, windows)))]
+    fn signal(&self, _sig: GroupSignal) {}
 }
 
 /// Dropping the process handle (agent dropped, host dropped, runtime shut down) kills the group:
@@ -44,6 +60,7 @@ impl Drop for AgentProcess {
 
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum GroupSignal {
+    #[cfg_attr(windows, allow(dead_code))]
     Term,
     Kill,
 }
@@ -62,11 +79,6 @@ fn signal_group(pgid: u32, sig: GroupSignal) {
     };
     // ESRCH (already gone) is the normal case late in the ladder.
     let _ = killpg(Pid::from_raw(raw), sig);
-}
-
-#[cfg(not(unix))]
-fn signal_group(_pgid: u32, _sig: GroupSignal) {
-    // On Windows the job object (kill-on-close) owns the tree; the supervisor kills the child.
 }
 
 /// A running agent process.
@@ -101,22 +113,31 @@ impl AgentProcess {
     }
 
     /// The shutdown ladder, to be called after stdin was closed:
-    /// grace → SIGTERM to the group → grace → SIGKILL to the group.
+    /// grace → SIGTERM to the group → grace → SIGKILL to the group; on Windows
+    /// grace → `TerminateJobObject` (the agent and everything it started).
     pub async fn shutdown(&self, grace: Duration) -> Option<RawExit> {
         if let Some(exit) = self.wait_exit(grace).await {
             return Some(exit);
         }
-        tracing::debug!(
-            pid = self.pid,
-            "agent ignored stdin EOF; sending SIGTERM to its group"
-        );
-        self.signal(GroupSignal::Term);
-        if let Some(exit) = self.wait_exit(grace).await {
-            return Some(exit);
+        #[cfg(not(windows))]
+        {
+            tracing::debug!(
+                pid = self.pid,
+                "agent ignored stdin EOF; sending SIGTERM to its group"
+            );
+            self.signal(GroupSignal::Term);
+            if let Some(exit) = self.wait_exit(grace).await {
+                return Some(exit);
+            }
+            tracing::debug!(
+                pid = self.pid,
+                "agent ignored SIGTERM; sending SIGKILL to its group"
+            );
         }
+        #[cfg(windows)]
         tracing::debug!(
             pid = self.pid,
-            "agent ignored SIGTERM; sending SIGKILL to its group"
+            "agent ignored stdin EOF; terminating its job"
         );
         self.signal(GroupSignal::Kill);
         self.wait_exit(Duration::from_secs(5)).await
@@ -169,6 +190,15 @@ fn raw_exit(status: std::process::ExitStatus) -> RawExit {
 /// thread, which lives as long as the process); on Unix a reaper in the group SIGKILLs the whole
 /// group (`reaper.rs`); on Windows the job object is `KILL_ON_JOB_CLOSE` and the kernel closes the
 /// host's job handle when the host dies.
+///
+/// Windows: process-wrap's `JobObject` (10.0.1, read in its source: `windows.rs`
+/// `job_creation_flags`, `make_job_object`, `resume_threads`) spawns with `CREATE_SUSPENDED`,
+/// assigns the process to a new job (`JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE`, set because
+/// `KillOnDrop` is registered) and only then resumes its threads, so the agent runs no
+/// instruction outside the job and whatever it starts is in the job too. The job handle is not
+/// inheritable and is held by the child wrapper alone: the kernel closes it when the host
+/// exits, crashes or is killed, which kills the job. `CREATE_NO_WINDOW`: a GUI host (an IDE)
+/// gets no console window per agent or terminal.
 pub(crate) fn spawn_in_group(
     cmd: tokio::process::Command,
     which: Spawner,
@@ -184,7 +214,11 @@ pub(crate) fn spawn_in_group(
         #[cfg(unix)]
         wrap.wrap(process_wrap::tokio::ProcessGroup::leader());
         #[cfg(windows)]
-        wrap.wrap(process_wrap::tokio::JobObject);
+        {
+            use windows::Win32::System::Threading::CREATE_NO_WINDOW;
+            wrap.wrap(process_wrap::tokio::CreationFlags(CREATE_NO_WINDOW));
+            wrap.wrap(process_wrap::tokio::JobObject);
+        }
         wrap.wrap(KillOnDrop);
         let child = wrap.spawn();
         // Close our copies of the child's pipe ends before the caller sees the child.
@@ -228,9 +262,25 @@ pub(crate) fn spawn_agent(
             message: format!("the agent's working directory {why}"),
         });
     }
-    let mut cmd = tokio::process::Command::new(&spec.command);
-    cmd.args(&spec.args)
-        .stdin(Stdio::piped())
+    let overlay = super::command::EnvOverlay {
+        vars: spec
+            .env
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_deref()))
+            .collect(),
+    };
+    let mut cmd = super::command::build(&spec.command, &spec.args, &overlay, spec.cwd.as_deref())
+        .map_err(|e| match e {
+        super::command::CommandError::Refused(r) => Error::InvalidConfig {
+            message: format!("the agent's `{}` {}", r.field, r.message),
+            path: r.field,
+        },
+        super::command::CommandError::Io(e) => Error::SpawnFailed {
+            command: spec.display(),
+            message: e.to_string(),
+        },
+    })?;
+    cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     for (k, v) in &spec.env {
@@ -254,6 +304,8 @@ pub(crate) fn spawn_agent(
     let guard = Arc::new(GroupGuard {
         pgid: pid,
         reaped: AtomicBool::new(false),
+        #[cfg(windows)]
+        kill: tokio::sync::Notify::new(),
     });
 
     let (Some(stdin), Some(stdout), Some(stderr)) = (
@@ -285,7 +337,18 @@ pub(crate) fn spawn_agent(
             // Wait for the leader only: the group wrapper's own `wait` also waits for group
             // members that are our children (a subreaper host), which may never exit by
             // themselves.
+            #[cfg(not(windows))]
             let status = child.inner_mut().wait().await;
+            // Windows: this task owns the job, so it serves the ladder's and the drop's kill
+            // requests (`TerminateJobObject`) while it waits.
+            #[cfg(windows)]
+            let status = loop {
+                tokio::select! {
+                    status = child.inner_mut().wait() => break status,
+                    () = guard.kill.notified() => {}
+                }
+                let _ = child.start_kill();
+            };
             let raw = match status {
                 Ok(s) => raw_exit(s),
                 Err(_) => RawExit {

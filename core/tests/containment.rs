@@ -1,0 +1,228 @@
+//! Containment on every OS: an agent and the process it starts (a grandchild of the host) die on
+//! shutdown, when the handles are dropped, when the runtime goes away, and when the host process
+//! itself is killed (the host is this test binary re-executed). Unix: process group, reaper and
+//! PR_SET_PDEATHSIG; Windows: the job object with kill-on-close, terminated by the ladder.
+//!
+//! Liveness is seen from outside the same way everywhere: the mock's `--pid-file` and
+//! `--spawn-child` files grow by a byte every 50 ms while their process lives.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use acp_host::{AgentSpec, Host, HostConfig, SessionOptions};
+use common::{mock, mock_agent};
+
+/// Set for the re-executed host: the directory for the scenario and the pid files.
+const HOST_DIR: &str = "ACPH_TEST_CONTAINMENT_DIR";
+
+/// Wine runs everything slower; the windows are generous.
+const SETTLE: Duration = Duration::from_millis(600);
+
+/// The agent (ignoring stdin EOF when `stubborn`, so only the ladder's last rung ends it) with a
+/// grandchild; both write heartbeats into `dir`.
+fn agent(dir: &Path, stubborn: bool) -> AgentSpec {
+    let mut spec = mock(None);
+    if stubborn {
+        let scenario = dir.join("stubborn.json");
+        std::fs::write(
+            &scenario,
+            r#"{"description":"containment: ignores stdin EOF","ignoreStdinEof":true}"#,
+        )
+        .unwrap();
+        spec = spec.args(["--scenario".to_owned(), scenario.display().to_string()]);
+    }
+    spec.args([
+        "--pid-file".to_owned(),
+        dir.join("agent.pid").display().to_string(),
+        "--spawn-child".to_owned(),
+        dir.join("child.pid").display().to_string(),
+    ])
+}
+
+fn size(path: &Path) -> u64 {
+    std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+}
+
+/// Whether the process writing `path` is alive: its file grows within `SETTLE`.
+fn beating(path: &Path) -> bool {
+    let before = size(path);
+    std::thread::sleep(SETTLE);
+    size(path) > before
+}
+
+/// Whether the heartbeat in `path` stops within `timeout`.
+fn stops(path: &Path, timeout: Duration) -> bool {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if !beating(path) {
+            return true;
+        }
+    }
+    false
+}
+
+fn pid(path: &Path) -> String {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|s| s.lines().next().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// Both processes alive before, both gone after `what`.
+fn assert_both(dir: &Path, alive: bool, what: &str) {
+    for name in ["agent.pid", "child.pid"] {
+        let path = dir.join(name);
+        let ok = if alive {
+            beating(&path)
+        } else {
+            stops(&path, Duration::from_secs(10))
+        };
+        assert!(
+            ok,
+            "{what}: {name} (pid {}) should be {}",
+            pid(&path),
+            if alive { "running" } else { "gone" }
+        );
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn host() -> Host {
+    let host = Host::new(HostConfig {
+        shutdown_grace: Duration::from_millis(300),
+        ..HostConfig::default()
+    });
+    let events = host.events().unwrap();
+    tokio::spawn(async move { while events.next().await.is_some() {} });
+    host
+}
+
+fn tempdir() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    // Not on Windows: that would be a `\\?\` path, which is not what a user passes.
+    let dir = if cfg!(windows) {
+        tmp.path().to_path_buf()
+    } else {
+        tmp.path().canonicalize().unwrap()
+    };
+    (tmp, dir)
+}
+
+#[test]
+fn shutdown_takes_the_agent_and_its_grandchild_down() {
+    for stubborn in [false, true] {
+        let (_tmp, dir) = tempdir();
+        let rt = runtime();
+        rt.block_on(async {
+            let host = host();
+            let agent = host.spawn(agent(&dir, stubborn)).await.unwrap();
+            agent
+                .new_session(SessionOptions::new(dir.display().to_string()))
+                .await
+                .unwrap();
+            assert_both(&dir, true, "spawned");
+            let started = Instant::now();
+            agent.shutdown().await;
+            // The ladder ends in a kill: it never waits for the agent's good will.
+            assert!(
+                started.elapsed() < Duration::from_secs(8),
+                "ladder too slow"
+            );
+        });
+        assert_both(&dir, false, &format!("shutdown (ignores EOF: {stubborn})"));
+    }
+}
+
+#[test]
+fn dropping_the_handles_takes_the_agent_and_its_grandchild_down() {
+    let (_tmp, dir) = tempdir();
+    let rt = runtime();
+    rt.block_on(async {
+        let host = host();
+        let agent = host.spawn(agent(&dir, true)).await.unwrap();
+        assert_both(&dir, true, "spawned");
+        drop(agent);
+        drop(host);
+        tokio::task::spawn_blocking(move || assert_both(&dir, false, "handles dropped"))
+            .await
+            .unwrap();
+    });
+}
+
+#[test]
+fn a_runtime_shut_down_takes_the_agent_and_its_grandchild_down() {
+    let (_tmp, dir) = tempdir();
+    let rt = runtime();
+    let (host, agent) = rt.block_on(async {
+        let host = host();
+        let agent = host.spawn(agent(&dir, true)).await.unwrap();
+        (host, agent)
+    });
+    assert_both(&dir, true, "spawned");
+    // The tasks that own the children go away with the runtime; the handles outlive it.
+    drop(rt);
+    assert_both(&dir, false, "runtime dropped");
+    drop((agent, host));
+}
+
+/// Not a test: the host that `a_killed_host_takes_the_agent_and_its_grandchild_down` starts and
+/// kills. It spawns the agent, writes `ready` once both heartbeats run, and waits.
+#[test]
+#[ignore = "helper process, started by a_killed_host_takes_the_agent_and_its_grandchild_down"]
+fn host_process() {
+    let Some(dir) = std::env::var_os(HOST_DIR).map(PathBuf::from) else {
+        return;
+    };
+    runtime().block_on(async {
+        let host = host();
+        let agent = host.spawn(agent(&dir, true)).await.unwrap();
+        agent
+            .new_session(SessionOptions::new(dir.display().to_string()))
+            .await
+            .unwrap();
+        std::fs::write(dir.join("ready"), "ready").unwrap();
+        std::future::pending::<()>().await;
+    });
+}
+
+#[test]
+fn a_killed_host_takes_the_agent_and_its_grandchild_down() {
+    let (_tmp, dir) = tempdir();
+    let log = std::fs::File::create(dir.join("host.log")).unwrap();
+    let mut host = Command::new(std::env::current_exe().unwrap())
+        .args(["host_process", "--exact", "--ignored", "--nocapture"])
+        .args(["--test-threads", "1"])
+        .env(HOST_DIR, &dir)
+        .env("ACP_MOCK_AGENT", mock_agent())
+        .current_dir(&dir)
+        .stdin(Stdio::null())
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !dir.join("ready").exists() {
+        if let Some(status) = host.try_wait().unwrap() {
+            let log = std::fs::read_to_string(dir.join("host.log")).unwrap_or_default();
+            panic!("the host exited early ({status}):\n{log}");
+        }
+        assert!(Instant::now() < deadline, "the host never got ready");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_both(&dir, true, "spawned by the host process");
+    // SIGKILL on Unix, TerminateProcess on Windows: nothing of ours runs in the host.
+    host.kill().unwrap();
+    host.wait().unwrap();
+    assert_both(&dir, false, "host killed");
+}
