@@ -18,9 +18,11 @@
 //!   `cmd.exe /e:ON /v:OFF /d /c ""script" args"`, each argument quoted as Rust's std does
 //!   (`"` doubled, backslashes before a quote doubled). What `cmd.exe` would still interpret is
 //!   refused with the offending field: CR, LF and NUL anywhere (they end or cut the command
-//!   line), and `%` (std's `%%cd:~,%` trick relies on `cmd` substring expansion; Wine's `cmd`
-//!   expanded `%PATH%` through it, and a real `cmd` may differ by version). `%` or `"` in the
-//!   script's own path is refused too.
+//!   line), and `%` (std's `%%cd:~,%` trick relies on `cmd` substring expansion: through it,
+//!   Wine 8's `cmd` still turned `%PATH%` into the path and `x%OS%y` into `xWindows_NTy`, and a
+//!   real `cmd` may differ by version). `%` or `"` in the script's own path is refused too.
+//!   The escaping is checked under Wine by `core/tests/batch_files.rs` (without the quoting,
+//!   `&calc` ran as a command there).
 
 use std::ffi::OsString;
 use std::io;
@@ -156,10 +158,15 @@ mod windows {
             .map(PathBuf::from)
             .find(|c| c.is_file());
         found.ok_or_else(|| {
+            let searched = if program.contains(['\\', '/']) {
+                "tried"
+            } else {
+                "searched PATH"
+            };
             CommandError::Io(io::Error::new(
                 io::ErrorKind::NotFound,
                 format!(
-                    "`{program}` not found (searched PATH with the extensions {})",
+                    "`{program}` not found ({searched} with the extensions {})",
                     runnable_extensions(pathext.as_deref()).join(";")
                 ),
             ))
@@ -187,13 +194,13 @@ fn runnable_extensions(pathext: Option<&str>) -> Vec<String> {
     out
 }
 
-/// Windows: whether `path` names a directory-independent location (`C:\`, `\\server\`, `\\?\`).
+/// Windows: whether `path` does not depend on the current directory: `C:\`, `\\server\`,
+/// `\\?\`, or rooted on the current drive (`\bin`, as Rust's `/work/...` paths are).
 #[cfg(any(windows, test))]
 fn is_absolute(path: &str) -> bool {
     let b = path.as_bytes();
     (b.len() >= 3 && b[0].is_ascii_alphabetic() && b[1] == b':' && matches!(b[2], b'\\' | b'/'))
-        || path.starts_with(r"\\")
-        || path.starts_with("//")
+        || path.starts_with(['\\', '/'])
 }
 
 /// Why a program name is refused for naming a stream (a `:` after the drive), if it does.
@@ -382,6 +389,9 @@ mod tests {
         assert_eq!(c, [r"C:\w\bin\agent.EXE"]);
         let c = candidates(r"D:\a\agent.exe", Some(r"C:\b"), Some(".EXE"), None);
         assert_eq!(c, [r"D:\a\agent.exe", r"D:\a\agent.exe.EXE"]);
+        // Rooted on the current drive: not the working directory's.
+        let c = candidates("/work/agent.exe", None, Some(".EXE"), Some(r"C:\w"));
+        assert_eq!(c, ["/work/agent.exe", "/work/agent.exe.EXE"]);
         // No PATH: nothing to search (the current directory never is).
         assert!(candidates("agent", None, None, Some(r"C:\w")).is_empty());
     }
