@@ -97,10 +97,28 @@ pub const BUILTIN_ENV_DENY: &[&str] = &[
     "GTK_MODULES",
     "GTK_PATH",
     "QT_PLUGIN_PATH",
-    // Windows: which extensions run as programs, the shell `cmd /c` is, PowerShell module paths.
+    // Windows: which extensions run as programs, the shell `cmd /c` is, PowerShell module paths
+    // and execution policy, application-compatibility shim layers, the .NET Framework profiler
+    // (a DLL loaded into every .NET program; CoreCLR's are `CORECLR_*` above), the system
+    // directory that system DLL paths and `cmd.exe` are found from, and the Windows config homes
+    // (`HOME`'s equivalents: `.gitconfig`, `.npmrc`, PowerShell profiles; git's system config
+    // under `PROGRAMDATA`).
     "PATHEXT",
     "COMSPEC",
     "PSMODULEPATH",
+    "PSEXECUTIONPOLICYPREFERENCE",
+    "__COMPAT_LAYER",
+    "COR_ENABLE_PROFILING",
+    "COR_PROFILER*",
+    "SYSTEMROOT",
+    "WINDIR",
+    "USERPROFILE",
+    "HOMEDRIVE",
+    "HOMEPATH",
+    "APPDATA",
+    "LOCALAPPDATA",
+    "PROGRAMDATA",
+    "ALLUSERSPROFILE",
     // Build tools: compilers, wrappers, flags (`-fplugin=`, `-C linker=`, `-toolexec=`),
     // makefiles, toolchains and their config homes.
     "CC",
@@ -496,6 +514,47 @@ mod tests {
         for pattern in BUILTIN_ENV_DENY {
             let name = pattern.replace('*', "X");
             assert!(builtin_denies(&name), "{pattern} ({name})");
+        }
+    }
+
+    #[test]
+    fn windows_code_loading_variables_are_denied_in_any_case() {
+        // Windows names are case-insensitive: `ComSpec` and `Path` are how Windows spells them.
+        for name in [
+            "PATHEXT",
+            "PathExt",
+            "ComSpec",
+            "PSModulePath",
+            "PSExecutionPolicyPreference",
+            "__COMPAT_LAYER",
+            "COR_ENABLE_PROFILING",
+            "COR_PROFILER",
+            "Cor_Profiler_Path_64",
+            "CORECLR_PROFILER_PATH",
+            "COMPlus_DbgJITDebugLaunchSetting",
+            "DOTNET_STARTUP_HOOKS",
+            "NODE_OPTIONS",
+            "SystemRoot",
+            "windir",
+            "UserProfile",
+            "HOMEDRIVE",
+            "HOMEPATH",
+            "APPDATA",
+            "LocalAppData",
+            "ProgramData",
+            "ALLUSERSPROFILE",
+            "Path",
+        ] {
+            assert!(builtin_denies(name), "{name}");
+        }
+        for name in [
+            "TEMP",
+            "TMP",
+            "USERNAME",
+            "COMPUTERNAME",
+            "NUMBER_OF_PROCESSORS",
+        ] {
+            assert!(!builtin_denies(name), "{name}");
         }
     }
 
