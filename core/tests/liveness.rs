@@ -8,7 +8,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use acp_host::{AgentSpec, EventKind, Host, HostConfig};
+use acp_host::{EventKind, Host, HostConfig};
 use common::fake::*;
 use serde_json::json;
 
@@ -36,7 +36,7 @@ async fn flooded(
     });
     let events = host.events().unwrap(); // taken, never pulled
     let (agent, mut fake) = connect(&host).await;
-    let session = open_session(&agent, &mut fake, "s1", "/tmp").await;
+    let session = open_session(&agent, &mut fake, "s1", &common::tmp_cwd()).await;
     let s2 = session.clone();
     tokio::spawn(async move { s2.prompt_text("go").await });
     fake.wait_method("session/prompt", T).await;
@@ -115,7 +115,7 @@ async fn a_call_that_cannot_complete_because_nobody_pulls_fails_fast() {
         });
         let _events = host.events().unwrap();
         let (agent, mut fake) = connect(&host).await;
-        let session = open_session(&agent, &mut fake, "s1", "/tmp").await;
+        let session = open_session(&agent, &mut fake, "s1", &common::tmp_cwd()).await;
         let s2 = session.clone();
         let started = Instant::now();
         let turn = tokio::spawn(async move { s2.prompt_text("go").await });
@@ -146,7 +146,7 @@ async fn the_default_configuration_holds_a_long_turn() {
         let host = Host::new(HostConfig::default());
         let events = host.events().unwrap();
         let (agent, mut fake) = connect(&host).await;
-        let session = open_session(&agent, &mut fake, "s1", "/tmp").await;
+        let session = open_session(&agent, &mut fake, "s1", &common::tmp_cwd()).await;
         // Pull what the setup produced, so that only the turn remains.
         while events.try_next().is_some() {}
         let s2 = session.clone();
@@ -200,8 +200,8 @@ async fn one_flooding_agent_does_not_starve_another() {
         let events = host.events().unwrap();
         let (a, mut fake_a) = connect(&host).await;
         let (b, mut fake_b) = connect(&host).await;
-        let sa = open_session(&a, &mut fake_a, "sa", "/tmp").await;
-        let sb = open_session(&b, &mut fake_b, "sb", "/tmp").await;
+        let sa = open_session(&a, &mut fake_a, "sa", &common::tmp_cwd()).await;
+        let sb = open_session(&b, &mut fake_b, "sb", &common::tmp_cwd()).await;
         let sa2 = sa.clone();
         let _turn_a = tokio::spawn(async move { sa2.prompt_text("flood").await });
         fake_a.wait_method("session/prompt", T).await;
@@ -256,11 +256,12 @@ async fn one_flooding_agent_does_not_starve_another() {
 /// Spawn `sh -c script` (never answers `initialize`) and check the agent's events: no
 /// `agent_stderr` after `agent_exited` (waiting `settle_ms` for stragglers); `last` is an event
 /// before it or in the stderr tail.
+#[cfg(unix)]
 async fn stderr_round(round: usize, script: &str, last: Option<&str>, settle_ms: u64) {
     let host = Host::new(HostConfig::default());
     let events = host.events().unwrap();
     let err = host
-        .spawn(AgentSpec::new("sh").args(["-c", script]))
+        .spawn(acp_host::AgentSpec::new("sh").args(["-c", script]))
         .await
         .expect_err("no initialize answer");
     assert_eq!(err.kind(), "agent_exited", "{err:?}");
@@ -311,6 +312,7 @@ async fn stderr_round(round: usize, script: &str, last: Option<&str>, settle_ms:
 
 /// stderr lines are emitted by the connection: none follows that agent's `agent_exited`, and the
 /// last line is either an event before it or in the error's stderr tail.
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stderr_never_follows_agent_exited() {
     let script = "i=0; while [ $i -lt 3000 ]; do echo line $i >&2; i=$((i+1)); done; exit 3";
@@ -325,6 +327,7 @@ async fn stderr_never_follows_agent_exited() {
 
 /// A child that outlives the agent keeps writing to the shared stderr: still nothing after
 /// `agent_exited`.
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stderr_of_a_surviving_child_never_follows_agent_exited() {
     let script = "echo early >&2; (sleep 0.3; echo late >&2) & exit 3";
@@ -335,4 +338,14 @@ async fn stderr_of_a_surviving_child_never_follows_agent_exited() {
     })
     .await
     .expect("test timed out");
+}
+
+#[cfg(not(unix))]
+#[test]
+#[allow(clippy::print_stderr)]
+fn stderr_ordering_needs_sh() {
+    eprintln!(
+        "skipped: stderr_never_follows_agent_exited and \
+         stderr_of_a_surviving_child_never_follows_agent_exited script their agent in `sh`"
+    );
 }

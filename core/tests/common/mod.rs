@@ -111,6 +111,7 @@ pub fn assert_seq_strictly_increasing(events: &[Event]) {
 }
 
 /// Whether a process with this pid exists and is not a zombie.
+#[cfg(not(windows))]
 pub fn alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => {
@@ -121,6 +122,28 @@ pub fn alive(pid: u32) -> bool {
             !matches!(state, Some("Z") | Some("X"))
         }
         Err(_) => false,
+    }
+}
+
+/// Windows: whether a process with this pid exists and has not exited (a process handle, ours
+/// included, keeps an exited process's pid from being reused).
+#[cfg(windows)]
+#[allow(unsafe_code)]
+pub fn alive(pid: u32) -> bool {
+    use windows::Win32::Foundation::{CloseHandle, STILL_ACTIVE};
+    use windows::Win32::System::Threading::{
+        GetExitCodeProcess, OpenProcess, PROCESS_QUERY_LIMITED_INFORMATION,
+    };
+    // SAFETY: OpenProcess returns a handle we own; GetExitCodeProcess writes one u32 we own;
+    // the handle is closed once, after its last use.
+    unsafe {
+        let Ok(handle) = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, false, pid) else {
+            return false;
+        };
+        let mut code = 0u32;
+        let queried = GetExitCodeProcess(handle, &mut code).is_ok();
+        let _ = CloseHandle(handle);
+        queried && code == STILL_ACTIVE.0 as u32
     }
 }
 
