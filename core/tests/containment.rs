@@ -226,3 +226,44 @@ fn a_killed_host_takes_the_agent_and_its_grandchild_down() {
     host.wait().unwrap();
     assert_both(&dir, false, "host killed");
 }
+
+/// A terminal running the stubborn mock (its stdin is null: it ignores that EOF) with a child.
+fn terminal(dir: &Path) -> acp_host::services::terminal::CreateTerminal {
+    let spec = agent(dir, true);
+    acp_host::services::terminal::CreateTerminal {
+        session_id: "s".into(),
+        command: spec.command,
+        args: spec.args,
+        env: Vec::new(),
+        cwd: dir.to_path_buf(),
+        output_byte_limit: None,
+    }
+}
+
+#[test]
+fn a_killed_terminal_takes_its_grandchild_down_and_so_does_dropping_the_manager() {
+    use acp_host::services::terminal::{TerminalLimits, TerminalManager};
+    let rt = runtime();
+    for drop_manager in [false, true] {
+        let (_tmp, dir) = tempdir();
+        rt.block_on(async {
+            let m = TerminalManager::new(TerminalLimits::default());
+            let id = m.create(terminal(&dir)).unwrap();
+            let dir2 = dir.clone();
+            tokio::task::spawn_blocking(move || assert_both(&dir2, true, "terminal started"))
+                .await
+                .unwrap();
+            if drop_manager {
+                drop(m);
+            } else {
+                m.kill("s", &id).await.unwrap();
+            }
+        });
+        let what = if drop_manager {
+            "manager dropped"
+        } else {
+            "terminal killed"
+        };
+        assert_both(&dir, false, what);
+    }
+}
