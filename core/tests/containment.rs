@@ -25,6 +25,11 @@ const SETTLE: Duration = Duration::from_millis(600);
 /// The agent (ignoring stdin EOF when `stubborn`, so only the ladder's last rung ends it) with a
 /// grandchild; both write heartbeats into `dir`.
 fn agent(dir: &Path, stubborn: bool) -> AgentSpec {
+    agent_writing(dir, stubborn, "")
+}
+
+/// `agent` writing `{prefix}agent.pid` and `{prefix}child.pid`.
+fn agent_writing(dir: &Path, stubborn: bool, prefix: &str) -> AgentSpec {
     let mut spec = mock(None);
     if stubborn {
         let scenario = dir.join("stubborn.json");
@@ -37,9 +42,9 @@ fn agent(dir: &Path, stubborn: bool) -> AgentSpec {
     }
     spec.args([
         "--pid-file".to_owned(),
-        dir.join("agent.pid").display().to_string(),
+        dir.join(format!("{prefix}agent.pid")).display().to_string(),
         "--spawn-child".to_owned(),
-        dir.join("child.pid").display().to_string(),
+        dir.join(format!("{prefix}child.pid")).display().to_string(),
     ])
 }
 
@@ -74,7 +79,11 @@ fn pid(path: &Path) -> String {
 
 /// Both processes alive before, both gone after `what`.
 fn assert_both(dir: &Path, alive: bool, what: &str) {
-    for name in ["agent.pid", "child.pid"] {
+    assert_all(dir, &["agent.pid", "child.pid"], alive, what);
+}
+
+fn assert_all(dir: &Path, names: &[&str], alive: bool, what: &str) {
+    for name in names {
         let path = dir.join(name);
         let ok = if alive {
             beating(&path)
@@ -176,8 +185,11 @@ fn a_runtime_shut_down_takes_the_agent_and_its_grandchild_down() {
     drop((agent, host));
 }
 
+/// What the host process runs: an agent and a terminal, each with a child.
+const HOST_FILES: [&str; 4] = ["agent.pid", "child.pid", "term-agent.pid", "term-child.pid"];
+
 /// Not a test: the host that `a_killed_host_takes_the_agent_and_its_grandchild_down` starts and
-/// kills. It spawns the agent, writes `ready` once both heartbeats run, and waits.
+/// kills. It spawns the agent and a terminal, writes `ready`, and waits.
 #[test]
 #[ignore = "helper process, started by a_killed_host_takes_the_agent_and_its_grandchild_down"]
 fn host_process() {
@@ -191,11 +203,16 @@ fn host_process() {
             .new_session(SessionOptions::new(dir.display().to_string()))
             .await
             .unwrap();
+        let terminals = acp_host::services::terminal::TerminalManager::new(Default::default());
+        terminals.create(terminal_writing(&dir, "term-")).unwrap();
         std::fs::write(dir.join("ready"), "ready").unwrap();
+        // Kept (not dropped) until the process is killed.
+        let _keep = (agent, terminals);
         std::future::pending::<()>().await;
     });
 }
 
+/// And its terminal, and the terminal's child.
 #[test]
 fn a_killed_host_takes_the_agent_and_its_grandchild_down() {
     let (_tmp, dir) = tempdir();
@@ -220,16 +237,20 @@ fn a_killed_host_takes_the_agent_and_its_grandchild_down() {
         assert!(Instant::now() < deadline, "the host never got ready");
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert_both(&dir, true, "spawned by the host process");
+    assert_all(&dir, &HOST_FILES, true, "spawned by the host process");
     // SIGKILL on Unix, TerminateProcess on Windows: nothing of ours runs in the host.
     host.kill().unwrap();
     host.wait().unwrap();
-    assert_both(&dir, false, "host killed");
+    assert_all(&dir, &HOST_FILES, false, "host killed");
 }
 
 /// A terminal running the stubborn mock (its stdin is null: it ignores that EOF) with a child.
 fn terminal(dir: &Path) -> acp_host::services::terminal::CreateTerminal {
-    let spec = agent(dir, true);
+    terminal_writing(dir, "")
+}
+
+fn terminal_writing(dir: &Path, prefix: &str) -> acp_host::services::terminal::CreateTerminal {
+    let spec = agent_writing(dir, true, prefix);
     acp_host::services::terminal::CreateTerminal {
         session_id: "s".into(),
         command: spec.command,

@@ -108,6 +108,13 @@ mod windows {
                 "the program's path is not valid Unicode",
             )));
         };
+        // A `PATH` entry can bring a stream name in too.
+        if let Some(message) = stream_in_name(text) {
+            return Err(CommandError::Refused(Refused {
+                field: "command".into(),
+                message,
+            }));
+        }
         // What the name says and, for a link, what it leads to: either being a batch file
         // makes `CreateProcess` hand it to `cmd.exe`.
         let target_is_batch = std::fs::canonicalize(&resolved)
