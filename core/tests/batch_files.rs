@@ -184,6 +184,27 @@ mod windows {
         assert!(recorded(dir).is_none());
     }
 
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_relative_path_is_taken_from_the_agents_working_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let sub = dir.join("bin");
+        std::fs::create_dir(&sub).unwrap();
+        shim(&sub);
+        let host = host();
+        // As on Unix, where `exec` runs after the `chdir`; `.cmd` comes from PATHEXT.
+        let spec = AgentSpec::new(r"bin\agent")
+            .arg("x y")
+            .env("PATH", r"C:\nonexistent")
+            .cwd(dir);
+        let agent = tokio::time::timeout(T, host.spawn(spec))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(recorded(&sub), Some(vec!["x y".to_owned()]));
+        agent.shutdown().await;
+    }
+
     fn terminal(dir: &Path, args: &[String]) -> CreateTerminal {
         CreateTerminal {
             session_id: "s".into(),
