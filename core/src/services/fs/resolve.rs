@@ -182,8 +182,10 @@ pub(super) fn walk(root: Dir, rel: &Path, path: &str) -> Result<Walked, FsError>
                 .dir()
                 .open_dir_nofollow(&name)
                 .map_err(|e| map_io(path, &e))?;
+            let name = stored::dir_name(&dir, name, path)?;
             walked.stack.push((name, dir));
         } else if pending.is_empty() {
+            let name = stored::entry_name(walked.dir(), name, path)?;
             walked.leaf = Leaf::Entry { name, meta };
             return Ok(walked);
         } else {
@@ -209,4 +211,86 @@ fn push_component(
         }
     }
     Ok(())
+}
+
+/// The names the file system stores for what a request reached (Windows: an 8.3 alias such as
+/// `GIT~1`, or another case, reads back as the stored `.git`), read from the open handle, so the
+/// policy decides on the name the file has whatever the request called it.
+#[cfg(windows)]
+mod stored {
+    use std::ffi::OsString;
+
+    use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
+    use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
+
+    use super::FsError;
+
+    /// The stored name of `dir`, opened as `asked`.
+    pub(super) fn dir_name(dir: &Dir, asked: OsString, path: &str) -> Result<OsString, FsError> {
+        let read = dir
+            .try_clone()
+            .ok()
+            .and_then(|d| name_of(&d.into_std_file()));
+        settle(read, asked, path)
+    }
+
+    /// The stored name of the entry `asked` of `parent` (not a directory, not a link): opened
+    /// for no access, without following a link, only to read its name back.
+    pub(super) fn entry_name(
+        parent: &Dir,
+        asked: OsString,
+        path: &str,
+    ) -> Result<OsString, FsError> {
+        let mut opts = OpenOptions::new();
+        opts.access_mode(0).follow(FollowSymlinks::No);
+        let read = parent
+            .open_with(&asked, &opts)
+            .ok()
+            .and_then(|f| name_of(&f.into_std()));
+        settle(read, asked, path)
+    }
+
+    fn name_of(file: &std::fs::File) -> Option<OsString> {
+        let full = winx::file::get_file_path(file).ok()?;
+        full.file_name().map(std::ffi::OsStr::to_owned)
+    }
+
+    /// The name read back; when none could be, the name asked for, unless it may be an 8.3
+    /// alias (it has a `~`): then the request is refused rather than decided on a name the
+    /// file may not have.
+    fn settle(read: Option<OsString>, asked: OsString, path: &str) -> Result<OsString, FsError> {
+        match read {
+            Some(name) => Ok(name),
+            None if asked.to_string_lossy().contains('~') => Err(super::io_msg(
+                path,
+                "the stored name of a possible 8.3 short name could not be read back",
+            )),
+            None => Ok(asked),
+        }
+    }
+}
+
+/// Elsewhere the name asked for is the name opened (a case-insensitive macOS volume keeps the
+/// request's spelling: the policy's restrictive rules match case and Unicode variants).
+#[cfg(not(windows))]
+mod stored {
+    use std::ffi::OsString;
+
+    use cap_std::fs::Dir;
+
+    use super::FsError;
+
+    #[allow(clippy::unnecessary_wraps)]
+    pub(super) fn dir_name(_dir: &Dir, asked: OsString, _path: &str) -> Result<OsString, FsError> {
+        Ok(asked)
+    }
+
+    #[allow(clippy::unnecessary_wraps)]
+    pub(super) fn entry_name(
+        _parent: &Dir,
+        asked: OsString,
+        _path: &str,
+    ) -> Result<OsString, FsError> {
+        Ok(asked)
+    }
 }
