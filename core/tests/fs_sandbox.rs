@@ -63,7 +63,17 @@ fn link(target: impl AsRef<Path>, link: impl AsRef<Path>, dir: bool) -> bool {
         std::os::windows::fs::symlink_file(target.as_ref(), link.as_ref())
     };
     match made {
-        Ok(()) => true,
+        // Wine 8's CreateSymbolicLinkW reports success and makes nothing: look.
+        Ok(()) if fs::symlink_metadata(link.as_ref()).is_ok_and(|m| m.file_type().is_symlink()) => {
+            true
+        }
+        Ok(()) => {
+            eprintln!(
+                "skipped: the symbolic link was reported made but is not there (Wine 8 does not \
+                 make them)"
+            );
+            false
+        }
         Err(e) => {
             eprintln!("skipped: cannot create a symbolic link here ({e})");
             false
