@@ -249,6 +249,7 @@ mod windows {
             );
             return;
         };
+        eprintln!("short names: {git} {env} {notes}");
         let policy =
             r#"{"preset":"ask","hardDeny":{"paths":["**/.env","**/secret-notes.markdown"]}}"#;
         let steps = json!([
