@@ -7,11 +7,14 @@
 //!
 //! 1. [`locate`] works on the path text only: the path must be absolute, contain no NUL and no `..`
 //!    component (`.` components are dropped), and fall under one of the roots (longest prefix
-//!    wins). The connection actor runs this before anything is touched.
+//!    wins). The connection actor runs this before anything is touched. On Windows the path is
+//!    first read as Win32 reads it (`spelling.rs`: prefixes, case, streams, device names).
 //! 2. The path is then resolved inside a [`cap_std::fs::Dir`] opened on that root, one component
 //!    at a time (`resolve`): symlinks inside the root are followed, one leading outside it is
 //!    refused, and every directory on the way is opened without following links, so the chain of
-//!    handles spells the resolved path whatever happens to the tree meanwhile.
+//!    handles spells the resolved path whatever happens to the tree meanwhile. On Windows each
+//!    name is the one read back from its handle (an 8.3 alias is decided as the name it stands
+//!    for).
 //! 3. The caller's `decide` callback (the policy, in the host) sees that resolved path, and only
 //!    then is the file read from, or written through, those same handles (the leaf is opened with
 //!    `O_NOFOLLOW`; a write renames its temporary file inside the resolved parent directory).
