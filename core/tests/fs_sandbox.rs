@@ -1,5 +1,10 @@
 //! The sandboxed `fs/*` service: what an agent can and cannot read or write.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stderr
+)]
 
 mod common;
 
