@@ -123,6 +123,49 @@ async fn every_spelling_of_a_hard_denied_name_is_denied() {
     assert!(!said(&evs).contains("SECRET"), "{}", said(&evs));
 }
 
+/// A `HEAD` that makes a directory a repository, in the spellings a case-folding file system or
+/// Win32 opens as `HEAD`, and a repository directory reached in another case (where the file
+/// system folds case): the repository rule, whatever the spelling.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spellings_of_head_and_of_a_repository_are_the_repository_rule() {
+    let ws = Ws::new();
+    ws.write("src/fixture.git/HEAD", "ref: refs/heads/main\n");
+    ws.write("src/fixture.git/config", "[core]\n\tbare = true\n");
+    let heads = ["HEAD", "head", "Head", "HEAD.", "HEAD "];
+    let mut steps = Vec::new();
+    for (i, name) in heads.iter().enumerate() {
+        let p = format!("$CWD{SEP}src{SEP}evil{i}{SEP}{name}");
+        steps.push(write(&format!("h{i}"), &p, "ref: refs/heads/main\n"));
+    }
+    let mut fixture = vec![format!("$CWD{SEP}src{SEP}fixture.git{SEP}config")];
+    if cfg!(windows) {
+        fixture.push(format!("$CWD{SEP}SRC{SEP}Fixture.GIT{SEP}config"));
+        fixture.push(format!(
+            "$CWD{SEP}src{SEP}fixture.git.{SEP}hooks{SEP}pre-commit"
+        ));
+    }
+    for (i, p) in fixture.iter().enumerate() {
+        steps.push(write(&format!("f{i}"), p, "[core]\n\tfsmonitor = evil\n"));
+    }
+    let evs = run(&ws, config(r#"{"preset":"ask"}"#), json!(steps)).await;
+    let repo = (
+        "denied".to_owned(),
+        acp_host::services::fs::BUILTIN_REPOSITORY_RULE.to_owned(),
+    );
+    assert_eq!(
+        outcomes(&evs, EventKind::FsWrite),
+        vec![repo; heads.len() + fixture.len()]
+    );
+    for i in 0..heads.len() {
+        assert!(!ws.at(&format!("src/evil{i}")).exists());
+    }
+    assert_eq!(
+        fs::read_to_string(ws.at("src/fixture.git/config")).unwrap(),
+        "[core]\n\tbare = true\n"
+    );
+    assert!(!ws.at("src/fixture.git/hooks").exists());
+}
+
 // ------------------------------------------------------------------ Windows only
 
 #[cfg(windows)]
