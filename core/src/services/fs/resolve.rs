@@ -202,7 +202,7 @@ fn push_component(
     path: &str,
 ) -> Result<(), FsError> {
     match c {
-        Component::Normal(n) => out.push_back((n.to_owned(), from_link)),
+        Component::Normal(n) => out.push_back((spelt(n, path)?, from_link)),
         Component::CurDir => {}
         Component::ParentDir => out.push_back((OsString::from(".."), from_link)),
         // An absolute link target leaves the root's capability (cap-std refuses them too).
@@ -211,6 +211,20 @@ fn push_component(
         }
     }
     Ok(())
+}
+
+/// A name as it will be opened: on Windows as Win32 reads it (`spelling.rs`; the request's names
+/// already are, a link's target's are not), a stream or a device name being an escape.
+fn spelt(name: &OsStr, path: &str) -> Result<OsString, FsError> {
+    if !cfg!(windows) {
+        return Ok(name.to_owned());
+    }
+    let text = name
+        .to_str()
+        .ok_or_else(|| FsError::OutsideRoots(path.to_owned()))?;
+    super::spelling::name_of(text)
+        .map(OsString::from)
+        .map_err(|_| FsError::OutsideRoots(path.to_owned()))
 }
 
 /// The names the file system stores for what a request reached (Windows: an 8.3 alias such as

@@ -116,8 +116,8 @@ fn unc_of(p: &str) -> Result<(Volume, &str), Refused> {
 }
 
 /// One name as Win32 opens it: trailing dots and spaces dropped; streams and device names
-/// refused.
-fn name_of(piece: &str) -> Result<String, Refused> {
+/// refused. Also applied to the names in a link's target (resolve.rs).
+pub(super) fn name_of(piece: &str) -> Result<String, Refused> {
     if piece.contains(':') || piece.chars().any(|c| c < ' ') {
         return Err(Refused::Outside);
     }
