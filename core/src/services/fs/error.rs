@@ -128,9 +128,39 @@ fn encoded_note(encoded: Option<u64>) -> String {
 
 fn file_uri(path: &str) -> String {
     if path.starts_with('/') {
-        format!("file://{path}")
-    } else {
-        // Windows drive paths: file:///C:/...
-        format!("file:///{}", path.replace('\\', "/"))
+        return format!("file://{path}");
+    }
+    // Windows: `C:\x` is file:///C:/x, `\\srv\share\x` is file://srv/share/x; a `\\?\` or
+    // `\\.\` prefix is not part of the file's name.
+    let unified = path.replace('\\', "/");
+    let bare = ["//?/UNC/", "//?/unc/"]
+        .iter()
+        .find_map(|p| unified.strip_prefix(p))
+        .map(|rest| format!("//{rest}"))
+        .or_else(|| {
+            ["//?/", "//./"]
+                .iter()
+                .find_map(|p| unified.strip_prefix(p))
+                .map(str::to_owned)
+        })
+        .unwrap_or(unified);
+    match bare.strip_prefix("//") {
+        Some(unc) => format!("file://{unc}"),
+        None => format!("file:///{bare}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_uris_of_every_spelling() {
+        assert_eq!(file_uri("/p/a b"), "file:///p/a b");
+        assert_eq!(file_uri("C:\\p\\a"), "file:///C:/p/a");
+        assert_eq!(file_uri("\\\\?\\C:\\p\\a"), "file:///C:/p/a");
+        assert_eq!(file_uri("\\\\.\\C:\\p\\a"), "file:///C:/p/a");
+        assert_eq!(file_uri("\\\\srv\\share\\a"), "file://srv/share/a");
+        assert_eq!(file_uri("\\\\?\\UNC\\srv\\share\\a"), "file://srv/share/a");
     }
 }
