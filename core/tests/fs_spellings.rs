@@ -253,6 +253,47 @@ mod windows {
         assert_eq!(fs::read_to_string(ws.at("f.txt")).unwrap(), "hello\n");
     }
 
+    /// A way out of the root that the walk does not see as a link is refused on the path read
+    /// back from the handle. Wine shows a Unix symbolic link as a plain directory (so does
+    /// Windows a mount point); made here with the Unix `ln` that Wine can start.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_way_out_the_walk_cannot_see_is_refused_on_the_path_read_back() {
+        let ws = Ws::new();
+        fs::write(ws.outside.path().join("secret.txt"), "SECRET=1\n").unwrap();
+        let ln = std::path::Path::new(r"Z:\bin\ln");
+        if !ln.exists() {
+            eprintln!("skipped: no Unix `ln` at Z:\\bin\\ln (this is not Wine)");
+            return;
+        }
+        let target = format!(
+            "../{}",
+            ws.outside.path().file_name().unwrap().to_string_lossy()
+        );
+        // Wine starts the Unix program but cannot hand back a process handle: look instead.
+        let _ = std::process::Command::new(ln)
+            .args(["-s", &target, "way-out"])
+            .current_dir(ws.path())
+            .status();
+        if !ws.at("way-out").join("secret.txt").exists() {
+            eprintln!("skipped: the Unix `ln` did not make the link");
+            return;
+        }
+        let steps = json!([
+            read("r", &format!("{}{SEP}secret.txt", at("way-out"))),
+            report("r"),
+            write("w", &format!("{}{SEP}planted.txt", at("way-out")), "x"),
+        ]);
+        let evs = run(&ws, config(r#"{"preset":"ask"}"#), steps).await;
+        assert_eq!(read_outcomes(&evs), vec!["outside_roots"]);
+        let writes: Vec<String> = outcomes(&evs, EventKind::FsWrite)
+            .into_iter()
+            .map(|(o, _)| o)
+            .collect();
+        assert_eq!(writes, vec!["outside_roots"]);
+        assert!(!said(&evs).contains("SECRET"), "{}", said(&evs));
+        assert!(!ws.outside.path().join("planted.txt").exists());
+    }
+
     /// The 8.3 short name the file system gave `long` (GetShortPathNameW), if it has one that
     /// differs.
     #[allow(unsafe_code)]
