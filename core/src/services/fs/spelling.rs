@@ -340,6 +340,22 @@ mod tests {
             Err(Refused::Outside)
         );
         assert_eq!(locate_windows(&roots, r"D:\Work\a"), Err(Refused::Outside));
+        // A root on a share matches its UNC spellings, not another share or server.
+        let roots = vec![PathBuf::from(r"\\srv\share\proj")];
+        for p in [
+            r"\\SRV\Share\proj\x",
+            r"\\?\UNC\srv\share\PROJ\x",
+            "//srv/share/proj/x",
+        ] {
+            assert_eq!(
+                locate_windows(&roots, p),
+                Ok((0, vec!["x".to_owned()])),
+                "{p}"
+            );
+        }
+        for p in [r"\\srv\other\proj\x", r"\\srv2\share\proj\x", r"C:\proj\x"] {
+            assert_eq!(locate_windows(&roots, p), Err(Refused::Outside), "{p}");
+        }
         // Unicode case: `É` and `é` are one name to NTFS.
         let roots = vec![PathBuf::from("C:\\Caf\u{c9}")];
         assert_eq!(
