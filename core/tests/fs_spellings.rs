@@ -269,12 +269,20 @@ mod windows {
             "../{}",
             ws.outside.path().file_name().unwrap().to_string_lossy()
         );
-        // Wine starts the Unix program but cannot hand back a process handle: look instead.
+        // Wine starts the Unix program but cannot hand back a process handle to wait on: look
+        // for the link instead, for up to 10 s.
         let _ = std::process::Command::new(ln)
             .args(["-s", &target, "way-out"])
             .current_dir(ws.path())
             .status();
-        if !ws.at("way-out").join("secret.txt").exists() {
+        let through = ws.at("way-out").join("secret.txt");
+        for _ in 0..100 {
+            if through.exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        if !through.exists() {
             eprintln!("skipped: the Unix `ln` did not make the link");
             return;
         }
