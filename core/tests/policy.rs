@@ -172,8 +172,26 @@ fn builtin_git_write_deny() {
             "/p/vendor/lib/.git/config",
             "/p/src/../.git/hooks/post-checkout",
             "/p/.GIT/hooks/pre-commit",
+            // What NTFS and HFS+ open as `.git` (git's is_ntfs_dotgit / is_hfs_dotgit), on
+            // every OS: a repository may be shared with one that folds them.
+            "/p/.git./config",
+            "/p/.git /config",
+            "/p/.git:x/config",
+            "/p/.git::$INDEX_ALLOCATION/config",
+            "/p/GIT~1/config",
+            "/p/.g\u{200c}it/config",
+            "/p/\u{feff}.Git/hooks/pre-commit",
+            r"C:\p\.git.\config",
+            r"\\?\C:\p\git~1\hooks\pre-commit",
         ] {
             assert_eq!(p.hard_deny(&Subject::write(path)), builtin, "{path}");
+        }
+        for path in [
+            "/p/.gitx/config",
+            "/p/git~2/config",
+            "/p/.g\u{200b}it/config",
+        ] {
+            assert_eq!(p.hard_deny(&Subject::write(path)), None, "{path}");
         }
         // Permission requests that would write there: edit/delete/move (and unknown kinds).
         for kind in ["edit", "delete", "move", "other"] {

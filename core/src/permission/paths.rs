@@ -248,28 +248,51 @@ pub(crate) fn normalize_path(p: &str) -> String {
     }
 }
 
-/// Whether any component of any generous form of `path` names a `.git` entry: compared
-/// case-insensitively (Unicode lower case), ignoring trailing dots and spaces and anything from a
-/// `:` on (Windows/NTFS spellings of the same directory), and including the 8.3 short name
-/// `GIT~1`.
+/// Whether any component of any generous form of `path` names a `.git` entry on some file
+/// system: git's own `is_ntfs_dotgit` and `is_hfs_dotgit` ([`is_dotgit_name`]), applied on every
+/// OS (a repository may be shared with one that folds these names).
 pub(crate) fn has_git_component(path: &str) -> bool {
     forms_have_git_component(&PathForms::new(path))
 }
 
 /// [`has_git_component`] of a path whose forms are already built.
 pub(crate) fn forms_have_git_component(forms: &PathForms) -> bool {
-    forms.generous.iter().any(|form| {
-        form.split(['/', '\\']).any(|comp| {
-            let comp = comp.split(':').next().unwrap_or(comp);
-            let comp = comp.trim_end_matches(['.', ' ']);
-            if comp.is_ascii() {
-                comp.eq_ignore_ascii_case(".git") || comp.eq_ignore_ascii_case("git~1")
-            } else {
-                let comp = comp.to_lowercase();
-                comp == ".git" || comp == "git~1"
-            }
-        })
-    })
+    forms
+        .generous
+        .iter()
+        .any(|form| form.split(['/', '\\']).any(is_dotgit_name))
+}
+
+/// Whether one name opens `.git` on NTFS or HFS+/APFS, as git decides (`is_ntfs_dotgit`,
+/// `is_hfs_dotgit` in git's path.c and utf8.c), more generously where that costs nothing:
+/// the code points HFS+ ignores (zero-width joiners, direction marks, U+FEFF...) dropped, then
+/// anything from a `:` on (an NTFS stream) and trailing dots and spaces dropped, then `.git` or
+/// its 8.3 short name `git~1`, in any case (Unicode lower case, so the Kelvin sign and other
+/// folds count too).
+pub(crate) fn is_dotgit_name(name: &str) -> bool {
+    let kept: String;
+    let name = if name.is_ascii() {
+        name
+    } else {
+        kept = name.chars().filter(|c| !hfs_ignored(*c)).collect();
+        &kept
+    };
+    let name = name.split(':').next().unwrap_or(name);
+    let name = name.trim_end_matches(['.', ' ']);
+    if name.is_ascii() {
+        name.eq_ignore_ascii_case(".git") || name.eq_ignore_ascii_case("git~1")
+    } else {
+        let lower = name.to_lowercase();
+        lower == ".git" || lower == "git~1"
+    }
+}
+
+/// The code points HFS+ drops from names before comparing them (git's `next_hfs_char`).
+fn hfs_ignored(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200c}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{206a}'..='\u{206f}' | '\u{feff}'
+    )
 }
 
 #[cfg(test)]
@@ -337,5 +360,52 @@ mod tests {
         ));
         assert!(has_git_component("/p/.GIT/config"));
         assert!(!has_git_component("/p/.gitignore"));
+    }
+
+    /// git's own test names (t0060-path-utils.sh, `is_ntfs_dotgit` / `is_hfs_dotgit`), checked
+    /// whatever the OS.
+    #[test]
+    fn dotgit_names_as_git_decides_them() {
+        for yes in [
+            ".git",
+            ".GIT",
+            ".Git",
+            ".git.",
+            ".git ",
+            ".git. .",
+            ".git:x",
+            ".git::$INDEX_ALLOCATION",
+            ".git . :stream",
+            "git~1",
+            "GIT~1",
+            "Git~1.",
+            "git~1:x",
+            ".g\u{200c}it",
+            "\u{200d}.git",
+            ".git\u{feff}",
+            ".gi\u{200e}t",
+            ".g\u{202a}i\u{206f}t",
+            "\u{ff0e}\u{ff47}\u{ff49}\u{ff54}",
+        ] {
+            assert!(has_git_component(&format!("/p/{yes}/config")), "{yes:?}");
+        }
+        for no in [
+            ".gitignore",
+            ".git-credentials",
+            ".gitx",
+            "git",
+            ".gi",
+            "git~2",
+            "git~10",
+            "x.git",
+            ".g it",
+            ".gi\u{200b}t",
+            "git~1x",
+        ] {
+            assert!(!has_git_component(&format!("/p/{no}/config")), "{no:?}");
+        }
+        // Windows spellings of the whole path.
+        assert!(has_git_component(r"C:\p\.GIT.\config"));
+        assert!(has_git_component(r"\\?\C:\p\GIT~1\config"));
     }
 }

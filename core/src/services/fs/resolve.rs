@@ -124,6 +124,7 @@ impl Walked {
 /// for errors. A symlink leading outside the root is `OutsideRoots`; a non-directory in the middle
 /// of the path, a directory swapped for a link during the walk, or too many links are `Io`.
 pub(super) fn walk(root: Dir, rel: &Path, path: &str) -> Result<Walked, FsError> {
+    let anchor = stored::Anchor::of(&root);
     let mut pending: VecDeque<(OsString, bool)> = VecDeque::new();
     for c in rel.components() {
         push_component(&mut pending, c, false, path)?;
@@ -182,8 +183,10 @@ pub(super) fn walk(root: Dir, rel: &Path, path: &str) -> Result<Walked, FsError>
                 .dir()
                 .open_dir_nofollow(&name)
                 .map_err(|e| map_io(path, &e))?;
+            let name = stored::dir_name(&anchor, &dir, name, path)?;
             walked.stack.push((name, dir));
         } else if pending.is_empty() {
+            let name = stored::entry_name(&anchor, walked.dir(), name, path)?;
             walked.leaf = Leaf::Entry { name, meta };
             return Ok(walked);
         } else {
@@ -200,7 +203,7 @@ fn push_component(
     path: &str,
 ) -> Result<(), FsError> {
     match c {
-        Component::Normal(n) => out.push_back((n.to_owned(), from_link)),
+        Component::Normal(n) => out.push_back((spelt(n, path)?, from_link)),
         Component::CurDir => {}
         Component::ParentDir => out.push_back((OsString::from(".."), from_link)),
         // An absolute link target leaves the root's capability (cap-std refuses them too).
@@ -209,4 +212,161 @@ fn push_component(
         }
     }
     Ok(())
+}
+
+/// A name as it will be opened: on Windows as Win32 reads it (`spelling.rs`; the request's names
+/// already are, a link's target's are not), a stream or a device name being an escape.
+fn spelt(name: &OsStr, path: &str) -> Result<OsString, FsError> {
+    if !cfg!(windows) {
+        return Ok(name.to_owned());
+    }
+    let text = name
+        .to_str()
+        .ok_or_else(|| FsError::OutsideRoots(path.to_owned()))?;
+    super::spelling::name_of(text)
+        .map(OsString::from)
+        .map_err(|_| FsError::OutsideRoots(path.to_owned()))
+}
+
+/// The names the file system stores for what a request reached (Windows: an 8.3 alias such as
+/// `GIT~1`, or another case, reads back as the stored `.git`), read from the open handle, so the
+/// policy decides on the name the file has whatever the request called it. The whole path read
+/// back must also lie under the root's: a way out the walk did not see as a link (a mount, or
+/// Wine showing a Unix symlink as a plain directory) is refused as an escape.
+#[cfg(windows)]
+mod stored {
+    use std::ffi::OsString;
+    use std::path::PathBuf;
+
+    use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
+    use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
+
+    use super::FsError;
+
+    /// The root's own path as read back (lower case, `\` last), when it can be.
+    #[derive(Debug)]
+    pub(super) struct Anchor(Option<String>);
+
+    impl Anchor {
+        pub(super) fn of(root: &Dir) -> Anchor {
+            let full = root
+                .try_clone()
+                .ok()
+                .and_then(|d| full_path(&d.into_std_file()));
+            Anchor(full.map(|p| {
+                let mut p = p.to_string_lossy().to_lowercase();
+                if !p.ends_with('\\') {
+                    p.push('\\');
+                }
+                p
+            }))
+        }
+
+        /// `Err` when `full` is known to lie outside the root.
+        fn contains(&self, full: &std::path::Path, path: &str) -> Result<(), FsError> {
+            match &self.0 {
+                Some(root) if !full.to_string_lossy().to_lowercase().starts_with(root) => {
+                    Err(FsError::OutsideRoots(path.to_owned()))
+                }
+                _ => Ok(()),
+            }
+        }
+    }
+
+    /// The stored name of `dir`, opened as `asked`.
+    pub(super) fn dir_name(
+        anchor: &Anchor,
+        dir: &Dir,
+        asked: OsString,
+        path: &str,
+    ) -> Result<OsString, FsError> {
+        let full = dir
+            .try_clone()
+            .ok()
+            .and_then(|d| full_path(&d.into_std_file()));
+        settle(anchor, full, asked, path)
+    }
+
+    /// The stored name of the entry `asked` of `parent` (not a directory, not a link): opened
+    /// for no access, without following a link, only to read its name back.
+    pub(super) fn entry_name(
+        anchor: &Anchor,
+        parent: &Dir,
+        asked: OsString,
+        path: &str,
+    ) -> Result<OsString, FsError> {
+        let mut opts = OpenOptions::new();
+        opts.access_mode(0).follow(FollowSymlinks::No);
+        let full = parent
+            .open_with(&asked, &opts)
+            .ok()
+            .and_then(|f| full_path(&f.into_std()));
+        settle(anchor, full, asked, path)
+    }
+
+    fn full_path(file: &std::fs::File) -> Option<PathBuf> {
+        winx::file::get_file_path(file).ok()
+    }
+
+    /// The name read back (its path checked against the root's); when none could be, the name
+    /// asked for, unless it may be an 8.3 alias (it has a `~`): then the request is refused
+    /// rather than decided on a name the file may not have.
+    fn settle(
+        anchor: &Anchor,
+        full: Option<PathBuf>,
+        asked: OsString,
+        path: &str,
+    ) -> Result<OsString, FsError> {
+        if let Some(full) = &full {
+            anchor.contains(full, path)?;
+        }
+        match full.as_deref().and_then(std::path::Path::file_name) {
+            Some(name) => Ok(name.to_owned()),
+            None if asked.to_string_lossy().contains('~') => Err(super::io_msg(
+                path,
+                "the stored name of a possible 8.3 short name could not be read back",
+            )),
+            None => Ok(asked),
+        }
+    }
+}
+
+/// Elsewhere the name asked for is the name opened (a case-insensitive macOS volume keeps the
+/// request's spelling: the policy's restrictive rules match case and Unicode variants).
+#[cfg(not(windows))]
+mod stored {
+    use std::ffi::OsString;
+
+    use cap_std::fs::Dir;
+
+    use super::FsError;
+
+    #[derive(Debug)]
+    pub(super) struct Anchor;
+
+    impl Anchor {
+        pub(super) fn of(_root: &Dir) -> Anchor {
+            Anchor
+        }
+    }
+
+    #[allow(clippy::unnecessary_wraps)]
+    pub(super) fn dir_name(
+        _anchor: &Anchor,
+        _dir: &Dir,
+        asked: OsString,
+        _path: &str,
+    ) -> Result<OsString, FsError> {
+        Ok(asked)
+    }
+
+    #[allow(clippy::unnecessary_wraps)]
+    pub(super) fn entry_name(
+        _anchor: &Anchor,
+        _parent: &Dir,
+        asked: OsString,
+        _path: &str,
+    ) -> Result<OsString, FsError> {
+        Ok(asked)
+    }
 }
