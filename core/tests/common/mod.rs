@@ -22,7 +22,9 @@ pub fn mock_agent() -> PathBuf {
         let target = std::env::var("CARGO_TARGET_DIR")
             .map(PathBuf::from)
             .unwrap_or_else(|_| manifest.join("..").join("target"));
-        let path = target.join("debug").join("acp-mock-agent");
+        let path = target
+            .join("debug")
+            .join(format!("acp-mock-agent{}", std::env::consts::EXE_SUFFIX));
         let status = std::process::Command::new(env!("CARGO"))
             .args(["build", "-q", "-p", "acp-mock-agent"])
             .current_dir(manifest.join(".."))
@@ -111,6 +113,7 @@ pub fn assert_seq_strictly_increasing(events: &[Event]) {
 }
 
 /// Whether a process with this pid exists and is not a zombie.
+#[cfg(unix)]
 pub fn alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => {
@@ -121,6 +124,27 @@ pub fn alive(pid: u32) -> bool {
             !matches!(state, Some("Z") | Some("X"))
         }
         Err(_) => false,
+    }
+}
+
+/// Whether a process with this pid exists and has not exited (an exited process whose handle
+/// someone still holds keeps its pid, with an exit code).
+#[cfg(windows)]
+#[allow(unsafe_code)] // std has no way to look at a process it did not spawn
+pub fn alive(pid: u32) -> bool {
+    use windows::Win32::Foundation::{CloseHandle, STILL_ACTIVE};
+    use windows::Win32::System::Threading::{
+        GetExitCodeProcess, OpenProcess, PROCESS_QUERY_LIMITED_INFORMATION,
+    };
+    // SAFETY: plain Win32 calls on a handle we own and close; `code` outlives the call.
+    unsafe {
+        let Ok(handle) = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, false, pid) else {
+            return false;
+        };
+        let mut code = 0u32;
+        let queried = GetExitCodeProcess(handle, &mut code).is_ok();
+        let _ = CloseHandle(handle);
+        queried && code == STILL_ACTIVE.0 as u32
     }
 }
 
