@@ -206,7 +206,7 @@ async fn permission_flood(handler: PermissionHandler, n: usize) -> (usize, usize
     let (r, w) = tokio::io::split(client_side);
     let agent = host.connect(r, w).await.unwrap();
     let _session = agent
-        .new_session(SessionOptions::new("/tmp"))
+        .new_session(SessionOptions::new(std::env::temp_dir().to_string_lossy()))
         .await
         .unwrap();
     let before = alive_tasks().await;

@@ -252,7 +252,11 @@ fn binary_resolution_picks_the_platform_and_never_installs() {
     assert_eq!(r.kind, DistributionKind::Binary);
     assert!(r.needs_install);
     assert_eq!(r.platform, Some(P));
-    let dir = sandbox.cache().join("binary-agent/3.1.4/linux-x86_64");
+    let dir = sandbox
+        .cache()
+        .join("binary-agent")
+        .join("3.1.4")
+        .join("linux-x86_64");
     assert_eq!(r.install_dir.as_deref(), Some(dir.as_path()));
     assert_eq!(
         r.spec.command,
@@ -442,11 +446,19 @@ impl Fetcher for Counting {
     }
 }
 
+/// `file:///abs/path`, or `file:///C:/dir/a.tgz` on Windows (RFC 8089: the drive after a slash).
+fn file_url(path: &Path) -> String {
+    match path.to_string_lossy().replace('\\', "/") {
+        p if p.starts_with('/') => format!("file://{p}"),
+        p => format!("file:///{p}"),
+    }
+}
+
 /// A registry of one binary agent (`tool` 1.0.0) for platform `P` (and `platform`) whose archive
 /// is the local file `archive`.
 fn one_binary(archive: &Path, sha256: Option<&str>, cmd: &str, platform: Platform) -> Registry {
     let mut target = json!({
-        "archive": format!("file://{}", archive.display()),
+        "archive": file_url(archive),
         "cmd": cmd,
         "args": ["--from-registry"],
         "env": {"TOOL_FROM_REGISTRY": "1"}

@@ -47,6 +47,17 @@ pub fn mock(scenario: Option<&str>) -> AgentSpec {
     spec
 }
 
+/// `path` resolved as `canonicalize` does, in the form a user or agent writes it: on Windows
+/// without the verbatim prefix (`\\?\C:\dir` is `C:\dir`), in which `/` and `..` are not
+/// read as separators and parents.
+pub fn canonical(path: &std::path::Path) -> String {
+    let full = path.canonicalize().unwrap().to_string_lossy().into_owned();
+    match full.strip_prefix(r"\\?\") {
+        Some(plain) if plain.as_bytes().get(1) == Some(&b':') => plain.to_owned(),
+        _ => full,
+    }
+}
+
 pub fn tmp_cwd() -> String {
     std::env::temp_dir().to_string_lossy().into_owned()
 }
