@@ -36,7 +36,10 @@ fn cases(default: u32) -> ProptestConfig {
 }
 
 thread_local! {
-    static RT: tokio::runtime::Runtime = fuzz_support::wire::runtime();
+    // Leaked, never dropped: on Windows a thread-local's destructor runs under the loader lock,
+    // and a runtime dropped there joins its blocking threads, which need that lock to exit (the
+    // test thread deadlocked at its end under Wine).
+    static RT: &'static tokio::runtime::Runtime = Box::leak(Box::new(fuzz_support::wire::runtime()));
 }
 
 fn arb_options() -> impl Strategy<Value = Options> {
