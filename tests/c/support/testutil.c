@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "portable.h"
 
 void test_fail(const char *file, int line, const char *what, const char *detail) {
     fprintf(stderr, "FAIL %s:%d: %s%s%s\n", file, line, what, detail ? ": " : "", detail ? detail : "");
