@@ -90,6 +90,24 @@ run_tests() {
     rm -f "$out"
 }
 
+# left_behind ENV_ENTRY: host processes (not zombies) whose environment holds ENV_ENTRY and whose
+# command line names the mock agent; each is printed. Emulated agents (Wine, qemu) are host
+# processes too, so /proc sees them.
+left_behind() {
+    local env pid state found=0
+    for env in /proc/[0-9]*/environ; do
+        pid=${env#/proc/} pid=${pid%/environ}
+        [[ $pid != "$$" ]] || continue
+        grep -qzx -- "$1" "$env" 2>/dev/null || continue
+        tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q acp-mock-agent || continue
+        state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null || echo gone)
+        [[ $state == Z || $state == gone ]] && continue
+        log "left behind: pid $pid: $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)"
+        found=1
+    done
+    [[ $found -eq 0 ]]
+}
+
 # finish: the table, one summary line with the wall time, exit status.
 finish() {
     printf '%s\n' "${rows[@]}" >&2
