@@ -92,8 +92,13 @@ fn read_bounded(path: &Path) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// The file's URI per RFC 8089: percent-encoded, `file:///C:/dir/a.md` for a Windows drive
+/// path (`\\?\C:\dir` too), `file://server/share/a.md` for a UNC path. Paths reaching here are
+/// absolute (read_bounded checked), so the fallback only covers a prefix `url` does not know.
 fn file_uri(path: &Path) -> String {
-    format!("file://{}", path.display())
+    url::Url::from_file_path(path)
+        .map(String::from)
+        .unwrap_or_else(|()| format!("file://{}", path.display()))
 }
 
 /// An `image` or `audio` block from a file (base64 data, MIME type from the extension: png, jpeg,
@@ -157,6 +162,16 @@ mod tests {
                 .as_str()
                 .is_some_and(|u| u.starts_with("file:///"))
         );
+        // A URI, not a path: reserved characters are percent-encoded.
+        let spaced = dir.join("a b#c.md");
+        std::fs::write(&spaced, "x").unwrap_or_else(|e| unreachable!("{e}"));
+        let r = from_file(&spaced).unwrap_or_else(|e| unreachable!("{e}"));
+        let uri = r["resource"]["uri"].as_str().unwrap_or_default().to_owned();
+        assert!(uri.ends_with("/a%20b%23c.md"), "{uri}");
+        let back = url::Url::parse(&uri)
+            .ok()
+            .and_then(|u| u.to_file_path().ok());
+        assert_eq!(back.as_deref(), Some(spaced.as_path()));
         let bin = dir.join("blob.bin");
         std::fs::write(&bin, [0xff, 0xfe]).unwrap_or_else(|e| unreachable!("{e}"));
         assert_eq!(

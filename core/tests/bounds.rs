@@ -33,7 +33,7 @@ async fn pending_agent_requests_are_capped_and_the_rest_refused_at_once() {
     });
     let events = host.events().unwrap();
     let (agent, mut fake) = fake::connect_with_pipe(&host, 1 << 20).await;
-    fake::open_session(&agent, &mut fake, "s1", "/tmp").await;
+    fake::open_session(&agent, &mut fake, "s1", &common::tmp_cwd()).await;
     for id in 0..100 {
         fake.send(permission_request(id, "s1")).await;
     }
@@ -73,7 +73,7 @@ async fn a_write_error_fails_the_pending_calls_at_once() {
         ..HostConfig::default()
     });
     let (agent, mut fake) = fake::connect(&host).await;
-    let session = fake::open_session(&agent, &mut fake, "s1", "/tmp").await;
+    let session = fake::open_session(&agent, &mut fake, "s1", &common::tmp_cwd()).await;
     // The agent stops reading its stdin for good (its end of the pipe is gone), while its
     // stdout stays open: only the host's writes can tell.
     fake.stop_reading();
@@ -97,7 +97,7 @@ async fn a_connect_transport_that_stops_reading_is_ended_not_buffered_for() {
     let events = host.events().unwrap();
     // A tiny pipe: once it is full, everything the host says queues inside the host.
     let (agent, mut fake) = fake::connect_with_pipe(&host, 4096).await;
-    fake::open_session(&agent, &mut fake, "s1", "/tmp").await;
+    fake::open_session(&agent, &mut fake, "s1", &common::tmp_cwd()).await;
     // From now on the fake reads nothing (but keeps its end open).
     let big = "x".repeat(64 * 1024);
     let mut calls = Vec::new();
@@ -151,7 +151,7 @@ async fn a_known_answer_is_released_when_nobody_pulls() {
     });
     let events = host.events().unwrap();
     let (agent, mut fake) = fake::connect(&host).await;
-    let session = fake::open_session(&agent, &mut fake, "s1", "/tmp").await;
+    let session = fake::open_session(&agent, &mut fake, "s1", &common::tmp_cwd()).await;
     while events.try_next().is_some() {}
     let s = session.clone();
     let prompt = tokio::spawn(async move { s.prompt_text("hi").await });

@@ -47,7 +47,7 @@ async fn setup(config: HostConfig) -> Setup {
     let host = Host::new(config);
     let events = host.events().unwrap();
     let (agent, mut fake) = fake::connect(&host).await;
-    let session = fake::open_session(&agent, &mut fake, "s1", "/tmp").await;
+    let session = fake::open_session(&agent, &mut fake, "s1", &common::tmp_cwd()).await;
     Setup {
         _host: host,
         events,

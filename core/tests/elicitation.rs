@@ -465,7 +465,7 @@ async fn manual_fake() -> (
     });
     let events = host.events().unwrap();
     let (agent, mut fake) = fake::connect(&host).await;
-    fake::open_session(&agent, &mut fake, "s1", "/tmp").await;
+    fake::open_session(&agent, &mut fake, "s1", &common::tmp_cwd()).await;
     (host, events, agent, fake)
 }
 

@@ -36,7 +36,10 @@ fn cases(default: u32) -> ProptestConfig {
 }
 
 thread_local! {
-    static RT: tokio::runtime::Runtime = fuzz_support::wire::runtime();
+    // Leaked, never dropped: on Windows a thread-local's destructor runs under the loader lock,
+    // and a runtime dropped there joins its blocking threads, which need that lock to exit (the
+    // test thread deadlocked at its end under Wine).
+    static RT: &'static tokio::runtime::Runtime = Box::leak(Box::new(fuzz_support::wire::runtime()));
 }
 
 fn arb_options() -> impl Strategy<Value = Options> {
@@ -206,7 +209,7 @@ async fn permission_flood(handler: PermissionHandler, n: usize) -> (usize, usize
     let (r, w) = tokio::io::split(client_side);
     let agent = host.connect(r, w).await.unwrap();
     let _session = agent
-        .new_session(SessionOptions::new("/tmp"))
+        .new_session(SessionOptions::new(std::env::temp_dir().to_string_lossy()))
         .await
         .unwrap();
     let before = alive_tasks().await;

@@ -28,7 +28,10 @@ fn cases(default: u32) -> ProptestConfig {
 
 thread_local! {
     /// One runtime per test thread: building one per case costs more than the case.
-    static RT: tokio::runtime::Runtime = runtime();
+    // Leaked, never dropped: on Windows a thread-local's destructor runs under the loader lock,
+    // and a runtime dropped there joins its blocking threads, which need that lock to exit (the
+    // test thread deadlocked at its end under Wine).
+    static RT: &'static tokio::runtime::Runtime = Box::leak(Box::new(runtime()));
 }
 
 fn arb_chunks() -> impl Strategy<Value = Vec<usize>> {

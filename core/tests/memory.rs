@@ -235,6 +235,12 @@ fn workspace() -> (tempfile::TempDir, String) {
         .unwrap()
         .to_string_lossy()
         .into_owned();
+    // Without Windows' verbatim prefix (`\\?\C:\...`), in which the `/` the tests join with
+    // is not a separator.
+    let cwd = match cwd.strip_prefix(r"\\?\") {
+        Some(plain) => plain.to_owned(),
+        None => cwd,
+    };
     (dir, cwd)
 }
 

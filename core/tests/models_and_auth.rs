@@ -44,7 +44,8 @@ async fn legacy_models_switch_through_session_set_model() {
     let host = Host::new(HostConfig::default());
     let (agent, mut fake) = fake::connect(&host).await;
     let a = agent.clone();
-    let opened = tokio::spawn(async move { a.new_session(SessionOptions::new("/tmp")).await });
+    let opened =
+        tokio::spawn(async move { a.new_session(SessionOptions::new(common::tmp_cwd())).await });
     let req = fake.wait_method("session/new", T).await;
     fake.respond(
         &req["id"],
@@ -76,7 +77,7 @@ async fn legacy_models_switch_through_session_set_model() {
 async fn no_model_choice_is_unsupported() {
     let host = Host::new(HostConfig::default());
     let (agent, mut fake) = fake::connect(&host).await;
-    let session = fake::open_session(&agent, &mut fake, "s1", "/tmp").await;
+    let session = fake::open_session(&agent, &mut fake, "s1", &common::tmp_cwd()).await;
     assert!(session.models().is_none());
     assert_eq!(
         session.set_model("m1").await.unwrap_err().kind(),

@@ -59,8 +59,10 @@ async fn replay_stays_tagged_past_the_early_limit() {
         let events = host.events().unwrap();
         let (agent, mut fake) = connect(&host).await;
         let a = agent.clone();
-        let load =
-            tokio::spawn(async move { a.load_session("L", SessionOptions::new("/tmp")).await });
+        let load = tokio::spawn(async move {
+            a.load_session("L", SessionOptions::new(common::tmp_cwd()))
+                .await
+        });
         let req = fake.wait_method("session/load", STEP).await;
         for i in 0..50 {
             fake.send(update("L", &format!("old {i}"))).await;
@@ -100,7 +102,10 @@ async fn early_overflow_keeps_wire_order() {
         let events = host.events().unwrap();
         let (agent, mut fake) = connect(&host).await;
         let a = agent.clone();
-        let open = tokio::spawn(async move { a.new_session(SessionOptions::new("/tmp")).await });
+        let open =
+            tokio::spawn(
+                async move { a.new_session(SessionOptions::new(common::tmp_cwd())).await },
+            );
         let req = fake.wait_method("session/new", STEP).await;
         for i in 0..20 {
             fake.send(update("sess_x", &i.to_string())).await;
@@ -173,7 +178,7 @@ async fn a_permission_request_for_an_unknown_session_never_reaches_the_decider()
         });
         let mut events = host.events().unwrap();
         let (agent, mut fake) = connect(&host).await;
-        let _session = open_session(&agent, &mut fake, "real", "/tmp").await;
+        let _session = open_session(&agent, &mut fake, "real", &common::tmp_cwd()).await;
         fake.send(
             json!({"jsonrpc":"2.0","id":"p1","method":"session/request_permission","params":{
             "sessionId":"nope","toolCall":{"toolCallId":"t","title":"Edit","kind":"edit"},

@@ -28,6 +28,11 @@ fn fixture() -> Registry {
     Registry::from_file(&fixture_path()).unwrap()
 }
 
+/// A relative path written with `/`, with the platform's separators (as the installer joins it).
+fn native(rel: &str) -> PathBuf {
+    rel.split('/').collect()
+}
+
 fn config_path(e: &Error) -> &str {
     match e {
         Error::InvalidConfig { path, .. } => path,
@@ -252,7 +257,11 @@ fn binary_resolution_picks_the_platform_and_never_installs() {
     assert_eq!(r.kind, DistributionKind::Binary);
     assert!(r.needs_install);
     assert_eq!(r.platform, Some(P));
-    let dir = sandbox.cache().join("binary-agent/3.1.4/linux-x86_64");
+    let dir = sandbox
+        .cache()
+        .join("binary-agent")
+        .join("3.1.4")
+        .join("linux-x86_64");
     assert_eq!(r.install_dir.as_deref(), Some(dir.as_path()));
     assert_eq!(
         r.spec.command,
@@ -268,10 +277,14 @@ fn binary_resolution_picks_the_platform_and_never_installs() {
         .platform(Platform::DarwinAarch64)
         .cache_dir(sandbox.cache());
     let r = reg.resolve("binary-agent", &mac).unwrap();
-    let dir = sandbox.cache().join("binary-agent/3.1.4/darwin-aarch64");
+    let dir = sandbox
+        .cache()
+        .join(native("binary-agent/3.1.4/darwin-aarch64"));
     assert_eq!(
         r.spec.command,
-        dir.join("bin/binary-agent-mac").to_string_lossy().as_ref()
+        dir.join(native("bin/binary-agent-mac"))
+            .to_string_lossy()
+            .as_ref()
     );
     assert_eq!(r.spec.args, ["acp", "--mac"]);
 
@@ -340,7 +353,9 @@ fn the_default_order_prefers_an_installed_binary_then_npx_uvx_and_a_binary_to_in
     assert_eq!(e.kind(), "invalid_argument");
 
     // Once the binary is installed, it wins.
-    let dir = sandbox.cache().join("mixed-agent/5.0.0/linux-x86_64");
+    let dir = sandbox
+        .cache()
+        .join(native("mixed-agent/5.0.0/linux-x86_64"));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("mixed-agent"), "#!/bin/sh\n").unwrap();
     let r = reg.resolve("mixed-agent", &o).unwrap();
@@ -442,11 +457,19 @@ impl Fetcher for Counting {
     }
 }
 
+/// `file:///abs/path`, or `file:///C:/dir/a.tgz` on Windows (RFC 8089: the drive after a slash).
+fn file_url(path: &Path) -> String {
+    match path.to_string_lossy().replace('\\', "/") {
+        p if p.starts_with('/') => format!("file://{p}"),
+        p => format!("file:///{p}"),
+    }
+}
+
 /// A registry of one binary agent (`tool` 1.0.0) for platform `P` (and `platform`) whose archive
 /// is the local file `archive`.
 fn one_binary(archive: &Path, sha256: Option<&str>, cmd: &str, platform: Platform) -> Registry {
     let mut target = json!({
-        "archive": format!("file://{}", archive.display()),
+        "archive": file_url(archive),
         "cmd": cmd,
         "args": ["--from-registry"],
         "env": {"TOOL_FROM_REGISTRY": "1"}
@@ -553,18 +576,18 @@ fn a_tar_gz_installs_atomically_and_a_second_install_is_a_no_op() {
 
     let fetcher = Counting::default();
     let installed = install_binary(agent, P, &sandbox.cache(), &fetcher).unwrap();
-    let dir = sandbox.cache().join("tool/1.0.0/linux-x86_64");
+    let dir = sandbox.cache().join(native("tool/1.0.0/linux-x86_64"));
     assert_eq!(installed.dir, dir);
-    assert_eq!(installed.cmd, dir.join("bin/tool"));
+    assert_eq!(installed.cmd, dir.join(native("bin/tool")));
     assert!(!installed.already_installed);
     assert_eq!(fetcher.calls.get(), 1);
     assert_eq!(
-        std::fs::read_to_string(dir.join("bin/tool")).unwrap(),
+        std::fs::read_to_string(dir.join(native("bin/tool"))).unwrap(),
         "#!/bin/sh\necho tool\n"
     );
     // No staging or download files next to the install.
     assert_eq!(
-        Sandbox::listing(&sandbox.cache().join("tool/1.0.0")),
+        Sandbox::listing(&sandbox.cache().join(native("tool/1.0.0"))),
         ["linux-x86_64"]
     );
     #[cfg(unix)]
@@ -580,7 +603,7 @@ fn a_tar_gz_installs_atomically_and_a_second_install_is_a_no_op() {
     assert_eq!((r.kind, r.needs_install), (DistributionKind::Binary, false));
     assert_eq!(
         r.spec.command,
-        dir.join("bin/tool").to_string_lossy().as_ref()
+        dir.join(native("bin/tool")).to_string_lossy().as_ref()
     );
     assert_eq!(r.spec.args, ["--from-registry"]);
 
@@ -710,14 +733,16 @@ fn an_absolute_entry_is_refused() {
     let target = probe.outside().join("abs");
     let target = target.to_str().unwrap();
     let bytes = tar_gz(|b| file(b, target, b"evil", 0o644));
+    // `C:\dir\abs` on Windows: refused for its drive prefix.
+    let why = if cfg!(windows) { "drive" } else { "absolute" };
     let (e, _s) = refused(&bytes, "t.tgz", None, InstallLimits::default());
-    assert_refused_archive(&e, "absolute");
+    assert_refused_archive(&e, why);
     let bytes = zip_of(|w| {
         w.start_file(target, zip_opts(0o644)).unwrap();
         w.write_all(b"evil").unwrap();
     });
     let (e, _s) = refused(&bytes, "t.zip", None, InstallLimits::default());
-    assert_refused_archive(&e, "absolute");
+    assert_refused_archive(&e, why);
     assert!(!Path::new(target).exists());
 }
 

@@ -222,12 +222,7 @@ async fn terminal_lifecycle_is_served_and_reported() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn closing_the_session_kills_its_terminals() {
     let dir = tempfile::tempdir().unwrap();
-    let cwd = dir
-        .path()
-        .canonicalize()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned();
+    let cwd = common::canonical(dir.path());
     let steps = json!([
         req("terminal/create", "t", json!({"sessionId":"$SESSION","command":"sh","args":["-c","echo $$; sleep 60 & echo $!; wait"]})),
         {"sleepMs": 300},
@@ -682,12 +677,7 @@ async fn only_what_the_policy_can_allow_is_advertised() {
 async fn a_terminal_held_in_its_exec_stalls_neither_the_runtime_nor_agent_spawns() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
-    let cwd = dir
-        .path()
-        .canonicalize()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned();
+    let cwd = common::canonical(dir.path());
     let script = dir.path().join("leased.sh");
     std::fs::write(&script, "#!/bin/sh\necho ran\n").unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();

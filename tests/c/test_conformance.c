@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "support/portable.h"
 
 #include "acp_host.h"
 #include "support/json.h"

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "support/portable.h"
 
 #include "acp_host.h"
 #include "support/json.h"

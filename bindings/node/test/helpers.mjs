@@ -17,7 +17,7 @@ export const acp = require(PKG_DIR);
 export const MOCK = (() => {
   if (process.env.ACP_MOCK_AGENT) return process.env.ACP_MOCK_AGENT;
   const target = process.env.CARGO_TARGET_DIR ?? path.join(ROOT, 'target');
-  const bin = path.join(target, 'debug', 'acp-mock-agent');
+  const bin = path.join(target, 'debug', process.platform === 'win32' ? 'acp-mock-agent.exe' : 'acp-mock-agent');
   if (!fs.existsSync(bin)) {
     execFileSync('cargo', ['build', '-q', '-p', 'acp-mock-agent'], { cwd: ROOT, stdio: 'inherit' });
   }
@@ -82,8 +82,17 @@ export async function drain(it, settle = 300) {
 
 export const ofKind = (evs, kind) => evs.filter((e) => e.kind === kind);
 
-/** Whether a process exists and is not a zombie. */
+/** Whether a process exists and is not a zombie (on Windows: has not exited). */
 export function alive(pid) {
+  if (process.platform === 'win32') {
+    // Signal 0 only asks whether the process is there (libuv: OpenProcess + its exit code).
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch (e) {
+      return e.code === 'EPERM';
+    }
+  }
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];

@@ -22,7 +22,9 @@ pub fn mock_agent() -> PathBuf {
         let target = std::env::var("CARGO_TARGET_DIR")
             .map(PathBuf::from)
             .unwrap_or_else(|_| manifest.join("..").join("target"));
-        let path = target.join("debug").join("acp-mock-agent");
+        let path = target
+            .join("debug")
+            .join(format!("acp-mock-agent{}", std::env::consts::EXE_SUFFIX));
         let status = std::process::Command::new(env!("CARGO"))
             .args(["build", "-q", "-p", "acp-mock-agent"])
             .current_dir(manifest.join(".."))
@@ -43,6 +45,17 @@ pub fn mock(scenario: Option<&str>) -> AgentSpec {
         spec = spec.args(["--scenario", s]);
     }
     spec
+}
+
+/// `path` resolved as `canonicalize` does, in the form a user or agent writes it: on Windows
+/// without the verbatim prefix (`\\?\C:\dir` is `C:\dir`), in which `/` and `..` are not
+/// read as separators and parents.
+pub fn canonical(path: &std::path::Path) -> String {
+    let full = path.canonicalize().unwrap().to_string_lossy().into_owned();
+    match full.strip_prefix(r"\\?\") {
+        Some(plain) if plain.as_bytes().get(1) == Some(&b':') => plain.to_owned(),
+        _ => full,
+    }
 }
 
 pub fn tmp_cwd() -> String {
@@ -110,8 +123,25 @@ pub fn assert_seq_strictly_increasing(events: &[Event]) {
     }
 }
 
+/// Whether a process with this pid exists and is not a zombie (other Unix: no /proc, so ps(1),
+/// which macOS and the BSDs all have).
+#[cfg(all(unix, not(target_os = "linux")))]
+pub fn alive(pid: u32) -> bool {
+    let out = std::process::Command::new("ps")
+        .args(["-o", "stat=", "-p", &pid.to_string()])
+        .output();
+    match out {
+        Ok(out) => {
+            let state = String::from_utf8_lossy(&out.stdout);
+            let state = state.trim();
+            !state.is_empty() && !state.starts_with('Z')
+        }
+        Err(_) => false,
+    }
+}
+
 /// Whether a process with this pid exists and is not a zombie.
-#[cfg(not(windows))]
+#[cfg(target_os = "linux")]
 pub fn alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => {

@@ -23,12 +23,7 @@ pub struct Ws {
 impl Ws {
     pub fn new() -> Ws {
         let dir = tempfile::tempdir().unwrap();
-        let cwd = dir
-            .path()
-            .canonicalize()
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
+        let cwd = super::canonical(dir.path());
         Ws {
             _dir: dir,
             outside: tempfile::tempdir().unwrap(),

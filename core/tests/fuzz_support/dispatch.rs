@@ -5,6 +5,7 @@
 //! with `agent_exited`. Shared by `core/tests/fuzz_dispatch.rs` and `fuzz/fuzz_targets/dispatch.rs`.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -282,7 +283,15 @@ pub async fn run(script: &[u8], opts: &Options) -> Result<Report, String> {
         .canonicalize()
         .map_err(|e| format!("canonicalize: {e}"))?;
     std::fs::write(cwd.join("hello.txt"), "hello\nworld\n").map_err(|e| format!("write: {e}"))?;
-    let script = substitute(script, b"@CWD@", cwd.to_string_lossy().as_bytes());
+    // `@CWD@` stands inside JSON strings: a Windows path's backslashes are escaped there, and
+    // its verbatim prefix (`\\?\`, from canonicalize) dropped, as an agent would send it.
+    let cwd = match cwd.to_string_lossy().strip_prefix(r"\\?\") {
+        Some(plain) => PathBuf::from(plain),
+        None => cwd,
+    };
+    let cwd_json = serde_json::to_string(&cwd.to_string_lossy()).map_err(|e| e.to_string())?;
+    let cwd_json = cwd_json.trim_matches('"');
+    let script = substitute(script, b"@CWD@", cwd_json.as_bytes());
     let script = script.as_slice();
     let (expected, tool_updates) = expectations(script, opts.max_line)?;
 

@@ -8,6 +8,10 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "portable.h"
+#ifdef _WIN32
+#include <windows.h>
+#endif
 
 void test_fail(const char *file, int line, const char *what, const char *detail) {
     fprintf(stderr, "FAIL %s:%d: %s%s%s\n", file, line, what, detail ? ": " : "", detail ? detail : "");
@@ -230,6 +234,17 @@ long agent_pid(const event_list *l) {
     return (long)pid;
 }
 
+#ifdef _WIN32
+/* Alive until it has exited (an exited process keeps its pid while a handle is open). */
+bool pid_alive(long pid) {
+    HANDLE h = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, (DWORD)pid);
+    if (!h) return false;
+    DWORD code = 0;
+    BOOL queried = GetExitCodeProcess(h, &code);
+    CloseHandle(h);
+    return queried && code == STILL_ACTIVE;
+}
+#else
 bool pid_alive(long pid) {
     char path[64];
     snprintf(path, sizeof path, "/proc/%ld/stat", pid);
@@ -242,6 +257,7 @@ bool pid_alive(long pid) {
     free(stat);
     return alive;
 }
+#endif
 
 bool wait_gone(long pid, int timeout_ms) {
     uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
