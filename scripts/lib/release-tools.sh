@@ -79,7 +79,13 @@ target_cargo() {
             [[ $libgcc == /* && -f $libgcc ]] || die "$gcc has no libgcc_s.so.1"
             LINK=(-C "link-arg=$libgcc")
             ;;
-        darwin-*) CARGO=(cargo-zigbuild) CARGO_TRIPLE=$triple ;;
+        darwin-*)
+            CARGO=(cargo-zigbuild) CARGO_TRIPLE=$triple
+            # maturin sets these (rustc's defaults); the same value in every build lets the wheel
+            # reuse the dependencies built for the other faces (rustc tracks the variable).
+            export MACOSX_DEPLOYMENT_TARGET
+            [[ $1 == darwin-arm64 ]] && MACOSX_DEPLOYMENT_TARGET=11.0 || MACOSX_DEPLOYMENT_TARGET=10.12
+            ;;
         win32-*) CARGO=(cargo) CARGO_TRIPLE=$triple ;;
     esac
 }
@@ -121,3 +127,8 @@ build_wheel() {
     (cd bindings/python && maturin build -q --release --target "$(target_triple "$t")" "${args[@]}" \
         --out "$out" -- "${LINK[@]}" >&2)
 }
+
+# Strips a shared library of a target down to what loading it needs. Mach-O: llvm-strip -x (local
+# symbols; --strip-unneeded is ELF/COFF only); llvm-strip rewrites the ad-hoc code signature of
+# an arm64 file (checked by scripts/lib/macho-signature.py).
+strip_shared() { case $1 in darwin-*) llvm-strip -x "$2" ;; *) llvm-strip --strip-unneeded "$2" ;; esac; }
