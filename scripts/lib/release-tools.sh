@@ -86,7 +86,11 @@ target_cargo() {
             export MACOSX_DEPLOYMENT_TARGET
             [[ $1 == darwin-arm64 ]] && MACOSX_DEPLOYMENT_TARGET=11.0 || MACOSX_DEPLOYMENT_TARGET=10.12
             ;;
-        win32-*) CARGO=(cargo) CARGO_TRIPLE=$triple ;;
+        win32-*)
+            CARGO=(cargo) CARGO_TRIPLE=$triple
+            node_import_lib "${CARGO_TARGET_DIR:-$ROOT/target}/release-tools/libnode"
+            export LIBNODE_PATH=${CARGO_TARGET_DIR:-$ROOT/target}/release-tools/libnode
+            ;;
     esac
 }
 
@@ -132,3 +136,19 @@ build_wheel() {
 # symbols; --strip-unneeded is ELF/COFF only); llvm-strip rewrites the ad-hoc code signature of
 # an arm64 file (checked by scripts/lib/macho-signature.py).
 strip_shared() { case $1 in darwin-*) llvm-strip -x "$2" ;; *) llvm-strip --strip-unneeded "$2" ;; esac; }
+
+# napi-build links a windows-gnu addon with -lnode and wants a libnode.dll to be found
+# (LIBNODE_PATH). The official Node exports Node-API from node.exe itself, so the import library
+# given here names node.exe: the addon then loads in the Node users have. It lists every Node-API
+# function napi-sys declares; the libnode.dll beside it is an empty stand-in for napi-build's
+# existence check (ld takes libnode.dll.a first).
+node_import_lib() {
+    local dir=$1 sys
+    sys=$(ls -d "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/napi-sys-"$(sed -n '/^name = "napi-sys"$/{n;s/^version = "\(.*\)"/\1/p}' "$ROOT/Cargo.lock")" | head -1)
+    [[ -d $sys ]] || die "napi-sys sources not found (cargo fetch)"
+    mkdir -p "$dir"
+    { echo 'LIBRARY node.exe'; echo 'EXPORTS'
+      grep -rhoE '\bfn (napi|node_api)_[a-z0-9_]+' "$sys/src" | sed 's/^fn /    /' | sort -u; } >"$dir/node.def"
+    x86_64-w64-mingw32-dlltool -d "$dir/node.def" -l "$dir/libnode.dll.a" -D node.exe
+    : >"$dir/libnode.dll"
+}
