@@ -16,10 +16,13 @@
 // error. Mach-O and PE binaries are packed as they are (CI strips them: see
 // .github/workflows/node-packages.yml).
 //
-// Usage: node scripts/pack.mjs --out DIR [--all]
+// Usage: node scripts/pack.mjs --out DIR [--all] [--from DIR]
 //   --out DIR   where the tarballs go (created; existing tarballs of these packages are replaced)
 //   --all       every target of napi.targets must be built (the release assembly); default: pack
 //               the built ones, at least one
+//   --from DIR  take the binaries from DIR/acp-host.<platform>.node only (scripts/release-artifacts:
+//               cross-built and stripped there); each platform package is assembled in a temporary
+//               copy of npm/<platform>/, so the source tree is not written
 // Prints one JSON line to stdout: {"main": path, "platforms": {"linux-x64-gnu": path, ...}}.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -104,10 +107,12 @@ async function main() {
   const args = process.argv.slice(2);
   let out = null;
   let all = false;
+  let from = null;
   for (let i = 0; i < args.length; i++) {
     if (args[i] === '--out') out = args[++i];
     else if (args[i] === '--all') all = true;
-    else die(`unknown argument: ${args[i]} (usage: node scripts/pack.mjs --out DIR [--all])`);
+    else if (args[i] === '--from') from = path.resolve(args[++i]);
+    else die(`unknown argument: ${args[i]} (usage: node scripts/pack.mjs --out DIR [--all] [--from DIR])`);
   }
   if (!out) die('--out DIR is required');
   out = path.resolve(out);
@@ -115,15 +120,21 @@ async function main() {
 
   const { packageName, binaryName, version, targets } = await napiTargets();
   const platforms = {};
+  const staging = from ? fs.mkdtempSync(path.join(os.tmpdir(), 'acp-host-platforms-')) : null;
   for (const { platform } of targets) {
     const file = `${binaryName}.${platform}.node`;
-    const npmDir = path.join(PKG_DIR, 'npm', platform);
-    const built = path.join(PKG_DIR, file);
+    let npmDir = path.join(PKG_DIR, 'npm', platform);
+    const built = path.join(from ?? PKG_DIR, file);
+    if (from && fs.existsSync(built)) {
+      const copy = path.join(staging, platform);
+      fs.cpSync(npmDir, copy, { recursive: true, filter: (f) => !/\.node(\.debug)?$/.test(f) });
+      npmDir = copy;
+    }
     const inNpmDir = path.join(npmDir, file);
     if (fs.existsSync(built)) {
       splitDebugInfo(built);
       fs.copyFileSync(built, inNpmDir);
-    } else if (fs.existsSync(inNpmDir)) {
+    } else if (!from && fs.existsSync(inNpmDir)) {
       splitDebugInfo(inNpmDir);
     } else {
       if (all) die(`${platform}: ${file} was not built`);
@@ -137,6 +148,7 @@ async function main() {
     platforms[platform] = npmPack(npmDir, out);
     log(`${path.basename(platforms[platform])}: ${mb(fs.statSync(platforms[platform]).size)}`);
   }
+  if (staging) fs.rmSync(staging, { recursive: true, force: true });
   if (Object.keys(platforms).length === 0) die(`no target built (npm run build:release first): looked for ${binaryName}.<platform>.node`);
 
   // The main package: npm pack here (prepack: tsc), then the same files again with the
