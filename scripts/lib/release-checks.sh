@@ -96,8 +96,8 @@ check_all() {
         check_binary "$t" shared "$tmp/npm-$t/package/acp-host.$napi.node"
         # Python: the wheel's tags and module.
         case $t in
-            linux-x64-gnu) wheel_tag=manylinux_2_17_x86_64.manylinux2014_x86_64 ;;
-            linux-arm64-gnu) wheel_tag=manylinux_2_17_aarch64.manylinux2014_aarch64 ;;
+            linux-x64-gnu) wheel_tag='(manylinux2014_x86_64\.manylinux_2_17_x86_64|manylinux_2_17_x86_64\.manylinux2014_x86_64)' ;;
+            linux-arm64-gnu) wheel_tag='(manylinux2014_aarch64\.manylinux_2_17_aarch64|manylinux_2_17_aarch64\.manylinux2014_aarch64)' ;;
             darwin-arm64) wheel_tag='macosx_1[1-9]_[0-9]+_arm64' ;;
             darwin-x64) wheel_tag='macosx_10_[0-9]+_x86_64' ;;
             win32-x64) wheel_tag=win_amd64 ;;
@@ -132,7 +132,7 @@ size_table() {
             darwin-*) shared=$(readlink -f "$OUT/c/$t/lib/libacp_host.dylib") ;;
             win32-*) shared=$OUT/c/$t/bin/acp_host.dll ;;
         esac
-        whl=$(find "$OUT/python" -name "acp_host-*$(case $t in linux-x64*) echo manylinux2014_x86_64 ;; linux-arm64*) echo manylinux2014_aarch64 ;; darwin-arm64) echo arm64 ;; darwin-x64) echo macosx_*x86_64 ;; win32*) echo win_amd64 ;; esac).whl" | head -1)
+        whl=$(find "$OUT/python" -name "acp_host-*$(case $t in linux-x64*) echo '*manylinux2014_x86_64*' ;; linux-arm64*) echo '*manylinux2014_aarch64*' ;; darwin-arm64) echo arm64 ;; darwin-x64) echo macosx_*x86_64 ;; win32*) echo win_amd64 ;; esac).whl" | head -1)
         printf '%-16s %9s %9s %9s %9s %9s %9s %9s\n' "$t" "$(mb "$shared")" "$(mb "$OUT/c/$t/lib/libacp_host.a")" \
             "$([[ -f $OUT/cli/$t/$exe ]] && mb "$OUT/cli/$t/$exe" || echo FAILED)" "$(mb "$OUT/node/bin/acp-host.$napi.node")" \
             "$(mb "$OUT/node/acp-host-$napi-$version.tgz")" "$(mb "$whl")" \
