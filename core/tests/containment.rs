@@ -217,7 +217,7 @@ fn host_process() {
 fn a_killed_host_takes_the_agent_and_its_grandchild_down() {
     let (_tmp, dir) = tempdir();
     let log = std::fs::File::create(dir.join("host.log")).unwrap();
-    let mut host = Command::new(std::env::current_exe().unwrap())
+    let mut host = common::self_command()
         .args(["host_process", "--exact", "--ignored", "--nocapture"])
         .args(["--test-threads", "1"])
         .env(HOST_DIR, &dir)

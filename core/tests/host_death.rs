@@ -125,7 +125,7 @@ fn agent_and_terminal_die_with_a_killed_host() {
     let dir = tmp.path().canonicalize().unwrap();
     let log = std::fs::File::create(dir.join("host.log")).unwrap();
     // A clean environment and cwd: nothing inherited decides the outcome.
-    let mut host = Command::new(std::env::current_exe().unwrap())
+    let mut host = common::self_command()
         .args(["host_process", "--exact", "--ignored", "--nocapture"])
         .args(["--test-threads", "1"])
         .env_clear()

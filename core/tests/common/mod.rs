@@ -303,3 +303,21 @@ impl Drop for LeaseHolder {
         let _ = self.child.wait();
     }
 }
+
+/// A command running this test binary again (the host process of the killed-host tests). Under
+/// an emulator the kernel cannot start the binary by itself (qemu-user without binfmt_misc:
+/// scripts/test-arm64), `ACP_TEST_SELF_RUNNER` names the emulator and its arguments, separated by
+/// whitespace; the emulated host is then that one process, as it would be natively.
+pub fn self_command() -> std::process::Command {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let runner = std::env::var("ACP_TEST_SELF_RUNNER").unwrap_or_default();
+    let mut words = runner.split_whitespace();
+    match words.next() {
+        Some(program) => {
+            let mut cmd = std::process::Command::new(program);
+            cmd.args(words).arg(exe);
+            cmd
+        }
+        None => std::process::Command::new(exe),
+    }
+}
