@@ -119,6 +119,11 @@ export function agentPid(evs) {
 
 /** Live processes whose command line mentions the mock agent and whose parent is `ppid`. */
 export function mockChildrenOf(ppid) {
+  if (process.platform === 'win32') {
+    return windowsProcesses()
+      .filter((p) => p.ppid === ppid && p.name.toLowerCase().startsWith('acp-mock-agent') && alive(p.pid))
+      .map((p) => p.pid);
+  }
   const out = [];
   for (const d of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
@@ -131,6 +136,30 @@ export function mockChildrenOf(ppid) {
     } catch {
       // raced with an exiting process
     }
+  }
+  return out;
+}
+
+/**
+ * Windows' process table, `{ name, ppid, pid }` each (Win32_Process): through wmic (Wine has it),
+ * else PowerShell (Windows 11 24H2 drops wmic). Each line reads `Name ParentProcessId ProcessId`.
+ */
+function windowsProcesses() {
+  let raw;
+  try {
+    raw = execFileSync('wmic', ['process', 'get', 'Name,ParentProcessId,ProcessId'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  } catch (e) {
+    if (e.code !== 'ENOENT') throw e;
+    const ps = 'Get-CimInstance Win32_Process | ForEach-Object { "$($_.Name) $($_.ParentProcessId) $($_.ProcessId)" }';
+    raw = execFileSync('powershell', ['-NoProfile', '-Command', ps], { stdio: ['ignore', 'pipe', 'ignore'] });
+  }
+  // wmic writes UTF-16 with a byte order mark when piped.
+  const text = raw[0] === 0xff && raw[1] === 0xfe ? raw.subarray(2).toString('utf16le') : raw.toString('utf8');
+  const out = [];
+  for (const line of text.split(/\r?\n/)) {
+    const f = line.trim().split(/\s+/);
+    if (f.length < 3 || !/^\d+$/.test(f.at(-1)) || !/^\d+$/.test(f.at(-2))) continue;
+    out.push({ name: f.slice(0, -2).join(' '), ppid: Number(f.at(-2)), pid: Number(f.at(-1)) });
   }
   return out;
 }
