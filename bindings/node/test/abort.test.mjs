@@ -106,8 +106,8 @@ test('aborting a spawn during the handshake takes the agent down', async () => {
   const stream = host.events();
   try {
     const ac = new AbortController();
-    // `sleep` never answers initialize.
-    const spawning = host.spawn({ command: 'sleep', args: ['30'], signal: ac.signal });
+    // The mock sleeping before it reads anything never answers initialize.
+    const spawning = host.spawn({ ...mock(null, ['--sleep', '30000']), signal: ac.signal });
     setTimeout(() => ac.abort(), 100);
     await assert.rejects(spawning, (e) => e.code === 'cancelled');
     const evs = await collectUntil(stream, (e) => e.kind === 'agent_exited');

@@ -174,14 +174,15 @@ test('no handles are left behind by a closed host', async () => {
 test('an agent that exits right after the handshake: exited resolves, nothing keeps the process alive', async () => {
   const r = await runChild(`${PRELUDE}
 const host = new Host();
-const quick = ['-c', 'read line; echo \\'{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}\\'; exit 7'];
+// A node script (portable, no shell): answers initialize, then exits 7.
+const quick = ['-e', 'process.stdin.once("data", () => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: 1, result: { protocolVersion: 1 } }) + "\\\\n", () => process.exit(7)))'];
 const results = [];
 for (let i = 0; i < 5; i++) {
-  const agent = await host.spawn({ command: 'sh', args: quick });
+  const agent = await host.spawn({ command: process.execPath, args: quick });
   results.push((await agent.exited).exitCode);
 }
 console.log(JSON.stringify(results));
-`, 8000);
+`, process.platform === 'win32' ? 30000 : 8000); // five node starts: seconds each under Wine
   assert.equal(r.code, 0, r.err);
   assert.deepEqual(JSON.parse(r.out.trim()), [7, 7, 7, 7, 7]);
 });

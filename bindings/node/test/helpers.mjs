@@ -119,6 +119,11 @@ export function agentPid(evs) {
 
 /** Live processes whose command line mentions the mock agent and whose parent is `ppid`. */
 export function mockChildrenOf(ppid) {
+  if (process.platform === 'win32') {
+    return windowsProcesses()
+      .filter((p) => p.ppid === ppid && p.name.toLowerCase().startsWith('acp-mock-agent') && alive(p.pid))
+      .map((p) => p.pid);
+  }
   const out = [];
   for (const d of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
@@ -135,5 +140,76 @@ export function mockChildrenOf(ppid) {
   return out;
 }
 
+/**
+ * Windows' process table, `{ name, ppid, pid }` each (Win32_Process): through wmic (Wine has it),
+ * else PowerShell (Windows 11 24H2 drops wmic). Each line reads `Name ParentProcessId ProcessId`.
+ */
+function windowsProcesses() {
+  let raw;
+  try {
+    raw = execFileSync('wmic', ['process', 'get', 'Name,ParentProcessId,ProcessId'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  } catch (e) {
+    if (e.code !== 'ENOENT') throw e;
+    const ps = 'Get-CimInstance Win32_Process | ForEach-Object { "$($_.Name) $($_.ParentProcessId) $($_.ProcessId)" }';
+    raw = execFileSync('powershell', ['-NoProfile', '-Command', ps], { stdio: ['ignore', 'pipe', 'ignore'] });
+  }
+  // wmic writes UTF-16 with a byte order mark when piped.
+  const text = raw[0] === 0xff && raw[1] === 0xfe ? raw.subarray(2).toString('utf16le') : raw.toString('utf8');
+  const out = [];
+  for (const line of text.split(/\r?\n/)) {
+    const f = line.trim().split(/\s+/);
+    if (f.length < 3 || !/^\d+$/.test(f.at(-1)) || !/^\d+$/.test(f.at(-2))) continue;
+    out.push({ name: f.slice(0, -2).join(' '), ppid: Number(f.at(-2)), pid: Number(f.at(-1)) });
+  }
+  return out;
+}
+
 /** Allow with the first `allow_once` option (the conformance "allow" decider). */
 export const allowOnce = (req) => req.options.find((o) => o.kind === 'allow_once')?.optionId ?? null;
+
+/**
+ * The Windows stand-in for the tests' /bin/sh wrapper (pool, supervisor): a node script (run with
+ * `node -e`, arguments DIR PROGRAM ARGS...) that counts its starts in DIR/starts, records its pid and
+ * its child's (a line per start) in DIR/pids, and runs that start's instruction (DIR/start.N.json, else
+ * start.rest.json: `{ args, stderr, exit }`) — print to stderr, exit with a code, or run PROGRAM
+ * with `args` instead of ARGS — as a child sharing its stdio, whose exit code it exits with.
+ * Windows has no exec: the host's pid is the wrapper's, and the host's job object holds both.
+ */
+export const NODE_WRAPPER = `
+const fs = require('node:fs');
+const path = require('node:path');
+const { spawn } = require('node:child_process');
+const [dir, program, ...args] = process.argv.slice(1);
+let n = 1;
+try { n = Number(fs.readFileSync(path.join(dir, 'starts'), 'utf8').trim()) + 1; } catch {}
+fs.writeFileSync(path.join(dir, 'starts'), n + '\\n');
+let step = {};
+for (const name of ['start.' + n + '.json', 'start.rest.json']) {
+  try { step = JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8')); break; } catch {}
+}
+if (step.stderr) process.stderr.write(step.stderr + '\\n');
+if (step.exit !== undefined) process.exit(step.exit);
+const child = spawn(program, step.args ?? args, { stdio: 'inherit' });
+fs.appendFileSync(path.join(dir, 'pids'), process.pid + ' ' + child.pid + '\\n');
+child.on('exit', (code) => process.exit(code ?? 1));
+`;
+
+/**
+ * The live agents the Windows wrapper started in `dir`: per start, the wrapper's pid (the host's
+ * agent pid) while it runs, else its child's if that outlived it (a leak the tests must see).
+ */
+export function wrapperProcesses(dir) {
+  let text = '';
+  try {
+    text = fs.readFileSync(path.join(dir, 'pids'), 'utf8');
+  } catch {
+    return [];
+  }
+  const out = [];
+  for (const line of text.split('\n').filter(Boolean)) {
+    const [wrapper, child] = line.split(' ').map(Number);
+    if (alive(wrapper)) out.push(wrapper);
+    else if (alive(child)) out.push(child);
+  }
+  return out;
+}

@@ -20,6 +20,14 @@ export const HOST_PLATFORM = (() => {
   return platform === 'win32' ? `win32-${arch}-msvc` : `${platform}-${arch}`;
 })();
 
+/**
+ * Why the packaging tests are skipped on Windows (false elsewhere): they pack and install with npm
+ * and tar, which the Wine prefix does not have, and scripts/pack.mjs is a Unix release step;
+ * what they check (the tarballs' contents, npm's choice of platform package) is the same on every
+ * host and runs on Linux (scripts/test-node, scripts/release-artifacts).
+ */
+export const WIN32_SKIP = process.platform === 'win32' && 'packing and installing with npm and tar is a Unix release step (no npm or tar in the Wine prefix); checked on Linux';
+
 const made = [];
 process.on('exit', () => {
   for (const d of made) fs.rmSync(d, { recursive: true, force: true });

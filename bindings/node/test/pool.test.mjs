@@ -11,15 +11,17 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { acp, T, PKG_DIR, MOCK, tmpdir, collectUntil, drain, withTimeout, waitGone, alive } from './helpers.mjs';
+import { acp, T, PKG_DIR, MOCK, NODE_WRAPPER, tmpdir, collectUntil, drain, withTimeout, waitGone, alive, wrapperProcesses } from './helpers.mjs';
+
+const WIN = process.platform === 'win32';
 
 const COUNTING = 'd=$0; m=$1; shift; n=$(( $(cat "$d/starts" 2>/dev/null || echo 0) + 1 )); echo $n > "$d/starts"; exec "$m" "$@"';
 
 /** The mock behind the counting wrapper, tagged with `dir` (extra mock arguments after). */
 function spec(dir, extra = []) {
   return {
-    command: '/bin/sh',
-    args: ['-c', COUNTING, dir, MOCK, ...extra],
+    // Windows: no /bin/sh; the node wrapper counts the same way (helpers.mjs).
+    ...(WIN ? { command: process.execPath, args: ['-e', NODE_WRAPPER, dir, MOCK, ...extra] } : { command: '/bin/sh', args: ['-c', COUNTING, dir, MOCK, ...extra] }),
     env: { ACP_MOCK_STATE_DIR: null, ACP_MOCK_EXIT_ON: null, ACP_POOL_TEST: dir },
   };
 }
@@ -35,6 +37,8 @@ function starts(dir) {
 
 /** Live processes started for `dir` (found by their environment). */
 function processesOf(dir) {
+  // Windows has no /proc: the wrapper recorded every pid it and its child had.
+  if (WIN) return wrapperProcesses(dir);
   const needle = `ACP_POOL_TEST=${dir}\0`;
   const out = [];
   for (const d of fs.readdirSync('/proc')) {

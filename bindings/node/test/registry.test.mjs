@@ -91,11 +91,17 @@ test('errors carry their codes and paths', () => {
 
 test('an installed binary runs a turn', async () => {
   const dir = tmpdir('registry-install');
-  const script = `#!/bin/sh\n[ "$TOOL_FROM_REGISTRY" = 1 ] || exit 3\n[ "$1" = --from-registry ] || exit 4\nshift\nexec '${MOCK}' "$@"\n`;
-  const bytes = tarGz({ 'agent/run.sh': script }); // 0644: the install makes the cmd executable
+  // The launcher checks the entry's env and args, then runs the mock: a shell script, or on
+  // Windows a batch file (the host runs .cmd through cmd.exe).
+  const win = process.platform === 'win32';
+  const launcher = win ? 'run.cmd' : 'run.sh';
+  const script = win
+    ? `@echo off\r\nif not "%TOOL_FROM_REGISTRY%"=="1" exit /b 3\r\nif not "%~1"=="--from-registry" exit /b 4\r\n"${MOCK}"\r\nexit /b %ERRORLEVEL%\r\n`
+    : `#!/bin/sh\n[ "$TOOL_FROM_REGISTRY" = 1 ] || exit 3\n[ "$1" = --from-registry ] || exit 4\nshift\nexec '${MOCK}' "$@"\n`;
+  const bytes = tarGz({ [`agent/${launcher}`]: script }); // 0644: the install makes the cmd executable
   const archive = path.join(dir, 'agent.tar.gz');
   fs.writeFileSync(archive, bytes);
-  const reg = oneBinary(pathToFileURL(archive).href, sha256(bytes), './agent/run.sh', ['--from-registry'], { TOOL_FROM_REGISTRY: '1' });
+  const reg = oneBinary(pathToFileURL(archive).href, sha256(bytes), `./agent/${launcher}`, ['--from-registry'], { TOOL_FROM_REGISTRY: '1' });
   const cacheDir = path.join(dir, 'cache');
   assert.equal(reg.resolve('tool', { cacheDir }).needsInstall, true);
 
@@ -103,7 +109,7 @@ test('an installed binary runs a turn', async () => {
   assert.ok(pending instanceof Promise);
   const installed = await pending;
   const installDir = path.join(cacheDir, 'tool', '0.1.0', PLATFORM);
-  assert.deepEqual(installed, { dir: installDir, cmd: path.join(installDir, 'agent', 'run.sh'), alreadyInstalled: false });
+  assert.deepEqual(installed, { dir: installDir, cmd: path.join(installDir, 'agent', launcher), alreadyInstalled: false });
   assert.equal((await reg.install('tool', { cacheDir })).alreadyInstalled, true);
 
   const resolved = reg.resolve('tool', { cacheDir });

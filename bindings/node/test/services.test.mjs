@@ -23,10 +23,13 @@ async function turn(options, scenario, cwd) {
   }
 }
 
+/** A file as the mock agent names it: its cwd, '/', the name (hooks get the agent's spelling). */
+const agentPath = (dir, name) => `${dir}/${name}`;
+
 test('fs hooks serve unsaved buffers and capture writes; nothing touches the disk', async () => {
   const dir = tmpdir();
   fs.writeFileSync(path.join(dir, 'input.txt'), 'on disk\n');
-  const buffers = new Map([[path.join(dir, 'input.txt'), 'unsaved line one\nunsaved line two\n']]);
+  const buffers = new Map([[agentPath(dir, 'input.txt'), 'unsaved line one\nunsaved line two\n']]);
   const calls = [];
   const { text, evs, caps } = await turn(
     {
@@ -50,14 +53,14 @@ test('fs hooks serve unsaved buffers and capture writes; nothing touches the dis
   );
   assert.deepEqual(caps, { readTextFile: true, writeTextFile: true, terminal: true, elicitation: { form: false, url: false } });
   assert.deepEqual(calls, [
-    ['read', path.join(dir, 'input.txt'), null, null],
-    ['read', path.join(dir, 'input.txt'), 2, 1],
-    ['write', path.join(dir, 'output.txt')],
+    ['read', agentPath(dir, 'input.txt'), null, null],
+    ['read', agentPath(dir, 'input.txt'), 2, 1],
+    ['write', agentPath(dir, 'output.txt')],
   ]);
   assert.equal(text[0], 'input.txt: unsaved line one\nunsaved line two\n');
   assert.equal(text[1], 'line 2: unsaved line two');
   assert.equal(text[2], 'wrote output.txt');
-  assert.match(buffers.get(path.join(dir, 'output.txt')), /written by acp-mock-agent/);
+  assert.match(buffers.get(agentPath(dir, 'output.txt')), /written by acp-mock-agent/);
   assert.equal(fs.existsSync(path.join(dir, 'output.txt')), false, 'the write went to the editor, not the disk');
   assert.deepEqual(ofKind(evs, 'fs_read').map((e) => e.data.outcome), ['ok', 'ok']);
 });
@@ -81,7 +84,7 @@ test('a hook error is the agent\'s error; hard-deny rules apply before the hook 
     'fs-read-write',
     dir,
   );
-  assert.deepEqual(calls, [path.join(dir, 'input.txt'), path.join(dir, 'input.txt')]);
+  assert.deepEqual(calls, [agentPath(dir, 'input.txt'), agentPath(dir, 'input.txt')]);
   assert.equal(text[0], 'cannot read input.txt: -32002 Resource not found');
   const write = ofKind(evs, 'fs_write')[0].data;
   assert.equal(write.outcome, 'denied');

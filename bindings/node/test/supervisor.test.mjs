@@ -15,7 +15,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { inspect } from 'node:util';
 
-import { acp, T, PKG_DIR, MOCK, mock, tmpdir, collectUntil, ofKind, withTimeout, waitGone, alive, mockChildrenOf } from './helpers.mjs';
+import { acp, T, PKG_DIR, MOCK, NODE_WRAPPER, mock, tmpdir, collectUntil, ofKind, withTimeout, waitGone, alive, mockChildrenOf, wrapperProcesses } from './helpers.mjs';
+
+const WIN = process.platform === 'win32';
+// How a `process.kill(pid, 'SIGKILL')` exit reads: Windows has no signals (libuv terminates the
+// process with exit code 1), so the signal there is null.
+const KILLED = WIN ? null : 'SIGKILL';
 
 const CWD = os.tmpdir();
 
@@ -26,12 +31,28 @@ exec "$m" $ARGS`;
 /** Short backoffs: the tests wait for events, never for the defaults. */
 const FAST = { maxRestarts: 3, backoffMs: 20, maxBackoffMs: 200 };
 
-/** Spawn options of the supervised wrapper; `starts` maps a start number (or `rest`) to shell lines. */
+/**
+ * One start's instruction `{ args, stderr, exit }` (mock arguments; a line to stderr; exit with a
+ * code instead of running the mock), written for this platform's wrapper: shell lines for the
+ * /bin/sh one, JSON for Windows' node one (helpers.mjs NODE_WRAPPER).
+ */
+function writeStart(dir, n, { args, stderr, exit }) {
+  if (WIN) return fs.writeFileSync(path.join(dir, `start.${n}.json`), JSON.stringify({ args, stderr, exit }));
+  const lines = [];
+  if (args) lines.push(`ARGS="${args.join(' ')}"`);
+  if (stderr) lines.push(`echo '${stderr}' >&2`);
+  if (exit !== undefined) lines.push(`exit ${exit}`);
+  fs.writeFileSync(path.join(dir, `start.${n}`), lines.join('; '));
+}
+
+/** The command and arguments of the wrapper around the mock in `dir`. */
+const wrapper = (dir) => (WIN ? { command: process.execPath, args: ['-e', NODE_WRAPPER, dir, MOCK] } : { command: '/bin/sh', args: ['-c', WRAPPER, dir, MOCK] });
+
+/** Spawn options of the supervised wrapper; `starts` maps a start number (or `rest`) to an instruction. */
 function supervised(dir, starts, restart) {
-  for (const [n, body] of Object.entries(starts)) fs.writeFileSync(path.join(dir, `start.${n}`), body);
+  for (const [n, step] of Object.entries(starts)) writeStart(dir, n, step);
   return {
-    command: '/bin/sh',
-    args: ['-c', WRAPPER, dir, MOCK],
+    ...wrapper(dir),
     env: { ACP_MOCK_STATE_DIR: dir, ACP_MOCK_EXIT_ON: null, ACP_MOCK_CREDENTIALS: null },
     restart,
   };
@@ -50,7 +71,7 @@ function starts(dir) {
 function scenarioWithCaps(dir, name, caps) {
   const file = path.join(dir, `${name}.json`);
   fs.writeFileSync(file, JSON.stringify({ description: 'bindings/node/test/supervisor.test.mjs', initialize: { agentCapabilities: caps } }));
-  return `ARGS="--scenario ${file}"`;
+  return { args: ['--scenario', file] };
 }
 
 /** The kinds of `evs` without the agents' stderr lines (their timing is the OS's). */
@@ -84,7 +105,7 @@ test('a crash mid-turn: the prompt rejects with agent_exited, the agent restarts
   const host = new acp.Host();
   const stream = host.events();
   try {
-    const agent = await host.spawn(supervised(dir, { 1: 'ARGS="--scenario crash-mid-turn"' }, FAST));
+    const agent = await host.spawn(supervised(dir, { 1: { args: ['--scenario', 'crash-mid-turn'] } }, FAST));
     assert.equal(agent.supervised, true);
     const firstPid = agent.pid;
     assert.equal(typeof firstPid, 'number');
@@ -178,7 +199,7 @@ test('an agent that cannot restart: agent_failed after maxRestarts attempts, res
   const host = new acp.Host();
   const stream = host.events();
   try {
-    const spec = supervised(dir, { 1: '', rest: "echo 'cannot start' >&2; exit 7" }, { ...FAST, maxRestarts: 2 });
+    const spec = supervised(dir, { 1: {}, rest: { stderr: 'cannot start', exit: 7 } }, { ...FAST, maxRestarts: 2 });
     const agent = await host.spawn(spec);
     const session = await agent.newSession({ cwd: CWD });
     const agentEvents = agent.events();
@@ -200,7 +221,7 @@ test('an agent that cannot restart: agent_failed after maxRestarts attempts, res
 
     // Gone for good: exited resolves with how the agent's process ended, its stream has ended.
     const exit = await withTimeout(agent.exited, T, 'exited resolves after agent_failed');
-    assert.equal(exit.signal, 'SIGKILL');
+    assert.equal(exit.signal, KILLED);
     assert.deepEqual(agent.exitInfo, exit);
     const mine = await toEnd(agentEvents);
     assert.equal(mine.at(-1).kind, 'agent_failed');
@@ -224,7 +245,7 @@ test('maxRestarts 0: agent_failed at once, no restart', async () => {
     assert.equal(ofKind(evs, 'agent_restarting').length, 0);
     assert.equal(ofKind(evs, 'agent_failed')[0].data.attempts, 0);
     assert.equal(agent.restartsExhausted, true);
-    assert.equal((await withTimeout(agent.exited, T, 'exited')).signal, 'SIGKILL');
+    assert.equal((await withTimeout(agent.exited, T, 'exited')).signal, KILLED);
     assert.equal(starts(dir), 1);
   } finally {
     await host.close();
@@ -244,7 +265,7 @@ for (const how of ['agent.shutdown()', 'host.close()']) {
       const evs = await collectUntil(stream, (e) => e.kind === 'agent_restarting');
       assert.equal(evs.at(-1).data.delayMs, 60_000);
       // Dead, a restart coming: not gone.
-      assert.equal(agent.exitInfo?.signal, 'SIGKILL');
+      assert.equal(agent.exitInfo?.signal, KILLED);
       assert.equal(agent.restartsExhausted, false);
 
       const started = Date.now();
@@ -252,7 +273,7 @@ for (const how of ['agent.shutdown()', 'host.close()']) {
       else await agent.shutdown();
       assert.ok(Date.now() - started < 5000, `took ${Date.now() - started} ms`);
       const exit = await withTimeout(agent.exited, T, 'exited resolves');
-      assert.equal(exit.signal, 'SIGKILL');
+      assert.equal(exit.signal, KILLED);
       // The agent's stream ends although no event marks the end.
       const rest = await toEnd(agentEvents);
       assert.equal(ofKind(rest, 'agent_restarted').length, 0, trace(rest).join(' '));
@@ -275,7 +296,7 @@ test('close while the restarted process is starting shuts that process down too'
   const stream = host.events();
   try {
     // The second process never answers `initialize`; its ready event names its pid.
-    const agent = await host.spawn(supervised(dir, { 2: 'exec sleep 600' }, FAST));
+    const agent = await host.spawn(supervised(dir, { 2: { args: ['--sleep', '600000'] } }, FAST));
     process.kill(agent.pid, 'SIGKILL');
     await collectUntil(stream, (e) => e.kind === 'agent_restarting');
     // The new process is up once the wrapper counted its start and exec'd: wait for that.
@@ -283,24 +304,36 @@ test('close while the restarted process is starting shuts that process down too'
     let second = null;
     while (second === null) {
       assert.ok(Date.now() < deadline, 'the second start never happened');
-      second = sleepChildOf(process.pid);
+      second = WIN ? secondStart(dir) : sleepChildOf(process.pid);
       if (second === null) await new Promise((r) => setTimeout(r, 20));
     }
     await host.close();
     assert.ok(await waitGone(second), `the starting process ${second} outlived close`);
+    // Windows: the wrapper's child (the mock) too.
+    if (WIN) assert.deepEqual(wrapperProcesses(dir), []);
     assert.equal(starts(dir), 2);
   } finally {
     await host.close();
   }
 });
 
-/** The pid of a `sleep 600` child of `ppid` (the wrapper exec'd into it), or null. */
+/** Windows: the second start's wrapper pid, once it has started the mock (helpers.mjs NODE_WRAPPER). */
+function secondStart(dir) {
+  try {
+    const line = fs.readFileSync(path.join(dir, 'pids'), 'utf8').split('\n')[1];
+    return line ? Number(line.split(' ')[0]) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The pid of a `mock --sleep 600000` child of `ppid` (the wrapper exec'd into it), or null. */
 function sleepChildOf(ppid) {
   for (const d of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
     try {
       const cmd = fs.readFileSync(`/proc/${d}/cmdline`, 'utf8');
-      if (cmd !== 'sleep\u0000600\u0000') continue;
+      if (!cmd.endsWith('\u0000--sleep\u0000600000\u0000') || !cmd.includes('acp-mock-agent')) continue;
       const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
       if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === ppid && alive(Number(d))) return Number(d);
     } catch {
@@ -389,15 +422,14 @@ test('an invalid restart policy is an invalid_config error and starts nothing', 
 
 test('a supervised agent that gives up does not keep the Node process alive, one that restarts is pulled meanwhile', async () => {
   const dir = tmpdir();
-  fs.writeFileSync(path.join(dir, 'start.rest'), 'exit 7');
+  writeStart(dir, 'rest', { exit: 7 });
   const script = `
 import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 const { Host } = require(process.env.ACP_PKG);
 const host = new Host();
 const agent = await host.spawn({
-  command: '/bin/sh',
-  args: ['-c', process.env.WRAPPER, process.env.DIR, process.env.ACP_MOCK],
+  ...JSON.parse(process.env.WRAPPER),
   env: { ACP_MOCK_STATE_DIR: process.env.DIR },
   restart: { maxRestarts: 2, backoffMs: 20 },
 });
@@ -406,10 +438,10 @@ process.kill(agent.pid, 'SIGKILL');
 const exit = await agent.exited;
 console.log(JSON.stringify({ signal: exit.signal, exhausted: agent.restartsExhausted }));
 `;
-  fs.writeFileSync(path.join(dir, 'start.1'), '');
+  writeStart(dir, 1, {});
   const r = await new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
-      env: { ...process.env, ACP_PKG: PKG_DIR, ACP_MOCK: MOCK, WRAPPER, DIR: dir },
+      env: { ...process.env, ACP_PKG: PKG_DIR, WRAPPER: JSON.stringify(wrapper(dir)), DIR: dir },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -426,7 +458,7 @@ console.log(JSON.stringify({ signal: exit.signal, exhausted: agent.restartsExhau
     });
   });
   assert.equal(r.code, 0, r.err);
-  assert.deepEqual(JSON.parse(r.out.trim()), { signal: 'SIGKILL', exhausted: true });
+  assert.deepEqual(JSON.parse(r.out.trim()), { signal: KILLED, exhausted: true });
   assert.equal(starts(dir), 3);
 });
 
