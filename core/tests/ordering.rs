@@ -404,7 +404,7 @@ async fn a_withdrawn_write_never_reaches_the_embedder() {
 async fn a_withdrawn_terminal_does_not_start() {
     tokio::time::timeout(T, async {
         let policy = Policy::from_json(
-            r#"{"preset":"ask","rules":[{"action":"allow","operations":["execute"],"commands":["sh *"]}]}"#,
+            r#"{"preset":"ask","rules":[{"action":"allow","operations":["execute"],"commands":["acp-mock-agent *"]}]}"#,
         )
         .unwrap();
         let (_host, _agent, mut fake, dir) = served(policy).await;
@@ -414,9 +414,11 @@ async fn a_withdrawn_terminal_does_not_start() {
         for round in 0..20u64 {
             let id = 2000 + round;
             let marker = dir.path().join(format!("m{round}"));
-            let script = format!("touch '{}'; sleep 30", marker.display());
+            // The mock agent as the command on every OS (Windows has no `sh`): it writes the
+            // marker as it starts, then sleeps until released.
             let req = json!({"jsonrpc":"2.0","id":id,"method":"terminal/create","params":{
-                "sessionId":"s","command":"sh","args":["-c",script]}});
+                "sessionId":"s","command":common::mock_agent(),
+                "args":["--record-args",marker,"--sleep","30000"]}});
             request_then_withdraw(&fake, req, id, round % 2 == 1).await;
             let resp = fake.wait_response(&json!(id), STEP).await;
             ids.push(id);
