@@ -109,7 +109,9 @@ check_all() {
         mkdir -p "$tmp/whl-$t" && unzip -q -o "$whl" -d "$tmp/whl-$t"
         check_binary "$t" shared "$(find "$tmp/whl-$t/acp_host" -name '_native*' | head -1)"
         # Kotlin: the library in JNA's layout inside the jar.
-        unzip -Z1 "$OUT/kotlin/acp-host-$version.jar" | grep -qx "$jna/${pre}acp_host_uniffi.$ext" ||
+        # The listing is read whole (grep -q would close the pipe early: unzip's SIGPIPE then
+        # fails the check under pipefail, however the jar looks).
+        grep -qx "$jna/${pre}acp_host_uniffi.$ext" <<<"$(unzip -Z1 "$OUT/kotlin/acp-host-$version.jar")" ||
             check_fail "$t: the jar has no $jna/${pre}acp_host_uniffi.$ext"
         mkdir -p "$tmp/jar-$t" && unzip -q -o "$OUT/kotlin/acp-host-$version.jar" "$jna/*" -d "$tmp/jar-$t"
         check_binary "$t" shared "$tmp/jar-$t/$jna/${pre}acp_host_uniffi.$ext"
