@@ -345,7 +345,8 @@ fn the_queue_to_an_agent_that_reads_late_never_passes_its_bound() {
 fn a_read_whose_answer_cannot_fit_is_a_typed_error_and_the_agent_carries_on() {
     run(|| async {
         let (dir, cwd) = workspace();
-        let nul = format!("{cwd}/nul.bin");
+        // Not "nul.*": that is the NUL device on Windows.
+        let nul = format!("{cwd}/zeros.bin");
         std::fs::write(&nul, vec![0u8; 11 * MIB]).unwrap();
         std::fs::write(format!("{cwd}/small.txt"), "hello\n").unwrap();
         let host = Host::new(HostConfig::default());

@@ -24,7 +24,8 @@ use acp_host::{
 use common::fake::*;
 use serde_json::{Value, json};
 
-const T: Duration = Duration::from_secs(20);
+/// A hang guard, not a speed check: generous for an emulated, loaded machine (Wine).
+const T: Duration = Duration::from_secs(60);
 const STEP: Duration = Duration::from_secs(5);
 
 async fn pull_until(events: &EventStream, stop: impl Fn(&Event) -> bool) -> Vec<Event> {
