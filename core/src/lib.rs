@@ -23,6 +23,7 @@ pub mod elicitation;
 pub mod error;
 pub mod events;
 pub mod host;
+pub mod options;
 pub mod orchestration;
 pub mod permission;
 pub mod protocol;

@@ -67,82 +67,38 @@ impl PoolConfig {
         }
     }
 
-    /// Apply the faces' JSON form `{"mode": "process-per-session"|"shared",
-    /// "maxSessionsPerAgent", "warmSpares", "maxAgents", "idleTimeoutMs" (null: never)}` (every
-    /// field optional; unknown fields refused) over [`PoolConfig::new`]`(spec)`.
+    /// The faces' JSON form `{"mode": "process-per-session"|"shared", "maxSessionsPerAgent",
+    /// "warmSpares", "maxAgents", "idleTimeoutMs" (null: never)}` over [`PoolConfig::new`]`(spec)`,
+    /// checked by the option table (errors at `pool.<field>`; docs/OPTIONS.md).
     pub fn from_json(spec: AgentSpec, v: &Value) -> Result<PoolConfig> {
-        let bad = |m: String| Error::InvalidConfig {
-            path: "pool".into(),
-            message: m,
-        };
-        let obj = v
-            .as_object()
-            .ok_or_else(|| bad("must be an object".into()))?;
-        let mut c = PoolConfig::new(spec);
-        let count = |k: &str, v: &Value| -> Result<usize> {
-            v.as_u64()
-                .and_then(|n| usize::try_from(n).ok())
-                .ok_or_else(|| bad(format!("`{k}` must be a non-negative integer")))
-        };
-        let mut shared = None;
-        let mut per_agent = None;
-        for (k, val) in obj {
-            match k.as_str() {
-                "mode" => match val.as_str() {
-                    Some("process-per-session") => shared = Some(false),
-                    Some("shared") => shared = Some(true),
-                    _ => {
-                        return Err(bad(
-                            "`mode` must be \"process-per-session\" or \"shared\"".into()
-                        ));
-                    }
-                },
-                "maxSessionsPerAgent" => per_agent = Some(count(k, val)?),
-                "warmSpares" => c.warm_spares = count(k, val)?,
-                "maxAgents" => c.max_agents = count(k, val)?,
-                "idleTimeoutMs" => {
-                    c.idle_timeout = if val.is_null() {
-                        None
-                    } else {
-                        Some(Duration::from_millis(count(k, val)? as u64))
-                    };
-                }
-                other => {
-                    return Err(bad(format!(
-                        "unknown field `{other}` (mode, maxSessionsPerAgent, warmSpares, \
-                         maxAgents, idleTimeoutMs)"
-                    )));
-                }
-            }
-        }
-        c.mode = match (shared, per_agent) {
-            (Some(true), n) => PoolMode::Shared {
-                max_sessions: n.unwrap_or(8),
-            },
-            (_, Some(_)) if shared != Some(true) => {
-                return Err(bad("`maxSessionsPerAgent` needs `mode: \"shared\"`".into()));
-            }
-            _ => PoolMode::ProcessPerSession,
-        };
-        c.check()?;
-        Ok(c)
+        crate::options::pool(spec, v, crate::options::Face::Rust)
     }
 
+    /// The table's rules for a config built in Rust (the JSON form is checked as it is read).
     fn check(&self) -> Result<()> {
-        let bad = |m: &str| {
+        let bad = |path: &str, m: String| {
             Err(Error::InvalidConfig {
-                path: "pool".into(),
-                message: m.into(),
+                path: path.into(),
+                message: m,
             })
         };
         if self.max_agents == 0 {
-            return bad("`maxAgents` must be at least 1");
+            return bad(
+                "pool.maxAgents",
+                "expected a whole number in 1 ..= 1024, got 0".into(),
+            );
         }
         if self.warm_spares > self.max_agents {
-            return bad("`warmSpares` cannot exceed `maxAgents`");
+            return bad(
+                "pool.warmSpares",
+                format!("cannot exceed `maxAgents` ({})", self.max_agents),
+            );
         }
         if matches!(self.mode, PoolMode::Shared { max_sessions: 0 }) {
-            return bad("`maxSessionsPerAgent` must be at least 1");
+            return bad(
+                "pool.maxSessionsPerAgent",
+                "expected a whole number in 1 ..= 65536, got 0".into(),
+            );
         }
         Ok(())
     }

@@ -77,36 +77,10 @@ impl RestartPolicy {
     }
 
     /// Parse the faces' JSON form `{"maxRestarts", "backoffMs", "maxBackoffMs", "resetAfterMs"}`
-    /// (every field optional, defaults as [`RestartPolicy::default`]; unknown fields refused).
+    /// (every field optional, defaults as [`RestartPolicy::default`]), checked by the option
+    /// table (errors at `restart.<field>`; docs/OPTIONS.md).
     pub fn from_json(v: &Value) -> Result<RestartPolicy> {
-        let bad = |m: String| Error::InvalidConfig {
-            path: "restart".into(),
-            message: m,
-        };
-        let obj = v
-            .as_object()
-            .ok_or_else(|| bad("must be an object".into()))?;
-        let mut p = RestartPolicy::default();
-        for (k, val) in obj {
-            let n = val
-                .as_u64()
-                .ok_or_else(|| bad(format!("`{k}` must be a non-negative integer")))?;
-            match k.as_str() {
-                "maxRestarts" => {
-                    p.max_restarts = u32::try_from(n)
-                        .map_err(|_| bad(format!("`maxRestarts` is too large: {n}")))?;
-                }
-                "backoffMs" => p.backoff = Duration::from_millis(n),
-                "maxBackoffMs" => p.max_backoff = Duration::from_millis(n),
-                "resetAfterMs" => p.reset_after = Duration::from_millis(n),
-                other => {
-                    return Err(bad(format!(
-                        "unknown field `{other}` (maxRestarts, backoffMs, maxBackoffMs, resetAfterMs)"
-                    )));
-                }
-            }
-        }
-        Ok(p)
+        crate::options::restart(v, crate::options::Face::Rust)
     }
 }
 
