@@ -29,6 +29,24 @@ async fn default_turn_denied_by_default_policy_streams_ordered_events() {
         .unwrap();
     let turn = session.prompt_text("hello").await.unwrap();
     assert_eq!(turn.stop_reason, "end_turn");
+    // The one result shape every face returns.
+    let j = turn.to_json();
+    let mut keys: Vec<&str> = j.as_object().unwrap().keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        [
+            "raw",
+            "stopReason",
+            "text",
+            "textTruncated",
+            "thought",
+            "turn",
+            "usage"
+        ]
+    );
+    assert_eq!(j["stopReason"], "end_turn");
+    assert_eq!(j["raw"]["stopReason"], "end_turn");
 
     let evs = collect_until(&mut events, T, |e| e.kind == EventKind::TurnEnded).await;
     assert_seq_strictly_increasing(&evs);

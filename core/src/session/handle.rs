@@ -12,8 +12,11 @@ use crate::connection::{AgentInfo, Command, ReqCtx};
 use crate::error::{Error, Result};
 use crate::session::{ModelSwitch, Models, SessionView};
 
-/// The result of a prompt turn.
-#[derive(Debug, Clone, PartialEq)]
+/// The result of a prompt turn. Every face returns it in this one shape
+/// ([`TurnResult::to_json`]: `turn`, `stopReason`, `usage`, `raw`, `text`, `thought`,
+/// `textTruncated`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct TurnResult {
     /// The host's turn id (the `turn` field of events).
     pub turn: u64,
@@ -30,6 +33,13 @@ pub struct TurnResult {
     pub thought: String,
     /// `text` or `thought` reached `session::TURN_TEXT_LIMIT` (4 MiB) and was cut there.
     pub text_truncated: bool,
+}
+
+impl TurnResult {
+    /// The one JSON shape every face returns (`usage` is `null` when the agent sent none).
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
 }
 
 /// An open session. Cheap to clone.
