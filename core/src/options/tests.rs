@@ -140,6 +140,7 @@ fn every_value_is_checked_with_its_full_path() {
         ),
         (json!({"roots": ["rel/dir"]}), "roots[0]", "absolute"),
         (json!({"roots": ["/ok", 3]}), "roots[1]", "absolute path"),
+        (json!({"roots": ["/a/../b"]}), "roots[0]", "`..`"),
         (json!({"roots": "/one"}), "roots", "list"),
         (
             json!({"permission": "allow"}),
