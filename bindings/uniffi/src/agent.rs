@@ -1,128 +1,48 @@
 //! `Agent` and `Session`, and the records they take and return.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
 use crate::error::AcpError;
+use crate::options::SessionOptions;
 use crate::runtime::on_rt;
 
-/// How to start an agent process.
-#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
-pub struct AgentSpec {
-    pub command: String,
-    #[uniffi(default = [])]
-    pub args: Vec<String>,
-    /// Variables set for the agent (over the host's environment, minus what the policy strips).
-    #[uniffi(default)]
-    pub env: HashMap<String, String>,
-    /// Variables removed from the agent's environment.
-    #[uniffi(default = [])]
-    pub unset_env: Vec<String>,
-    /// Working directory of the agent process (default: the host's).
-    #[uniffi(default = None)]
-    pub cwd: Option<String>,
-    /// Supervise the agent: when its process dies unasked it is started again (same agent id,
-    /// open sessions reopened, the `Agent` and `Session` objects keep working). Null: not
-    /// supervised.
-    #[uniffi(default = None)]
-    pub restart: Option<RestartPolicy>,
-}
-
-/// How a supervised agent is restarted (events `agent_restarting`, `agent_restarted`,
-/// `session_lost`, `agent_failed`; docs/EVENTS.md).
-#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
-pub struct RestartPolicy {
-    /// Consecutive restart attempts before giving up (`agent_failed`). 0: never restart, but
-    /// still report `agent_failed` when the process dies.
-    #[uniffi(default = 3)]
-    pub max_restarts: u32,
-    /// Delay before the first attempt; it doubles with each further consecutive attempt.
-    #[uniffi(default = 250)]
-    pub backoff_ms: u64,
-    /// Upper bound of the delay.
-    #[uniffi(default = 10000)]
-    pub max_backoff_ms: u64,
-    /// A process that ran this long counts as healthy: the next crash counts attempts from 1.
-    #[uniffi(default = 60000)]
-    pub reset_after_ms: u64,
-}
-
-impl From<&RestartPolicy> for acp_host::RestartPolicy {
-    fn from(p: &RestartPolicy) -> acp_host::RestartPolicy {
-        use std::time::Duration;
-        acp_host::RestartPolicy {
-            max_restarts: p.max_restarts,
-            backoff: Duration::from_millis(p.backoff_ms),
-            max_backoff: Duration::from_millis(p.max_backoff_ms),
-            reset_after: Duration::from_millis(p.reset_after_ms),
-        }
-    }
-}
-
-/// Options of `session/new` (and load/resume/fork).
-#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
-pub struct SessionOptions {
-    /// Absolute working directory (also a sandbox root).
-    pub cwd: String,
-    /// Extra absolute roots, sent when the agent supports `additionalDirectories`.
-    #[uniffi(default = [])]
-    pub additional_directories: Vec<String>,
-    /// MCP server configurations in ACP shape, each as JSON text.
-    #[uniffi(default = [])]
-    pub mcp_servers: Vec<String>,
-}
-
-impl SessionOptions {
-    pub(crate) fn to_core(&self) -> Result<acp_host::SessionOptions, AcpError> {
-        let mut mcp = Vec::with_capacity(self.mcp_servers.len());
-        for (i, text) in self.mcp_servers.iter().enumerate() {
-            let v: Value = serde_json::from_str(text).map_err(|e| {
-                AcpError::invalid_argument(
-                    format!("mcpServers[{i}] is not JSON: {e}"),
-                    Some(&format!("mcpServers[{i}]")),
-                )
-            })?;
-            mcp.push(v);
-        }
-        Ok(acp_host::SessionOptions {
-            cwd: self.cwd.clone(),
-            additional_directories: self.additional_directories.clone(),
-            mcp_servers: mcp,
-        })
-    }
-}
-
-/// How a prompt turn ended.
+/// How a prompt turn ended: the core's one result shape (`turn`, `stopReason`, `usage`, `raw`,
+/// `text`, `thought`, `textTruncated`), JSON values as JSON text; `json` is the whole result as
+/// every face serialises it.
 #[derive(Debug, Clone, PartialEq, uniffi::Record)]
 pub struct TurnResult {
     /// The host's turn id (the `turn` of its events).
     pub turn: u64,
     /// `end_turn`, `max_tokens`, `max_turn_requests`, `refusal`, `cancelled` (or a future value).
     pub stop_reason: String,
+    /// `usage` of the prompt response as JSON, when sent.
+    pub usage: Option<String>,
+    /// The whole prompt response as JSON.
+    pub raw: String,
     /// The agent's message text of the turn (its `agent_message_chunk` text blocks).
     pub text: String,
     /// The thought text (`agent_thought_chunk`).
     pub thought: String,
     /// `text` or `thought` reached 4 MiB and was cut there.
     pub text_truncated: bool,
-    /// `usage` of the prompt response as JSON, when sent.
-    pub usage: Option<String>,
-    /// The whole prompt response as JSON.
-    pub raw: String,
+    /// The core's `TurnResult::to_json()` as JSON text, the same in every face.
+    pub json: String,
 }
 
 impl From<acp_host::TurnResult> for TurnResult {
     fn from(t: acp_host::TurnResult) -> TurnResult {
+        let json = t.to_json().to_string();
         TurnResult {
             turn: t.turn,
             stop_reason: t.stop_reason,
+            usage: t.usage.map(|u| u.to_string()),
+            raw: t.raw.to_string(),
             text: t.text,
             thought: t.thought,
             text_truncated: t.text_truncated,
-            usage: t.usage.map(|u| u.to_string()),
-            raw: t.raw.to_string(),
+            json,
         }
     }
 }

@@ -1,55 +1,11 @@
 //! `Pool` and `PooledSession`: the core's agent pool (docs/ORCHESTRATION.md, "Pools").
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use crate::agent::{Agent, Session, SessionOptions, TurnResult, json_arg};
+use crate::agent::{Agent, Session, TurnResult, json_arg};
 use crate::error::AcpError;
+use crate::options::SessionOptions;
 use crate::runtime::{on_rt, rt};
-
-/// How sessions map onto the pool's processes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, uniffi::Enum)]
-pub enum PoolMode {
-    /// One process per session, shut down when the session is released (agents that refuse a
-    /// second connection, or serialize permissions across sessions).
-    ProcessPerSession,
-    /// Up to maxSessions sessions per process (at least 1), least-loaded process first.
-    Shared { max_sessions: u32 },
-}
-
-/// A pool's settings. The default mode is `ProcessPerSession`.
-#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
-pub struct PoolConfig {
-    pub mode: PoolMode,
-    /// Processes kept started and initialized, ready for a session (refilled in the background).
-    #[uniffi(default = 1)]
-    pub warm_spares: u32,
-    /// Live processes at most (spares and starting ones count); a session that would need more
-    /// fails with `Busy` (after waiting for a spare being started, if any).
-    #[uniffi(default = 8)]
-    pub max_agents: u32,
-    /// A shared process without sessions this long is shut down; null: never.
-    #[uniffi(default = Some(300000))]
-    pub idle_timeout_ms: Option<u64>,
-}
-
-impl PoolConfig {
-    fn to_core(&self, spec: acp_host::AgentSpec) -> acp_host::PoolConfig {
-        let count = |n: u32| usize::try_from(n).unwrap_or(usize::MAX);
-        acp_host::PoolConfig {
-            mode: match self.mode {
-                PoolMode::ProcessPerSession => acp_host::PoolMode::ProcessPerSession,
-                PoolMode::Shared { max_sessions } => acp_host::PoolMode::Shared {
-                    max_sessions: count(max_sessions),
-                },
-            },
-            warm_spares: count(self.warm_spares),
-            max_agents: count(self.max_agents),
-            idle_timeout: self.idle_timeout_ms.map(Duration::from_millis),
-            ..acp_host::PoolConfig::new(spec)
-        }
-    }
-}
 
 /// What a pool holds right now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, uniffi::Record)]
@@ -89,13 +45,12 @@ pub struct Pool {
 impl Pool {
     pub(crate) fn new(
         host: &acp_host::Host,
-        spec: acp_host::AgentSpec,
-        config: &PoolConfig,
+        config: acp_host::PoolConfig,
         owned: Arc<Mutex<Vec<acp_host::Agent>>>,
     ) -> Result<(Arc<Pool>, Arc<PoolShared>), AcpError> {
         let core = {
             let _enter = rt().enter();
-            acp_host::Pool::new(host, config.to_core(spec))?
+            acp_host::Pool::new(host, config)?
         };
         let shared = Arc::new(PoolShared { pool: core });
         Ok((

@@ -273,6 +273,27 @@ typedef void (*UniffiCallbackInterfaceRegistryFetcherMethod0)(uint64_t, RustBuff
     );
 
 #endif
+#ifndef UNIFFI_FFIDEF_CALLBACK_INTERFACE_BYTE_STREAM_METHOD0
+#define UNIFFI_FFIDEF_CALLBACK_INTERFACE_BYTE_STREAM_METHOD0
+typedef void (*UniffiCallbackInterfaceByteStreamMethod0)(uint64_t, uint32_t, RustBuffer* _Nonnull, 
+        RustCallStatus *_Nonnull uniffiCallStatus
+    );
+
+#endif
+#ifndef UNIFFI_FFIDEF_CALLBACK_INTERFACE_BYTE_STREAM_METHOD1
+#define UNIFFI_FFIDEF_CALLBACK_INTERFACE_BYTE_STREAM_METHOD1
+typedef void (*UniffiCallbackInterfaceByteStreamMethod1)(uint64_t, RustBuffer, void* _Nonnull, 
+        RustCallStatus *_Nonnull uniffiCallStatus
+    );
+
+#endif
+#ifndef UNIFFI_FFIDEF_CALLBACK_INTERFACE_BYTE_STREAM_METHOD2
+#define UNIFFI_FFIDEF_CALLBACK_INTERFACE_BYTE_STREAM_METHOD2
+typedef void (*UniffiCallbackInterfaceByteStreamMethod2)(uint64_t, void* _Nonnull, 
+        RustCallStatus *_Nonnull uniffiCallStatus
+    );
+
+#endif
 #ifndef UNIFFI_FFIDEF_V_TABLE_CALLBACK_INTERFACE_ELICITATION_HANDLER
 #define UNIFFI_FFIDEF_V_TABLE_CALLBACK_INTERFACE_ELICITATION_HANDLER
 typedef struct UniffiVTableCallbackInterfaceElicitationHandler {
@@ -316,6 +337,17 @@ typedef struct UniffiVTableCallbackInterfaceRegistryFetcher {
     UniffiCallbackInterfaceClone _Nonnull uniffiClone;
     UniffiCallbackInterfaceRegistryFetcherMethod0 _Nonnull fetch;
 } UniffiVTableCallbackInterfaceRegistryFetcher;
+
+#endif
+#ifndef UNIFFI_FFIDEF_V_TABLE_CALLBACK_INTERFACE_BYTE_STREAM
+#define UNIFFI_FFIDEF_V_TABLE_CALLBACK_INTERFACE_BYTE_STREAM
+typedef struct UniffiVTableCallbackInterfaceByteStream {
+    UniffiCallbackInterfaceFree _Nonnull uniffiFree;
+    UniffiCallbackInterfaceClone _Nonnull uniffiClone;
+    UniffiCallbackInterfaceByteStreamMethod0 _Nonnull read;
+    UniffiCallbackInterfaceByteStreamMethod1 _Nonnull write;
+    UniffiCallbackInterfaceByteStreamMethod2 _Nonnull closeStream;
+} UniffiVTableCallbackInterfaceByteStream;
 
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_CLONE_AGENT
@@ -623,6 +655,16 @@ RustBuffer uniffi_acp_host_uniffi_fn_method_host_agent(uint64_t ptr, uint64_t id
 RustBuffer uniffi_acp_host_uniffi_fn_method_host_client_capabilities(uint64_t ptr, RustCallStatus *_Nonnull out_status
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_HOST_CONNECT
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_HOST_CONNECT
+uint64_t uniffi_acp_host_uniffi_fn_method_host_connect(uint64_t ptr, uint64_t stream
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_HOST_EFFECTIVE_OPTIONS
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_HOST_EFFECTIVE_OPTIONS
+RustBuffer uniffi_acp_host_uniffi_fn_method_host_effective_options(uint64_t ptr, RustCallStatus *_Nonnull out_status
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_HOST_EVENT_STREAM
 #define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_HOST_EVENT_STREAM
 uint64_t uniffi_acp_host_uniffi_fn_method_host_event_stream(uint64_t ptr, RustCallStatus *_Nonnull out_status
@@ -640,7 +682,7 @@ RustBuffer uniffi_acp_host_uniffi_fn_method_host_policy_name(uint64_t ptr, RustC
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_HOST_POOL
 #define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_HOST_POOL
-uint64_t uniffi_acp_host_uniffi_fn_method_host_pool(uint64_t ptr, RustBuffer spec, RustBuffer config, RustCallStatus *_Nonnull out_status
+uint64_t uniffi_acp_host_uniffi_fn_method_host_pool(uint64_t ptr, RustBuffer spec, RustBuffer options, RustCallStatus *_Nonnull out_status
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_HOST_RESPOND_ELICITATION
@@ -801,6 +843,36 @@ void uniffi_acp_host_uniffi_fn_init_callback_vtable_registryfetcher(const Uniffi
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_REGISTRYFETCHER_FETCH
 #define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_REGISTRYFETCHER_FETCH
 uint64_t uniffi_acp_host_uniffi_fn_method_registryfetcher_fetch(uint64_t ptr, RustBuffer url
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_CLONE_BYTESTREAM
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_CLONE_BYTESTREAM
+uint64_t uniffi_acp_host_uniffi_fn_clone_bytestream(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_FREE_BYTESTREAM
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_FREE_BYTESTREAM
+void uniffi_acp_host_uniffi_fn_free_bytestream(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_INIT_CALLBACK_VTABLE_BYTESTREAM
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_INIT_CALLBACK_VTABLE_BYTESTREAM
+void uniffi_acp_host_uniffi_fn_init_callback_vtable_bytestream(const UniffiVTableCallbackInterfaceByteStream* _Nonnull vtable
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_BYTESTREAM_READ
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_BYTESTREAM_READ
+RustBuffer uniffi_acp_host_uniffi_fn_method_bytestream_read(uint64_t ptr, uint32_t max, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_BYTESTREAM_WRITE
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_BYTESTREAM_WRITE
+void uniffi_acp_host_uniffi_fn_method_bytestream_write(uint64_t ptr, RustBuffer data, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_BYTESTREAM_CLOSE_STREAM
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_BYTESTREAM_CLOSE_STREAM
+void uniffi_acp_host_uniffi_fn_method_bytestream_close_stream(uint64_t ptr, RustCallStatus *_Nonnull out_status
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_FUNC_CONTENT_FROM_FILE
@@ -1374,6 +1446,18 @@ uint16_t uniffi_acp_host_uniffi_checksum_method_host_client_capabilities(void
     
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_HOST_CONNECT
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_HOST_CONNECT
+uint16_t uniffi_acp_host_uniffi_checksum_method_host_connect(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_HOST_EFFECTIVE_OPTIONS
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_HOST_EFFECTIVE_OPTIONS
+uint16_t uniffi_acp_host_uniffi_checksum_method_host_effective_options(void
+    
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_HOST_EVENT_STREAM
 #define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_HOST_EVENT_STREAM
 uint16_t uniffi_acp_host_uniffi_checksum_method_host_event_stream(void
@@ -1521,6 +1605,24 @@ uint16_t uniffi_acp_host_uniffi_checksum_method_registry_version(void
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_REGISTRYFETCHER_FETCH
 #define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_REGISTRYFETCHER_FETCH
 uint16_t uniffi_acp_host_uniffi_checksum_method_registryfetcher_fetch(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_BYTESTREAM_READ
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_BYTESTREAM_READ
+uint16_t uniffi_acp_host_uniffi_checksum_method_bytestream_read(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_BYTESTREAM_WRITE
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_BYTESTREAM_WRITE
+uint16_t uniffi_acp_host_uniffi_checksum_method_bytestream_write(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_BYTESTREAM_CLOSE_STREAM
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_BYTESTREAM_CLOSE_STREAM
+uint16_t uniffi_acp_host_uniffi_checksum_method_bytestream_close_stream(void
     
 );
 #endif
