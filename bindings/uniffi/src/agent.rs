@@ -5,6 +5,8 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 
 use crate::error::AcpError;
+use crate::events::SessionEventStream;
+use crate::hub::Hub;
 use crate::options::SessionOptions;
 use crate::runtime::on_rt;
 
@@ -78,11 +80,16 @@ pub struct Agent {
     agent: acp_host::Agent,
     /// The host's list of the agents it owns (a relaunched agent joins it).
     owned: Arc<Mutex<Vec<acp_host::Agent>>>,
+    hub: Option<Arc<Hub>>,
 }
 
 impl Agent {
-    pub(crate) fn new(agent: acp_host::Agent, owned: Arc<Mutex<Vec<acp_host::Agent>>>) -> Agent {
-        Agent { agent, owned }
+    pub(crate) fn new(
+        agent: acp_host::Agent,
+        owned: Arc<Mutex<Vec<acp_host::Agent>>>,
+        hub: Option<Arc<Hub>>,
+    ) -> Agent {
+        Agent { agent, owned, hub }
     }
 
     /// The one path of new/load/resume/fork: check the options, run `open` on the runtime.
@@ -92,7 +99,8 @@ impl Agent {
         Fut: std::future::Future<Output = acp_host::Result<acp_host::Session>>,
     {
         let opened = open(self.agent.clone(), options.to_core()?);
-        on_rt(async move { Ok(Session::wrap(opened.await?)) }).await
+        let hub = self.hub.clone();
+        on_rt(async move { Ok(Session::wrap(opened.await?, hub)) }).await
     }
 }
 
@@ -230,20 +238,23 @@ impl Agent {
     pub async fn terminal_auth(&self, method_id: String) -> Result<Arc<Agent>, AcpError> {
         let agent = self.agent.clone();
         let owned = self.owned.clone();
+        let hub = self.hub.clone();
         on_rt(async move {
             let next = agent.terminal_auth(&method_id).await?;
             if let Ok(mut all) = owned.lock() {
                 all.retain(|a| !a.is_gone());
                 all.push(next.clone());
             }
-            Ok(Arc::new(Agent::new(next, owned)))
+            Ok(Arc::new(Agent::new(next, owned, hub)))
         })
         .await
     }
 
     /// A session of this agent that is open, by id.
     pub fn session(&self, session_id: String) -> Option<Arc<Session>> {
-        self.agent.session(&session_id).map(Session::wrap)
+        self.agent
+            .session(&session_id)
+            .map(|s| Session::wrap(s, self.hub.clone()))
     }
 
     /// Shut the agent down (stdin EOF → SIGTERM → SIGKILL to its process group) and wait.
@@ -275,12 +286,28 @@ impl Agent {
 #[derive(Debug, uniffi::Object)]
 pub struct Session {
     session: acp_host::Session,
+    hub: Option<Arc<Hub>>,
 }
 
 impl Session {
-    pub(crate) fn wrap(session: acp_host::Session) -> Arc<Session> {
-        Arc::new(Session { session })
+    pub(crate) fn wrap(session: acp_host::Session, hub: Option<Arc<Hub>>) -> Arc<Session> {
+        Arc::new(Session { session, hub })
     }
+}
+
+/// A turn's result once its events reached the session's open streams (docs: the ordering
+/// contract; `Hub::delivered`).
+pub(crate) async fn settled(
+    turn: acp_host::Result<acp_host::TurnResult>,
+    session: &acp_host::Session,
+    hub: Option<Arc<Hub>>,
+) -> Result<TurnResult, AcpError> {
+    let turn = turn?;
+    if let Some(hub) = hub {
+        hub.delivered(session.agent().id(), session.id(), turn.turn)
+            .await?;
+    }
+    Ok(turn.into())
 }
 
 #[uniffi::export]
@@ -306,6 +333,25 @@ impl Session {
         self.session.state().active_turn
     }
 
+    /// This session's events (Kotlin: `session.events()`): from the oldest its bounded history
+    /// holds — `session_opened`, unless more than `earlyUpdateLimit` events or `eventQueueBytes`
+    /// bytes came before (then the first event's `dropped` counts what was left out) — then
+    /// live, until `session_closed`. While such a stream is open, `prompt` returns only after it
+    /// has handed on the turn's `turn_ended`. `Unsupported` when events are disabled.
+    pub fn event_stream(&self) -> Result<Arc<SessionEventStream>, AcpError> {
+        match &self.hub {
+            Some(hub) => Ok(Arc::new(SessionEventStream::open(
+                hub.clone(),
+                self.session.agent().id(),
+                self.session.id().to_owned(),
+            ))),
+            None => Err(AcpError::Unsupported {
+                detail: "events are disabled (events = false)".into(),
+                data: None,
+            }),
+        }
+    }
+
     /// The models offered (`{current, available, via}` as JSON), null when none.
     pub fn models(&self) -> Option<String> {
         self.session
@@ -316,8 +362,8 @@ impl Session {
     /// Send one text block and wait for the turn to end. Cancelling the calling coroutine
     /// abandons the turn: the agent gets `session/cancel`.
     pub async fn prompt(&self, text: String) -> Result<TurnResult, AcpError> {
-        let session = self.session.clone();
-        on_rt(async move { Ok(session.prompt_text(&text).await?.into()) }).await
+        let (session, hub) = (self.session.clone(), self.hub.clone());
+        on_rt(async move { settled(session.prompt_text(&text).await, &session, hub).await }).await
     }
 
     /// Send content blocks (each an ACP content block as JSON) and wait for the turn to end.
@@ -326,8 +372,8 @@ impl Session {
         for (i, b) in blocks.iter().enumerate() {
             content.push(json_arg(&format!("blocks[{i}]"), b)?);
         }
-        let session = self.session.clone();
-        on_rt(async move { Ok(session.prompt(content).await?.into()) }).await
+        let (session, hub) = (self.session.clone(), self.hub.clone());
+        on_rt(async move { settled(session.prompt(content).await, &session, hub).await }).await
     }
 
     /// `session/cancel`: the turn in flight ends `cancelled` (or fails `cancelled` after the

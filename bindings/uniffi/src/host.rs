@@ -8,11 +8,12 @@ use acp_host::options::{Face, Hooks};
 
 use crate::agent::Agent;
 use crate::error::AcpError;
-use crate::events::{EventStream, Pending};
+use crate::events::EventStream;
 use crate::handlers::{
     ElicitationHandler, ExtHandler, PermissionHandler, TerminalAuthRunner, elicitation_decider,
     ext_handler, parse_elicitation_answer, permission_decider, terminal_auth,
 };
+use crate::hub::Hub;
 use crate::options::{AgentSpec, HostOptions, PoolOptions};
 use crate::pool::{Pool, PoolShared};
 use crate::runtime::{finish_or_detach, on_rt, rt};
@@ -46,8 +47,9 @@ fn config(o: &HostOptions, h: Handlers) -> Result<HostConfig, AcpError> {
 #[derive(Debug, uniffi::Object)]
 pub struct Host {
     host: acp_host::Host,
-    /// Drained into a bounded buffer until the first `event_stream()` takes it.
-    events: Mutex<Option<Pending>>,
+    /// The pump between the core's event stream and this face's host and session streams
+    /// (none when events are disabled).
+    hub: Option<Arc<Hub>>,
     /// The host owns its agents until it is shut down (a dropped `Agent` handle does not lose
     /// the agent).
     agents: Arc<Mutex<Vec<acp_host::Agent>>>,
@@ -84,15 +86,12 @@ impl Host {
             terminal_auth,
         };
         let config = config(&options.unwrap_or_default(), handlers)?;
-        let (max_events, max_bytes) = (config.event_capacity, config.event_queue_bytes);
         let _enter = rt().enter();
         let host = acp_host::Host::new(config);
-        let events = host
-            .events()
-            .map(|s| Pending::start(s, max_events, max_bytes));
+        let hub = host.events().map(|s| Hub::start(s, host.config()));
         Ok(Arc::new(Host {
             host,
-            events: Mutex::new(events),
+            hub,
             agents: Arc::new(Mutex::new(Vec::new())),
             pools: Arc::new(Mutex::new(Vec::new())),
             closed: Arc::new(AtomicBool::new(false)),
@@ -108,10 +107,13 @@ impl Host {
                 data: None,
             });
         }
-        let taken = self.events.lock().ok().and_then(|mut e| e.take());
-        taken
-            .map(|p| Arc::new(p.take()))
-            .ok_or_else(|| AcpError::invalid_argument("events() was already called", None))
+        match &self.hub {
+            Some(hub) if hub.take_host() => Ok(Arc::new(EventStream::new(hub.clone()))),
+            _ => Err(AcpError::invalid_argument(
+                "events() was already called",
+                None,
+            )),
+        }
     }
 
     /// The effective host options as the core's host document, JSON text (docs/OPTIONS.md):
@@ -142,6 +144,7 @@ impl Host {
         let host = self.host.clone();
         let agents = self.agents.clone();
         let closed = self.closed.clone();
+        let hub = self.hub.clone();
         on_rt(async move {
             let agent = host.spawn(core).await?;
             if let Ok(mut all) = agents.lock() {
@@ -150,7 +153,7 @@ impl Host {
                     all.push(agent.clone());
                 }
             }
-            Ok(Arc::new(Agent::new(agent, agents)))
+            Ok(Arc::new(Agent::new(agent, agents, hub)))
         })
         .await
     }
@@ -169,6 +172,7 @@ impl Host {
         let host = self.host.clone();
         let agents = self.agents.clone();
         let closed = self.closed.clone();
+        let hub = self.hub.clone();
         on_rt(async move {
             let (reader, writer) = bridge(stream).map_err(|e| AcpError::Io {
                 detail: format!("cannot start the connection's threads: {e}"),
@@ -181,7 +185,7 @@ impl Host {
                     all.push(agent.clone());
                 }
             }
-            Ok(Arc::new(Agent::new(agent, agents)))
+            Ok(Arc::new(Agent::new(agent, agents, hub)))
         })
         .await
     }
@@ -202,7 +206,7 @@ impl Host {
         }
         let config =
             acp_host::options::pool(spec.to_core()?, &options.to_document()?, Face::Kotlin)?;
-        let (pool, shared) = Pool::new(&self.host, config, self.agents.clone())?;
+        let (pool, shared) = Pool::new(&self.host, config, self.agents.clone(), self.hub.clone())?;
         if let Ok(mut pools) = self.pools.lock() {
             pools.retain(|p| p.strong_count() > 0);
             pools.push(Arc::downgrade(&shared));
@@ -236,7 +240,7 @@ impl Host {
     pub fn agent(&self, id: u64) -> Option<Arc<Agent>> {
         self.host
             .agent(id)
-            .map(|a| Arc::new(Agent::new(a, self.agents.clone())))
+            .map(|a| Arc::new(Agent::new(a, self.agents.clone(), self.hub.clone())))
     }
 
     /// Shut every agent down (stdin EOF → SIGTERM → SIGKILL to its process group) and wait;

@@ -11,6 +11,7 @@ mod error;
 mod events;
 mod handlers;
 mod host;
+mod hub;
 mod options;
 mod pool;
 mod registry;
@@ -19,7 +20,7 @@ mod transport;
 
 pub use agent::{Agent, ExitStatus, Session, TurnResult};
 pub use error::AcpError;
-pub use events::{EventStream, RawEvent};
+pub use events::{EventStream, RawEvent, SessionEventStream};
 pub use handlers::{
     ElicitationHandler, ElicitationRequest, ExtHandler, ExtReply, HandlerError, PermissionHandler,
     PermissionOption, PermissionRequest, TerminalAuthCommand, TerminalAuthRunner,

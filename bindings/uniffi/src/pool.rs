@@ -2,8 +2,9 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::agent::{Agent, Session, TurnResult, json_arg};
+use crate::agent::{Agent, Session, TurnResult, json_arg, settled};
 use crate::error::AcpError;
+use crate::hub::Hub;
 use crate::options::SessionOptions;
 use crate::runtime::{on_rt, rt};
 
@@ -40,6 +41,7 @@ pub struct Pool {
     shared: Arc<PoolShared>,
     /// The host's agents list (an `Agent` object of a pooled process shares it).
     owned: Arc<Mutex<Vec<acp_host::Agent>>>,
+    hub: Option<Arc<Hub>>,
 }
 
 impl Pool {
@@ -47,6 +49,7 @@ impl Pool {
         host: &acp_host::Host,
         config: acp_host::PoolConfig,
         owned: Arc<Mutex<Vec<acp_host::Agent>>>,
+        hub: Option<Arc<Hub>>,
     ) -> Result<(Arc<Pool>, Arc<PoolShared>), AcpError> {
         let core = {
             let _enter = rt().enter();
@@ -57,6 +60,7 @@ impl Pool {
             Arc::new(Pool {
                 shared: shared.clone(),
                 owned,
+                hub,
             }),
             shared,
         ))
@@ -75,12 +79,14 @@ impl Pool {
         let options = options.to_core()?;
         let shared = self.shared.clone();
         let owned = self.owned.clone();
+        let hub = self.hub.clone();
         on_rt(async move {
             let session = shared.pool.open_session(options).await?;
             Ok(Arc::new(PooledSession {
                 session,
                 _pool: shared,
                 owned,
+                hub,
             }))
         })
         .await
@@ -122,6 +128,7 @@ pub struct PooledSession {
     /// Keeps the pool alive while one of its sessions is held.
     _pool: Arc<PoolShared>,
     owned: Arc<Mutex<Vec<acp_host::Agent>>>,
+    hub: Option<Arc<Hub>>,
 }
 
 impl Drop for PooledSession {
@@ -142,13 +149,17 @@ impl PooledSession {
 
     /// The pooled process serving it (the pool starts and ends it).
     pub fn agent(&self) -> Arc<Agent> {
-        Arc::new(Agent::new(self.session.agent().clone(), self.owned.clone()))
+        Arc::new(Agent::new(
+            self.session.agent().clone(),
+            self.owned.clone(),
+            self.hub.clone(),
+        ))
     }
 
     /// The underlying session, for its state, modes, models and config options (its own
     /// `prompt` does not queue: a second one while a turn runs fails `Busy`).
     pub fn session(&self) -> Arc<Session> {
-        Session::wrap(self.session.session().clone())
+        Session::wrap(self.session.session().clone(), self.hub.clone())
     }
 
     /// Send one text block and wait for the turn to end; while another prompt of this session
@@ -157,7 +168,8 @@ impl PooledSession {
     /// cancelled with `session/cancel`, and the next prompt starts once it has settled).
     pub async fn prompt(&self, text: String) -> Result<TurnResult, AcpError> {
         let turn = self.session.prompt_text(&text);
-        on_rt(async move { Ok(turn.await?.into()) }).await
+        let (session, hub) = (self.session.session().clone(), self.hub.clone());
+        on_rt(async move { settled(turn.await, &session, hub).await }).await
     }
 
     /// `prompt` with content blocks (each an ACP content block as JSON).
@@ -167,7 +179,8 @@ impl PooledSession {
             content.push(json_arg(&format!("blocks[{i}]"), b)?);
         }
         let turn = self.session.prompt(content);
-        on_rt(async move { Ok(turn.await?.into()) }).await
+        let (session, hub) = (self.session.session().clone(), self.hub.clone());
+        on_rt(async move { settled(turn.await, &session, hub).await }).await
     }
 
     /// `session/cancel` for the running turn; every prompt still waiting its turn fails with

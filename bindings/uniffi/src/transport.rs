@@ -4,10 +4,12 @@
 //! writer through small in-memory pipes, so a slow side is felt as backpressure (at most
 //! `PIPE_BYTES` plus one chunk is in flight each way) and nothing is buffered without bound.
 //! EOF and errors cross both ways: the peer's EOF or a read error ends the core's reader (the
-//! agent is gone: calls in flight fail `agent_exited`); a write error or the core closing the
-//! connection calls `close_stream()`, which must also unblock a `read` in progress.
+//! agent is gone: calls in flight fail `agent_exited`) and closes the stream; a write error or
+//! the core closing the connection closes it too (`close_stream()`, once, which must also
+//! unblock a `read` in progress).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 
@@ -39,7 +41,11 @@ pub trait ByteStream: Send + Sync {
 pub(crate) fn bridge(stream: Arc<dyn ByteStream>) -> std::io::Result<(DuplexStream, DuplexStream)> {
     let (core_reader, mut feed) = tokio::io::duplex(PIPE_BYTES);
     let (core_writer, mut drain) = tokio::io::duplex(PIPE_BYTES);
-    let s = stream.clone();
+    let closer = Arc::new(Closer {
+        stream: stream.clone(),
+        done: AtomicBool::new(false),
+    });
+    let (s, close_r, close_w) = (stream.clone(), closer.clone(), closer);
     std::thread::Builder::new()
         .name("acp-host-connect-read".into())
         .spawn(move || {
@@ -51,6 +57,8 @@ pub(crate) fn bridge(stream: Arc<dyn ByteStream>) -> std::io::Result<(DuplexStre
                 }
             }
             let _ = rt().block_on(feed.shutdown());
+            // The peer is gone: the connection is over both ways.
+            close_r.close();
         })?;
     std::thread::Builder::new()
         .name("acp-host-connect-write".into())
@@ -70,7 +78,21 @@ pub(crate) fn bridge(stream: Arc<dyn ByteStream>) -> std::io::Result<(DuplexStre
             // Dropping `drain` fails the core's next write; `close_stream` ends the reader thread's
             // blocked `read`.
             drop(drain);
-            let _ = stream.close_stream();
+            close_w.close();
         })?;
     Ok((core_reader, core_writer))
+}
+
+/// `close_stream` called once, by whichever side ends first.
+struct Closer {
+    stream: Arc<dyn ByteStream>,
+    done: AtomicBool,
+}
+
+impl Closer {
+    fn close(&self) {
+        if !self.done.swap(true, Ordering::SeqCst) {
+            let _ = self.stream.close_stream();
+        }
+    }
 }

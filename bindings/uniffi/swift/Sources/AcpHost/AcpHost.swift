@@ -3766,6 +3766,15 @@ public protocol SessionProtocol: AnyObject, Sendable {
      */
     func closeSession() async throws 
     
+    /**
+     * This session's events (Kotlin: `session.events()`): from the oldest its bounded history
+     * holds — `session_opened`, unless more than `earlyUpdateLimit` events or `eventQueueBytes`
+     * bytes came before (then the first event's `dropped` counts what was left out) — then
+     * live, until `session_closed`. While such a stream is open, `prompt` returns only after it
+     * has handed on the turn's `turn_ended`. `Unsupported` when events are disabled.
+     */
+    func eventStream() throws  -> SessionEventStream
+    
     func id()  -> String
     
     /**
@@ -3919,6 +3928,22 @@ open func closeSession()async throws   {
             liftFunc: { $0 },
             errorHandler: FfiConverterTypeAcpError_lift
         )
+}
+    
+    /**
+     * This session's events (Kotlin: `session.events()`): from the oldest its bounded history
+     * holds — `session_opened`, unless more than `earlyUpdateLimit` events or `eventQueueBytes`
+     * bytes came before (then the first event's `dropped` counts what was left out) — then
+     * live, until `session_closed`. While such a stream is open, `prompt` returns only after it
+     * has handed on the turn's `turn_ended`. `Unsupported` when events are disabled.
+     */
+open func eventStream()throws  -> SessionEventStream  {
+    return try  FfiConverterTypeSessionEventStream_lift(try rustCallWithError(FfiConverterTypeAcpError_lift) {
+        uniffiCallStatus in
+    uniffi_acp_host_uniffi_fn_method_session_event_stream(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
 }
     
 open func id() -> String  {
@@ -4088,6 +4113,174 @@ public func FfiConverterTypeSession_lift(_ handle: UInt64) throws -> Session {
 #endif
 public func FfiConverterTypeSession_lower(_ value: Session) -> UInt64 {
     return FfiConverterTypeSession.lower(value)
+}
+
+
+
+
+
+
+/**
+ * The events of one session (`Session.eventStream`; Kotlin `session.events()`): from the
+ * oldest its bounded history still holds (from `session_opened` unless the history overflowed:
+ * then the first event's `dropped` says how many were left out), then live, until its
+ * `session_closed` or the host's end. While it is open, `prompt` returns only after it has
+ * handed on the turn's `turn_ended`.
+ */
+public protocol SessionEventStreamProtocol: AnyObject, Sendable {
+    
+    /**
+     * How many of the session's events were left out before this stream's first one (its
+     * history had overflowed before the stream was opened); 0 normally.
+     */
+    func missed()  -> UInt64
+    
+    /**
+     * Wait for the session's next events: at least one, at most `max` (1 when 0). Empty only
+     * when the stream ended (its `session_closed` was delivered, or the host ended). Calling
+     * it again says the previous batch was handed on.
+     */
+    func nextBatch(max: UInt32) async  -> [RawEvent]
+    
+}
+/**
+ * The events of one session (`Session.eventStream`; Kotlin `session.events()`): from the
+ * oldest its bounded history still holds (from `session_opened` unless the history overflowed:
+ * then the first event's `dropped` says how many were left out), then live, until its
+ * `session_closed` or the host's end. While it is open, `prompt` returns only after it has
+ * handed on the turn's `turn_ended`.
+ */
+open class SessionEventStream: SessionEventStreamProtocol, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_acp_host_uniffi_fn_clone_sessioneventstream(self.handle, $0) }
+    }
+    // No primary constructor declared for this class.
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_acp_host_uniffi_fn_free_sessioneventstream(handle, $0) }
+    }
+
+    
+
+    
+    /**
+     * How many of the session's events were left out before this stream's first one (its
+     * history had overflowed before the stream was opened); 0 normally.
+     */
+open func missed() -> UInt64  {
+    return try!  FfiConverterUInt64.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_acp_host_uniffi_fn_method_sessioneventstream_missed(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Wait for the session's next events: at least one, at most `max` (1 when 0). Empty only
+     * when the stream ended (its `session_closed` was delivered, or the host ended). Calling
+     * it again says the previous batch was handed on.
+     */
+open func nextBatch(max: UInt32)async  -> [RawEvent]  {
+    return
+        try!  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_acp_host_uniffi_fn_method_sessioneventstream_next_batch(
+                        self.uniffiCloneHandle(),FfiConverterUInt32.lower(max)
+                )
+            },
+            pollFunc: ffi_acp_host_uniffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_acp_host_uniffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_acp_host_uniffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterSequenceTypeRawEvent.lift,
+            errorHandler: nil
+            
+        )
+}
+    
+
+    
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeSessionEventStream: FfiConverter {
+    typealias FfiType = UInt64
+    typealias SwiftType = SessionEventStream
+
+    public static func lift(_ handle: UInt64) throws -> SessionEventStream {
+        return SessionEventStream(unsafeFromHandle: handle)
+    }
+
+    public static func lower(_ value: SessionEventStream) -> UInt64 {
+        return value.uniffiCloneHandle()
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SessionEventStream {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: SessionEventStream, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeSessionEventStream_lift(_ handle: UInt64) throws -> SessionEventStream {
+    return try FfiConverterTypeSessionEventStream.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeSessionEventStream_lower(_ value: SessionEventStream) -> UInt64 {
+    return FfiConverterTypeSessionEventStream.lower(value)
 }
 
 
@@ -5558,6 +5751,11 @@ public struct RawEvent: Equatable, Hashable {
      * `session_lost`): their `data`, typed.
      */
     public var supervisor: SupervisorEvent?
+    /**
+     * Only on the first event a session stream yields, when the session's history had
+     * overflowed before the stream was opened: how many of its events were left out.
+     */
+    public var dropped: UInt64?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -5587,7 +5785,11 @@ public struct RawEvent: Equatable, Hashable {
         /**
          * For the supervisor's kinds (`agent_restarting`, `agent_restarted`, `agent_failed`,
          * `session_lost`): their `data`, typed.
-         */supervisor: SupervisorEvent? = nil) {
+         */supervisor: SupervisorEvent? = nil, 
+        /**
+         * Only on the first event a session stream yields, when the session's history had
+         * overflowed before the stream was opened: how many of its events were left out.
+         */dropped: UInt64? = nil) {
         self.seq = seq
         self.at = at
         self.agent = agent
@@ -5599,6 +5801,7 @@ public struct RawEvent: Equatable, Hashable {
         self.text = text
         self.data = data
         self.supervisor = supervisor
+        self.dropped = dropped
     }
 
     
@@ -5627,7 +5830,8 @@ public struct FfiConverterTypeRawEvent: FfiConverterRustBuffer {
                 updateKind: FfiConverterOptionString.read(from: &buf), 
                 text: FfiConverterOptionString.read(from: &buf), 
                 data: FfiConverterString.read(from: &buf), 
-                supervisor: FfiConverterOptionTypeSupervisorEvent.read(from: &buf)
+                supervisor: FfiConverterOptionTypeSupervisorEvent.read(from: &buf), 
+                dropped: FfiConverterOptionUInt64.read(from: &buf)
         )
     }
 
@@ -5643,6 +5847,7 @@ public struct FfiConverterTypeRawEvent: FfiConverterRustBuffer {
         FfiConverterOptionString.write(value.text, into: &buf)
         FfiConverterString.write(value.data, into: &buf)
         FfiConverterOptionTypeSupervisorEvent.write(value.supervisor, into: &buf)
+        FfiConverterOptionUInt64.write(value.dropped, into: &buf)
     }
 }
 
@@ -8254,6 +8459,9 @@ private let initializationResult: InitializationResult = {
     if (uniffi_acp_host_uniffi_checksum_method_session_close_session() != 45781) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_acp_host_uniffi_checksum_method_session_event_stream() != 28564) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_acp_host_uniffi_checksum_method_session_id() != 49276) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -8285,6 +8493,12 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_eventstream_next_batch() != 40654) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_method_sessioneventstream_missed() != 12577) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_method_sessioneventstream_next_batch() != 35132) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_elicitationhandler_elicit() != 32446) {

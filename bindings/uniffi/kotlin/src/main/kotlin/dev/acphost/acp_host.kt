@@ -884,6 +884,8 @@ internal object IntegrityCheckingUniffiLib {
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_session_close_session(
     ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_session_event_stream(
+    ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_session_id(
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_session_models(
@@ -905,6 +907,10 @@ internal object IntegrityCheckingUniffiLib {
     external fun uniffi_acp_host_uniffi_checksum_method_eventstream_is_ended(
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_eventstream_next_batch(
+    ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_sessioneventstream_missed(
+    ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_sessioneventstream_next_batch(
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_elicitationhandler_elicit(
     ): Int
@@ -1064,6 +1070,8 @@ internal object UniffiLib {
     ): Long
     external fun uniffi_acp_host_uniffi_fn_method_session_close_session(`ptr`: Long,
     ): Long
+    external fun uniffi_acp_host_uniffi_fn_method_session_event_stream(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
     external fun uniffi_acp_host_uniffi_fn_method_session_id(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
     external fun uniffi_acp_host_uniffi_fn_method_session_models(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
@@ -1089,6 +1097,14 @@ internal object UniffiLib {
     external fun uniffi_acp_host_uniffi_fn_method_eventstream_is_ended(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): Byte
     external fun uniffi_acp_host_uniffi_fn_method_eventstream_next_batch(`ptr`: Long,`max`: Int,
+    ): Long
+    external fun uniffi_acp_host_uniffi_fn_clone_sessioneventstream(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
+    external fun uniffi_acp_host_uniffi_fn_free_sessioneventstream(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_acp_host_uniffi_fn_method_sessioneventstream_missed(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
+    external fun uniffi_acp_host_uniffi_fn_method_sessioneventstream_next_batch(`ptr`: Long,`max`: Int,
     ): Long
     external fun uniffi_acp_host_uniffi_fn_clone_elicitationhandler(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): Long
@@ -1438,6 +1454,9 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_acp_host_uniffi_checksum_method_session_close_session() and 0xFFFF) != 45781) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_session_event_stream() and 0xFFFF) != 28564) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_session_id() and 0xFFFF) != 49276) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
@@ -1469,6 +1488,12 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_eventstream_next_batch() and 0xFFFF) != 40654) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_sessioneventstream_missed() and 0xFFFF) != 12577) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_sessioneventstream_next_batch() and 0xFFFF) != 35132) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_elicitationhandler_elicit() and 0xFFFF) != 32446) {
@@ -7004,6 +7029,15 @@ public interface SessionInterface {
      */
     suspend fun `closeSession`()
     
+    /**
+     * This session's events (Kotlin: `session.events()`): from the oldest its bounded history
+     * holds — `session_opened`, unless more than `earlyUpdateLimit` events or `eventQueueBytes`
+     * bytes came before (then the first event's `dropped` counts what was left out) — then
+     * live, until `session_closed`. While such a stream is open, `prompt` returns only after it
+     * has handed on the turn's `turn_ended`. `Unsupported` when events are disabled.
+     */
+    fun `eventStream`(): SessionEventStream
+    
     fun `id`(): kotlin.String
     
     /**
@@ -7229,6 +7263,27 @@ open class Session: Disposable, AutoCloseable, SessionInterface
     )
     }
 
+    
+    /**
+     * This session's events (Kotlin: `session.events()`): from the oldest its bounded history
+     * holds — `session_opened`, unless more than `earlyUpdateLimit` events or `eventQueueBytes`
+     * bytes came before (then the first event's `dropped` counts what was left out) — then
+     * live, until `session_closed`. While such a stream is open, `prompt` returns only after it
+     * has handed on the turn's `turn_ended`. `Unsupported` when events are disabled.
+     */
+    @Throws(AcpException::class)override fun `eventStream`(): SessionEventStream {
+            return FfiConverterTypeSessionEventStream.lift(
+    callWithHandle {
+    uniffiRustCallWithError(AcpException) { _status ->
+    UniffiLib.uniffi_acp_host_uniffi_fn_method_session_event_stream(
+        it,
+        _status)
+}
+    }
+    )
+    }
+    
+
     override fun `id`(): kotlin.String {
             return FfiConverterString.lift(
     callWithHandle {
@@ -7432,6 +7487,316 @@ public object FfiConverterTypeSession: FfiConverter<Session, Long> {
     override fun allocationSize(value: Session) = 8UL
 
     override fun write(value: Session, buf: ByteBuffer) {
+        buf.putLong(lower(value))
+    }
+}
+
+
+// This template implements a class for working with a Rust struct via a handle
+// to the live Rust struct on the other side of the FFI.
+//
+// There's some subtlety here, because we have to be careful not to operate on a Rust
+// struct after it has been dropped, and because we must expose a public API for freeing
+// theq Kotlin wrapper object in lieu of reliable finalizers. The core requirements are:
+//
+//   * Each instance holds an opaque handle to the underlying Rust struct.
+//     Method calls need to read this handle from the object's state and pass it in to
+//     the Rust FFI.
+//
+//   * When an instance is no longer needed, its handle should be passed to a
+//     special destructor function provided by the Rust FFI, which will drop the
+//     underlying Rust struct.
+//
+//   * Given an instance, calling code is expected to call the special
+//     `destroy` method in order to free it after use, either by calling it explicitly
+//     or by using a higher-level helper like the `use` method. Failing to do so risks
+//     leaking the underlying Rust struct.
+//
+//   * We can't assume that calling code will do the right thing, and must be prepared
+//     to handle Kotlin method calls executing concurrently with or even after a call to
+//     `destroy`, and to handle multiple (possibly concurrent!) calls to `destroy`.
+//
+//   * We must never allow Rust code to operate on the underlying Rust struct after
+//     the destructor has been called, and must never call the destructor more than once.
+//     Doing so may trigger memory unsafety.
+//
+//   * To mitigate many of the risks of leaking memory and use-after-free unsafety, a `Cleaner`
+//     is implemented to call the destructor when the Kotlin object becomes unreachable.
+//     This is done in a background thread. This is not a panacea, and client code should be aware that
+//      1. the thread may starve if some there are objects that have poorly performing
+//     `drop` methods or do significant work in their `drop` methods.
+//      2. the thread is shared across the whole library. This can be tuned by using `android_cleaner = true`,
+//         or `android = true` in the [`kotlin` section of the `uniffi.toml` file](https://mozilla.github.io/uniffi-rs/kotlin/configuration.html).
+//
+// If we try to implement this with mutual exclusion on access to the handle, there is the
+// possibility of a race between a method call and a concurrent call to `destroy`:
+//
+//    * Thread A starts a method call, reads the value of the handle, but is interrupted
+//      before it can pass the handle over the FFI to Rust.
+//    * Thread B calls `destroy` and frees the underlying Rust struct.
+//    * Thread A resumes, passing the already-read handle value to Rust and triggering
+//      a use-after-free.
+//
+// One possible solution would be to use a `ReadWriteLock`, with each method call taking
+// a read lock (and thus allowed to run concurrently) and the special `destroy` method
+// taking a write lock (and thus blocking on live method calls). However, we aim not to
+// generate methods with any hidden blocking semantics, and a `destroy` method that might
+// block if called incorrectly seems to meet that bar.
+//
+// So, we achieve our goals by giving each instance an associated `AtomicLong` counter to track
+// the number of in-flight method calls, and an `AtomicBoolean` flag to indicate whether `destroy`
+// has been called. These are updated according to the following rules:
+//
+//    * The initial value of the counter is 1, indicating a live object with no in-flight calls.
+//      The initial value for the flag is false.
+//
+//    * At the start of each method call, we atomically check the counter.
+//      If it is 0 then the underlying Rust struct has already been destroyed and the call is aborted.
+//      If it is nonzero them we atomically increment it by 1 and proceed with the method call.
+//
+//    * At the end of each method call, we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+//    * When `destroy` is called, we atomically flip the flag from false to true.
+//      If the flag was already true we silently fail.
+//      Otherwise we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+// Astute readers may observe that this all sounds very similar to the way that Rust's `Arc<T>` works,
+// and indeed it is, with the addition of a flag to guard against multiple calls to `destroy`.
+//
+// The overall effect is that the underlying Rust struct is destroyed only when `destroy` has been
+// called *and* all in-flight method calls have completed, avoiding violating any of the expectations
+// of the underlying Rust code.
+//
+// This makes a cleaner a better alternative to _not_ calling `destroy()` as
+// and when the object is finished with, but the abstraction is not perfect: if the Rust object's `drop`
+// method is slow, and/or there are many objects to cleanup, and it's on a low end Android device, then the cleaner
+// thread may be starved, and the app will leak memory.
+//
+// In this case, `destroy`ing manually may be a better solution.
+//
+// The cleaner can live side by side with the manual calling of `destroy`. In the order of responsiveness, uniffi objects
+// with Rust peers are reclaimed:
+//
+// 1. By calling the `destroy` method of the object, which calls `rustObject.free()`. If that doesn't happen:
+// 2. When the object becomes unreachable, AND the Cleaner thread gets to call `rustObject.free()`. If the thread is starved then:
+// 3. The memory is reclaimed when the process terminates.
+//
+// [1] https://stackoverflow.com/questions/24376768/can-java-finalize-an-object-when-it-is-still-in-scope/24380219
+//
+
+
+/**
+ * The events of one session (`Session.eventStream`; Kotlin `session.events()`): from the
+ * oldest its bounded history still holds (from `session_opened` unless the history overflowed:
+ * then the first event's `dropped` says how many were left out), then live, until its
+ * `session_closed` or the host's end. While it is open, `prompt` returns only after it has
+ * handed on the turn's `turn_ended`.
+ */
+public interface SessionEventStreamInterface {
+    
+    /**
+     * How many of the session's events were left out before this stream's first one (its
+     * history had overflowed before the stream was opened); 0 normally.
+     */
+    fun `missed`(): kotlin.ULong
+    
+    /**
+     * Wait for the session's next events: at least one, at most `max` (1 when 0). Empty only
+     * when the stream ended (its `session_closed` was delivered, or the host ended). Calling
+     * it again says the previous batch was handed on.
+     */
+    suspend fun `nextBatch`(`max`: kotlin.UInt): List<RawEvent>
+    
+    companion object
+}
+
+/**
+ * The events of one session (`Session.eventStream`; Kotlin `session.events()`): from the
+ * oldest its bounded history still holds (from `session_opened` unless the history overflowed:
+ * then the first event's `dropped` says how many were left out), then live, until its
+ * `session_closed` or the host's end. While it is open, `prompt` returns only after it has
+ * handed on the turn's `turn_ended`.
+ */
+open class SessionEventStream: Disposable, AutoCloseable, SessionEventStreamInterface
+{
+
+    @Suppress("UNUSED_PARAMETER")
+    /**
+     * @suppress
+     */
+    constructor(withHandle: UniffiWithHandle, handle: Long) {
+        this.handle = handle
+        this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
+    }
+
+    /**
+     * @suppress
+     *
+     * This constructor can be used to instantiate a fake object. Only used for tests. Any
+     * attempt to actually use an object constructed this way will fail as there is no
+     * connected Rust object.
+     */
+    @Suppress("UNUSED_PARAMETER")
+    constructor(noHandle: NoHandle) {
+        this.handle = 0
+        this.cleanable = null
+    }
+
+    protected val handle: Long
+    protected val cleanable: UniffiCleaner.Cleanable?
+
+    private val wasDestroyed = AtomicBoolean(false)
+    private val callCounter = AtomicLong(1)
+
+    /**
+     * Whether the current object has been destroyed and its reference is gone in the Rust side.
+     */
+    val uniffiIsDestroyed: Boolean get() = wasDestroyed.get()
+
+    override fun destroy() {
+        // Only allow a single call to this method.
+        // TODO: maybe we should log a warning if called more than once?
+        if (this.wasDestroyed.compareAndSet(false, true)) {
+            // This decrement always matches the initial count of 1 given at creation time.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    @Synchronized
+    override fun close() {
+        this.destroy()
+    }
+
+    internal inline fun <R> callWithHandle(block: (handle: Long) -> R): R {
+        // Check and increment the call counter, to keep the object alive.
+        // This needs a compare-and-set retry loop in case of concurrent updates.
+        do {
+            val c = this.callCounter.get()
+            if (c == 0L) {
+                throw IllegalStateException("${this.javaClass.simpleName} object has already been destroyed")
+            }
+            if (c == Long.MAX_VALUE) {
+                throw IllegalStateException("${this.javaClass.simpleName} call counter would overflow")
+            }
+        } while (! this.callCounter.compareAndSet(c, c + 1L))
+        // Now we can safely do the method call without the handle being freed concurrently.
+        try {
+            return block(this.uniffiCloneHandle())
+        } finally {
+            // This decrement always matches the increment we performed above.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    // Use a static inner class instead of a closure so as not to accidentally
+    // capture `this` as part of the cleanable's action.
+    private class UniffiCleanAction(private val handle: Long) : Runnable {
+        override fun run() {
+            if (handle == 0.toLong()) {
+                // Fake object created with `NoHandle`, don't try to free.
+                return;
+            }
+            uniffiRustCall { status ->
+                UniffiLib.uniffi_acp_host_uniffi_fn_free_sessioneventstream(handle, status)
+            }
+        }
+    }
+
+    /**
+     * @suppress
+     */
+    fun uniffiCloneHandle(): Long {
+        if (handle == 0.toLong()) {
+            throw InternalException("uniffiCloneHandle() called on NoHandle object");
+        }
+        return uniffiRustCall() { status ->
+            UniffiLib.uniffi_acp_host_uniffi_fn_clone_sessioneventstream(handle, status)
+        }
+    }
+
+    
+    /**
+     * How many of the session's events were left out before this stream's first one (its
+     * history had overflowed before the stream was opened); 0 normally.
+     */override fun `missed`(): kotlin.ULong {
+            return FfiConverterULong.lift(
+    callWithHandle {
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_acp_host_uniffi_fn_method_sessioneventstream_missed(
+        it,
+        _status)
+}
+    }
+    )
+    }
+    
+
+    
+    /**
+     * Wait for the session's next events: at least one, at most `max` (1 when 0). Empty only
+     * when the stream ended (its `session_closed` was delivered, or the host ended). Calling
+     * it again says the previous batch was handed on.
+     */
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `nextBatch`(`max`: kotlin.UInt) : List<RawEvent> {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_acp_host_uniffi_fn_method_sessioneventstream_next_batch(
+                uniffiHandle,
+                
+        FfiConverterUInt.lower(`max`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_poll_rust_buffer(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_complete_rust_buffer(future, continuation) },
+        { future -> UniffiLib.ffi_acp_host_uniffi_rust_future_free_rust_buffer(future) },
+        // lift function
+        { FfiConverterSequenceTypeRawEvent.lift(it) },
+        // Error FFI converter
+        UniffiNullRustCallStatusErrorHandler,
+    )
+    }
+
+    
+
+    
+
+
+    
+    
+    /**
+     * @suppress
+     */
+    companion object
+    
+}
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeSessionEventStream: FfiConverter<SessionEventStream, Long> {
+    override fun lower(value: SessionEventStream): Long {
+        return value.uniffiCloneHandle()
+    }
+
+    override fun lift(value: Long): SessionEventStream {
+        return SessionEventStream(UniffiWithHandle, value)
+    }
+
+    override fun read(buf: ByteBuffer): SessionEventStream {
+        return lift(buf.getLong())
+    }
+
+    override fun allocationSize(value: SessionEventStream) = 8UL
+
+    override fun write(value: SessionEventStream, buf: ByteBuffer) {
         buf.putLong(lower(value))
     }
 }
@@ -8761,6 +9126,12 @@ data class RawEvent (
      * `session_lost`): their `data`, typed.
      */
     val `supervisor`: SupervisorEvent? = null 
+    , 
+    /**
+     * Only on the first event a session stream yields, when the session's history had
+     * overflowed before the stream was opened: how many of its events were left out.
+     */
+    val `dropped`: kotlin.ULong? = null 
     
 ){
     
@@ -8788,6 +9159,7 @@ public object FfiConverterTypeRawEvent: FfiConverterRustBuffer<RawEvent> {
             FfiConverterOptionalString.read(buf),
             FfiConverterString.read(buf),
             FfiConverterOptionalTypeSupervisorEvent.read(buf),
+            FfiConverterOptionalULong.read(buf),
         )
     }
 
@@ -8802,7 +9174,8 @@ public object FfiConverterTypeRawEvent: FfiConverterRustBuffer<RawEvent> {
             FfiConverterOptionalString.allocationSize(value.`updateKind`) +
             FfiConverterOptionalString.allocationSize(value.`text`) +
             FfiConverterString.allocationSize(value.`data`) +
-            FfiConverterOptionalTypeSupervisorEvent.allocationSize(value.`supervisor`)
+            FfiConverterOptionalTypeSupervisorEvent.allocationSize(value.`supervisor`) +
+            FfiConverterOptionalULong.allocationSize(value.`dropped`)
     )
 
     override fun write(value: RawEvent, buf: ByteBuffer) {
@@ -8817,6 +9190,7 @@ public object FfiConverterTypeRawEvent: FfiConverterRustBuffer<RawEvent> {
             FfiConverterOptionalString.write(value.`text`, buf)
             FfiConverterString.write(value.`data`, buf)
             FfiConverterOptionalTypeSupervisorEvent.write(value.`supervisor`, buf)
+            FfiConverterOptionalULong.write(value.`dropped`, buf)
     }
 }
 
