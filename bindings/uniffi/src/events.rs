@@ -296,10 +296,11 @@ impl SessionEventStream {
                 .collect()
         })
         .await;
-        if let Some(e) = out.first_mut() {
-            if self.first.swap(false, std::sync::atomic::Ordering::SeqCst) && self.missed > 0 {
-                e.dropped = Some(self.missed);
-            }
+        if let Some(e) = out.first_mut()
+            && self.first.swap(false, std::sync::atomic::Ordering::SeqCst)
+            && self.missed > 0
+        {
+            e.dropped = Some(self.missed);
         }
         out
     }

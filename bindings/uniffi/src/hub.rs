@@ -149,18 +149,18 @@ impl Hub {
         {
             return false;
         }
-        if let Some(id) = &ev.session {
-            if let Some(log) = s.sessions.get_mut(&(ev.agent, id.clone())) {
-                while !log.events.is_empty()
-                    && (log.events.len() >= self.history_events || log.bytes + n > self.max_bytes)
-                {
-                    if log.readers.values().any(|r| r.next <= log.base) {
-                        return false;
-                    }
-                    if let Some(old) = log.events.pop_front() {
-                        log.bytes -= size(&old);
-                        log.base += 1;
-                    }
+        if let Some(id) = &ev.session
+            && let Some(log) = s.sessions.get_mut(&(ev.agent, id.clone()))
+        {
+            while !log.events.is_empty()
+                && (log.events.len() >= self.history_events || log.bytes + n > self.max_bytes)
+            {
+                if log.readers.values().any(|r| r.next <= log.base) {
+                    return false;
+                }
+                if let Some(old) = log.events.pop_front() {
+                    log.bytes -= size(&old);
+                    log.base += 1;
                 }
             }
         }
@@ -187,12 +187,12 @@ impl Hub {
         let Some(id) = ev.session.clone() else { return };
         let key = (ev.agent, id);
         let log = s.sessions.entry(key.clone()).or_default();
-        if ev.kind == EventKind::TurnEnded {
-            if let Some(turn) = ev.turn {
-                log.turn_ends.push_back((turn, log.end()));
-                if log.turn_ends.len() > TURN_ENDS_KEPT {
-                    log.turn_ends.pop_front();
-                }
+        if ev.kind == EventKind::TurnEnded
+            && let Some(turn) = ev.turn
+        {
+            log.turn_ends.push_back((turn, log.end()));
+            if log.turn_ends.len() > TURN_ENDS_KEPT {
+                log.turn_ends.pop_front();
             }
         }
         match ev.kind {
@@ -207,13 +207,12 @@ impl Hub {
             s.closed.retain(|k| *k != key);
             s.closed.push_back(key);
             while s.closed.len() > CLOSED_KEPT {
-                if let Some(old) = s.closed.pop_front() {
-                    if s.sessions
+                if let Some(old) = s.closed.pop_front()
+                    && s.sessions
                         .get(&old)
                         .is_some_and(|l| l.closed && l.readers.is_empty())
-                    {
-                        s.sessions.remove(&old);
-                    }
+                {
+                    s.sessions.remove(&old);
                 }
             }
         }
@@ -358,10 +357,10 @@ impl Hub {
     }
 
     pub(crate) fn close_session(&self, agent: u64, session: &str, id: u64) {
-        if let Some(mut s) = self.lock() {
-            if let Some(log) = s.sessions.get_mut(&(agent, Arc::from(session))) {
-                log.readers.remove(&id);
-            }
+        if let Some(mut s) = self.lock()
+            && let Some(log) = s.sessions.get_mut(&(agent, Arc::from(session)))
+        {
+            log.readers.remove(&id);
         }
         self.changed.notify_waiters();
     }
@@ -385,12 +384,11 @@ impl Hub {
                 if s.ended {
                     return Ok(());
                 }
-                if let Some(log) = s.sessions.get(&key) {
-                    if let Some(&(_, at)) = log.turn_ends.iter().find(|(t, _)| *t == turn) {
-                        if log.readers.values().all(|r| r.done > at) {
-                            return Ok(());
-                        }
-                    }
+                if let Some(log) = s.sessions.get(&key)
+                    && let Some(&(_, at)) = log.turn_ends.iter().find(|(t, _)| *t == turn)
+                    && log.readers.values().all(|r| r.done > at)
+                {
+                    return Ok(());
                 }
             }
             match self.stall {
