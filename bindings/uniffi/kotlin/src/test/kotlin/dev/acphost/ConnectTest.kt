@@ -4,6 +4,7 @@
 // socket; backpressure holds (a big turn through a slow stream).
 package dev.acphost
 
+import kotlinx.coroutines.CompletableDeferred
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.async
 import kotlinx.coroutines.delay
@@ -108,6 +109,51 @@ class ConnectTest {
                 assertTrue(e is AcpException.AgentExited, "$e")
                 // The agent process is still running: only the stream failed, and its end closed it.
                 withTimeout(Fixtures.T) { while (!socket.isClosed) delay(20) }
+            }
+        } finally {
+            proc.destroyForcibly()
+        }
+    }
+
+    @Test
+    fun `a collector that stops taking events stops the reads from the socket`() = test {
+        val (socket, proc) = agentOnASocket("--flood", "20000")
+        val read = java.util.concurrent.atomic.AtomicLong()
+        val input = object : InputStream() {
+            val inner = socket.getInputStream()
+            override fun read(): Int = throw UnsupportedOperationException()
+            override fun read(b: ByteArray, off: Int, len: Int): Int =
+                inner.read(b, off, len).also { if (it > 0) read.addAndGet(it.toLong()) }
+        }
+        try {
+            Host(HostOptions(eventCapacity = 16u, earlyUpdateLimit = 16u)).use { host ->
+                val agent = host.connect(StreamByteStream(input, socket.getOutputStream()) { socket.close() })
+                val session = agent.newSession(SessionOptions(cwd = dir))
+                val gate = CompletableDeferred<Unit>()
+                var updates = 0
+                val collector = async(Dispatchers.IO) {
+                    session.events().takeWhile { it !is Event.TurnEnded }.collect {
+                        if (it is Event.SessionUpdate) {
+                            updates++
+                            gate.await() // a UI that stopped taking events
+                        }
+                    }
+                }
+                val turn = async { session.prompt("go") }
+                delay(1_500)
+                val whileStuck = read.get()
+                delay(300)
+                assertEquals(whileStuck, read.get(), "nothing more is read while the collector is stuck")
+                assertTrue(!turn.isCompleted, "the turn waits for its events to be taken")
+                gate.complete(Unit)
+                assertEquals("end_turn", turn.await().stopReason)
+                collector.await()
+                assertEquals(20_000, updates)
+                // The host had read a bounded part (these pipes, the core's reader queue), then
+                // stopped reading the socket until the collector went on.
+                val total = read.get()
+                assertTrue(whileStuck < total / 2, "read $whileStuck of $total bytes while the collector was stuck")
+                agent.shutdown()
             }
         } finally {
             proc.destroyForcibly()
