@@ -396,7 +396,7 @@ impl Hub {
                     if tokio::time::timeout(d, notified).await.is_err() {
                         return Err(AcpError::EventsStalled {
                             detail: format!(
-                                "turn {turn} ended, but its events were not taken by the session's event streams within {} ms",
+                                "turn {turn} ended, but an open event stream of its session took nothing for {} ms (a prompt awaited inside that session's own collector waits for itself: launch it instead)",
                                 d.as_millis()
                             ),
                             data: None,

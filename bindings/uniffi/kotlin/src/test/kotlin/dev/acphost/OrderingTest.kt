@@ -109,4 +109,22 @@ class OrderingTest {
             agent.shutdown()
         }
     }
+
+    @Test
+    fun `a prompt awaited inside its own session's collector fails EventsStalled instead of hanging`() = test {
+        Host(HostOptions(eventStallTimeoutMs = 300u)).use { host ->
+            val agent = host.spawn(Fixtures.mock("default"))
+            val session = agent.newSession(SessionOptions(cwd = dir))
+            val e = runCatching {
+                session.events().collect { ev ->
+                    if (ev is Event.SessionOpened) session.prompt("inside")
+                }
+            }.exceptionOrNull()
+            assertTrue(e is AcpException.EventsStalled, "$e")
+            assertTrue((e as AcpException.EventsStalled).detail.contains("launch it"), e.detail)
+            // The session is fine: the same prompt launched outside the collector returns.
+            assertEquals("end_turn", session.prompt("outside").stopReason)
+            agent.shutdown()
+        }
+    }
 }
