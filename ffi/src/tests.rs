@@ -230,14 +230,19 @@ fn an_agent_spec_takes_a_restart_policy_and_refuses_a_bad_one_as_invalid_config(
         (r#"{"maxRestart":3}"#, "maxRestart"),
         (r#"{"backoffMs":-1}"#, "backoffMs"),
         (r#"{"maxRestarts":"3"}"#, "maxRestarts"),
-        (r#"{"maxRestarts":4294967296}"#, "too large"),
+        (r#"{"maxRestarts":4294967296}"#, "..= 1000000"),
         ("3", "object"),
     ] {
         let e = crate::config::agent_spec(&format!(r#"{{"command":"agent","restart":{bad}}}"#))
             .unwrap_err();
         assert_eq!(e.status, acph_status::ACPH_STATUS_INVALID_CONFIG, "{bad}");
-        assert_eq!(e.data["path"], "restart", "{bad}");
-        assert!(e.message.contains(says), "{bad}: {}", e.message);
+        let path = e.data["path"].as_str().unwrap_or_default().to_owned();
+        assert!(path.starts_with("restart"), "{bad}: {path}");
+        assert!(
+            e.message.contains(says) || path.contains(says),
+            "{bad}: {} at {path}",
+            e.message
+        );
     }
 }
 
