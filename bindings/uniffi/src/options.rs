@@ -117,6 +117,10 @@ pub struct HostOptions {
     /// Unstable ACP methods opted into (`session/fork`).
     #[uniffi(default = None)]
     pub unstable: Option<Vec<String>>,
+    /// The least severe log record the face's log hook gets (`error` … `trace`); this face has
+    /// no log hook yet, so nothing is logged.
+    #[uniffi(default = None)]
+    pub log_level: Option<String>,
     /// A whole host options document as JSON text (`HostOptions.fromJson`); the fields given
     /// beside it replace its values.
     #[uniffi(default = None)]
@@ -355,6 +359,7 @@ impl HostOptions {
         d.set("ext", text(&self.ext));
         d.set("terminalAuth", text(&self.terminal_auth));
         d.set("unstable", list(&self.unstable));
+        d.set("logLevel", text(&self.log_level));
         Ok(d.base)
     }
 }

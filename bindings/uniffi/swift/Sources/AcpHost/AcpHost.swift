@@ -5075,6 +5075,11 @@ public struct HostOptions: Equatable, Hashable {
      */
     public var unstable: [String]?
     /**
+     * The least severe log record the face's log hook gets (`error` … `trace`); this face has
+     * no log hook yet, so nothing is logged.
+     */
+    public var logLevel: String?
+    /**
      * A whole host options document as JSON text (`HostOptions.fromJson`); the fields given
      * beside it replace its values.
      */
@@ -5120,6 +5125,10 @@ public struct HostOptions: Equatable, Hashable {
          * Unstable ACP methods opted into (`session/fork`).
          */unstable: [String]? = nil, 
         /**
+         * The least severe log record the face's log hook gets (`error` … `trace`); this face has
+         * no log hook yet, so nothing is logged.
+         */logLevel: String? = nil, 
+        /**
          * A whole host options document as JSON text (`HostOptions.fromJson`); the fields given
          * beside it replace its values.
          */document: String? = nil) {
@@ -5154,6 +5163,7 @@ public struct HostOptions: Equatable, Hashable {
         self.ext = ext
         self.terminalAuth = terminalAuth
         self.unstable = unstable
+        self.logLevel = logLevel
         self.document = document
     }
 
@@ -5204,6 +5214,7 @@ public struct FfiConverterTypeHostOptions: FfiConverterRustBuffer {
                 ext: FfiConverterOptionString.read(from: &buf), 
                 terminalAuth: FfiConverterOptionString.read(from: &buf), 
                 unstable: FfiConverterOptionSequenceString.read(from: &buf), 
+                logLevel: FfiConverterOptionString.read(from: &buf), 
                 document: FfiConverterOptionString.read(from: &buf)
         )
     }
@@ -5240,6 +5251,7 @@ public struct FfiConverterTypeHostOptions: FfiConverterRustBuffer {
         FfiConverterOptionString.write(value.ext, into: &buf)
         FfiConverterOptionString.write(value.terminalAuth, into: &buf)
         FfiConverterOptionSequenceString.write(value.unstable, into: &buf)
+        FfiConverterOptionString.write(value.logLevel, into: &buf)
         FfiConverterOptionString.write(value.document, into: &buf)
     }
 }

@@ -8617,6 +8617,12 @@ data class HostOptions (
     val `unstable`: List<kotlin.String>? = null 
     , 
     /**
+     * The least severe log record the face's log hook gets (`error` … `trace`); this face has
+     * no log hook yet, so nothing is logged.
+     */
+    val `logLevel`: kotlin.String? = null 
+    , 
+    /**
      * A whole host options document as JSON text (`HostOptions.fromJson`); the fields given
      * beside it replace its values.
      */
@@ -8669,6 +8675,7 @@ public object FfiConverterTypeHostOptions: FfiConverterRustBuffer<HostOptions> {
             FfiConverterOptionalString.read(buf),
             FfiConverterOptionalSequenceString.read(buf),
             FfiConverterOptionalString.read(buf),
+            FfiConverterOptionalString.read(buf),
         )
     }
 
@@ -8704,6 +8711,7 @@ public object FfiConverterTypeHostOptions: FfiConverterRustBuffer<HostOptions> {
             FfiConverterOptionalString.allocationSize(value.`ext`) +
             FfiConverterOptionalString.allocationSize(value.`terminalAuth`) +
             FfiConverterOptionalSequenceString.allocationSize(value.`unstable`) +
+            FfiConverterOptionalString.allocationSize(value.`logLevel`) +
             FfiConverterOptionalString.allocationSize(value.`document`)
     )
 
@@ -8739,6 +8747,7 @@ public object FfiConverterTypeHostOptions: FfiConverterRustBuffer<HostOptions> {
             FfiConverterOptionalString.write(value.`ext`, buf)
             FfiConverterOptionalString.write(value.`terminalAuth`, buf)
             FfiConverterOptionalSequenceString.write(value.`unstable`, buf)
+            FfiConverterOptionalString.write(value.`logLevel`, buf)
             FfiConverterOptionalString.write(value.`document`, buf)
     }
 }

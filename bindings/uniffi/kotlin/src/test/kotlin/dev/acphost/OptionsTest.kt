@@ -132,6 +132,7 @@ class OptionsTest {
             ext = "none",
             terminalAuth = "none",
             unstable = listOf("session/fork"),
+            logLevel = "debug",
         )
         val eff = Host(options).use { obj(it.effectiveOptions()) }
         val want = mapOf(
