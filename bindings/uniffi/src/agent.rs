@@ -359,8 +359,10 @@ impl Session {
             .and_then(|m| serde_json::to_string(&m).ok())
     }
 
-    /// Send one text block and wait for the turn to end. Cancelling the calling coroutine
-    /// abandons the turn: the agent gets `session/cancel`.
+    /// Send one text block and wait for the turn to end: the result comes once every open
+    /// event stream of this session (`session.events()` collections) has taken the turn's
+    /// `turn_ended`. Cancelling the calling coroutine abandons the turn: the agent gets
+    /// `session/cancel`.
     pub async fn prompt(&self, text: String) -> Result<TurnResult, AcpError> {
         let (session, hub) = (self.session.clone(), self.hub.clone());
         on_rt(async move { settled(session.prompt_text(&text).await, &session, hub).await }).await

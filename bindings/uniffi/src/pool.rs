@@ -162,8 +162,9 @@ impl PooledSession {
         Session::wrap(self.session.session().clone(), self.hub.clone())
     }
 
-    /// Send one text block and wait for the turn to end; while another prompt of this session
-    /// runs, wait for it first. `Cancelled` when `cancel()` is called while this one waits (it
+    /// Send one text block and wait for the turn to end (and for the session's open event
+    /// streams to take its `turn_ended`, as `Session.prompt`); while another prompt of this
+    /// session runs, wait for it first. `Cancelled` when `cancel()` is called while this one waits (it
     /// is never sent). Cancelling the calling coroutine leaves the line (a running turn is
     /// cancelled with `session/cancel`, and the next prompt starts once it has settled).
     pub async fn prompt(&self, text: String) -> Result<TurnResult, AcpError> {

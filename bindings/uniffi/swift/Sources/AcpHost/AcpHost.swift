@@ -2988,8 +2988,9 @@ public protocol PooledSessionProtocol: AnyObject, Sendable {
     func id()  -> String
     
     /**
-     * Send one text block and wait for the turn to end; while another prompt of this session
-     * runs, wait for it first. `Cancelled` when `cancel()` is called while this one waits (it
+     * Send one text block and wait for the turn to end (and for the session's open event
+     * streams to take its `turn_ended`, as `Session.prompt`); while another prompt of this
+     * session runs, wait for it first. `Cancelled` when `cancel()` is called while this one waits (it
      * is never sent). Cancelling the calling coroutine leaves the line (a running turn is
      * cancelled with `session/cancel`, and the next prompt starts once it has settled).
      */
@@ -3114,8 +3115,9 @@ open func id() -> String  {
 }
     
     /**
-     * Send one text block and wait for the turn to end; while another prompt of this session
-     * runs, wait for it first. `Cancelled` when `cancel()` is called while this one waits (it
+     * Send one text block and wait for the turn to end (and for the session's open event
+     * streams to take its `turn_ended`, as `Session.prompt`); while another prompt of this
+     * session runs, wait for it first. `Cancelled` when `cancel()` is called while this one waits (it
      * is never sent). Cancelling the calling coroutine leaves the line (a running turn is
      * cancelled with `session/cancel`, and the next prompt starts once it has settled).
      */
@@ -3783,8 +3785,10 @@ public protocol SessionProtocol: AnyObject, Sendable {
     func models()  -> String?
     
     /**
-     * Send one text block and wait for the turn to end. Cancelling the calling coroutine
-     * abandons the turn: the agent gets `session/cancel`.
+     * Send one text block and wait for the turn to end: the result comes once every open
+     * event stream of this session (`session.events()` collections) has taken the turn's
+     * `turn_ended`. Cancelling the calling coroutine abandons the turn: the agent gets
+     * `session/cancel`.
      */
     func prompt(text: String) async throws  -> TurnResult
     
@@ -3968,8 +3972,10 @@ open func models() -> String?  {
 }
     
     /**
-     * Send one text block and wait for the turn to end. Cancelling the calling coroutine
-     * abandons the turn: the agent gets `session/cancel`.
+     * Send one text block and wait for the turn to end: the result comes once every open
+     * event stream of this session (`session.events()` collections) has taken the turn's
+     * `turn_ended`. Cancelling the calling coroutine abandons the turn: the agent gets
+     * `session/cancel`.
      */
 open func prompt(text: String)async throws  -> TurnResult  {
     return
@@ -8480,7 +8486,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_acp_host_uniffi_checksum_method_session_models() != 406) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_acp_host_uniffi_checksum_method_session_prompt() != 22693) {
+    if (uniffi_acp_host_uniffi_checksum_method_session_prompt() != 12445) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_session_prompt_content() != 15532) {
@@ -8582,7 +8588,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_acp_host_uniffi_checksum_method_pooledsession_id() != 57482) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_acp_host_uniffi_checksum_method_pooledsession_prompt() != 64116) {
+    if (uniffi_acp_host_uniffi_checksum_method_pooledsession_prompt() != 15887) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_pooledsession_prompt_content() != 30721) {

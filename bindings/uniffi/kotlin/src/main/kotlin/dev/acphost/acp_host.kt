@@ -1463,7 +1463,7 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_acp_host_uniffi_checksum_method_session_models() and 0xFFFF) != 406) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_acp_host_uniffi_checksum_method_session_prompt() and 0xFFFF) != 22693) {
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_session_prompt() and 0xFFFF) != 12445) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_session_prompt_content() and 0xFFFF) != 15532) {
@@ -1565,7 +1565,7 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_acp_host_uniffi_checksum_method_pooledsession_id() and 0xFFFF) != 57482) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_acp_host_uniffi_checksum_method_pooledsession_prompt() and 0xFFFF) != 64116) {
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_pooledsession_prompt() and 0xFFFF) != 15887) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_pooledsession_prompt_content() and 0xFFFF) != 30721) {
@@ -5796,8 +5796,9 @@ public interface PooledSessionInterface {
     fun `id`(): kotlin.String
     
     /**
-     * Send one text block and wait for the turn to end; while another prompt of this session
-     * runs, wait for it first. `Cancelled` when `cancel()` is called while this one waits (it
+     * Send one text block and wait for the turn to end (and for the session's open event
+     * streams to take its `turn_ended`, as `Session.prompt`); while another prompt of this
+     * session runs, wait for it first. `Cancelled` when `cancel()` is called while this one waits (it
      * is never sent). Cancelling the calling coroutine leaves the line (a running turn is
      * cancelled with `session/cancel`, and the next prompt starts once it has settled).
      */
@@ -5987,8 +5988,9 @@ open class PooledSession: Disposable, AutoCloseable, PooledSessionInterface
 
     
     /**
-     * Send one text block and wait for the turn to end; while another prompt of this session
-     * runs, wait for it first. `Cancelled` when `cancel()` is called while this one waits (it
+     * Send one text block and wait for the turn to end (and for the session's open event
+     * streams to take its `turn_ended`, as `Session.prompt`); while another prompt of this
+     * session runs, wait for it first. `Cancelled` when `cancel()` is called while this one waits (it
      * is never sent). Cancelling the calling coroutine leaves the line (a running turn is
      * cancelled with `session/cancel`, and the next prompt starts once it has settled).
      */
@@ -7046,8 +7048,10 @@ public interface SessionInterface {
     fun `models`(): kotlin.String?
     
     /**
-     * Send one text block and wait for the turn to end. Cancelling the calling coroutine
-     * abandons the turn: the agent gets `session/cancel`.
+     * Send one text block and wait for the turn to end: the result comes once every open
+     * event stream of this session (`session.events()` collections) has taken the turn's
+     * `turn_ended`. Cancelling the calling coroutine abandons the turn: the agent gets
+     * `session/cancel`.
      */
     suspend fun `prompt`(`text`: kotlin.String): TurnResult
     
@@ -7315,8 +7319,10 @@ open class Session: Disposable, AutoCloseable, SessionInterface
 
     
     /**
-     * Send one text block and wait for the turn to end. Cancelling the calling coroutine
-     * abandons the turn: the agent gets `session/cancel`.
+     * Send one text block and wait for the turn to end: the result comes once every open
+     * event stream of this session (`session.events()` collections) has taken the turn's
+     * `turn_ended`. Cancelling the calling coroutine abandons the turn: the agent gets
+     * `session/cancel`.
      */
     @Throws(AcpException::class)
     @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
