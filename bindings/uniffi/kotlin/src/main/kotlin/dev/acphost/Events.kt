@@ -4,6 +4,7 @@
 package dev.acphost
 
 import kotlinx.coroutines.flow.Flow
+import kotlinx.coroutines.flow.emitAll
 import kotlinx.coroutines.flow.flow
 
 /** One event of the host's ordered stream. Unknown future kinds arrive as [Unknown]. */
@@ -25,6 +26,11 @@ sealed class Event {
     val replay: Boolean get() = raw.replay
     /** The payload as JSON text. */
     val data: String get() = raw.data
+    /**
+     * Only on the first event of a [Session.events] flow whose session's history had overflowed
+     * before the flow was collected: how many of the session's events were left out before it.
+     */
+    val dropped: ULong? get() = raw.dropped
 
     data class AgentReady(override val raw: RawEvent) : Event()
     data class AgentExited(override val raw: RawEvent) : Event()
@@ -184,3 +190,32 @@ fun EventStream.asFlow(batch: UInt = 256u): Flow<Event> = flow {
  * are kept (as many as the event queue holds) and delivered first.
  */
 fun Host.events(batch: UInt = 256u): Flow<Event> = eventStream().asFlow(batch)
+
+/**
+ * This session stream as a [Flow], collected once (see [Session.events]); the stream is closed when
+ * the collection ends.
+ */
+fun SessionEventStream.asFlow(batch: UInt = 256u): Flow<Event> = flow {
+    try {
+        while (true) {
+            val events = nextBatch(batch)
+            if (events.isEmpty()) break
+            for (e in events) emit(Event.of(e))
+        }
+    } finally {
+        close()
+    }
+}
+
+/**
+ * This session's events as a cold [Flow]: each collection starts at the session's beginning
+ * (`session_opened`, then everything after it, as the session's bounded history holds it; when it
+ * overflowed, the first event's [Event.dropped] says how many were left out) and goes on live until
+ * `session_closed` or the host's end. While a collection is running, [Session.prompt] returns only
+ * after the collector has taken the turn's `turn_ended` (so every event of the turn was emitted to
+ * it first). Independent of [Host.events] and of other collections; a slow collector slows the
+ * agent down, it never loses events. [AcpException.Unsupported] when events are disabled.
+ */
+fun Session.events(batch: UInt = 256u): Flow<Event> = flow {
+    emitAll(eventStream().asFlow(batch))
+}
