@@ -917,6 +917,53 @@ acph_status acph_elicitation_respond(struct acph_host *host,
                                      size_t answer_len,
                                      struct acph_error **error_out);
 
+// Speak ACP over a byte stream the embedder opened, and perform the handshake (`initialize`,
+// protocol version check) as `acph_host_spawn` does: an agent in a container, behind an SSH
+// channel, or listening on a socket. `read_fd` is what the agent writes to us, `write_fd` what
+// we write to it; pass the same value twice for a duplex socket.
+//
+// Unix: file descriptors (a socket, pipes, a pty; anything `poll` works on, not a regular
+// file); they are made non-blocking. Windows: a `SOCKET`, or a `HANDLE` (a pipe, a console)
+// cast to `intptr_t`; each direction is read/written by a library thread.
+//
+// Ownership: when the call returns `ACPH_STATUS_NULL_ARGUMENT` or
+// `ACPH_STATUS_INVALID_ARGUMENT` (a negative, closed or unusable descriptor) nothing was taken:
+// both are left as they were, still the caller's to close. On every other outcome (success,
+// `closed`, a failed handshake, a timeout) the library owns both from this call on and closes
+// them when the connection ends (`acph_agent_shutdown`, `acph_agent_release`, the peer closing
+// its end, `acph_host_free`), or at once when nothing started.
+// Never read, write or close them afterwards. Closing our writing end is all the agent gets at
+// shutdown (on a socket: `shutdown(SHUT_WR)`, so it sees EOF).
+//
+// Every guarantee of a spawned agent holds (ordered events, backpressure, timeouts, typed
+// errors), except process containment: there is no process to signal, `restart` does not
+// exist, and the agent's exit status is unknown. When the peer goes away (EOF or an error on
+// the stream) pending calls complete at once with `ACPH_STATUS_AGENT_EXITED` and `agent_exited`
+// follows (`exitCode` and `signal` null). `result` and events as for `acph_host_spawn`:
+// `{"agent": id, "protocolVersion", ...}` after `agent_ready`.
+//
+// # Safety
+// `host` is NULL or a live host; `call_out` and `error_out` are NULL or writable; `read_fd` and
+// `write_fd` are descriptors (handles) this process owns and hands over (see Ownership).
+acph_status acph_host_connect(struct acph_host *host,
+                              ptrdiff_t read_fd,
+                              ptrdiff_t write_fd,
+                              uint64_t *call_out,
+                              struct acph_error **error_out);
+
+// Blocking `acph_host_connect`: on success `*agent_out` is the new agent's id. Ownership as
+// for `acph_host_connect`; `ACPH_STATUS_WRONG_THREAD` (a library thread) also leaves the
+// descriptors untouched.
+//
+// # Safety
+// As `acph_host_connect`; `agent_out` is NULL or writable.
+acph_status acph_host_connect_wait(struct acph_host *host,
+                                   ptrdiff_t read_fd,
+                                   ptrdiff_t write_fd,
+                                   uint32_t timeout_ms,
+                                   uint64_t *agent_out,
+                                   struct acph_error **error_out);
+
 // The session handle of an agent's session, by its ACP id (the `session_id` of events).
 // `ACPH_STATUS_STALE_ID` when this host has none. Non-blocking.
 //
@@ -964,10 +1011,12 @@ acph_status acph_session_state(struct acph_host *host,
 
 // Send a prompt: `content_json` is a JSON array of ACP content blocks (`[{"type": "text",
 // "text": "..."}]`; blocks the agent did not advertise are refused locally). The turn's events
-// follow (`turn_started`, `session_update`s, `turn_ended`). `result`: `{"turn": id,
-// "stopReason": "end_turn" | "cancelled" | ..., "response": {the agent's prompt response},
-// "text": the turn's agent message text, "thought": its thought text, "textTruncated": bool}`
-// (text assembled from the turn's text chunks, at most 4 MiB each). A second prompt while a
+// follow (`turn_started`, `session_update`s, `turn_ended`), every one of them before the call's
+// `call_completed` (or before a `_wait` variant returns). `result` (the same in every face):
+// `{"turn": id, "stopReason": "end_turn" | "cancelled" | ..., "usage": {the turn's token usage}
+// | null, "raw": {the agent's prompt response}, "text": the turn's agent message text,
+// "thought": its thought text, "textTruncated": bool}` (text assembled from the turn's text
+// chunks, at most 4 MiB each). A second prompt while a
 // turn runs fails with `ACPH_STATUS_BUSY`, except on a pooled session (`acph_pool_open_session`):
 // there it waits its turn, in call order, and `acph_call_cancel` of a waiting prompt completes
 // it with `cancelled` without sending it.
