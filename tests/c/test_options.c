@@ -114,6 +114,7 @@ int main(void) {
     free(text);
     const json *cases = json_get(doc, "cases");
     CHECK(cases && cases->length >= 50);
+    const size_t total = cases->length;
 
     /* Sessions open on one spawned mock agent; pools over its spec. */
     acph_host *shared = make_host(NULL);
@@ -179,6 +180,6 @@ int main(void) {
         snprintf(detail, sizeof detail, "%zu case(s) differ", failures);
         test_fail(__FILE__, __LINE__, "tests/options/cases.json through the C ABI", detail);
     }
-    printf("test_options: ok (%zu cases)\n", cases->length);
+    printf("test_options: ok (%zu cases)\n", total);
     return 0;
 }
