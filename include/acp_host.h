@@ -193,6 +193,9 @@ enum acph_event_kind
     // `data`: `#/properties/session_lost` (`{"sessionId", "error"}`): a session of a restarted
     // agent could not be reopened; its handle no longer reaches a session.
     ACPH_EVENT_SESSION_LOST = 28,
+    // `data`: `#/properties/progress` (`{"phase", "stage", "elapsedMs", "bytes", "message"}`):
+    // spawn, handshake or login started, still waiting, done or failed (`progressEvents`).
+    ACPH_EVENT_PROGRESS = 29,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

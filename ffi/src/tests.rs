@@ -226,6 +226,49 @@ fn json_arguments_nested_too_deep_are_invalid_argument() {
 }
 
 #[test]
+fn an_agent_spec_takes_a_restart_policy_and_refuses_a_bad_one_as_invalid_config() {
+    let spec = crate::config::agent_spec(
+        r#"{"command":"agent","restart":{"maxRestarts":5,"backoffMs":10,"maxBackoffMs":40,"resetAfterMs":1000}}"#,
+    )
+    .unwrap();
+    let p = spec.restart.expect("a policy");
+    assert_eq!(p.max_restarts, 5);
+    assert_eq!(p.backoff, std::time::Duration::from_millis(10));
+    assert_eq!(p.max_backoff, std::time::Duration::from_millis(40));
+    assert_eq!(p.reset_after, std::time::Duration::from_secs(1));
+    // `{}`: the defaults; absent or null: not supervised.
+    let spec = crate::config::agent_spec(r#"{"command":"agent","restart":{}}"#).unwrap();
+    assert_eq!(spec.restart, Some(acp_host::RestartPolicy::default()));
+    for text in [
+        r#"{"command":"agent"}"#,
+        r#"{"command":"agent","restart":null}"#,
+    ] {
+        assert!(
+            crate::config::agent_spec(text).unwrap().restart.is_none(),
+            "{text}"
+        );
+    }
+    for (bad, says) in [
+        (r#"{"maxRestart":3}"#, "maxRestart"),
+        (r#"{"backoffMs":-1}"#, "backoffMs"),
+        (r#"{"maxRestarts":"3"}"#, "maxRestarts"),
+        (r#"{"maxRestarts":4294967296}"#, "..= 1000000"),
+        ("3", "object"),
+    ] {
+        let e = crate::config::agent_spec(&format!(r#"{{"command":"agent","restart":{bad}}}"#))
+            .unwrap_err();
+        assert_eq!(e.status, acph_status::ACPH_STATUS_INVALID_CONFIG, "{bad}");
+        let path = e.data["path"].as_str().unwrap_or_default().to_owned();
+        assert!(path.starts_with("restart"), "{bad}: {path}");
+        assert!(
+            e.message.contains(says) || path.contains(says),
+            "{bad}: {} at {path}",
+            e.message
+        );
+    }
+}
+
+#[test]
 fn every_core_event_kind_has_its_own_c_kind() {
     let mut seen = std::collections::HashSet::new();
     for kind in acp_host::EventKind::ALL {

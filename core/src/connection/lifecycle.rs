@@ -188,6 +188,18 @@ impl Actor {
         if let Some(error) = self.shutdown_error.take() {
             data["error"] = error;
         }
+        self.host.config.log.emit(
+            crate::log::Level::Info,
+            "transport",
+            Some(self.agent),
+            None,
+            || {
+                format!(
+                    "the agent exited ({reason}; exit code {:?}, signal {:?})",
+                    info.code, info.signal
+                )
+            },
+        );
         let _ = self.shared.exit.set(info.clone());
         self.shared.exited.notify_waiters();
         // Nothing of this agent follows `agent_exited`: late stderr only reaches the tail.

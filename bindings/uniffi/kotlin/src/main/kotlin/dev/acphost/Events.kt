@@ -59,6 +59,8 @@ sealed class Event {
     data class Wire(override val raw: RawEvent) : Event()
     data class CallCompleted(override val raw: RawEvent) : Event()
     data class ServiceRequested(override val raw: RawEvent) : Event()
+    /** `progress` (with `progressEvents`): spawn, handshake or login started, waiting, done or failed. */
+    data class Progress(override val raw: RawEvent) : Event()
 
     /**
      * `agent_restarting`: a supervised agent's process died (or the previous attempt failed,
@@ -133,6 +135,7 @@ sealed class Event {
             "agent_restarted" to ::AgentRestarted,
             "agent_failed" to ::AgentFailed,
             "session_lost" to ::SessionLost,
+            "progress" to ::Progress,
         )
 
         /** The supervisor's kinds, typed only when their data decoded as theirs (always, from this host). */
