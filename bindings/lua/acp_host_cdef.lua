@@ -341,6 +341,17 @@ acph_status acph_elicitation_respond(struct acph_host *host,
                                      const char *answer_json,
                                      size_t answer_len,
                                      struct acph_error **error_out);
+acph_status acph_host_connect(struct acph_host *host,
+                              ptrdiff_t read_fd,
+                              ptrdiff_t write_fd,
+                              uint64_t *call_out,
+                              struct acph_error **error_out);
+acph_status acph_host_connect_wait(struct acph_host *host,
+                                   ptrdiff_t read_fd,
+                                   ptrdiff_t write_fd,
+                                   uint32_t timeout_ms,
+                                   uint64_t *agent_out,
+                                   struct acph_error **error_out);
 acph_status acph_host_find_session(struct acph_host *host,
                                    uint64_t agent,
                                    const char *session_id,

@@ -276,6 +276,14 @@ pub fn host(doc: &Value, face: Face) -> Result<HostOptions> {
             url: names.iter().any(|n| n == "url"),
         };
     }
+    let services_as_events = map.get("services").and_then(Value::as_str) == Some("events");
+    if services_as_events && !c.events_enabled {
+        // Service requests would go to a stream that queues nothing: never answered.
+        return Err(bad(
+            "services",
+            "\"events\" needs the event stream (`events` is false)",
+        ));
+    }
     let o = HostOptions {
         permission: who(map, "permission", "handler"),
         elicitation: who(map, "elicitation", "handler"),
@@ -284,7 +292,7 @@ pub fn host(doc: &Value, face: Face) -> Result<HostOptions> {
         terminal: who(map, "terminal", "embedder"),
         ext: who(map, "ext", "embedder"),
         terminal_auth: who(map, "terminalAuth", "embedder"),
-        services_as_events: map.get("services").and_then(Value::as_str) == Some("events"),
+        services_as_events,
         log_level: map
             .get("logLevel")
             .and_then(Value::as_str)

@@ -206,6 +206,15 @@ fn every_value_is_checked_with_its_full_path() {
 }
 
 #[test]
+fn service_requests_as_events_need_the_event_stream() {
+    let doc = json!({"services": "events", "events": false});
+    let (p, m) = err_path(host(&doc, Face::C).map(|o| o.config));
+    assert_eq!(p, "services", "{m}");
+    assert!(m.contains("`events` is false"), "{m}");
+    assert!(host(&json!({"services": "events"}), Face::C).is_ok());
+}
+
+#[test]
 fn values_in_range_are_applied() {
     let c = host(
         &json!({
