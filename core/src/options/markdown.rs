@@ -75,7 +75,7 @@ pub fn render() -> String {
          `invalid_config` error and `data.path` — whichever face it comes through.\n\n\
          How each face spells a document:\n\n\
          - **C**: the JSON text itself (`acph_host_new`, `acph_host_spawn`, \
-         `acph_agent_new_session`, `acph_host_pool_new`).\n\
+         `acph_agent_new_session`, `acph_pool_new`).\n\
          - **Node**: the options object, names as below; a function (`onPermission`, \
          `onElicitation`, `fs`/`terminal` hooks, `onExtRequest`, `onTerminalAuth`) is the \
          face's handler for its option.\n\
