@@ -14,6 +14,7 @@ use crate::handlers::{
     ext_handler, parse_elicitation_answer, permission_decider, terminal_auth,
 };
 use crate::hub::Hub;
+use crate::log::{self, LogHandler};
 use crate::options::{AgentSpec, HostOptions, PoolOptions};
 use crate::pool::{Pool, PoolShared};
 use crate::runtime::{finish_or_detach, on_rt, rt};
@@ -25,6 +26,7 @@ struct Handlers {
     elicitation: Option<Arc<dyn ElicitationHandler>>,
     ext: Option<Arc<dyn ExtHandler>>,
     terminal_auth: Option<Arc<dyn TerminalAuthRunner>>,
+    log: Option<Arc<dyn acp_host::log::LogSink>>,
 }
 
 /// The options as the core's host document, checked by the core, with the handlers attached by
@@ -37,6 +39,7 @@ fn config(o: &HostOptions, h: Handlers) -> Result<HostConfig, AcpError> {
         elicitation: h.elicitation.map(elicitation_decider),
         ext: h.ext.map(ext_handler),
         terminal_auth: h.terminal_auth.map(terminal_auth),
+        log: h.log,
         ..Hooks::default()
     };
     Ok(options.with_hooks(hooks)?)
@@ -56,6 +59,8 @@ pub struct Host {
     /// The pools made by `pool()`, shut down with the host.
     pools: Arc<Mutex<Vec<Weak<PoolShared>>>>,
     closed: Arc<AtomicBool>,
+    /// Log records the log handler's queue had no room for (none without a handler).
+    log_dropped: Option<Arc<log::Dropped>>,
 }
 
 #[uniffi::export]
@@ -64,13 +69,16 @@ impl Host {
     /// (fail-closed), unless `permission = "manual"`. Options and handlers are checked by the
     /// core (docs/OPTIONS.md): a handler given while its option names another answerer is
     /// `InvalidConfig`.
-    /// `extHandler` serves the agent's extension requests; `terminalAuth` runs terminal logins.
+    /// `extHandler` serves the agent's extension requests; `terminalAuth` runs terminal logins;
+    /// `logHandler` gets the host's log records at `logLevel` and more severe, on a thread of
+    /// its own behind a bounded queue (`droppedLogRecords()`).
     #[uniffi::constructor(default(
         options = None,
         permission_handler = None,
         elicitation_handler = None,
         ext_handler = None,
-        terminal_auth = None
+        terminal_auth = None,
+        log_handler = None
     ))]
     pub fn new(
         options: Option<HostOptions>,
@@ -78,12 +86,21 @@ impl Host {
         elicitation_handler: Option<Arc<dyn ElicitationHandler>>,
         ext_handler: Option<Arc<dyn ExtHandler>>,
         terminal_auth: Option<Arc<dyn TerminalAuthRunner>>,
+        log_handler: Option<Arc<dyn LogHandler>>,
     ) -> Result<Arc<Host>, AcpError> {
+        let (log, log_dropped) = match log_handler {
+            Some(h) => {
+                let (sink, dropped) = log::sink(h)?;
+                (Some(sink), Some(dropped))
+            }
+            None => (None, None),
+        };
         let handlers = Handlers {
             permission: permission_handler,
             elicitation: elicitation_handler,
             ext: ext_handler,
             terminal_auth,
+            log,
         };
         let config = config(&options.unwrap_or_default(), handlers)?;
         let _enter = rt().enter();
@@ -95,7 +112,16 @@ impl Host {
             agents: Arc::new(Mutex::new(Vec::new())),
             pools: Arc::new(Mutex::new(Vec::new())),
             closed: Arc::new(AtomicBool::new(false)),
+            log_dropped,
         }))
+    }
+
+    /// Log records dropped so far because the log handler was 1024 records behind
+    /// (the handler is told too: a `warn` record of target `log`). 0 without a handler.
+    pub fn dropped_log_records(&self) -> u64 {
+        self.log_dropped
+            .as_ref()
+            .map_or(0, |d| d.total.load(Ordering::Relaxed))
     }
 
     /// The host's event stream, pulled (once per host; `InvalidArgument` on a second call,

@@ -12,8 +12,10 @@ mod events;
 mod handlers;
 mod host;
 mod hub;
+mod log;
 mod options;
 mod pool;
+mod progress;
 mod registry;
 mod runtime;
 mod transport;
@@ -26,11 +28,13 @@ pub use handlers::{
     PermissionOption, PermissionRequest, TerminalAuthCommand, TerminalAuthRunner,
 };
 pub use host::Host;
+pub use log::{LogHandler, LogLevel, LogRecord};
 pub use options::{
     AgentSpec, ClientInfo, FsLimits, HostOptions, PoolMode, PoolOptions, RestartPolicy,
     SessionOptions, TerminalLimits,
 };
 pub use pool::{Pool, PoolStats, PooledSession};
+pub use progress::{Progress, ProgressHandler};
 pub use registry::{
     DistributionKind, InstalledAgent, Registry, RegistryAgent, RegistryFetcher, ResolveOptions,
     ResolvedAgent,

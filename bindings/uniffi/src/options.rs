@@ -117,10 +117,14 @@ pub struct HostOptions {
     /// Unstable ACP methods opted into (`session/fork`).
     #[uniffi(default = None)]
     pub unstable: Option<Vec<String>>,
-    /// The least severe log record the face's log hook gets (`error` … `trace`); this face has
-    /// no log hook yet, so nothing is logged.
+    /// The least severe log record the host's `logHandler` gets (`error` … `trace`; default
+    /// `info`). Without a handler nothing is logged.
     #[uniffi(default = None)]
     pub log_level: Option<String>,
+    /// True: `progress` events for an agent's spawn, handshake and login (`started`, `waiting`
+    /// every 5 s, `done` or `failed`).
+    #[uniffi(default = None)]
+    pub progress_events: Option<bool>,
     /// A whole host options document as JSON text (`HostOptions.fromJson`); the fields given
     /// beside it replace its values.
     #[uniffi(default = None)]
@@ -323,6 +327,7 @@ impl HostOptions {
         d.set("eventCapacity", num(self.event_capacity));
         d.set("eventQueueBytes", num(self.event_queue_bytes));
         d.set("eventStallTimeoutMs", num(self.event_stall_timeout_ms));
+        d.set("progressEvents", flag(self.progress_events));
         d.set("wireEvents", flag(self.wire_events));
         d.set(
             "coalesceToolCallUpdates",

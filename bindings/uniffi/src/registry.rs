@@ -11,6 +11,7 @@ use acp_host::registry::{Fetcher, LocalOnlyFetcher, Platform};
 use crate::error::AcpError;
 use crate::handlers::HandlerError;
 use crate::options::AgentSpec;
+use crate::progress::{self, ProgressHandler};
 use crate::runtime::{on_rt, rt};
 
 /// A distribution of an agent, as the registry names it (`binary`, `npx`, `uvx`).
@@ -286,13 +287,17 @@ impl Registry {
     /// the entry's field; a fetcher that throws is `Io` naming the URL; nothing is installed on
     /// any failure. Runs on a blocking thread of the core's runtime; a cancelled call lets the
     /// install finish (or clean up) there, and cancels a fetcher call still in flight.
-    #[uniffi::method(default(platform = None, fetcher = None))]
+    /// `progress` hears of the download and the extraction (`started`, then `done` with the
+    /// archive's size or `failed` with why; nothing when already installed), on the install's
+    /// thread.
+    #[uniffi::method(default(platform = None, fetcher = None, progress = None))]
     pub async fn install(
         &self,
         id: String,
         cache_dir: String,
         platform: Option<String>,
         fetcher: Option<Arc<dyn RegistryFetcher>>,
+        progress: Option<Arc<dyn ProgressHandler>>,
     ) -> Result<InstalledAgent, AcpError> {
         let registry = self.registry.clone();
         let (alive, given_up) = tokio::sync::watch::channel(());
@@ -310,11 +315,13 @@ impl Registry {
                 })?,
             };
             let agent = registry.agent(&id)?;
-            let installed = acp_host::registry::install_binary(
+            let installed = acp_host::registry::install_binary_with_progress(
                 agent,
                 platform,
                 std::path::Path::new(&cache_dir),
                 &fetcher,
+                &acp_host::registry::InstallLimits::default(),
+                &progress::Sink(progress),
             )?;
             Ok(InstalledAgent {
                 dir: path_text(&installed.dir),
@@ -415,6 +422,7 @@ mod tests {
             path_text(cache),
             Some(PLATFORM.into()),
             fetcher,
+            None,
         ))
     }
 
@@ -628,6 +636,7 @@ mod tests {
             path_text(&cache),
             Some(PLATFORM.into()),
             Some(hook),
+            None,
         );
         let gave_up = rt().block_on(async {
             let mut call = std::pin::pin!(call);

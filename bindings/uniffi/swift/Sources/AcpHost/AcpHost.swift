@@ -636,6 +636,49 @@ fileprivate struct FfiConverterData: FfiConverterRustBuffer {
     }
 }
 
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterTimestamp: FfiConverterRustBuffer {
+    typealias SwiftType = Date
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> Date {
+        let seconds: Int64 = try readInt(&buf)
+        let nanoseconds: UInt32 = try readInt(&buf)
+        // Build the Date from whole seconds first, then add the nanoseconds as a
+        // separate TimeInterval.  Date stores CFAbsoluteTime (seconds since 2001),
+        // so adding a small fraction to the ~7.8e8 base is twice as precise as
+        // adding it to the ~1.76e9 Unix-epoch value, because the smaller magnitude
+        // leaves more mantissa bits for the sub-second part.
+        if seconds >= 0 {
+            return Date(timeIntervalSince1970: Double(seconds))
+                .addingTimeInterval(Double(nanoseconds) / 1.0e9)
+        } else {
+            return Date(timeIntervalSince1970: Double(seconds))
+                .addingTimeInterval(-Double(nanoseconds) / 1.0e9)
+        }
+    }
+
+    public static func write(_ value: Date, into buf: inout [UInt8]) {
+        var delta = value.timeIntervalSince1970
+        var sign: Int64 = 1
+        if delta < 0 {
+            // The nanoseconds portion of the epoch offset must always be
+            // positive, to simplify the calculation we will use the absolute
+            // value of the offset.
+            sign = -1
+            delta = -delta
+        }
+        if delta.rounded(.down) > Double(Int64.max) {
+            fatalError("Timestamp overflow, exceeds max bounds supported by Uniffi")
+        }
+        let seconds = Int64(delta)
+        let nanoseconds = UInt32((delta - Double(seconds)) * 1.0e9)
+        writeInt(&buf, sign * seconds)
+        writeInt(&buf, nanoseconds)
+    }
+}
+
 
 
 
@@ -2149,6 +2192,12 @@ public protocol HostProtocol: AnyObject, Sendable {
     func connect(stream: ByteStream) async throws  -> Agent
     
     /**
+     * Log records dropped so far because the log handler was 1024 records behind
+     * (the handler is told too: a `warn` record of target `log`). 0 without a handler.
+     */
+    func droppedLogRecords()  -> UInt64
+    
+    /**
      * The effective host options as the core's host document, JSON text (docs/OPTIONS.md):
      * every option with the value in force, callables shown by who answers.
      */
@@ -2251,9 +2300,11 @@ open class Host: HostProtocol, @unchecked Sendable {
      * (fail-closed), unless `permission = "manual"`. Options and handlers are checked by the
      * core (docs/OPTIONS.md): a handler given while its option names another answerer is
      * `InvalidConfig`.
-     * `extHandler` serves the agent's extension requests; `terminalAuth` runs terminal logins.
+     * `extHandler` serves the agent's extension requests; `terminalAuth` runs terminal logins;
+     * `logHandler` gets the host's log records at `logLevel` and more severe, on a thread of
+     * its own behind a bounded queue (`droppedLogRecords()`).
      */
-public convenience init(options: HostOptions? = nil, permissionHandler: PermissionHandler? = nil, elicitationHandler: ElicitationHandler? = nil, extHandler: ExtHandler? = nil, terminalAuth: TerminalAuthRunner? = nil)throws  {
+public convenience init(options: HostOptions? = nil, permissionHandler: PermissionHandler? = nil, elicitationHandler: ElicitationHandler? = nil, extHandler: ExtHandler? = nil, terminalAuth: TerminalAuthRunner? = nil, logHandler: LogHandler? = nil)throws  {
     let handle =
         try rustCallWithError(FfiConverterTypeAcpError_lift) {
         uniffiCallStatus in
@@ -2262,7 +2313,8 @@ public convenience init(options: HostOptions? = nil, permissionHandler: Permissi
         FfiConverterOptionTypePermissionHandler.lower(permissionHandler),
         FfiConverterOptionTypeElicitationHandler.lower(elicitationHandler),
         FfiConverterOptionTypeExtHandler.lower(extHandler),
-        FfiConverterOptionTypeTerminalAuthRunner.lower(terminalAuth),uniffiCallStatus
+        FfiConverterOptionTypeTerminalAuthRunner.lower(terminalAuth),
+        FfiConverterOptionTypeLogHandler.lower(logHandler),uniffiCallStatus
     )
 }
     self.init(unsafeFromHandle: handle)
@@ -2325,6 +2377,19 @@ open func connect(stream: ByteStream)async throws  -> Agent  {
             liftFunc: FfiConverterTypeAgent_lift,
             errorHandler: FfiConverterTypeAcpError_lift
         )
+}
+    
+    /**
+     * Log records dropped so far because the log handler was 1024 records behind
+     * (the handler is told too: a `warn` record of target `log`). 0 without a handler.
+     */
+open func droppedLogRecords() -> UInt64  {
+    return try!  FfiConverterUInt64.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_acp_host_uniffi_fn_method_host_dropped_log_records(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
 }
     
     /**
@@ -2518,6 +2583,213 @@ public func FfiConverterTypeHost_lift(_ handle: UInt64) throws -> Host {
 #endif
 public func FfiConverterTypeHost_lower(_ value: Host) -> UInt64 {
     return FfiConverterTypeHost.lower(value)
+}
+
+
+
+
+
+
+/**
+ * Gets the host's log records, in order, on a thread of its own (never the host's: it may be
+ * slow, but records past 1024 waiting are dropped). What it throws is ignored.
+ */
+public protocol LogHandler: AnyObject, Sendable {
+    
+    func log(record: LogRecord) throws 
+    
+}
+/**
+ * Gets the host's log records, in order, on a thread of its own (never the host's: it may be
+ * slow, but records past 1024 waiting are dropped). What it throws is ignored.
+ */
+open class LogHandlerImpl: LogHandler, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_acp_host_uniffi_fn_clone_loghandler(self.handle, $0) }
+    }
+    // No primary constructor declared for this class.
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_acp_host_uniffi_fn_free_loghandler(handle, $0) }
+    }
+
+    
+
+    
+open func log(record: LogRecord)throws   {try rustCallWithError(FfiConverterTypeHandlerError_lift) {
+        uniffiCallStatus in
+    uniffi_acp_host_uniffi_fn_method_loghandler_log(
+            self.uniffiCloneHandle(),
+        FfiConverterTypeLogRecord_lower(record),uniffiCallStatus
+    )
+}
+}
+    
+
+    
+}
+
+
+
+// Put the implementation in a struct so we don't pollute the top-level namespace
+fileprivate struct UniffiCallbackInterfaceLogHandler {
+
+    // Create the VTable using a series of closures.
+    // Swift automatically converts these into C callback functions.
+    //
+    // Store the vtable directly.
+    static let vtable: UniffiVTableCallbackInterfaceLogHandler = UniffiVTableCallbackInterfaceLogHandler(
+        uniffiFree: { (uniffiHandle: UInt64) -> () in
+            do {
+                try FfiConverterTypeLogHandler.handleMap.remove(handle: uniffiHandle)
+            } catch {
+                print("Uniffi callback interface LogHandler: handle missing in uniffiFree")
+            }
+        },
+        uniffiClone: { (uniffiHandle: UInt64) -> UInt64 in
+            do {
+                return try FfiConverterTypeLogHandler.handleMap.clone(handle: uniffiHandle)
+            } catch {
+                fatalError("Uniffi callback interface LogHandler: handle missing in uniffiClone")
+            }
+        },
+        log: { (
+            uniffiHandle: UInt64,
+            record: RustBuffer,
+            uniffiOutReturn: UnsafeMutableRawPointer,
+            uniffiCallStatus: UnsafeMutablePointer<RustCallStatus>
+        ) in
+            let makeCall = {
+                () throws -> () in
+                guard let uniffiObj = try? FfiConverterTypeLogHandler.handleMap.get(handle: uniffiHandle) else {
+                    throw UniffiInternalError.unexpectedStaleHandle
+                }
+                return try uniffiObj.log(
+                     record: try FfiConverterTypeLogRecord_lift(record)
+                )
+            }
+
+            
+            let writeReturn = { () }
+            uniffiTraitInterfaceCallWithError(
+                callStatus: uniffiCallStatus,
+                makeCall: makeCall,
+                writeReturn: writeReturn,
+                lowerError: FfiConverterTypeHandlerError_lower
+            )
+        }
+    )
+
+    // Rust stores this pointer for future callback invocations, so it must live
+    // for the process lifetime (not just for the init function call).
+    //
+    // `nonisolated(unsafe)` is needed under Swift 6 strict concurrency.
+    // This is safe because the pointee is initialized once during static init
+    // and never mutated by either side of the FFI.  Its fields are C function pointers.
+    nonisolated(unsafe) static let vtablePtr: UnsafePointer<UniffiVTableCallbackInterfaceLogHandler> = {
+        let ptr = UnsafeMutablePointer<UniffiVTableCallbackInterfaceLogHandler>.allocate(capacity: 1)
+        ptr.initialize(to: vtable)
+        return UnsafePointer(ptr)
+    }()
+}
+
+private func uniffiCallbackInitLogHandler() {
+    uniffi_acp_host_uniffi_fn_init_callback_vtable_loghandler(UniffiCallbackInterfaceLogHandler.vtablePtr)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeLogHandler: FfiConverter {
+    fileprivate static let handleMap = UniffiHandleMap<LogHandler>()
+
+    typealias FfiType = UInt64
+    typealias SwiftType = LogHandler
+
+    public static func lift(_ handle: UInt64) throws -> LogHandler {
+        if ((handle & 1) == 0) {
+            // Rust-generated handle, construct a new class that uses the handle to implement the
+            // interface
+            return LogHandlerImpl(unsafeFromHandle: handle)
+        } else {
+            // Swift-generated handle, get the object from the handle map
+            return try handleMap.remove(handle: handle)
+        }
+    }
+
+    public static func lower(_ value: LogHandler) -> UInt64 {
+         if let rustImpl = value as? LogHandlerImpl {
+             // Rust-implemented object.  Clone the handle and return it
+            return rustImpl.uniffiCloneHandle()
+         } else {
+            // Swift object, generate a new vtable handle and return that.
+            return handleMap.insert(obj: value)
+         }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> LogHandler {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: LogHandler, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeLogHandler_lift(_ handle: UInt64) throws -> LogHandler {
+    return try FfiConverterTypeLogHandler.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeLogHandler_lower(_ value: LogHandler) -> UInt64 {
+    return FfiConverterTypeLogHandler.lower(value)
 }
 
 
@@ -3241,6 +3513,213 @@ public func FfiConverterTypePooledSession_lower(_ value: PooledSession) -> UInt6
 
 
 /**
+ * Gets a registry install's progress, on the install's own thread (a slow handler slows only
+ * that install). What it throws is ignored.
+ */
+public protocol ProgressHandler: AnyObject, Sendable {
+    
+    func progress(progress: Progress) throws 
+    
+}
+/**
+ * Gets a registry install's progress, on the install's own thread (a slow handler slows only
+ * that install). What it throws is ignored.
+ */
+open class ProgressHandlerImpl: ProgressHandler, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_acp_host_uniffi_fn_clone_progresshandler(self.handle, $0) }
+    }
+    // No primary constructor declared for this class.
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_acp_host_uniffi_fn_free_progresshandler(handle, $0) }
+    }
+
+    
+
+    
+open func progress(progress: Progress)throws   {try rustCallWithError(FfiConverterTypeHandlerError_lift) {
+        uniffiCallStatus in
+    uniffi_acp_host_uniffi_fn_method_progresshandler_progress(
+            self.uniffiCloneHandle(),
+        FfiConverterTypeProgress_lower(progress),uniffiCallStatus
+    )
+}
+}
+    
+
+    
+}
+
+
+
+// Put the implementation in a struct so we don't pollute the top-level namespace
+fileprivate struct UniffiCallbackInterfaceProgressHandler {
+
+    // Create the VTable using a series of closures.
+    // Swift automatically converts these into C callback functions.
+    //
+    // Store the vtable directly.
+    static let vtable: UniffiVTableCallbackInterfaceProgressHandler = UniffiVTableCallbackInterfaceProgressHandler(
+        uniffiFree: { (uniffiHandle: UInt64) -> () in
+            do {
+                try FfiConverterTypeProgressHandler.handleMap.remove(handle: uniffiHandle)
+            } catch {
+                print("Uniffi callback interface ProgressHandler: handle missing in uniffiFree")
+            }
+        },
+        uniffiClone: { (uniffiHandle: UInt64) -> UInt64 in
+            do {
+                return try FfiConverterTypeProgressHandler.handleMap.clone(handle: uniffiHandle)
+            } catch {
+                fatalError("Uniffi callback interface ProgressHandler: handle missing in uniffiClone")
+            }
+        },
+        progress: { (
+            uniffiHandle: UInt64,
+            progress: RustBuffer,
+            uniffiOutReturn: UnsafeMutableRawPointer,
+            uniffiCallStatus: UnsafeMutablePointer<RustCallStatus>
+        ) in
+            let makeCall = {
+                () throws -> () in
+                guard let uniffiObj = try? FfiConverterTypeProgressHandler.handleMap.get(handle: uniffiHandle) else {
+                    throw UniffiInternalError.unexpectedStaleHandle
+                }
+                return try uniffiObj.progress(
+                     progress: try FfiConverterTypeProgress_lift(progress)
+                )
+            }
+
+            
+            let writeReturn = { () }
+            uniffiTraitInterfaceCallWithError(
+                callStatus: uniffiCallStatus,
+                makeCall: makeCall,
+                writeReturn: writeReturn,
+                lowerError: FfiConverterTypeHandlerError_lower
+            )
+        }
+    )
+
+    // Rust stores this pointer for future callback invocations, so it must live
+    // for the process lifetime (not just for the init function call).
+    //
+    // `nonisolated(unsafe)` is needed under Swift 6 strict concurrency.
+    // This is safe because the pointee is initialized once during static init
+    // and never mutated by either side of the FFI.  Its fields are C function pointers.
+    nonisolated(unsafe) static let vtablePtr: UnsafePointer<UniffiVTableCallbackInterfaceProgressHandler> = {
+        let ptr = UnsafeMutablePointer<UniffiVTableCallbackInterfaceProgressHandler>.allocate(capacity: 1)
+        ptr.initialize(to: vtable)
+        return UnsafePointer(ptr)
+    }()
+}
+
+private func uniffiCallbackInitProgressHandler() {
+    uniffi_acp_host_uniffi_fn_init_callback_vtable_progresshandler(UniffiCallbackInterfaceProgressHandler.vtablePtr)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeProgressHandler: FfiConverter {
+    fileprivate static let handleMap = UniffiHandleMap<ProgressHandler>()
+
+    typealias FfiType = UInt64
+    typealias SwiftType = ProgressHandler
+
+    public static func lift(_ handle: UInt64) throws -> ProgressHandler {
+        if ((handle & 1) == 0) {
+            // Rust-generated handle, construct a new class that uses the handle to implement the
+            // interface
+            return ProgressHandlerImpl(unsafeFromHandle: handle)
+        } else {
+            // Swift-generated handle, get the object from the handle map
+            return try handleMap.remove(handle: handle)
+        }
+    }
+
+    public static func lower(_ value: ProgressHandler) -> UInt64 {
+         if let rustImpl = value as? ProgressHandlerImpl {
+             // Rust-implemented object.  Clone the handle and return it
+            return rustImpl.uniffiCloneHandle()
+         } else {
+            // Swift object, generate a new vtable handle and return that.
+            return handleMap.insert(obj: value)
+         }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> ProgressHandler {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: ProgressHandler, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeProgressHandler_lift(_ handle: UInt64) throws -> ProgressHandler {
+    return try FfiConverterTypeProgressHandler.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeProgressHandler_lower(_ value: ProgressHandler) -> UInt64 {
+    return FfiConverterTypeProgressHandler.lower(value)
+}
+
+
+
+
+
+
+/**
  * A parsed ACP registry (or one agent manifest, as a registry of one), read from a document the
  * caller supplies: acp-host never fetches the registry. `resolve` turns an agent id into an
  * `AgentSpec` for `Host.spawn` and never downloads; `install` installs a binary distribution,
@@ -3267,8 +3746,11 @@ public protocol RegistryProtocol: AnyObject, Sendable {
      * the entry's field; a fetcher that throws is `Io` naming the URL; nothing is installed on
      * any failure. Runs on a blocking thread of the core's runtime; a cancelled call lets the
      * install finish (or clean up) there, and cancels a fetcher call still in flight.
+     * `progress` hears of the download and the extraction (`started`, then `done` with the
+     * archive's size or `failed` with why; nothing when already installed), on the install's
+     * thread.
      */
-    func install(id: String, cacheDir: String, platform: String?, fetcher: RegistryFetcher?) async throws  -> InstalledAgent
+    func install(id: String, cacheDir: String, platform: String?, fetcher: RegistryFetcher?, progress: ProgressHandler?) async throws  -> InstalledAgent
     
     /**
      * Choose a distribution of agent `id` and build its spec. Never downloads or installs.
@@ -3400,13 +3882,16 @@ open func agents() -> [RegistryAgent]  {
      * the entry's field; a fetcher that throws is `Io` naming the URL; nothing is installed on
      * any failure. Runs on a blocking thread of the core's runtime; a cancelled call lets the
      * install finish (or clean up) there, and cancels a fetcher call still in flight.
+     * `progress` hears of the download and the extraction (`started`, then `done` with the
+     * archive's size or `failed` with why; nothing when already installed), on the install's
+     * thread.
      */
-open func install(id: String, cacheDir: String, platform: String? = nil, fetcher: RegistryFetcher? = nil)async throws  -> InstalledAgent  {
+open func install(id: String, cacheDir: String, platform: String? = nil, fetcher: RegistryFetcher? = nil, progress: ProgressHandler? = nil)async throws  -> InstalledAgent  {
     return
         try  await uniffiRustCallAsync(
             rustFutureFunc: {
                 uniffi_acp_host_uniffi_fn_method_registry_install(
-                        self.uniffiCloneHandle(),FfiConverterString.lower(id),FfiConverterString.lower(cacheDir),FfiConverterOptionString.lower(platform),FfiConverterOptionTypeRegistryFetcher.lower(fetcher)
+                        self.uniffiCloneHandle(),FfiConverterString.lower(id),FfiConverterString.lower(cacheDir),FfiConverterOptionString.lower(platform),FfiConverterOptionTypeRegistryFetcher.lower(fetcher),FfiConverterOptionTypeProgressHandler.lower(progress)
                 )
             },
             pollFunc: ffi_acp_host_uniffi_rust_future_poll_rust_buffer,
@@ -5081,10 +5566,15 @@ public struct HostOptions: Equatable, Hashable {
      */
     public var unstable: [String]?
     /**
-     * The least severe log record the face's log hook gets (`error` … `trace`); this face has
-     * no log hook yet, so nothing is logged.
+     * The least severe log record the host's `logHandler` gets (`error` … `trace`; default
+     * `info`). Without a handler nothing is logged.
      */
     public var logLevel: String?
+    /**
+     * True: `progress` events for an agent's spawn, handshake and login (`started`, `waiting`
+     * every 5 s, `done` or `failed`).
+     */
+    public var progressEvents: Bool?
     /**
      * A whole host options document as JSON text (`HostOptions.fromJson`); the fields given
      * beside it replace its values.
@@ -5131,9 +5621,13 @@ public struct HostOptions: Equatable, Hashable {
          * Unstable ACP methods opted into (`session/fork`).
          */unstable: [String]? = nil, 
         /**
-         * The least severe log record the face's log hook gets (`error` … `trace`); this face has
-         * no log hook yet, so nothing is logged.
+         * The least severe log record the host's `logHandler` gets (`error` … `trace`; default
+         * `info`). Without a handler nothing is logged.
          */logLevel: String? = nil, 
+        /**
+         * True: `progress` events for an agent's spawn, handshake and login (`started`, `waiting`
+         * every 5 s, `done` or `failed`).
+         */progressEvents: Bool? = nil, 
         /**
          * A whole host options document as JSON text (`HostOptions.fromJson`); the fields given
          * beside it replace its values.
@@ -5170,6 +5664,7 @@ public struct HostOptions: Equatable, Hashable {
         self.terminalAuth = terminalAuth
         self.unstable = unstable
         self.logLevel = logLevel
+        self.progressEvents = progressEvents
         self.document = document
     }
 
@@ -5221,6 +5716,7 @@ public struct FfiConverterTypeHostOptions: FfiConverterRustBuffer {
                 terminalAuth: FfiConverterOptionString.read(from: &buf), 
                 unstable: FfiConverterOptionSequenceString.read(from: &buf), 
                 logLevel: FfiConverterOptionString.read(from: &buf), 
+                progressEvents: FfiConverterOptionBool.read(from: &buf), 
                 document: FfiConverterOptionString.read(from: &buf)
         )
     }
@@ -5258,6 +5754,7 @@ public struct FfiConverterTypeHostOptions: FfiConverterRustBuffer {
         FfiConverterOptionString.write(value.terminalAuth, into: &buf)
         FfiConverterOptionSequenceString.write(value.unstable, into: &buf)
         FfiConverterOptionString.write(value.logLevel, into: &buf)
+        FfiConverterOptionBool.write(value.progressEvents, into: &buf)
         FfiConverterOptionString.write(value.document, into: &buf)
     }
 }
@@ -5354,6 +5851,105 @@ public func FfiConverterTypeInstalledAgent_lift(_ buf: RustBuffer) throws -> Ins
 #endif
 public func FfiConverterTypeInstalledAgent_lower(_ value: InstalledAgent) -> RustBuffer {
     return FfiConverterTypeInstalledAgent.lower(value)
+}
+
+
+/**
+ * One log record: what the host did or met, and why.
+ */
+public struct LogRecord: Equatable, Hashable {
+    public var level: LogLevel
+    /**
+     * The part of the host it comes from: `spawn`, `handshake`, `permission`, `elicitation`,
+     * `transport`, `protocol`, `pool`, `auth` (and `log` for this face's dropped-records notice).
+     */
+    public var target: String
+    public var message: String
+    /**
+     * The host's id of the agent it is about, if any.
+     */
+    public var agent: UInt64?
+    /**
+     * The session it is about, if any.
+     */
+    public var session: String?
+    /**
+     * When it was made (Kotlin: `java.time.Instant`).
+     */
+    public var at: Date
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(level: LogLevel, 
+        /**
+         * The part of the host it comes from: `spawn`, `handshake`, `permission`, `elicitation`,
+         * `transport`, `protocol`, `pool`, `auth` (and `log` for this face's dropped-records notice).
+         */target: String, message: String, 
+        /**
+         * The host's id of the agent it is about, if any.
+         */agent: UInt64?, 
+        /**
+         * The session it is about, if any.
+         */session: String?, 
+        /**
+         * When it was made (Kotlin: `java.time.Instant`).
+         */at: Date) {
+        self.level = level
+        self.target = target
+        self.message = message
+        self.agent = agent
+        self.session = session
+        self.at = at
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension LogRecord: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeLogRecord: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> LogRecord {
+        return
+            try LogRecord(
+                level: FfiConverterTypeLogLevel.read(from: &buf), 
+                target: FfiConverterString.read(from: &buf), 
+                message: FfiConverterString.read(from: &buf), 
+                agent: FfiConverterOptionUInt64.read(from: &buf), 
+                session: FfiConverterOptionString.read(from: &buf), 
+                at: FfiConverterTimestamp.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: LogRecord, into buf: inout [UInt8]) {
+        FfiConverterTypeLogLevel.write(value.level, into: &buf)
+        FfiConverterString.write(value.target, into: &buf)
+        FfiConverterString.write(value.message, into: &buf)
+        FfiConverterOptionUInt64.write(value.agent, into: &buf)
+        FfiConverterOptionString.write(value.session, into: &buf)
+        FfiConverterTimestamp.write(value.at, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeLogRecord_lift(_ buf: RustBuffer) throws -> LogRecord {
+    return try FfiConverterTypeLogRecord.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeLogRecord_lower(_ value: LogRecord) -> RustBuffer {
+    return FfiConverterTypeLogRecord.lower(value)
 }
 
 
@@ -5724,6 +6320,105 @@ public func FfiConverterTypePoolStats_lift(_ buf: RustBuffer) throws -> PoolStat
 #endif
 public func FfiConverterTypePoolStats_lower(_ value: PoolStats) -> RustBuffer {
     return FfiConverterTypePoolStats.lower(value)
+}
+
+
+/**
+ * One report of a slow step, as in a `progress` event's data (docs/EVENTS.md).
+ */
+public struct Progress: Equatable, Hashable {
+    /**
+     * `spawn`, `handshake`, `login`, `download`, `extract`.
+     */
+    public var phase: String
+    /**
+     * `started`, `waiting`, `done`, `failed`.
+     */
+    public var stage: String
+    /**
+     * Since the step started.
+     */
+    public var elapsedMs: UInt64
+    /**
+     * Bytes done (a download's size once fetched).
+     */
+    public var bytes: UInt64?
+    /**
+     * What failed, or what is being waited for.
+     */
+    public var message: String?
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * `spawn`, `handshake`, `login`, `download`, `extract`.
+         */phase: String, 
+        /**
+         * `started`, `waiting`, `done`, `failed`.
+         */stage: String, 
+        /**
+         * Since the step started.
+         */elapsedMs: UInt64, 
+        /**
+         * Bytes done (a download's size once fetched).
+         */bytes: UInt64?, 
+        /**
+         * What failed, or what is being waited for.
+         */message: String?) {
+        self.phase = phase
+        self.stage = stage
+        self.elapsedMs = elapsedMs
+        self.bytes = bytes
+        self.message = message
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension Progress: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeProgress: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> Progress {
+        return
+            try Progress(
+                phase: FfiConverterString.read(from: &buf), 
+                stage: FfiConverterString.read(from: &buf), 
+                elapsedMs: FfiConverterUInt64.read(from: &buf), 
+                bytes: FfiConverterOptionUInt64.read(from: &buf), 
+                message: FfiConverterOptionString.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: Progress, into buf: inout [UInt8]) {
+        FfiConverterString.write(value.phase, into: &buf)
+        FfiConverterString.write(value.stage, into: &buf)
+        FfiConverterUInt64.write(value.elapsedMs, into: &buf)
+        FfiConverterOptionUInt64.write(value.bytes, into: &buf)
+        FfiConverterOptionString.write(value.message, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeProgress_lift(_ buf: RustBuffer) throws -> Progress {
+    return try FfiConverterTypeProgress.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeProgress_lower(_ value: Progress) -> RustBuffer {
+    return FfiConverterTypeProgress.lower(value)
 }
 
 
@@ -7206,6 +7901,97 @@ public func FfiConverterTypeHandlerError_lower(_ value: HandlerError) -> RustBuf
 
 
 /**
+ * How much a record matters (`Error` is the most severe); the `logLevel` option names the
+ * least severe one the handler gets.
+ */
+
+public enum LogLevel: Equatable, Hashable {
+    
+    case error
+    case warn
+    case info
+    case debug
+    case trace
+
+
+
+
+
+}
+
+#if compiler(>=6)
+extension LogLevel: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeLogLevel: FfiConverterRustBuffer {
+    typealias SwiftType = LogLevel
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> LogLevel {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+        
+        case 1: return .error
+        
+        case 2: return .warn
+        
+        case 3: return .info
+        
+        case 4: return .debug
+        
+        case 5: return .trace
+        
+        default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: LogLevel, into buf: inout [UInt8]) {
+        switch value {
+        
+        
+        case .error:
+            writeInt(&buf, Int32(1))
+        
+        
+        case .warn:
+            writeInt(&buf, Int32(2))
+        
+        
+        case .info:
+            writeInt(&buf, Int32(3))
+        
+        
+        case .debug:
+            writeInt(&buf, Int32(4))
+        
+        
+        case .trace:
+            writeInt(&buf, Int32(5))
+        
+        }
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeLogLevel_lift(_ buf: RustBuffer) throws -> LogLevel {
+    return try FfiConverterTypeLogLevel.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeLogLevel_lower(_ value: LogLevel) -> RustBuffer {
+    return FfiConverterTypeLogLevel.lower(value)
+}
+
+
+
+/**
  * `pool.mode`: how sessions map onto a pool's processes.
  */
 
@@ -7591,6 +8377,30 @@ fileprivate struct FfiConverterOptionTypeExtHandler: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionTypeLogHandler: FfiConverterRustBuffer {
+    typealias SwiftType = LogHandler?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeLogHandler.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeLogHandler.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionTypePermissionHandler: FfiConverterRustBuffer {
     typealias SwiftType = PermissionHandler?
 
@@ -7607,6 +8417,30 @@ fileprivate struct FfiConverterOptionTypePermissionHandler: FfiConverterRustBuff
         switch try readInt(&buf) as Int8 {
         case 0: return nil
         case 1: return try FfiConverterTypePermissionHandler.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionTypeProgressHandler: FfiConverterRustBuffer {
+    typealias SwiftType = ProgressHandler?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeProgressHandler.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeProgressHandler.read(from: &buf)
         default: throw UniffiInternalError.unexpectedOptionalTag
         }
     }
@@ -8540,6 +9374,9 @@ private let initializationResult: InitializationResult = {
     if (uniffi_acp_host_uniffi_checksum_method_host_connect() != 44957) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_acp_host_uniffi_checksum_method_host_dropped_log_records() != 32506) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_acp_host_uniffi_checksum_method_host_effective_options() != 28065) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -8565,6 +9402,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_host_spawn() != 4110) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_method_loghandler_log() != 12664) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_pool_open_session() != 33825) {
@@ -8600,13 +9440,16 @@ private let initializationResult: InitializationResult = {
     if (uniffi_acp_host_uniffi_checksum_method_pooledsession_session() != 41370) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_acp_host_uniffi_checksum_method_progresshandler_progress() != 50674) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_acp_host_uniffi_checksum_method_registry_agent() != 52393) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_registry_agents() != 53585) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_acp_host_uniffi_checksum_method_registry_install() != 13073) {
+    if (uniffi_acp_host_uniffi_checksum_method_registry_install() != 48064) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_registry_resolve() != 7597) {
@@ -8627,7 +9470,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_acp_host_uniffi_checksum_method_bytestream_close_stream() != 3189) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_acp_host_uniffi_checksum_constructor_host_new() != 61633) {
+    if (uniffi_acp_host_uniffi_checksum_constructor_host_new() != 21549) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_constructor_registry_from_file() != 500) {
@@ -8640,7 +9483,9 @@ private let initializationResult: InitializationResult = {
     uniffiCallbackInitByteStream()
     uniffiCallbackInitElicitationHandler()
     uniffiCallbackInitExtHandler()
+    uniffiCallbackInitLogHandler()
     uniffiCallbackInitPermissionHandler()
+    uniffiCallbackInitProgressHandler()
     uniffiCallbackInitRegistryFetcher()
     uniffiCallbackInitTerminalAuthRunner()
     return InitializationResult.ok

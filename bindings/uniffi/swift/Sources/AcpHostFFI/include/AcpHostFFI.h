@@ -267,6 +267,20 @@ typedef void (*UniffiCallbackInterfaceTerminalAuthRunnerMethod0)(uint64_t, RustB
     );
 
 #endif
+#ifndef UNIFFI_FFIDEF_CALLBACK_INTERFACE_LOG_HANDLER_METHOD0
+#define UNIFFI_FFIDEF_CALLBACK_INTERFACE_LOG_HANDLER_METHOD0
+typedef void (*UniffiCallbackInterfaceLogHandlerMethod0)(uint64_t, RustBuffer, void* _Nonnull, 
+        RustCallStatus *_Nonnull uniffiCallStatus
+    );
+
+#endif
+#ifndef UNIFFI_FFIDEF_CALLBACK_INTERFACE_PROGRESS_HANDLER_METHOD0
+#define UNIFFI_FFIDEF_CALLBACK_INTERFACE_PROGRESS_HANDLER_METHOD0
+typedef void (*UniffiCallbackInterfaceProgressHandlerMethod0)(uint64_t, RustBuffer, void* _Nonnull, 
+        RustCallStatus *_Nonnull uniffiCallStatus
+    );
+
+#endif
 #ifndef UNIFFI_FFIDEF_CALLBACK_INTERFACE_REGISTRY_FETCHER_METHOD0
 #define UNIFFI_FFIDEF_CALLBACK_INTERFACE_REGISTRY_FETCHER_METHOD0
 typedef void (*UniffiCallbackInterfaceRegistryFetcherMethod0)(uint64_t, RustBuffer, UniffiForeignFutureCompleteRustBuffer _Nonnull, uint64_t, UniffiForeignFutureDroppedCallbackStruct* _Nonnull
@@ -328,6 +342,24 @@ typedef struct UniffiVTableCallbackInterfaceTerminalAuthRunner {
     UniffiCallbackInterfaceClone _Nonnull uniffiClone;
     UniffiCallbackInterfaceTerminalAuthRunnerMethod0 _Nonnull run;
 } UniffiVTableCallbackInterfaceTerminalAuthRunner;
+
+#endif
+#ifndef UNIFFI_FFIDEF_V_TABLE_CALLBACK_INTERFACE_LOG_HANDLER
+#define UNIFFI_FFIDEF_V_TABLE_CALLBACK_INTERFACE_LOG_HANDLER
+typedef struct UniffiVTableCallbackInterfaceLogHandler {
+    UniffiCallbackInterfaceFree _Nonnull uniffiFree;
+    UniffiCallbackInterfaceClone _Nonnull uniffiClone;
+    UniffiCallbackInterfaceLogHandlerMethod0 _Nonnull log;
+} UniffiVTableCallbackInterfaceLogHandler;
+
+#endif
+#ifndef UNIFFI_FFIDEF_V_TABLE_CALLBACK_INTERFACE_PROGRESS_HANDLER
+#define UNIFFI_FFIDEF_V_TABLE_CALLBACK_INTERFACE_PROGRESS_HANDLER
+typedef struct UniffiVTableCallbackInterfaceProgressHandler {
+    UniffiCallbackInterfaceFree _Nonnull uniffiFree;
+    UniffiCallbackInterfaceClone _Nonnull uniffiClone;
+    UniffiCallbackInterfaceProgressHandlerMethod0 _Nonnull progress;
+} UniffiVTableCallbackInterfaceProgressHandler;
 
 #endif
 #ifndef UNIFFI_FFIDEF_V_TABLE_CALLBACK_INTERFACE_REGISTRY_FETCHER
@@ -667,7 +699,7 @@ void uniffi_acp_host_uniffi_fn_free_host(uint64_t handle, RustCallStatus *_Nonnu
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_CONSTRUCTOR_HOST_NEW
 #define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_CONSTRUCTOR_HOST_NEW
-uint64_t uniffi_acp_host_uniffi_fn_constructor_host_new(RustBuffer options, RustBuffer permission_handler, RustBuffer elicitation_handler, RustBuffer ext_handler, RustBuffer terminal_auth, RustCallStatus *_Nonnull out_status
+uint64_t uniffi_acp_host_uniffi_fn_constructor_host_new(RustBuffer options, RustBuffer permission_handler, RustBuffer elicitation_handler, RustBuffer ext_handler, RustBuffer terminal_auth, RustBuffer log_handler, RustCallStatus *_Nonnull out_status
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_HOST_AGENT
@@ -683,6 +715,11 @@ RustBuffer uniffi_acp_host_uniffi_fn_method_host_client_capabilities(uint64_t pt
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_HOST_CONNECT
 #define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_HOST_CONNECT
 uint64_t uniffi_acp_host_uniffi_fn_method_host_connect(uint64_t ptr, uint64_t stream
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_HOST_DROPPED_LOG_RECORDS
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_HOST_DROPPED_LOG_RECORDS
+uint64_t uniffi_acp_host_uniffi_fn_method_host_dropped_log_records(uint64_t ptr, RustCallStatus *_Nonnull out_status
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_HOST_EFFECTIVE_OPTIONS
@@ -728,6 +765,26 @@ uint64_t uniffi_acp_host_uniffi_fn_method_host_shutdown(uint64_t ptr
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_HOST_SPAWN
 #define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_HOST_SPAWN
 uint64_t uniffi_acp_host_uniffi_fn_method_host_spawn(uint64_t ptr, RustBuffer spec
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_CLONE_LOGHANDLER
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_CLONE_LOGHANDLER
+uint64_t uniffi_acp_host_uniffi_fn_clone_loghandler(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_FREE_LOGHANDLER
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_FREE_LOGHANDLER
+void uniffi_acp_host_uniffi_fn_free_loghandler(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_INIT_CALLBACK_VTABLE_LOGHANDLER
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_INIT_CALLBACK_VTABLE_LOGHANDLER
+void uniffi_acp_host_uniffi_fn_init_callback_vtable_loghandler(const UniffiVTableCallbackInterfaceLogHandler* _Nonnull vtable
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_LOGHANDLER_LOG
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_LOGHANDLER_LOG
+void uniffi_acp_host_uniffi_fn_method_loghandler_log(uint64_t ptr, RustBuffer record, RustCallStatus *_Nonnull out_status
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_CLONE_POOL
@@ -805,6 +862,26 @@ uint64_t uniffi_acp_host_uniffi_fn_method_pooledsession_release(uint64_t ptr
 uint64_t uniffi_acp_host_uniffi_fn_method_pooledsession_session(uint64_t ptr, RustCallStatus *_Nonnull out_status
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_CLONE_PROGRESSHANDLER
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_CLONE_PROGRESSHANDLER
+uint64_t uniffi_acp_host_uniffi_fn_clone_progresshandler(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_FREE_PROGRESSHANDLER
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_FREE_PROGRESSHANDLER
+void uniffi_acp_host_uniffi_fn_free_progresshandler(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_INIT_CALLBACK_VTABLE_PROGRESSHANDLER
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_INIT_CALLBACK_VTABLE_PROGRESSHANDLER
+void uniffi_acp_host_uniffi_fn_init_callback_vtable_progresshandler(const UniffiVTableCallbackInterfaceProgressHandler* _Nonnull vtable
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_PROGRESSHANDLER_PROGRESS
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_PROGRESSHANDLER_PROGRESS
+void uniffi_acp_host_uniffi_fn_method_progresshandler_progress(uint64_t ptr, RustBuffer progress, RustCallStatus *_Nonnull out_status
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_CLONE_REGISTRY
 #define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_CLONE_REGISTRY
 uint64_t uniffi_acp_host_uniffi_fn_clone_registry(uint64_t handle, RustCallStatus *_Nonnull out_status
@@ -837,7 +914,7 @@ RustBuffer uniffi_acp_host_uniffi_fn_method_registry_agents(uint64_t ptr, RustCa
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_REGISTRY_INSTALL
 #define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_REGISTRY_INSTALL
-uint64_t uniffi_acp_host_uniffi_fn_method_registry_install(uint64_t ptr, RustBuffer id, RustBuffer cache_dir, RustBuffer platform, RustBuffer fetcher
+uint64_t uniffi_acp_host_uniffi_fn_method_registry_install(uint64_t ptr, RustBuffer id, RustBuffer cache_dir, RustBuffer platform, RustBuffer fetcher, RustBuffer progress
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_REGISTRY_RESOLVE
@@ -1495,6 +1572,12 @@ uint16_t uniffi_acp_host_uniffi_checksum_method_host_connect(void
     
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_HOST_DROPPED_LOG_RECORDS
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_HOST_DROPPED_LOG_RECORDS
+uint16_t uniffi_acp_host_uniffi_checksum_method_host_dropped_log_records(void
+    
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_HOST_EFFECTIVE_OPTIONS
 #define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_HOST_EFFECTIVE_OPTIONS
 uint16_t uniffi_acp_host_uniffi_checksum_method_host_effective_options(void
@@ -1546,6 +1629,12 @@ uint16_t uniffi_acp_host_uniffi_checksum_method_host_shutdown(void
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_HOST_SPAWN
 #define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_HOST_SPAWN
 uint16_t uniffi_acp_host_uniffi_checksum_method_host_spawn(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_LOGHANDLER_LOG
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_LOGHANDLER_LOG
+uint16_t uniffi_acp_host_uniffi_checksum_method_loghandler_log(void
     
 );
 #endif
@@ -1612,6 +1701,12 @@ uint16_t uniffi_acp_host_uniffi_checksum_method_pooledsession_release(void
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_POOLEDSESSION_SESSION
 #define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_POOLEDSESSION_SESSION
 uint16_t uniffi_acp_host_uniffi_checksum_method_pooledsession_session(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_PROGRESSHANDLER_PROGRESS
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_PROGRESSHANDLER_PROGRESS
+uint16_t uniffi_acp_host_uniffi_checksum_method_progresshandler_progress(void
     
 );
 #endif

@@ -669,6 +669,12 @@ internal interface UniffiCallbackInterfacePermissionHandlerMethod0 : com.sun.jna
 internal interface UniffiCallbackInterfaceTerminalAuthRunnerMethod0 : com.sun.jna.Callback {
     fun callback(`uniffiHandle`: Long,`command`: RustBuffer.ByValue,`uniffiFutureCallback`: UniffiForeignFutureCompleteI32,`uniffiCallbackData`: Long,`uniffiOutDroppedCallback`: UniffiForeignFutureDroppedCallbackStruct,)
 }
+internal interface UniffiCallbackInterfaceLogHandlerMethod0 : com.sun.jna.Callback {
+    fun callback(`uniffiHandle`: Long,`record`: RustBuffer.ByValue,`uniffiOutReturn`: Pointer,uniffiCallStatus: UniffiRustCallStatus,)
+}
+internal interface UniffiCallbackInterfaceProgressHandlerMethod0 : com.sun.jna.Callback {
+    fun callback(`uniffiHandle`: Long,`progress`: RustBuffer.ByValue,`uniffiOutReturn`: Pointer,uniffiCallStatus: UniffiRustCallStatus,)
+}
 internal interface UniffiCallbackInterfaceRegistryFetcherMethod0 : com.sun.jna.Callback {
     fun callback(`uniffiHandle`: Long,`url`: RustBuffer.ByValue,`uniffiFutureCallback`: UniffiForeignFutureCompleteRustBuffer,`uniffiCallbackData`: Long,`uniffiOutDroppedCallback`: UniffiForeignFutureDroppedCallbackStruct,)
 }
@@ -754,6 +760,44 @@ internal open class UniffiVTableCallbackInterfaceTerminalAuthRunner(
         `uniffiFree` = other.`uniffiFree`
         `uniffiClone` = other.`uniffiClone`
         `run` = other.`run`
+    }
+
+}
+@Structure.FieldOrder("uniffiFree", "uniffiClone", "log")
+internal open class UniffiVTableCallbackInterfaceLogHandler(
+    @JvmField internal var `uniffiFree`: UniffiCallbackInterfaceFree? = null,
+    @JvmField internal var `uniffiClone`: UniffiCallbackInterfaceClone? = null,
+    @JvmField internal var `log`: UniffiCallbackInterfaceLogHandlerMethod0? = null,
+) : Structure() {
+    class UniffiByValue(
+        `uniffiFree`: UniffiCallbackInterfaceFree? = null,
+        `uniffiClone`: UniffiCallbackInterfaceClone? = null,
+        `log`: UniffiCallbackInterfaceLogHandlerMethod0? = null,
+    ): UniffiVTableCallbackInterfaceLogHandler(`uniffiFree`,`uniffiClone`,`log`,), Structure.ByValue
+
+   internal fun uniffiSetValue(other: UniffiVTableCallbackInterfaceLogHandler) {
+        `uniffiFree` = other.`uniffiFree`
+        `uniffiClone` = other.`uniffiClone`
+        `log` = other.`log`
+    }
+
+}
+@Structure.FieldOrder("uniffiFree", "uniffiClone", "progress")
+internal open class UniffiVTableCallbackInterfaceProgressHandler(
+    @JvmField internal var `uniffiFree`: UniffiCallbackInterfaceFree? = null,
+    @JvmField internal var `uniffiClone`: UniffiCallbackInterfaceClone? = null,
+    @JvmField internal var `progress`: UniffiCallbackInterfaceProgressHandlerMethod0? = null,
+) : Structure() {
+    class UniffiByValue(
+        `uniffiFree`: UniffiCallbackInterfaceFree? = null,
+        `uniffiClone`: UniffiCallbackInterfaceClone? = null,
+        `progress`: UniffiCallbackInterfaceProgressHandlerMethod0? = null,
+    ): UniffiVTableCallbackInterfaceProgressHandler(`uniffiFree`,`uniffiClone`,`progress`,), Structure.ByValue
+
+   internal fun uniffiSetValue(other: UniffiVTableCallbackInterfaceProgressHandler) {
+        `uniffiFree` = other.`uniffiFree`
+        `uniffiClone` = other.`uniffiClone`
+        `progress` = other.`progress`
     }
 
 }
@@ -926,6 +970,8 @@ internal object IntegrityCheckingUniffiLib {
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_host_connect(
     ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_host_dropped_log_records(
+    ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_host_effective_options(
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_host_event_stream(
@@ -943,6 +989,8 @@ internal object IntegrityCheckingUniffiLib {
     external fun uniffi_acp_host_uniffi_checksum_method_host_shutdown(
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_host_spawn(
+    ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_loghandler_log(
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_pool_open_session(
     ): Int
@@ -965,6 +1013,8 @@ internal object IntegrityCheckingUniffiLib {
     external fun uniffi_acp_host_uniffi_checksum_method_pooledsession_release(
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_pooledsession_session(
+    ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_progresshandler_progress(
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_registry_agent(
     ): Int
@@ -1009,7 +1059,9 @@ internal object UniffiLib {
         uniffiCallbackInterfaceByteStream.register(this)
         uniffiCallbackInterfaceElicitationHandler.register(this)
         uniffiCallbackInterfaceExtHandler.register(this)
+        uniffiCallbackInterfaceLogHandler.register(this)
         uniffiCallbackInterfacePermissionHandler.register(this)
+        uniffiCallbackInterfaceProgressHandler.register(this)
         uniffiCallbackInterfaceRegistryFetcher.register(this)
         uniffiCallbackInterfaceTerminalAuthRunner.register(this)
         
@@ -1142,13 +1194,15 @@ internal object UniffiLib {
     ): Long
     external fun uniffi_acp_host_uniffi_fn_free_host(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): Unit
-    external fun uniffi_acp_host_uniffi_fn_constructor_host_new(`options`: RustBuffer.ByValue,`permissionHandler`: RustBuffer.ByValue,`elicitationHandler`: RustBuffer.ByValue,`extHandler`: RustBuffer.ByValue,`terminalAuth`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    external fun uniffi_acp_host_uniffi_fn_constructor_host_new(`options`: RustBuffer.ByValue,`permissionHandler`: RustBuffer.ByValue,`elicitationHandler`: RustBuffer.ByValue,`extHandler`: RustBuffer.ByValue,`terminalAuth`: RustBuffer.ByValue,`logHandler`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
     ): Long
     external fun uniffi_acp_host_uniffi_fn_method_host_agent(`ptr`: Long,`id`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
     external fun uniffi_acp_host_uniffi_fn_method_host_client_capabilities(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
     external fun uniffi_acp_host_uniffi_fn_method_host_connect(`ptr`: Long,`stream`: Long,
+    ): Long
+    external fun uniffi_acp_host_uniffi_fn_method_host_dropped_log_records(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): Long
     external fun uniffi_acp_host_uniffi_fn_method_host_effective_options(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
@@ -1168,6 +1222,14 @@ internal object UniffiLib {
     ): Long
     external fun uniffi_acp_host_uniffi_fn_method_host_spawn(`ptr`: Long,`spec`: RustBuffer.ByValue,
     ): Long
+    external fun uniffi_acp_host_uniffi_fn_clone_loghandler(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
+    external fun uniffi_acp_host_uniffi_fn_free_loghandler(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_acp_host_uniffi_fn_init_callback_vtable_loghandler(`vtable`: UniffiVTableCallbackInterfaceLogHandler,
+    ): Unit
+    external fun uniffi_acp_host_uniffi_fn_method_loghandler_log(`ptr`: Long,`record`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
     external fun uniffi_acp_host_uniffi_fn_clone_pool(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): Long
     external fun uniffi_acp_host_uniffi_fn_free_pool(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
@@ -1198,6 +1260,14 @@ internal object UniffiLib {
     ): Long
     external fun uniffi_acp_host_uniffi_fn_method_pooledsession_session(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): Long
+    external fun uniffi_acp_host_uniffi_fn_clone_progresshandler(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
+    external fun uniffi_acp_host_uniffi_fn_free_progresshandler(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_acp_host_uniffi_fn_init_callback_vtable_progresshandler(`vtable`: UniffiVTableCallbackInterfaceProgressHandler,
+    ): Unit
+    external fun uniffi_acp_host_uniffi_fn_method_progresshandler_progress(`ptr`: Long,`progress`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
     external fun uniffi_acp_host_uniffi_fn_clone_registry(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): Long
     external fun uniffi_acp_host_uniffi_fn_free_registry(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
@@ -1210,7 +1280,7 @@ internal object UniffiLib {
     ): RustBuffer.ByValue
     external fun uniffi_acp_host_uniffi_fn_method_registry_agents(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
-    external fun uniffi_acp_host_uniffi_fn_method_registry_install(`ptr`: Long,`id`: RustBuffer.ByValue,`cacheDir`: RustBuffer.ByValue,`platform`: RustBuffer.ByValue,`fetcher`: RustBuffer.ByValue,
+    external fun uniffi_acp_host_uniffi_fn_method_registry_install(`ptr`: Long,`id`: RustBuffer.ByValue,`cacheDir`: RustBuffer.ByValue,`platform`: RustBuffer.ByValue,`fetcher`: RustBuffer.ByValue,`progress`: RustBuffer.ByValue,
     ): Long
     external fun uniffi_acp_host_uniffi_fn_method_registry_resolve(`ptr`: Long,`id`: RustBuffer.ByValue,`options`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
@@ -1517,6 +1587,9 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_acp_host_uniffi_checksum_method_host_connect() and 0xFFFF) != 44957) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_host_dropped_log_records() and 0xFFFF) != 32506) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_host_effective_options() and 0xFFFF) != 28065) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
@@ -1542,6 +1615,9 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_host_spawn() and 0xFFFF) != 4110) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_loghandler_log() and 0xFFFF) != 12664) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_pool_open_session() and 0xFFFF) != 33825) {
@@ -1577,13 +1653,16 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_acp_host_uniffi_checksum_method_pooledsession_session() and 0xFFFF) != 41370) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_progresshandler_progress() and 0xFFFF) != 50674) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_registry_agent() and 0xFFFF) != 52393) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_registry_agents() and 0xFFFF) != 53585) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_acp_host_uniffi_checksum_method_registry_install() and 0xFFFF) != 13073) {
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_registry_install() and 0xFFFF) != 48064) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_registry_resolve() and 0xFFFF) != 7597) {
@@ -1604,7 +1683,7 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_acp_host_uniffi_checksum_method_bytestream_close_stream() and 0xFFFF) != 3189) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_acp_host_uniffi_checksum_constructor_host_new() and 0xFFFF) != 61633) {
+    if ((lib.uniffi_acp_host_uniffi_checksum_constructor_host_new() and 0xFFFF) != 21549) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_constructor_registry_from_file() and 0xFFFF) != 500) {
@@ -1693,7 +1772,7 @@ internal inline fun<T> uniffiTraitInterfaceCallAsync(
             handleError(
                 UniffiRustCallStatus.create(
                     UNIFFI_CALL_UNEXPECTED_ERROR,
-                    FfiConverterString.lower(e.toString()),
+                    FfiConverterString.lower(e.stackTraceToString()), // acp-host: was e.toString() (scripts/gen-uniffi)
                 )
             )
             return@coroutineBlock
@@ -1730,7 +1809,7 @@ internal inline fun<T, reified E: Throwable> uniffiTraitInterfaceCallAsyncWithEr
                 handleError(
                     UniffiRustCallStatus.create(
                         UNIFFI_CALL_UNEXPECTED_ERROR,
-                        FfiConverterString.lower(e.toString()),
+                        FfiConverterString.lower(e.stackTraceToString()), // acp-host: was e.toString() (scripts/gen-uniffi)
                     )
                 )
             }
@@ -2145,6 +2224,49 @@ public object FfiConverterByteArray: FfiConverterRustBuffer<ByteArray> {
     override fun write(value: ByteArray, buf: ByteBuffer) {
         buf.putInt(value.size)
         buf.put(value)
+    }
+}
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterTimestamp: FfiConverterRustBuffer<java.time.Instant> {
+    override fun read(buf: ByteBuffer): java.time.Instant {
+        val seconds = buf.getLong()
+        // Type mismatch (should be u32) but we check for overflow/underflow below
+        val nanoseconds = buf.getInt().toLong()
+        if (nanoseconds < 0) {
+            throw java.time.DateTimeException("Instant nanoseconds exceed minimum or maximum supported by uniffi")
+        }
+        if (seconds >= 0) {
+            return java.time.Instant.EPOCH.plus(java.time.Duration.ofSeconds(seconds, nanoseconds))
+        } else {
+            return java.time.Instant.EPOCH.minus(java.time.Duration.ofSeconds(-seconds, nanoseconds))
+        }
+    }
+
+    // 8 bytes for seconds, 4 bytes for nanoseconds
+    override fun allocationSize(value: java.time.Instant) = 12UL
+
+    override fun write(value: java.time.Instant, buf: ByteBuffer) {
+        var epochOffset = java.time.Duration.between(java.time.Instant.EPOCH, value)
+
+        var sign = 1
+        if (epochOffset.isNegative()) {
+            sign = -1
+            epochOffset = epochOffset.negated()
+        }
+
+        if (epochOffset.nano < 0) {
+            // Java docs provide guarantee that nano will always be positive, so this should be impossible
+            // See: https://docs.oracle.com/javase/8/docs/api/java/time/Instant.html
+            throw IllegalArgumentException("Invalid timestamp, nano value must be non-negative")
+        }
+
+        buf.putLong(sign * epochOffset.seconds)
+        // Type mismatch (should be u32) but since values will always be between 0 and 999,999,999 it should be OK
+        buf.putInt(epochOffset.nano)
     }
 }
 
@@ -4489,6 +4611,12 @@ public interface HostInterface {
     suspend fun `connect`(`stream`: ByteStream): Agent
     
     /**
+     * Log records dropped so far because the log handler was 1024 records behind
+     * (the handler is told too: a `warn` record of target `log`). 0 without a handler.
+     */
+    fun `droppedLogRecords`(): kotlin.ULong
+    
+    /**
      * The effective host options as the core's host document, JSON text (docs/OPTIONS.md):
      * every option with the value in force, callables shown by who answers.
      */
@@ -4578,9 +4706,11 @@ open class Host: Disposable, AutoCloseable, HostInterface
      * (fail-closed), unless `permission = "manual"`. Options and handlers are checked by the
      * core (docs/OPTIONS.md): a handler given while its option names another answerer is
      * `InvalidConfig`.
-     * `extHandler` serves the agent's extension requests; `terminalAuth` runs terminal logins.
+     * `extHandler` serves the agent's extension requests; `terminalAuth` runs terminal logins;
+     * `logHandler` gets the host's log records at `logLevel` and more severe, on a thread of
+     * its own behind a bounded queue (`droppedLogRecords()`).
      */
-    constructor(`options`: HostOptions? = null, `permissionHandler`: PermissionHandler? = null, `elicitationHandler`: ElicitationHandler? = null, `extHandler`: ExtHandler? = null, `terminalAuth`: TerminalAuthRunner? = null) :
+    constructor(`options`: HostOptions? = null, `permissionHandler`: PermissionHandler? = null, `elicitationHandler`: ElicitationHandler? = null, `extHandler`: ExtHandler? = null, `terminalAuth`: TerminalAuthRunner? = null, `logHandler`: LogHandler? = null) :
         this(UniffiWithHandle, 
     uniffiRustCallWithError(AcpException) { _status ->
     UniffiLib.uniffi_acp_host_uniffi_fn_constructor_host_new(
@@ -4590,7 +4720,8 @@ open class Host: Disposable, AutoCloseable, HostInterface
         FfiConverterOptionalTypePermissionHandler.lower(`permissionHandler`),
         FfiConverterOptionalTypeElicitationHandler.lower(`elicitationHandler`),
         FfiConverterOptionalTypeExtHandler.lower(`extHandler`),
-        FfiConverterOptionalTypeTerminalAuthRunner.lower(`terminalAuth`),_status)
+        FfiConverterOptionalTypeTerminalAuthRunner.lower(`terminalAuth`),
+        FfiConverterOptionalTypeLogHandler.lower(`logHandler`),_status)
 }
     )
 
@@ -4730,6 +4861,23 @@ open class Host: Disposable, AutoCloseable, HostInterface
         AcpException.ErrorHandler,
     )
     }
+
+    
+    /**
+     * Log records dropped so far because the log handler was 1024 records behind
+     * (the handler is told too: a `warn` record of target `log`). 0 without a handler.
+     */override fun `droppedLogRecords`(): kotlin.ULong {
+            return FfiConverterULong.lift(
+    callWithHandle {
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_acp_host_uniffi_fn_method_host_dropped_log_records(
+        it,
+        _status)
+}
+    }
+    )
+    }
+    
 
     
     /**
@@ -4961,6 +5109,331 @@ public object FfiConverterTypeHost: FfiConverter<Host, Long> {
     override fun allocationSize(value: Host) = 8UL
 
     override fun write(value: Host, buf: ByteBuffer) {
+        buf.putLong(lower(value))
+    }
+}
+
+
+// This template implements a class for working with a Rust struct via a handle
+// to the live Rust struct on the other side of the FFI.
+//
+// There's some subtlety here, because we have to be careful not to operate on a Rust
+// struct after it has been dropped, and because we must expose a public API for freeing
+// theq Kotlin wrapper object in lieu of reliable finalizers. The core requirements are:
+//
+//   * Each instance holds an opaque handle to the underlying Rust struct.
+//     Method calls need to read this handle from the object's state and pass it in to
+//     the Rust FFI.
+//
+//   * When an instance is no longer needed, its handle should be passed to a
+//     special destructor function provided by the Rust FFI, which will drop the
+//     underlying Rust struct.
+//
+//   * Given an instance, calling code is expected to call the special
+//     `destroy` method in order to free it after use, either by calling it explicitly
+//     or by using a higher-level helper like the `use` method. Failing to do so risks
+//     leaking the underlying Rust struct.
+//
+//   * We can't assume that calling code will do the right thing, and must be prepared
+//     to handle Kotlin method calls executing concurrently with or even after a call to
+//     `destroy`, and to handle multiple (possibly concurrent!) calls to `destroy`.
+//
+//   * We must never allow Rust code to operate on the underlying Rust struct after
+//     the destructor has been called, and must never call the destructor more than once.
+//     Doing so may trigger memory unsafety.
+//
+//   * To mitigate many of the risks of leaking memory and use-after-free unsafety, a `Cleaner`
+//     is implemented to call the destructor when the Kotlin object becomes unreachable.
+//     This is done in a background thread. This is not a panacea, and client code should be aware that
+//      1. the thread may starve if some there are objects that have poorly performing
+//     `drop` methods or do significant work in their `drop` methods.
+//      2. the thread is shared across the whole library. This can be tuned by using `android_cleaner = true`,
+//         or `android = true` in the [`kotlin` section of the `uniffi.toml` file](https://mozilla.github.io/uniffi-rs/kotlin/configuration.html).
+//
+// If we try to implement this with mutual exclusion on access to the handle, there is the
+// possibility of a race between a method call and a concurrent call to `destroy`:
+//
+//    * Thread A starts a method call, reads the value of the handle, but is interrupted
+//      before it can pass the handle over the FFI to Rust.
+//    * Thread B calls `destroy` and frees the underlying Rust struct.
+//    * Thread A resumes, passing the already-read handle value to Rust and triggering
+//      a use-after-free.
+//
+// One possible solution would be to use a `ReadWriteLock`, with each method call taking
+// a read lock (and thus allowed to run concurrently) and the special `destroy` method
+// taking a write lock (and thus blocking on live method calls). However, we aim not to
+// generate methods with any hidden blocking semantics, and a `destroy` method that might
+// block if called incorrectly seems to meet that bar.
+//
+// So, we achieve our goals by giving each instance an associated `AtomicLong` counter to track
+// the number of in-flight method calls, and an `AtomicBoolean` flag to indicate whether `destroy`
+// has been called. These are updated according to the following rules:
+//
+//    * The initial value of the counter is 1, indicating a live object with no in-flight calls.
+//      The initial value for the flag is false.
+//
+//    * At the start of each method call, we atomically check the counter.
+//      If it is 0 then the underlying Rust struct has already been destroyed and the call is aborted.
+//      If it is nonzero them we atomically increment it by 1 and proceed with the method call.
+//
+//    * At the end of each method call, we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+//    * When `destroy` is called, we atomically flip the flag from false to true.
+//      If the flag was already true we silently fail.
+//      Otherwise we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+// Astute readers may observe that this all sounds very similar to the way that Rust's `Arc<T>` works,
+// and indeed it is, with the addition of a flag to guard against multiple calls to `destroy`.
+//
+// The overall effect is that the underlying Rust struct is destroyed only when `destroy` has been
+// called *and* all in-flight method calls have completed, avoiding violating any of the expectations
+// of the underlying Rust code.
+//
+// This makes a cleaner a better alternative to _not_ calling `destroy()` as
+// and when the object is finished with, but the abstraction is not perfect: if the Rust object's `drop`
+// method is slow, and/or there are many objects to cleanup, and it's on a low end Android device, then the cleaner
+// thread may be starved, and the app will leak memory.
+//
+// In this case, `destroy`ing manually may be a better solution.
+//
+// The cleaner can live side by side with the manual calling of `destroy`. In the order of responsiveness, uniffi objects
+// with Rust peers are reclaimed:
+//
+// 1. By calling the `destroy` method of the object, which calls `rustObject.free()`. If that doesn't happen:
+// 2. When the object becomes unreachable, AND the Cleaner thread gets to call `rustObject.free()`. If the thread is starved then:
+// 3. The memory is reclaimed when the process terminates.
+//
+// [1] https://stackoverflow.com/questions/24376768/can-java-finalize-an-object-when-it-is-still-in-scope/24380219
+//
+
+
+/**
+ * Gets the host's log records, in order, on a thread of its own (never the host's: it may be
+ * slow, but records past 1024 waiting are dropped). What it throws is ignored.
+ */
+public interface LogHandler {
+    
+    fun `log`(`record`: LogRecord)
+    
+    companion object
+}
+
+/**
+ * Gets the host's log records, in order, on a thread of its own (never the host's: it may be
+ * slow, but records past 1024 waiting are dropped). What it throws is ignored.
+ */
+open class LogHandlerImpl: Disposable, AutoCloseable, LogHandler
+{
+
+    @Suppress("UNUSED_PARAMETER")
+    /**
+     * @suppress
+     */
+    constructor(withHandle: UniffiWithHandle, handle: Long) {
+        this.handle = handle
+        this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
+    }
+
+    /**
+     * @suppress
+     *
+     * This constructor can be used to instantiate a fake object. Only used for tests. Any
+     * attempt to actually use an object constructed this way will fail as there is no
+     * connected Rust object.
+     */
+    @Suppress("UNUSED_PARAMETER")
+    constructor(noHandle: NoHandle) {
+        this.handle = 0
+        this.cleanable = null
+    }
+
+    protected val handle: Long
+    protected val cleanable: UniffiCleaner.Cleanable?
+
+    private val wasDestroyed = AtomicBoolean(false)
+    private val callCounter = AtomicLong(1)
+
+    /**
+     * Whether the current object has been destroyed and its reference is gone in the Rust side.
+     */
+    val uniffiIsDestroyed: Boolean get() = wasDestroyed.get()
+
+    override fun destroy() {
+        // Only allow a single call to this method.
+        // TODO: maybe we should log a warning if called more than once?
+        if (this.wasDestroyed.compareAndSet(false, true)) {
+            // This decrement always matches the initial count of 1 given at creation time.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    @Synchronized
+    override fun close() {
+        this.destroy()
+    }
+
+    internal inline fun <R> callWithHandle(block: (handle: Long) -> R): R {
+        // Check and increment the call counter, to keep the object alive.
+        // This needs a compare-and-set retry loop in case of concurrent updates.
+        do {
+            val c = this.callCounter.get()
+            if (c == 0L) {
+                throw IllegalStateException("${this.javaClass.simpleName} object has already been destroyed")
+            }
+            if (c == Long.MAX_VALUE) {
+                throw IllegalStateException("${this.javaClass.simpleName} call counter would overflow")
+            }
+        } while (! this.callCounter.compareAndSet(c, c + 1L))
+        // Now we can safely do the method call without the handle being freed concurrently.
+        try {
+            return block(this.uniffiCloneHandle())
+        } finally {
+            // This decrement always matches the increment we performed above.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    // Use a static inner class instead of a closure so as not to accidentally
+    // capture `this` as part of the cleanable's action.
+    private class UniffiCleanAction(private val handle: Long) : Runnable {
+        override fun run() {
+            if (handle == 0.toLong()) {
+                // Fake object created with `NoHandle`, don't try to free.
+                return;
+            }
+            uniffiRustCall { status ->
+                UniffiLib.uniffi_acp_host_uniffi_fn_free_loghandler(handle, status)
+            }
+        }
+    }
+
+    /**
+     * @suppress
+     */
+    fun uniffiCloneHandle(): Long {
+        if (handle == 0.toLong()) {
+            throw InternalException("uniffiCloneHandle() called on NoHandle object");
+        }
+        return uniffiRustCall() { status ->
+            UniffiLib.uniffi_acp_host_uniffi_fn_clone_loghandler(handle, status)
+        }
+    }
+
+    
+    @Throws(HandlerException::class)override fun `log`(`record`: LogRecord)
+        = 
+    callWithHandle {
+    uniffiRustCallWithError(HandlerException) { _status ->
+    UniffiLib.uniffi_acp_host_uniffi_fn_method_loghandler_log(
+        it,
+        
+        FfiConverterTypeLogRecord.lower(`record`),_status)
+}
+    }
+    
+    
+
+    
+
+    
+
+
+    
+    
+    /**
+     * @suppress
+     */
+    companion object
+    
+}
+
+
+
+// Put the implementation in an object so we don't pollute the top-level namespace
+internal object uniffiCallbackInterfaceLogHandler {
+    internal object `log`: UniffiCallbackInterfaceLogHandlerMethod0 {
+        override fun callback(`uniffiHandle`: Long,`record`: RustBuffer.ByValue,`uniffiOutReturn`: Pointer,uniffiCallStatus: UniffiRustCallStatus,) {
+            val uniffiObj = FfiConverterTypeLogHandler.handleMap.get(uniffiHandle)
+            val makeCall = { ->
+                uniffiObj.`log`(
+                    FfiConverterTypeLogRecord.lift(`record`),
+                )
+            }
+            val writeReturn = { _: Unit -> Unit }
+            uniffiTraitInterfaceCallWithError(
+                uniffiCallStatus,
+                makeCall,
+                writeReturn,
+                { e: HandlerException -> FfiConverterTypeHandlerError.lower(e) }
+            )
+        }
+    }
+
+    internal object uniffiFree: UniffiCallbackInterfaceFree {
+        override fun callback(handle: Long) {
+            FfiConverterTypeLogHandler.handleMap.remove(handle)
+        }
+    }
+
+    internal object uniffiClone: UniffiCallbackInterfaceClone {
+        override fun callback(handle: Long): Long {
+            return FfiConverterTypeLogHandler.handleMap.clone(handle)
+        }
+    }
+
+    internal var vtable = UniffiVTableCallbackInterfaceLogHandler.UniffiByValue(
+        uniffiFree,
+        uniffiClone,
+        `log`,
+    )
+
+    // Registers the foreign callback with the Rust side.
+    // This method is generated for each callback interface.
+    internal fun register(lib: UniffiLib) {
+        lib.uniffi_acp_host_uniffi_fn_init_callback_vtable_loghandler(vtable)
+    }
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeLogHandler: FfiConverter<LogHandler, Long> {
+    internal val handleMap = UniffiHandleMap<LogHandler>()
+
+    override fun lower(value: LogHandler): Long {
+        if (value is LogHandlerImpl) {
+             // Rust-implemented object.  Clone the handle and return it
+            return value.uniffiCloneHandle()
+         } else {
+            // Kotlin object, generate a new vtable handle and return that.
+            return handleMap.insert(value)
+         }
+    }
+
+    override fun lift(value: Long): LogHandler {
+        if ((value and 1.toLong()) == 0.toLong()) {
+            // Rust-generated handle, construct a new class that uses the handle to implement the
+            // interface
+            return LogHandlerImpl(UniffiWithHandle, value)
+        } else {
+            // Kotlin-generated handle, get the object from the handle map
+            return handleMap.remove(value)
+        }
+    }
+
+    override fun read(buf: ByteBuffer): LogHandler {
+        return lift(buf.getLong())
+    }
+
+    override fun allocationSize(value: LogHandler) = 8UL
+
+    override fun write(value: LogHandler, buf: ByteBuffer) {
         buf.putLong(lower(value))
     }
 }
@@ -6219,6 +6692,331 @@ public object FfiConverterTypePooledSession: FfiConverter<PooledSession, Long> {
 
 
 /**
+ * Gets a registry install's progress, on the install's own thread (a slow handler slows only
+ * that install). What it throws is ignored.
+ */
+public interface ProgressHandler {
+    
+    fun `progress`(`progress`: Progress)
+    
+    companion object
+}
+
+/**
+ * Gets a registry install's progress, on the install's own thread (a slow handler slows only
+ * that install). What it throws is ignored.
+ */
+open class ProgressHandlerImpl: Disposable, AutoCloseable, ProgressHandler
+{
+
+    @Suppress("UNUSED_PARAMETER")
+    /**
+     * @suppress
+     */
+    constructor(withHandle: UniffiWithHandle, handle: Long) {
+        this.handle = handle
+        this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
+    }
+
+    /**
+     * @suppress
+     *
+     * This constructor can be used to instantiate a fake object. Only used for tests. Any
+     * attempt to actually use an object constructed this way will fail as there is no
+     * connected Rust object.
+     */
+    @Suppress("UNUSED_PARAMETER")
+    constructor(noHandle: NoHandle) {
+        this.handle = 0
+        this.cleanable = null
+    }
+
+    protected val handle: Long
+    protected val cleanable: UniffiCleaner.Cleanable?
+
+    private val wasDestroyed = AtomicBoolean(false)
+    private val callCounter = AtomicLong(1)
+
+    /**
+     * Whether the current object has been destroyed and its reference is gone in the Rust side.
+     */
+    val uniffiIsDestroyed: Boolean get() = wasDestroyed.get()
+
+    override fun destroy() {
+        // Only allow a single call to this method.
+        // TODO: maybe we should log a warning if called more than once?
+        if (this.wasDestroyed.compareAndSet(false, true)) {
+            // This decrement always matches the initial count of 1 given at creation time.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    @Synchronized
+    override fun close() {
+        this.destroy()
+    }
+
+    internal inline fun <R> callWithHandle(block: (handle: Long) -> R): R {
+        // Check and increment the call counter, to keep the object alive.
+        // This needs a compare-and-set retry loop in case of concurrent updates.
+        do {
+            val c = this.callCounter.get()
+            if (c == 0L) {
+                throw IllegalStateException("${this.javaClass.simpleName} object has already been destroyed")
+            }
+            if (c == Long.MAX_VALUE) {
+                throw IllegalStateException("${this.javaClass.simpleName} call counter would overflow")
+            }
+        } while (! this.callCounter.compareAndSet(c, c + 1L))
+        // Now we can safely do the method call without the handle being freed concurrently.
+        try {
+            return block(this.uniffiCloneHandle())
+        } finally {
+            // This decrement always matches the increment we performed above.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    // Use a static inner class instead of a closure so as not to accidentally
+    // capture `this` as part of the cleanable's action.
+    private class UniffiCleanAction(private val handle: Long) : Runnable {
+        override fun run() {
+            if (handle == 0.toLong()) {
+                // Fake object created with `NoHandle`, don't try to free.
+                return;
+            }
+            uniffiRustCall { status ->
+                UniffiLib.uniffi_acp_host_uniffi_fn_free_progresshandler(handle, status)
+            }
+        }
+    }
+
+    /**
+     * @suppress
+     */
+    fun uniffiCloneHandle(): Long {
+        if (handle == 0.toLong()) {
+            throw InternalException("uniffiCloneHandle() called on NoHandle object");
+        }
+        return uniffiRustCall() { status ->
+            UniffiLib.uniffi_acp_host_uniffi_fn_clone_progresshandler(handle, status)
+        }
+    }
+
+    
+    @Throws(HandlerException::class)override fun `progress`(`progress`: Progress)
+        = 
+    callWithHandle {
+    uniffiRustCallWithError(HandlerException) { _status ->
+    UniffiLib.uniffi_acp_host_uniffi_fn_method_progresshandler_progress(
+        it,
+        
+        FfiConverterTypeProgress.lower(`progress`),_status)
+}
+    }
+    
+    
+
+    
+
+    
+
+
+    
+    
+    /**
+     * @suppress
+     */
+    companion object
+    
+}
+
+
+
+// Put the implementation in an object so we don't pollute the top-level namespace
+internal object uniffiCallbackInterfaceProgressHandler {
+    internal object `progress`: UniffiCallbackInterfaceProgressHandlerMethod0 {
+        override fun callback(`uniffiHandle`: Long,`progress`: RustBuffer.ByValue,`uniffiOutReturn`: Pointer,uniffiCallStatus: UniffiRustCallStatus,) {
+            val uniffiObj = FfiConverterTypeProgressHandler.handleMap.get(uniffiHandle)
+            val makeCall = { ->
+                uniffiObj.`progress`(
+                    FfiConverterTypeProgress.lift(`progress`),
+                )
+            }
+            val writeReturn = { _: Unit -> Unit }
+            uniffiTraitInterfaceCallWithError(
+                uniffiCallStatus,
+                makeCall,
+                writeReturn,
+                { e: HandlerException -> FfiConverterTypeHandlerError.lower(e) }
+            )
+        }
+    }
+
+    internal object uniffiFree: UniffiCallbackInterfaceFree {
+        override fun callback(handle: Long) {
+            FfiConverterTypeProgressHandler.handleMap.remove(handle)
+        }
+    }
+
+    internal object uniffiClone: UniffiCallbackInterfaceClone {
+        override fun callback(handle: Long): Long {
+            return FfiConverterTypeProgressHandler.handleMap.clone(handle)
+        }
+    }
+
+    internal var vtable = UniffiVTableCallbackInterfaceProgressHandler.UniffiByValue(
+        uniffiFree,
+        uniffiClone,
+        `progress`,
+    )
+
+    // Registers the foreign callback with the Rust side.
+    // This method is generated for each callback interface.
+    internal fun register(lib: UniffiLib) {
+        lib.uniffi_acp_host_uniffi_fn_init_callback_vtable_progresshandler(vtable)
+    }
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeProgressHandler: FfiConverter<ProgressHandler, Long> {
+    internal val handleMap = UniffiHandleMap<ProgressHandler>()
+
+    override fun lower(value: ProgressHandler): Long {
+        if (value is ProgressHandlerImpl) {
+             // Rust-implemented object.  Clone the handle and return it
+            return value.uniffiCloneHandle()
+         } else {
+            // Kotlin object, generate a new vtable handle and return that.
+            return handleMap.insert(value)
+         }
+    }
+
+    override fun lift(value: Long): ProgressHandler {
+        if ((value and 1.toLong()) == 0.toLong()) {
+            // Rust-generated handle, construct a new class that uses the handle to implement the
+            // interface
+            return ProgressHandlerImpl(UniffiWithHandle, value)
+        } else {
+            // Kotlin-generated handle, get the object from the handle map
+            return handleMap.remove(value)
+        }
+    }
+
+    override fun read(buf: ByteBuffer): ProgressHandler {
+        return lift(buf.getLong())
+    }
+
+    override fun allocationSize(value: ProgressHandler) = 8UL
+
+    override fun write(value: ProgressHandler, buf: ByteBuffer) {
+        buf.putLong(lower(value))
+    }
+}
+
+
+// This template implements a class for working with a Rust struct via a handle
+// to the live Rust struct on the other side of the FFI.
+//
+// There's some subtlety here, because we have to be careful not to operate on a Rust
+// struct after it has been dropped, and because we must expose a public API for freeing
+// theq Kotlin wrapper object in lieu of reliable finalizers. The core requirements are:
+//
+//   * Each instance holds an opaque handle to the underlying Rust struct.
+//     Method calls need to read this handle from the object's state and pass it in to
+//     the Rust FFI.
+//
+//   * When an instance is no longer needed, its handle should be passed to a
+//     special destructor function provided by the Rust FFI, which will drop the
+//     underlying Rust struct.
+//
+//   * Given an instance, calling code is expected to call the special
+//     `destroy` method in order to free it after use, either by calling it explicitly
+//     or by using a higher-level helper like the `use` method. Failing to do so risks
+//     leaking the underlying Rust struct.
+//
+//   * We can't assume that calling code will do the right thing, and must be prepared
+//     to handle Kotlin method calls executing concurrently with or even after a call to
+//     `destroy`, and to handle multiple (possibly concurrent!) calls to `destroy`.
+//
+//   * We must never allow Rust code to operate on the underlying Rust struct after
+//     the destructor has been called, and must never call the destructor more than once.
+//     Doing so may trigger memory unsafety.
+//
+//   * To mitigate many of the risks of leaking memory and use-after-free unsafety, a `Cleaner`
+//     is implemented to call the destructor when the Kotlin object becomes unreachable.
+//     This is done in a background thread. This is not a panacea, and client code should be aware that
+//      1. the thread may starve if some there are objects that have poorly performing
+//     `drop` methods or do significant work in their `drop` methods.
+//      2. the thread is shared across the whole library. This can be tuned by using `android_cleaner = true`,
+//         or `android = true` in the [`kotlin` section of the `uniffi.toml` file](https://mozilla.github.io/uniffi-rs/kotlin/configuration.html).
+//
+// If we try to implement this with mutual exclusion on access to the handle, there is the
+// possibility of a race between a method call and a concurrent call to `destroy`:
+//
+//    * Thread A starts a method call, reads the value of the handle, but is interrupted
+//      before it can pass the handle over the FFI to Rust.
+//    * Thread B calls `destroy` and frees the underlying Rust struct.
+//    * Thread A resumes, passing the already-read handle value to Rust and triggering
+//      a use-after-free.
+//
+// One possible solution would be to use a `ReadWriteLock`, with each method call taking
+// a read lock (and thus allowed to run concurrently) and the special `destroy` method
+// taking a write lock (and thus blocking on live method calls). However, we aim not to
+// generate methods with any hidden blocking semantics, and a `destroy` method that might
+// block if called incorrectly seems to meet that bar.
+//
+// So, we achieve our goals by giving each instance an associated `AtomicLong` counter to track
+// the number of in-flight method calls, and an `AtomicBoolean` flag to indicate whether `destroy`
+// has been called. These are updated according to the following rules:
+//
+//    * The initial value of the counter is 1, indicating a live object with no in-flight calls.
+//      The initial value for the flag is false.
+//
+//    * At the start of each method call, we atomically check the counter.
+//      If it is 0 then the underlying Rust struct has already been destroyed and the call is aborted.
+//      If it is nonzero them we atomically increment it by 1 and proceed with the method call.
+//
+//    * At the end of each method call, we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+//    * When `destroy` is called, we atomically flip the flag from false to true.
+//      If the flag was already true we silently fail.
+//      Otherwise we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+// Astute readers may observe that this all sounds very similar to the way that Rust's `Arc<T>` works,
+// and indeed it is, with the addition of a flag to guard against multiple calls to `destroy`.
+//
+// The overall effect is that the underlying Rust struct is destroyed only when `destroy` has been
+// called *and* all in-flight method calls have completed, avoiding violating any of the expectations
+// of the underlying Rust code.
+//
+// This makes a cleaner a better alternative to _not_ calling `destroy()` as
+// and when the object is finished with, but the abstraction is not perfect: if the Rust object's `drop`
+// method is slow, and/or there are many objects to cleanup, and it's on a low end Android device, then the cleaner
+// thread may be starved, and the app will leak memory.
+//
+// In this case, `destroy`ing manually may be a better solution.
+//
+// The cleaner can live side by side with the manual calling of `destroy`. In the order of responsiveness, uniffi objects
+// with Rust peers are reclaimed:
+//
+// 1. By calling the `destroy` method of the object, which calls `rustObject.free()`. If that doesn't happen:
+// 2. When the object becomes unreachable, AND the Cleaner thread gets to call `rustObject.free()`. If the thread is starved then:
+// 3. The memory is reclaimed when the process terminates.
+//
+// [1] https://stackoverflow.com/questions/24376768/can-java-finalize-an-object-when-it-is-still-in-scope/24380219
+//
+
+
+/**
  * A parsed ACP registry (or one agent manifest, as a registry of one), read from a document the
  * caller supplies: acp-host never fetches the registry. `resolve` turns an agent id into an
  * `AgentSpec` for `Host.spawn` and never downloads; `install` installs a binary distribution,
@@ -6245,8 +7043,11 @@ public interface RegistryInterface {
      * the entry's field; a fetcher that throws is `Io` naming the URL; nothing is installed on
      * any failure. Runs on a blocking thread of the core's runtime; a cancelled call lets the
      * install finish (or clean up) there, and cancels a fetcher call still in flight.
+     * `progress` hears of the download and the extraction (`started`, then `done` with the
+     * archive's size or `failed` with why; nothing when already installed), on the install's
+     * thread.
      */
-    suspend fun `install`(`id`: kotlin.String, `cacheDir`: kotlin.String, `platform`: kotlin.String? = null, `fetcher`: RegistryFetcher? = null): InstalledAgent
+    suspend fun `install`(`id`: kotlin.String, `cacheDir`: kotlin.String, `platform`: kotlin.String? = null, `fetcher`: RegistryFetcher? = null, `progress`: ProgressHandler? = null): InstalledAgent
     
     /**
      * Choose a distribution of agent `id` and build its spec. Never downloads or installs.
@@ -6413,10 +7214,13 @@ open class Registry: Disposable, AutoCloseable, RegistryInterface
      * the entry's field; a fetcher that throws is `Io` naming the URL; nothing is installed on
      * any failure. Runs on a blocking thread of the core's runtime; a cancelled call lets the
      * install finish (or clean up) there, and cancels a fetcher call still in flight.
+     * `progress` hears of the download and the extraction (`started`, then `done` with the
+     * archive's size or `failed` with why; nothing when already installed), on the install's
+     * thread.
      */
     @Throws(AcpException::class)
     @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
-    override suspend fun `install`(`id`: kotlin.String, `cacheDir`: kotlin.String, `platform`: kotlin.String?, `fetcher`: RegistryFetcher?) : InstalledAgent {
+    override suspend fun `install`(`id`: kotlin.String, `cacheDir`: kotlin.String, `platform`: kotlin.String?, `fetcher`: RegistryFetcher?, `progress`: ProgressHandler?) : InstalledAgent {
         return uniffiRustCallAsync(
         callWithHandle { uniffiHandle ->
             UniffiLib.uniffi_acp_host_uniffi_fn_method_registry_install(
@@ -6426,6 +7230,7 @@ open class Registry: Disposable, AutoCloseable, RegistryInterface
         FfiConverterString.lower(`cacheDir`),
         FfiConverterOptionalString.lower(`platform`),
         FfiConverterOptionalTypeRegistryFetcher.lower(`fetcher`),
+        FfiConverterOptionalTypeProgressHandler.lower(`progress`),
             )
         },
         { future, callback, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_poll_rust_buffer(future, callback, continuation) },
@@ -8623,10 +9428,16 @@ data class HostOptions (
     val `unstable`: List<kotlin.String>? = null 
     , 
     /**
-     * The least severe log record the face's log hook gets (`error` … `trace`); this face has
-     * no log hook yet, so nothing is logged.
+     * The least severe log record the host's `logHandler` gets (`error` … `trace`; default
+     * `info`). Without a handler nothing is logged.
      */
     val `logLevel`: kotlin.String? = null 
+    , 
+    /**
+     * True: `progress` events for an agent's spawn, handshake and login (`started`, `waiting`
+     * every 5 s, `done` or `failed`).
+     */
+    val `progressEvents`: kotlin.Boolean? = null 
     , 
     /**
      * A whole host options document as JSON text (`HostOptions.fromJson`); the fields given
@@ -8681,6 +9492,7 @@ public object FfiConverterTypeHostOptions: FfiConverterRustBuffer<HostOptions> {
             FfiConverterOptionalString.read(buf),
             FfiConverterOptionalSequenceString.read(buf),
             FfiConverterOptionalString.read(buf),
+            FfiConverterOptionalBoolean.read(buf),
             FfiConverterOptionalString.read(buf),
         )
     }
@@ -8718,6 +9530,7 @@ public object FfiConverterTypeHostOptions: FfiConverterRustBuffer<HostOptions> {
             FfiConverterOptionalString.allocationSize(value.`terminalAuth`) +
             FfiConverterOptionalSequenceString.allocationSize(value.`unstable`) +
             FfiConverterOptionalString.allocationSize(value.`logLevel`) +
+            FfiConverterOptionalBoolean.allocationSize(value.`progressEvents`) +
             FfiConverterOptionalString.allocationSize(value.`document`)
     )
 
@@ -8754,6 +9567,7 @@ public object FfiConverterTypeHostOptions: FfiConverterRustBuffer<HostOptions> {
             FfiConverterOptionalString.write(value.`terminalAuth`, buf)
             FfiConverterOptionalSequenceString.write(value.`unstable`, buf)
             FfiConverterOptionalString.write(value.`logLevel`, buf)
+            FfiConverterOptionalBoolean.write(value.`progressEvents`, buf)
             FfiConverterOptionalString.write(value.`document`, buf)
     }
 }
@@ -8810,6 +9624,80 @@ public object FfiConverterTypeInstalledAgent: FfiConverterRustBuffer<InstalledAg
             FfiConverterString.write(value.`dir`, buf)
             FfiConverterString.write(value.`cmd`, buf)
             FfiConverterBoolean.write(value.`alreadyInstalled`, buf)
+    }
+}
+
+
+
+/**
+ * One log record: what the host did or met, and why.
+ */
+data class LogRecord (
+    val `level`: LogLevel
+    , 
+    /**
+     * The part of the host it comes from: `spawn`, `handshake`, `permission`, `elicitation`,
+     * `transport`, `protocol`, `pool`, `auth` (and `log` for this face's dropped-records notice).
+     */
+    val `target`: kotlin.String
+    , 
+    val `message`: kotlin.String
+    , 
+    /**
+     * The host's id of the agent it is about, if any.
+     */
+    val `agent`: kotlin.ULong?
+    , 
+    /**
+     * The session it is about, if any.
+     */
+    val `session`: kotlin.String?
+    , 
+    /**
+     * When it was made (Kotlin: `java.time.Instant`).
+     */
+    val `at`: java.time.Instant
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeLogRecord: FfiConverterRustBuffer<LogRecord> {
+    override fun read(buf: ByteBuffer): LogRecord {
+        return LogRecord(
+            FfiConverterTypeLogLevel.read(buf),
+            FfiConverterString.read(buf),
+            FfiConverterString.read(buf),
+            FfiConverterOptionalULong.read(buf),
+            FfiConverterOptionalString.read(buf),
+            FfiConverterTimestamp.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: LogRecord) = (
+            FfiConverterTypeLogLevel.allocationSize(value.`level`) +
+            FfiConverterString.allocationSize(value.`target`) +
+            FfiConverterString.allocationSize(value.`message`) +
+            FfiConverterOptionalULong.allocationSize(value.`agent`) +
+            FfiConverterOptionalString.allocationSize(value.`session`) +
+            FfiConverterTimestamp.allocationSize(value.`at`)
+    )
+
+    override fun write(value: LogRecord, buf: ByteBuffer) {
+            FfiConverterTypeLogLevel.write(value.`level`, buf)
+            FfiConverterString.write(value.`target`, buf)
+            FfiConverterString.write(value.`message`, buf)
+            FfiConverterOptionalULong.write(value.`agent`, buf)
+            FfiConverterOptionalString.write(value.`session`, buf)
+            FfiConverterTimestamp.write(value.`at`, buf)
     }
 }
 
@@ -9084,6 +9972,77 @@ public object FfiConverterTypePoolStats: FfiConverterRustBuffer<PoolStats> {
             FfiConverterUInt.write(value.`spares`, buf)
             FfiConverterUInt.write(value.`starting`, buf)
             FfiConverterUInt.write(value.`sessions`, buf)
+    }
+}
+
+
+
+/**
+ * One report of a slow step, as in a `progress` event's data (docs/EVENTS.md).
+ */
+data class Progress (
+    /**
+     * `spawn`, `handshake`, `login`, `download`, `extract`.
+     */
+    val `phase`: kotlin.String
+    , 
+    /**
+     * `started`, `waiting`, `done`, `failed`.
+     */
+    val `stage`: kotlin.String
+    , 
+    /**
+     * Since the step started.
+     */
+    val `elapsedMs`: kotlin.ULong
+    , 
+    /**
+     * Bytes done (a download's size once fetched).
+     */
+    val `bytes`: kotlin.ULong?
+    , 
+    /**
+     * What failed, or what is being waited for.
+     */
+    val `message`: kotlin.String?
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeProgress: FfiConverterRustBuffer<Progress> {
+    override fun read(buf: ByteBuffer): Progress {
+        return Progress(
+            FfiConverterString.read(buf),
+            FfiConverterString.read(buf),
+            FfiConverterULong.read(buf),
+            FfiConverterOptionalULong.read(buf),
+            FfiConverterOptionalString.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: Progress) = (
+            FfiConverterString.allocationSize(value.`phase`) +
+            FfiConverterString.allocationSize(value.`stage`) +
+            FfiConverterULong.allocationSize(value.`elapsedMs`) +
+            FfiConverterOptionalULong.allocationSize(value.`bytes`) +
+            FfiConverterOptionalString.allocationSize(value.`message`)
+    )
+
+    override fun write(value: Progress, buf: ByteBuffer) {
+            FfiConverterString.write(value.`phase`, buf)
+            FfiConverterString.write(value.`stage`, buf)
+            FfiConverterULong.write(value.`elapsedMs`, buf)
+            FfiConverterOptionalULong.write(value.`bytes`, buf)
+            FfiConverterOptionalString.write(value.`message`, buf)
     }
 }
 
@@ -10516,6 +11475,47 @@ public object FfiConverterTypeHandlerError : FfiConverterRustBuffer<HandlerExcep
 
 
 /**
+ * How much a record matters (`Error` is the most severe); the `logLevel` option names the
+ * least severe one the handler gets.
+ */
+
+enum class LogLevel {
+    
+    ERROR,
+    WARN,
+    INFO,
+    DEBUG,
+    TRACE;
+
+    
+
+
+    companion object
+}
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeLogLevel: FfiConverterRustBuffer<LogLevel> {
+    override fun read(buf: ByteBuffer) = try {
+        LogLevel.values()[buf.getInt() - 1]
+    } catch (e: IndexOutOfBoundsException) {
+        throw RuntimeException("invalid enum value, something is very wrong!!", e)
+    }
+
+    override fun allocationSize(value: LogLevel) = 4UL
+
+    override fun write(value: LogLevel, buf: ByteBuffer) {
+        buf.putInt(value.ordinal + 1)
+    }
+}
+
+
+
+
+
+/**
  * `pool.mode`: how sessions map onto a pool's processes.
  */
 
@@ -10998,6 +11998,38 @@ public object FfiConverterOptionalTypeExtHandler: FfiConverterRustBuffer<ExtHand
 /**
  * @suppress
  */
+public object FfiConverterOptionalTypeLogHandler: FfiConverterRustBuffer<LogHandler?> {
+    override fun read(buf: ByteBuffer): LogHandler? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterTypeLogHandler.read(buf)
+    }
+
+    override fun allocationSize(value: LogHandler?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterTypeLogHandler.allocationSize(value)
+        }
+    }
+
+    override fun write(value: LogHandler?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterTypeLogHandler.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
 public object FfiConverterOptionalTypePermissionHandler: FfiConverterRustBuffer<PermissionHandler?> {
     override fun read(buf: ByteBuffer): PermissionHandler? {
         if (buf.get().toInt() == 0) {
@@ -11020,6 +12052,38 @@ public object FfiConverterOptionalTypePermissionHandler: FfiConverterRustBuffer<
         } else {
             buf.put(1)
             FfiConverterTypePermissionHandler.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterOptionalTypeProgressHandler: FfiConverterRustBuffer<ProgressHandler?> {
+    override fun read(buf: ByteBuffer): ProgressHandler? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterTypeProgressHandler.read(buf)
+    }
+
+    override fun allocationSize(value: ProgressHandler?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterTypeProgressHandler.allocationSize(value)
+        }
+    }
+
+    override fun write(value: ProgressHandler?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterTypeProgressHandler.write(value, buf)
         }
     }
 }

@@ -56,10 +56,11 @@ class FailClosedTest {
         suspend fun permissionWrite(
             options: HostOptions = HostOptions(),
             handler: PermissionHandler? = null,
+            logHandler: LogHandler? = null,
             during: suspend (Host, Session, ULong) -> Unit = { _, _, _ -> },
         ): Run = coroutineScope {
             val cwd = Files.createTempDirectory("acp-kt-fc").toRealPath()
-            Host(options, handler).use { host ->
+            Host(options, handler, logHandler = logHandler).use { host ->
                 val log = EventLog(this, host)
                 val agent = host.spawn(Fixtures.mock("permission-write"))
                 val session = agent.newSession(SessionOptions(cwd = cwd.toString()))

@@ -183,6 +183,49 @@ class RegistryTest {
     }
 
     @Test
+    fun `an install reports its download and extraction, and a throwing progress handler changes nothing`() = runBlocking {
+        withTimeout(Fixtures.T) {
+            val dir = tmp()
+            val bytes = tarGz(mapOf("agent/run.sh" to "#!/bin/sh\nexit 0\n"))
+            val archive = dir.resolve("agent.tar.gz")
+            Files.write(archive, bytes)
+            val seen = Collections.synchronizedList(mutableListOf<Progress>())
+            oneBinary(archive.toUri().toString(), sha256(bytes), "./agent/run.sh").use { reg ->
+                val cache = dir.resolve("cache").toString()
+                assertFalse(reg.install("tool", cache, progress = progressHandler { seen += it }).alreadyInstalled)
+                assertEquals(
+                    listOf("download started", "download done", "extract started", "extract done"),
+                    seen.map { "${it.phase} ${it.stage}" },
+                )
+                assertEquals(archive.toUri().toString(), seen[0].message)
+                assertEquals(bytes.size.toULong(), seen[1].bytes)
+                seen.clear()
+                assertTrue(reg.install("tool", cache, progress = progressHandler { seen += it }).alreadyInstalled)
+                assertEquals(emptyList<Progress>(), seen.toList(), "an installed binary fetches nothing")
+
+                // A raw handler that throws: ignored, the install goes on.
+                val throwing = object : ProgressHandler {
+                    override fun progress(progress: Progress) {
+                        seen += progress
+                        throw IllegalStateException("progress bar gone")
+                    }
+                }
+                assertFalse(reg.install("tool", dir.resolve("cache2").toString(), progress = throwing).alreadyInstalled)
+                assertEquals(4, seen.size)
+            }
+            // A digest mismatch: the download fails, with why; nothing is extracted.
+            seen.clear()
+            oneBinary(archive.toUri().toString(), "0".repeat(64), "./agent/run.sh").use { reg ->
+                assertThrows<AcpException.InvalidConfig> {
+                    runBlocking { reg.install("tool", dir.resolve("cache3").toString(), progress = progressHandler { seen += it }) }
+                }
+            }
+            assertEquals(listOf("download started", "download failed"), seen.map { "${it.phase} ${it.stage}" })
+            assertTrue(seen[1].message!!.contains("sha256"), seen[1].message)
+        }
+    }
+
+    @Test
     fun `a hostile archive, an unverifiable entry and a remote URL install nothing`() = runBlocking {
         val dir = tmp()
         val bytes = tarGz(mapOf("agent/run.sh" to "#!/bin/sh\n", "../evil" to "pwned\n"))
