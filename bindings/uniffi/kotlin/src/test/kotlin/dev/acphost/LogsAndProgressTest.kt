@@ -142,6 +142,38 @@ class LogsAndProgressTest {
         }
     }
 
+    @Test
+    fun `a handler that falls 1024 records behind loses the rest, counted and told`() = test {
+        // A turn with 1500 non-JSON stdout lines: one `debug` record each, while the handler is stuck.
+        val dir = Files.createTempDirectory("acp-kt-log-flood").toRealPath()
+        val noise = (1..1500).joinToString(",") { """{"raw":"noise $it"}""" }
+        val scenario = dir.resolve("noise.json")
+        Files.writeString(scenario, """{"prompts":[[$noise,{"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"done"}}}]]}""")
+        val gate = CountDownLatch(1)
+        val got = ConcurrentLinkedQueue<LogRecord>()
+        val handler = logHandler {
+            gate.await(Fixtures.T.inWholeMilliseconds, TimeUnit.MILLISECONDS)
+            got += it
+        }
+        Host(HostOptions(logLevel = "debug"), logHandler = handler).use { host ->
+            val agent = host.spawn(AgentSpec(command = Fixtures.mockAgent, args = listOf("--scenario", scenario.toString())))
+            val session = agent.newSession(SessionOptions(cwd = dir.toString()))
+            assertEquals("done", session.prompt("go").text)
+            val dropped = host.droppedLogRecords()
+            assertTrue(dropped >= 1500uL - 1025uL, "dropped $dropped")
+            gate.countDown()
+            val deadline = System.nanoTime() + Fixtures.T.inWholeNanoseconds
+            while (got.none { it.target == "log" } && System.nanoTime() < deadline) Thread.sleep(10)
+            val notice = got.firstOrNull { it.target == "log" } ?: throw AssertionError("no drop notice among ${got.size} records")
+            assertEquals(LogLevel.WARN, notice.level)
+            assertTrue(notice.message.endsWith("log records dropped: the log handler fell 1024 records behind"), notice.message)
+            // Told once it went on: every drop so far (the host is idle, so no more came since).
+            assertEquals(dropped, notice.message.substringBefore(' ').toULong(), notice.message)
+            assertTrue(got.count { it.message.startsWith("a non-JSON line") } in 1..1025, "${got.size} delivered")
+            assertEquals(0, agent.shutdown().exitCode)
+        }
+    }
+
     private suspend fun permissionRun(handler: PermissionHandler, rec: Recorder): Pair<JsonObject, String> {
         val run = FailClosedTest.permissionWrite(handler = handler, logHandler = rec.handler)
         FailClosedTest.assertDenied(run, "invalid_answer")
