@@ -412,7 +412,14 @@ fn a_failed_sink_write_fails_the_fetch_whatever_the_callback_returns() {
     let hook = |f: crate::ptr::acph_fetch_fn| {
         // SAFETY: plain functions without user data, callable from any thread.
         crate::registry::HookFetcher::new(unsafe {
-            crate::ptr::Callback::new(f, std::ptr::null_mut(), None)
+            crate::ptr::Callback::new(
+                crate::ptr::InstallHooks {
+                    fetch: f,
+                    progress: None,
+                },
+                std::ptr::null_mut(),
+                None,
+            )
         })
     };
     let url = "https://example.invalid/a.tar.gz";
