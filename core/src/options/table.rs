@@ -270,6 +270,13 @@ pub const HOST: &[Opt] = &[
          `events_stalled` after this long; `null`: wait for ever.",
     ),
     opt(
+        "progressEvents",
+        Ty::Bool,
+        "false",
+        "Emit `progress` events for the slow steps of an agent's start (spawn, handshake, \
+         login): `started`, `waiting` every 5 s, `done` or `failed` (docs/EVENTS.md).",
+    ),
+    opt(
         "wireEvents",
         Ty::Bool,
         "false",

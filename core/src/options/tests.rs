@@ -89,6 +89,21 @@ fn options_md_is_rendered_from_the_table() {
 }
 
 #[test]
+fn every_option_the_parser_reads_is_in_the_table() {
+    // effective() names what the parser sets; an option missing from the table would be read by
+    // the parser yet refused as unknown (progressEvents was).
+    let eff = effective(&host(&json!({}), Face::Rust).unwrap().config);
+    for key in eff.as_object().unwrap().keys() {
+        assert!(
+            table::HOST.iter().any(|o| o.name == key),
+            "{key} is not in the table"
+        );
+    }
+    let on = host(&json!({"progressEvents": true}), Face::Rust).unwrap();
+    assert!(on.config.progress_events);
+}
+
+#[test]
 fn every_value_is_checked_with_its_full_path() {
     let cases = [
         (json!({"maxLineBytes": 0}), "maxLineBytes", "1024"),
