@@ -30,6 +30,7 @@ typedef struct {
     atomic_int bad;           /* a call that broke the contract (text, length, thread) */
     atomic_int after_free;    /* set by the test once acph_host_free returned */
     atomic_int called_after;  /* calls seen after that */
+    atomic_int slow_ms;       /* the callback sleeps this long first */
     bool gated;               /* the callback waits for `open` before taking a record */
     bool open;
 } collector;
@@ -53,6 +54,8 @@ static void log_cb(void *user, acph_log_level level, const char *text, size_t le
     char name[32] = "";
     pthread_getname_np(pthread_self(), name, sizeof name);
     if (strcmp(name, "acph-log") != 0 || strlen(text) != len) atomic_fetch_add(&c->bad, 1);
+    int slow = atomic_load(&c->slow_ms);
+    if (slow) nanosleep(&(struct timespec){0, slow * 1000000L}, NULL);
     json *r = json_parse(text, len);
     pthread_mutex_lock(&c->mu);
     while (c->gated && !c->open) pthread_cond_wait(&c->cv, &c->mu);
@@ -207,6 +210,8 @@ static void spawn_and_handshake(void) {
     wait_record(&c, "spawn done");
     check_shapes(&c, agent);
 
+    /* A slow callback: free still waits until the shutdown's records were delivered. */
+    atomic_store(&c.slow_ms, 100);
     acph_host_free(h);
     /* The shutdown's records were delivered before free returned, then the finalizer ran. */
     CHECK(atomic_load(&c.finalized) == 1);
