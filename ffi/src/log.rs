@@ -200,3 +200,79 @@ impl std::fmt::Debug for Sink {
         f.debug_struct("Sink").finish_non_exhaustive()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    use super::*;
+    use std::ffi::{CStr, c_char, c_void};
+    use std::sync::atomic::AtomicBool;
+
+    static GATE_OPEN: AtomicBool = AtomicBool::new(false);
+    static SEEN: Mutex<Vec<(acph_log_level, String)>> = Mutex::new(Vec::new());
+
+    unsafe extern "C" fn slow(
+        _: *mut c_void,
+        level: acph_log_level,
+        text: *const c_char,
+        _: usize,
+    ) {
+        while !GATE_OPEN.load(Ordering::Acquire) {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        // SAFETY: the library passes a NUL-terminated record.
+        let text = unsafe { CStr::from_ptr(text) }.to_str().unwrap().to_owned();
+        lock(&SEEN).push((level, text));
+    }
+
+    fn record(n: usize) -> LogRecord {
+        LogRecord {
+            level: Level::Info,
+            target: "spawn",
+            message: format!("r{n}"),
+            agent: Some(1),
+            session: None,
+            at: SystemTime::now(),
+        }
+    }
+
+    /// A callback that does not keep up: the host never waits for it; what does not fit the
+    /// queue is dropped and counted in a `warn` record before the next one delivered.
+    #[test]
+    fn a_slow_callback_loses_records_and_is_told_how_many() {
+        // SAFETY: `slow` is callable from any thread; no user data, no finalizer.
+        let cb = unsafe { Callback::new(Some(slow as _), std::ptr::null_mut(), None) };
+        let (bridge, sink) = LogBridge::start(cb).unwrap();
+        let sent = QUEUE + 10;
+        let t0 = std::time::Instant::now();
+        for n in 0..sent {
+            sink.log(&record(n));
+        }
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(5),
+            "the sink never blocks"
+        );
+        GATE_OPEN.store(true, Ordering::Release);
+        // Once the queue drained, records are taken again.
+        while lock(&SEEN).len() < QUEUE {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        sink.log(&record(sent));
+        bridge.stop();
+        let seen = lock(&SEEN);
+        let notice: Vec<_> = seen
+            .iter()
+            .filter(|(_, t)| t.contains("\"target\":\"log\""))
+            .collect();
+        assert_eq!(notice.len(), 1, "{notice:?}");
+        assert_eq!(notice[0].0, acph_log_level::ACPH_LOG_WARN);
+        let v: serde_json::Value = serde_json::from_str(&notice[0].1).unwrap();
+        let msg = v["message"].as_str().unwrap();
+        let lost: usize = msg.split(' ').next().unwrap().parse().unwrap();
+        let delivered = seen.len() - 1;
+        assert_eq!(delivered + lost, sent + 1, "{msg}");
+        assert!(lost >= 9, "{msg}");
+        // In order, the last one included.
+        assert!(seen.last().unwrap().1.contains(&format!("\"r{sent}\"")));
+    }
+}

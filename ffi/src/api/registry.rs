@@ -345,7 +345,8 @@ pub unsafe extern "C" fn acph_registry_install(
 ) -> acph_status {
     ffi_fn!(error_out, {
         // SAFETY: the caller's contract.
-        let callback = unsafe { Callback::new(InstallHooks { fetch, progress }, user_data, finalizer) };
+        let callback =
+            unsafe { Callback::new(InstallHooks { fetch, progress }, user_data, finalizer) };
         // SAFETY: the caller's contract.
         let host = unsafe { ptr::host(host) }?;
         // SAFETY: the caller's contract.
@@ -383,7 +384,8 @@ pub unsafe extern "C" fn acph_registry_install_wait(
 ) -> acph_status {
     ffi_fn!(error_out, {
         // SAFETY: the caller's contract.
-        let callback = unsafe { Callback::new(InstallHooks { fetch, progress }, user_data, finalizer) };
+        let callback =
+            unsafe { Callback::new(InstallHooks { fetch, progress }, user_data, finalizer) };
         // SAFETY: the caller's contract.
         let host = unsafe { ptr::host(host) }?;
         // SAFETY: the caller's contract.
