@@ -31,6 +31,8 @@ typedef struct {
     atomic_int after_free;    /* set by the test once acph_host_free returned */
     atomic_int called_after;  /* calls seen after that */
     atomic_int slow_ms;       /* the callback sleeps this long first */
+    acph_host *host;          /* set: the first call makes a blocking pull on it */
+    atomic_int pulled;        /* 1 + the status of that pull */
     bool gated;               /* the callback waits for `open` before taking a record */
     bool open;
 } collector;
@@ -54,6 +56,13 @@ static void log_cb(void *user, acph_log_level level, const char *text, size_t le
     char name[32] = "";
     pthread_getname_np(pthread_self(), name, sizeof name);
     if (strcmp(name, "acph-log") != 0 || strlen(text) != len) atomic_fetch_add(&c->bad, 1);
+    if (c->host && atomic_load(&c->pulled) == 0) {
+        /* The log thread is not a library thread: blocking functions work there. */
+        acph_event *ev = NULL;
+        acph_status st = acph_host_next_event(c->host, 1, &ev);
+        acph_event_free(ev);
+        atomic_store(&c->pulled, 1 + (int)st);
+    }
     int slow = atomic_load(&c->slow_ms);
     if (slow) nanosleep(&(struct timespec){0, slow * 1000000L}, NULL);
     json *r = json_parse(text, len);
@@ -277,9 +286,12 @@ static void unregister_and_replace(void) {
     wait_finalized(&c, 1);
     int calls = atomic_load(&c.calls);
     spawn(h, NULL);
+    d.host = h;
     EXPECT(ACPH_STATUS_OK, acph_host_set_log_handler(h, log_cb, &d, log_fin, ERR));
     uint64_t third = spawn(h, NULL);
     wait_agent_record(&d, "handshake done", third);
+    int pulled = atomic_load(&d.pulled) - 1;
+    CHECK_MSG(pulled == ACPH_STATUS_OK || pulled == ACPH_STATUS_EMPTY, acph_status_str((acph_status)pulled));
     acph_host_free(h);
     CHECK(atomic_load(&c.calls) == calls && atomic_load(&c.finalized) == 1);
     CHECK(atomic_load(&d.finalized) == 1 && atomic_load(&d.bad) == 0);
@@ -307,6 +319,41 @@ static void a_blocked_callback_stalls_nothing(void) {
     size_t done = wait_record(&c, "handshake done");
     CHECK(started < done);
     EXPECT(ACPH_STATUS_OK, acph_agent_release(h, agent, ERR));
+    acph_host_free(h);
+    CHECK(atomic_load(&c.finalized) == 1 && atomic_load(&c.bad) == 0);
+    collector_free(&c);
+}
+
+/* C has no permission handler, but an answer that is not an offered option is the same failure:
+ * the request is denied (`invalid_answer`) and the log says why, as a `permission` warning. */
+static void a_bad_permission_answer_is_logged(void) {
+    collector c;
+    collector_init(&c);
+    acph_host *h = logged_host("{\"permission\":\"manual\",\"logLevel\":\"warn\"}", &c);
+    uint64_t agent = spawn(h, NULL);
+    char *opts = session_options(scratch_dir());
+    uint64_t session = 0, call = 0;
+    EXPECT(ACPH_STATUS_OK, acph_agent_new_session_wait(h, agent, opts, strlen(opts), T_WAIT, &session, ERR));
+    free(opts);
+    EXPECT(ACPH_STATUS_OK, acph_session_prompt_text(h, session, "Take some notes", 15, &call, ERR));
+    event_list evs = {0};
+    const acph_event *req = wait_kind(h, &evs, "permission_requested", T_WAIT);
+    EXPECT(ACPH_STATUS_INVALID_ARGUMENT, acph_permission_respond(h, req->request, "bogus-option", 12, ERR));
+    const acph_event *resolved = wait_kind(h, &evs, "permission_resolved", T_WAIT);
+    CHECK_MSG(strstr(resolved->json, "\"decidedBy\":\"invalid_answer\"") != NULL, resolved->json);
+    wait_call(h, &evs, call, T_WAIT);
+    events_free(&evs);
+    size_t i = wait_record(&c, "permission request");
+    pthread_mutex_lock(&c.mu);
+    const json *r = c.records[i];
+    CHECK(c.levels[i] == ACPH_LOG_WARN && str_eq(json_str(json_get(r, "target")), "permission"));
+    CHECK(str_eq(json_str(json_get(r, "session")), "sess_1"));
+    const char *m = json_str(json_get(r, "message"));
+    CHECK_MSG(m && strstr(m, "bogus-option") != NULL, m);
+    /* `warn`: the healthy spawn's `info` records were never made. */
+    for (size_t k = 0; k < c.len; k++) CHECK(c.levels[k] <= ACPH_LOG_WARN);
+    pthread_mutex_unlock(&c.mu);
+    check_shapes(&c, agent);
     acph_host_free(h);
     CHECK(atomic_load(&c.finalized) == 1 && atomic_load(&c.bad) == 0);
     collector_free(&c);
@@ -369,6 +416,7 @@ int main(void) {
     nothing_without_a_callback();
     unregister_and_replace();
     a_blocked_callback_stalls_nothing();
+    a_bad_permission_answer_is_logged();
     a_silent_agent_is_reported_waiting();
     printf("logs_progress: ok\n");
     return 0;
