@@ -121,6 +121,26 @@ typedef uint32_t acph_status;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// The level of a log record (`logLevel` names them; `ERROR` is the most severe).
+enum acph_log_level
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    ACPH_LOG_ERROR = 1,
+    ACPH_LOG_WARN = 2,
+    ACPH_LOG_INFO = 3,
+    ACPH_LOG_DEBUG = 4,
+    ACPH_LOG_TRACE = 5,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum acph_log_level acph_log_level;
+#else
+typedef uint32_t acph_log_level;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
 // The kind of an event. The numbers are stable. Each kind's `data` (inside `json`) is documented
 // in docs/EVENTS.md and has a JSON schema: `schema/events.schema.json#/properties/<kind_name>`
 // (ACP shapes such as `SessionUpdate` under its `$defs`). `ACPH_EVENT_UNKNOWN` stands for kinds added
@@ -235,12 +255,20 @@ typedef struct acph_error {
     const char *data;
 } acph_error;
 
-// Wake-up callback: `user_data` as given to `acph_host_set_wakeup`.
-typedef void (*acph_wakeup_fn)(void *user_data);
+// Log callback (`acph_host_new_with_log`): one record of the host's log, `record_json` its JSON
+// `{"level", "target", "message", "agent", "session", "at"}` (NUL-terminated, `record_len`
+// bytes before the NUL, borrowed for the call only), `level` its level as a number.
+typedef void (*acph_log_fn)(void *user_data,
+                            acph_log_level level,
+                            const char *record_json,
+                            size_t record_len);
 
 // Finalizer for a callback's `user_data`: called exactly once, when the library no longer needs
 // `user_data` (the callback was replaced or the host freed, and no invocation is in flight).
 typedef void (*acph_free_fn)(void *user_data);
+
+// Wake-up callback: `user_data` as given to `acph_host_set_wakeup`.
+typedef void (*acph_wakeup_fn)(void *user_data);
 
 // Service callback (fs/terminal requests routed to the embedder): `method` is the ACP method
 // (`"fs/read_text_file"`, `"terminal/create"`, ...), `params_json` its parameters as JSON. Both
@@ -298,6 +326,12 @@ typedef int (*acph_fetch_fn)(void *user_data,
                              const char *url,
                              size_t url_len,
                              struct acph_fetch_sink *sink);
+
+// Progress callback of `acph_registry_install`: one step of the install, `progress_json` its
+// JSON `{"phase": "download"|"extract", "stage": "started"|"done"|"failed", "elapsedMs",
+// "bytes", "message"}` (NUL-terminated, `progress_len` bytes before the NUL, borrowed for the
+// call only).
+typedef void (*acph_progress_fn)(void *user_data, const char *progress_json, size_t progress_len);
 
 #ifdef __cplusplus
 extern "C" {
@@ -373,6 +407,52 @@ acph_status acph_host_new(const char *config_json,
                           size_t config_len,
                           struct acph_host **host_out,
                           struct acph_error **error_out);
+
+// `acph_host_new` with a log callback: `log(user_data, level, record_json, record_len)` gets
+// the host's log records at the config's `"logLevel"` (`"error"`, `"warn"`, `"info"` (the
+// default), `"debug"`, `"trace"`) and more severe: what the host does and why (spawn,
+// handshake, a slow or silent agent, transport and protocol trouble, a policy or permission
+// failure, an agent's exit). `record_json` is `{"level", "target", "message", "agent",
+// "session", "at"}` (docs/FFI.md, "Logs"; NUL-terminated, `record_len` bytes before the NUL,
+// borrowed for the call only). The library never prints; a host made with `acph_host_new` (or
+// `log` NULL) makes no record at all.
+//
+// The callback runs on the host's own `acph-log` thread, one record at a time, in order, with
+// no lock of the library held: it may call any function (blocking ones too; freeing the host
+// there finishes on a thread of its own). The host only queues records for it, so a slow
+// callback never stalls an agent; past 1,024 records waiting, new ones are dropped, and the
+// next record delivered is preceded by a `warn` record (target `"log"`) that counts them. It
+// must not unwind. `finalizer(user_data)` (may be NULL) runs exactly once, when the callback
+// is replaced (`acph_host_set_log_handler`) or the host freed and no invocation is in flight,
+// or before this returns when creation fails. `acph_host_free` delivers the records queued so
+// far, then returns only after the last call of the callback.
+//
+// # Safety
+// As `acph_host_new`; `log` and `finalizer` are NULL or functions callable from any thread
+// with `user_data` until the finalizer ran.
+acph_status acph_host_new_with_log(const char *config_json,
+                                   size_t config_len,
+                                   acph_log_fn log,
+                                   void *user_data,
+                                   acph_free_fn finalizer,
+                                   struct acph_host **host_out,
+                                   struct acph_error **error_out);
+
+// Replace (or, with `log` NULL, remove) the log callback of a host made by
+// `acph_host_new_with_log`; after removal records are still made at `logLevel` but go nowhere
+// (a host that should make none is created without a callback). The old callback's finalizer
+// runs once its invocation in flight (if any) returned; a record already on its way may still
+// reach the old callback until then. A host made without a log callback has no log thread:
+// setting one there is `ACPH_STATUS_INVALID_ARGUMENT` (`finalizer` is not run), removing is a
+// no-op. Non-blocking; may be called from any callback.
+//
+// # Safety
+// As `acph_host_set_wakeup`.
+acph_status acph_host_set_log_handler(struct acph_host *host,
+                                      acph_log_fn log,
+                                      void *user_data,
+                                      acph_free_fn finalizer,
+                                      struct acph_error **error_out);
 
 // Free a host. NULL is a no-op. Shuts every agent down (stdin EOF, SIGTERM, SIGKILL to its
 // process group; bounded by about 2 × `shutdownGraceMs` + 2 s), completes pending calls with
@@ -1484,10 +1564,20 @@ acph_status acph_registry_is_installed(const struct acph_registry *registry,
 // once per install that needs the download; it may block, must not unwind, and must not wait
 // for a thread that is blocked in `acph_registry_install_wait`. It writes the bytes with
 // `acph_fetch_sink_write` (from any thread, until it returns) and returns 0, or nonzero on
-// failure (`acph_fetch_sink_fail` first says why). `finalizer(user_data)` (NULL: none) runs
-// exactly once, when the library no longer needs `user_data`: after the install ended (also
-// when it was abandoned: possibly after this call's `call_completed`), or before this function
-// returns when it fails.
+// failure (`acph_fetch_sink_fail` first says why).
+//
+// `progress(user_data, progress_json, progress_len)` (NULL: none) hears of the download and the
+// extraction: `{"phase": "download"|"extract", "stage": "started"|"done"|"failed", "elapsedMs":
+// N, "bytes": N|null, "message": "..."|null}` (the `data` of a `progress` event, docs/EVENTS.md;
+// `done` of `download` carries the archive's size, `failed` why). In order, on the install's
+// thread (the host's blocking pool), between the install's steps: the install waits for it, so
+// it must return quickly and must not unwind. Nothing is reported when the binary was already
+// installed or the install was refused before anything was fetched.
+//
+// `finalizer(user_data)` (NULL: none) runs exactly once, when the library no longer needs
+// `user_data` (for `fetch` and `progress`): after the install ended (also when it was
+// abandoned: possibly after this call's `call_completed`), or before this function returns
+// when it fails.
 //
 // Errors (directly: no call is started): NULL, UTF-8 and JSON errors, `ACPH_STATUS_NOT_FOUND`
 // for an unknown id, `ACPH_STATUS_CLOSED`. As the call's outcome: `ACPH_STATUS_INVALID_CONFIG`
@@ -1501,8 +1591,8 @@ acph_status acph_registry_is_installed(const struct acph_registry *registry,
 //
 // # Safety
 // `host` is NULL or a live host; `registry` is NULL or a live registry; `id` points to `id_len`
-// readable bytes; `options_json` points to `options_len` readable bytes; `fetch` and `finalizer`
-// are NULL or functions callable from any thread with `user_data` until the finalizer ran;
+// readable bytes; `options_json` points to `options_len` readable bytes; `fetch`, `progress`
+// and `finalizer` are NULL or functions callable from any thread with `user_data` until the finalizer ran;
 // `call_out` and `error_out` are NULL or writable.
 acph_status acph_registry_install(struct acph_host *host,
                                   const struct acph_registry *registry,
@@ -1511,6 +1601,7 @@ acph_status acph_registry_install(struct acph_host *host,
                                   const char *options_json,
                                   size_t options_len,
                                   acph_fetch_fn fetch,
+                                  acph_progress_fn progress,
                                   void *user_data,
                                   acph_free_fn finalizer,
                                   uint64_t *call_out,
@@ -1518,7 +1609,8 @@ acph_status acph_registry_install(struct acph_host *host,
 
 // Blocking `acph_registry_install`: `*json_out` (owned, `acph_string_free`) is the result JSON.
 // On `ACPH_STATUS_TIMEOUT` the install is abandoned as for `acph_call_cancel` (the finalizer
-// may run after this returns). `fetch` runs on a library thread, never on the calling one.
+// may run after this returns). `fetch` and `progress` run on a library thread, never on the
+// calling one.
 //
 // # Safety
 // As `acph_registry_install`; `json_out` is NULL or writable.
@@ -1529,6 +1621,7 @@ acph_status acph_registry_install_wait(struct acph_host *host,
                                        const char *options_json,
                                        size_t options_len,
                                        acph_fetch_fn fetch,
+                                       acph_progress_fn progress,
                                        void *user_data,
                                        acph_free_fn finalizer,
                                        uint32_t timeout_ms,

@@ -50,6 +50,15 @@ enum acph_status
     ACPH_STATUS_INTERNAL = 901,
 };
 typedef uint32_t acph_status;
+enum acph_log_level
+ {
+    ACPH_LOG_ERROR = 1,
+    ACPH_LOG_WARN = 2,
+    ACPH_LOG_INFO = 3,
+    ACPH_LOG_DEBUG = 4,
+    ACPH_LOG_TRACE = 5,
+};
+typedef uint32_t acph_log_level;
 enum acph_event_kind
  {
     ACPH_EVENT_UNKNOWN = 0,
@@ -93,8 +102,12 @@ typedef struct acph_error {
     const char *message;
     const char *data;
 } acph_error;
-typedef void (*acph_wakeup_fn)(void *user_data);
+typedef void (*acph_log_fn)(void *user_data,
+                            acph_log_level level,
+                            const char *record_json,
+                            size_t record_len);
 typedef void (*acph_free_fn)(void *user_data);
+typedef void (*acph_wakeup_fn)(void *user_data);
 typedef void (*acph_service_fn)(void *user_data,
                                 uint64_t request_id,
                                 const char *method,
@@ -119,6 +132,7 @@ typedef int (*acph_fetch_fn)(void *user_data,
                              const char *url,
                              size_t url_len,
                              struct acph_fetch_sink *sink);
+typedef void (*acph_progress_fn)(void *user_data, const char *progress_json, size_t progress_len);
 const char *acph_version(void);
 uint32_t acph_abi_version(void);
 const char *acph_status_str(uint32_t status);
@@ -133,6 +147,18 @@ acph_status acph_host_new(const char *config_json,
                           size_t config_len,
                           struct acph_host **host_out,
                           struct acph_error **error_out);
+acph_status acph_host_new_with_log(const char *config_json,
+                                   size_t config_len,
+                                   acph_log_fn log,
+                                   void *user_data,
+                                   acph_free_fn finalizer,
+                                   struct acph_host **host_out,
+                                   struct acph_error **error_out);
+acph_status acph_host_set_log_handler(struct acph_host *host,
+                                      acph_log_fn log,
+                                      void *user_data,
+                                      acph_free_fn finalizer,
+                                      struct acph_error **error_out);
 void acph_host_free(struct acph_host *host);
 acph_status acph_host_shutdown(struct acph_host *host, struct acph_error **error_out);
 acph_status acph_host_set_wakeup(struct acph_host *host,
@@ -544,6 +570,7 @@ acph_status acph_registry_install(struct acph_host *host,
                                   const char *options_json,
                                   size_t options_len,
                                   acph_fetch_fn fetch,
+                                  acph_progress_fn progress,
                                   void *user_data,
                                   acph_free_fn finalizer,
                                   uint64_t *call_out,
@@ -555,6 +582,7 @@ acph_status acph_registry_install_wait(struct acph_host *host,
                                        const char *options_json,
                                        size_t options_len,
                                        acph_fetch_fn fetch,
+                                       acph_progress_fn progress,
                                        void *user_data,
                                        acph_free_fn finalizer,
                                        uint32_t timeout_ms,

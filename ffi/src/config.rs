@@ -41,7 +41,14 @@ fn document(text: Option<&str>) -> Result<Value, Failure> {
 /// after the host exists: so they answer only where the document names them (`"embedder"`).
 /// The C face has no permission or elicitation callback: `"handler"` there is the core's
 /// `invalid_config` (nothing was given); `"manual"` answers from events.
-pub(crate) fn host_config(text: Option<&str>, bridge: &Bridge) -> Result<FaceConfig, Failure> {
+///
+/// `log` is the sink of the C log callback (`acph_host_new_with_log`), at the document's
+/// `logLevel`; without one the core's hook stays off and no record is ever made.
+pub(crate) fn host_config(
+    text: Option<&str>,
+    bridge: &Bridge,
+    log: Option<Arc<dyn acp_host::log::LogSink>>,
+) -> Result<FaceConfig, Failure> {
     let doc = document(text)?;
     let opts = options::host(&doc, Face::C)?;
     let embedder = |name: &str| doc.get(name).and_then(Value::as_str) == Some("embedder");
@@ -50,6 +57,7 @@ pub(crate) fn host_config(text: Option<&str>, bridge: &Bridge) -> Result<FaceCon
         terminal: embedder("terminal").then(|| Arc::new(bridge.clone()) as _),
         ext: embedder("ext").then(|| Arc::new(bridge.clone()) as _),
         terminal_auth: embedder("terminalAuth").then(|| Arc::new(bridge.clone()) as _),
+        log,
         ..Hooks::default()
     };
     bridge.set_delivery(if opts.services_as_events {

@@ -14,7 +14,8 @@ use tokio::runtime::{Handle, Runtime};
 use tokio::sync::{Notify, oneshot, watch};
 
 use crate::event::kind_of;
-use crate::ptr::{self, Callback, EventBox, EventFields, acph_wakeup_fn};
+use crate::log::LogBridge;
+use crate::ptr::{self, Callback, EventBox, EventFields, acph_log_fn, acph_wakeup_fn};
 use crate::queue::Queue;
 use crate::services::Bridge;
 use crate::status::{Failure, acph_status};
@@ -56,6 +57,8 @@ pub(crate) struct State {
     outstanding: AtomicU64,
     calls_idle: Notify,
     pub bridge: Bridge,
+    /// The log callback's thread, when the host was created with one.
+    pub log: Option<LogBridge>,
     wakeup: Mutex<Option<Arc<Callback<acph_wakeup_fn>>>>,
     closing: watch::Sender<bool>,
     shutdown_started: AtomicBool,
@@ -148,9 +151,22 @@ struct PendingPermission {
 // ----- creation, teardown ---------------------------------------------------------------------
 
 impl acph_host {
-    pub(crate) fn new(config: Option<&str>) -> Result<Box<acph_host>, Failure> {
+    /// A host; `log` is the log callback of `acph_host_new_with_log` (its finalizer runs before
+    /// this returns when creation fails).
+    pub(crate) fn new(
+        config: Option<&str>,
+        log: Option<Callback<acph_log_fn>>,
+    ) -> Result<Box<acph_host>, Failure> {
         let bridge = Bridge::default();
-        let cfg = crate::config::host_config(config, &bridge)?;
+        let (log, sink) = match log {
+            Some(cb) => {
+                let (b, sink) = LogBridge::start(cb)?;
+                (Some(b), Some(sink))
+            }
+            None => (None, None),
+        };
+        // On any failure below, dropping `log` ends its thread and runs the finalizer.
+        let cfg = crate::config::host_config(config, &bridge, sink)?;
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("acph-runtime")
@@ -190,6 +206,7 @@ impl acph_host {
             outstanding: AtomicU64::new(0),
             calls_idle: Notify::new(),
             bridge,
+            log,
             wakeup: Mutex::default(),
             closing,
             shutdown_started: AtomicBool::new(false),
@@ -212,9 +229,10 @@ impl acph_host {
     /// `acph_host_free`: shut every agent down (bounded), complete pending calls with `closed`
     /// (their events are discarded), stop the runtime, run the callbacks' finalizers.
     pub(crate) fn teardown(self: Box<Self>) {
-        if Handle::try_current().is_ok() {
+        if Handle::try_current().is_ok() || crate::log::on_log_thread() {
             // Called from a library thread (a callback): the runtime cannot be stopped from one
-            // of its own threads. Finish on a thread of our own.
+            // of its own threads, nor the log thread joined from itself. Finish on a thread of
+            // our own.
             let _ = std::thread::Builder::new()
                 .name("acph-free".into())
                 .spawn(move || self.teardown());
@@ -236,6 +254,11 @@ impl acph_host {
             rt.shutdown_timeout(Duration::from_secs(1));
         }
         state.clear();
+        // Last: the records of the shutdown are delivered, then no call of the log callback
+        // follows this.
+        if let Some(log) = &state.log {
+            log.stop();
+        }
     }
 }
 

@@ -14,6 +14,7 @@
 //! - `stream`: the descriptors/handles of `acph_host_connect`, adopted as the core's reader and
 //!   writer (the only module that takes raw descriptors over).
 //! - `registry`: the registry handle and the fetch callback as the core's `Fetcher`.
+//! - `log`: the log callback, fed from a queue on a thread of its own.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
@@ -61,6 +62,7 @@ mod api;
 mod config;
 mod event;
 mod host;
+mod log;
 mod ptr;
 mod queue;
 mod registry;
@@ -71,7 +73,10 @@ mod stream;
 pub use api::*;
 pub use event::{acph_event, acph_event_kind};
 pub use host::acph_host;
-pub use ptr::{acph_fetch_fn, acph_free_fn, acph_service_fn, acph_wakeup_fn};
+pub use log::acph_log_level;
+pub use ptr::{
+    acph_fetch_fn, acph_free_fn, acph_log_fn, acph_progress_fn, acph_service_fn, acph_wakeup_fn,
+};
 pub use registry::{acph_fetch_sink, acph_registry};
 pub use status::{acph_error, acph_status};
 

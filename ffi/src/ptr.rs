@@ -8,6 +8,7 @@ use std::mem::{align_of, size_of};
 
 use crate::event::acph_event;
 use crate::host::acph_host;
+use crate::log::acph_log_level;
 use crate::registry::{FetchSink, acph_fetch_sink, acph_registry};
 use crate::status::{Failure, acph_error, acph_status};
 
@@ -51,6 +52,35 @@ pub type acph_fetch_fn = Option<
         sink: *mut acph_fetch_sink,
     ) -> c_int,
 >;
+
+/// Log callback (`acph_host_new_with_log`): one record of the host's log, `record_json` its JSON
+/// `{"level", "target", "message", "agent", "session", "at"}` (NUL-terminated, `record_len`
+/// bytes before the NUL, borrowed for the call only), `level` its level as a number.
+#[allow(non_camel_case_types)]
+pub type acph_log_fn = Option<
+    unsafe extern "C" fn(
+        user_data: *mut c_void,
+        level: acph_log_level,
+        record_json: *const c_char,
+        record_len: usize,
+    ),
+>;
+
+/// Progress callback of `acph_registry_install`: one step of the install, `progress_json` its
+/// JSON `{"phase": "download"|"extract", "stage": "started"|"done"|"failed", "elapsedMs",
+/// "bytes", "message"}` (NUL-terminated, `progress_len` bytes before the NUL, borrowed for the
+/// call only).
+#[allow(non_camel_case_types)]
+pub type acph_progress_fn = Option<
+    unsafe extern "C" fn(user_data: *mut c_void, progress_json: *const c_char, progress_len: usize),
+>;
+
+/// The two callbacks of `acph_registry_install`, which share one `user_data` and finalizer.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct InstallHooks {
+    pub fetch: acph_fetch_fn,
+    pub progress: acph_progress_fn,
+}
 
 /// A C callback with its `user_data` and finalizer. The finalizer runs when the last reference is
 /// dropped, so never while an invocation is in flight.
@@ -119,15 +149,36 @@ impl Callback<acph_service_fn> {
     }
 }
 
-impl Callback<acph_fetch_fn> {
+impl Callback<acph_log_fn> {
+    /// `json` must end with a NUL byte (checked).
+    pub(crate) fn log(&self, level: acph_log_level, json: &[u8]) {
+        let (Some(f), Some(b'\0')) = (self.f, json.last()) else {
+            return;
+        };
+        // SAFETY: contract of `Callback::new`; `json` is NUL-terminated and outlives the call.
+        unsafe { f(self.user_data, level, json.as_ptr().cast(), json.len() - 1) }
+    }
+}
+
+impl Callback<InstallHooks> {
     pub(crate) fn is_set(&self) -> bool {
-        self.f.is_some()
+        self.f.fetch.is_some()
+    }
+
+    /// Report a step to the progress callback (if any); `json` must end with a NUL byte
+    /// (checked).
+    pub(crate) fn progress(&self, json: &[u8]) {
+        let (Some(f), Some(b'\0')) = (self.f.progress, json.last()) else {
+            return;
+        };
+        // SAFETY: contract of `Callback::new`; `json` is NUL-terminated and outlives the call.
+        unsafe { f(self.user_data, json.as_ptr().cast(), json.len() - 1) }
     }
 
     /// Call the fetch callback; `url` must end with a NUL byte (checked: `None` when it does not,
     /// or when no callback is set).
     pub(crate) fn fetch(&self, url: &[u8], sink: &FetchSink<'_>) -> Option<c_int> {
-        let (Some(f), Some(b'\0')) = (self.f, url.last()) else {
+        let (Some(f), Some(b'\0')) = (self.f.fetch, url.last()) else {
             return None;
         };
         // Only ever read back as `&FetchSink` (see `fetch_sink`); the `mut` is C's view.

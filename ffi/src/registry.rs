@@ -10,11 +10,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use acp_host::Error;
 use acp_host::registry::{
     Fetcher, FileFetcher, InstallLimits, Installed, LocalOnlyFetcher, Platform, Registry,
-    RegistryAgent, Resolved, install_binary_with_limits,
+    RegistryAgent, Resolved, install_binary_with_progress,
 };
 use serde_json::{Value, json};
 
-use crate::ptr::{Callback, acph_fetch_fn};
+use crate::ptr::{Callback, InstallHooks};
 use crate::status::{Failure, acph_status};
 
 /// A parsed ACP registry document (or one agent manifest, as a registry of one); opaque. Create
@@ -92,14 +92,14 @@ impl FetchSink<'_> {
 /// the callback's finalizer.
 #[derive(Debug)]
 pub(crate) struct HookFetcher {
-    callback: Callback<acph_fetch_fn>,
+    callback: Callback<InstallHooks>,
     /// Set once nobody waits for the install any more: the sink refuses writes from then on, so
     /// a streaming callback stops early and the install cleans up.
     abandoned: Arc<AtomicBool>,
 }
 
 impl HookFetcher {
-    pub(crate) fn new(callback: Callback<acph_fetch_fn>) -> HookFetcher {
+    pub(crate) fn new(callback: Callback<InstallHooks>) -> HookFetcher {
         HookFetcher {
             callback,
             abandoned: Arc::new(AtomicBool::new(false)),
@@ -194,12 +194,19 @@ impl InstallJob {
         let _abandon = Abandon(self.fetcher.abandoned.clone());
         let task = tokio::task::spawn_blocking(move || {
             let job = self;
-            let done = install_binary_with_limits(
+            // Reported on this thread, the install's: the callback runs between its steps.
+            let progress = |p: &acp_host::progress::Progress| {
+                let mut json = p.to_json().to_string().into_bytes();
+                json.push(0);
+                job.fetcher.callback.progress(&json);
+            };
+            let done = install_binary_with_progress(
                 &job.agent,
                 job.platform,
                 &job.cache_dir,
                 &job.fetcher,
                 &job.limits,
+                &progress,
             );
             // The callback's finalizer runs here, after its last possible invocation.
             drop(job);

@@ -140,7 +140,7 @@ fn option_errors_are_the_cores() {
         r#"{"elicitation":["form"]}"#,
         r#"{"services":"events","events":false}"#,
     ] {
-        let e = crate::config::host_config(Some(text), &bridge).unwrap_err();
+        let e = crate::config::host_config(Some(text), &bridge, None).unwrap_err();
         let core = acp_host::options::document(text)
             .and_then(|d| acp_host::options::host(&d, acp_host::options::Face::C).map(|_| ()))
             .unwrap_err();
@@ -170,7 +170,9 @@ fn option_errors_are_the_cores() {
 fn the_service_bridge_answers_where_the_document_says_embedder() {
     use acp_host::services::{ExtService, FsService, TerminalService};
     let bridge = crate::services::Bridge::default();
-    let c = crate::config::host_config(None, &bridge).unwrap().core;
+    let c = crate::config::host_config(None, &bridge, None)
+        .unwrap()
+        .core;
     assert!(matches!(c.fs, FsService::Builtin));
     assert!(matches!(c.terminal, TerminalService::Builtin));
     assert!(matches!(c.ext, ExtService::Unsupported));
@@ -178,6 +180,7 @@ fn the_service_bridge_answers_where_the_document_says_embedder() {
     let c = crate::config::host_config(
         Some(r#"{"fs":"embedder","terminal":"disabled","ext":"embedder","terminalAuth":"embedder","services":"events"}"#),
         &bridge,
+        None,
     )
     .unwrap()
     .core;
@@ -192,6 +195,7 @@ fn the_service_bridge_answers_where_the_document_says_embedder() {
     let c = crate::config::host_config(
         Some(r#"{"permission":"manual","elicitation":"manual","elicitationModes":["url"]}"#),
         &bridge,
+        None,
     )
     .unwrap()
     .core;
@@ -205,7 +209,7 @@ fn the_service_bridge_answers_where_the_document_says_embedder() {
         r#"{"permission":"handler"}"#,
         r#"{"elicitation":"handler"}"#,
     ] {
-        let e = crate::config::host_config(Some(who), &bridge).unwrap_err();
+        let e = crate::config::host_config(Some(who), &bridge, None).unwrap_err();
         assert_eq!(e.status, acph_status::ACPH_STATUS_INVALID_CONFIG, "{who}");
         assert!(e.message.contains("none was given"), "{who}: {}", e.message);
     }
@@ -412,7 +416,14 @@ fn a_failed_sink_write_fails_the_fetch_whatever_the_callback_returns() {
     let hook = |f: crate::ptr::acph_fetch_fn| {
         // SAFETY: plain functions without user data, callable from any thread.
         crate::registry::HookFetcher::new(unsafe {
-            crate::ptr::Callback::new(f, std::ptr::null_mut(), None)
+            crate::ptr::Callback::new(
+                crate::ptr::InstallHooks {
+                    fetch: f,
+                    progress: None,
+                },
+                std::ptr::null_mut(),
+                None,
+            )
         })
     };
     let url = "https://example.invalid/a.tar.gz";
@@ -467,7 +478,14 @@ fn local_archives_are_read_by_the_core_fetcher_only() {
     ] {
         // SAFETY: a plain function without user data, callable from any thread.
         let hook = crate::registry::HookFetcher::new(unsafe {
-            crate::ptr::Callback::new(Some(counts), std::ptr::null_mut(), None)
+            crate::ptr::Callback::new(
+                crate::ptr::InstallHooks {
+                    fetch: Some(counts),
+                    progress: None,
+                },
+                std::ptr::null_mut(),
+                None,
+            )
         });
         let (tx, rx) = std::sync::mpsc::channel();
         let asked = url.clone();

@@ -342,6 +342,11 @@ typedef struct {
     atomic_int last_status; /* the status of the write that failed (STREAM, SERVE) */
     atomic_int streaming;   /* STREAM: the first write went through */
     char url[256];
+    /* The progress callback's reports: "phase stage;" each, and the first report's details. */
+    char steps[512];
+    uint64_t download_bytes; /* `bytes` of `download done` */
+    char failure[512];       /* `message` of the first `failed` */
+    bool bad_report;         /* a report that was not the documented shape */
 } fetch_ctx;
 
 static void ctx_init(fetch_ctx *c, fetch_mode mode, const char *data, size_t len) {
@@ -392,6 +397,27 @@ static int fetch_cb(void *user, const char *url, size_t url_len, acph_fetch_sink
         return 93;
     }
     return 94;
+}
+
+/* The progress callback: on the install's thread, between its steps. */
+static void progress_cb(void *user, const char *text, size_t len) {
+    fetch_ctx *c = user;
+    json *p = strlen(text) == len ? json_parse(text, len) : NULL;
+    const char *phase = json_str(json_get(p, "phase")), *stage = json_str(json_get(p, "stage"));
+    uint64_t elapsed = 0;
+    if (!phase || !stage || !json_u64(json_get(p, "elapsedMs"), &elapsed) || !json_get(p, "bytes") ||
+        !json_get(p, "message") || p->length != 5) {
+        c->bad_report = true;
+        json_free(p);
+        return;
+    }
+    size_t used = strlen(c->steps);
+    snprintf(c->steps + used, sizeof c->steps - used, "%s %s;", phase, stage);
+    if (strcmp(phase, "download") == 0 && strcmp(stage, "done") == 0)
+        json_u64(json_get(p, "bytes"), &c->download_bytes);
+    if (strcmp(stage, "failed") == 0 && !c->failure[0] && json_str(json_get(p, "message")))
+        snprintf(c->failure, sizeof c->failure, "%s", json_str(json_get(p, "message")));
+    json_free(p);
 }
 
 static void fetch_fin(void *user) { atomic_fetch_add(&((fetch_ctx *)user)->finalized, 1); }
@@ -531,7 +557,8 @@ static void install_then_spawn(acph_host *h, const acph_registry *r, const fixtu
     event_list evs = {0};
     uint64_t call = 0;
     EXPECT(ACPH_STATUS_OK,
-           acph_registry_install(h, r, "tool", 4, opts, strlen(opts), fetch_cb, &ctx, fetch_fin, &call, ERR));
+           acph_registry_install(h, r, "tool", 4, opts, strlen(opts), fetch_cb, progress_cb, &ctx, fetch_fin, &call,
+                                 ERR));
     CHECK(call != 0);
     const acph_event *done = wait_call(h, &evs, call, T_WAIT);
     json *result = NULL;
@@ -543,6 +570,10 @@ static void install_then_spawn(acph_host *h, const acph_registry *r, const fixtu
     events_free(&evs);
     wait_finalized(&ctx);
     CHECK(atomic_load(&ctx.calls) == 0); /* a file:// URL is read by the library */
+    /* The local archive's download and extraction, in order; the download's size. */
+    CHECK(!ctx.bad_report);
+    CHECK_MSG(strcmp(ctx.steps, "download started;download done;extract started;extract done;") == 0, ctx.steps);
+    CHECK(ctx.download_bytes == f->len);
     struct stat st;
     CHECK(stat(cmd, &st) == 0 && (st.st_mode & 0100));
 
@@ -550,11 +581,15 @@ static void install_then_spawn(acph_host *h, const acph_registry *r, const fixtu
     EXPECT(ACPH_STATUS_OK, acph_registry_is_installed(r, "tool", 4, opts, strlen(opts), &installed, ERR));
     CHECK(installed);
     char *out = NULL;
-    EXPECT(ACPH_STATUS_OK, acph_registry_install_wait(h, r, "tool", 4, opts, strlen(opts), NULL, NULL, NULL,
-                                                      T_WAIT, &out, ERR));
+    /* Already installed: nothing to report. */
+    ctx_init(&ctx, SERVE, f->data, f->len);
+    EXPECT(ACPH_STATUS_OK, acph_registry_install_wait(h, r, "tool", 4, opts, strlen(opts), NULL, progress_cb, &ctx,
+                                                      fetch_fin, T_WAIT, &out, ERR));
     json *again = take_json(out);
     CHECK(json_get(again, "alreadyInstalled")->boolean);
     json_free(again);
+    wait_finalized(&ctx);
+    CHECK_MSG(ctx.steps[0] == 0, ctx.steps);
 
     json *res = resolve(r, "tool", opts);
     CHECK(str_is(json_get(res, "kind"), "binary") && !json_get(res, "needsInstall")->boolean);
@@ -595,7 +630,7 @@ static void install_through_the_callback(acph_host *h, const acph_registry *r, c
     ctx_init(&ctx, SERVE, f->data, f->len);
     ctx.chunk = 333;
     char *out = NULL;
-    EXPECT(ACPH_STATUS_OK, acph_registry_install_wait(h, r, "remote-tool", 11, opts, strlen(opts), fetch_cb, &ctx,
+    EXPECT(ACPH_STATUS_OK, acph_registry_install_wait(h, r, "remote-tool", 11, opts, strlen(opts), fetch_cb, NULL, &ctx,
                                                       fetch_fin, T_WAIT, &out, ERR));
     json *res = take_json(out);
     CHECK(!json_get(res, "alreadyInstalled")->boolean);
@@ -612,7 +647,7 @@ static void install_through_the_callback(acph_host *h, const acph_registry *r, c
 
     fetch_ctx again;
     ctx_init(&again, SERVE, f->data, f->len);
-    EXPECT(ACPH_STATUS_OK, acph_registry_install_wait(h, r, "remote-tool", 11, opts, strlen(opts), fetch_cb,
+    EXPECT(ACPH_STATUS_OK, acph_registry_install_wait(h, r, "remote-tool", 11, opts, strlen(opts), fetch_cb, NULL,
                                                       &again, fetch_fin, T_WAIT, &out, ERR));
     res = take_json(out);
     CHECK(json_get(res, "alreadyInstalled")->boolean);
@@ -633,7 +668,8 @@ static acph_error *install_fails(acph_host *h, const acph_registry *r, const fix
     char *out = NULL;
     acph_error *e = NULL;
     EXPECT_E(want,
-             acph_registry_install_wait(h, r, id, strlen(id), opts, strlen(opts), ctx ? fetch_cb : NULL, ctx,
+             acph_registry_install_wait(h, r, id, strlen(id), opts, strlen(opts), ctx ? fetch_cb : NULL,
+                                        ctx ? progress_cb : NULL, ctx,
                                         ctx ? fetch_fin : NULL, T_WAIT, &out, ERR),
              &e);
     CHECK(out == NULL);
@@ -655,6 +691,7 @@ static void failed_installs(acph_host *h, const acph_registry *r, const fixture 
     ctx_init(&ctx, SERVE, f->data, f->len);
     acph_error *e = install_fails(h, r, f, "nosha", &ctx, NULL, ACPH_STATUS_INVALID_CONFIG);
     CHECK(atomic_load(&ctx.calls) == 0);
+    CHECK_MSG(ctx.steps[0] == 0, ctx.steps); /* nothing started */
     json *d = error_data(e);
     const char *path = json_str(json_get(d, "path"));
     CHECK_MSG(path && strncmp(path, "agents[2].distribution.binary.", 30) == 0, e->data);
@@ -663,9 +700,14 @@ static void failed_installs(acph_host *h, const acph_registry *r, const fixture 
     acph_error_free(e);
 
     /* A digest mismatch (a file:// archive), and a callback serving other bytes. */
-    e = install_fails(h, r, f, "badsha", NULL, NULL, ACPH_STATUS_INVALID_CONFIG);
+    ctx_init(&ctx, SERVE, NULL, 0);
+    e = install_fails(h, r, f, "badsha", &ctx, NULL, ACPH_STATUS_INVALID_CONFIG);
     CHECK_MSG(strstr(e->message, "sha256") != NULL, e->message);
     acph_error_free(e);
+    /* The progress callback hears the download failed, and why; nothing is extracted. */
+    CHECK(atomic_load(&ctx.calls) == 0 && !ctx.bad_report);
+    CHECK_MSG(strcmp(ctx.steps, "download started;download failed;") == 0, ctx.steps);
+    CHECK_MSG(strstr(ctx.failure, "sha256") != NULL, ctx.failure);
     ctx_init(&ctx, SERVE_OTHER, NULL, 0);
     e = install_fails(h, r, f, "remote-tool", &ctx, NULL, ACPH_STATUS_INVALID_CONFIG);
     CHECK(atomic_load(&ctx.calls) == 1);
@@ -710,36 +752,36 @@ static void failed_installs(acph_host *h, const acph_registry *r, const fixture 
     uint64_t call = 0;
     ctx_init(&ctx, SERVE, NULL, 0);
     EXPECT(ACPH_STATUS_NOT_FOUND,
-           acph_registry_install(h, r, "nope", 4, o, strlen(o), fetch_cb, &ctx, fetch_fin, &call, ERR));
+           acph_registry_install(h, r, "nope", 4, o, strlen(o), fetch_cb, NULL, &ctx, fetch_fin, &call, ERR));
     CHECK(call == 0 && atomic_load(&ctx.finalized) == 1);
     o = "{\"cacheDir\":\"/tmp/x\",\"platform\":\"beos-m68k\"}";
     ctx_init(&ctx, SERVE, NULL, 0);
     EXPECT(ACPH_STATUS_INVALID_ARGUMENT,
-           acph_registry_install(h, r, "tool", 4, o, strlen(o), fetch_cb, &ctx, fetch_fin, &call, ERR));
+           acph_registry_install(h, r, "tool", 4, o, strlen(o), fetch_cb, NULL, &ctx, fetch_fin, &call, ERR));
     CHECK(atomic_load(&ctx.finalized) == 1);
     o = "{\"cacheDir\":\"/tmp/x\",\"maxArchiveBytes\":-1}";
     EXPECT(ACPH_STATUS_INVALID_ARGUMENT,
-           acph_registry_install(h, r, "tool", 4, o, strlen(o), NULL, NULL, NULL, &call, ERR));
+           acph_registry_install(h, r, "tool", 4, o, strlen(o), NULL, NULL, NULL, NULL, &call, ERR));
     o = "{}";
-    EXPECT(ACPH_STATUS_INVALID_ARGUMENT, acph_registry_install(h, r, "tool", 4, o, 2, NULL, NULL, NULL, &call, ERR));
+    EXPECT(ACPH_STATUS_INVALID_ARGUMENT, acph_registry_install(h, r, "tool", 4, o, 2, NULL, NULL, NULL, NULL, &call, ERR));
     o = "{\"cacheDir\":";
     EXPECT(ACPH_STATUS_INVALID_JSON,
-           acph_registry_install(h, r, "tool", 4, o, strlen(o), NULL, NULL, NULL, &call, ERR));
+           acph_registry_install(h, r, "tool", 4, o, strlen(o), NULL, NULL, NULL, NULL, &call, ERR));
     o = "{\"cacheDir\":\"/tmp/x\"}";
     ctx_init(&ctx, SERVE, NULL, 0);
     EXPECT(ACPH_STATUS_NULL_ARGUMENT,
-           acph_registry_install(NULL, r, "tool", 4, o, strlen(o), fetch_cb, &ctx, fetch_fin, &call, ERR));
+           acph_registry_install(NULL, r, "tool", 4, o, strlen(o), fetch_cb, NULL, &ctx, fetch_fin, &call, ERR));
     CHECK(atomic_load(&ctx.finalized) == 1);
     EXPECT(ACPH_STATUS_NULL_ARGUMENT,
-           acph_registry_install(h, NULL, "tool", 4, o, strlen(o), NULL, NULL, NULL, &call, ERR));
-    EXPECT(ACPH_STATUS_NULL_ARGUMENT, acph_registry_install(h, r, NULL, 4, o, strlen(o), NULL, NULL, NULL, &call, ERR));
-    EXPECT(ACPH_STATUS_NULL_ARGUMENT, acph_registry_install(h, r, "tool", 4, NULL, 0, NULL, NULL, NULL, &call, ERR));
+           acph_registry_install(h, NULL, "tool", 4, o, strlen(o), NULL, NULL, NULL, NULL, &call, ERR));
+    EXPECT(ACPH_STATUS_NULL_ARGUMENT, acph_registry_install(h, r, NULL, 4, o, strlen(o), NULL, NULL, NULL, NULL, &call, ERR));
+    EXPECT(ACPH_STATUS_NULL_ARGUMENT, acph_registry_install(h, r, "tool", 4, NULL, 0, NULL, NULL, NULL, NULL, &call, ERR));
     ctx_init(&ctx, SERVE, NULL, 0);
     EXPECT(ACPH_STATUS_NULL_ARGUMENT,
-           acph_registry_install(h, r, "tool", 4, o, strlen(o), fetch_cb, &ctx, fetch_fin, NULL, ERR));
+           acph_registry_install(h, r, "tool", 4, o, strlen(o), fetch_cb, NULL, &ctx, fetch_fin, NULL, ERR));
     CHECK(atomic_load(&ctx.finalized) == 1);
     char *out = NULL;
-    EXPECT(ACPH_STATUS_NULL_ARGUMENT, acph_registry_install_wait(h, r, "tool", 4, o, strlen(o), NULL, NULL, NULL,
+    EXPECT(ACPH_STATUS_NULL_ARGUMENT, acph_registry_install_wait(h, r, "tool", 4, o, strlen(o), NULL, NULL, NULL, NULL,
                                                                  T_WAIT, NULL, ERR));
     CHECK(out == NULL && call == 0);
 }
@@ -752,7 +794,7 @@ static void abandoned_installs(acph_host *h, const acph_registry *r, const fixtu
     fetch_ctx ctx;
     ctx_init(&ctx, STREAM, NULL, 0);
     char *out = NULL;
-    EXPECT(ACPH_STATUS_TIMEOUT, acph_registry_install_wait(h, r, "remote-tool", 11, opts, strlen(opts), fetch_cb,
+    EXPECT(ACPH_STATUS_TIMEOUT, acph_registry_install_wait(h, r, "remote-tool", 11, opts, strlen(opts), fetch_cb, NULL,
                                                            &ctx, fetch_fin, 300, &out, ERR));
     wait_finalized(&ctx);
     /* The callback may not even have started under valgrind; if it did, it was stopped. */
@@ -762,7 +804,7 @@ static void abandoned_installs(acph_host *h, const acph_registry *r, const fixtu
     ctx_init(&ctx, STREAM, NULL, 0);
     event_list evs = {0};
     uint64_t call = 0;
-    EXPECT(ACPH_STATUS_OK, acph_registry_install(h, r, "remote-tool", 11, opts, strlen(opts), fetch_cb, &ctx,
+    EXPECT(ACPH_STATUS_OK, acph_registry_install(h, r, "remote-tool", 11, opts, strlen(opts), fetch_cb, NULL, &ctx,
                                                  fetch_fin, &call, ERR));
     uint64_t until = now_ms() + T_WAIT;
     while (!atomic_load(&ctx.streaming) && now_ms() < until) sleep_ms(5);

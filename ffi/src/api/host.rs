@@ -1,9 +1,9 @@
-//! Host lifecycle, wake-up callback, event fd, service handler.
+//! Host lifecycle, log callback, wake-up callback, event fd, service handler.
 
 use std::ffi::{c_char, c_int, c_void};
 
 use crate::host::acph_host;
-use crate::ptr::{self, Callback, acph_free_fn, acph_service_fn, acph_wakeup_fn};
+use crate::ptr::{self, Callback, acph_free_fn, acph_log_fn, acph_service_fn, acph_wakeup_fn};
 use crate::services::Delivery;
 use crate::status::{acph_error, acph_status};
 
@@ -37,8 +37,91 @@ pub unsafe extern "C" fn acph_host_new(
         let config = unsafe { ptr::opt_str_in(config_json, config_len, "config_json") }?;
         // SAFETY: the caller's contract.
         let out = unsafe { ptr::out(host_out, "host_out") }?;
-        let host = acph_host::new(config)?;
+        let host = acph_host::new(config, None)?;
         out.write(ptr::host_into_raw(host));
+        Ok(())
+    })
+}
+
+/// `acph_host_new` with a log callback: `log(user_data, level, record_json, record_len)` gets
+/// the host's log records at the config's `"logLevel"` (`"error"`, `"warn"`, `"info"` (the
+/// default), `"debug"`, `"trace"`) and more severe: what the host does and why (spawn,
+/// handshake, a slow or silent agent, transport and protocol trouble, a policy or permission
+/// failure, an agent's exit). `record_json` is `{"level", "target", "message", "agent",
+/// "session", "at"}` (docs/FFI.md, "Logs"; NUL-terminated, `record_len` bytes before the NUL,
+/// borrowed for the call only). The library never prints; a host made with `acph_host_new` (or
+/// `log` NULL) makes no record at all.
+///
+/// The callback runs on the host's own `acph-log` thread, one record at a time, in order, with
+/// no lock of the library held: it may call any function (blocking ones too; freeing the host
+/// there finishes on a thread of its own). The host only queues records for it, so a slow
+/// callback never stalls an agent; past 1,024 records waiting, new ones are dropped, and the
+/// next record delivered is preceded by a `warn` record (target `"log"`) that counts them. It
+/// must not unwind. `finalizer(user_data)` (may be NULL) runs exactly once, when the callback
+/// is replaced (`acph_host_set_log_handler`) or the host freed and no invocation is in flight,
+/// or before this returns when creation fails. `acph_host_free` delivers the records queued so
+/// far, then returns only after the last call of the callback.
+///
+/// # Safety
+/// As `acph_host_new`; `log` and `finalizer` are NULL or functions callable from any thread
+/// with `user_data` until the finalizer ran.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acph_host_new_with_log(
+    config_json: *const c_char,
+    config_len: usize,
+    log: acph_log_fn,
+    user_data: *mut c_void,
+    finalizer: acph_free_fn,
+    host_out: *mut *mut acph_host,
+    error_out: *mut *mut acph_error,
+) -> acph_status {
+    ffi_fn!(error_out, {
+        // Taken first: every failure below drops it, so its finalizer runs before we return.
+        // SAFETY: the caller's contract.
+        let cb = unsafe { Callback::new(log, user_data, finalizer) };
+        // SAFETY: the caller's contract.
+        let config = unsafe { ptr::opt_str_in(config_json, config_len, "config_json") }?;
+        // SAFETY: the caller's contract.
+        let out = unsafe { ptr::out(host_out, "host_out") }?;
+        let host = acph_host::new(config, log.is_some().then_some(cb))?;
+        out.write(ptr::host_into_raw(host));
+        Ok(())
+    })
+}
+
+/// Replace (or, with `log` NULL, remove) the log callback of a host made by
+/// `acph_host_new_with_log`; after removal records are still made at `logLevel` but go nowhere
+/// (a host that should make none is created without a callback). The old callback's finalizer
+/// runs once its invocation in flight (if any) returned; a record already on its way may still
+/// reach the old callback until then. A host made without a log callback has no log thread:
+/// setting one there is `ACPH_STATUS_INVALID_ARGUMENT` (`finalizer` is not run), removing is a
+/// no-op. Non-blocking; may be called from any callback.
+///
+/// # Safety
+/// As `acph_host_set_wakeup`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acph_host_set_log_handler(
+    host: *mut acph_host,
+    log: acph_log_fn,
+    user_data: *mut c_void,
+    finalizer: acph_free_fn,
+    error_out: *mut *mut acph_error,
+) -> acph_status {
+    ffi_fn!(error_out, {
+        // SAFETY: the caller's contract.
+        let host = unsafe { ptr::host(host) }?;
+        let Some(bridge) = &host.state.log else {
+            if log.is_some() {
+                // Refused before taking `user_data`: the caller keeps it.
+                return Err(crate::status::Failure::invalid(
+                    "this host was created without a log callback (acph_host_new), so it makes no log records: create it with acph_host_new_with_log",
+                ));
+            }
+            return Ok(());
+        };
+        // SAFETY: the caller's contract.
+        let cb = unsafe { Callback::new(log, user_data, finalizer) };
+        bridge.set(log.is_some().then_some(cb));
         Ok(())
     })
 }

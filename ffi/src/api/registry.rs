@@ -13,7 +13,7 @@ use acp_host::registry::Registry;
 
 use crate::config;
 use crate::host::acph_host;
-use crate::ptr::{self, Callback, acph_fetch_fn, acph_free_fn};
+use crate::ptr::{self, Callback, InstallHooks, acph_fetch_fn, acph_free_fn, acph_progress_fn};
 use crate::registry::{HookFetcher, InstallJob, acph_fetch_sink, acph_registry, resolved_json};
 use crate::status::{acph_error, acph_status};
 
@@ -256,7 +256,7 @@ unsafe fn install_job(
     id_len: usize,
     options_json: *const c_char,
     options_len: usize,
-    callback: Callback<acph_fetch_fn>,
+    callback: Callback<InstallHooks>,
 ) -> Result<InstallJob, crate::status::Failure> {
     // SAFETY: the caller's contract.
     let r = unsafe { ptr::registry(registry) }?;
@@ -298,10 +298,20 @@ unsafe fn install_job(
 /// once per install that needs the download; it may block, must not unwind, and must not wait
 /// for a thread that is blocked in `acph_registry_install_wait`. It writes the bytes with
 /// `acph_fetch_sink_write` (from any thread, until it returns) and returns 0, or nonzero on
-/// failure (`acph_fetch_sink_fail` first says why). `finalizer(user_data)` (NULL: none) runs
-/// exactly once, when the library no longer needs `user_data`: after the install ended (also
-/// when it was abandoned: possibly after this call's `call_completed`), or before this function
-/// returns when it fails.
+/// failure (`acph_fetch_sink_fail` first says why).
+///
+/// `progress(user_data, progress_json, progress_len)` (NULL: none) hears of the download and the
+/// extraction: `{"phase": "download"|"extract", "stage": "started"|"done"|"failed", "elapsedMs":
+/// N, "bytes": N|null, "message": "..."|null}` (the `data` of a `progress` event, docs/EVENTS.md;
+/// `done` of `download` carries the archive's size, `failed` why). In order, on the install's
+/// thread (the host's blocking pool), between the install's steps: the install waits for it, so
+/// it must return quickly and must not unwind. Nothing is reported when the binary was already
+/// installed or the install was refused before anything was fetched.
+///
+/// `finalizer(user_data)` (NULL: none) runs exactly once, when the library no longer needs
+/// `user_data` (for `fetch` and `progress`): after the install ended (also when it was
+/// abandoned: possibly after this call's `call_completed`), or before this function returns
+/// when it fails.
 ///
 /// Errors (directly: no call is started): NULL, UTF-8 and JSON errors, `ACPH_STATUS_NOT_FOUND`
 /// for an unknown id, `ACPH_STATUS_CLOSED`. As the call's outcome: `ACPH_STATUS_INVALID_CONFIG`
@@ -315,8 +325,8 @@ unsafe fn install_job(
 ///
 /// # Safety
 /// `host` is NULL or a live host; `registry` is NULL or a live registry; `id` points to `id_len`
-/// readable bytes; `options_json` points to `options_len` readable bytes; `fetch` and `finalizer`
-/// are NULL or functions callable from any thread with `user_data` until the finalizer ran;
+/// readable bytes; `options_json` points to `options_len` readable bytes; `fetch`, `progress`
+/// and `finalizer` are NULL or functions callable from any thread with `user_data` until the finalizer ran;
 /// `call_out` and `error_out` are NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn acph_registry_install(
@@ -327,6 +337,7 @@ pub unsafe extern "C" fn acph_registry_install(
     options_json: *const c_char,
     options_len: usize,
     fetch: acph_fetch_fn,
+    progress: acph_progress_fn,
     user_data: *mut c_void,
     finalizer: acph_free_fn,
     call_out: *mut u64,
@@ -334,7 +345,8 @@ pub unsafe extern "C" fn acph_registry_install(
 ) -> acph_status {
     ffi_fn!(error_out, {
         // SAFETY: the caller's contract.
-        let callback = unsafe { Callback::new(fetch, user_data, finalizer) };
+        let callback =
+            unsafe { Callback::new(InstallHooks { fetch, progress }, user_data, finalizer) };
         // SAFETY: the caller's contract.
         let host = unsafe { ptr::host(host) }?;
         // SAFETY: the caller's contract.
@@ -349,7 +361,8 @@ pub unsafe extern "C" fn acph_registry_install(
 
 /// Blocking `acph_registry_install`: `*json_out` (owned, `acph_string_free`) is the result JSON.
 /// On `ACPH_STATUS_TIMEOUT` the install is abandoned as for `acph_call_cancel` (the finalizer
-/// may run after this returns). `fetch` runs on a library thread, never on the calling one.
+/// may run after this returns). `fetch` and `progress` run on a library thread, never on the
+/// calling one.
 ///
 /// # Safety
 /// As `acph_registry_install`; `json_out` is NULL or writable.
@@ -362,6 +375,7 @@ pub unsafe extern "C" fn acph_registry_install_wait(
     options_json: *const c_char,
     options_len: usize,
     fetch: acph_fetch_fn,
+    progress: acph_progress_fn,
     user_data: *mut c_void,
     finalizer: acph_free_fn,
     timeout_ms: u32,
@@ -370,7 +384,8 @@ pub unsafe extern "C" fn acph_registry_install_wait(
 ) -> acph_status {
     ffi_fn!(error_out, {
         // SAFETY: the caller's contract.
-        let callback = unsafe { Callback::new(fetch, user_data, finalizer) };
+        let callback =
+            unsafe { Callback::new(InstallHooks { fetch, progress }, user_data, finalizer) };
         // SAFETY: the caller's contract.
         let host = unsafe { ptr::host(host) }?;
         // SAFETY: the caller's contract.
