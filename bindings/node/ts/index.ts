@@ -135,6 +135,9 @@ function configError(path: string, message: string): AcpError {
   return new AcpError('invalid_config', `invalid config: ${path}: ${message}`, { path });
 }
 
+/** How deep JSON may nest (docs/ARCHITECTURE.md, "One nesting limit"). */
+const NESTING_LIMIT = 100;
+
 /**
  * An option document as JSON text for the core, which checks it (docs/OPTIONS.md: the same rules
  * and `data.path` in every face). `undefined` is "not given", as the table says. What JSON cannot
@@ -143,13 +146,15 @@ function configError(path: string, message: string): AcpError {
  * symbol.
  */
 function optionDocument(doc: unknown, prefix = ''): string {
-  const check = (v: unknown, path: string): void => {
+  const check = (v: unknown, path: string, depth = 0): void => {
     const at = path === '' ? '$' : path;
+    // The one nesting limit (docs/ARCHITECTURE.md) for JSON we pass; a cycle never ends.
+    if (depth > NESTING_LIMIT) throw new AcpError('invalid_argument', `${at}: nested deeper than ${NESTING_LIMIT} levels (or a cycle)`);
     if (typeof v === 'number' && !Number.isFinite(v)) throw configError(at, `expected a finite number, got ${v}`);
     if (typeof v === 'bigint' || typeof v === 'function' || typeof v === 'symbol') throw configError(at, `a ${typeof v} is not an option value`);
-    if (Array.isArray(v)) v.forEach((x, i) => check(x, `${path}[${i}]`));
+    if (Array.isArray(v)) v.forEach((x, i) => check(x, `${path}[${i}]`, depth + 1));
     else if (v !== null && typeof v === 'object') {
-      for (const [k, x] of Object.entries(v)) if (x !== undefined) check(x, path === '' ? k : `${path}.${k}`);
+      for (const [k, x] of Object.entries(v)) if (x !== undefined) check(x, path === '' ? k : `${path}.${k}`, depth + 1);
     }
   };
   check(doc, prefix);

@@ -22,7 +22,9 @@ export interface EventsOptions {
   signal?: AbortSignal;
   /**
    * Events buffered for this subscriber before the host stops pulling from the agents
-   * (backpressure: the agent's stdout is then not read). Default 8192.
+   * (backpressure: the agent's stdout is then not read). Default 8192. A turn's events are
+   * queued in every stream before its `prompt()` settles, so a settling prompt pulls them past
+   * this mark (they are held by the core's bounded queue already, `eventCapacity`).
    */
   highWaterMark?: number;
 }
@@ -515,6 +517,11 @@ export class EventHub {
 
   private shouldPull(): boolean {
     if (this.ended) return false;
+    // A prompt waits for its turn's events to reach the streams. They, and everything queued
+    // before them, are in the core's queue already (bounded by `eventCapacity` and
+    // `eventQueueBytes`), so pulling them past the high-water marks buffers no more than that;
+    // not pulling would leave the prompt waiting on a consumer that waits on the prompt.
+    if (this.turnWaiters.size > 0) return true;
     let waiting =
       this.draining || this.pendingSpawns > 0 || this.openPools > 0 || this.liveAgents.size > 0 || this.fences.size > 0 || this.turnWaiters.size > 0;
     let stalled: Subscription[] | null = null;
