@@ -88,7 +88,8 @@ function members(rows, prefix, indent) {
 
 export function generate(table) {
   let out = `${BANNER}\n\n/** A permission policy: a preset, an absolute path of a JSON policy file, \`{ file }\`, or a policy document (docs/PERMISSIONS.md). */\n`;
-  out += `export type PolicyValue = 'deny-all' | 'read-only' | 'ask' | (string & {}) | { file: string } | Record<string, unknown>;\n`;
+  // A path is typed as an absolute one (POSIX, a Windows drive, UNC): a misspelt preset is a type error.
+  out += 'export type PolicyValue =\n  | \'deny-all\'\n  | \'read-only\'\n  | \'ask\'\n  | `/${string}`\n  | `${string}:\\\\${string}`\n  | `${string}:/${string}`\n  | `\\\\\\\\${string}`\n  | { file: string }\n  | Record<string, unknown>;\n';
   for (const [title, name, prefix] of DOCUMENTS) {
     // Options only another face takes (the C face's `services`) are not Node's.
     const rows = table

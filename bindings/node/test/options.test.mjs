@@ -113,8 +113,8 @@ test('every case of cases.json ran (the file has some of each document)', () => 
 
 test('the spellings only the Node face had are refused at their own path', () => {
   for (const [doc, at] of [
-    [{ permission: 'manual' }, 'manualPermissions'],
-    [{ elicitation: 'manual' }, 'manualElicitations'],
+    [{ manualPermissions: true }, 'manualPermissions'],
+    [{ manualElicitations: true }, 'manualElicitations'],
     [{ fs: false }, 'fs'],
     [{ terminal: false }, 'terminal'],
     [{ elicitationModes: { form: true } }, 'elicitationModes'],

@@ -10,7 +10,16 @@
  */
 
 /** A permission policy: a preset, an absolute path of a JSON policy file, `{ file }`, or a policy document (docs/PERMISSIONS.md). */
-export type PolicyValue = 'deny-all' | 'read-only' | 'ask' | (string & {}) | { file: string } | Record<string, unknown>;
+export type PolicyValue =
+  | 'deny-all'
+  | 'read-only'
+  | 'ask'
+  | `/${string}`
+  | `${string}:\\${string}`
+  | `${string}:/${string}`
+  | `\\\\${string}`
+  | { file: string }
+  | Record<string, unknown>;
 
 /** Host options (docs/OPTIONS.md). */
 export interface HostOptionsDocument {
