@@ -536,6 +536,8 @@ fn build_config(
         ext: when(given.ext).map(|s| s as Arc<dyn ExtHandler>),
         terminal_auth: when(given.terminal_auth)
             .map(|s| s as Arc<dyn acp_host::auth::TerminalAuthRunner>),
+        // The Node log hook is not wired yet: `logLevel` is accepted and records go nowhere.
+        log: None,
     };
     o.with_hooks(hooks).map_err(core_err)
 }

@@ -257,6 +257,13 @@ export interface HostOptionsDocument {
    * Type: list of `"session/fork"`. Default: [].
    */
   unstable?: Array<'session/fork'>;
+  /**
+   * The least severe record the face's log hook gets (no hook: nothing is logged; the library
+   * never prints).
+   *
+   * Type: `"error"` | `"warn"` | `"info"` | `"debug"` | `"trace"`. Default: "info".
+   */
+  logLevel?: 'error' | 'warn' | 'info' | 'debug' | 'trace';
 }
 
 /** Agent spec (docs/OPTIONS.md). */
