@@ -836,6 +836,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.NativeAgent = nativeBinding.NativeAgent
+module.exports.NativeConnection = nativeBinding.NativeConnection
 module.exports.NativeHost = nativeBinding.NativeHost
 module.exports.NativePool = nativeBinding.NativePool
 module.exports.NativePooledSession = nativeBinding.NativePooledSession
@@ -847,4 +848,5 @@ module.exports.abortRelease = nativeBinding.abortRelease
 module.exports.contentFromFile = nativeBinding.contentFromFile
 module.exports.elicitationDecision = nativeBinding.elicitationDecision
 module.exports.methods = nativeBinding.methods
+module.exports.optionsTable = nativeBinding.optionsTable
 module.exports.permissionDecision = nativeBinding.permissionDecision

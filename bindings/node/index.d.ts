@@ -37,11 +37,11 @@ export declare class NativeAgent {
    * nothing is sent).
    */
   logout(abort?: number | undefined | null): Promise<void>
-  newSession(options: NativeSessionOptions, abort?: number | undefined | null): Promise<NativeSession>
-  loadSession(sessionId: string, options: NativeSessionOptions, abort?: number | undefined | null): Promise<NativeSession>
-  resumeSession(sessionId: string, options: NativeSessionOptions, abort?: number | undefined | null): Promise<NativeSession>
+  newSession(optionsJson: string, abort?: number | undefined | null): Promise<NativeSession>
+  loadSession(sessionId: string, optionsJson: string, abort?: number | undefined | null): Promise<NativeSession>
+  resumeSession(sessionId: string, optionsJson: string, abort?: number | undefined | null): Promise<NativeSession>
   /** `session/fork` (unstable: needs `unstable: ['session/fork']`). */
-  forkSession(sessionId: string, options: NativeSessionOptions, abort?: number | undefined | null): Promise<NativeSession>
+  forkSession(sessionId: string, optionsJson: string, abort?: number | undefined | null): Promise<NativeSession>
   /** `session/list`: `{sessions, nextCursor?}`. */
   listSessions(cwd?: string | undefined | null, cursor?: string | undefined | null, abort?: number | undefined | null): Promise<any>
   closeSession(sessionId: string, abort?: number | undefined | null): Promise<void>
@@ -54,29 +54,52 @@ export declare class NativeAgent {
   shutdown(): Promise<any>
 }
 
+/** One connection's JS end. */
+export declare class NativeConnection {
+  /** Initialize the agent on the other end (`Host::connect`); once. */
+  handshake(abort?: number | undefined | null): Promise<NativeAgent>
+  /**
+   * Bytes the embedder's stream read, for the agent. Resolves once they are in the pipe
+   * (waits while it is full); `false` when the agent's end is gone (stop reading).
+   */
+  push(chunk: Buffer): Promise<boolean>
+  /** The embedder's stream ended: the agent reads EOF. */
+  end(): Promise<void>
+  /** The next bytes the agent's side wrote (at most 64 KiB), or `null` once it closed. */
+  read(): Promise<Buffer | null>
+  /** Drop both ends (the embedder's stream failed): the agent reads EOF and its writes fail. */
+  close(): void
+}
+
 export declare class NativeHost {
   /**
-   * `permission`: the permission dispatcher (used when `permissionMode` is `decider` or absent;
-   * requests are answered with `permissionDecision`, and `{"settled": id}` messages tell it a
-   * request was settled by anyone else); `service`: fs/terminal/extension hooks;
-   * `elicitation`: the elicitation dispatcher (used when `elicitationMode` is `decider` or
-   * absent; requests are answered with `elicitationDecision`, and `{"settled": id}` messages
-   * tell it a request was settled by anyone else).
+   * `options_json`: the host's option document (docs/OPTIONS.md, checked by the core);
+   * `permission`: the permission dispatcher (the permission handler: requests are answered
+   * with `permissionDecision`, and `{"settled": id}` messages tell it a request was settled by
+   * anyone else); `service`: the fs/terminal/extension/terminal-login dispatcher, serving the
+   * kinds `hooks` names; `elicitation`: the elicitation dispatcher (answered with
+   * `elicitationDecision`, `{"settled": id}` as for permissions). Which one answers is the
+   * core's rule (`HostOptions::with_hooks`).
    */
-  constructor(options?: NativeHostOptions | undefined | null, permission?: ((message: string) => void) | undefined | null, service?: ((callJson: string) => Promise<string>) | undefined | null, elicitation?: ((messageJson: string) => void) | undefined | null)
+  constructor(optionsJson: string, permission?: ((message: string) => void) | undefined | null, service?: ((callJson: string) => Promise<string>) | undefined | null, elicitation?: ((messageJson: string) => void) | undefined | null, hooks?: NativeHooks | undefined | null)
   /**
    * Capabilities advertised to agents
    * (`{readTextFile, writeTextFile, terminal, elicitation: {form, url}}`).
    */
   clientCapabilities(): any
   /** Spawn an agent and perform the handshake. */
-  spawn(options: NativeSpawnOptions, abort?: number | undefined | null): Promise<NativeAgent>
+  spawn(specJson: string, abort?: number | undefined | null): Promise<NativeAgent>
   /**
-   * A pool of agents for one spawn spec (`acp_host::Pool`); `pool_json` is the faces' JSON
-   * form (`PoolConfig::from_json`). A bad spec or pool config is `invalid_config` and nothing
-   * is started.
+   * A pool of agents for one spawn spec (`acp_host::Pool`); `pool_json` is the pool's
+   * settings document (`acp_host::options::pool`, paths `pool.*`). A bad spec or setting is
+   * `invalid_config` and nothing is started.
    */
-  pool(options: NativeSpawnOptions, poolJson: string): NativePool
+  pool(specJson: string, poolJson: string): NativePool
+  /**
+   * A connection to an agent over the embedder's stream: the facade pumps the stream through
+   * it, then calls its `handshake` (see connect.rs).
+   */
+  connect(): NativeConnection
   /** Answer a pending permission request: an offered option id, or `null` to deny. */
   respondPermission(requestId: number, optionId?: string | undefined | null): Promise<void>
   /**
@@ -114,7 +137,7 @@ export declare class NativePool {
    * runs on (a start cut off midway would leave the pool's books wrong), and a session it
    * opens anyway is released.
    */
-  openSession(options: NativeSessionOptions, abort?: number | undefined | null): Promise<NativePooledSession>
+  openSession(optionsJson: string, abort?: number | undefined | null): Promise<NativePooledSession>
   /**
    * Resolves once the warm spares are up (or the pool is at its cap); rejects with the error
    * of a spare that could not start, or `closed` after `shutdown`.
@@ -233,56 +256,15 @@ export declare function elicitationDecision(token: number, answerJson?: string |
 /** The ACP method table this addon was built with (docs/PROTOCOL.md), as JSON. */
 export declare function methods(): any
 
-/** Host options as the facade passes them (all optional). */
-export interface NativeHostOptions {
-  /** A preset name: `deny-all`, `read-only`, `ask`. */
-  policyPreset?: string
-  /** A policy document (docs/PERMISSIONS.md) as JSON text. */
-  policyJson?: string
-  /** A policy document file. */
-  policyFile?: string
-  /** Extra sandbox roots (absolute) for every session. */
-  roots?: Array<string>
-  permissionTimeoutMs?: number
-  /** Control request timeout; 0 disables it. */
-  requestTimeoutMs?: number
-  /** Whole-turn timeout; 0 or absent: none. */
-  promptTimeoutMs?: number
-  /** How long an aborted prompt waits for the agent to answer `session/cancel`. */
-  cancelGraceMs?: number
-  shutdownGraceMs?: number
-  eventCapacity?: number
-  maxLineBytes?: number
-  stderrTailBytes?: number
-  wireEvents?: boolean
-  eventsEnabled?: boolean
-  /** `deny` (default without a decider), `decider` (needs the permission callback), `manual`. */
-  permissionMode?: string
-  /** `builtin` (default), `embedder` (needs the service callback), `disabled`. */
-  fsMode?: string
-  terminalMode?: string
-  /**
-   * The agent's `_` extension requests: `none` (default: answered -32601), `embedder` (needs
-   * the service callback).
-   */
-  extMode?: string
-  /**
-   * `none` (default without the elicitation callback: not advertised), `decider` (needs the
-   * elicitation callback), `manual` (answered with `respondElicitation`).
-   */
-  elicitationMode?: string
-  /** The modes advertised and served when elicitation is on (each default `true`). */
-  elicitationForm?: boolean
-  elicitationUrl?: boolean
-  elicitationTimeoutMs?: number
-  clientName?: string
-  clientVersion?: string
-  /** Unstable ACP methods to opt into (`session/fork`). */
-  unstable?: Array<string>
-  /** `embedder`: terminal logins go to the service callback as `acph/terminal_auth`. */
-  terminalAuthMode?: string
-  /** `HostConfig::coalesce_tool_call_updates`. */
-  coalesceToolCallUpdates?: boolean
+/**
+ * Which of the facade's callables were given (`acp_host::options::Hooks`): the one service
+ * dispatcher serves each kind that is set.
+ */
+export interface NativeHooks {
+  fs?: boolean
+  terminal?: boolean
+  ext?: boolean
+  terminalAuth?: boolean
 }
 
 /** Options of `resolve` as the facade passes them. */
@@ -296,27 +278,11 @@ export interface NativeResolveOptions {
   uvxCommand?: string
 }
 
-/** Options of session/new, load, resume. */
-export interface NativeSessionOptions {
-  cwd: string
-  additionalDirectories?: Array<string>
-  /** MCP server configurations, in ACP shape. */
-  mcpServers?: Array<any>
-}
-
-/** Options of `spawn`. */
-export interface NativeSpawnOptions {
-  command: string
-  args?: Array<string>
-  /** Variables overlaid on the inherited environment; a `null` value removes one. */
-  env?: Record<string, string | undefined | null>
-  cwd?: string
-  /**
-   * The restart policy as JSON text (`{maxRestarts?, backoffMs?, maxBackoffMs?,
-   * resetAfterMs?}`, `RestartPolicy::from_json`); absent: not supervised.
-   */
-  restartJson?: string
-}
+/**
+ * The option table (`acp_host::options::table_json`): `[{document, path, type, default, doc,
+ * face}]`, from which the facade's option types are generated (scripts/gen-options.mjs).
+ */
+export declare function optionsTable(): any
 
 /**
  * The facade's answer to a permission request it was handed: the chosen option id (`null`

@@ -13,21 +13,20 @@
 //!   no napi work is left pending.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use acp_host::elicitation::ElicitationFuture;
-use acp_host::permission::policy::Policy;
+use acp_host::options::{Face, Hooks};
 use acp_host::services::{
-    ExtHandler, ExtService, FsHandler, FsRead, FsService, FsWrite, ServiceError, ServiceFuture,
-    TerminalHandler, TerminalService,
+    ExtHandler, FsHandler, FsRead, FsWrite, ServiceError, ServiceFuture, TerminalHandler,
 };
 use acp_host::{
-    Agent, AgentSpec, ElicitationAnswer, ElicitationDecider, ElicitationHandler, ElicitationModes,
-    ElicitationRequest, Event, EventStream, Host, HostConfig, PermissionDecider, PermissionHandler,
-    PermissionRequest, Pool, RestartPolicy, Session, SessionOptions, TurnResult,
+    Agent, AgentSpec, ElicitationAnswer, ElicitationDecider, ElicitationRequest, Event,
+    EventStream, Host, HostConfig, PermissionDecider, PermissionRequest, Pool, Session,
+    SessionOptions, TurnResult,
 };
 use napi::Status;
 use napi::bindgen_prelude::{Promise, Result};
@@ -36,6 +35,7 @@ use napi_derive::napi;
 use serde_json::Value;
 use tokio::sync::watch;
 
+mod connect;
 mod pool;
 mod registry;
 
@@ -58,24 +58,8 @@ fn invalid(message: impl Into<String>) -> napi::Error {
     err_json("invalid_argument", message)
 }
 
-/// An unusable host option: `invalid_config` with `data.path`, as in every face (docs/ERRORS.md).
-fn config_invalid(path: &str, message: impl Into<String>) -> napi::Error {
-    core_err(acp_host::Error::InvalidConfig {
-        path: path.to_owned(),
-        message: message.into(),
-    })
-}
-
 fn closed_err() -> napi::Error {
     err_json("closed", "the host was closed")
-}
-
-fn ms(v: f64) -> Duration {
-    Duration::from_millis(if v.is_finite() && v > 0.0 {
-        v as u64
-    } else {
-        0
-    })
 }
 
 // ------------------------------------------------------------------ JS callbacks
@@ -474,54 +458,21 @@ async fn abortable<T>(
 
 // ------------------------------------------------------------------ host
 
-/// Host options as the facade passes them (all optional).
+/// Which of the facade's callables were given (`acp_host::options::Hooks`): the one service
+/// dispatcher serves each kind that is set.
 #[napi(object)]
 #[derive(Debug, Default)]
-pub struct NativeHostOptions {
-    /// A preset name: `deny-all`, `read-only`, `ask`.
-    pub policy_preset: Option<String>,
-    /// A policy document (docs/PERMISSIONS.md) as JSON text.
-    pub policy_json: Option<String>,
-    /// A policy document file.
-    pub policy_file: Option<String>,
-    /// Extra sandbox roots (absolute) for every session.
-    pub roots: Option<Vec<String>>,
-    pub permission_timeout_ms: Option<f64>,
-    /// Control request timeout; 0 disables it.
-    pub request_timeout_ms: Option<f64>,
-    /// Whole-turn timeout; 0 or absent: none.
-    pub prompt_timeout_ms: Option<f64>,
-    /// How long an aborted prompt waits for the agent to answer `session/cancel`.
-    pub cancel_grace_ms: Option<f64>,
-    pub shutdown_grace_ms: Option<f64>,
-    pub event_capacity: Option<u32>,
-    pub max_line_bytes: Option<f64>,
-    pub stderr_tail_bytes: Option<f64>,
-    pub wire_events: Option<bool>,
-    pub events_enabled: Option<bool>,
-    /// `deny` (default without a decider), `decider` (needs the permission callback), `manual`.
-    pub permission_mode: Option<String>,
-    /// `builtin` (default), `embedder` (needs the service callback), `disabled`.
-    pub fs_mode: Option<String>,
-    pub terminal_mode: Option<String>,
-    /// The agent's `_` extension requests: `none` (default: answered -32601), `embedder` (needs
-    /// the service callback).
-    pub ext_mode: Option<String>,
-    /// `none` (default without the elicitation callback: not advertised), `decider` (needs the
-    /// elicitation callback), `manual` (answered with `respondElicitation`).
-    pub elicitation_mode: Option<String>,
-    /// The modes advertised and served when elicitation is on (each default `true`).
-    pub elicitation_form: Option<bool>,
-    pub elicitation_url: Option<bool>,
-    pub elicitation_timeout_ms: Option<f64>,
-    pub client_name: Option<String>,
-    pub client_version: Option<String>,
-    /// Unstable ACP methods to opt into (`session/fork`).
-    pub unstable: Option<Vec<String>>,
-    /// `embedder`: terminal logins go to the service callback as `acph/terminal_auth`.
-    pub terminal_auth_mode: Option<String>,
-    /// `HostConfig::coalesce_tool_call_updates`.
-    pub coalesce_tool_call_updates: Option<bool>,
+pub struct NativeHooks {
+    pub fs: Option<bool>,
+    pub terminal: Option<bool>,
+    pub ext: Option<bool>,
+    pub terminal_auth: Option<bool>,
+}
+
+/// An option document as the facade hands it over (JSON text), parsed by the core: text that is
+/// not JSON is `invalid_config` at `$`.
+fn doc(text: &str) -> Result<Value> {
+    acp_host::options::document(text).map_err(core_err)
 }
 
 #[derive(Debug)]
@@ -560,232 +511,66 @@ pub struct NativeHost {
     core: Arc<HostCore>,
 }
 
+/// The host's configuration: the core parses the document (`acp_host::options::host`, the same
+/// table and errors as every face) and attaches the facade's callables by its one rule.
 fn build_config(
-    o: NativeHostOptions,
+    options_json: &str,
     permission: Option<PermissionFn>,
     service: Option<ServiceFn>,
     elicitation: Option<ElicitFn>,
+    given: NativeHooks,
 ) -> Result<HostConfig> {
-    let mut c = HostConfig::default();
-    if let (Some(name), Some(version)) = (o.client_name, o.client_version) {
-        c.client_info = acp_host::ClientInfo { name, version };
-    }
-    let doc = |r: std::result::Result<Policy, acp_host::permission::policy::PolicyError>| {
-        r.map_err(acp_host::Error::from)
-    };
-    let policy = match (o.policy_preset, o.policy_json, o.policy_file) {
-        (Some(p), None, None) => Some(Policy::preset_config(&p)),
-        (None, Some(j), None) => Some(doc(Policy::from_json(&j))),
-        (None, None, Some(f)) => Some(doc(Policy::from_file(Path::new(&f)))),
-        (None, None, None) => None,
-        _ => return Err(config_invalid("policy", "give at most one policy")),
-    };
-    c.policy = policy.transpose().map_err(core_err)?;
-    if let Some(roots) = o.roots {
-        if let Some(bad) = roots.iter().find(|r| !Path::new(r).is_absolute()) {
-            return Err(config_invalid(
-                "roots",
-                format!("roots must be absolute paths, got `{bad}`"),
-            ));
-        }
-        c.roots = roots.into_iter().map(PathBuf::from).collect();
-    }
-    if let Some(v) = o.permission_timeout_ms {
-        c.permission_timeout = ms(v);
-    }
-    if let Some(v) = o.request_timeout_ms {
-        c.request_timeout = (v > 0.0).then(|| ms(v));
-    }
-    if let Some(v) = o.prompt_timeout_ms {
-        c.prompt_timeout = (v > 0.0).then(|| ms(v));
-    }
-    if let Some(v) = o.cancel_grace_ms {
-        c.cancel_grace = ms(v);
-    }
-    if let Some(v) = o.shutdown_grace_ms {
-        c.shutdown_grace = ms(v);
-    }
-    if let Some(v) = o.event_capacity {
-        c.event_capacity = (v as usize).max(1);
-    }
-    if let Some(v) = o.max_line_bytes.filter(|v| *v >= 1.0) {
-        c.max_line_bytes = v as usize;
-    }
-    if let Some(v) = o.stderr_tail_bytes.filter(|v| *v >= 0.0) {
-        c.stderr_tail_bytes = v as usize;
-    }
-    c.wire_events = o.wire_events.unwrap_or(false);
-    c.coalesce_tool_call_updates = o.coalesce_tool_call_updates.unwrap_or(false);
-    if let Some(names) = o.unstable {
-        acp_host::protocol::check_opt_in(&names).map_err(|m| config_invalid("unstable", m))?;
-        c.unstable = names;
-    }
-    c.events_enabled = o.events_enabled.unwrap_or(true);
-    c.permission = match (o.permission_mode.as_deref(), permission) {
-        (Some("manual"), _) => PermissionHandler::Manual,
-        (Some("decider") | None, Some(f)) => PermissionHandler::Decider(Arc::new(JsDecider {
-            decide: Arc::new(f),
-        })),
-        (Some("deny") | None, _) => PermissionHandler::DenyAll,
-        (Some(other), _) => {
-            return Err(config_invalid(
-                "permissionMode",
-                format!("unknown permission mode `{other}`"),
-            ));
-        }
-    };
+    let o = acp_host::options::host(&doc(options_json)?, Face::Node).map_err(core_err)?;
     let services = service.map(|f| Arc::new(JsServices { call: Arc::new(f) }));
-    c.fs = match o.fs_mode.as_deref() {
-        None | Some("builtin") => FsService::Builtin,
-        Some("disabled") => FsService::Disabled,
-        Some("embedder") => match &services {
-            Some(s) => FsService::Embedder(s.clone()),
-            None => return Err(config_invalid("fs", "fs hooks need a service callback")),
-        },
-        Some(other) => return Err(config_invalid("fs", format!("unknown fs mode `{other}`"))),
+    let when = |on: Option<bool>| services.clone().filter(|_| on == Some(true));
+    let hooks = Hooks {
+        permission: permission.map(|f| {
+            Arc::new(JsDecider {
+                decide: Arc::new(f),
+            }) as Arc<dyn PermissionDecider>
+        }),
+        elicitation: elicitation
+            .map(|f| Arc::new(JsElicitor { call: Arc::new(f) }) as Arc<dyn ElicitationDecider>),
+        fs: when(given.fs).map(|s| s as Arc<dyn FsHandler>),
+        terminal: when(given.terminal).map(|s| s as Arc<dyn TerminalHandler>),
+        ext: when(given.ext).map(|s| s as Arc<dyn ExtHandler>),
+        terminal_auth: when(given.terminal_auth)
+            .map(|s| s as Arc<dyn acp_host::auth::TerminalAuthRunner>),
+        // The Node log hook is not wired yet: `logLevel` is accepted and records go nowhere.
+        log: None,
     };
-    c.terminal = match o.terminal_mode.as_deref() {
-        None | Some("builtin") => TerminalService::Builtin,
-        Some("disabled") => TerminalService::Disabled,
-        Some("embedder") => match &services {
-            Some(s) => TerminalService::Embedder(s.clone()),
-            None => {
-                return Err(config_invalid(
-                    "terminal",
-                    "terminal hooks need a service callback",
-                ));
-            }
-        },
-        Some(other) => {
-            return Err(config_invalid(
-                "terminal",
-                format!("unknown terminal mode `{other}`"),
-            ));
-        }
-    };
-    c.ext = match o.ext_mode.as_deref() {
-        None | Some("none") => ExtService::Unsupported,
-        Some("embedder") => match &services {
-            Some(s) => ExtService::Embedder(s.clone()),
-            None => {
-                return Err(config_invalid(
-                    "ext",
-                    "extension hooks need a service callback",
-                ));
-            }
-        },
-        Some(other) => return Err(config_invalid("ext", format!("unknown ext mode `{other}`"))),
-    };
-    c.terminal_auth = match o.terminal_auth_mode.as_deref() {
-        None | Some("none") => acp_host::auth::TerminalAuth::Unsupported,
-        Some("embedder") => match &services {
-            Some(s) => acp_host::auth::TerminalAuth::Runner(s.clone()),
-            None => {
-                return Err(config_invalid(
-                    "onTerminalAuth",
-                    "terminal login needs a service callback",
-                ));
-            }
-        },
-        Some(other) => {
-            return Err(config_invalid(
-                "onTerminalAuth",
-                format!("unknown terminal auth mode `{other}`"),
-            ));
-        }
-    };
-    let modes = ElicitationModes {
-        form: o.elicitation_form.unwrap_or(true),
-        url: o.elicitation_url.unwrap_or(true),
-    };
-    c.elicitation = match (o.elicitation_mode.as_deref(), elicitation) {
-        (Some("manual"), _) => ElicitationHandler::Manual { modes },
-        (Some("decider") | None, Some(f)) => ElicitationHandler::Decider {
-            modes,
-            decider: Arc::new(JsElicitor { call: Arc::new(f) }),
-        },
-        (Some("decider"), None) => {
-            return Err(config_invalid(
-                "elicitation",
-                "elicitation decider mode needs a callback",
-            ));
-        }
-        (Some("none") | None, _) => ElicitationHandler::Unsupported,
-        (Some(other), _) => {
-            return Err(config_invalid(
-                "elicitation",
-                format!("unknown elicitation mode `{other}`"),
-            ));
-        }
-    };
-    if let Some(v) = o.elicitation_timeout_ms {
-        c.elicitation_timeout = ms(v);
-    }
-    Ok(c)
+    o.with_hooks(hooks).map_err(core_err)
 }
 
-/// Options of `spawn`.
-#[napi(object)]
-#[derive(Debug, Default)]
-pub struct NativeSpawnOptions {
-    pub command: String,
-    pub args: Option<Vec<String>>,
-    /// Variables overlaid on the inherited environment; a `null` value removes one.
-    pub env: Option<HashMap<String, Option<String>>>,
-    pub cwd: Option<String>,
-    /// The restart policy as JSON text (`{maxRestarts?, backoffMs?, maxBackoffMs?,
-    /// resetAfterMs?}`, `RestartPolicy::from_json`); absent: not supervised.
-    pub restart_json: Option<String>,
+/// An agent spec document (`acp_host::options::agent_spec`).
+fn spawn_spec(spec_json: &str) -> Result<AgentSpec> {
+    acp_host::options::agent_spec(&doc(spec_json)?, Face::Node).map_err(core_err)
 }
 
-/// The `AgentSpec` of spawn options (the restart policy checked: a bad one is `invalid_config`).
-fn spawn_spec(options: NativeSpawnOptions) -> Result<AgentSpec> {
-    let mut spec = AgentSpec::new(options.command).args(options.args.unwrap_or_default());
-    for (k, v) in options.env.unwrap_or_default() {
-        spec.env.insert(k, v);
-    }
-    if let Some(cwd) = options.cwd {
-        spec = spec.cwd(cwd);
-    }
-    if let Some(text) = options.restart_json {
-        let v: Value = serde_json::from_str(&text)
-            .map_err(|e| config_invalid("restart", format!("not JSON: {e}")))?;
-        spec = spec.restart(RestartPolicy::from_json(&v).map_err(core_err)?);
-    }
-    Ok(spec)
+/// A session options document (`acp_host::options::session`).
+fn session_options(options_json: &str) -> Result<SessionOptions> {
+    acp_host::options::session(&doc(options_json)?, Face::Node).map_err(core_err)
 }
 
-/// Options of session/new, load, resume.
-#[napi(object)]
-#[derive(Debug, Default)]
-pub struct NativeSessionOptions {
-    pub cwd: String,
-    pub additional_directories: Option<Vec<String>>,
-    /// MCP server configurations, in ACP shape.
-    pub mcp_servers: Option<Vec<Value>>,
-}
-
-impl From<NativeSessionOptions> for SessionOptions {
-    fn from(o: NativeSessionOptions) -> Self {
-        SessionOptions {
-            cwd: o.cwd,
-            additional_directories: o.additional_directories.unwrap_or_default(),
-            mcp_servers: o.mcp_servers.unwrap_or_default(),
-        }
-    }
+/// The option table (`acp_host::options::table_json`): `[{document, path, type, default, doc,
+/// face}]`, from which the facade's option types are generated (scripts/gen-options.mjs).
+#[napi]
+pub fn options_table() -> Value {
+    acp_host::options::table_json()
 }
 
 #[napi]
 impl NativeHost {
-    /// `permission`: the permission dispatcher (used when `permissionMode` is `decider` or absent;
-    /// requests are answered with `permissionDecision`, and `{"settled": id}` messages tell it a
-    /// request was settled by anyone else); `service`: fs/terminal/extension hooks;
-    /// `elicitation`: the elicitation dispatcher (used when `elicitationMode` is `decider` or
-    /// absent; requests are answered with `elicitationDecision`, and `{"settled": id}` messages
-    /// tell it a request was settled by anyone else).
+    /// `options_json`: the host's option document (docs/OPTIONS.md, checked by the core);
+    /// `permission`: the permission dispatcher (the permission handler: requests are answered
+    /// with `permissionDecision`, and `{"settled": id}` messages tell it a request was settled by
+    /// anyone else); `service`: the fs/terminal/extension/terminal-login dispatcher, serving the
+    /// kinds `hooks` names; `elicitation`: the elicitation dispatcher (answered with
+    /// `elicitationDecision`, `{"settled": id}` as for permissions). Which one answers is the
+    /// core's rule (`HostOptions::with_hooks`).
     #[napi(constructor)]
     pub fn new(
-        options: Option<NativeHostOptions>,
+        options_json: String,
         #[napi(ts_arg_type = "((message: string) => void) | undefined | null")] permission: Option<
             PermissionFn,
         >,
@@ -793,12 +578,14 @@ impl NativeHost {
         service: Option<ServiceFn>,
         #[napi(ts_arg_type = "((messageJson: string) => void) | undefined | null")]
         elicitation: Option<ElicitFn>,
+        hooks: Option<NativeHooks>,
     ) -> Result<Self> {
         let config = build_config(
-            options.unwrap_or_default(),
+            &options_json,
             permission,
             service,
             elicitation,
+            hooks.unwrap_or_default(),
         )?;
         // Host::new does not spawn; agents run on napi's tokio runtime (every call below is async).
         let host = Host::new(config);
@@ -833,30 +620,32 @@ impl NativeHost {
 
     /// Spawn an agent and perform the handshake.
     #[napi]
-    pub async fn spawn(
-        &self,
-        options: NativeSpawnOptions,
-        abort: Option<u32>,
-    ) -> Result<NativeAgent> {
+    pub async fn spawn(&self, spec_json: String, abort: Option<u32>) -> Result<NativeAgent> {
         let host = self.core.host()?;
-        // Checked before anything is started: a bad policy spawns nothing.
-        let spec = spawn_spec(options)?;
+        // Checked before anything is started: a bad spec spawns nothing.
+        let spec = spawn_spec(&spec_json)?;
         let supervised = spec.restart.is_some();
         let agent = abortable(abort, host.spawn(spec)).await?;
         Ok(NativeAgent { agent, supervised })
     }
 
-    /// A pool of agents for one spawn spec (`acp_host::Pool`); `pool_json` is the faces' JSON
-    /// form (`PoolConfig::from_json`). A bad spec or pool config is `invalid_config` and nothing
-    /// is started.
+    /// A pool of agents for one spawn spec (`acp_host::Pool`); `pool_json` is the pool's
+    /// settings document (`acp_host::options::pool`, paths `pool.*`). A bad spec or setting is
+    /// `invalid_config` and nothing is started.
     #[napi]
-    pub fn pool(&self, options: NativeSpawnOptions, pool_json: String) -> Result<pool::NativePool> {
+    pub fn pool(&self, spec_json: String, pool_json: String) -> Result<pool::NativePool> {
         let host = self.core.host()?;
-        let spec = spawn_spec(options)?;
-        let v: Value = serde_json::from_str(&pool_json)
-            .map_err(|e| config_invalid("pool", format!("not JSON: {e}")))?;
-        let config = acp_host::PoolConfig::from_json(spec, &v).map_err(core_err)?;
+        let spec = spawn_spec(&spec_json)?;
+        let config =
+            acp_host::options::pool(spec, &doc(&pool_json)?, Face::Node).map_err(core_err)?;
         pool::NativePool::open(&self.core, &host, config)
+    }
+
+    /// A connection to an agent over the embedder's stream: the facade pumps the stream through
+    /// it, then calls its `handshake` (see connect.rs).
+    #[napi]
+    pub fn connect(&self) -> Result<connect::NativeConnection> {
+        Ok(connect::NativeConnection::new(self.core.host()?))
     }
 
     /// Answer a pending permission request: an offered option id, or `null` to deny.
@@ -1239,28 +1028,27 @@ impl NativeAgent {
     #[napi]
     pub async fn new_session(
         &self,
-        options: NativeSessionOptions,
+        options_json: String,
         abort: Option<u32>,
     ) -> Result<NativeSession> {
+        let options = session_options(&options_json)?;
         let agent = self.agent.clone();
-        abortable(
-            abort,
-            async move { agent.new_session(options.into()).await },
-        )
-        .await
-        .map(wrap_session)
+        abortable(abort, async move { agent.new_session(options).await })
+            .await
+            .map(wrap_session)
     }
 
     #[napi]
     pub async fn load_session(
         &self,
         session_id: String,
-        options: NativeSessionOptions,
+        options_json: String,
         abort: Option<u32>,
     ) -> Result<NativeSession> {
+        let options = session_options(&options_json)?;
         let agent = self.agent.clone();
         abortable(abort, async move {
-            agent.load_session(&session_id, options.into()).await
+            agent.load_session(&session_id, options).await
         })
         .await
         .map(wrap_session)
@@ -1270,12 +1058,13 @@ impl NativeAgent {
     pub async fn resume_session(
         &self,
         session_id: String,
-        options: NativeSessionOptions,
+        options_json: String,
         abort: Option<u32>,
     ) -> Result<NativeSession> {
+        let options = session_options(&options_json)?;
         let agent = self.agent.clone();
         abortable(abort, async move {
-            agent.resume_session(&session_id, options.into()).await
+            agent.resume_session(&session_id, options).await
         })
         .await
         .map(wrap_session)
@@ -1286,12 +1075,13 @@ impl NativeAgent {
     pub async fn fork_session(
         &self,
         session_id: String,
-        options: NativeSessionOptions,
+        options_json: String,
         abort: Option<u32>,
     ) -> Result<NativeSession> {
+        let options = session_options(&options_json)?;
         let agent = self.agent.clone();
         abortable(abort, async move {
-            agent.fork_session(&session_id, options.into()).await
+            agent.fork_session(&session_id, options).await
         })
         .await
         .map(wrap_session)
@@ -1380,17 +1170,9 @@ fn intern(name: String) -> &'static str {
 
 // ------------------------------------------------------------------ session
 
-/// A turn's result as the facade's `TurnResult`.
+/// A turn's result: the core's one shape (`TurnResult::to_json`), as in every face.
 fn turn_json(turn: TurnResult) -> Value {
-    serde_json::json!({
-        "turn": turn.turn,
-        "stopReason": turn.stop_reason,
-        "usage": turn.usage,
-        "raw": turn.raw,
-        "text": turn.text,
-        "thought": turn.thought,
-        "textTruncated": turn.text_truncated,
-    })
+    turn.to_json()
 }
 
 #[napi]

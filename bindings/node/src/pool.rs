@@ -16,7 +16,7 @@ use napi_derive::napi;
 use serde_json::Value;
 
 use crate::{
-    HostCore, NativeAgent, NativeSession, NativeSessionOptions, abortable, closed_err, core_err,
+    HostCore, NativeAgent, NativeSession, abortable, closed_err, core_err, session_options,
     turn_json, wrap_session,
 };
 
@@ -65,11 +65,12 @@ impl NativePool {
     #[napi]
     pub async fn open_session(
         &self,
-        options: NativeSessionOptions,
+        options_json: String,
         abort: Option<u32>,
     ) -> Result<NativePooledSession> {
+        let options = session_options(&options_json)?;
         let pool = self.pool.clone();
-        let task = tokio::spawn(async move { pool.open_session(options.into()).await });
+        let task = tokio::spawn(async move { pool.open_session(options).await });
         let pooled = abortable(abort, async move {
             task.await.unwrap_or_else(|e| {
                 Err(acp_host::Error::Closed(format!(

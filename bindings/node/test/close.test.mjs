@@ -10,7 +10,7 @@ import { acp, T, PKG_DIR, MOCK, mock, collectUntil, ofKind, withTimeout, waitGon
 const CWD = os.tmpdir();
 
 test('close with turns in flight: prompts reject closed, permission resolves disconnected, iterators end, processes gone', async () => {
-  const host = new acp.Host({ manualPermissions: true, shutdownGraceMs: 300 });
+  const host = new acp.Host({ permission: 'manual', shutdownGraceMs: 300 });
   const all = host.events();
   const collected = [];
   const reading = (async () => {

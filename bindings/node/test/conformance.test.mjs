@@ -52,14 +52,14 @@ async function runCase(c, cwd) {
   const name = c.name;
   const options = {};
   if (c.permission === 'allow') options.onPermission = allowOnce;
-  if (c.permission === 'manual') options.manualPermissions = true;
+  if (c.permission === 'manual') options.permission = 'manual';
   if (c.maxLineBytes) options.maxLineBytes = c.maxLineBytes;
   if (c.cancelGraceMs) options.cancelGraceMs = c.cancelGraceMs;
   if (c.unstable) options.unstable = c.unstable;
   if (c.elicitation) {
     // Exactly the modes the case lists, each answered with its answer.
     const answers = c.elicitation;
-    options.elicitationModes = { form: 'form' in answers, url: 'url' in answers };
+    options.elicitationModes = ['form', 'url'].filter((m) => m in answers);
     options.onElicitation = (req) => answers[req.mode];
   }
   if (c.ext) {

@@ -178,7 +178,7 @@ test('a cwd that is not an existing directory is a typed error naming it', { tim
     }
     const agent = await host.spawn({ ...mock(), cwd: dir });
     await assert.rejects(agent.newSession({ cwd: missing }), (e) => {
-      assert.equal(e.code, 'invalid_argument');
+      assert.equal(e.code, 'invalid_config');
       assert.deepEqual(e.data, { path: 'cwd' });
       assert.ok(e.message.includes(missing), e.message);
       return true;

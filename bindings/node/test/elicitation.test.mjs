@@ -1,4 +1,4 @@
-// Elicitation through the Node face (`onElicitation`, `elicitationModes`, `manualElicitations`,
+// Elicitation through the Node face (`onElicitation`, `elicitationModes`, `elicitation: 'manual'`,
 // `respondElicitation`) against the mock agent's `elicitation` scenario: per turn, a form for a
 // tool call, then a URL consent followed by `elicitation/complete`. The agent echoes what it got
 // back as a message chunk ("form accept {...}", "url decline", "form error -32601"), so every
@@ -102,7 +102,7 @@ test('not configured: not advertised, and the agent gets method not found', asyn
 });
 
 test('elicitationModes alone (nobody answers) advertises nothing', async () => {
-  const run = await deploy({ elicitationModes: { form: true, url: true } });
+  const run = await deploy({ elicitationModes: ['form', 'url'] });
   assert.equal(initializeCaps(run.events).elicitation, undefined);
   assert.ok(run.texts.includes('form error -32601'), JSON.stringify(run.texts));
 });
@@ -167,7 +167,7 @@ test('decline is passed on as decline', async () => {
 test('form-only modes: the URL request is refused with -32602 and nobody is asked', async () => {
   const modes = [];
   const run = await deploy({
-    elicitationModes: { form: true },
+    elicitationModes: ['form'],
     onElicitation: (req) => {
       modes.push(req.mode);
       return good(req);
@@ -185,7 +185,7 @@ test('form-only modes: the URL request is refused with -32602 and nobody is aske
 });
 
 test('url-only modes: the form is refused with -32602', async () => {
-  const run = await deploy({ elicitationModes: { url: true, form: false }, onElicitation: good });
+  const run = await deploy({ elicitationModes: ['url'], onElicitation: good });
   assert.deepEqual(initializeCaps(run.events).elicitation, { url: {} });
   assert.ok(run.texts.includes('form error -32602'), JSON.stringify(run.texts));
   assert.equal(urlEcho(run.texts), 'url accept');
@@ -319,10 +319,8 @@ test('respondElicitation answers while the handler is pending; the handler is to
 });
 
 test('manual mode: answers are checked and count once', async () => {
-  let asked = 0;
   const run = await deploy(
-    // The handler is ignored in manual mode: nobody is asked.
-    { manualElicitations: true, onElicitation: () => (asked++, { action: 'cancel' }) },
+    { elicitation: 'manual' },
     {
       turns: 2,
       during: async (ctx) => {
@@ -354,7 +352,6 @@ test('manual mode: answers are checked and count once', async () => {
       },
     },
   );
-  assert.equal(asked, 0);
   assert.deepEqual(initializeCaps(run.events).elicitation, { form: {}, url: {} });
   assert.deepEqual(run.results.map((r) => r.stopReason), ['end_turn', 'end_turn']);
   const formLines = run.texts.filter((t) => t.startsWith('form '));
@@ -370,7 +367,7 @@ test('manual mode: answers are checked and count once', async () => {
 });
 
 test('manual mode honours elicitationModes, and unanswered requests time out as cancel', async () => {
-  const run = await deploy({ manualElicitations: true, elicitationModes: { form: true, url: false }, elicitationTimeoutMs: 150 });
+  const run = await deploy({ elicitation: 'manual', elicitationModes: ['form'], elicitationTimeoutMs: 150 });
   assert.deepEqual(initializeCaps(run.events).elicitation, { form: {} });
   assert.equal(formEcho(run.texts).action, 'cancel');
   assert.ok(run.texts.includes('url error -32602'), JSON.stringify(run.texts));
@@ -394,8 +391,10 @@ test('host.close() aborts a pending handler\'s signal', async () => {
 
 test('invalid elicitation options are invalid_config errors at construction', () => {
   assert.throws(() => new acp.Host({ onElicitation: 'yes' }), (e) => e instanceof acp.AcpError && e.code === 'invalid_config' && e.data.path === 'onElicitation');
-  assert.throws(() => new acp.Host({ onElicitation: good, elicitationModes: { form: 'yes' } }), (e) => e.code === 'invalid_config' && /form/.test(e.message));
-  assert.throws(() => new acp.Host({ onElicitation: good, elicitationModes: null }), (e) => e.code === 'invalid_config');
+  assert.throws(() => new acp.Host({ onElicitation: good, elicitationModes: ['form', 'yes'] }), (e) => e.code === 'invalid_config' && e.data.path === 'elicitationModes[1]');
+  assert.throws(() => new acp.Host({ onElicitation: good, elicitationModes: 'form' }), (e) => e.code === 'invalid_config' && e.data.path === 'elicitationModes');
+  // A handler that would never be called (manual mode asks nobody) is an error, not ignored.
+  assert.throws(() => new acp.Host({ onElicitation: good, elicitation: 'manual' }), (e) => e.code === 'invalid_config' && e.data.path === 'elicitation');
 });
 
 test('respondElicitation on a host without elicitation: not_found', async () => {

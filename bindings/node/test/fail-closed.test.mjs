@@ -144,7 +144,7 @@ test('a request kept and read only after it was settled: its signal is already a
 });
 
 test('manual mode: unknown, stale and duplicate answers change nothing', async () => {
-  const run = await permissionWrite({ manualPermissions: true }, async ({ host, id }) => {
+  const run = await permissionWrite({ permission: 'manual' }, async ({ host, id }) => {
     await assert.rejects(host.respondPermission(id + 1000, 'allow-once'), (e) => e instanceof acp.AcpError && e.code === 'not_found');
     await host.respondPermission(id, null);
     await assert.rejects(host.respondPermission(id, 'allow-once'), (e) => e.code === 'already_resolved');
@@ -153,7 +153,7 @@ test('manual mode: unknown, stale and duplicate answers change nothing', async (
 });
 
 test('manual mode without an answer is denied by the timeout', async () => {
-  const run = await permissionWrite({ manualPermissions: true, permissionTimeoutMs: 200 });
+  const run = await permissionWrite({ permission: 'manual', permissionTimeoutMs: 200 });
   assertDenied(run, 'timeout');
 });
 
@@ -177,13 +177,13 @@ test('respondPermission answers while the handler is still pending; the handler 
 });
 
 test('session.cancel() while pending answers cancelled', async () => {
-  const run = await permissionWrite({ manualPermissions: true }, async ({ session }) => session.cancel());
+  const run = await permissionWrite({ permission: 'manual' }, async ({ session }) => session.cancel());
   assertDenied(run, 'cancelled');
   assert.deepEqual(run.resolutions[0].outcome, { outcome: 'cancelled' });
 });
 
 test('host.close() while pending resolves it as disconnected', async () => {
-  const run = await permissionWrite({ manualPermissions: true, shutdownGraceMs: 300 }, async ({ host }) => {
+  const run = await permissionWrite({ permission: 'manual', shutdownGraceMs: 300 }, async ({ host }) => {
     // Close in the background and keep reading: the remaining events are still delivered.
     void host.close();
   }).catch((e) => e);
@@ -243,6 +243,6 @@ test('allow_always grants the session and nothing else', async () => {
 test('an invalid policy is an invalid_config error at construction, with its path', () => {
   assert.throws(() => new acp.Host({ policy: 'yolo' }), (e) => e instanceof acp.AcpError && e.code === 'invalid_config' && /yolo/.test(e.message) && e.data.path.startsWith('policy'));
   assert.throws(() => new acp.Host({ policy: { rulez: [] } }), (e) => e.code === 'invalid_config' && /rulez/.test(e.message));
-  assert.throws(() => new acp.Host({ roots: ['relative/dir'] }), (e) => e.code === 'invalid_config' && e.data.path === 'roots');
-  assert.throws(() => new acp.Host({ unstable: ['session/forks'] }), (e) => e.code === 'invalid_config' && e.data.path === 'unstable' && /session\/forks/.test(e.message));
+  assert.throws(() => new acp.Host({ roots: ['relative/dir'] }), (e) => e.code === 'invalid_config' && e.data.path === 'roots[0]');
+  assert.throws(() => new acp.Host({ unstable: ['session/forks'] }), (e) => e.code === 'invalid_config' && e.data.path === 'unstable[0]' && /session\/forks/.test(e.message));
 });

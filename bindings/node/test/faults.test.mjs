@@ -192,11 +192,11 @@ test('version mismatch: spawn rejects with version_unsupported and the agent is 
   }
 });
 
-test('a missing agent command is spawn_failed; an empty one invalid_argument', async () => {
+test('a missing agent command is spawn_failed; an empty one invalid_config at command', async () => {
   const host = new acp.Host();
   try {
     await assert.rejects(host.spawn({ command: '/nonexistent/agent-binary' }), (e) => e.code === 'spawn_failed' && e.message.includes('/nonexistent/agent-binary'));
-    await assert.rejects(host.spawn({ command: '' }), (e) => e.code === 'invalid_argument');
+    await assert.rejects(host.spawn({ command: '' }), (e) => e.code === 'invalid_config' && e.data.path === 'command');
   } finally {
     await host.close();
   }

@@ -330,33 +330,33 @@ test('a bad pool config or restart policy is a typed invalid_config error and st
   const dir = tmpdir();
   const host = new acp.Host();
   try {
-    for (const bad of [
-      { mode: 'per-session' },
-      { maxSessionsPerAgent: 2 },
-      { mode: 'shared', maxSessionsPerAgent: 0 },
-      { maxAgents: 0 },
-      { warmSpares: 3, maxAgents: 2 },
-      { warmSpare: 1 },
-      { maxAgents: -1 },
-      { maxAgents: 1.5 },
-      { idleTimeoutMs: Number.NaN },
-      { idleTimeoutMs: Infinity },
-      { idleTimeoutMs: '100' },
-      'shared',
-      null,
-      [],
+    // Each at the core's full path (tests/options/cases.json has more).
+    for (const [bad, at] of [
+      [{ mode: 'per-session' }, 'pool.mode'],
+      [{ maxSessionsPerAgent: 2 }, 'pool.maxSessionsPerAgent'],
+      [{ mode: 'shared', maxSessionsPerAgent: 0 }, 'pool.maxSessionsPerAgent'],
+      [{ maxAgents: 0 }, 'pool.maxAgents'],
+      [{ warmSpares: 3, maxAgents: 2 }, 'pool.warmSpares'],
+      [{ warmSpare: 1 }, 'pool.warmSpare'],
+      [{ maxAgents: -1 }, 'pool.maxAgents'],
+      [{ maxAgents: 1.5 }, 'pool.maxAgents'],
+      [{ idleTimeoutMs: Number.NaN }, 'pool.idleTimeoutMs'],
+      [{ idleTimeoutMs: Infinity }, 'pool.idleTimeoutMs'],
+      [{ idleTimeoutMs: '100' }, 'pool.idleTimeoutMs'],
+      ['shared', 'pool'],
+      [[], 'pool'],
     ]) {
       assert.throws(
         () => host.pool({ ...spec(dir), pool: bad }),
-        (e) => e instanceof acp.AcpError && e.code === 'invalid_config' && e.data?.path === 'pool',
-        JSON.stringify(bad) ?? String(bad),
+        (e) => e instanceof acp.AcpError && e.code === 'invalid_config' && e.data?.path === at,
+        JSON.stringify(bad),
       );
     }
     assert.throws(
       () => host.pool({ ...spec(dir), restart: { maxRestarts: -1 } }),
-      (e) => e instanceof acp.AcpError && e.code === 'invalid_config' && e.data?.path === 'restart',
+      (e) => e instanceof acp.AcpError && e.code === 'invalid_config' && e.data?.path === 'restart.maxRestarts',
     );
-    assert.throws(() => host.pool({ pool: {} }), code('invalid_argument'));
+    assert.throws(() => host.pool({ pool: {} }), (e) => e.code === 'invalid_config' && e.data?.path === 'command');
     // A good one starts its spare; none of the bad ones started anything.
     const pool = host.pool({ ...spec(dir), pool: { warmSpares: 1, idleTimeoutMs: null } });
     await withTimeout(pool.ready(), T, 'the spare is up');

@@ -91,10 +91,10 @@ test('a hook error is the agent\'s error; hard-deny rules apply before the hook 
   assert.match(write.rule, /output\.txt/);
 });
 
-test('fs: false is not advertised and not served', async () => {
+test('fs: disabled is not advertised and not served', async () => {
   const dir = tmpdir();
   fs.writeFileSync(path.join(dir, 'input.txt'), 'x\n');
-  const { text, caps } = await turn({ fs: false, terminal: false }, 'fs-read-write', dir);
+  const { text, caps } = await turn({ fs: 'disabled', terminal: 'disabled' }, 'fs-read-write', dir);
   assert.deepEqual(caps, { readTextFile: false, writeTextFile: false, terminal: false, elicitation: { form: false, url: false } });
   assert.match(text[0], /cannot read input.txt: -32601/);
   assert.equal(fs.existsSync(path.join(dir, 'output.txt')), false);

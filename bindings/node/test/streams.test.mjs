@@ -178,7 +178,7 @@ test('a failing or aborted open call keeps nothing; the next one works', async (
   assert.equal(host.hub.retainedEvents, 0, 'released when the host closes');
 });
 
-test('every session.events() call before the first turn replays the opening; from the first turn on it is released', async () => {
+test('every session.events() call replays the session from its opening, before and after turns', async () => {
   const host = new acp.Host();
   const rec = record(host);
   try {
@@ -188,17 +188,21 @@ test('every session.events() call before the first turn replays the opening; fro
     assert.equal(host.hub.retainedEvents, 4);
     const first = session.events();
     const second = session.events();
-    await session.prompt('one');
+    const one = await session.prompt('one');
     const a = await collectUntil(first, (e) => e.kind === 'turn_ended');
     const b = await collectUntil(second, (e) => e.kind === 'turn_ended');
     assert.deepEqual(seqs(a), seqs(b));
     assert.equal(a[0].kind, 'session_opened');
-    assert.equal(host.hub.retainedEvents, 0, 'the history is released when the first turn starts');
+    assert.deepEqual(seqs(a), seqs(rec.of(session.id)));
+    assert.equal(host.hub.retainedEvents, a.length, 'the history is kept while the session is open');
     const third = session.events();
-    await session.prompt('two');
-    const c = await collectUntil(third, (e) => e.kind === 'turn_ended');
-    assert.equal(c[0].kind, 'turn_started', 'after the first turn: from now on');
-    assert.ok(c[0].seq > a.at(-1).seq);
+    const two = await session.prompt('two');
+    const c = await collectUntil(third, (e) => e.kind === 'turn_ended' && e.turn === two.turn);
+    assert.equal(c[0].kind, 'session_opened', 'after a turn: still from the opening');
+    assert.deepEqual(seqs(c), seqs(rec.of(session.id)));
+    assert.ok(c.some((e) => e.kind === 'turn_ended' && e.turn === one.turn));
+    await session[dispose]();
+    assert.equal(host.hub.retainedEvents, 0, 'released when the session is disposed');
   } finally {
     await host.close();
   }
@@ -281,7 +285,8 @@ test('agent.events(): only that agent, ending after its agent_exited; session st
     const aborted = b.events({ signal: ac.signal });
     ac.abort();
     assert.equal((await aborted.next()).done, true);
-    assert.equal(host.hub.retainedEvents, 0);
+    // Only the open session's history is kept (the crashed agent's went with its exit).
+    assert.equal(host.hub.retainedEvents, gotB.filter((e) => e.session === bs.id).length);
   } finally {
     await host.close();
   }

@@ -42,11 +42,13 @@ import type {
   UsageUpdate,
 } from './types';
 import { EventHub, type EventsOptions, type Opening } from './streams';
+import type { AgentSpecDocument, HostOptionsDocument, PoolSettingsDocument, SessionOptionsDocument } from './generated/options';
 // `json` imports `AcpError` from here back: it reads it when it throws, after this module ran.
 import { parseHostJson } from './json';
 
 // The typed events and the ACP types (types only: nothing of it exists at runtime).
 export type * from './types';
+export type * from './generated/options';
 export type { EventsOptions } from './streams';
 export { SESSION_HISTORY_LIMIT } from './streams';
 
@@ -133,45 +135,34 @@ function configError(path: string, message: string): AcpError {
   return new AcpError('invalid_config', `invalid config: ${path}: ${message}`, { path });
 }
 
-/**
- * `spawn`'s `restart` as JSON text for the addon, which checks it (the core's
- * `RestartPolicy::from_json`: the same rules in every face). `undefined` fields are absent, as in
- * any JS options object; what JSON cannot carry (a function, a BigInt, `NaN`) is refused.
- */
-function restartJson(policy: unknown): string {
-  const bad = () => configError('restart', 'restart must be an object { maxRestarts?, backoffMs?, maxBackoffMs?, resetAfterMs? } of non-negative integers');
-  if (policy === null || typeof policy !== 'object' || Array.isArray(policy)) throw bad();
-  let text: string | undefined;
-  try {
-    text = JSON.stringify(policy);
-  } catch {
-    throw bad();
-  }
-  if (typeof text !== 'string') throw bad();
-  return text;
-}
+/** How deep JSON may nest (docs/ARCHITECTURE.md, "One nesting limit"). */
+const NESTING_LIMIT = 100;
 
 /**
- * `pool`'s settings as JSON text for the addon, which checks them (the core's
- * `PoolConfig::from_json`: the same rules in every face). `undefined` fields are absent; a number
- * JSON cannot carry (`NaN`, `Infinity`) is refused rather than sent as `null` (which for
- * `idleTimeoutMs` means "never").
+ * An option document as JSON text for the core, which checks it (docs/OPTIONS.md: the same rules
+ * and `data.path` in every face). `undefined` is "not given", as the table says. What JSON cannot
+ * carry is refused at its path rather than silently changed (`JSON.stringify` would make `NaN`
+ * a `null`, which for some options means "none"): a non-finite number, a BigInt, a function, a
+ * symbol.
  */
-function poolJson(settings: unknown): string {
-  const bad = (m: string) => configError('pool', m);
-  const shape = 'pool must be an object { mode?, maxSessionsPerAgent?, warmSpares?, maxAgents?, idleTimeoutMs? }';
-  if (settings === null || typeof settings !== 'object' || Array.isArray(settings)) throw bad(shape);
-  for (const [k, v] of Object.entries(settings)) {
-    if (typeof v === 'number' && !Number.isFinite(v)) throw bad(`\`${k}\` must be a non-negative integer`);
-  }
-  let text: string | undefined;
+function optionDocument(doc: unknown, prefix = ''): string {
+  const check = (v: unknown, path: string, depth = 0): void => {
+    const at = path === '' ? '$' : path;
+    // The one nesting limit (docs/ARCHITECTURE.md) for JSON we pass; a cycle never ends.
+    if (depth > NESTING_LIMIT) throw new AcpError('invalid_argument', `${at}: nested deeper than ${NESTING_LIMIT} levels (or a cycle)`);
+    if (typeof v === 'number' && !Number.isFinite(v)) throw configError(at, `expected a finite number, got ${v}`);
+    if (typeof v === 'bigint' || typeof v === 'function' || typeof v === 'symbol') throw configError(at, `a ${typeof v} is not an option value`);
+    if (Array.isArray(v)) v.forEach((x, i) => check(x, `${path}[${i}]`, depth + 1));
+    else if (v !== null && typeof v === 'object') {
+      for (const [k, x] of Object.entries(v)) if (x !== undefined) check(x, path === '' ? k : `${path}.${k}`, depth + 1);
+    }
+  };
+  check(doc, prefix);
   try {
-    text = JSON.stringify(settings);
-  } catch {
-    throw bad(shape);
+    return JSON.stringify(doc ?? {});
+  } catch (e) {
+    throw configError(prefix === '' ? '$' : prefix, `not JSON: ${errorMessage(e)}`);
   }
-  if (typeof text !== 'string') throw bad(shape);
-  return text;
 }
 
 /**
@@ -567,155 +558,53 @@ export interface PolicyDocument {
   hardDeny?: { paths?: string[]; commands?: string[]; commandRegex?: string };
 }
 
-export interface HostOptions {
-  /**
-   * A preset (`'deny-all'`, `'read-only'`, `'ask'`), a policy document, or `{ file }`.
-   * Default: `deny-all` without `onPermission`, `ask` with it. Hard-deny rules (and the built-in
-   * deny of writes under `.git/`) always apply first and cannot be overridden.
-   */
-  policy?: 'deny-all' | 'read-only' | 'ask' | PolicyDocument | { file: string };
-  /** Extra sandbox roots (absolute) for every session, besides its cwd. */
-  roots?: string[];
-  /** How long a permission request may wait for an answer before it is denied (default 300000). */
-  permissionTimeoutMs?: number;
-  /** Answers permission requests that no rule decided. Without it (and without `manualPermissions`) they are denied. */
+/**
+ * The host's options: every option of docs/OPTIONS.md ("Host options", generated from the
+ * core's table), plus the face's handlers. A handler answers for its option: `onPermission` for
+ * `permission` (then `'handler'` by default), `onElicitation` for `elicitation`, `fs`/`terminal`
+ * hooks for `fs`/`terminal` (`'embedder'`), `onExtRequest` for `ext`, `onTerminalAuth` for
+ * `terminalAuth`. A handler given while its option names another answerer (`permission:
+ * 'manual'` with `onPermission`) is an `invalid_config` error at that option.
+ */
+export interface HostOptions extends Omit<HostOptionsDocument, 'fs' | 'terminal'> {
+  /** Answers permission requests that no rule decided (`permission: 'handler'`). Without it they are denied, or left to `respondPermission` with `permission: 'manual'`. */
   onPermission?: PermissionHandler;
-  /** Nobody is asked: answer `permission_requested` events with `respondPermission` (until the timeout). */
-  manualPermissions?: boolean;
   /**
-   * Answers `elicitation/create` (forms and URL consent). Without it (and without
-   * `manualElicitations`) elicitation is not advertised and agents get "method not found".
+   * Answers `elicitation/create` (forms and URL consent; `elicitation: 'handler'`). Without it
+   * (and without `elicitation: 'manual'`) elicitation is not advertised and agents get "method
+   * not found".
    */
   onElicitation?: ElicitationHandler;
+  /** Who serves `fs/*`: `'builtin'` (the sandbox), `'disabled'`, or your hooks (`'embedder'`). */
+  fs?: HostOptionsDocument['fs'] | FsHooks;
+  /** Who serves `terminal/*`: `'builtin'`, `'disabled'`, or your hooks (`'embedder'`). */
+  terminal?: HostOptionsDocument['terminal'] | TerminalHooks;
   /**
-   * The modes advertised and served with `onElicitation` or `manualElicitations`. Default: both.
-   * When given, only the modes set to `true` are (`{ form: true }` is forms only); a request for
-   * another mode is refused (`-32602`) and nobody is asked.
-   */
-  elicitationModes?: ElicitationModes;
-  /** Nobody is asked: answer `elicitation_requested` events with `respondElicitation` (until the timeout). */
-  manualElicitations?: boolean;
-  /** How long an elicitation may wait for an answer before it is answered `cancel` (default 300000). */
-  elicitationTimeoutMs?: number;
-  /** Serve `fs/*` with hooks, or `false` to not offer it (default: the built-in sandbox). */
-  fs?: FsHooks | false;
-  /** Serve `terminal/*` with hooks, or `false` to not offer it (default: the built-in manager). */
-  terminal?: TerminalHooks | false;
-  /**
-   * Serves the agent's extension requests (`_vendor/method`); each served request is reported as
-   * an `ext_request` event. Without it they are answered `-32601` (method not found).
+   * Serves the agent's extension requests (`_vendor/method`; `ext: 'embedder'`); each served
+   * request is reported as an `ext_request` event. Without it they are answered `-32601`.
    */
   onExtRequest?: ExtRequestHandler;
   /**
    * Runs the agent's terminal logins (`authMethods` of `type: "terminal"` or with the legacy
-   * `_meta["terminal-auth"]`); with it the host advertises `auth.terminal` and
-   * `agent.terminalAuth(methodId)` works.
+   * `_meta["terminal-auth"]`; `terminalAuth: 'embedder'`); with it the host advertises
+   * `auth.terminal` and `agent.terminalAuth(methodId)` works.
    */
   onTerminalAuth?: TerminalAuthHandler;
-  /** Timeout of control requests (initialize, session/new, …); `0` disables it (default 120000). */
-  requestTimeoutMs?: number;
-  /** Limit for a whole prompt turn (default: none). */
-  promptTimeoutMs?: number;
-  /**
-   * How long an aborted prompt waits for the agent to answer `session/cancel` before it rejects
-   * with `cancelled` anyway (default 2000).
-   */
-  cancelGraceMs?: number;
-  /** Grace between the rungs of the shutdown ladder (stdin EOF → SIGTERM → SIGKILL; default 2000). */
-  shutdownGraceMs?: number;
-  /** The bounded native event queue (default 4096). */
-  eventCapacity?: number;
-  /** Longest accepted line from an agent (default 64 MiB). */
-  maxLineBytes?: number;
-  /** Bytes of the agent's stderr kept for exit errors (default 64 KiB). */
-  stderrTailBytes?: number;
-  /** Emit a `wire` event for every JSON-RPC message (protocol log views). */
-  wireEvents?: boolean;
-  /**
-   * `false`: no events are queued at all, for embedders that only use return values (`events()`
-   * iterators end at once). Default `true`.
-   */
-  events?: boolean;
-  /** `clientInfo` sent in `initialize` (default `acp-host` and its version). */
-  clientInfo?: { name: string; version: string };
-  /**
-   * Unstable ACP methods to opt into: `['session/fork']` enables `agent.forkSession`. Any other
-   * name is an `invalid_config` error.
-   */
-  unstable?: string[];
-  /**
-   * Merge a `tool_call_update` into the previous event when that is a not-yet-pulled update of
-   * the same tool call (newer fields win; `_meta.acpHost.coalesced` counts). For agents that
-   * resend the whole output in every update. Default `false` (docs/EVENTS.md).
-   */
-  coalesceToolCallUpdates?: boolean;
 }
 
-export interface SpawnOptions {
-  command: string;
-  args?: string[];
-  /** Overlaid on the inherited environment; `null` removes a variable. */
-  env?: Record<string, string | null | undefined>;
-  /** Working directory of the agent process. */
-  cwd?: string;
-  /**
-   * Supervise the agent: when its process dies without being asked to, it is started again under
-   * the same agent id and its open sessions are reopened; the `Agent` and `Session` objects keep
-   * working (README: "Supervised agents"). Absent: the agent stays down when it dies.
-   */
-  restart?: RestartPolicy;
+/** `host.spawn`'s options: the agent spec of docs/OPTIONS.md, and the call's `signal`. */
+export interface SpawnOptions extends AgentSpecDocument {
   signal?: AbortSignal;
 }
 
-/**
- * How a supervised agent is restarted. Every field is optional (the defaults in brackets) and a
- * non-negative integer; anything else, or another field, is an `invalid_config` error
- * (`data.path` `restart`) and nothing is spawned.
- */
-export interface RestartPolicy {
-  /**
-   * Consecutive restart attempts before giving up with `agent_failed` [3]; `0` never restarts
-   * but still reports `agent_failed`.
-   */
-  maxRestarts?: number;
-  /** Delay before the first attempt, doubled for each further consecutive one [250]. */
-  backoffMs?: number;
-  /** Upper bound of the delay [10000]. */
-  maxBackoffMs?: number;
-  /** A process that ran this long was healthy: its crash counts attempts from 1 again [60000]. */
-  resetAfterMs?: number;
-}
+/** A supervised agent's restart policy (`SpawnOptions.restart`, docs/OPTIONS.md). */
+export type RestartPolicy = NonNullable<AgentSpecDocument['restart']>;
 
-/**
- * How a pool hands out sessions (every field optional; the defaults in brackets). A bad value,
- * or another field, is an `invalid_config` error (`data.path` `pool`) and nothing is started.
- */
-export interface PoolSettings {
-  /**
-   * `process-per-session`: every session gets its own process, shut down when the session is
-   * released (agents that refuse a second connection, or serialize permissions across sessions);
-   * `shared`: up to `maxSessionsPerAgent` sessions per process, least-loaded first
-   * [`process-per-session`].
-   */
-  mode?: 'process-per-session' | 'shared';
-  /** Sessions per process in `shared` mode (at least 1) [8]; only with `mode: 'shared'`. */
-  maxSessionsPerAgent?: number;
-  /** Processes kept started and initialized, ready for a session [1]. */
-  warmSpares?: number;
-  /**
-   * Live processes at most, spares and starting ones included (at least 1, and at least
-   * `warmSpares`) [8]: a session that would need more rejects with `busy` at once.
-   */
-  maxAgents?: number;
-  /**
-   * A shared process without sessions this long is shut down, with its whole process group
-   * [300000]; `null`: never.
-   */
-  idleTimeoutMs?: number | null;
-}
+/** How a pool hands out sessions (`pool` of docs/OPTIONS.md; errors name `pool.<option>`). */
+export type PoolSettings = PoolSettingsDocument;
 
-/** What `host.pool` takes: the agent's spawn options (each process is started from them) and the pool's settings. */
-export interface PoolOptions extends Omit<SpawnOptions, 'signal'> {
+/** What `host.pool` takes: the agent spec (each process is started from it) and the pool's settings. */
+export interface PoolOptions extends AgentSpecDocument {
   pool?: PoolSettings;
 }
 
@@ -812,62 +701,31 @@ export class Host extends EventEmitter {
 
   constructor(options: HostOptions = {}) {
     super();
-    const o: NativeTypes.NativeHostOptions = {};
-    const p = options.policy;
-    if (typeof p === 'string') o.policyPreset = p;
-    else if (p && typeof p === 'object' && 'file' in p && typeof p.file === 'string') o.policyFile = p.file;
-    else if (p && typeof p === 'object') o.policyJson = JSON.stringify(p);
-    if (options.roots) o.roots = options.roots;
-    if (options.permissionTimeoutMs !== undefined) o.permissionTimeoutMs = options.permissionTimeoutMs;
-    if (options.requestTimeoutMs !== undefined) o.requestTimeoutMs = options.requestTimeoutMs;
-    if (options.promptTimeoutMs !== undefined) o.promptTimeoutMs = options.promptTimeoutMs;
-    if (options.shutdownGraceMs !== undefined) o.shutdownGraceMs = options.shutdownGraceMs;
-    if (options.cancelGraceMs !== undefined) o.cancelGraceMs = options.cancelGraceMs;
-    if (options.eventCapacity !== undefined) o.eventCapacity = options.eventCapacity;
-    if (options.maxLineBytes !== undefined) o.maxLineBytes = options.maxLineBytes;
-    if (options.stderrTailBytes !== undefined) o.stderrTailBytes = options.stderrTailBytes;
-    if (options.wireEvents !== undefined) o.wireEvents = options.wireEvents;
-    if (options.events === false) o.eventsEnabled = false;
-    if (options.unstable !== undefined) o.unstable = options.unstable;
-    if (options.coalesceToolCallUpdates !== undefined) o.coalesceToolCallUpdates = options.coalesceToolCallUpdates;
-    if (options.clientInfo) {
-      o.clientName = options.clientInfo.name;
-      o.clientVersion = options.clientInfo.version;
-    }
-    const handler = options.onPermission;
-    if (options.manualPermissions) o.permissionMode = 'manual';
-    else o.permissionMode = handler ? 'decider' : 'deny';
-    if (handler !== undefined && typeof handler !== 'function') throw configError('onPermission', 'onPermission must be a function');
-    const elicit = options.onElicitation;
-    if (elicit !== undefined && typeof elicit !== 'function') throw configError('onElicitation', 'onElicitation must be a function');
-    if (options.manualElicitations) o.elicitationMode = 'manual';
-    else o.elicitationMode = elicit ? 'decider' : 'none';
-    const modes = options.elicitationModes;
-    if (modes !== undefined) {
-      if (modes === null || typeof modes !== 'object') throw configError('elicitationModes', 'elicitationModes must be an object { form?, url? }');
-      for (const k of ['form', 'url'] as const) {
-        if (modes[k] !== undefined && typeof modes[k] !== 'boolean') throw configError(`elicitationModes.${k}`, `elicitationModes.${k} must be a boolean`);
-      }
-      o.elicitationForm = modes.form === true;
-      o.elicitationUrl = modes.url === true;
-    }
-    if (options.elicitationTimeoutMs !== undefined) o.elicitationTimeoutMs = options.elicitationTimeoutMs;
-    const fs = options.fs;
-    const terminal = options.terminal;
-    o.fsMode = fs === false ? 'disabled' : fs ? 'embedder' : 'builtin';
-    o.terminalMode = terminal === false ? 'disabled' : terminal ? 'embedder' : 'builtin';
-    const ext = options.onExtRequest;
-    if (ext !== undefined && typeof ext !== 'function') throw configError('onExtRequest', 'onExtRequest must be a function');
-    o.extMode = ext ? 'embedder' : 'none';
-    const login = options.onTerminalAuth;
-    if (login !== undefined && typeof login !== 'function') throw configError('onTerminalAuth', 'onTerminalAuth must be a function');
-    o.terminalAuthMode = login ? 'embedder' : 'none';
-
+    // The callables become the core's hooks; everything else is the option document as given
+    // (docs/OPTIONS.md), checked by the core (`acp_host::options::host`).
+    const rest: Record<string, unknown> = { ...(options ?? {}) };
+    const take = <T>(name: string, ok: (v: unknown) => boolean, what: string): T | undefined => {
+      const v = rest[name];
+      delete rest[name];
+      if (v === undefined || v === null) return undefined;
+      if (!ok(v)) throw configError(name, `${name} must be ${what}`);
+      return v as T;
+    };
+    const isFn = (v: unknown) => typeof v === 'function';
+    const isHooks = (v: unknown) => v !== null && typeof v === 'object' && !Array.isArray(v);
+    const handler = take<PermissionHandler>('onPermission', isFn, 'a function');
+    const elicit = take<ElicitationHandler>('onElicitation', isFn, 'a function');
+    const ext = take<ExtRequestHandler>('onExtRequest', isFn, 'a function');
+    const login = take<TerminalAuthHandler>('onTerminalAuth', isFn, 'a function');
+    // `fs`/`terminal` are an option value (`'builtin'`, …) or the face's hooks (an object).
+    const fs = isHooks(rest.fs) ? take<FsHooks>('fs', isHooks, 'hooks') : undefined;
+    const terminal = isHooks(rest.terminal) ? take<TerminalHooks>('terminal', isHooks, 'hooks') : undefined;
+    const doc = optionDocument(rest);
     const decide = handler ? (message: string) => this.permissionMessage(handler, message) : undefined;
-    const service =
-      fs || terminal || ext || login ? (json: string) => serve(fs || undefined, terminal || undefined, ext, login, json) : undefined;
-    const elicitation = elicit && !options.manualElicitations ? (json: string) => this.elicitationMessage(elicit, json) : undefined;
-    this.native = callSync(() => new native.NativeHost(o, decide, service, elicitation));
+    const service = fs || terminal || ext || login ? (json: string) => serve(fs, terminal, ext, login, json) : undefined;
+    const elicitation = elicit ? (json: string) => this.elicitationMessage(elicit, json) : undefined;
+    const hooks = { fs: !!fs, terminal: !!terminal, ext: !!ext, terminalAuth: !!login };
+    this.native = callSync(() => new native.NativeHost(doc, decide, service, elicitation, hooks));
     this.hub = new EventHub(this.native, (evs) => this.emitBatch(evs), toAcpError);
   }
 
@@ -997,13 +855,42 @@ export class Host extends EventEmitter {
    */
   async spawn(options: SpawnOptions): Promise<Agent> {
     if (this.closing) throw new AcpError('closed', 'the host was closed');
-    if (!options || typeof options.command !== 'string') throw new AcpError('invalid_argument', 'spawn needs a command');
-    const spec = spawnSpec(options);
+    const { signal, ...spec } = options ?? ({} as SpawnOptions);
+    const doc = optionDocument(spec);
     this.hub.pendingSpawns++;
     this.hub.kick();
     try {
-      const n = await abortable(options.signal, (abort) => this.native.spawn(spec, abort));
+      const n = await abortable(signal, (abort) => this.native.spawn(doc, abort));
       return this.adopt(n);
+    } finally {
+      this.hub.pendingSpawns--;
+      this.hub.kick();
+    }
+  }
+
+  /**
+   * Speak ACP with an agent over a stream you opened — a `net.Socket`, a child process's
+   * `{ readable: child.stdout, writable: child.stdin }`, an ssh2 channel, a container's attach
+   * stream: a Duplex, or `{ readable, writable }`. The handshake is done when it resolves. Every
+   * guarantee of `spawn` holds but process containment (there is no process of ours): when the
+   * stream ends, closes or errors, the agent is gone (`agent_exited`) and its pending calls
+   * reject at once. Bytes are pumped with backpressure both ways (the stream is paused while the
+   * agent's side is full, and not written past its `write() === false`). The stream is the
+   * agent's from now on: it is ended when the agent is shut down (or the host closed).
+   */
+  async connect(stream: ConnectStream, options: CallOptions = {}): Promise<Agent> {
+    if (this.closing) throw new AcpError('closed', 'the host was closed');
+    const pair = streamPair(stream);
+    const conn = callSync(() => this.native.connect());
+    pumpConnection(conn, pair.readable, pair.writable);
+    this.hub.pendingSpawns++;
+    this.hub.kick();
+    try {
+      const n = await abortable(options?.signal, (abort) => conn.handshake(abort));
+      return this.adopt(n);
+    } catch (e) {
+      conn.close();
+      throw e;
     } finally {
       this.hub.pendingSpawns--;
       this.hub.kick();
@@ -1020,10 +907,9 @@ export class Host extends EventEmitter {
    */
   pool(options: PoolOptions): Pool {
     if (this.closing) throw new AcpError('closed', 'the host was closed');
-    if (!options || typeof options.command !== 'string') throw new AcpError('invalid_argument', 'pool needs a command');
-    const spec = spawnSpec(options);
-    const settings = poolJson(options.pool === undefined ? {} : options.pool);
-    const pool = new Pool(this, callSync(() => this.native.pool(spec, settings)));
+    const { pool: settings, ...spec } = options ?? ({} as PoolOptions);
+    // The settings' paths are `pool.*`, as the core reports them.
+    const pool = new Pool(this, callSync(() => this.native.pool(optionDocument(spec), optionDocument(settings ?? {}, 'pool'))));
     this.pools.add(pool);
     this.hub.openPools++;
     this.hub.kick();
@@ -1134,14 +1020,95 @@ export class Host extends EventEmitter {
   }
 }
 
-/** The addon's spawn options (the restart policy as JSON text, checked by the addon). */
-function spawnSpec(options: Omit<SpawnOptions, 'signal'>): NativeTypes.NativeSpawnOptions {
-  const spec: NativeTypes.NativeSpawnOptions = { command: options.command };
-  if (options.args) spec.args = options.args.map(String);
-  if (options.env) spec.env = options.env as Record<string, string | null>;
-  if (options.cwd) spec.cwd = options.cwd;
-  if (options.restart !== undefined) spec.restartJson = restartJson(options.restart);
-  return spec;
+/** What `host.connect` takes: a Duplex (a socket, an ssh2 channel) or a readable and a writable. */
+export type ConnectStream =
+  | (NodeJS.ReadableStream & NodeJS.WritableStream)
+  | { readable: NodeJS.ReadableStream; writable: NodeJS.WritableStream };
+
+function streamPair(stream: ConnectStream): { readable: NodeJS.ReadableStream; writable: NodeJS.WritableStream } {
+  const s = stream as { readable?: unknown; writable?: unknown; on?: unknown; write?: unknown; pause?: unknown };
+  const isReadable = (v: unknown) => v !== null && typeof v === 'object' && typeof (v as { on?: unknown }).on === 'function' && typeof (v as { pause?: unknown }).pause === 'function';
+  const isWritable = (v: unknown) => v !== null && typeof v === 'object' && typeof (v as { write?: unknown }).write === 'function' && typeof (v as { end?: unknown }).end === 'function';
+  if (s && isReadable(s.readable) && isWritable(s.writable)) {
+    return { readable: s.readable as NodeJS.ReadableStream, writable: s.writable as NodeJS.WritableStream };
+  }
+  if (isReadable(s) && isWritable(s)) return { readable: stream as NodeJS.ReadableStream, writable: stream as NodeJS.WritableStream };
+  throw new AcpError('invalid_argument', 'connect needs a Duplex stream or { readable, writable }');
+}
+
+/**
+ * Pump the embedder's stream through the addon's pipe: one chunk in flight inward (the stream is
+ * paused until the pipe took it), one read outward at a time and none while the writable is
+ * full. The stream's end is the agent's EOF; an error (or a close without end) drops the
+ * connection, so the agent is gone at once either way. Never throws: an `error` event is handled
+ * here (it would crash the process otherwise).
+ */
+function pumpConnection(conn: NativeTypes.NativeConnection, readable: NodeJS.ReadableStream, writable: NodeJS.WritableStream): void {
+  let inputDone = false;
+  let outputDone = false;
+  const stopInput = () => {
+    if (inputDone) return;
+    inputDone = true;
+    readable.removeListener('data', onData);
+    readable.removeListener('end', onEnd);
+    readable.removeListener('close', onClose);
+  };
+  const onData = (chunk: Buffer | string) => {
+    readable.pause();
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    conn.push(bytes).then(
+      (more) => (more && !inputDone ? readable.resume() : stopInput()),
+      () => stopInput(),
+    );
+  };
+  const onEnd = () => {
+    stopInput();
+    void conn.end();
+  };
+  // Closed without an end (destroyed): the peer is gone.
+  const onClose = () => {
+    stopInput();
+    conn.close();
+  };
+  const onError = () => {
+    stopInput();
+    outputDone = true;
+    conn.close();
+  };
+  readable.on('data', onData);
+  readable.on('end', onEnd);
+  readable.on('close', onClose);
+  readable.on('error', onError);
+  if (writable !== (readable as unknown)) writable.on('error', onError);
+  writable.on('close', () => {
+    if (!outputDone) onError();
+  });
+  void (async () => {
+    for (;;) {
+      const bytes = await conn.read();
+      if (bytes === null || outputDone) break;
+      if (!writable.write(bytes)) {
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            writable.removeListener('drain', done);
+            writable.removeListener('close', done);
+            resolve();
+          };
+          writable.on('drain', done);
+          writable.on('close', done);
+        });
+      }
+    }
+    if (outputDone) return;
+    outputDone = true;
+    // The agent's side closed (shut down, host closed, the agent gone): end the stream, and stop
+    // reading it once what was written is flushed (nothing reads it any more).
+    writable.end(() => {
+      stopInput();
+      const r = readable as NodeJS.ReadableStream & { destroy?: () => void };
+      r.destroy?.();
+    });
+  })();
 }
 
 async function serve(
@@ -1203,21 +1170,16 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
-export interface SessionOptions extends CallOptions {
-  /** Absolute working directory (default: `process.cwd()`); a sandbox root of the session. */
-  cwd?: string;
-  /** Extra roots (absolute); needs the agent's `sessionCapabilities.additionalDirectories`. */
-  additionalDirectories?: string[];
-  /** MCP server configurations, in ACP shape. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  mcpServers?: any[];
-}
+/**
+ * A session's options (docs/OPTIONS.md "Session options": `cwd` is required, absolute and must
+ * exist), and the call's `signal`.
+ */
+export interface SessionOptions extends SessionOptionsDocument, CallOptions {}
 
-function sessionOptions(o: SessionOptions = {}): NativeTypes.NativeSessionOptions {
-  const out: NativeTypes.NativeSessionOptions = { cwd: o.cwd ?? process.cwd() };
-  if (o.additionalDirectories) out.additionalDirectories = o.additionalDirectories;
-  if (o.mcpServers) out.mcpServers = o.mcpServers;
-  return out;
+/** A session's option document (its `signal` is the call's, not an option). */
+function sessionOptions(o: SessionOptions = {} as SessionOptions): string {
+  const { signal: _signal, ...doc } = o ?? ({} as SessionOptions);
+  return optionDocument(doc);
 }
 
 /**
@@ -1331,18 +1293,18 @@ export class Agent {
   }
 
   /** `session/new`. */
-  newSession(options: SessionOptions = {}): Promise<Session> {
-    return this.open(options.signal, (a) => this.native.newSession(sessionOptions(options), a));
+  newSession(options: SessionOptions): Promise<Session> {
+    return this.open(options?.signal, (a) => this.native.newSession(sessionOptions(options), a));
   }
 
   /** `session/load` (needs `loadSession`): the replay arrives as `session_update` events with `replay: true`. */
-  loadSession(sessionId: string, options: SessionOptions = {}): Promise<Session> {
-    return this.open(options.signal, (a) => this.native.loadSession(sessionId, sessionOptions(options), a));
+  loadSession(sessionId: string, options: SessionOptions): Promise<Session> {
+    return this.open(options?.signal, (a) => this.native.loadSession(sessionId, sessionOptions(options), a));
   }
 
   /** `session/resume` (needs `sessionCapabilities.resume`): reopen without replay. */
-  resumeSession(sessionId: string, options: SessionOptions = {}): Promise<Session> {
-    return this.open(options.signal, (a) => this.native.resumeSession(sessionId, sessionOptions(options), a));
+  resumeSession(sessionId: string, options: SessionOptions): Promise<Session> {
+    return this.open(options?.signal, (a) => this.native.resumeSession(sessionId, sessionOptions(options), a));
   }
 
   /**
@@ -1350,8 +1312,8 @@ export class Agent {
    * `unstable: ['session/fork']` in the host's options and the agent's
    * `sessionCapabilities.fork`; otherwise it rejects with `unsupported` and nothing is sent.
    */
-  forkSession(sessionId: string, options: SessionOptions = {}): Promise<Session> {
-    return this.open(options.signal, (a) => this.native.forkSession(sessionId, sessionOptions(options), a));
+  forkSession(sessionId: string, options: SessionOptions): Promise<Session> {
+    return this.open(options?.signal, (a) => this.native.forkSession(sessionId, sessionOptions(options), a));
   }
 
   /**
@@ -1554,7 +1516,10 @@ export class Session {
     input: string | ContentBlock | (string | ContentBlock)[],
     options: PromptOptions = {},
   ): Promise<TurnResult> {
-    return (await abortable(options.signal, (a) => this.native.prompt(promptContent(input), a))) as TurnResult;
+    const turn = (await abortable(options.signal, (a) => this.native.prompt(promptContent(input), a))) as TurnResult;
+    // Settle after the turn's events reached every stream (the ordering contract).
+    await this.agent.host.hub.turnDelivered(this.agent.id, this.id, turn.turn);
+    return turn;
   }
 
   /**
@@ -1602,14 +1567,13 @@ export class Session {
   }
 
   /**
-   * This session's events, from its beginning while its first turn has not started: the
-   * session's `session_opened`, the updates the agent sent before the open response, a load
-   * replay and whatever followed, then the live events — in `seq` order, without a gap or a
-   * duplicate (each call made before the first `turn_started` gets all of it). From the first
-   * turn on, the opening history is released and a new call yields events from now on. The
-   * history keeps at most `SESSION_HISTORY_LIMIT` events: past it the oldest after the first are
-   * dropped, and the first event yielded then carries `dropped` (how many; their seqs are
-   * missing). Ends after the session's `session_closed` (or its agent's exit); a call on a
+   * This session's events from its beginning, whenever the stream is opened: the session's
+   * `session_opened`, the updates the agent sent before the open response, a load replay, every
+   * turn so far, then the live events — in `seq` order, without a gap or a duplicate. The
+   * session's history keeps at most `SESSION_HISTORY_LIMIT` events: past it the oldest after the
+   * first are dropped, and the first event yielded then carries `dropped` (exactly how many; their
+   * seqs are missing). Every event of a turn is queued here before that turn's `prompt()`
+   * settles. Ends after the session's `session_closed` (or its agent's exit); a call on a
    * session that already closed ends at once. A supervised agent's session lives on across
    * restarts (the `session_closed` of a crash does not end it): its stream ends with its
    * `session_lost`, or its agent's end. Same options and backpressure as `host.events()`.
@@ -1673,14 +1637,14 @@ export class Pool {
    * not start (`spawn_failed`, …). Aborting (`signal`) rejects with `cancelled`; a session opened
    * anyway is released.
    */
-  async openSession(options: SessionOptions = {}): Promise<PooledSession> {
+  async openSession(options: SessionOptions): Promise<PooledSession> {
     if (this.closing) throw new AcpError('closed', 'the pool is shut down');
     const hub = this.host.hub;
     // The pool picks the agent: keep the events of any session opening meanwhile.
     const op: Opening = hub.beginOpening(null);
     let made: PooledSession | null = null;
     try {
-      const n = await abortable(options.signal, (a) => this.native.openSession(sessionOptions(options), a));
+      const n = await abortable(options?.signal, (a) => this.native.openSession(sessionOptions(options), a));
       // In one tick with making the PooledSession: an event dispatched in between would be in neither.
       hub.endOpening(op, n.id, n.agentId);
       made = new PooledSession(this.agentOf(n), n);
@@ -1801,7 +1765,11 @@ export class PooledSession {
    */
   prompt(input: string | ContentBlock | (string | ContentBlock)[], options: PromptOptions = {}): Promise<TurnResult> {
     const content = promptContent(input);
-    return abortable(options.signal, (a) => this.native.prompt(content, a)) as Promise<TurnResult>;
+    return (abortable(options.signal, (a) => this.native.prompt(content, a)) as Promise<TurnResult>).then(async (turn) => {
+      // Settle after the turn's events reached every stream (the ordering contract).
+      await this.agent.host.hub.turnDelivered(this.agent.id, this.id, turn.turn);
+      return turn;
+    });
   }
 
   /**
@@ -1823,7 +1791,7 @@ export class PooledSession {
     return call(() => this.native.release());
   }
 
-  /** This session's events (as `session.events()`: from its `session_opened` until its first turn). */
+  /** This session's events (as `session.events()`: from its `session_opened`, whenever called). */
   events(options: EventsOptions = {}): AsyncIterableIterator<AcpEvent> {
     return this.session.events(options);
   }

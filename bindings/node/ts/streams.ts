@@ -22,7 +22,9 @@ export interface EventsOptions {
   signal?: AbortSignal;
   /**
    * Events buffered for this subscriber before the host stops pulling from the agents
-   * (backpressure: the agent's stdout is then not read). Default 8192.
+   * (backpressure: the agent's stdout is then not read). Default 8192. A turn's events are
+   * queued in every stream before its `prompt()` settles, so a settling prompt pulls them past
+   * this mark (they are held by the core's bounded queue already, `eventCapacity`).
    */
   highWaterMark?: number;
 }
@@ -31,9 +33,11 @@ const BATCH = 4096;
 const DEFAULT_HIGH_WATER = 8192;
 
 /**
- * Events of one session kept for its `session.events()` streams until its first turn starts: the
- * core's own bound on updates held back while a session opens (`early_update_limit`), so a
- * session whose whole opening the core delivered is never cut here.
+ * Events of one session kept for its `session.events()` streams while it is open, so a stream
+ * opened at any time starts at its `session_opened`: the core's own bound on updates held back
+ * while a session opens (`earlyUpdateLimit`'s default), so a session whose whole opening the core
+ * delivered is never cut here. Past it the oldest after `session_opened` are dropped, and a
+ * stream opened later is told exactly how many (`dropped` on its first event).
  */
 export const SESSION_HISTORY_LIMIT = 65_536;
 
@@ -279,6 +283,8 @@ export interface Opening {
 }
 
 const sessionKey = (agent: number, session: string): string => `${agent}\u0000${session}`;
+const turnKey = (agent: number, session: string, turn: number): string => `${agent}\u0000${session}\u0000${turn}`;
+const TURNS_KEPT = 4096;
 
 /**
  * The one pump between the addon's event stream and the subscribers. It pulls batches only while
@@ -317,10 +323,17 @@ export class EventHub {
   private readonly openings = new Set<Opening>();
   /** Sessions an open call returned that have not closed (by `sessionKey`). */
   private readonly openSessions = new Set<string>();
-  /** The opening history of each open session whose first turn has not started yet. */
+  /** The history of each open session (from its `session_opened`, bounded by `historyLimit`). */
   private readonly histories = new Map<string, SessionLog>();
-  /** @internal How many events a session's opening history keeps (tests lower it). */
+  /** @internal How many events a session's history keeps (tests lower it). */
   historyLimit = SESSION_HISTORY_LIMIT;
+  /**
+   * Turns whose `turn_ended` was dispatched and whose prompt has not asked yet (by `turnKey`;
+   * bounded: a turn nobody prompted through this facade is forgotten after `TURNS_KEPT` more).
+   */
+  private readonly endedTurns = new Set<string>();
+  /** Prompts waiting for their turn's `turn_ended` to reach the subscribers. */
+  private readonly turnWaiters = new Map<string, () => void>();
 
   constructor(
     private readonly nativeHost: NativeHost,
@@ -427,7 +440,7 @@ export class EventHub {
 
   /**
    * The open call settled: with the session id it returned, that session's events seen so far
-   * become its opening history (recorded on until its first turn starts); `null` (it failed):
+   * become its opening history (recorded on while it is open); `null` (it failed):
    * nothing is kept. Called in the same tick as the `Session` is made, so nothing falls between.
    */
   endOpening(op: Opening, session: string | null, agent: number | null = op.agent): void {
@@ -468,11 +481,7 @@ export class EventHub {
       if (session === undefined) continue;
       const key = sessionKey(ev.agent, session);
       const history = this.histories.get(key);
-      if (history) {
-        // From its first turn on, the session is streamed live only: its history is released.
-        if (ev.kind === 'turn_started') this.histories.delete(key);
-        else history.add(ev);
-      }
+      history?.add(ev);
       if (ev.kind === 'session_lost' || (ev.kind === 'session_closed' && !this.survives(ev))) {
         this.histories.delete(key);
         this.openSessions.delete(key);
@@ -508,7 +517,13 @@ export class EventHub {
 
   private shouldPull(): boolean {
     if (this.ended) return false;
-    let waiting = this.draining || this.pendingSpawns > 0 || this.openPools > 0 || this.liveAgents.size > 0 || this.fences.size > 0;
+    // A prompt waits for its turn's events to reach the streams. They, and everything queued
+    // before them, are in the core's queue already (bounded by `eventCapacity` and
+    // `eventQueueBytes`), so pulling them past the high-water marks buffers no more than that;
+    // not pulling would leave the prompt waiting on a consumer that waits on the prompt.
+    if (this.turnWaiters.size > 0) return true;
+    let waiting =
+      this.draining || this.pendingSpawns > 0 || this.openPools > 0 || this.liveAgents.size > 0 || this.fences.size > 0 || this.turnWaiters.size > 0;
     let stalled: Subscription[] | null = null;
     for (const s of this.subs) {
       if (s.full) {
@@ -569,11 +584,49 @@ export class EventHub {
         // before the subscribers, in one tick: a history snapshot plus what follows has no gap.
         this.record(evs);
         for (const s of this.subs) s.offer(evs);
+        // Last: the prompts of the turns that ended here settle with every event of them queued.
+        this.turnsEnded(evs);
       }
     } catch (e) {
       this.finish(this.mapError(e));
     } finally {
       this.pumping = false;
+    }
+  }
+
+  /**
+   * Resolves once the `turn_ended` of `turn` was handed to every subscriber (and the emitter): a
+   * prompt settles after that, so the turn's events are already queued in every stream. The core
+   * queues a turn's events before it answers the prompt, so the pump only has to reach it (it
+   * waits for a slow consumer like any pull: nothing is dropped or reordered). At once when the
+   * stream ended (or events are off).
+   */
+  turnDelivered(agent: number, session: string, turn: number): Promise<void> {
+    const key = turnKey(agent, session, turn);
+    if (this.ended || this.endedTurns.delete(key)) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.turnWaiters.set(key, resolve);
+      this.kick();
+    });
+  }
+
+  private turnsEnded(evs: AcpEvent[]): void {
+    for (const ev of evs) {
+      if (ev.kind !== 'turn_ended' || ev.session === undefined || ev.turn === undefined) continue;
+      const key = turnKey(ev.agent, ev.session, ev.turn);
+      const waiter = this.turnWaiters.get(key);
+      if (waiter) {
+        this.turnWaiters.delete(key);
+        waiter();
+        continue;
+      }
+      this.endedTurns.add(key);
+      if (this.endedTurns.size > TURNS_KEPT) {
+        for (const old of this.endedTurns) {
+          this.endedTurns.delete(old);
+          break;
+        }
+      }
     }
   }
 
@@ -589,6 +642,8 @@ export class EventHub {
     for (const op of this.openings) op.logs.clear();
     for (const w of this.drainWaiters) w();
     this.drainWaiters = [];
+    for (const w of this.turnWaiters.values()) w();
+    this.turnWaiters.clear();
   }
 
   /** From now on pull whatever arrives, whoever waits: the host is closing. */

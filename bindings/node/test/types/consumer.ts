@@ -5,6 +5,7 @@
 import { Host, Pool, PooledSession, Registry, Session } from 'acp-host';
 import type {
   AcpEvent,
+  Agent,
   AcpEventOf,
   ContentBlock,
   EventKind,
@@ -285,4 +286,35 @@ export async function pooled(host: Host): Promise<void> {
   host.pool({ command: 'some-agent', pool: { idleTimeoutMs: '5s' } });
   await pool.shutdown();
   console.log(stats.spares, a.stopReason, b.turn, pid, state.open, underlying.id, released, pool.closed);
+}
+
+/** Every option of docs/OPTIONS.md is typed (generated from the core's table), and `connect` takes a stream. */
+export async function options(socket: import('node:net').Socket): Promise<void> {
+  await using host = new Host({
+    permission: 'manual',
+    elicitation: 'manual',
+    elicitationModes: ['form'],
+    policy: '/abs/policy.json',
+    eventQueueBytes: 1 << 20,
+    eventStallTimeoutMs: null,
+    earlyUpdateLimit: 1024,
+    maxPendingAgentRequests: 16,
+    maxOutboundBytes: 1 << 20,
+    fsLimits: { maxReadBytes: 1 << 20, maxWriteBytes: 0 },
+    terminalLimits: { maxOutputBytes: 4096, maxTerminals: 2 },
+    fs: { readTextFile: () => '' },
+    terminal: 'disabled',
+    ext: 'none',
+  });
+  // @ts-expect-error not a policy preset (nor an absolute path)
+  new Host({ policy: 'allow-everything' });
+  // @ts-expect-error the Node-only spelling of before: `permission: 'manual'`
+  new Host({ manualPermissions: true });
+  // @ts-expect-error elicitationModes is a list of modes
+  new Host({ elicitationModes: { form: true } });
+  // @ts-expect-error a session's cwd is required
+  await (null as unknown as Agent).newSession({});
+  const agent: Agent = await host.connect(socket, { signal: AbortSignal.timeout(1000) });
+  await host.connect({ readable: socket, writable: socket });
+  console.log(agent.id);
 }
