@@ -20,8 +20,9 @@
 //!   exits (a stream created afterwards ends at once), when every handle of the session is gone,
 //!   or when the host closes. A supervised agent's exit (and the `session_closed` it causes) ends
 //!   nothing: a restart follows, or `agent_failed`, or its shutdown (`Pump::finish_agent`).
-//! - At most [`OPENING_CAP`] events are kept; past it the oldest update is dropped and counted,
-//!   and a stream built from the log reports the count (`Subscription.dropped`).
+//! - At most [`OPENING_CAP`] events and [`OPENING_BYTES`] of payload are kept (a turn's log lives
+//!   as long as the turn); past either the oldest update is dropped and counted, and a stream
+//!   built from the log reports the count (`Subscription.dropped`, within `missed`).
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Weak};
@@ -32,6 +33,13 @@ use crate::events::Pump;
 
 /// Events kept per session before its first prompt (the core holds back as many early updates).
 pub(crate) const OPENING_CAP: usize = 65_536;
+/// Payload bytes kept per session log (a turn of large tool outputs must not pile up).
+pub(crate) const OPENING_BYTES: usize = 64 << 20;
+
+/// What an event costs a log: its payload and a bound for the rest of it.
+fn cost(ev: &CoreEvent) -> usize {
+    ev.data.get().len() + 128
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stage {
@@ -54,6 +62,8 @@ struct Opening {
     opened: bool,
     stage: Stage,
     events: VecDeque<Arc<CoreEvent>>,
+    /// What `events` costs ([`cost`]).
+    bytes: usize,
     dropped: u64,
     /// Events of the session the pump dispatched since it began (counted once its id is known).
     seen: u64,
@@ -91,7 +101,7 @@ impl Opening {
                     // The turn's log: a stream opened while it runs gets all of it.
                     self.stage = Stage::Logging;
                     self.dropped = 0;
-                    self.events.push_back(ev.clone());
+                    self.push(ev.clone());
                 }
             }
             _ => {}
@@ -122,7 +132,10 @@ impl Opening {
     }
 
     fn push(&mut self, ev: Arc<CoreEvent>) {
-        if self.events.len() >= OPENING_CAP {
+        self.bytes += cost(&ev);
+        while self.events.len() >= OPENING_CAP
+            || (self.bytes > OPENING_BYTES && !self.events.is_empty())
+        {
             // The oldest update goes (usually a replay's); `session_opened` and the host's own
             // events stay when they are near the front.
             let i = self
@@ -132,6 +145,7 @@ impl Opening {
                 .position(|e| e.kind == EventKind::SessionUpdate)
                 .unwrap_or(0);
             if let Some(old) = self.events.remove(i) {
+                self.bytes = self.bytes.saturating_sub(cost(&old));
                 match (&self.session, &old.session) {
                     (Some(_), _) => self.dropped += 1,
                     (None, Some(s)) => *self.dropped_by.entry(s.clone()).or_default() += 1,
@@ -146,6 +160,7 @@ impl Opening {
         self.stage = stage;
         self.turn_over = false;
         self.events = VecDeque::new();
+        self.bytes = 0;
         self.dropped_by = HashMap::new();
     }
 
@@ -158,6 +173,7 @@ impl Opening {
         self.seen = self.dropped;
         self.dropped_by = HashMap::new();
         let logged = std::mem::take(&mut self.events);
+        self.bytes = 0;
         self.session = Some(session.clone());
         for ev in logged {
             if ev.session.as_deref() != Some(&*session) {
@@ -329,6 +345,7 @@ impl Openings {
                     Stage::Logging
                 },
                 events: VecDeque::new(),
+                bytes: 0,
                 dropped: 0,
                 seen: 0,
                 pins: 0,

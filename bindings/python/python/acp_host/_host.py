@@ -330,7 +330,8 @@ class Agent:
     def new_session(self, cwd: Optional[PathLike] = None, *, additional_directories: Iterable[PathLike] = (),
                     mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None,
                     timeout: Optional[float] = None) -> Session:
-        """``session/new`` in ``cwd`` (default: the current directory), also a sandbox root."""
+        """``session/new`` in ``cwd`` (required: an absolute path of an existing directory), also a
+        sandbox root."""
         n = self._n.new_session(session_document(cwd, additional_directories, mcp_servers), aio=False,
                                 timeout=timeout_arg(timeout))
         return Session(n, self)
@@ -519,7 +520,7 @@ class Pool:
     def open_session(self, cwd: Optional[PathLike] = None, *, additional_directories: Iterable[PathLike] = (),
                      mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None,
                      timeout: Optional[float] = None) -> PooledSession:
-        """A session (``session/new`` in ``cwd``, default: the current directory) on a pooled
+        """A session (``session/new`` in ``cwd``, an absolute path) on a pooled
         process. ``BusyError`` when the pool is at ``max_agents`` and none has room,
         ``ClosedError`` once it is shut down, ``SpawnError`` / ``AgentExitedError`` when a process
         needed for it cannot start. ``timeout`` bounds the whole call (a session opened
@@ -587,9 +588,14 @@ class Host:
     merge a ``tool_call_update`` into the previous event when that is a not-yet-pulled update of
     the same tool call (docs/EVENTS.md). ``stderr_tail_bytes``: the agent stderr kept for exit
     errors (default 64 KiB). ``events=False``: no events are queued at all, for scripts that only
-    use return values (every ``events()`` stream ends at once). An argument that cannot be used
-    raises ``ConfigError``
-    (``invalid_config``, ``data["path"]`` names it; a bad policy is its subclass ``PolicyError``).
+    use return values (every ``events()`` stream ends at once).
+
+    Every option of docs/OPTIONS.md is a keyword here, in snake_case (``max_line_bytes``,
+    ``event_queue_bytes``, ``fs_limits={"max_read_bytes": ...}``, ...); a ``…_ms`` option is also
+    taken in seconds without the suffix (``request_timeout=120.0``; not both). The core checks
+    them: one it refuses, or an unknown keyword, raises ``ConfigError`` whose ``path`` is the
+    canonical field path (``maxLineBytes``, ``roots[1]``; a bad policy is its subclass
+    ``PolicyError``). Paths must be absolute (a relative one is refused, not resolved).
 
     ``with Host(...) as host:`` closes it: every agent is shut down, process groups included.
     Hosts still open at interpreter exit are closed then.
@@ -704,8 +710,8 @@ class Host:
         process, default 8; the least loaded one first). ``warm_spares``: processes kept started
         and initialized. ``max_agents``: live processes at most (spares and starting ones count).
         ``idle_timeout``: seconds a shared process without sessions is kept (``None``: forever).
-        Settings that cannot be used raise ``ConfigError`` (``data["path"]``: ``pool.<argument>``,
-        or ``pool`` for settings that do not fit together) and nothing is started.
+        Settings that cannot be used raise ``ConfigError`` (``path``: the core's, e.g.
+        ``pool.maxAgents``, ``pool.warmSpares``) and nothing is started (docs/OPTIONS.md).
         """
         named = given({"mode": mode, "max_sessions_per_agent": max_sessions_per_agent, "warm_spares": warm_spares,
                        "max_agents": max_agents, "idle_timeout": idle_timeout, "idle_timeout_ms": idle_timeout_ms})
