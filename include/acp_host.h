@@ -53,12 +53,15 @@ enum acph_status
     ACPH_STATUS_INVALID_UTF8 = 101,
     // A JSON argument did not parse.
     ACPH_STATUS_INVALID_JSON = 102,
-    // An argument was well-formed but not acceptable (unknown field, relative path, a session
-    // `cwd` that is not an existing directory, an option id that was not offered, JSON nested
-    // deeper than the message depth limit, ...). Also the core's `invalid_argument`.
+    // An argument was well-formed but not acceptable (an unknown field of a non-option argument,
+    // a relative path, an option id that was not offered, JSON nested deeper than the message
+    // depth limit, a descriptor `acph_host_connect` cannot use, ...). Also the core's
+    // `invalid_argument`.
     ACPH_STATUS_INVALID_ARGUMENT = 103,
-    // The host configuration JSON was rejected (unknown field, wrong type, bad policy), or an
-    // agent spec's `restart` policy, or its `cwd` (not an existing directory; nothing started).
+    // An option document was rejected by the core's option table (docs/OPTIONS.md): the host
+    // configuration, an agent spec, session options or pool settings (not JSON, an unknown
+    // field, a wrong type or range, a bad policy, a `cwd` that is not an existing directory).
+    // The error's `data` is `{"path": ...}`, the same path every face reports.
     ACPH_STATUS_INVALID_CONFIG = 104,
     // The handle (agent, session, call) is unknown to this host: never issued, issued by another
     // host, or released.
@@ -190,6 +193,9 @@ enum acph_event_kind
     // `data`: `#/properties/session_lost` (`{"sessionId", "error"}`): a session of a restarted
     // agent could not be reopened; its handle no longer reaches a session.
     ACPH_EVENT_SESSION_LOST = 28,
+    // `data`: `#/properties/progress` (`{"phase", "stage", "elapsedMs", "bytes", "message"}`):
+    // spawn, handshake or login started, still waiting, done or failed (`progressEvents`).
+    ACPH_EVENT_PROGRESS = 29,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -345,13 +351,17 @@ acph_status acph_content_from_file(const char *path,
                                    char **json_out,
                                    struct acph_error **error_out);
 
-// Create a host from a JSON configuration (docs/FFI.md, "Configuration"):
-// `{"permission": "deny"|"manual", "policy": "<preset>"|{policy document}, "roots": ["/abs"],
-// "permissionTimeoutMs", "requestTimeoutMs" (null: none), "promptTimeoutMs", "shutdownGraceMs",
-// "cancelGraceMs", "eventCapacity", "events", "wireEvents", "maxLineBytes", "stderrTailBytes",
-// "fs"/"terminal": "builtin"|"embedder"|"disabled", "clientInfo": {"name", "version"}}`.
-// Every field is optional; an unknown field is `ACPH_STATUS_INVALID_CONFIG`. `config_json` NULL
-// means the defaults (deny every permission request, built-in fs and terminal services).
+// Create a host from a JSON configuration: the host options of docs/OPTIONS.md, the same in
+// every face (`{"permission": "deny"|"manual", "policy": "<preset>"|"/abs/policy.json"|{...},
+// "elicitation": "none"|"manual", "elicitationModes": ["form", "url"], "requestTimeoutMs",
+// "eventCapacity", "maxLineBytes", "fs"/"terminal": "builtin"|"embedder"|"disabled", ...}`),
+// plus the C face's own `"services": "callback"|"events"`. Every field is optional. A bad
+// document (not JSON, an unknown field, a value out of range) is `ACPH_STATUS_INVALID_CONFIG`
+// with the core's message and `data.path` (`maxLineBytes`, `policy.rules[0].action`, ...).
+// `"embedder"` routes a service to the service callback (or `service_requested` events); the C
+// face has no permission or elicitation callback, so `"handler"` there is
+// `ACPH_STATUS_INVALID_CONFIG` (use `"manual"` and answer the events). `config_json` NULL means
+// the defaults (deny every permission request, built-in fs and terminal services).
 //
 // On success `*host_out` receives a new host, owned by the caller: free it with
 // `acph_host_free`. The host starts two library threads (its runtime).
@@ -521,8 +531,10 @@ void acph_event_free(struct acph_event *event);
 // "resetAfterMs": 60000}` (every field optional, these defaults): a process that dies unasked is
 // started again under the same agent id and its open sessions reopened, keeping their handles
 // (events `agent_restarting`, `agent_restarted`, `session_lost`, `agent_failed`; docs/FFI.md).
-// A bad `restart` is `ACPH_STATUS_INVALID_CONFIG` (`data.path` `"restart"`) and nothing is
-// started. `result`: `{"agent": id, "protocolVersion", "agentInfo", "agentCapabilities",
+// The spec is an option document (docs/OPTIONS.md, "Agent spec"): a bad one (text that is not
+// JSON, an unknown field, a `cwd` that is not an existing directory, a bad `restart`) is
+// `ACPH_STATUS_INVALID_CONFIG` with the core's message and `data.path` (`cwd`,
+// `restart.backoffMs`, ...) and nothing is started. `result`: `{"agent": id, "protocolVersion", "agentInfo", "agentCapabilities",
 // "authMethods", "exited": null, "restartsExhausted": false}`; the `agent_ready` event precedes
 // it. A failed handshake still reports the agent it started, as an `agent_exited` event under an
 // agent id the caller never receives.
@@ -666,8 +678,9 @@ acph_status acph_agent_authenticate_wait(struct acph_host *host,
                                          struct acph_error **error_out);
 
 // `session/new`. `options_json`: `{"cwd": "/absolute/dir", "additionalDirectories": [...],
-// "mcpServers": [...]}` (`cwd` required). `result`: `{"session": handle, "sessionId": "..."}`,
-// after the `session_opened` event (which carries the same handle in `acph_event.session`).
+// "mcpServers": [...]}` (`cwd` required; docs/OPTIONS.md, "Session options": a bad document is
+// `ACPH_STATUS_INVALID_CONFIG` with the core's `data.path`, e.g. `additionalDirectories[1]`).
+// `result`: `{"session": handle, "sessionId": "..."}`, after the `session_opened` event (which carries the same handle in `acph_event.session`).
 // Session handles stay valid until the agent is released or the host freed.
 //
 // # Safety
@@ -917,6 +930,53 @@ acph_status acph_elicitation_respond(struct acph_host *host,
                                      size_t answer_len,
                                      struct acph_error **error_out);
 
+// Speak ACP over a byte stream the embedder opened, and perform the handshake (`initialize`,
+// protocol version check) as `acph_host_spawn` does: an agent in a container, behind an SSH
+// channel, or listening on a socket. `read_fd` is what the agent writes to us, `write_fd` what
+// we write to it; pass the same value twice for a duplex socket.
+//
+// Unix: file descriptors (a socket, pipes, a pty; anything `poll` works on, not a regular
+// file); they are made non-blocking. Windows: a `SOCKET`, or a `HANDLE` (a pipe, a console)
+// cast to `intptr_t`; each direction is read/written by a library thread.
+//
+// Ownership: when the call returns `ACPH_STATUS_NULL_ARGUMENT` or
+// `ACPH_STATUS_INVALID_ARGUMENT` (a negative, closed or unusable descriptor) nothing was taken:
+// both are left as they were, still the caller's to close. On every other outcome (success,
+// `closed`, a failed handshake, a timeout) the library owns both from this call on and closes
+// them when the connection ends (`acph_agent_shutdown`, `acph_agent_release`, the peer closing
+// its end, `acph_host_free`), or at once when nothing started.
+// Never read, write or close them afterwards. Closing our writing end is all the agent gets at
+// shutdown (on a socket: `shutdown(SHUT_WR)`, so it sees EOF).
+//
+// Every guarantee of a spawned agent holds (ordered events, backpressure, timeouts, typed
+// errors), except process containment: there is no process to signal, `restart` does not
+// exist, and the agent's exit status is unknown. When the peer goes away (EOF or an error on
+// the stream) pending calls complete at once with `ACPH_STATUS_AGENT_EXITED` and `agent_exited`
+// follows (`exitCode` and `signal` null). `result` and events as for `acph_host_spawn`:
+// `{"agent": id, "protocolVersion", ...}` after `agent_ready`.
+//
+// # Safety
+// `host` is NULL or a live host; `call_out` and `error_out` are NULL or writable; `read_fd` and
+// `write_fd` are descriptors (handles) this process owns and hands over (see Ownership).
+acph_status acph_host_connect(struct acph_host *host,
+                              ptrdiff_t read_fd,
+                              ptrdiff_t write_fd,
+                              uint64_t *call_out,
+                              struct acph_error **error_out);
+
+// Blocking `acph_host_connect`: on success `*agent_out` is the new agent's id. Ownership as
+// for `acph_host_connect`; `ACPH_STATUS_WRONG_THREAD` (a library thread) also leaves the
+// descriptors untouched.
+//
+// # Safety
+// As `acph_host_connect`; `agent_out` is NULL or writable.
+acph_status acph_host_connect_wait(struct acph_host *host,
+                                   ptrdiff_t read_fd,
+                                   ptrdiff_t write_fd,
+                                   uint32_t timeout_ms,
+                                   uint64_t *agent_out,
+                                   struct acph_error **error_out);
+
 // The session handle of an agent's session, by its ACP id (the `session_id` of events).
 // `ACPH_STATUS_STALE_ID` when this host has none. Non-blocking.
 //
@@ -964,10 +1024,12 @@ acph_status acph_session_state(struct acph_host *host,
 
 // Send a prompt: `content_json` is a JSON array of ACP content blocks (`[{"type": "text",
 // "text": "..."}]`; blocks the agent did not advertise are refused locally). The turn's events
-// follow (`turn_started`, `session_update`s, `turn_ended`). `result`: `{"turn": id,
-// "stopReason": "end_turn" | "cancelled" | ..., "response": {the agent's prompt response},
-// "text": the turn's agent message text, "thought": its thought text, "textTruncated": bool}`
-// (text assembled from the turn's text chunks, at most 4 MiB each). A second prompt while a
+// follow (`turn_started`, `session_update`s, `turn_ended`), every one of them before the call's
+// `call_completed` (or before a `_wait` variant returns). `result` (the same in every face):
+// `{"turn": id, "stopReason": "end_turn" | "cancelled" | ..., "usage": {the turn's token usage}
+// | null, "raw": {the agent's prompt response}, "text": the turn's agent message text,
+// "thought": its thought text, "textTruncated": bool}` (text assembled from the turn's text
+// chunks, at most 4 MiB each). A second prompt while a
 // turn runs fails with `ACPH_STATUS_BUSY`, except on a pooled session (`acph_pool_open_session`):
 // there it waits its turn, in call order, and `acph_call_cancel` of a waiting prompt completes
 // it with `cancelled` without sending it.
@@ -1152,10 +1214,10 @@ acph_status acph_session_close_wait(struct acph_host *host,
 // first. `warmSpares` processes are kept started and initialized (a session on one costs one
 // `session/new`), refilled in the background; at most `maxAgents` processes live (spares
 // included); a shared process without sessions for `idleTimeoutMs` is shut down. A bad
-// document (an unknown field, a wrong type, `maxAgents` 0, more spares than agents) is
-// `ACPH_STATUS_INVALID_CONFIG` (`data.path` `"pool"`; `"restart"` for the spec's policy), text
-// that is not JSON `ACPH_STATUS_INVALID_JSON`, a bad spec `ACPH_STATUS_INVALID_ARGUMENT`; nothing
-// is started then. Non-blocking: `*pool_out` is the new pool's id; its spares start in the
+// document (an unknown field, a wrong type, `maxAgents` 0, more spares than agents, text that is
+// not JSON), or a bad spec, is `ACPH_STATUS_INVALID_CONFIG` with the core's message and
+// `data.path` (`pool.maxAgents`, `restart.backoffMs`, `cwd`; docs/OPTIONS.md); nothing is
+// started then. Non-blocking: `*pool_out` is the new pool's id; its spares start in the
 // background (`acph_pool_ready` waits for them). `acph_host_shutdown` and `acph_host_free` end
 // every pool of the host.
 //

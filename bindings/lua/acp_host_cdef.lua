@@ -81,6 +81,7 @@ enum acph_event_kind
     ACPH_EVENT_AGENT_RESTARTED = 26,
     ACPH_EVENT_AGENT_FAILED = 27,
     ACPH_EVENT_SESSION_LOST = 28,
+    ACPH_EVENT_PROGRESS = 29,
 };
 typedef uint32_t acph_event_kind;
 typedef struct acph_fetch_sink acph_fetch_sink;
@@ -340,6 +341,17 @@ acph_status acph_elicitation_respond(struct acph_host *host,
                                      const char *answer_json,
                                      size_t answer_len,
                                      struct acph_error **error_out);
+acph_status acph_host_connect(struct acph_host *host,
+                              ptrdiff_t read_fd,
+                              ptrdiff_t write_fd,
+                              uint64_t *call_out,
+                              struct acph_error **error_out);
+acph_status acph_host_connect_wait(struct acph_host *host,
+                                   ptrdiff_t read_fd,
+                                   ptrdiff_t write_fd,
+                                   uint32_t timeout_ms,
+                                   uint64_t *agent_out,
+                                   struct acph_error **error_out);
 acph_status acph_host_find_session(struct acph_host *host,
                                    uint64_t agent,
                                    const char *session_id,

@@ -1,10 +1,12 @@
 //! `acph`: run and inspect ACP agents from the terminal.
 //!
 //! ```text
-//! acph run [--json] [--cwd DIR] [--root DIR]... [--mode MODE] [--policy FILE|PRESET]
+//! acph run [--json] [--options FILE] [--agent-options FILE] [--session-options FILE]
+//!          [--cwd DIR] [--root DIR]... [--mode MODE] [--policy FILE|PRESET]
 //!          [--permission ask|allow|deny] [--elicitation ask|off] [--permission-timeout SECS]
 //!          [--auth METHOD] [--scenario NAME] [PROMPT] [-- AGENT_CMD ARGS...]
-//! acph probe [--json] [--scenario NAME] [-- AGENT_CMD ARGS...]
+//! acph probe [--json] [--options FILE] [--agent-options FILE] [--scenario NAME]
+//!            [-- AGENT_CMD ARGS...]
 //! ```
 //!
 //! Without `AGENT_CMD` the bundled mock agent (`acp-mock-agent`, next to `acph` or on PATH) runs.
@@ -13,9 +15,12 @@
 //! docs/PERMISSIONS.md); `--permission` answers what the policy leaves to the host.
 //! Everything of the agent's that is printed is escaped by `acp_host::display` (bidi controls,
 //! invisible and control characters as `<U+XXXX>`; docs/PERMISSIONS.md, "Showing agent text").
+//! `-v` also shows the host's log on stderr (spawn, handshake, a handshake still waiting every 5 s,
+//! handler failures, the agent's exit).
 //! Exit status: 0 when the turn ended with a stop reason (run) or the handshake succeeded (probe);
 //! 1 with one line on stderr otherwise; 2 for usage errors; 130 when interrupted (Ctrl-C twice).
 
+mod documents;
 mod elicitation;
 mod login;
 mod permission;
@@ -25,8 +30,12 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use acp_host::permission::policy::{PRESETS, Policy};
-use acp_host::{Agent, AgentSpec, Error, EventKind, Host, HostConfig, Session, SessionOptions};
+use acp_host::auth::TerminalAuth;
+use acp_host::options::{self, Face};
+use acp_host::{
+    Agent, AgentSpec, ElicitationHandler, Error, EventKind, Host, HostConfig, PermissionHandler,
+    Session, SessionOptions,
+};
 use clap::{Args, Parser, Subcommand};
 use serde_json::Value;
 use tokio::sync::watch;
@@ -133,11 +142,24 @@ struct RunArgs {
     /// login when stdin is a terminal
     #[arg(long, value_name = "METHOD")]
     auth: Option<String>,
+    /// Session options as a JSON document (docs/OPTIONS.md); --cwd sets its `cwd`
+    #[arg(long, value_name = "FILE")]
+    session_options: Option<PathBuf>,
     /// The prompt text
     #[arg(value_name = "PROMPT", default_value = "Hello")]
     prompt: String,
     #[command(flatten)]
+    host: HostArgs,
+    #[command(flatten)]
     agent: AgentArgs,
+}
+
+#[derive(Debug, Args)]
+struct HostArgs {
+    /// Host options as a JSON document (docs/OPTIONS.md: every option of every face); the flags
+    /// set theirs on top
+    #[arg(long, value_name = "FILE")]
+    options: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -145,6 +167,8 @@ struct ProbeArgs {
     /// Print one JSON object {protocolVersion, agentInfo, agentCapabilities, authMethods}
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    host: HostArgs,
     #[command(flatten)]
     agent: AgentArgs,
 }
@@ -154,6 +178,10 @@ struct AgentArgs {
     /// Scenario of the bundled mock agent (passed on as `--scenario NAME`; not with AGENT_CMD)
     #[arg(long, value_name = "NAME")]
     scenario: Option<String>,
+    /// The agent spec as a JSON document (docs/OPTIONS.md: command, args, env, cwd, restart);
+    /// AGENT_CMD after `--` replaces its command and args
+    #[arg(long, value_name = "FILE")]
+    agent_options: Option<PathBuf>,
     /// The agent command and its arguments, after `--` [default: the bundled acp-mock-agent]
     #[arg(last = true, value_name = "AGENT_CMD")]
     agent_cmd: Vec<String>,
@@ -176,8 +204,6 @@ enum Failure {
     Core(Error),
     /// May quote the agent: bounded to one short line.
     Message(String),
-    /// Our own message, made one line but never shortened (a policy error ends with its file).
-    Whole(String),
     /// Stopped by a signal; the exit status.
     Interrupted(i32),
 }
@@ -202,7 +228,9 @@ impl Failure {
             Failure::Interrupted(130) => "interrupted".to_owned(),
             Failure::Interrupted(_) => "terminated by a signal".to_owned(),
             Failure::Message(m) => one_line(m),
-            Failure::Whole(m) => flat_line(m),
+            // Our own text about the user's options (it may quote a long file name): never
+            // shortened.
+            Failure::Core(e) if e.kind() == "invalid_config" => flat_line(&e.to_string()),
             Failure::Core(e) => {
                 let mut line = one_line(&e.to_string());
                 if e.kind() == "auth_required" {
@@ -322,23 +350,31 @@ async fn interruptible<T>(
     }
 }
 
-/// The agent to spawn: AGENT_CMD, else the bundled mock (with `--scenario`).
-fn agent_spec(args: &AgentArgs) -> Result<AgentSpec, String> {
+/// The agent to spawn: the `--agent-options` document with AGENT_CMD, else its own command,
+/// else the bundled mock (with `--scenario`).
+fn agent_spec(args: &AgentArgs) -> Result<AgentSpec, Failure> {
+    let doc = documents::read("--agent-options", args.agent_options.as_deref())?;
     if let Some((cmd, rest)) = args.agent_cmd.split_first() {
         if args.scenario.is_some() {
-            return Err(
+            return Err(Failure::Message(
                 "--scenario only applies to the bundled mock agent; pass options to your agent after `--`"
                     .into(),
-            );
+            ));
         }
-        return Ok(AgentSpec::new(cmd.clone()).args(rest.iter().cloned()));
+        return Ok(documents::agent(doc, Some((cmd.clone(), rest.to_vec())))?);
     }
-    let mock = find_mock()?;
-    let mut spec = AgentSpec::new(mock.to_string_lossy().into_owned());
+    if doc.contains_key("command") && args.scenario.is_none() {
+        return Ok(documents::agent(doc, None)?);
+    }
+    let mock = find_mock().map_err(Failure::Message)?;
+    let mut mock_args = Vec::new();
     if let Some(s) = &args.scenario {
-        spec = spec.arg("--scenario").arg(s.clone());
+        mock_args = vec!["--scenario".to_owned(), s.clone()];
     }
-    Ok(spec)
+    Ok(documents::agent(
+        doc,
+        Some((mock.to_string_lossy().into_owned(), mock_args)),
+    )?)
 }
 
 /// `acp-mock-agent` next to the `acph` executable (also behind a symlink), else on PATH.
@@ -371,54 +407,110 @@ fn find_mock() -> Result<PathBuf, String> {
         })
 }
 
-/// The session's working directory, absolute.
-fn session_cwd(dir: Option<&Path>) -> Result<String, String> {
-    let dir = match dir {
-        Some(d) => directory("--cwd", d)?,
-        None => std::env::current_dir()
-            .map_err(|e| format!("cannot read the current directory: {e}"))?,
-    };
-    dir.into_os_string()
-        .into_string()
-        .map_err(|d| format!("--cwd {}: not valid UTF-8", Path::new(&d).display()))
-}
-
-/// An existing directory named on the command line, made absolute. A path with `..` components is
-/// resolved (canonicalised): the core's sandbox never matches a root containing `..`.
-fn directory(flag: &str, d: &Path) -> Result<PathBuf, String> {
-    let abs = std::path::absolute(d).map_err(|e| format!("{flag} {}: {e}", d.display()))?;
-    if !abs.is_dir() {
-        return Err(format!("{flag} {}: not a directory", d.display()));
-    }
-    let dotdot = abs
+/// A directory named on the command line, made absolute against the working directory; one
+/// with `..` components is resolved (the core refuses `..` in a path, as in every face).
+fn directory(flag: &str, d: &Path) -> Result<String, String> {
+    let abs = documents::absolute(flag, d)?;
+    let dotdot = Path::new(&abs)
         .components()
         .any(|c| matches!(c, std::path::Component::ParentDir));
     if dotdot {
-        return abs
+        return d
             .canonicalize()
-            .map_err(|e| format!("{flag} {}: {e}", d.display()));
+            .map_err(|e| format!("{flag} {}: {e}", d.display()))
+            .map(|p| p.to_string_lossy().into_owned());
     }
     Ok(abs)
 }
 
-/// `--policy`: a JSON policy file when the argument names an existing file (or directory, which
-/// fails to read), else a preset name.
-fn load_policy(arg: &Path) -> Result<Policy, Failure> {
-    if arg.exists() {
-        // `PolicyError` names the file and the spot in it: `invalid policy: rules[0].action: ...
-        // (in FILE)`.
-        return Policy::from_file(arg).map_err(|e| Failure::Whole(e.to_string()));
+/// `--verbose`: the host's log records (`logLevel`, default info) on stderr, so an agent that
+/// keeps the host waiting (never answering `initialize`) is seen at once and every 5 s.
+fn verbose_log(verbose: bool) -> Option<std::sync::Arc<dyn acp_host::log::LogSink>> {
+    verbose.then(|| {
+        let sink = |r: &acp_host::log::LogRecord| {
+            eprint_line(&format!(
+                "[{}] {}: {}",
+                r.level.as_str(),
+                r.target,
+                render::clean(&r.message)
+            ));
+        };
+        std::sync::Arc::new(sink) as std::sync::Arc<dyn acp_host::log::LogSink>
+    })
+}
+
+/// The host options: `--options` with the flags on top. A handler of the CLI's answers only
+/// what the document leaves to it (an explicit flag replaces the document's choice).
+fn host_config(args: &RunArgs, out: &SharedOut, verbose: bool) -> Result<HostConfig, Failure> {
+    let mut doc = documents::read("--options", args.host.options.as_deref())?;
+    if let Some(p) = &args.policy {
+        doc.insert(
+            "policy".into(),
+            documents::policy(p).map_err(Failure::Message)?,
+        );
     }
-    match arg.to_str() {
-        Some(name) if PRESETS.contains(&name) => {
-            Policy::preset(name).map_err(|e| Failure::Whole(e.to_string()))
+    if !args.roots.is_empty() {
+        let roots = args
+            .roots
+            .iter()
+            .map(|d| directory("--root", d))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(Failure::Message)?;
+        doc.insert("roots".into(), Value::from(roots));
+    }
+    if let Some(t) = args.permission_timeout {
+        doc.insert(
+            "permissionTimeoutMs".into(),
+            Value::from(t.as_millis() as u64),
+        );
+    }
+    let gate = PromptGate::default();
+    let mut hooks = options::Hooks::default();
+    if args.permission.is_some() || !doc.contains_key("permission") {
+        let mode = args
+            .permission
+            .unwrap_or_else(PermissionMode::default_for_stdin);
+        match permission::handler(mode, out.clone(), gate.clone()) {
+            PermissionHandler::Decider(d) => {
+                doc.remove("permission");
+                hooks.permission = Some(d);
+            }
+            // No decider: the core denies what the policy leaves to the host, and without
+            // --policy it picks `deny-all`.
+            _ => {
+                doc.insert("permission".into(), Value::from("deny"));
+            }
         }
-        _ => Err(Failure::Whole(format!(
-            "--policy {}: no such file, and not a preset (presets: {})",
-            arg.display(),
-            PRESETS.join(", ")
-        ))),
     }
+    if args.elicitation.is_some() || !doc.contains_key("elicitation") {
+        let mode = args
+            .elicitation
+            .unwrap_or_else(ElicitationMode::default_for_stdin);
+        match elicitation::handler(mode, out.clone(), gate) {
+            ElicitationHandler::Decider { modes, decider } => {
+                doc.insert("elicitation".into(), Value::from("handler"));
+                let mut names = Vec::new();
+                if modes.form {
+                    names.push("form");
+                }
+                if modes.url {
+                    names.push("url");
+                }
+                doc.insert("elicitationModes".into(), Value::from(names));
+                hooks.elicitation = Some(decider);
+            }
+            _ => {
+                doc.insert("elicitation".into(), Value::from("none"));
+            }
+        }
+    }
+    hooks.log = verbose_log(verbose);
+    if !doc.contains_key("terminalAuth")
+        && let TerminalAuth::Runner(r) = login::runner(args.json)
+    {
+        hooks.terminal_auth = Some(r);
+    }
+    Ok(options::host(&Value::Object(doc), Face::Cli)?.with_hooks(hooks)?)
 }
 
 /// Print the failure line (after whatever stdout already shows) and return the exit code.
@@ -434,49 +526,24 @@ fn fail(out: Option<&SharedOut>, failure: &Failure, agent: Option<&Agent>) -> i3
 }
 
 async fn run(args: RunArgs, verbose: bool, mut interrupts: watch::Receiver<Signals>) -> i32 {
-    // Everything from the command line is checked before anything is spawned.
-    let policy = match args.policy.as_deref().map(load_policy).transpose() {
-        Ok(p) => p,
+    // Everything from the command line is checked before anything is spawned: the host, agent
+    // and session documents, by the core, as for every face.
+    let out = Out::shared();
+    let checked = (|| {
+        let config = host_config(&args, &out, verbose)?;
+        let spec = agent_spec(&args.agent)?;
+        let doc = documents::read("--session-options", args.session_options.as_deref())?;
+        let cwd = match &args.cwd {
+            Some(d) => Some(directory("--cwd", d).map_err(Failure::Message)?),
+            None => None,
+        };
+        let session = documents::session(doc, cwd)?;
+        Ok::<_, Failure>((config, spec, session))
+    })();
+    let (config, spec, session_options) = match checked {
+        Ok(c) => c,
         Err(f) => return fail(None, &f, None),
     };
-    let spec = match agent_spec(&args.agent) {
-        Ok(s) => s,
-        Err(m) => return fail(None, &Failure::Message(m), None),
-    };
-    let cwd = match session_cwd(args.cwd.as_deref()) {
-        Ok(c) => c,
-        Err(m) => return fail(None, &Failure::Message(m), None),
-    };
-    let roots = match args
-        .roots
-        .iter()
-        .map(|d| directory("--root", d))
-        .collect::<Result<Vec<_>, _>>()
-    {
-        Ok(r) => r,
-        Err(m) => return fail(None, &Failure::Message(m), None),
-    };
-    let out = Out::shared();
-    let mode = args
-        .permission
-        .unwrap_or_else(PermissionMode::default_for_stdin);
-    // Without --policy the core picks the preset: deny-all without a decider (--permission deny),
-    // ask with one.
-    let gate = PromptGate::default();
-    let elicitation_mode = args
-        .elicitation
-        .unwrap_or_else(ElicitationMode::default_for_stdin);
-    let mut config = HostConfig {
-        permission: permission::handler(mode, out.clone(), gate.clone()),
-        elicitation: elicitation::handler(elicitation_mode, out.clone(), gate),
-        policy,
-        roots,
-        terminal_auth: login::runner(args.json),
-        ..HostConfig::default()
-    };
-    if let Some(t) = args.permission_timeout {
-        config.permission_timeout = t;
-    }
     let host = Host::new(config);
     let Some(events) = host.events() else {
         return fail(
@@ -496,7 +563,7 @@ async fn run(args: RunArgs, verbose: bool, mut interrupts: watch::Receiver<Signa
         &host,
         spec,
         &args,
-        cwd,
+        session_options,
         &out,
         &mut agent,
         &mut interrupts,
@@ -533,7 +600,7 @@ async fn drive(
     host: &Host,
     spec: AgentSpec,
     args: &RunArgs,
-    cwd: String,
+    options: SessionOptions,
     out: &SharedOut,
     agent_slot: &mut Option<Agent>,
     interrupts: &mut watch::Receiver<Signals>,
@@ -550,7 +617,6 @@ async fn drive(
             interruptible(agent.authenticate(method), interrupts).await?;
         }
     }
-    let options = SessionOptions::new(cwd);
     let session = match interruptible(agent.new_session(options.clone()), interrupts).await {
         Err(Failure::Core(e)) if e.kind() == "auth_required" && args.auth.is_none() => {
             use std::io::IsTerminal;
@@ -712,11 +778,20 @@ fn select_values(option: &Value) -> Vec<String> {
 }
 
 async fn probe(args: ProbeArgs, verbose: bool, mut interrupts: watch::Receiver<Signals>) -> i32 {
-    let spec = match agent_spec(&args.agent) {
-        Ok(s) => s,
-        Err(m) => return fail(None, &Failure::Message(m), None),
+    let checked = (|| {
+        let doc = documents::read("--options", args.host.options.as_deref())?;
+        let hooks = options::Hooks {
+            log: verbose_log(verbose),
+            ..options::Hooks::default()
+        };
+        let config = options::host(&Value::Object(doc), Face::Cli)?.with_hooks(hooks)?;
+        Ok::<_, Failure>((config, agent_spec(&args.agent)?))
+    })();
+    let (config, spec) = match checked {
+        Ok(c) => c,
+        Err(f) => return fail(None, &f, None),
     };
-    let host = Host::new(HostConfig::default());
+    let host = Host::new(config);
     let Some(events) = host.events() else {
         return fail(
             None,
@@ -881,21 +956,32 @@ mod tests {
     }
 
     #[test]
-    fn policy_argument_is_a_file_or_a_preset() {
+    fn policy_argument_is_a_preset_or_a_file() {
+        use acp_host::permission::policy::PRESETS;
         for preset in PRESETS {
-            let p = load_policy(Path::new(preset)).unwrap_or_else(|_| panic!("{preset}"));
-            assert_eq!(p.name(), *preset);
+            assert_eq!(documents::policy(Path::new(preset)).unwrap(), *preset);
         }
-        let Err(Failure::Whole(m)) = load_policy(Path::new("/nonexistent/acph-policy.json")) else {
-            panic!("a missing file that is no preset must fail")
-        };
-        assert!(m.contains("/nonexistent/acph-policy.json"), "{m}");
+        // Anything else names a file, made absolute; the core reads (or refuses) it.
+        let v = documents::policy(Path::new("policies/p.json")).unwrap();
+        let file = v["file"].as_str().unwrap();
+        assert!(
+            Path::new(file).is_absolute() && file.ends_with("p.json"),
+            "{v}"
+        );
+        let doc = serde_json::json!({"policy": {"file": "/nonexistent/acph-policy.json"}});
+        let e = options::host(&doc, Face::Cli).unwrap_err();
+        assert_eq!(e.data()["path"], "policy.file");
+        assert!(
+            e.to_string().contains("/nonexistent/acph-policy.json"),
+            "{e}"
+        );
     }
 
     #[test]
     fn scenario_with_agent_command_is_refused() {
         let args = AgentArgs {
             scenario: Some("x".into()),
+            agent_options: None,
             agent_cmd: vec!["agent".into()],
         };
         assert!(agent_spec(&args).is_err());

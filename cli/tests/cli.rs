@@ -464,7 +464,11 @@ fn bad_policy_fails_before_spawning() {
         assert_eq!(out.stdout, "", "{out:?}");
         let lines = out.stderr_lines();
         assert_eq!(lines.len(), 1, "{out:?}");
-        assert!(lines[0].starts_with("acph: invalid policy: "), "{lines:?}");
+        // The core's error, as every face reports it: `invalid_config` at the spot in the file.
+        assert!(
+            lines[0].starts_with("acph: invalid config: policy.rules[0].action: "),
+            "{lines:?}"
+        );
         assert!(lines[0].contains("bad-policy.json"), "{lines:?}");
         assert!(lines[0].contains("rules[0].action"), "{lines:?}");
     }
@@ -555,9 +559,20 @@ fn root_adds_a_sandbox_root() {
     );
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "hi\n");
 
+    // A root that does not exist (yet) grants nothing, as in every face; a relative path in a
+    // document is refused (only the command line's paths are resolved).
     let out = acph(&["run", "--root", "/nonexistent/acph-root"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let options = dir.join("options.json");
+    std::fs::write(&options, r#"{"roots": ["relative/dir"]}"#).unwrap();
+    let out = acph(&["run", "--options", options.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
-    assert_eq!(out.stderr_lines().len(), 1, "{out:?}");
+    assert_eq!(
+        out.stderr_lines(),
+        [
+            "acph: invalid config: roots[0]: must be an absolute path, got `relative/dir` (relative paths are not resolved)"
+        ]
+    );
 }
 
 #[test]
@@ -1250,4 +1265,35 @@ fn version_prints_the_crate_and_protocol_versions() {
             acp_host::PROTOCOL_VERSION
         )
     );
+}
+
+/// `-v` shows the host's log: an agent that keeps the handshake waiting is reported at once and
+/// after 5 s, not after 120 s of silence.
+#[test]
+fn verbose_shows_an_agent_that_keeps_the_handshake_waiting() {
+    let mock = ensure_mock();
+    let out = acph(&[
+        "-v",
+        "probe",
+        "--",
+        mock.to_str().unwrap(),
+        "--sleep",
+        "5600",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let lines = out.stderr_lines();
+    let at = |prefix: &str| {
+        lines
+            .iter()
+            .position(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix:?} in {lines:?}"))
+    };
+    let started = at("[info] handshake: handshake started");
+    let waiting = at("[warn] handshake: handshake waiting after 5");
+    let done = at("[info] handshake: handshake done");
+    assert!(started < waiting && waiting < done, "{lines:?}");
+    // Without -v: nothing of the log.
+    let out = acph(&["probe"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(out.stderr_lines().is_empty(), "{out:?}");
 }

@@ -463,12 +463,31 @@ impl Agent {
                 "auth method `{method_id}` is not a terminal login (use authenticate)"
             ))
         })?;
-        let code = crate::services::serving(self.inner.id, runner.run(command))
-            .await
-            .map_err(|e| Error::AuthRequired {
-                message: format!("terminal login `{method_id}` could not run: {e}"),
-                data: None,
-            })?;
+        let step = crate::progress::Step::new(crate::progress::Phase::Login);
+        let (shared, id) = (&self.inner.host, self.inner.id);
+        let started = step.report(
+            crate::progress::Stage::Started,
+            None,
+            Some(method_id.to_owned()),
+        );
+        crate::host::progress_to(shared, id, started).await;
+        let run = crate::services::serving(id, runner.run(command));
+        let code = crate::host::waiting(shared, id, step, "the terminal login to end", run).await;
+        let failed = match &code {
+            Ok(0) => None,
+            Ok(code) => Some(format!("exited with status {code}")),
+            Err(e) => Some(format!("could not run: {e}")),
+        };
+        let stage = if failed.is_some() {
+            crate::progress::Stage::Failed
+        } else {
+            crate::progress::Stage::Done
+        };
+        crate::host::progress_to(shared, id, step.report(stage, None, failed)).await;
+        let code = code.map_err(|e| Error::AuthRequired {
+            message: format!("terminal login `{method_id}` could not run: {e}"),
+            data: None,
+        })?;
         if code != 0 {
             return Err(Error::AuthRequired {
                 message: format!("terminal login `{method_id}` exited with status {code}"),

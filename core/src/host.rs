@@ -17,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::events::{Consumer, Event, EventBus, Pulled, QueueLimits, Waker, raw_json};
 use crate::permission::PermissionHandler;
 use crate::permission::policy::{Operation, Policy};
+use crate::progress::{Phase, Stage, Step};
 use crate::services::fs::FsLimits;
 use crate::services::terminal::TerminalLimits;
 use crate::services::{ClientCapabilities, FsService, TerminalService};
@@ -123,6 +124,12 @@ pub struct HostConfig {
     /// Who runs the agent's terminal logins ([`crate::auth`]): with a runner the host advertises
     /// `auth.terminal` and [`Agent::terminal_auth`] works. Default: nobody.
     pub terminal_auth: crate::auth::TerminalAuth,
+    /// The embedder's log hook (off by default; the library never prints). [`crate::log`].
+    pub log: crate::log::LogHook,
+    /// Emit `progress` events for spawn, handshake and login (off by default: an event
+    /// consumer that counts an agent's events sees none it did not ask for). The log hook gets
+    /// the same steps either way.
+    pub progress_events: bool,
 }
 
 impl Default for HostConfig {
@@ -157,6 +164,8 @@ impl Default for HostConfig {
             unstable: Vec::new(),
             coalesce_tool_call_updates: false,
             terminal_auth: crate::auth::TerminalAuth::Unsupported,
+            log: crate::log::LogHook::default(),
+            progress_events: false,
         }
     }
 }
@@ -277,8 +286,28 @@ impl Host {
     pub async fn spawn(&self, spec: AgentSpec) -> Result<Agent> {
         let id = self.inner.next_agent.fetch_add(1, Ordering::Relaxed) + 1;
         let cfg = &self.inner.shared.config;
-        let transport = spawn_agent(&spec, id, cfg.stderr_tail_bytes)?;
+        let step = Step::new(Phase::Spawn);
+        self.progress(
+            id,
+            step.report(Stage::Started, None, Some(spec.command.clone())),
+        )
+        .await;
+        let transport = match spawn_agent(&spec, id, cfg.stderr_tail_bytes) {
+            Ok(t) => t,
+            Err(e) => {
+                self.progress(id, step.report(Stage::Failed, None, Some(e.to_string())))
+                    .await;
+                return Err(e);
+            }
+        };
+        self.progress(id, step.report(Stage::Done, None, None))
+            .await;
         self.start(id, transport, Some(spec)).await
+    }
+
+    /// Report a step of agent `id` as a `progress` event and to the log hook.
+    pub(crate) async fn progress(&self, id: u64, p: crate::progress::Progress) {
+        progress_to(&self.inner.shared, id, p).await;
     }
 
     /// Speak ACP over an existing byte stream pair (in-memory duplex, a socket the embedder owns).
@@ -344,17 +373,33 @@ impl Host {
             "clientCapabilities": self.client_capabilities().to_json(),
             "clientInfo": { "name": cfg.client_info.name, "version": cfg.client_info.version },
         });
-        match agent
-            .request(
-                "initialize",
-                &params,
-                ReqCtx::Initialize,
-                cfg.request_timeout,
-            )
-            .await
-        {
-            Ok(_) => Ok(()),
+        let step = Step::new(Phase::Handshake);
+        let id = agent.id();
+        self.progress(id, step.report(Stage::Started, None, None))
+            .await;
+        let answer = agent.request(
+            "initialize",
+            &params,
+            ReqCtx::Initialize,
+            cfg.request_timeout,
+        );
+        let answer = waiting(
+            &self.inner.shared,
+            id,
+            step,
+            "the agent's `initialize` answer",
+            answer,
+        )
+        .await;
+        match answer {
+            Ok(_) => {
+                self.progress(id, step.report(Stage::Done, None, None))
+                    .await;
+                Ok(())
+            }
             Err(e) => {
+                self.progress(id, step.report(Stage::Failed, None, Some(e.to_string())))
+                    .await;
                 // Version mismatch, timeout, early death: the agent is not usable; take it down.
                 agent.shutdown_because(Some(e.to_json())).await;
                 Err(e)
@@ -594,5 +639,62 @@ impl EventStream {
     /// must not block or pull events itself. `None` removes it.
     pub fn set_waker(&self, waker: Option<Waker>) {
         self.rx.set_waker(waker);
+    }
+}
+
+/// Report a step of agent `id`: a `progress` event and a log record (`info`; `warn` when it
+/// failed or keeps waiting).
+pub(crate) async fn progress_to(shared: &HostShared, id: u64, p: crate::progress::Progress) {
+    let level = match p.stage {
+        Stage::Failed | Stage::Waiting => crate::log::Level::Warn,
+        _ => crate::log::Level::Info,
+    };
+    shared
+        .config
+        .log
+        .emit(level, p.phase.as_str(), Some(id), None, || {
+            let mut m = format!(
+                "{} {} after {} ms",
+                p.phase.as_str(),
+                p.stage.as_str(),
+                p.elapsed.as_millis()
+            );
+            if let Some(msg) = &p.message {
+                m.push_str(": ");
+                m.push_str(msg);
+            }
+            m
+        });
+    if shared.config.progress_events && shared.bus.enabled() {
+        shared
+            .bus
+            .emit(crate::events::PendingEvent::new(
+                id,
+                crate::events::EventKind::Progress,
+                raw_json(&p.to_json()),
+            ))
+            .await;
+    }
+}
+
+/// `fut`, reporting `waiting` progress every [`crate::progress::WAITING_EVERY`] until it ends.
+pub(crate) async fn waiting<F: std::future::Future>(
+    shared: &HostShared,
+    id: u64,
+    step: Step,
+    what: &str,
+    fut: F,
+) -> F::Output {
+    tokio::pin!(fut);
+    let mut tick = tokio::time::interval(crate::progress::WAITING_EVERY);
+    tick.tick().await;
+    loop {
+        tokio::select! {
+            out = &mut fut => return out,
+            _ = tick.tick() => {
+                let p = step.report(Stage::Waiting, None, Some(format!("waiting for {what}")));
+                progress_to(shared, id, p).await;
+            }
+        }
     }
 }

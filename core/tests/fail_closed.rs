@@ -146,6 +146,17 @@ async fn decider_error_and_panic_deny() {
         )
         .await;
         assert_denied(&run, "invalid_answer");
+        // The denial says why: the handler's failure, as the face reported it.
+        let reason = run.resolutions()[0]["reason"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned();
+        let want = if panics {
+            "decider bug"
+        } else {
+            "UI unavailable"
+        };
+        assert!(reason.contains(want), "reason {reason:?} lacks {want:?}");
     }
 }
 
@@ -163,6 +174,14 @@ async fn an_option_that_was_not_offered_denies() {
     )
     .await;
     assert_denied(&run, "invalid_answer");
+    let reason = run.resolutions()[0]["reason"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    assert!(
+        reason.contains("allow-everything-forever") && reason.contains("allow-once"),
+        "the reason names the answer and the offered ids: {reason:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

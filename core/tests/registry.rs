@@ -1219,3 +1219,70 @@ async fn an_installed_binary_agent_runs_a_turn() {
     host.shutdown().await;
     let _ = tokio::time::timeout(std::time::Duration::from_secs(5), drain).await;
 }
+
+#[test]
+fn an_install_reports_its_download_and_extraction() {
+    let sandbox = Sandbox::new();
+    let bytes = good_tar_gz();
+    let archive = sandbox.archive("tool.tar.gz", &bytes);
+    let reg = one_binary(&archive, Some(&sha256_hex(&bytes)), "./bin/tool", P);
+    let agent = reg.agent("tool").unwrap();
+    let seen = std::sync::Mutex::new(Vec::new());
+    let sink = |p: &acp_host::progress::Progress| seen.lock().unwrap().push(p.to_json());
+    let limits = InstallLimits::default();
+    acp_host::registry::install_binary_with_progress(
+        agent,
+        P,
+        &sandbox.cache(),
+        &FileFetcher::new(),
+        &limits,
+        &sink,
+    )
+    .unwrap();
+    let steps: Vec<String> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            format!(
+                "{} {}",
+                p["phase"].as_str().unwrap(),
+                p["stage"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            "download started",
+            "download done",
+            "extract started",
+            "extract done"
+        ]
+    );
+    assert_eq!(seen.lock().unwrap()[1]["bytes"], bytes.len() as u64);
+
+    // A digest mismatch: the download is reported failed, with why; nothing is extracted.
+    let sandbox = Sandbox::new();
+    let archive = sandbox.archive("tool.tar.gz", &bytes);
+    let reg = one_binary(&archive, Some(&"0".repeat(64)), "./bin/tool", P);
+    seen.lock().unwrap().clear();
+    let sink = |p: &acp_host::progress::Progress| seen.lock().unwrap().push(p.to_json());
+    acp_host::registry::install_binary_with_progress(
+        reg.agent("tool").unwrap(),
+        P,
+        &sandbox.cache(),
+        &FileFetcher::new(),
+        &limits,
+        &sink,
+    )
+    .unwrap_err();
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(seen[1]["stage"], "failed");
+    assert!(
+        seen[1]["message"].as_str().unwrap().contains("sha256"),
+        "{}",
+        seen[1]
+    );
+}

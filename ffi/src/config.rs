@@ -1,17 +1,17 @@
-//! The host configuration JSON of `acph_host_new` (documented in docs/FFI.md) and the JSON
-//! arguments of the agent and session calls. Parsing is strict: an unknown field is an error, so a
-//! typo cannot silently fall back to a default.
+//! The JSON arguments of the C calls. The four option documents (the host config of
+//! `acph_host_new`, an agent spec, session options, pool settings) are the core's
+//! (`acp_host::options`, docs/OPTIONS.md): this module only hands the text over and puts the C
+//! face's callables in place, so every value is accepted or refused exactly as in every other
+//! face, with the core's `invalid_config` message and `data.path`. The other arguments (list
+//! parameters, prompt content, registry options) are parsed here, strictly: an unknown field is
+//! an error, so a typo cannot silently fall back to a default.
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
-use acp_host::permission::policy::Policy;
+use acp_host::options::{self, Face, Hooks};
 use acp_host::registry::{DistributionKind, InstallLimits, Platform, ResolveOptions};
-use acp_host::services::{FsService, TerminalService};
-use acp_host::{
-    AgentSpec, ClientInfo, HostConfig, PermissionHandler, RestartPolicy, SessionOptions,
-};
+use acp_host::{AgentSpec, HostConfig, SessionOptions};
 use serde_json::{Map, Value};
 
 use crate::services::{Bridge, Delivery};
@@ -23,67 +23,63 @@ pub(crate) struct FaceConfig {
     pub core: HostConfig,
 }
 
-/// A policy that cannot be used: `invalid_config` with the spot under `policy.` (the same path
-/// every face reports, e.g. `policy.rules[0].action`).
-fn policy_failure(e: acp_host::permission::policy::PolicyError) -> Failure {
-    policy_config_failure(acp_host::Error::from(e))
-}
-
-fn policy_config_failure(e: acp_host::Error) -> Failure {
-    core_config_failure(e, "policy")
-}
-
-/// The core's `invalid_config` as the C face's config failure (same path, same message);
-/// another error (none expected) under `fallback`.
-fn core_config_failure(e: acp_host::Error, fallback: &str) -> Failure {
-    match e {
-        acp_host::Error::InvalidConfig { path, message } => config_error(&path, message),
-        other => config_error(fallback, other.to_string()),
-    }
-}
-
-fn config_error(path: &str, message: impl Into<String>) -> Failure {
-    let message = message.into();
-    Failure::new(
-        acph_status::ACPH_STATUS_INVALID_CONFIG,
-        format!("invalid config: {path}: {message}"),
-    )
-    .with_data(serde_json::json!({ "path": path }))
-}
-
 fn arg_error(what: &str, path: &str, message: impl Into<String>) -> Failure {
     let message = message.into();
     Failure::invalid(format!("invalid {what}: {path}: {message}"))
         .with_data(serde_json::json!({ "path": path }))
 }
 
-const CONFIG_FIELDS: &[&str] = &[
-    "permission",
-    "policy",
-    "roots",
-    "permissionTimeoutMs",
-    "requestTimeoutMs",
-    "promptTimeoutMs",
-    "shutdownGraceMs",
-    "cancelGraceMs",
-    "elicitation",
-    "elicitationTimeoutMs",
-    "eventCapacity",
-    "eventQueueBytes",
-    "eventStallTimeoutMs",
-    "events",
-    "wireEvents",
-    "maxLineBytes",
-    "stderrTailBytes",
-    "fs",
-    "terminal",
-    "ext",
-    "clientInfo",
-    "unstable",
-    "coalesceToolCallUpdates",
-    "terminalAuth",
-    "services",
-];
+/// An option document; NULL (`None`) is the empty document (every default).
+fn document(text: Option<&str>) -> Result<Value, Failure> {
+    text.map_or(Ok(Value::Null), |t| {
+        options::document(t).map_err(Failure::from)
+    })
+}
+
+/// The configuration of `acph_host_new`. The C face's callables are the service bridge (the
+/// service callback, or `service_requested` events with `"services": "events"`), registered
+/// after the host exists: so they answer only where the document names them (`"embedder"`).
+/// The C face has no permission or elicitation callback: `"handler"` there is the core's
+/// `invalid_config` (nothing was given); `"manual"` answers from events.
+pub(crate) fn host_config(text: Option<&str>, bridge: &Bridge) -> Result<FaceConfig, Failure> {
+    let doc = document(text)?;
+    let opts = options::host(&doc, Face::C)?;
+    let embedder = |name: &str| doc.get(name).and_then(Value::as_str) == Some("embedder");
+    let hooks = Hooks {
+        fs: embedder("fs").then(|| Arc::new(bridge.clone()) as _),
+        terminal: embedder("terminal").then(|| Arc::new(bridge.clone()) as _),
+        ext: embedder("ext").then(|| Arc::new(bridge.clone()) as _),
+        terminal_auth: embedder("terminalAuth").then(|| Arc::new(bridge.clone()) as _),
+        ..Hooks::default()
+    };
+    bridge.set_delivery(if opts.services_as_events {
+        Delivery::Events
+    } else {
+        Delivery::Callback
+    });
+    let core = opts.with_hooks(hooks)?;
+    Ok(FaceConfig { core })
+}
+
+/// The agent spec of `acph_host_spawn` and `acph_pool_new` (docs/OPTIONS.md, "Agent spec").
+pub(crate) fn agent_spec(text: &str) -> Result<AgentSpec, Failure> {
+    Ok(options::agent_spec(&document(Some(text))?, Face::C)?)
+}
+
+/// Session options of new/load/resume/fork and pooled sessions (docs/OPTIONS.md, "Session
+/// options").
+pub(crate) fn session_options(text: &str) -> Result<SessionOptions, Failure> {
+    Ok(options::session(&document(Some(text))?, Face::C)?)
+}
+
+/// The pool settings of `acph_pool_new` (NULL: the defaults) over `spec`: the document under
+/// `pool` (docs/OPTIONS.md, "Pool options"; errors name `pool.*`).
+pub(crate) fn pool_config(
+    spec: AgentSpec,
+    text: Option<&str>,
+) -> Result<acp_host::PoolConfig, Failure> {
+    Ok(options::pool(spec, &document(text)?, Face::C)?)
+}
 
 fn object<'a>(
     v: &'a Value,
@@ -113,36 +109,6 @@ fn u64_field(
             .as_u64()
             .map(Some)
             .ok_or_else(|| err(key, "expected a non-negative integer".into())),
-    }
-}
-
-/// `null` (or absent, when `absent_is_none`) means "no limit".
-fn opt_ms_field(
-    obj: &Map<String, Value>,
-    key: &str,
-    err: &dyn Fn(&str, String) -> Failure,
-) -> Result<Option<Option<Duration>>, Failure> {
-    match obj.get(key) {
-        None => Ok(None),
-        Some(Value::Null) => Ok(Some(None)),
-        Some(v) => v
-            .as_u64()
-            .map(|ms| Some(Some(Duration::from_millis(ms))))
-            .ok_or_else(|| err(key, "expected a non-negative integer or null".into())),
-    }
-}
-
-fn bool_field(
-    obj: &Map<String, Value>,
-    key: &str,
-    err: &dyn Fn(&str, String) -> Failure,
-) -> Result<Option<bool>, Failure> {
-    match obj.get(key) {
-        None => Ok(None),
-        Some(v) => v
-            .as_bool()
-            .map(Some)
-            .ok_or_else(|| err(key, "expected true or false".into())),
     }
 }
 
@@ -181,287 +147,6 @@ fn string_list(
     }
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Service {
-    Builtin,
-    Embedder,
-    Disabled,
-}
-
-fn service_field(
-    obj: &Map<String, Value>,
-    key: &str,
-    err: &dyn Fn(&str, String) -> Failure,
-) -> Result<Service, Failure> {
-    match str_field(obj, key, err)? {
-        None | Some("builtin") => Ok(Service::Builtin),
-        Some("embedder") => Ok(Service::Embedder),
-        Some("disabled") => Ok(Service::Disabled),
-        Some(other) => Err(err(
-            key,
-            format!(
-                "unknown value \"{other}\"; expected \"builtin\", \"embedder\" or \"disabled\""
-            ),
-        )),
-    }
-}
-
-/// Parse the configuration of `acph_host_new`. `None` (a NULL argument) is the default
-/// configuration.
-pub(crate) fn host_config(text: Option<&str>, bridge: &Bridge) -> Result<FaceConfig, Failure> {
-    let mut core = HostConfig::default();
-    let Some(text) = text else {
-        return Ok(FaceConfig { core });
-    };
-    let doc: Value = serde_json::from_str(text).map_err(|e| {
-        Failure::new(
-            acph_status::ACPH_STATUS_INVALID_CONFIG,
-            format!("invalid config: $: not valid JSON: {e}"),
-        )
-        .with_data(serde_json::json!({ "path": "$" }))
-    })?;
-    let err = |p: &str, m: String| config_error(p, m);
-    let obj = object(&doc, CONFIG_FIELDS, &err)?;
-
-    core.permission = match str_field(obj, "permission", &err)? {
-        None | Some("deny") => PermissionHandler::DenyAll,
-        Some("manual") => PermissionHandler::Manual,
-        Some(other) => {
-            return Err(err(
-                "permission",
-                format!("unknown value \"{other}\"; expected \"deny\" or \"manual\""),
-            ));
-        }
-    };
-    if let Some(modes) = string_list(obj, "elicitation", &err)? {
-        let mut m = acp_host::ElicitationModes::default();
-        for (i, mode) in modes.iter().enumerate() {
-            match mode.as_str() {
-                "form" => m.form = true,
-                "url" => m.url = true,
-                other => {
-                    return Err(err(
-                        &format!("elicitation[{i}]"),
-                        format!("unknown mode \"{other}\"; expected \"form\" or \"url\""),
-                    ));
-                }
-            }
-        }
-        if m.any() {
-            core.elicitation = acp_host::ElicitationHandler::Manual { modes: m };
-        }
-    }
-    if let Some(ms) = u64_field(obj, "elicitationTimeoutMs", &err)? {
-        core.elicitation_timeout = Duration::from_millis(ms);
-    }
-    core.policy = match obj.get("policy") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(name)) => {
-            Some(Policy::preset_config(name).map_err(policy_config_failure)?)
-        }
-        Some(doc @ Value::Object(_)) => {
-            Some(Policy::from_json(&doc.to_string()).map_err(policy_failure)?)
-        }
-        Some(_) => {
-            return Err(err(
-                "policy",
-                "expected a preset name or a policy document (object)".into(),
-            ));
-        }
-    };
-    if let Some(roots) = string_list(obj, "roots", &err)? {
-        for (i, r) in roots.iter().enumerate() {
-            if !std::path::Path::new(r).is_absolute() {
-                return Err(err(
-                    &format!("roots[{i}]"),
-                    format!("not an absolute path: {r}"),
-                ));
-            }
-        }
-        core.roots = roots.into_iter().map(PathBuf::from).collect();
-    }
-    if let Some(names) = string_list(obj, "unstable", &err)? {
-        acp_host::protocol::check_opt_in(&names).map_err(|m| err("unstable", m))?;
-        core.unstable = names;
-    }
-    if let Some(ms) = u64_field(obj, "permissionTimeoutMs", &err)? {
-        core.permission_timeout = Duration::from_millis(ms);
-    }
-    if let Some(t) = opt_ms_field(obj, "requestTimeoutMs", &err)? {
-        core.request_timeout = t;
-    }
-    if let Some(t) = opt_ms_field(obj, "promptTimeoutMs", &err)? {
-        core.prompt_timeout = t;
-    }
-    if let Some(ms) = u64_field(obj, "shutdownGraceMs", &err)? {
-        core.shutdown_grace = Duration::from_millis(ms);
-    }
-    if let Some(ms) = u64_field(obj, "cancelGraceMs", &err)? {
-        core.cancel_grace = Duration::from_millis(ms);
-    }
-    if let Some(n) = u64_field(obj, "eventCapacity", &err)? {
-        if n == 0 || n > 1 << 24 {
-            return Err(err("eventCapacity", "expected 1 ..= 16777216".into()));
-        }
-        core.event_capacity = n as usize;
-    }
-    if let Some(n) = u64_field(obj, "eventQueueBytes", &err)? {
-        if n < 4096 {
-            return Err(err("eventQueueBytes", "expected at least 4096".into()));
-        }
-        core.event_queue_bytes = usize::try_from(n).unwrap_or(usize::MAX);
-    }
-    if let Some(t) = opt_ms_field(obj, "eventStallTimeoutMs", &err)? {
-        core.event_stall_timeout = t;
-    }
-    if let Some(b) = bool_field(obj, "events", &err)? {
-        core.events_enabled = b;
-    }
-    if let Some(b) = bool_field(obj, "coalesceToolCallUpdates", &err)? {
-        core.coalesce_tool_call_updates = b;
-    }
-    if let Some(b) = bool_field(obj, "wireEvents", &err)? {
-        core.wire_events = b;
-    }
-    if let Some(n) = u64_field(obj, "maxLineBytes", &err)? {
-        if n < 1024 {
-            return Err(err("maxLineBytes", "expected at least 1024".into()));
-        }
-        core.max_line_bytes = usize::try_from(n).unwrap_or(usize::MAX);
-    }
-    if let Some(n) = u64_field(obj, "stderrTailBytes", &err)? {
-        core.stderr_tail_bytes = usize::try_from(n).unwrap_or(usize::MAX);
-    }
-    core.fs = match service_field(obj, "fs", &err)? {
-        Service::Builtin => FsService::Builtin,
-        Service::Embedder => FsService::Embedder(Arc::new(bridge.clone())),
-        Service::Disabled => FsService::Disabled,
-    };
-    core.terminal = match service_field(obj, "terminal", &err)? {
-        Service::Builtin => TerminalService::Builtin,
-        Service::Embedder => TerminalService::Embedder(Arc::new(bridge.clone())),
-        Service::Disabled => TerminalService::Disabled,
-    };
-    core.ext = match str_field(obj, "ext", &err)? {
-        None | Some("none") => acp_host::services::ExtService::Unsupported,
-        Some("embedder") => acp_host::services::ExtService::Embedder(Arc::new(bridge.clone())),
-        Some(other) => {
-            return Err(err(
-                "ext",
-                format!("unknown value \"{other}\"; expected \"none\" or \"embedder\""),
-            ));
-        }
-    };
-    core.terminal_auth = match str_field(obj, "terminalAuth", &err)? {
-        None | Some("none") => acp_host::auth::TerminalAuth::Unsupported,
-        Some("embedder") => acp_host::auth::TerminalAuth::Runner(Arc::new(bridge.clone())),
-        Some(other) => {
-            return Err(err(
-                "terminalAuth",
-                format!("unknown value \"{other}\"; expected \"none\" or \"embedder\""),
-            ));
-        }
-    };
-    match str_field(obj, "services", &err)? {
-        None | Some("callback") => bridge.set_delivery(Delivery::Callback),
-        Some("events") => {
-            // Pull-side delivery needs the event stream it is delivered through.
-            if !core.events_enabled {
-                return Err(err(
-                    "services",
-                    "\"events\" needs the event stream (\"events\": true)".into(),
-                ));
-            }
-            bridge.set_delivery(Delivery::Events);
-        }
-        Some(other) => {
-            return Err(err(
-                "services",
-                format!("unknown value \"{other}\"; expected \"callback\" or \"events\""),
-            ));
-        }
-    }
-    if let Some(info) = obj.get("clientInfo") {
-        let ierr = |p: &str, m: String| config_error(&format!("clientInfo.{p}"), m);
-        let info = object(info, &["name", "version"], &ierr)?;
-        let mut ci = ClientInfo::default();
-        if let Some(n) = str_field(info, "name", &ierr)? {
-            ci.name = n.to_owned();
-        }
-        if let Some(v) = str_field(info, "version", &ierr)? {
-            ci.version = v.to_owned();
-        }
-        core.client_info = ci;
-    }
-    Ok(FaceConfig { core })
-}
-
-/// The agent spec of `acph_host_spawn`:
-/// `{"command": "...", "args": [...], "env": {"K": "v" | null}, "cwd": "/dir", "restart": {...}}`.
-pub(crate) fn agent_spec(text: &str) -> Result<AgentSpec, Failure> {
-    let doc: Value = serde_json::from_str(text).map_err(|e| Failure::json("spec", &e))?;
-    let err = |p: &str, m: String| arg_error("agent spec", p, m);
-    let obj = object(&doc, &["command", "args", "env", "cwd", "restart"], &err)?;
-    let Some(command) = str_field(obj, "command", &err)? else {
-        return Err(err("command", "missing".into()));
-    };
-    if command.is_empty() {
-        return Err(err("command", "must not be empty".into()));
-    }
-    let mut spec = AgentSpec::new(command);
-    if let Some(args) = string_list(obj, "args", &err)? {
-        spec.args = args;
-    }
-    match obj.get("env") {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(env)) => {
-            for (k, v) in env {
-                match v {
-                    Value::String(s) => spec = spec.env(k.clone(), s.clone()),
-                    Value::Null => spec = spec.env_remove(k.clone()),
-                    _ => return Err(err(&format!("env.{k}"), "expected a string or null".into())),
-                }
-            }
-        }
-        Some(_) => return Err(err("env", "expected an object".into())),
-    }
-    if let Some(cwd) = str_field(obj, "cwd", &err)? {
-        spec = spec.cwd(cwd);
-    }
-    // The supervisor's policy: the core's parser, so every face accepts and refuses the same
-    // documents; a bad one is `invalid_config` (the core's kind for it) under `restart`.
-    match obj.get("restart") {
-        None | Some(Value::Null) => {}
-        Some(policy) => {
-            spec = spec.restart(
-                RestartPolicy::from_json(policy).map_err(|e| core_config_failure(e, "restart"))?,
-            );
-        }
-    }
-    Ok(spec)
-}
-
-/// Session options of new/load/resume:
-/// `{"cwd": "/abs", "additionalDirectories": [...], "mcpServers": [...]}`.
-pub(crate) fn session_options(text: &str) -> Result<SessionOptions, Failure> {
-    let doc: Value = serde_json::from_str(text).map_err(|e| Failure::json("options", &e))?;
-    let err = |p: &str, m: String| arg_error("session options", p, m);
-    let obj = object(&doc, &["cwd", "additionalDirectories", "mcpServers"], &err)?;
-    let Some(cwd) = str_field(obj, "cwd", &err)? else {
-        return Err(err("cwd", "missing".into()));
-    };
-    let mut options = SessionOptions::new(cwd);
-    if let Some(dirs) = string_list(obj, "additionalDirectories", &err)? {
-        options.additional_directories = dirs;
-    }
-    match obj.get("mcpServers") {
-        None | Some(Value::Null) => {}
-        Some(Value::Array(servers)) => options.mcp_servers = servers.clone(),
-        Some(_) => return Err(err("mcpServers", "expected an array".into())),
-    }
-    Ok(options)
-}
-
 /// Parameters of `session/list`: `{"cwd": "/abs"?, "cursor": "..."?}`.
 pub(crate) fn list_params(text: &str) -> Result<(Option<String>, Option<String>), Failure> {
     let doc: Value = serde_json::from_str(text).map_err(|e| Failure::json("params", &e))?;
@@ -490,21 +175,6 @@ pub(crate) fn any_json(what: &str, text: &str) -> Result<Value, Failure> {
     let value = serde_json::from_str(text).map_err(|e| Failure::json(what, &e))?;
     acp_host::wire::depth::check_fits(&value, 1, what).map_err(|e| Failure::too_deep(what, &e))?;
     Ok(value)
-}
-
-/// The pool settings of `acph_pool_new` (NULL: the defaults), over `spec`: `{"mode":
-/// "process-per-session" | "shared", "maxSessionsPerAgent", "warmSpares", "maxAgents",
-/// "idleTimeoutMs" (null: never)}`. The core's parser, so every face accepts and refuses the same
-/// documents; a bad one is `invalid_config` under `pool`.
-pub(crate) fn pool_config(
-    spec: AgentSpec,
-    text: Option<&str>,
-) -> Result<acp_host::PoolConfig, Failure> {
-    let doc = match text {
-        None => Value::Object(Map::new()),
-        Some(t) => serde_json::from_str(t).map_err(|e| Failure::json("pool_json", &e))?,
-    };
-    acp_host::PoolConfig::from_json(spec, &doc).map_err(|e| core_config_failure(e, "pool"))
 }
 
 // ----- registry ---------------------------------------------------------------------------------

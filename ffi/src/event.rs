@@ -75,6 +75,9 @@ pub enum acph_event_kind {
     /// `data`: `#/properties/session_lost` (`{"sessionId", "error"}`): a session of a restarted
     /// agent could not be reopened; its handle no longer reaches a session.
     ACPH_EVENT_SESSION_LOST = 28,
+    /// `data`: `#/properties/progress` (`{"phase", "stage", "elapsedMs", "bytes", "message"}`):
+    /// spawn, handshake or login started, still waiting, done or failed (`progressEvents`).
+    ACPH_EVENT_PROGRESS = 29,
 }
 
 /// One event, owned by the caller: free it with `acph_event_free`. Read-only; only the library
@@ -157,6 +160,7 @@ pub(crate) fn kind_of(kind: EventKind) -> (acph_event_kind, &'static str) {
         EventKind::AgentRestarted => (ACPH_EVENT_AGENT_RESTARTED, "agent_restarted\0"),
         EventKind::AgentFailed => (ACPH_EVENT_AGENT_FAILED, "agent_failed\0"),
         EventKind::SessionLost => (ACPH_EVENT_SESSION_LOST, "session_lost\0"),
+        EventKind::Progress => (ACPH_EVENT_PROGRESS, "progress\0"),
         other => (ACPH_EVENT_UNKNOWN, unknown_name(other)),
     }
 }

@@ -260,7 +260,7 @@ impl State {
         *self.closing.borrow()
     }
 
-    fn check_open(&self) -> Result<(), Failure> {
+    pub(crate) fn check_open(&self) -> Result<(), Failure> {
         if self.is_closing() {
             Err(Failure::closed())
         } else {
@@ -791,6 +791,19 @@ impl State {
         let st = self.clone();
         async move {
             let agent = st.host.spawn(spec).await?;
+            Ok(st.register_agent(agent))
+        }
+    }
+
+    /// `acph_host_connect`: the handshake over the adopted stream, then the agent registered
+    /// like a spawned one (no process: nothing to contain, nothing to restart).
+    pub(crate) fn op_connect(
+        self: &Arc<Self>,
+        (reader, writer): crate::stream::Halves,
+    ) -> impl Future<Output = Result<Value, Error>> + Send + 'static {
+        let st = self.clone();
+        async move {
+            let agent = st.host.connect(reader, writer).await?;
             Ok(st.register_agent(agent))
         }
     }

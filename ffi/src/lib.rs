@@ -11,6 +11,8 @@
 //! - `host`: the host object (runtime, core `Host`, event queue and pump, id tables, calls).
 //! - `services`: fs/terminal requests routed to the embedder.
 //! - `config`: the JSON arguments (host config, agent spec, session options, registry options).
+//! - `stream`: the descriptors/handles of `acph_host_connect`, adopted as the core's reader and
+//!   writer (the only module that takes raw descriptors over).
 //! - `registry`: the registry handle and the fetch callback as the core's `Fetcher`.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
@@ -64,6 +66,7 @@ mod queue;
 mod registry;
 mod services;
 mod status;
+mod stream;
 
 pub use api::*;
 pub use event::{acph_event, acph_event_kind};

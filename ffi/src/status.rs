@@ -25,12 +25,15 @@ pub enum acph_status {
     ACPH_STATUS_INVALID_UTF8 = 101,
     /// A JSON argument did not parse.
     ACPH_STATUS_INVALID_JSON = 102,
-    /// An argument was well-formed but not acceptable (unknown field, relative path, a session
-    /// `cwd` that is not an existing directory, an option id that was not offered, JSON nested
-    /// deeper than the message depth limit, ...). Also the core's `invalid_argument`.
+    /// An argument was well-formed but not acceptable (an unknown field of a non-option argument,
+    /// a relative path, an option id that was not offered, JSON nested deeper than the message
+    /// depth limit, a descriptor `acph_host_connect` cannot use, ...). Also the core's
+    /// `invalid_argument`.
     ACPH_STATUS_INVALID_ARGUMENT = 103,
-    /// The host configuration JSON was rejected (unknown field, wrong type, bad policy), or an
-    /// agent spec's `restart` policy, or its `cwd` (not an existing directory; nothing started).
+    /// An option document was rejected by the core's option table (docs/OPTIONS.md): the host
+    /// configuration, an agent spec, session options or pool settings (not JSON, an unknown
+    /// field, a wrong type or range, a bad policy, a `cwd` that is not an existing directory).
+    /// The error's `data` is `{"path": ...}`, the same path every face reports.
     ACPH_STATUS_INVALID_CONFIG = 104,
     /// The handle (agent, session, call) is unknown to this host: never issued, issued by another
     /// host, or released.

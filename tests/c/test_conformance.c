@@ -190,7 +190,8 @@ static json *run_case(const json *c, const char *cwd) {
         json *modes = json_new_array();
         if (json_get(r.elicitation, "form")) json_push(modes, json_new_string("form"));
         if (json_get(r.elicitation, "url")) json_push(modes, json_new_string("url"));
-        json_set(config, "elicitation", modes);
+        json_set(config, "elicitation", json_new_string("manual"));
+        json_set(config, "elicitationModes", modes);
     }
     uint64_t grace = 0;
     if (json_u64(json_get(c, "cancelGraceMs"), &grace)) json_set(config, "cancelGraceMs", json_new_u64(grace));

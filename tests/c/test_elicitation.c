@@ -96,12 +96,18 @@ int main(void) {
     /* An unknown mode is a config error naming its place. */
     acph_host *h = NULL;
     acph_error *err = NULL;
-    const char *bad = "{\"elicitation\":[\"form\",\"voice\"]}";
+    const char *bad = "{\"elicitation\":\"manual\",\"elicitationModes\":[\"form\",\"voice\"]}";
     CHECK(acph_host_new(bad, strlen(bad), &h, &err) == ACPH_STATUS_INVALID_CONFIG && h == NULL);
-    CHECK(strstr(err->message, "elicitation[1]") != NULL);
+    CHECK(strstr(err->message, "elicitationModes[1]") != NULL);
+    CHECK(strstr(err->data, "\"path\":\"elicitationModes[1]\"") != NULL);
+    acph_error_free(err);
+    /* The list of modes the C face once took under `elicitation` is refused, not guessed at. */
+    const char *old = "{\"elicitation\":[\"form\",\"url\"]}";
+    CHECK(acph_host_new(old, strlen(old), &h, &err) == ACPH_STATUS_INVALID_CONFIG && h == NULL);
+    CHECK(strstr(err->data, "\"path\":\"elicitation\"") != NULL);
     acph_error_free(err);
 
-    const char *config = "{\"elicitation\":[\"form\",\"url\"]}";
+    const char *config = "{\"elicitation\":\"manual\",\"elicitationModes\":[\"form\",\"url\"]}";
     run(config, "{\"action\":\"accept\",\"content\":{\"target\":\"production\",\"dryRun\":false}}", false);
     run(config, "{\"action\":\"accept\",\"content\":{\"target\":\"moon\"}}", true);
     printf("test_elicitation: ok\n");

@@ -73,9 +73,10 @@ static void bad_strings_and_json(void) {
     h = make_host(NULL);
     uint64_t id = 0;
     EXPECT(ACPH_STATUS_INVALID_UTF8, acph_host_spawn(h, "\xc3\x28", 2, &id, ERR));
-    EXPECT(ACPH_STATUS_INVALID_JSON, acph_host_spawn(h, "{\"command\":", 11, &id, ERR));
-    EXPECT(ACPH_STATUS_INVALID_ARGUMENT, acph_host_spawn(h, "{\"cmd\":\"x\"}", 11, &id, ERR));
-    EXPECT(ACPH_STATUS_INVALID_ARGUMENT, acph_host_spawn(h, "[]", 2, &id, ERR));
+    /* An agent spec is an option document: the core's invalid_config, as for the host's. */
+    EXPECT(ACPH_STATUS_INVALID_CONFIG, acph_host_spawn(h, "{\"command\":", 11, &id, ERR));
+    EXPECT(ACPH_STATUS_INVALID_CONFIG, acph_host_spawn(h, "{\"cmd\":\"x\"}", 11, &id, ERR));
+    EXPECT(ACPH_STATUS_INVALID_CONFIG, acph_host_spawn(h, "[]", 2, &id, ERR));
     /* Lengths are honoured: the bytes after `len` are not read (here: a valid prefix). */
     char *spec = mock_spec("version-mismatch");
     size_t spec_len = strlen(spec);

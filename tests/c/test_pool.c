@@ -92,6 +92,7 @@ static uint64_t stat_of(acph_host *h, uint64_t pool, const char *key) {
 static char *stop_reason_of(const char *result_json) {
     json *r = json_parse(result_json, strlen(result_json));
     CHECK_MSG(r != NULL, result_json);
+    check_turn_result(r);
     const char *s = json_str(json_get(r, "stopReason"));
     CHECK(s != NULL);
     char *out = strdup(s);
@@ -119,6 +120,7 @@ static char *call_outcome(const acph_event *done, bool *ok) {
         return kind;
     }
     free(kind);
+    check_turn_result(result);
     const char *s = json_str(json_get(result, "stopReason"));
     CHECK(s != NULL);
     char *out = strdup(s);
@@ -465,17 +467,18 @@ static void host_free_ends_the_pool(void) {
 static void bad_pool_documents_and_stale_ids(void) {
     acph_host *h = make_host(NULL);
     char *spec = mock_spec(NULL);
+    /* The core's paths (`pool.*`), as in every face. */
     static const struct {
-        const char *doc, *says;
+        const char *doc, *says, *path;
     } bad[] = {
-        {"{\"mode\":\"per-session\"}", "mode"},
-        {"{\"maxSessionsPerAgent\":2}", "shared"},
-        {"{\"mode\":\"shared\",\"maxSessionsPerAgent\":0}", "maxSessionsPerAgent"},
-        {"{\"maxAgents\":0}", "maxAgents"},
-        {"{\"warmSpares\":3,\"maxAgents\":2}", "warmSpares"},
-        {"{\"warmSpare\":1}", "warmSpare"},
-        {"{\"idleTimeoutMs\":-1}", "idleTimeoutMs"},
-        {"[1]", "object"},
+        {"{\"mode\":\"per-session\"}", "mode", "pool.mode"},
+        {"{\"maxSessionsPerAgent\":2}", "shared", "pool.maxSessionsPerAgent"},
+        {"{\"mode\":\"shared\",\"maxSessionsPerAgent\":0}", "maxSessionsPerAgent", "pool.maxSessionsPerAgent"},
+        {"{\"maxAgents\":0}", "maxAgents", "pool.maxAgents"},
+        {"{\"warmSpares\":3,\"maxAgents\":2}", "warmSpares", "pool.warmSpares"},
+        {"{\"warmSpare\":1}", "warmSpare", "pool.warmSpare"},
+        {"{\"idleTimeoutMs\":-1}", "idleTimeoutMs", "pool.idleTimeoutMs"},
+        {"[1]", "object", "pool"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         uint64_t pool = 0;
@@ -486,14 +489,14 @@ static void bad_pool_documents_and_stale_ids(void) {
         CHECK(err != NULL && strcmp(err->kind, "invalid_config") == 0);
         CHECK_MSG(strstr(err->message, bad[i].says) != NULL, err->message);
         json *data = json_parse(err->data, strlen(err->data));
-        CHECK_MSG(data && json_str(json_get(data, "path")) && strcmp(json_str(json_get(data, "path")), "pool") == 0,
+        CHECK_MSG(data && json_str(json_get(data, "path")) && strcmp(json_str(json_get(data, "path")), bad[i].path) == 0,
                   err->data);
         json_free(data);
         acph_error_free(err);
     }
     uint64_t pool = 0;
-    EXPECT(ACPH_STATUS_INVALID_JSON, acph_pool_new(h, spec, strlen(spec), "{mode", 5, &pool, ERR));
-    EXPECT(ACPH_STATUS_INVALID_ARGUMENT, acph_pool_new(h, "{\"cmd\":\"x\"}", 11, NULL, 0, &pool, ERR));
+    EXPECT(ACPH_STATUS_INVALID_CONFIG, acph_pool_new(h, spec, strlen(spec), "{mode", 5, &pool, ERR));
+    EXPECT(ACPH_STATUS_INVALID_CONFIG, acph_pool_new(h, "{\"cmd\":\"x\"}", 11, NULL, 0, &pool, ERR));
     static const char bad_restart[] = "{\"command\":\"x\",\"restart\":{\"maxRestart\":1}}";
     EXPECT(ACPH_STATUS_INVALID_CONFIG, acph_pool_new(h, bad_restart, strlen(bad_restart), NULL, 0, &pool, ERR));
     EXPECT(ACPH_STATUS_NULL_ARGUMENT, acph_pool_new(h, spec, strlen(spec), NULL, 0, NULL, ERR));
@@ -523,7 +526,7 @@ static void bad_pool_documents_and_stale_ids(void) {
     EXPECT(ACPH_STATUS_INVALID_ARGUMENT, acph_pool_release_session_wait(h, session, T_WAIT, ERR));
     prompt_ends(h, session, "end_turn");
     EXPECT(ACPH_STATUS_OK, acph_pool_new(h, spec, strlen(spec), "{\"warmSpares\":0}", 16, &pool, ERR));
-    EXPECT(ACPH_STATUS_INVALID_ARGUMENT, acph_pool_open_session_wait(h, pool, "{}", 2, T_WAIT, &out, NULL, ERR));
+    EXPECT(ACPH_STATUS_INVALID_CONFIG, acph_pool_open_session_wait(h, pool, "{}", 2, T_WAIT, &out, NULL, ERR));
     CHECK(stat_of(h, pool, "agents") == 0 && stat_of(h, pool, "starting") == 0);
     free(opts);
     free(spec);

@@ -133,12 +133,13 @@ static void bad_policy_is_refused(void) {
     char *dir = case_dir("bad");
     acph_host *h = make_host(NULL);
     static const struct {
-        const char *policy, *says;
+        const char *policy, *says, *path;
     } bad[] = {
-        {"{\"maxRestart\":3}", "maxRestart"},
-        {"{\"backoffMs\":-5}", "backoffMs"},
-        {"{\"maxRestarts\":\"3\"}", "maxRestarts"},
-        {"[3]", "object"},
+        /* The core's paths, as in every face. */
+        {"{\"maxRestart\":3}", "maxRestart", "restart.maxRestart"},
+        {"{\"backoffMs\":-5}", "backoffMs", "restart.backoffMs"},
+        {"{\"maxRestarts\":\"3\"}", "maxRestarts", "restart.maxRestarts"},
+        {"[3]", "object", "restart"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char *spec = wrapper_spec(dir, bad[i].policy);
@@ -149,7 +150,7 @@ static void bad_policy_is_refused(void) {
         CHECK(strcmp(err->kind, "invalid_config") == 0);
         CHECK_MSG(strstr(err->message, bad[i].says) != NULL, err->message);
         json *data = json_parse(err->data, strlen(err->data));
-        CHECK_MSG(str_is(json_get(data, "path"), "restart"), err->data);
+        CHECK_MSG(str_is(json_get(data, "path"), bad[i].path), err->data);
         json_free(data);
         acph_error_free(err);
         /* The asynchronous form refuses it the same way, without a call. */

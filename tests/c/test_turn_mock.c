@@ -81,6 +81,7 @@ static void asynchronous_turn(const char *cwd) {
     json_free(rj);
     done = wait_call(h, &evs, call, T_WAIT);
     CHECK(call_result(done, NULL, &result));
+    check_turn_result(result);
     CHECK(strcmp(json_str(json_get(result, "stopReason")), "end_turn") == 0);
     uint64_t turn = 0;
     CHECK(json_u64(json_get(result, "turn"), &turn) && turn == 1);
@@ -150,6 +151,11 @@ static void blocking_turn(const char *cwd) {
     char *result = NULL;
     EXPECT(ACPH_STATUS_OK, acph_session_prompt_text_wait(h, session, "hello", 5, T_WAIT, &result, ERR));
     CHECK(strstr(result, "\"stopReason\":\"end_turn\"") != NULL);
+    json *parsed = json_parse(result, strlen(result));
+    check_turn_result(parsed);
+    /* The turn's text, as the other faces return it. */
+    CHECK_MSG(strlen(json_str(json_get(parsed, "text"))) > 0, result);
+    json_free(parsed);
     acph_string_free(result);
     /* Content from files: an image (the mock accepts images) and audio (it does not: refused
      * locally, nothing sent), a text file embedded as a resource. */

@@ -1,128 +1,50 @@
 //! `Agent` and `Session`, and the records they take and return.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
 use crate::error::AcpError;
+use crate::events::SessionEventStream;
+use crate::hub::Hub;
+use crate::options::SessionOptions;
 use crate::runtime::on_rt;
 
-/// How to start an agent process.
-#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
-pub struct AgentSpec {
-    pub command: String,
-    #[uniffi(default = [])]
-    pub args: Vec<String>,
-    /// Variables set for the agent (over the host's environment, minus what the policy strips).
-    #[uniffi(default)]
-    pub env: HashMap<String, String>,
-    /// Variables removed from the agent's environment.
-    #[uniffi(default = [])]
-    pub unset_env: Vec<String>,
-    /// Working directory of the agent process (default: the host's).
-    #[uniffi(default = None)]
-    pub cwd: Option<String>,
-    /// Supervise the agent: when its process dies unasked it is started again (same agent id,
-    /// open sessions reopened, the `Agent` and `Session` objects keep working). Null: not
-    /// supervised.
-    #[uniffi(default = None)]
-    pub restart: Option<RestartPolicy>,
-}
-
-/// How a supervised agent is restarted (events `agent_restarting`, `agent_restarted`,
-/// `session_lost`, `agent_failed`; docs/EVENTS.md).
-#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
-pub struct RestartPolicy {
-    /// Consecutive restart attempts before giving up (`agent_failed`). 0: never restart, but
-    /// still report `agent_failed` when the process dies.
-    #[uniffi(default = 3)]
-    pub max_restarts: u32,
-    /// Delay before the first attempt; it doubles with each further consecutive attempt.
-    #[uniffi(default = 250)]
-    pub backoff_ms: u64,
-    /// Upper bound of the delay.
-    #[uniffi(default = 10000)]
-    pub max_backoff_ms: u64,
-    /// A process that ran this long counts as healthy: the next crash counts attempts from 1.
-    #[uniffi(default = 60000)]
-    pub reset_after_ms: u64,
-}
-
-impl From<&RestartPolicy> for acp_host::RestartPolicy {
-    fn from(p: &RestartPolicy) -> acp_host::RestartPolicy {
-        use std::time::Duration;
-        acp_host::RestartPolicy {
-            max_restarts: p.max_restarts,
-            backoff: Duration::from_millis(p.backoff_ms),
-            max_backoff: Duration::from_millis(p.max_backoff_ms),
-            reset_after: Duration::from_millis(p.reset_after_ms),
-        }
-    }
-}
-
-/// Options of `session/new` (and load/resume/fork).
-#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
-pub struct SessionOptions {
-    /// Absolute working directory (also a sandbox root).
-    pub cwd: String,
-    /// Extra absolute roots, sent when the agent supports `additionalDirectories`.
-    #[uniffi(default = [])]
-    pub additional_directories: Vec<String>,
-    /// MCP server configurations in ACP shape, each as JSON text.
-    #[uniffi(default = [])]
-    pub mcp_servers: Vec<String>,
-}
-
-impl SessionOptions {
-    pub(crate) fn to_core(&self) -> Result<acp_host::SessionOptions, AcpError> {
-        let mut mcp = Vec::with_capacity(self.mcp_servers.len());
-        for (i, text) in self.mcp_servers.iter().enumerate() {
-            let v: Value = serde_json::from_str(text).map_err(|e| {
-                AcpError::invalid_argument(
-                    format!("mcpServers[{i}] is not JSON: {e}"),
-                    Some(&format!("mcpServers[{i}]")),
-                )
-            })?;
-            mcp.push(v);
-        }
-        Ok(acp_host::SessionOptions {
-            cwd: self.cwd.clone(),
-            additional_directories: self.additional_directories.clone(),
-            mcp_servers: mcp,
-        })
-    }
-}
-
-/// How a prompt turn ended.
+/// How a prompt turn ended: the core's one result shape (`turn`, `stopReason`, `usage`, `raw`,
+/// `text`, `thought`, `textTruncated`), JSON values as JSON text; `json` is the whole result as
+/// every face serialises it.
 #[derive(Debug, Clone, PartialEq, uniffi::Record)]
 pub struct TurnResult {
     /// The host's turn id (the `turn` of its events).
     pub turn: u64,
     /// `end_turn`, `max_tokens`, `max_turn_requests`, `refusal`, `cancelled` (or a future value).
     pub stop_reason: String,
+    /// `usage` of the prompt response as JSON, when sent.
+    pub usage: Option<String>,
+    /// The whole prompt response as JSON.
+    pub raw: String,
     /// The agent's message text of the turn (its `agent_message_chunk` text blocks).
     pub text: String,
     /// The thought text (`agent_thought_chunk`).
     pub thought: String,
     /// `text` or `thought` reached 4 MiB and was cut there.
     pub text_truncated: bool,
-    /// `usage` of the prompt response as JSON, when sent.
-    pub usage: Option<String>,
-    /// The whole prompt response as JSON.
-    pub raw: String,
+    /// The core's `TurnResult::to_json()` as JSON text, the same in every face.
+    pub json: String,
 }
 
 impl From<acp_host::TurnResult> for TurnResult {
     fn from(t: acp_host::TurnResult) -> TurnResult {
+        let json = t.to_json().to_string();
         TurnResult {
             turn: t.turn,
             stop_reason: t.stop_reason,
+            usage: t.usage.map(|u| u.to_string()),
+            raw: t.raw.to_string(),
             text: t.text,
             thought: t.thought,
             text_truncated: t.text_truncated,
-            usage: t.usage.map(|u| u.to_string()),
-            raw: t.raw.to_string(),
+            json,
         }
     }
 }
@@ -158,11 +80,16 @@ pub struct Agent {
     agent: acp_host::Agent,
     /// The host's list of the agents it owns (a relaunched agent joins it).
     owned: Arc<Mutex<Vec<acp_host::Agent>>>,
+    hub: Option<Arc<Hub>>,
 }
 
 impl Agent {
-    pub(crate) fn new(agent: acp_host::Agent, owned: Arc<Mutex<Vec<acp_host::Agent>>>) -> Agent {
-        Agent { agent, owned }
+    pub(crate) fn new(
+        agent: acp_host::Agent,
+        owned: Arc<Mutex<Vec<acp_host::Agent>>>,
+        hub: Option<Arc<Hub>>,
+    ) -> Agent {
+        Agent { agent, owned, hub }
     }
 
     /// The one path of new/load/resume/fork: check the options, run `open` on the runtime.
@@ -172,7 +99,8 @@ impl Agent {
         Fut: std::future::Future<Output = acp_host::Result<acp_host::Session>>,
     {
         let opened = open(self.agent.clone(), options.to_core()?);
-        on_rt(async move { Ok(Session::wrap(opened.await?)) }).await
+        let hub = self.hub.clone();
+        on_rt(async move { Ok(Session::wrap(opened.await?, hub)) }).await
     }
 }
 
@@ -310,20 +238,23 @@ impl Agent {
     pub async fn terminal_auth(&self, method_id: String) -> Result<Arc<Agent>, AcpError> {
         let agent = self.agent.clone();
         let owned = self.owned.clone();
+        let hub = self.hub.clone();
         on_rt(async move {
             let next = agent.terminal_auth(&method_id).await?;
             if let Ok(mut all) = owned.lock() {
                 all.retain(|a| !a.is_gone());
                 all.push(next.clone());
             }
-            Ok(Arc::new(Agent::new(next, owned)))
+            Ok(Arc::new(Agent::new(next, owned, hub)))
         })
         .await
     }
 
     /// A session of this agent that is open, by id.
     pub fn session(&self, session_id: String) -> Option<Arc<Session>> {
-        self.agent.session(&session_id).map(Session::wrap)
+        self.agent
+            .session(&session_id)
+            .map(|s| Session::wrap(s, self.hub.clone()))
     }
 
     /// Shut the agent down (stdin EOF → SIGTERM → SIGKILL to its process group) and wait.
@@ -355,12 +286,28 @@ impl Agent {
 #[derive(Debug, uniffi::Object)]
 pub struct Session {
     session: acp_host::Session,
+    hub: Option<Arc<Hub>>,
 }
 
 impl Session {
-    pub(crate) fn wrap(session: acp_host::Session) -> Arc<Session> {
-        Arc::new(Session { session })
+    pub(crate) fn wrap(session: acp_host::Session, hub: Option<Arc<Hub>>) -> Arc<Session> {
+        Arc::new(Session { session, hub })
     }
+}
+
+/// A turn's result once its events reached the session's open streams (docs: the ordering
+/// contract; `Hub::delivered`).
+pub(crate) async fn settled(
+    turn: acp_host::Result<acp_host::TurnResult>,
+    session: &acp_host::Session,
+    hub: Option<Arc<Hub>>,
+) -> Result<TurnResult, AcpError> {
+    let turn = turn?;
+    if let Some(hub) = hub {
+        hub.delivered(session.agent().id(), session.id(), turn.turn)
+            .await?;
+    }
+    Ok(turn.into())
 }
 
 #[uniffi::export]
@@ -386,6 +333,25 @@ impl Session {
         self.session.state().active_turn
     }
 
+    /// This session's events (Kotlin: `session.events()`): from the oldest its bounded history
+    /// holds — `session_opened`, unless more than `earlyUpdateLimit` events or `eventQueueBytes`
+    /// bytes came before (then the first event's `dropped` counts what was left out) — then
+    /// live, until `session_closed`. While such a stream is open, `prompt` returns only after it
+    /// has handed on the turn's `turn_ended`. `Unsupported` when events are disabled.
+    pub fn event_stream(&self) -> Result<Arc<SessionEventStream>, AcpError> {
+        match &self.hub {
+            Some(hub) => Ok(Arc::new(SessionEventStream::open(
+                hub.clone(),
+                self.session.agent().id(),
+                self.session.id().to_owned(),
+            ))),
+            None => Err(AcpError::Unsupported {
+                detail: "events are disabled (events = false)".into(),
+                data: None,
+            }),
+        }
+    }
+
     /// The models offered (`{current, available, via}` as JSON), null when none.
     pub fn models(&self) -> Option<String> {
         self.session
@@ -393,11 +359,13 @@ impl Session {
             .and_then(|m| serde_json::to_string(&m).ok())
     }
 
-    /// Send one text block and wait for the turn to end. Cancelling the calling coroutine
-    /// abandons the turn: the agent gets `session/cancel`.
+    /// Send one text block and wait for the turn to end: the result comes once every open
+    /// event stream of this session (`session.events()` collections) has taken the turn's
+    /// `turn_ended`. Cancelling the calling coroutine abandons the turn: the agent gets
+    /// `session/cancel`.
     pub async fn prompt(&self, text: String) -> Result<TurnResult, AcpError> {
-        let session = self.session.clone();
-        on_rt(async move { Ok(session.prompt_text(&text).await?.into()) }).await
+        let (session, hub) = (self.session.clone(), self.hub.clone());
+        on_rt(async move { settled(session.prompt_text(&text).await, &session, hub).await }).await
     }
 
     /// Send content blocks (each an ACP content block as JSON) and wait for the turn to end.
@@ -406,8 +374,8 @@ impl Session {
         for (i, b) in blocks.iter().enumerate() {
             content.push(json_arg(&format!("blocks[{i}]"), b)?);
         }
-        let session = self.session.clone();
-        on_rt(async move { Ok(session.prompt(content).await?.into()) }).await
+        let (session, hub) = (self.session.clone(), self.hub.clone());
+        on_rt(async move { settled(session.prompt(content).await, &session, hub).await }).await
     }
 
     /// `session/cancel`: the turn in flight ends `cancelled` (or fails `cancelled` after the

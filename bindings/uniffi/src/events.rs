@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
+use crate::hub::Hub;
 use crate::runtime::on_rt;
 
 /// One event of the envelope in docs/EVENTS.md. `data` is the payload as JSON text (for
@@ -34,6 +35,10 @@ pub struct RawEvent {
     /// `session_lost`): their `data`, typed.
     #[uniffi(default = None)]
     pub supervisor: Option<SupervisorEvent>,
+    /// Only on the first event a session stream yields, when the session's history had
+    /// overflowed before the stream was opened: how many of its events were left out.
+    #[uniffi(default = None)]
+    pub dropped: Option<u64>,
 }
 
 /// An error as an event carries it: `{kind, message, data}` (kinds in docs/ERRORS.md).
@@ -163,6 +168,7 @@ impl RawEvent {
             text,
             data: ev.data.get().to_owned(),
             supervisor: SupervisorEvent::of(ev),
+            dropped: None,
         }
     }
 }
@@ -189,102 +195,23 @@ fn block_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Block>
     Ok(serde_json::from_value(v).ok())
 }
 
-/// Until the embedder takes the stream, events are drained into this buffer (bounded like the
-/// core's queue, the oldest dropped first) so a host whose events nobody reads never stalls its
-/// agents (`events_stalled`); the first puller gets the buffer, then the live stream.
-#[derive(Debug, Default)]
-struct Early {
-    queue: std::collections::VecDeque<acp_host::Event>,
-    bytes: usize,
-    dropped: u64,
-}
-
-/// The core's stream plus the drain that runs until the stream is taken.
-#[derive(Debug)]
-pub(crate) struct Pending {
-    inner: Arc<acp_host::EventStream>,
-    early: Arc<std::sync::Mutex<Early>>,
-    stop: Arc<tokio::sync::Notify>,
-    drain: tokio::task::JoinHandle<()>,
-}
-
-impl Pending {
-    /// Start draining `stream` (inside the runtime) into a buffer of at most `max_events` /
-    /// `max_bytes`.
-    pub(crate) fn start(
-        stream: acp_host::EventStream,
-        max_events: usize,
-        max_bytes: usize,
-    ) -> Pending {
-        let inner = Arc::new(stream);
-        let early = Arc::new(std::sync::Mutex::new(Early::default()));
-        let stop = Arc::new(tokio::sync::Notify::new());
-        let drain = crate::runtime::rt().spawn({
-            let (inner, early, stop) = (inner.clone(), early.clone(), stop.clone());
-            async move {
-                loop {
-                    let ev = tokio::select! {
-                        biased;
-                        () = stop.notified() => return,
-                        ev = inner.next() => ev,
-                    };
-                    let Some(ev) = ev else { return };
-                    let Ok(mut e) = early.lock() else { return };
-                    e.bytes += ev.data.get().len();
-                    e.queue.push_back(ev);
-                    while e.queue.len() > max_events.max(1)
-                        || (e.bytes > max_bytes && e.queue.len() > 1)
-                    {
-                        if let Some(old) = e.queue.pop_front() {
-                            e.bytes -= old.data.get().len();
-                            e.dropped += 1;
-                        }
-                    }
-                }
-            }
-        });
-        Pending {
-            inner,
-            early,
-            stop,
-            drain,
-        }
-    }
-
-    /// Hand the stream to its reader: the drain stops (it is awaited before the first pull).
-    pub(crate) fn take(self) -> EventStream {
-        self.stop.notify_one();
-        EventStream {
-            inner: self.inner,
-            early: self.early,
-            drain: std::sync::Mutex::new(Some(self.drain)),
-        }
-    }
-}
-
 /// The host's single event stream ([`crate::Host::event_stream`]).
 #[derive(Debug, uniffi::Object)]
 pub struct EventStream {
-    inner: Arc<acp_host::EventStream>,
-    early: Arc<std::sync::Mutex<Early>>,
-    /// The drain of [`Pending`], awaited once before the first pull.
-    drain: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+    hub: Arc<Hub>,
 }
 
 impl EventStream {
-    /// Up to `limit` events from the buffer of events that arrived before the stream was taken.
-    fn early(&self, limit: usize) -> Vec<RawEvent> {
-        let Ok(mut e) = self.early.lock() else {
-            return Vec::new();
-        };
-        let n = limit.min(e.queue.len());
-        let out: Vec<RawEvent> = e
-            .queue
-            .drain(..n)
-            .map(|ev| RawEvent::from_core(&ev))
-            .collect();
-        e.bytes = e.queue.iter().map(|ev| ev.data.get().len()).sum();
-        out
+    pub(crate) fn new(hub: Arc<Hub>) -> EventStream {
+        EventStream { hub }
+    }
+}
+
+impl Drop for EventStream {
+    /// Closing the stream (a Kotlin collection that ended) drops later events, so a reader that
+    /// went away never stalls the agents.
+    fn drop(&mut self) {
+        self.hub.close_host();
     }
 }
 
@@ -294,19 +221,13 @@ impl EventStream {
     /// stream ended (the host was shut down and everything was delivered).
     pub async fn next_batch(&self, max: u32) -> Vec<RawEvent> {
         let limit = (max as usize).max(1);
-        let drain = self.drain.lock().ok().and_then(|mut d| d.take());
-        if let Some(drain) = drain {
-            let _ = on_rt(drain).await;
-        }
-        let early = self.early(limit);
-        if !early.is_empty() {
-            return early;
-        }
-        let inner = self.inner.clone();
+        let hub = self.hub.clone();
         on_rt(async move {
-            let mut buf = Vec::with_capacity(limit.min(1024));
-            inner.next_batch(&mut buf, limit).await;
-            buf.iter().map(RawEvent::from_core).collect()
+            hub.next_host(limit)
+                .await
+                .iter()
+                .map(|e| RawEvent::from_core(e))
+                .collect()
         })
         .await
     }
@@ -314,17 +235,79 @@ impl EventStream {
     /// How many events were dropped because they arrived before the stream was taken and the
     /// buffer that holds them (as large as the core's queue) was full.
     pub fn dropped_before_taken(&self) -> u64 {
-        self.early.lock().map(|e| e.dropped).unwrap_or(0)
+        self.hub.host_dropped()
     }
 
     /// True once the stream ended and everything was delivered.
     pub fn is_ended(&self) -> bool {
-        self.drain.lock().map(|d| d.is_none()).unwrap_or(true)
-            && self
-                .early
-                .lock()
-                .map(|e| e.queue.is_empty())
-                .unwrap_or(true)
-            && self.inner.is_ended()
+        self.hub.host_ended()
+    }
+}
+
+/// The events of one session (`Session.eventStream`; Kotlin `session.events()`): from the
+/// oldest its bounded history still holds (from `session_opened` unless the history overflowed:
+/// then the first event's `dropped` says how many were left out), then live, until its
+/// `session_closed` or the host's end. While it is open, `prompt` returns only after it has
+/// handed on the turn's `turn_ended`.
+#[derive(Debug, uniffi::Object)]
+pub struct SessionEventStream {
+    hub: Arc<Hub>,
+    agent: u64,
+    session: String,
+    id: u64,
+    missed: u64,
+    first: std::sync::atomic::AtomicBool,
+}
+
+impl SessionEventStream {
+    pub(crate) fn open(hub: Arc<Hub>, agent: u64, session: String) -> SessionEventStream {
+        let (id, missed) = hub.open_session(agent, &session);
+        SessionEventStream {
+            hub,
+            agent,
+            session,
+            id,
+            missed,
+            first: std::sync::atomic::AtomicBool::new(true),
+        }
+    }
+}
+
+impl Drop for SessionEventStream {
+    fn drop(&mut self) {
+        self.hub.close_session(self.agent, &self.session, self.id);
+    }
+}
+
+#[uniffi::export]
+impl SessionEventStream {
+    /// Wait for the session's next events: at least one, at most `max` (1 when 0). Empty only
+    /// when the stream ended (its `session_closed` was delivered, or the host ended). Calling
+    /// it again says the previous batch was handed on.
+    pub async fn next_batch(&self, max: u32) -> Vec<RawEvent> {
+        let limit = (max as usize).max(1);
+        let (hub, agent, session, id) =
+            (self.hub.clone(), self.agent, self.session.clone(), self.id);
+        let mut out: Vec<RawEvent> = on_rt(async move {
+            hub.next_session(agent, &session, id, limit)
+                .await
+                .iter()
+                .map(|e| RawEvent::from_core(e))
+                .collect()
+        })
+        .await;
+        if let Some(e) = out.first_mut()
+            && self.first.swap(false, std::sync::atomic::Ordering::SeqCst)
+            && self.missed > 0
+        {
+            e.dropped = Some(self.missed);
+        }
+        out
+    }
+
+    /// How many of the session's events were left out before this stream's first one (its
+    /// history had overflowed before the stream was opened); 0 normally.
+    pub fn missed(&self) -> u64 {
+        self.missed
     }
 }

@@ -199,30 +199,28 @@ pub trait ExtHandler: Send + Sync {
     async fn handle(&self, method: String, params: String) -> Result<ExtReply, HandlerError>;
 }
 
-pub(crate) fn ext_service(handler: Arc<dyn ExtHandler>) -> acp_host::services::ExtService {
+pub(crate) fn ext_handler(handler: Arc<dyn ExtHandler>) -> Arc<dyn acp_host::services::ExtHandler> {
     use acp_host::services::ServiceError;
-    acp_host::services::ExtService::Embedder(Arc::new(
-        move |method: String, params: serde_json::Value| {
-            let handler = handler.clone();
-            async move {
-                match handler.handle(method, params.to_string()).await {
-                    Ok(ExtReply::Result { json }) => serde_json::from_str(&json).map_err(|e| {
-                        ServiceError::new(-32603, format!("the handler's result is not JSON: {e}"))
-                    }),
-                    Ok(ExtReply::Error {
-                        code,
-                        message,
-                        data,
-                    }) => Err(ServiceError {
-                        code,
-                        message,
-                        data: data.and_then(|d| serde_json::from_str(&d).ok()),
-                    }),
-                    Err(e) => Err(ServiceError::new(-32603, e.to_string())),
-                }
+    Arc::new(move |method: String, params: serde_json::Value| {
+        let handler = handler.clone();
+        async move {
+            match handler.handle(method, params.to_string()).await {
+                Ok(ExtReply::Result { json }) => serde_json::from_str(&json).map_err(|e| {
+                    ServiceError::new(-32603, format!("the handler's result is not JSON: {e}"))
+                }),
+                Ok(ExtReply::Error {
+                    code,
+                    message,
+                    data,
+                }) => Err(ServiceError {
+                    code,
+                    message,
+                    data: data.and_then(|d| serde_json::from_str(&d).ok()),
+                }),
+                Err(e) => Err(ServiceError::new(-32603, e.to_string())),
             }
-        },
-    ))
+        }
+    })
 }
 
 /// A terminal login to run for the user (an auth method of `type: "terminal"`): show `label`,
@@ -247,8 +245,10 @@ pub trait TerminalAuthRunner: Send + Sync {
     async fn run(&self, command: TerminalAuthCommand) -> Result<i32, HandlerError>;
 }
 
-pub(crate) fn terminal_auth(runner: Arc<dyn TerminalAuthRunner>) -> acp_host::auth::TerminalAuth {
-    acp_host::auth::TerminalAuth::Runner(Arc::new(move |c: acp_host::auth::TerminalAuthCommand| {
+pub(crate) fn terminal_auth(
+    runner: Arc<dyn TerminalAuthRunner>,
+) -> Arc<dyn acp_host::auth::TerminalAuthRunner> {
+    Arc::new(move |c: acp_host::auth::TerminalAuthCommand| {
         let runner = runner.clone();
         async move {
             let mut env = std::collections::HashMap::new();
@@ -274,5 +274,5 @@ pub(crate) fn terminal_auth(runner: Arc<dyn TerminalAuthRunner>) -> acp_host::au
                 .await
                 .map_err(|e| e.to_string())
         }
-    }))
+    })
 }

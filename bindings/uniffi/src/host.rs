@@ -1,135 +1,23 @@
-//! `Host`: the core's host with its options as a record (every field defaulted, so Kotlin's
-//! `HostOptions(permissionTimeoutMs = 5000u)` names only what it changes).
+//! `Host`: the core's host, built from the host options document (`crate::options`).
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::Duration;
 
-use acp_host::permission::policy::Policy;
-use acp_host::services::{FsService, TerminalService};
-use acp_host::{ClientInfo, ElicitationModes, HostConfig};
+use acp_host::HostConfig;
+use acp_host::options::{Face, Hooks};
 
-use crate::agent::{Agent, AgentSpec};
+use crate::agent::Agent;
 use crate::error::AcpError;
-use crate::events::{EventStream, Pending};
+use crate::events::EventStream;
 use crate::handlers::{
     ElicitationHandler, ExtHandler, PermissionHandler, TerminalAuthRunner, elicitation_decider,
-    ext_service, parse_elicitation_answer, permission_decider, terminal_auth,
+    ext_handler, parse_elicitation_answer, permission_decider, terminal_auth,
 };
-use crate::pool::{Pool, PoolConfig, PoolShared};
+use crate::hub::Hub;
+use crate::options::{AgentSpec, HostOptions, PoolOptions};
+use crate::pool::{Pool, PoolShared};
 use crate::runtime::{finish_or_detach, on_rt, rt};
-
-/// Host-wide settings. Durations are milliseconds; `null` keeps the core's default (every limit
-/// is bounded by default, docs/ARCHITECTURE.md).
-#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
-pub struct HostOptions {
-    /// A policy preset by name (`deny-all`, `ask`, `read-only`, `workspace-write`, …).
-    #[uniffi(default = None)]
-    pub policy_preset: Option<String>,
-    /// A policy document as JSON text (docs/PERMISSIONS.md).
-    #[uniffi(default = None)]
-    pub policy_json: Option<String>,
-    /// A policy file (JSON).
-    #[uniffi(default = None)]
-    pub policy_file: Option<String>,
-    /// Extra sandbox roots (absolute) for every session, besides its cwd.
-    #[uniffi(default = [])]
-    pub roots: Vec<String>,
-    /// Nobody decides permissions in-process: answer `permission_requested` events with
-    /// `Host.respondPermission`. Ignored when a permission handler is given.
-    #[uniffi(default = false)]
-    pub manual_permissions: bool,
-    #[uniffi(default = None)]
-    pub permission_timeout_ms: Option<u64>,
-    /// Control requests (initialize, session/new, …); `0`: no timeout.
-    #[uniffi(default = None)]
-    pub request_timeout_ms: Option<u64>,
-    /// A whole prompt turn (default: none).
-    #[uniffi(default = None)]
-    pub prompt_timeout_ms: Option<u64>,
-    /// How long a cancelled turn waits for the agent's answer before it fails `cancelled`.
-    #[uniffi(default = None)]
-    pub cancel_grace_ms: Option<u64>,
-    /// Between the rungs of the shutdown ladder (stdin EOF → SIGTERM → SIGKILL).
-    #[uniffi(default = None)]
-    pub shutdown_grace_ms: Option<u64>,
-    #[uniffi(default = None)]
-    pub max_line_bytes: Option<u64>,
-    #[uniffi(default = None)]
-    pub event_capacity: Option<u64>,
-    #[uniffi(default = None)]
-    pub stderr_tail_bytes: Option<u64>,
-    /// Raw `wire` events for every message in and out.
-    #[uniffi(default = false)]
-    pub wire_events: bool,
-    /// False: no event is queued (for embedders that only use return values).
-    #[uniffi(default = true)]
-    pub events_enabled: bool,
-    /// The built-in sandboxed file-system service (`fs/read_text_file`, `fs/write_text_file`) (false: not advertised).
-    #[uniffi(default = true)]
-    pub fs: bool,
-    /// The built-in terminal service (`terminal/create` and the rest) (false: not advertised).
-    #[uniffi(default = true)]
-    pub terminal: bool,
-    /// Elicitation modes advertised (`form`, `url`); empty with a handler means both.
-    #[uniffi(default = [])]
-    pub elicitation_modes: Vec<String>,
-    /// Answer `elicitation_requested` events with `Host.respondElicitation` (no handler).
-    #[uniffi(default = false)]
-    pub manual_elicitations: bool,
-    #[uniffi(default = None)]
-    pub elicitation_timeout_ms: Option<u64>,
-    #[uniffi(default = None)]
-    pub client_name: Option<String>,
-    #[uniffi(default = None)]
-    pub client_version: Option<String>,
-    /// Unstable ACP methods opted into (`session/fork`).
-    #[uniffi(default = [])]
-    pub unstable: Vec<String>,
-    /// Merge bursts of `tool_call_update`s for the same tool call that wait unpulled.
-    #[uniffi(default = false)]
-    pub coalesce_tool_call_updates: bool,
-}
-
-impl Default for HostOptions {
-    fn default() -> Self {
-        HostOptions {
-            policy_preset: None,
-            policy_json: None,
-            policy_file: None,
-            roots: Vec::new(),
-            manual_permissions: false,
-            permission_timeout_ms: None,
-            request_timeout_ms: None,
-            prompt_timeout_ms: None,
-            cancel_grace_ms: None,
-            shutdown_grace_ms: None,
-            max_line_bytes: None,
-            event_capacity: None,
-            stderr_tail_bytes: None,
-            wire_events: false,
-            events_enabled: true,
-            fs: true,
-            terminal: true,
-            elicitation_modes: Vec::new(),
-            manual_elicitations: false,
-            elicitation_timeout_ms: None,
-            client_name: None,
-            client_version: None,
-            unstable: Vec::new(),
-            coalesce_tool_call_updates: false,
-        }
-    }
-}
-
-fn size(path: &str, n: u64) -> Result<usize, AcpError> {
-    usize::try_from(n)
-        .ok()
-        .filter(|n| *n > 0)
-        .ok_or_else(|| AcpError::invalid_config(path, format!("{path} must be at least 1")))
-}
+use crate::transport::{ByteStream, bridge};
 
 /// The embedder's handlers (all optional).
 struct Handlers {
@@ -139,120 +27,19 @@ struct Handlers {
     terminal_auth: Option<Arc<dyn TerminalAuthRunner>>,
 }
 
-fn config(o: HostOptions, h: Handlers) -> Result<HostConfig, AcpError> {
-    let policy = match (o.policy_preset, o.policy_json, o.policy_file) {
-        (None, None, None) => None,
-        (Some(name), None, None) => Some(Policy::preset_config(&name)?),
-        (None, Some(text), None) => Some(Policy::from_json(&text)?),
-        (None, None, Some(path)) => Some(Policy::from_file(std::path::Path::new(&path))?),
-        _ => {
-            return Err(AcpError::invalid_config(
-                "policy",
-                "give one of policyPreset, policyJson, policyFile",
-            ));
-        }
+/// The options as the core's host document, checked by the core, with the handlers attached by
+/// the core's one rule (`HostOptions::with_hooks`).
+fn config(o: &HostOptions, h: Handlers) -> Result<HostConfig, AcpError> {
+    let doc = o.to_document()?;
+    let options = acp_host::options::host(&doc, Face::Kotlin)?;
+    let hooks = Hooks {
+        permission: h.permission.map(permission_decider),
+        elicitation: h.elicitation.map(elicitation_decider),
+        ext: h.ext.map(ext_handler),
+        terminal_auth: h.terminal_auth.map(terminal_auth),
+        ..Hooks::default()
     };
-    let mut c = HostConfig {
-        policy,
-        ..HostConfig::default()
-    };
-    for root in &o.roots {
-        if !std::path::Path::new(root).is_absolute() {
-            return Err(AcpError::invalid_config(
-                "roots",
-                format!("roots must be absolute paths, got `{root}`"),
-            ));
-        }
-    }
-    c.roots = o.roots.into_iter().map(PathBuf::from).collect();
-    let ms = Duration::from_millis;
-    if let Some(t) = o.permission_timeout_ms {
-        c.permission_timeout = ms(t);
-    }
-    if let Some(t) = o.request_timeout_ms {
-        c.request_timeout = (t > 0).then(|| ms(t));
-    }
-    c.prompt_timeout = o.prompt_timeout_ms.filter(|t| *t > 0).map(ms);
-    if let Some(t) = o.cancel_grace_ms {
-        c.cancel_grace = ms(t);
-    }
-    if let Some(t) = o.shutdown_grace_ms {
-        c.shutdown_grace = ms(t);
-    }
-    if let Some(t) = o.elicitation_timeout_ms {
-        c.elicitation_timeout = ms(t);
-    }
-    if let Some(n) = o.max_line_bytes {
-        c.max_line_bytes = size("maxLineBytes", n)?;
-    }
-    if let Some(n) = o.event_capacity {
-        c.event_capacity = size("eventCapacity", n)?;
-    }
-    if let Some(n) = o.stderr_tail_bytes {
-        c.stderr_tail_bytes = usize::try_from(n).unwrap_or(usize::MAX);
-    }
-    c.wire_events = o.wire_events;
-    c.events_enabled = o.events_enabled;
-    c.coalesce_tool_call_updates = o.coalesce_tool_call_updates;
-    acp_host::protocol::check_opt_in(&o.unstable)
-        .map_err(|m| AcpError::invalid_config("unstable", m))?;
-    c.unstable = o.unstable;
-    if !o.fs {
-        c.fs = FsService::Disabled;
-    }
-    if !o.terminal {
-        c.terminal = TerminalService::Disabled;
-    }
-    if o.client_name.is_some() || o.client_version.is_some() {
-        let d = ClientInfo::default();
-        c.client_info = ClientInfo {
-            name: o.client_name.unwrap_or(d.name),
-            version: o.client_version.unwrap_or(d.version),
-        };
-    }
-    if let Some(ext) = h.ext {
-        c.ext = ext_service(ext);
-    }
-    if let Some(runner) = h.terminal_auth {
-        c.terminal_auth = terminal_auth(runner);
-    }
-    c.permission = match (h.permission, o.manual_permissions) {
-        (Some(h), _) => acp_host::PermissionHandler::Decider(permission_decider(h)),
-        (None, true) => acp_host::PermissionHandler::Manual,
-        (None, false) => acp_host::PermissionHandler::DenyAll,
-    };
-    let mut modes = ElicitationModes::default();
-    for m in &o.elicitation_modes {
-        match m.as_str() {
-            "form" => modes.form = true,
-            "url" => modes.url = true,
-            other => {
-                return Err(AcpError::invalid_config(
-                    "elicitationModes",
-                    format!("unknown elicitation mode `{other}` (form, url)"),
-                ));
-            }
-        }
-    }
-    let given = modes.any();
-    if !given {
-        modes = ElicitationModes::FORM_AND_URL;
-    }
-    c.elicitation = match (h.elicitation, o.manual_elicitations) {
-        (Some(h), _) => acp_host::ElicitationHandler::Decider {
-            modes,
-            decider: elicitation_decider(h),
-        },
-        (None, true) => acp_host::ElicitationHandler::Manual { modes },
-        (None, false) if given => {
-            return Err(AcpError::invalid_config(
-                "elicitationModes",
-                "elicitationModes needs an elicitation handler or manualElicitations",
-            ));
-        }
-        (None, false) => acp_host::ElicitationHandler::Unsupported,
-    };
-    Ok(c)
+    Ok(options.with_hooks(hooks)?)
 }
 
 /// The host: spawns agents, owns their processes and the one ordered event stream. `close()`
@@ -260,8 +47,9 @@ fn config(o: HostOptions, h: Handlers) -> Result<HostConfig, AcpError> {
 #[derive(Debug, uniffi::Object)]
 pub struct Host {
     host: acp_host::Host,
-    /// Drained into a bounded buffer until the first `event_stream()` takes it.
-    events: Mutex<Option<Pending>>,
+    /// The pump between the core's event stream and this face's host and session streams
+    /// (none when events are disabled).
+    hub: Option<Arc<Hub>>,
     /// The host owns its agents until it is shut down (a dropped `Agent` handle does not lose
     /// the agent).
     agents: Arc<Mutex<Vec<acp_host::Agent>>>,
@@ -273,7 +61,9 @@ pub struct Host {
 #[uniffi::export]
 impl Host {
     /// A host. Without a permission handler every request no policy rule allowed is denied
-    /// (fail-closed), unless `manualPermissions`.
+    /// (fail-closed), unless `permission = "manual"`. Options and handlers are checked by the
+    /// core (docs/OPTIONS.md): a handler given while its option names another answerer is
+    /// `InvalidConfig`.
     /// `extHandler` serves the agent's extension requests; `terminalAuth` runs terminal logins.
     #[uniffi::constructor(default(
         options = None,
@@ -295,16 +85,13 @@ impl Host {
             ext: ext_handler,
             terminal_auth,
         };
-        let config = config(options.unwrap_or_default(), handlers)?;
-        let (max_events, max_bytes) = (config.event_capacity, config.event_queue_bytes);
+        let config = config(&options.unwrap_or_default(), handlers)?;
         let _enter = rt().enter();
         let host = acp_host::Host::new(config);
-        let events = host
-            .events()
-            .map(|s| Pending::start(s, max_events, max_bytes));
+        let hub = host.events().map(|s| Hub::start(s, host.config()));
         Ok(Arc::new(Host {
             host,
-            events: Mutex::new(events),
+            hub,
             agents: Arc::new(Mutex::new(Vec::new())),
             pools: Arc::new(Mutex::new(Vec::new())),
             closed: Arc::new(AtomicBool::new(false)),
@@ -320,10 +107,19 @@ impl Host {
                 data: None,
             });
         }
-        let taken = self.events.lock().ok().and_then(|mut e| e.take());
-        taken
-            .map(|p| Arc::new(p.take()))
-            .ok_or_else(|| AcpError::invalid_argument("events() was already called", None))
+        match &self.hub {
+            Some(hub) if hub.take_host() => Ok(Arc::new(EventStream::new(hub.clone()))),
+            _ => Err(AcpError::invalid_argument(
+                "events() was already called",
+                None,
+            )),
+        }
+    }
+
+    /// The effective host options as the core's host document, JSON text (docs/OPTIONS.md):
+    /// every option with the value in force, callables shown by who answers.
+    pub fn effective_options(&self) -> String {
+        crate::options::effective(self.host.config())
     }
 
     /// Name of the effective policy (a preset name, or `custom`).
@@ -344,10 +140,11 @@ impl Host {
                 data: None,
             });
         }
-        let core = core_spec(spec);
+        let core = spec.to_core()?;
         let host = self.host.clone();
         let agents = self.agents.clone();
         let closed = self.closed.clone();
+        let hub = self.hub.clone();
         on_rt(async move {
             let agent = host.spawn(core).await?;
             if let Ok(mut all) = agents.lock() {
@@ -356,7 +153,39 @@ impl Host {
                     all.push(agent.clone());
                 }
             }
-            Ok(Arc::new(Agent::new(agent, agents)))
+            Ok(Arc::new(Agent::new(agent, agents, hub)))
+        })
+        .await
+    }
+
+    /// Speak ACP over a byte stream you provide (a socket, a container's stdio, an SSH
+    /// channel) and initialize the agent at its other end: the same agent as `spawn` gives,
+    /// without a process (`pid()` is null, no restarts, its end is the stream's end). Kotlin:
+    /// `host.connect(input, output)` / `host.connect(socket)`.
+    pub async fn connect(&self, stream: Arc<dyn ByteStream>) -> Result<Arc<Agent>, AcpError> {
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(AcpError::Closed {
+                detail: "the host is shut down".into(),
+                data: None,
+            });
+        }
+        let host = self.host.clone();
+        let agents = self.agents.clone();
+        let closed = self.closed.clone();
+        let hub = self.hub.clone();
+        on_rt(async move {
+            let (reader, writer) = bridge(stream).map_err(|e| AcpError::Io {
+                detail: format!("cannot start the connection's threads: {e}"),
+                data: None,
+            })?;
+            let agent = host.connect(reader, writer).await?;
+            if let Ok(mut all) = agents.lock() {
+                all.retain(|a| !a.is_gone());
+                if !closed.load(Ordering::SeqCst) {
+                    all.push(agent.clone());
+                }
+            }
+            Ok(Arc::new(Agent::new(agent, agents, hub)))
         })
         .await
     }
@@ -364,17 +193,20 @@ impl Host {
     /// A pool of agent processes for `spec` (docs/ORCHESTRATION.md, "Pools"): sessions on warm,
     /// reused processes, one process per session or several per process, at most
     /// `config.maxAgents` processes. Its warm spares start in the background (`ready()` waits for
-    /// them). A bad config is `InvalidConfig` (`data.path` `pool`); nothing is started then. The
+    /// them). A bad spec or pool option is `InvalidConfig` with the core's `data.path` (`cwd`,
+    /// `pool.maxAgents`, …); nothing is started then. The
     /// pool ends with `shutdown()`, the host's shutdown, or when its last `Pool` and
     /// `PooledSession` objects are gone.
-    pub fn pool(&self, spec: AgentSpec, config: PoolConfig) -> Result<Arc<Pool>, AcpError> {
+    pub fn pool(&self, spec: AgentSpec, options: PoolOptions) -> Result<Arc<Pool>, AcpError> {
         if self.closed.load(Ordering::SeqCst) {
             return Err(AcpError::Closed {
                 detail: "the host is shut down".into(),
                 data: None,
             });
         }
-        let (pool, shared) = Pool::new(&self.host, core_spec(spec), &config, self.agents.clone())?;
+        let config =
+            acp_host::options::pool(spec.to_core()?, &options.to_document()?, Face::Kotlin)?;
+        let (pool, shared) = Pool::new(&self.host, config, self.agents.clone(), self.hub.clone())?;
         if let Ok(mut pools) = self.pools.lock() {
             pools.retain(|p| p.strong_count() > 0);
             pools.push(Arc::downgrade(&shared));
@@ -408,7 +240,7 @@ impl Host {
     pub fn agent(&self, id: u64) -> Option<Arc<Agent>> {
         self.host
             .agent(id)
-            .map(|a| Arc::new(Agent::new(a, self.agents.clone())))
+            .map(|a| Arc::new(Agent::new(a, self.agents.clone(), self.hub.clone())))
     }
 
     /// Shut every agent down (stdin EOF → SIGTERM → SIGKILL to its process group) and wait;
@@ -425,22 +257,6 @@ impl Host {
     pub fn is_shut_down(&self) -> bool {
         self.closed.load(Ordering::SeqCst)
     }
-}
-
-/// The core spec of a face spec.
-fn core_spec(spec: AgentSpec) -> acp_host::AgentSpec {
-    let mut core = acp_host::AgentSpec::new(spec.command).args(spec.args);
-    core.env = spec
-        .env
-        .into_iter()
-        .map(|(k, v)| (k, Some(v)))
-        .collect::<BTreeMap<_, _>>();
-    core.cwd = spec.cwd.map(PathBuf::from);
-    for name in spec.unset_env {
-        core.env.insert(name, None);
-    }
-    core.restart = spec.restart.as_ref().map(acp_host::RestartPolicy::from);
-    core
 }
 
 type Pools = Arc<Mutex<Vec<Weak<PoolShared>>>>;

@@ -11,23 +11,31 @@ mod error;
 mod events;
 mod handlers;
 mod host;
+mod hub;
+mod options;
 mod pool;
 mod registry;
 mod runtime;
+mod transport;
 
-pub use agent::{Agent, AgentSpec, ExitStatus, Session, SessionOptions, TurnResult};
+pub use agent::{Agent, ExitStatus, Session, TurnResult};
 pub use error::AcpError;
-pub use events::{EventStream, RawEvent};
+pub use events::{EventStream, RawEvent, SessionEventStream};
 pub use handlers::{
     ElicitationHandler, ElicitationRequest, ExtHandler, ExtReply, HandlerError, PermissionHandler,
     PermissionOption, PermissionRequest, TerminalAuthCommand, TerminalAuthRunner,
 };
-pub use host::{Host, HostOptions};
-pub use pool::{Pool, PoolConfig, PoolMode, PoolStats, PooledSession};
+pub use host::Host;
+pub use options::{
+    AgentSpec, ClientInfo, FsLimits, HostOptions, PoolMode, PoolOptions, RestartPolicy,
+    SessionOptions, TerminalLimits,
+};
+pub use pool::{Pool, PoolStats, PooledSession};
 pub use registry::{
     DistributionKind, InstalledAgent, Registry, RegistryAgent, RegistryFetcher, ResolveOptions,
     ResolvedAgent,
 };
+pub use transport::ByteStream;
 
 uniffi::setup_scaffolding!("acp_host");
 

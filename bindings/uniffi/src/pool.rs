@@ -1,55 +1,12 @@
 //! `Pool` and `PooledSession`: the core's agent pool (docs/ORCHESTRATION.md, "Pools").
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use crate::agent::{Agent, Session, SessionOptions, TurnResult, json_arg};
+use crate::agent::{Agent, Session, TurnResult, json_arg, settled};
 use crate::error::AcpError;
+use crate::hub::Hub;
+use crate::options::SessionOptions;
 use crate::runtime::{on_rt, rt};
-
-/// How sessions map onto the pool's processes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, uniffi::Enum)]
-pub enum PoolMode {
-    /// One process per session, shut down when the session is released (agents that refuse a
-    /// second connection, or serialize permissions across sessions).
-    ProcessPerSession,
-    /// Up to maxSessions sessions per process (at least 1), least-loaded process first.
-    Shared { max_sessions: u32 },
-}
-
-/// A pool's settings. The default mode is `ProcessPerSession`.
-#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
-pub struct PoolConfig {
-    pub mode: PoolMode,
-    /// Processes kept started and initialized, ready for a session (refilled in the background).
-    #[uniffi(default = 1)]
-    pub warm_spares: u32,
-    /// Live processes at most (spares and starting ones count); a session that would need more
-    /// fails with `Busy` (after waiting for a spare being started, if any).
-    #[uniffi(default = 8)]
-    pub max_agents: u32,
-    /// A shared process without sessions this long is shut down; null: never.
-    #[uniffi(default = Some(300000))]
-    pub idle_timeout_ms: Option<u64>,
-}
-
-impl PoolConfig {
-    fn to_core(&self, spec: acp_host::AgentSpec) -> acp_host::PoolConfig {
-        let count = |n: u32| usize::try_from(n).unwrap_or(usize::MAX);
-        acp_host::PoolConfig {
-            mode: match self.mode {
-                PoolMode::ProcessPerSession => acp_host::PoolMode::ProcessPerSession,
-                PoolMode::Shared { max_sessions } => acp_host::PoolMode::Shared {
-                    max_sessions: count(max_sessions),
-                },
-            },
-            warm_spares: count(self.warm_spares),
-            max_agents: count(self.max_agents),
-            idle_timeout: self.idle_timeout_ms.map(Duration::from_millis),
-            ..acp_host::PoolConfig::new(spec)
-        }
-    }
-}
 
 /// What a pool holds right now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, uniffi::Record)]
@@ -84,24 +41,26 @@ pub struct Pool {
     shared: Arc<PoolShared>,
     /// The host's agents list (an `Agent` object of a pooled process shares it).
     owned: Arc<Mutex<Vec<acp_host::Agent>>>,
+    hub: Option<Arc<Hub>>,
 }
 
 impl Pool {
     pub(crate) fn new(
         host: &acp_host::Host,
-        spec: acp_host::AgentSpec,
-        config: &PoolConfig,
+        config: acp_host::PoolConfig,
         owned: Arc<Mutex<Vec<acp_host::Agent>>>,
+        hub: Option<Arc<Hub>>,
     ) -> Result<(Arc<Pool>, Arc<PoolShared>), AcpError> {
         let core = {
             let _enter = rt().enter();
-            acp_host::Pool::new(host, config.to_core(spec))?
+            acp_host::Pool::new(host, config)?
         };
         let shared = Arc::new(PoolShared { pool: core });
         Ok((
             Arc::new(Pool {
                 shared: shared.clone(),
                 owned,
+                hub,
             }),
             shared,
         ))
@@ -120,12 +79,14 @@ impl Pool {
         let options = options.to_core()?;
         let shared = self.shared.clone();
         let owned = self.owned.clone();
+        let hub = self.hub.clone();
         on_rt(async move {
             let session = shared.pool.open_session(options).await?;
             Ok(Arc::new(PooledSession {
                 session,
                 _pool: shared,
                 owned,
+                hub,
             }))
         })
         .await
@@ -167,6 +128,7 @@ pub struct PooledSession {
     /// Keeps the pool alive while one of its sessions is held.
     _pool: Arc<PoolShared>,
     owned: Arc<Mutex<Vec<acp_host::Agent>>>,
+    hub: Option<Arc<Hub>>,
 }
 
 impl Drop for PooledSession {
@@ -187,22 +149,28 @@ impl PooledSession {
 
     /// The pooled process serving it (the pool starts and ends it).
     pub fn agent(&self) -> Arc<Agent> {
-        Arc::new(Agent::new(self.session.agent().clone(), self.owned.clone()))
+        Arc::new(Agent::new(
+            self.session.agent().clone(),
+            self.owned.clone(),
+            self.hub.clone(),
+        ))
     }
 
     /// The underlying session, for its state, modes, models and config options (its own
     /// `prompt` does not queue: a second one while a turn runs fails `Busy`).
     pub fn session(&self) -> Arc<Session> {
-        Session::wrap(self.session.session().clone())
+        Session::wrap(self.session.session().clone(), self.hub.clone())
     }
 
-    /// Send one text block and wait for the turn to end; while another prompt of this session
-    /// runs, wait for it first. `Cancelled` when `cancel()` is called while this one waits (it
+    /// Send one text block and wait for the turn to end (and for the session's open event
+    /// streams to take its `turn_ended`, as `Session.prompt`); while another prompt of this
+    /// session runs, wait for it first. `Cancelled` when `cancel()` is called while this one waits (it
     /// is never sent). Cancelling the calling coroutine leaves the line (a running turn is
     /// cancelled with `session/cancel`, and the next prompt starts once it has settled).
     pub async fn prompt(&self, text: String) -> Result<TurnResult, AcpError> {
         let turn = self.session.prompt_text(&text);
-        on_rt(async move { Ok(turn.await?.into()) }).await
+        let (session, hub) = (self.session.session().clone(), self.hub.clone());
+        on_rt(async move { settled(turn.await, &session, hub).await }).await
     }
 
     /// `prompt` with content blocks (each an ACP content block as JSON).
@@ -212,7 +180,8 @@ impl PooledSession {
             content.push(json_arg(&format!("blocks[{i}]"), b)?);
         }
         let turn = self.session.prompt(content);
-        on_rt(async move { Ok(turn.await?.into()) }).await
+        let (session, hub) = (self.session.session().clone(), self.hub.clone());
+        on_rt(async move { settled(turn.await, &session, hub).await }).await
     }
 
     /// `session/cancel` for the running turn; every prompt still waiting its turn fails with

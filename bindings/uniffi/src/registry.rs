@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use acp_host::registry::{Fetcher, LocalOnlyFetcher, Platform};
 
-use crate::agent::AgentSpec;
 use crate::error::AcpError;
 use crate::handlers::HandlerError;
+use crate::options::AgentSpec;
 use crate::runtime::{on_rt, rt};
 
 /// A distribution of an agent, as the registry names it (`binary`, `npx`, `uvx`).
@@ -137,28 +137,11 @@ fn platform_arg(platform: Option<&str>) -> Result<Option<Platform>, acp_host::Er
 
 impl From<acp_host::registry::Resolved> for ResolvedAgent {
     fn from(r: acp_host::registry::Resolved) -> ResolvedAgent {
-        let mut env = std::collections::HashMap::new();
-        let mut unset_env = Vec::new();
-        for (k, v) in r.spec.env {
-            match v {
-                Some(v) => {
-                    env.insert(k, v);
-                }
-                None => unset_env.push(k),
-            }
-        }
         ResolvedAgent {
             agent_id: r.agent_id,
             agent_version: r.agent_version,
             kind: r.kind.into(),
-            spec: AgentSpec {
-                command: r.spec.command,
-                args: r.spec.args,
-                env,
-                unset_env,
-                cwd: r.spec.cwd.as_deref().map(path_text),
-                restart: None,
-            },
+            spec: AgentSpec::from_core(r.spec),
             platform: r.platform.map(|p| p.as_str().to_owned()),
             install_dir: r.install_dir.as_deref().map(path_text),
             needs_install: r.needs_install,

@@ -34,7 +34,13 @@ impl Actor {
             }
             ReaderMsg::Noise { line, bytes } => {
                 self.noise += 1;
-                tracing::debug!(agent = self.agent, bytes, "non-JSON line on agent stdout");
+                self.host.config.log.emit(
+                    crate::log::Level::Debug,
+                    "protocol",
+                    Some(self.agent),
+                    None,
+                    || format!("a non-JSON line of {bytes} bytes on the agent's stdout, skipped"),
+                );
                 let data = serde_json::json!({ "line": line, "bytes": bytes, "count": self.noise });
                 self.emit(self.event(EventKind::ProtocolNoise, raw_json(&data)))
                     .await;
@@ -51,7 +57,13 @@ impl Actor {
             ReaderMsg::Eof(err) => {
                 self.reader_open = false;
                 if let Some(err) = err {
-                    tracing::debug!(agent = self.agent, %err, "agent stdout read error");
+                    self.host.config.log.emit(
+                        crate::log::Level::Warn,
+                        "transport",
+                        Some(self.agent),
+                        None,
+                        || format!("reading the agent's stdout failed: {err}"),
+                    );
                 }
                 self.agent_gone().await;
             }

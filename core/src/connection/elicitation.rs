@@ -233,6 +233,13 @@ impl Actor {
                         Ok(())
                     }
                     Err(why) => {
+                        self.host.config.log.emit(
+                            crate::log::Level::Warn,
+                            "elicitation",
+                            Some(self.agent),
+                            None,
+                            || format!("elicitation {eid} cancelled: {why}"),
+                        );
                         let note = Some(why.clone());
                         self.resolve_elicitation(
                             eid,
@@ -253,7 +260,13 @@ impl Actor {
                 Ok(())
             }
             Err(reason) => {
-                tracing::debug!(agent = self.agent, eid, %reason, "elicitation answer unusable");
+                self.host.config.log.emit(
+                    crate::log::Level::Warn,
+                    "elicitation",
+                    Some(self.agent),
+                    None,
+                    || format!("elicitation {eid} cancelled: the handler failed: {reason}"),
+                );
                 self.resolve_elicitation(
                     eid,
                     ElicitationAnswer::Cancel,

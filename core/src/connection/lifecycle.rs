@@ -188,6 +188,20 @@ impl Actor {
         if let Some(error) = self.shutdown_error.take() {
             data["error"] = error;
         }
+        self.host.config.log.emit(
+            crate::log::Level::Info,
+            "transport",
+            Some(self.agent),
+            None,
+            || {
+                let how = match (&info.code, &info.signal) {
+                    (Some(code), _) => format!("exit code {code}"),
+                    (None, Some(signal)) => format!("signal {signal}"),
+                    (None, None) => "no exit status".to_owned(),
+                };
+                format!("the agent exited ({reason}; {how})")
+            },
+        );
         let _ = self.shared.exit.set(info.clone());
         self.shared.exited.notify_waiters();
         // Nothing of this agent follows `agent_exited`: late stderr only reaches the tail.

@@ -260,6 +260,8 @@ struct PermEntry {
     subject: Subject,
     /// The rule that decided, reported in `permission_resolved`.
     rule: Option<String>,
+    /// Why the host's answer was not used (`invalid_answer`), for `permission_resolved`.
+    reason: Option<String>,
     timer: Option<delay_queue::Key>,
 }
 
@@ -654,7 +656,13 @@ impl Actor {
             }
             Completion::WriterDone(res) => {
                 if let Err(e) = res {
-                    tracing::debug!(agent = self.agent, error = %e, "writing to agent stdin failed");
+                    self.host.config.log.emit(
+                        crate::log::Level::Warn,
+                        "transport",
+                        Some(self.agent),
+                        None,
+                        || format!("writing to the agent's stdin failed: {e}"),
+                    );
                     // Nothing more can reach the agent: every pending call fails now rather
                     // than wait for an answer to a request it never got.
                     self.writer_failed(format!("writing to the agent failed: {e}"))

@@ -131,7 +131,13 @@ impl Actor {
         if let (Value::Object(d), Value::Object(e)) = (&mut data, extra) {
             d.extend(e);
         }
-        tracing::debug!(agent = self.agent, reason, "protocol error");
+        self.host.config.log.emit(
+            crate::log::Level::Debug,
+            "protocol",
+            Some(self.agent),
+            None,
+            || format!("protocol error ({reason}): {message}"),
+        );
         self.emit(self.event(EventKind::ProtocolError, raw_json(&data)))
             .await;
     }
@@ -154,7 +160,13 @@ impl Actor {
             }
             Err(Refused::Full { queued }) => self.stdin_stalled(queued).await,
             Err(Refused::TooLarge { len, room }) => {
-                tracing::debug!(agent = self.agent, len, room, "line too large to send");
+                self.host.config.log.emit(
+                    crate::log::Level::Debug,
+                    "transport",
+                    Some(self.agent),
+                    None,
+                    || format!("a {len}-byte line is too large to send ({room} bytes of room)"),
+                );
             }
         }
         sent
@@ -207,10 +219,12 @@ impl Actor {
         if self.gone.is_some() || self.writer_dead {
             return;
         }
-        tracing::warn!(
-            agent = self.agent,
-            queued,
-            "agent is not reading its stdin; killing it"
+        self.host.config.log.emit(
+            crate::log::Level::Warn,
+            "transport",
+            Some(self.agent),
+            None,
+            || format!("the agent is not reading its stdin ({queued} bytes queued); killing it"),
         );
         self.protocol_error(
             "stdin_stalled",
@@ -245,7 +259,13 @@ impl Actor {
         if let Some(p) = &self.process {
             // A process we cannot write to is taken down at once; its exit then fails every
             // pending call with `agent_exited` (exit status and stderr tail: the useful error).
-            tracing::debug!(agent = self.agent, %message, "killing the agent");
+            self.host.config.log.emit(
+                crate::log::Level::Info,
+                "transport",
+                Some(self.agent),
+                None,
+                || format!("killing the agent: {message}"),
+            );
             p.signal(crate::transport::GroupSignal::Kill);
             return;
         }

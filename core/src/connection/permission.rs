@@ -40,9 +40,14 @@ where
         }));
         match step {
             Ok(poll) => poll,
-            Err(_) => {
+            Err(payload) => {
                 fut = None;
-                std::task::Poll::Ready(Err(format!("{what} decider panicked")))
+                let why = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "no message".to_owned());
+                std::task::Poll::Ready(Err(format!("{what} decider panicked: {why}")))
             }
         }
     })
@@ -72,6 +77,8 @@ struct PermissionResolvedData<'a> {
     outcome: Option<&'a Outcome>,
     #[serde(skip_serializing_if = "Option::is_none")]
     option_kind: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'a str>,
 }
 
 /// The result of `session/request_permission`.
@@ -180,6 +187,7 @@ impl Actor {
                 decider: None,
                 subject,
                 rule: None,
+                reason: None,
                 timer: None,
             },
         );
@@ -314,11 +322,16 @@ impl Actor {
                 Ok(())
             }
             Ok(Some(option)) => {
-                let outcome = deny_outcome(&entry.options, false);
-                self.resolve_permission(perm, outcome, DecidedBy::InvalidAnswer)
-                    .await;
+                let offered: Vec<&str> =
+                    entry.options.iter().map(|o| o.option_id.as_str()).collect();
+                let reason = format!(
+                    "the answer `{option}` is not one of the offered option ids ({}); an option's \
+                     id is expected, not its name",
+                    offered.join(", ")
+                );
+                self.permission_unusable(perm, reason.clone()).await;
                 Err(Error::InvalidArgument(format!(
-                    "`{option}` is not one of the offered options; the request was denied"
+                    "{reason}; the request was denied"
                 )))
             }
             Ok(None) => {
@@ -328,13 +341,30 @@ impl Actor {
                 Ok(())
             }
             Err(reason) => {
-                tracing::debug!(agent = self.agent, perm, %reason, "permission decider failed; denying");
-                let outcome = deny_outcome(&entry.options, false);
-                self.resolve_permission(perm, outcome, DecidedBy::InvalidAnswer)
+                self.permission_unusable(perm, format!("the permission handler failed: {reason}"))
                     .await;
                 Ok(())
             }
         }
+    }
+
+    /// Deny a request whose host answer cannot be used, saying why in the event and the log.
+    async fn permission_unusable(&mut self, perm: u64, reason: String) {
+        let Some(entry) = self.perms.get_mut(&perm) else {
+            return;
+        };
+        let session = entry.session.clone();
+        self.host.config.log.emit(
+            crate::log::Level::Warn,
+            "permission",
+            Some(self.agent),
+            Some(&session),
+            || format!("permission request {perm} denied: {reason}"),
+        );
+        entry.reason = Some(reason);
+        let outcome = deny_outcome(&entry.options, false);
+        self.resolve_permission(perm, outcome, DecidedBy::InvalidAnswer)
+            .await;
     }
 
     /// Answer the agent and report the resolution (exactly once per request).
@@ -395,6 +425,7 @@ impl Actor {
             session_id: &entry.session,
             decided_by: by,
             rule: entry.rule.as_deref(),
+            reason: entry.reason.as_deref(),
             outcome: outcome.as_ref(),
             option_kind,
         };

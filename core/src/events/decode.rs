@@ -39,6 +39,7 @@ pub enum Payload {
     TerminalCreated(TerminalCreated),
     TerminalExited(TerminalExited),
     AgentStderr(AgentStderr),
+    Progress(Progress),
     ProtocolNoise(ProtocolNoise),
     ProtocolError(ProtocolError),
     ExtNotification(ExtNotification),
@@ -136,6 +137,7 @@ pub(super) fn decode(kind: EventKind, raw: &str) -> Decoded {
         EventKind::AgentRestarted => typed!(AgentRestarted),
         EventKind::AgentFailed => typed!(AgentFailed),
         EventKind::SessionLost => typed!(SessionLost),
+        EventKind::Progress => typed!(Progress),
     }
 }
 

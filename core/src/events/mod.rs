@@ -60,11 +60,13 @@ pub enum EventKind {
     AgentFailed,
     /// A session of a restarted agent could not be reopened.
     SessionLost,
+    /// A slow step (spawn, handshake, login) started, is still waiting, ended or failed.
+    Progress,
 }
 
 impl EventKind {
     /// Every kind, in declaration order.
-    pub const ALL: [EventKind; 28] = [
+    pub const ALL: [EventKind; 29] = [
         EventKind::AgentReady,
         EventKind::AgentExited,
         EventKind::SessionOpened,
@@ -93,6 +95,7 @@ impl EventKind {
         EventKind::AgentRestarted,
         EventKind::AgentFailed,
         EventKind::SessionLost,
+        EventKind::Progress,
     ];
 
     /// The kind named `name` (the `kind` field of the JSON envelope).
@@ -131,6 +134,7 @@ impl EventKind {
             EventKind::AgentRestarted => "agent_restarted",
             EventKind::AgentFailed => "agent_failed",
             EventKind::SessionLost => "session_lost",
+            EventKind::Progress => "progress",
         }
     }
 }

@@ -188,6 +188,10 @@ pub struct PermissionResolved {
     /// The rule or grant that decided, when one did.
     #[serde(default)]
     pub rule: Option<String>,
+    /// Why the host's answer was not used (`decidedBy: "invalid_answer"`): the handler's error
+    /// (its message and stack, as the face reports it) or the unusable answer.
+    #[serde(default)]
+    pub reason: Option<String>,
 }
 
 /// The mode of an elicitation.
@@ -338,6 +342,26 @@ pub struct TerminalExited {
     pub exit_code: Option<i64>,
     #[serde(default)]
     pub signal: Option<String>,
+}
+
+/// `progress`: a slow step of the host's (`phase`: `spawn`, `handshake`, `login`) started, is
+/// still waiting (every 5 s), is done or failed. The agent has no session yet during these.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Progress {
+    /// `spawn`, `handshake`, `login` (registry installs report `download` and `extract` to their
+    /// own callback).
+    pub phase: String,
+    /// `started`, `waiting`, `done`, `failed`.
+    pub stage: String,
+    /// Since the step started.
+    pub elapsed_ms: u64,
+    #[serde(default)]
+    pub bytes: Option<u64>,
+    /// What failed, or what is being waited for.
+    #[serde(default)]
+    pub message: Option<String>,
 }
 
 /// `agent_stderr`: one line of the agent's stderr (lossy UTF-8).
@@ -543,4 +567,5 @@ pub struct EventData {
     pub agent_restarted: AgentRestarted,
     pub agent_failed: AgentFailed,
     pub session_lost: SessionLost,
+    pub progress: Progress,
 }

@@ -111,6 +111,14 @@ fn absolute(v: &Value, dir: bool, path: &str) -> Result<()> {
     if s.contains('\0') {
         return Err(bad(path, "must not contain NUL"));
     }
+    // The sandbox decides on paths as written: a root or cwd with `..` would never match
+    // what it names, so it is refused rather than silently useless.
+    if std::path::Path::new(s)
+        .components()
+        .any(|c| matches!(c, std::path::Component::ParentDir))
+    {
+        return Err(bad(path, format!("must not contain `..`, got `{s}`")));
+    }
     if dir && let Some(why) = crate::transport::unusable_dir(std::path::Path::new(s)) {
         return Err(bad(path, why));
     }

@@ -75,7 +75,7 @@ pub fn render() -> String {
          `invalid_config` error and `data.path` — whichever face it comes through.\n\n\
          How each face spells a document:\n\n\
          - **C**: the JSON text itself (`acph_host_new`, `acph_host_spawn`, \
-         `acph_agent_new_session`, `acph_host_pool_new`).\n\
+         `acph_agent_new_session`, `acph_pool_new`).\n\
          - **Node**: the options object, names as below; a function (`onPermission`, \
          `onElicitation`, `fs`/`terminal` hooks, `onExtRequest`, `onTerminalAuth`) is the \
          face's handler for its option.\n\
@@ -89,7 +89,7 @@ pub fn render() -> String {
          - An unknown option is an error, never ignored (a typo cannot fall back to a default).\n\
          - `null` (Python `None`, JavaScript `undefined`) means \"not given\": the default; \
          for the time limits marked so, it means \"none\".\n\
-         - Paths must be absolute; a relative path is refused, not resolved (an editor's \
+         - Paths must be absolute and without `..`; a relative path is refused, not resolved (an editor's \
          process has no meaningful working directory). A `cwd` or `additionalDirectories` entry \
          must exist and be a directory when the options are read, before anything is spawned.\n\
          - A policy is a preset name, an absolute path of a JSON policy file, \

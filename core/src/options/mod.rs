@@ -90,6 +90,7 @@ pub struct HostOptions {
     terminal_auth: Who,
     /// C only: service calls delivered as `service_request` events instead of the callback.
     pub services_as_events: bool,
+    log_level: crate::log::Level,
 }
 
 /// The callables a face was given. Each is used when its option is unsaid or says
@@ -103,6 +104,8 @@ pub struct Hooks {
     pub terminal: Option<Arc<dyn TerminalHandler>>,
     pub ext: Option<Arc<dyn ExtHandler>>,
     pub terminal_auth: Option<Arc<dyn TerminalAuthRunner>>,
+    /// The face's log hook; gets records at `logLevel` and more severe.
+    pub log: Option<Arc<dyn crate::log::LogSink>>,
 }
 
 impl std::fmt::Debug for Hooks {
@@ -114,6 +117,7 @@ impl std::fmt::Debug for Hooks {
             .field("terminal", &self.terminal.is_some())
             .field("ext", &self.ext.is_some())
             .field("terminal_auth", &self.terminal_auth.is_some())
+            .field("log", &self.log.is_some())
             .finish()
     }
 }
@@ -216,6 +220,9 @@ pub fn host(doc: &Value, face: Face) -> Result<HostOptions> {
     if let Some(t) = opt_ms(map, "eventStallTimeoutMs") {
         c.event_stall_timeout = t;
     }
+    if let Some(b) = given(map, "progressEvents").and_then(Value::as_bool) {
+        c.progress_events = b;
+    }
     if let Some(b) = given(map, "wireEvents").and_then(Value::as_bool) {
         c.wire_events = b;
     }
@@ -269,6 +276,14 @@ pub fn host(doc: &Value, face: Face) -> Result<HostOptions> {
             url: names.iter().any(|n| n == "url"),
         };
     }
+    let services_as_events = map.get("services").and_then(Value::as_str) == Some("events");
+    if services_as_events && !c.events_enabled {
+        // Service requests would go to a stream that queues nothing: never answered.
+        return Err(bad(
+            "services",
+            "\"events\" needs the event stream (`events` is false)",
+        ));
+    }
     let o = HostOptions {
         permission: who(map, "permission", "handler"),
         elicitation: who(map, "elicitation", "handler"),
@@ -277,7 +292,12 @@ pub fn host(doc: &Value, face: Face) -> Result<HostOptions> {
         terminal: who(map, "terminal", "embedder"),
         ext: who(map, "ext", "embedder"),
         terminal_auth: who(map, "terminalAuth", "embedder"),
-        services_as_events: map.get("services").and_then(Value::as_str) == Some("events"),
+        services_as_events,
+        log_level: map
+            .get("logLevel")
+            .and_then(Value::as_str)
+            .and_then(crate::log::Level::parse)
+            .unwrap_or(crate::log::Level::Info),
         config: c,
     };
     Ok(o.plain())
@@ -313,8 +333,12 @@ impl HostOptions {
             terminal,
             ext,
             terminal_auth,
+            log_level,
             ..
         } = self;
+        if let Some(sink) = hooks.log {
+            config.log = crate::log::LogHook::new(sink, log_level);
+        }
         if let Some(d) = attach(
             "permission",
             permission,
@@ -577,6 +601,7 @@ pub fn effective(config: &HostConfig) -> Value {
         "eventCapacity": config.event_capacity,
         "eventQueueBytes": config.event_queue_bytes,
         "eventStallTimeoutMs": opt_ms(config.event_stall_timeout),
+        "progressEvents": config.progress_events,
         "wireEvents": config.wire_events,
         "coalesceToolCallUpdates": config.coalesce_tool_call_updates,
         "maxLineBytes": config.max_line_bytes,
@@ -600,6 +625,7 @@ pub fn effective(config: &HostConfig) -> Value {
         "ext": if matches!(config.ext, ExtService::Embedder(_)) { "embedder" } else { "none" },
         "terminalAuth": if matches!(config.terminal_auth, TerminalAuth::Runner(_)) { "embedder" } else { "none" },
         "unstable": config.unstable,
+        "logLevel": config.log.level().unwrap_or(crate::log::Level::Info).as_str(),
     })
 }
 

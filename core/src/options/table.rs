@@ -369,6 +369,13 @@ pub const HOST: &[Opt] = &[
         "[]",
         "Unstable ACP methods to opt into; without it their calls fail with `unsupported`.",
     ),
+    opt(
+        "logLevel",
+        Ty::Enum(&["error", "warn", "info", "debug", "trace"]),
+        "\"info\"",
+        "The least severe record the face's log hook gets (no hook: nothing is logged; the \
+         library never prints).",
+    ),
     Opt {
         name: "services",
         ty: Ty::Enum(&["callback", "events"]),

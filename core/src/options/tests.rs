@@ -140,6 +140,7 @@ fn every_value_is_checked_with_its_full_path() {
         ),
         (json!({"roots": ["rel/dir"]}), "roots[0]", "absolute"),
         (json!({"roots": ["/ok", 3]}), "roots[1]", "absolute path"),
+        (json!({"roots": ["/a/../b"]}), "roots[0]", "`..`"),
         (json!({"roots": "/one"}), "roots", "list"),
         (
             json!({"permission": "allow"}),
@@ -202,6 +203,15 @@ fn every_value_is_checked_with_its_full_path() {
         assert!(p.starts_with(path), "{doc}: path {p}, want {path} ({m})");
         assert!(m.contains(needle), "{doc}: message {m:?} lacks {needle:?}");
     }
+}
+
+#[test]
+fn service_requests_as_events_need_the_event_stream() {
+    let doc = json!({"services": "events", "events": false});
+    let (p, m) = err_path(host(&doc, Face::C).map(|o| o.config));
+    assert_eq!(p, "services", "{m}");
+    assert!(m.contains("`events` is false"), "{m}");
+    assert!(host(&json!({"services": "events"}), Face::C).is_ok());
 }
 
 #[test]

@@ -517,7 +517,13 @@ async fn maintain(weak: Weak<PoolInner>) {
                     }
                     Err(e) => {
                         failures += 1;
-                        tracing::warn!(error = %e, "pool: starting a warm spare failed");
+                        inner.host.config().log.emit(
+                            crate::log::Level::Warn,
+                            "pool",
+                            None,
+                            None,
+                            || format!("starting a warm spare failed: {e}"),
+                        );
                         st.spare_error = Some(e);
                     }
                 }

@@ -432,6 +432,36 @@ pub fn install_binary_with_limits(
     fetcher: &dyn Fetcher,
     limits: &InstallLimits,
 ) -> Result<Installed> {
+    install_binary_with_progress(
+        agent,
+        platform,
+        cache_dir,
+        fetcher,
+        limits,
+        &crate::progress::NoProgress,
+    )
+}
+
+/// [`install_binary_with_limits`], reporting the download and the extraction to `progress`
+/// (`started`, then `done` with the archive's size or `failed` with why; nothing when the
+/// binary was already installed).
+pub fn install_binary_with_progress(
+    agent: &RegistryAgent,
+    platform: Platform,
+    cache_dir: &Path,
+    fetcher: &dyn Fetcher,
+    limits: &InstallLimits,
+    progress: &dyn crate::progress::ProgressSink,
+) -> Result<Installed> {
+    use crate::progress::{Phase, Stage, Step};
+    // Report a step's end from its result.
+    let ended = |step: &Step, r: &Result<Option<u64>>| {
+        let p = match r {
+            Ok(bytes) => step.report(Stage::Done, *bytes, None),
+            Err(e) => step.report(Stage::Failed, None, Some(e.to_string())),
+        };
+        progress.progress(&p);
+    };
     let Some(target) = agent.binary_for(platform) else {
         return Err(Error::NotFound(format!(
             "agent `{}` has no binary distribution for {platform}",
@@ -482,15 +512,27 @@ pub fn install_binary_with_limits(
             archive_path: agent.target_path(platform, "archive"),
             sha_path: agent.target_path(platform, "sha256"),
         };
-        download.fetch_verified(fetcher, &expected, limits)?;
-        archive::extract(&staging.download, &staging.dir, limits).map_err(|e| match e {
-            ExtractError::Refused(why) => invalid(
-                agent.target_path(platform, "archive"),
-                format!("{why}; nothing was installed"),
-            ),
-            ExtractError::Unsupported(why) => Error::Unsupported(why),
-            ExtractError::Io(e) => with_path(e, &staging.dir),
-        })?;
+        let step = Step::new(Phase::Download);
+        progress.progress(&step.report(Stage::Started, None, Some(target.archive.clone())));
+        let fetched = download
+            .fetch_verified(fetcher, &expected, limits)
+            .map(|()| fs::metadata(&staging.download).ok().map(|m| m.len()));
+        ended(&step, &fetched);
+        fetched?;
+        let step = Step::new(Phase::Extract);
+        progress.progress(&step.report(Stage::Started, None, None));
+        let extracted = archive::extract(&staging.download, &staging.dir, limits)
+            .map_err(|e| match e {
+                ExtractError::Refused(why) => invalid(
+                    agent.target_path(platform, "archive"),
+                    format!("{why}; nothing was installed"),
+                ),
+                ExtractError::Unsupported(why) => Error::Unsupported(why),
+                ExtractError::Io(e) => with_path(e, &staging.dir),
+            })
+            .map(|_| None);
+        ended(&step, &extracted);
+        extracted?;
         let staged_cmd = staging.dir.join(&cmd);
         match fs::symlink_metadata(&staged_cmd) {
             Ok(m) if m.is_file() => {}

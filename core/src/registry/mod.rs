@@ -27,7 +27,7 @@ pub use install::{
     DEFAULT_FILE_FETCH_STALL_TIMEOUT, DEFAULT_FILE_FETCH_TIMEOUT, DEFAULT_MAX_ARCHIVE_BYTES,
     DEFAULT_MAX_DEPTH, DEFAULT_MAX_DIRS, DEFAULT_MAX_ENTRIES, DEFAULT_MAX_TOTAL_BYTES, Fetcher,
     FileFetcher, InstallLimits, Installed, LocalOnlyFetcher, MAX_ENTRY_COMPONENT_BYTES,
-    MAX_ENTRY_PATH_BYTES, install_binary, install_binary_with_limits,
+    MAX_ENTRY_PATH_BYTES, install_binary, install_binary_with_limits, install_binary_with_progress,
 };
 
 use std::path::{Path, PathBuf};

@@ -32,8 +32,10 @@ fn session_handle(v: &serde_json::Value) -> Result<u64, Failure> {
 /// "resetAfterMs": 60000}` (every field optional, these defaults): a process that dies unasked is
 /// started again under the same agent id and its open sessions reopened, keeping their handles
 /// (events `agent_restarting`, `agent_restarted`, `session_lost`, `agent_failed`; docs/FFI.md).
-/// A bad `restart` is `ACPH_STATUS_INVALID_CONFIG` (`data.path` `"restart"`) and nothing is
-/// started. `result`: `{"agent": id, "protocolVersion", "agentInfo", "agentCapabilities",
+/// The spec is an option document (docs/OPTIONS.md, "Agent spec"): a bad one (text that is not
+/// JSON, an unknown field, a `cwd` that is not an existing directory, a bad `restart`) is
+/// `ACPH_STATUS_INVALID_CONFIG` with the core's message and `data.path` (`cwd`,
+/// `restart.backoffMs`, ...) and nothing is started. `result`: `{"agent": id, "protocolVersion", "agentInfo", "agentCapabilities",
 /// "authMethods", "exited": null, "restartsExhausted": false}`; the `agent_ready` event precedes
 /// it. A failed handshake still reports the agent it started, as an `agent_exited` event under an
 /// agent id the caller never receives.
@@ -438,8 +440,9 @@ unsafe fn open_session(
 }
 
 /// `session/new`. `options_json`: `{"cwd": "/absolute/dir", "additionalDirectories": [...],
-/// "mcpServers": [...]}` (`cwd` required). `result`: `{"session": handle, "sessionId": "..."}`,
-/// after the `session_opened` event (which carries the same handle in `acph_event.session`).
+/// "mcpServers": [...]}` (`cwd` required; docs/OPTIONS.md, "Session options": a bad document is
+/// `ACPH_STATUS_INVALID_CONFIG` with the core's `data.path`, e.g. `additionalDirectories[1]`).
+/// `result`: `{"session": handle, "sessionId": "..."}`, after the `session_opened` event (which carries the same handle in `acph_event.session`).
 /// Session handles stay valid until the agent is released or the host freed.
 ///
 /// # Safety

@@ -7,13 +7,17 @@ use crate::ptr::{self, Callback, acph_free_fn, acph_service_fn, acph_wakeup_fn};
 use crate::services::Delivery;
 use crate::status::{acph_error, acph_status};
 
-/// Create a host from a JSON configuration (docs/FFI.md, "Configuration"):
-/// `{"permission": "deny"|"manual", "policy": "<preset>"|{policy document}, "roots": ["/abs"],
-/// "permissionTimeoutMs", "requestTimeoutMs" (null: none), "promptTimeoutMs", "shutdownGraceMs",
-/// "cancelGraceMs", "eventCapacity", "events", "wireEvents", "maxLineBytes", "stderrTailBytes",
-/// "fs"/"terminal": "builtin"|"embedder"|"disabled", "clientInfo": {"name", "version"}}`.
-/// Every field is optional; an unknown field is `ACPH_STATUS_INVALID_CONFIG`. `config_json` NULL
-/// means the defaults (deny every permission request, built-in fs and terminal services).
+/// Create a host from a JSON configuration: the host options of docs/OPTIONS.md, the same in
+/// every face (`{"permission": "deny"|"manual", "policy": "<preset>"|"/abs/policy.json"|{...},
+/// "elicitation": "none"|"manual", "elicitationModes": ["form", "url"], "requestTimeoutMs",
+/// "eventCapacity", "maxLineBytes", "fs"/"terminal": "builtin"|"embedder"|"disabled", ...}`),
+/// plus the C face's own `"services": "callback"|"events"`. Every field is optional. A bad
+/// document (not JSON, an unknown field, a value out of range) is `ACPH_STATUS_INVALID_CONFIG`
+/// with the core's message and `data.path` (`maxLineBytes`, `policy.rules[0].action`, ...).
+/// `"embedder"` routes a service to the service callback (or `service_requested` events); the C
+/// face has no permission or elicitation callback, so `"handler"` there is
+/// `ACPH_STATUS_INVALID_CONFIG` (use `"manual"` and answer the events). `config_json` NULL means
+/// the defaults (deny every permission request, built-in fs and terminal services).
 ///
 /// On success `*host_out` receives a new host, owned by the caller: free it with
 /// `acph_host_free`. The host starts two library threads (its runtime).

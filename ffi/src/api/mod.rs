@@ -17,6 +17,8 @@ mod events;
 
 mod agent;
 
+mod connect;
+
 mod session;
 
 mod pool;
@@ -24,6 +26,7 @@ mod pool;
 mod registry;
 
 pub use agent::*;
+pub use connect::*;
 pub use events::*;
 pub use host::*;
 pub use meta::*;

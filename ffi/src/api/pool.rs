@@ -23,10 +23,10 @@ use crate::status::{Failure, acph_error, acph_status};
 /// first. `warmSpares` processes are kept started and initialized (a session on one costs one
 /// `session/new`), refilled in the background; at most `maxAgents` processes live (spares
 /// included); a shared process without sessions for `idleTimeoutMs` is shut down. A bad
-/// document (an unknown field, a wrong type, `maxAgents` 0, more spares than agents) is
-/// `ACPH_STATUS_INVALID_CONFIG` (`data.path` `"pool"`; `"restart"` for the spec's policy), text
-/// that is not JSON `ACPH_STATUS_INVALID_JSON`, a bad spec `ACPH_STATUS_INVALID_ARGUMENT`; nothing
-/// is started then. Non-blocking: `*pool_out` is the new pool's id; its spares start in the
+/// document (an unknown field, a wrong type, `maxAgents` 0, more spares than agents, text that is
+/// not JSON), or a bad spec, is `ACPH_STATUS_INVALID_CONFIG` with the core's message and
+/// `data.path` (`pool.maxAgents`, `restart.backoffMs`, `cwd`; docs/OPTIONS.md); nothing is
+/// started then. Non-blocking: `*pool_out` is the new pool's id; its spares start in the
 /// background (`acph_pool_ready` waits for them). `acph_host_shutdown` and `acph_host_free` end
 /// every pool of the host.
 ///

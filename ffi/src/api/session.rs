@@ -115,28 +115,20 @@ pub unsafe extern "C" fn acph_session_state(
     })
 }
 
+/// The result of a finished turn: the core's one shape (`TurnResult::to_json`), reported after
+/// its `turn_ended` event.
 fn turn_json(t: acp_host::TurnResult) -> Value {
-    serde_json::json!({
-        "turn": t.turn,
-        "stopReason": t.stop_reason,
-        "response": t.raw,
-        "text": t.text,
-        "thought": t.thought,
-        "textTruncated": t.text_truncated,
-    })
-}
-
-/// The result of a finished turn, reported after its `turn_ended` event.
-fn turn_done(t: acp_host::TurnResult) -> Value {
-    turn_json(t)
+    t.to_json()
 }
 
 /// Send a prompt: `content_json` is a JSON array of ACP content blocks (`[{"type": "text",
 /// "text": "..."}]`; blocks the agent did not advertise are refused locally). The turn's events
-/// follow (`turn_started`, `session_update`s, `turn_ended`). `result`: `{"turn": id,
-/// "stopReason": "end_turn" | "cancelled" | ..., "response": {the agent's prompt response},
-/// "text": the turn's agent message text, "thought": its thought text, "textTruncated": bool}`
-/// (text assembled from the turn's text chunks, at most 4 MiB each). A second prompt while a
+/// follow (`turn_started`, `session_update`s, `turn_ended`), every one of them before the call's
+/// `call_completed` (or before a `_wait` variant returns). `result` (the same in every face):
+/// `{"turn": id, "stopReason": "end_turn" | "cancelled" | ..., "usage": {the turn's token usage}
+/// | null, "raw": {the agent's prompt response}, "text": the turn's agent message text,
+/// "thought": its thought text, "textTruncated": bool}` (text assembled from the turn's text
+/// chunks, at most 4 MiB each). A second prompt while a
 /// turn runs fails with `ACPH_STATUS_BUSY`, except on a pooled session (`acph_pool_open_session`):
 /// there it waits its turn, in call order, and `acph_call_cancel` of a waiting prompt completes
 /// it with `cancelled` without sending it.
@@ -231,7 +223,7 @@ pub unsafe extern "C" fn acph_session_prompt_text(
         out.write(host.state.start_call_abortable(p.agent(), move |abort| {
             let content = vec![serde_json::json!({ "type": "text", "text": text })];
             let turn = p.prompt(content, abort);
-            async move { turn.await.map(turn_done) }
+            async move { turn.await.map(turn_json) }
         })?);
         Ok(())
     })

@@ -198,6 +198,24 @@ bool call_result(const acph_event *ev, char **kind_out, json **result_out) {
     return is_ok;
 }
 
+void check_turn_result(const json *r) {
+    static const char *const fields[] = {"turn", "stopReason", "usage", "raw", "text", "thought", "textTruncated"};
+    const size_t n = sizeof fields / sizeof fields[0];
+    CHECK(r != NULL && r->type == JSON_OBJECT);
+    char *text = json_dump(r);
+    CHECK_MSG(r->length == n, text);
+    for (size_t i = 0; i < n; i++) CHECK_MSG(json_get(r, fields[i]) != NULL, fields[i]);
+    uint64_t turn = 0;
+    CHECK_MSG(json_u64(json_get(r, "turn"), &turn) && turn != 0, text);
+    CHECK_MSG(json_str(json_get(r, "stopReason")) != NULL, text);
+    CHECK_MSG(json_get(r, "raw")->type == JSON_OBJECT, text);
+    CHECK_MSG(json_str(json_get(r, "text")) != NULL && json_str(json_get(r, "thought")) != NULL, text);
+    CHECK_MSG(json_get(r, "textTruncated")->type == JSON_BOOL, text);
+    const json *usage = json_get(r, "usage");
+    CHECK_MSG(usage->type == JSON_NULL || usage->type == JSON_OBJECT, text);
+    free(text);
+}
+
 size_t count_kind(const event_list *l, const char *kind_name, const char *update) {
     size_t n = 0;
     for (size_t i = 0; i < l->len; i++) {

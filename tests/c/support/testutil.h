@@ -76,6 +76,9 @@ json *event_json(const acph_event *ev);
 /* For a call_completed event: true if ok; else `kind_out` (may be NULL) receives the error kind
  * (malloc'd). `result_out` (may be NULL) receives a clone of `result`. */
 bool call_result(const acph_event *ev, char **kind_out, json **result_out);
+/* A prompt's result has exactly the core's fields (`TurnResult::to_json`): turn, stopReason,
+ * usage, raw, text, thought, textTruncated, and nothing else. */
+void check_turn_result(const json *result);
 /* Count events of a kind (and, when `update` is not NULL, of that sessionUpdate). */
 size_t count_kind(const event_list *l, const char *kind_name, const char *update);
 /* The first event of a kind, or NULL. */

@@ -539,6 +539,7 @@ export interface EventData {
   agent_restarted: AgentRestarted;
   agent_failed: AgentFailed;
   session_lost: SessionLost;
+  progress: Progress;
 }
 /**
  * `agent_ready`: the handshake succeeded.
@@ -2501,6 +2502,11 @@ export interface PermissionResolved {
    * The rule or grant that decided, when one did.
    */
   rule?: string | null;
+  /**
+   * Why the host's answer was not used (`decidedBy: "invalid_answer"`): the handler's error
+   * (its message and stack, as the face reports it) or the unusable answer.
+   */
+  reason?: string | null;
 }
 /**
  * The user selected one of the provided options.
@@ -3161,4 +3167,28 @@ export interface AgentFailed {
 export interface SessionLost {
   sessionId: string;
   error: ErrorInfo;
+}
+/**
+ * `progress`: a slow step of the host's (`phase`: `spawn`, `handshake`, `login`) started, is
+ * still waiting (every 5 s), is done or failed. The agent has no session yet during these.
+ */
+export interface Progress {
+  /**
+   * `spawn`, `handshake`, `login` (registry installs report `download` and `extract` to their
+   * own callback).
+   */
+  phase: string;
+  /**
+   * `started`, `waiting`, `done`, `failed`.
+   */
+  stage: string;
+  /**
+   * Since the step started.
+   */
+  elapsedMs: number;
+  bytes?: number | null;
+  /**
+   * What failed, or what is being waited for.
+   */
+  message?: string | null;
 }

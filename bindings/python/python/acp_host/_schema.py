@@ -1549,6 +1549,9 @@ class PermissionResolved(_PermissionResolvedRequired, total=False):
     optionKind: Optional[PermissionOptionKind]
     #: The rule or grant that decided, when one did.
     rule: Optional[str]
+    #: Why the host's answer was not used (`decidedBy: "invalid_answer"`): the handler's error (its
+    #: message and stack, as the face reports it) or the unusable answer.
+    reason: Optional[str]
 
 
 class RequestPermissionOutcomeCancelled(TypedDict):
@@ -2063,6 +2066,26 @@ class SessionLost(TypedDict):
     error: ErrorInfo
 
 
+class _ProgressRequired(TypedDict):
+    #: `spawn`, `handshake`, `login` (registry installs report `download` and `extract` to their own
+    #: callback).
+    phase: str
+    #: `started`, `waiting`, `done`, `failed`.
+    stage: str
+    #: Since the step started.
+    elapsedMs: int
+
+
+class Progress(_ProgressRequired, total=False):
+    """`progress`: a slow step of the host's (`phase`: `spawn`, `handshake`, `login`) started, is
+    still waiting (every 5 s), is done or failed. The agent has no session yet during these.
+    """
+
+    bytes: Optional[int]
+    #: What failed, or what is being waited for.
+    message: Optional[str]
+
+
 #: Every event kind (docs/EVENTS.md). New kinds may be added: consumers must tolerate others at
 #: runtime.
 EventKind = Union[
@@ -2094,6 +2117,7 @@ EventKind = Union[
     Literal["agent_restarted"],
     Literal["agent_failed"],
     Literal["session_lost"],
+    Literal["progress"],
 ]
 
 
@@ -2126,6 +2150,7 @@ EVENT_KINDS: Tuple[EventKind, ...] = (
     "agent_restarted",
     "agent_failed",
     "session_lost",
+    "progress",
 )
 
 
@@ -2184,6 +2209,7 @@ class EventData(TypedDict):
     agent_restarted: AgentRestarted
     agent_failed: AgentFailed
     session_lost: SessionLost
+    progress: Progress
 
 
 class EventEnvelope(Protocol):
@@ -2467,6 +2493,15 @@ class SessionLostEvent(EventEnvelope, Protocol):
     def data(self) -> SessionLost: ...
 
 
+class ProgressEvent(EventEnvelope, Protocol):
+    """A ``progress`` event: ``data`` is ``Progress``."""
+
+    @property
+    def kind(self) -> Literal["progress"]: ...
+    @property
+    def data(self) -> Progress: ...
+
+
 #: Any event: narrow on ``ev.kind`` to type ``ev.data``.
 AnyEvent = Union[
     AgentReadyEvent,
@@ -2497,6 +2532,7 @@ AnyEvent = Union[
     AgentRestartedEvent,
     AgentFailedEvent,
     SessionLostEvent,
+    ProgressEvent,
 ]
 
 
@@ -2711,6 +2747,7 @@ __all__ = [
     "RecoveredSession",
     "AgentFailed",
     "SessionLost",
+    "Progress",
     "EventKind",
     "EVENT_KINDS",
     "SessionUpdateKind",
@@ -2744,5 +2781,6 @@ __all__ = [
     "AgentRestartedEvent",
     "AgentFailedEvent",
     "SessionLostEvent",
+    "ProgressEvent",
     "AnyEvent",
 ]

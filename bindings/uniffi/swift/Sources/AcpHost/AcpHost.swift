@@ -1179,6 +1179,309 @@ public func FfiConverterTypeAgent_lower(_ value: Agent) -> UInt64 {
 
 
 /**
+ * A bidirectional byte stream the embedder provides for `Host.connect`. Its methods are called
+ * on threads of the library's own (never on the caller's), and may block. Kotlin:
+ * `host.connect(input, output)` or `host.connect(socket)` build one.
+ */
+public protocol ByteStream: AnyObject, Sendable {
+    
+    /**
+     * Block until at least one byte is available and return up to `max` bytes; an empty
+     * array is the end of the stream. What it throws ends the connection like an EOF.
+     */
+    func read(max: UInt32) throws  -> Data
+    
+    /**
+     * Write all of `data` and flush it, blocking while the peer is slow. What it throws
+     * ends the connection.
+     */
+    func write(data: Data) throws 
+    
+    /**
+     * Close both directions (the connection is over). Must make a blocked `read` return or
+     * throw. Called once; what it throws is ignored.
+     */
+    func closeStream() throws 
+    
+}
+/**
+ * A bidirectional byte stream the embedder provides for `Host.connect`. Its methods are called
+ * on threads of the library's own (never on the caller's), and may block. Kotlin:
+ * `host.connect(input, output)` or `host.connect(socket)` build one.
+ */
+open class ByteStreamImpl: ByteStream, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_acp_host_uniffi_fn_clone_bytestream(self.handle, $0) }
+    }
+    // No primary constructor declared for this class.
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_acp_host_uniffi_fn_free_bytestream(handle, $0) }
+    }
+
+    
+
+    
+    /**
+     * Block until at least one byte is available and return up to `max` bytes; an empty
+     * array is the end of the stream. What it throws ends the connection like an EOF.
+     */
+open func read(max: UInt32)throws  -> Data  {
+    return try  FfiConverterData.lift(try rustCallWithError(FfiConverterTypeHandlerError_lift) {
+        uniffiCallStatus in
+    uniffi_acp_host_uniffi_fn_method_bytestream_read(
+            self.uniffiCloneHandle(),
+        FfiConverterUInt32.lower(max),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Write all of `data` and flush it, blocking while the peer is slow. What it throws
+     * ends the connection.
+     */
+open func write(data: Data)throws   {try rustCallWithError(FfiConverterTypeHandlerError_lift) {
+        uniffiCallStatus in
+    uniffi_acp_host_uniffi_fn_method_bytestream_write(
+            self.uniffiCloneHandle(),
+        FfiConverterData.lower(data),uniffiCallStatus
+    )
+}
+}
+    
+    /**
+     * Close both directions (the connection is over). Must make a blocked `read` return or
+     * throw. Called once; what it throws is ignored.
+     */
+open func closeStream()throws   {try rustCallWithError(FfiConverterTypeHandlerError_lift) {
+        uniffiCallStatus in
+    uniffi_acp_host_uniffi_fn_method_bytestream_close_stream(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+}
+}
+    
+
+    
+}
+
+
+
+// Put the implementation in a struct so we don't pollute the top-level namespace
+fileprivate struct UniffiCallbackInterfaceByteStream {
+
+    // Create the VTable using a series of closures.
+    // Swift automatically converts these into C callback functions.
+    //
+    // Store the vtable directly.
+    static let vtable: UniffiVTableCallbackInterfaceByteStream = UniffiVTableCallbackInterfaceByteStream(
+        uniffiFree: { (uniffiHandle: UInt64) -> () in
+            do {
+                try FfiConverterTypeByteStream.handleMap.remove(handle: uniffiHandle)
+            } catch {
+                print("Uniffi callback interface ByteStream: handle missing in uniffiFree")
+            }
+        },
+        uniffiClone: { (uniffiHandle: UInt64) -> UInt64 in
+            do {
+                return try FfiConverterTypeByteStream.handleMap.clone(handle: uniffiHandle)
+            } catch {
+                fatalError("Uniffi callback interface ByteStream: handle missing in uniffiClone")
+            }
+        },
+        read: { (
+            uniffiHandle: UInt64,
+            max: UInt32,
+            uniffiOutReturn: UnsafeMutablePointer<RustBuffer>,
+            uniffiCallStatus: UnsafeMutablePointer<RustCallStatus>
+        ) in
+            let makeCall = {
+                () throws -> Data in
+                guard let uniffiObj = try? FfiConverterTypeByteStream.handleMap.get(handle: uniffiHandle) else {
+                    throw UniffiInternalError.unexpectedStaleHandle
+                }
+                return try uniffiObj.read(
+                     max: try FfiConverterUInt32.lift(max)
+                )
+            }
+
+            
+            let writeReturn = { uniffiOutReturn.pointee = FfiConverterData.lower($0) }
+            uniffiTraitInterfaceCallWithError(
+                callStatus: uniffiCallStatus,
+                makeCall: makeCall,
+                writeReturn: writeReturn,
+                lowerError: FfiConverterTypeHandlerError_lower
+            )
+        },
+        write: { (
+            uniffiHandle: UInt64,
+            data: RustBuffer,
+            uniffiOutReturn: UnsafeMutableRawPointer,
+            uniffiCallStatus: UnsafeMutablePointer<RustCallStatus>
+        ) in
+            let makeCall = {
+                () throws -> () in
+                guard let uniffiObj = try? FfiConverterTypeByteStream.handleMap.get(handle: uniffiHandle) else {
+                    throw UniffiInternalError.unexpectedStaleHandle
+                }
+                return try uniffiObj.write(
+                     data: try FfiConverterData.lift(data)
+                )
+            }
+
+            
+            let writeReturn = { () }
+            uniffiTraitInterfaceCallWithError(
+                callStatus: uniffiCallStatus,
+                makeCall: makeCall,
+                writeReturn: writeReturn,
+                lowerError: FfiConverterTypeHandlerError_lower
+            )
+        },
+        closeStream: { (
+            uniffiHandle: UInt64,
+            uniffiOutReturn: UnsafeMutableRawPointer,
+            uniffiCallStatus: UnsafeMutablePointer<RustCallStatus>
+        ) in
+            let makeCall = {
+                () throws -> () in
+                guard let uniffiObj = try? FfiConverterTypeByteStream.handleMap.get(handle: uniffiHandle) else {
+                    throw UniffiInternalError.unexpectedStaleHandle
+                }
+                return try uniffiObj.closeStream(
+                )
+            }
+
+            
+            let writeReturn = { () }
+            uniffiTraitInterfaceCallWithError(
+                callStatus: uniffiCallStatus,
+                makeCall: makeCall,
+                writeReturn: writeReturn,
+                lowerError: FfiConverterTypeHandlerError_lower
+            )
+        }
+    )
+
+    // Rust stores this pointer for future callback invocations, so it must live
+    // for the process lifetime (not just for the init function call).
+    //
+    // `nonisolated(unsafe)` is needed under Swift 6 strict concurrency.
+    // This is safe because the pointee is initialized once during static init
+    // and never mutated by either side of the FFI.  Its fields are C function pointers.
+    nonisolated(unsafe) static let vtablePtr: UnsafePointer<UniffiVTableCallbackInterfaceByteStream> = {
+        let ptr = UnsafeMutablePointer<UniffiVTableCallbackInterfaceByteStream>.allocate(capacity: 1)
+        ptr.initialize(to: vtable)
+        return UnsafePointer(ptr)
+    }()
+}
+
+private func uniffiCallbackInitByteStream() {
+    uniffi_acp_host_uniffi_fn_init_callback_vtable_bytestream(UniffiCallbackInterfaceByteStream.vtablePtr)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeByteStream: FfiConverter {
+    fileprivate static let handleMap = UniffiHandleMap<ByteStream>()
+
+    typealias FfiType = UInt64
+    typealias SwiftType = ByteStream
+
+    public static func lift(_ handle: UInt64) throws -> ByteStream {
+        if ((handle & 1) == 0) {
+            // Rust-generated handle, construct a new class that uses the handle to implement the
+            // interface
+            return ByteStreamImpl(unsafeFromHandle: handle)
+        } else {
+            // Swift-generated handle, get the object from the handle map
+            return try handleMap.remove(handle: handle)
+        }
+    }
+
+    public static func lower(_ value: ByteStream) -> UInt64 {
+         if let rustImpl = value as? ByteStreamImpl {
+             // Rust-implemented object.  Clone the handle and return it
+            return rustImpl.uniffiCloneHandle()
+         } else {
+            // Swift object, generate a new vtable handle and return that.
+            return handleMap.insert(obj: value)
+         }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> ByteStream {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: ByteStream, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeByteStream_lift(_ handle: UInt64) throws -> ByteStream {
+    return try FfiConverterTypeByteStream.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeByteStream_lower(_ value: ByteStream) -> UInt64 {
+    return FfiConverterTypeByteStream.lower(value)
+}
+
+
+
+
+
+
+/**
  * Answers elicitation requests. Return the ACP answer as JSON: `{"action": "accept",
  * "content": {...}}`, `{"action": "decline"}` or `{"action": "cancel"}`. Throwing, timing out,
  * or content that does not match the requested schema answers `cancel`.
@@ -1838,6 +2141,20 @@ public protocol HostProtocol: AnyObject, Sendable {
     func clientCapabilities()  -> String
     
     /**
+     * Speak ACP over a byte stream you provide (a socket, a container's stdio, an SSH
+     * channel) and initialize the agent at its other end: the same agent as `spawn` gives,
+     * without a process (`pid()` is null, no restarts, its end is the stream's end). Kotlin:
+     * `host.connect(input, output)` / `host.connect(socket)`.
+     */
+    func connect(stream: ByteStream) async throws  -> Agent
+    
+    /**
+     * The effective host options as the core's host document, JSON text (docs/OPTIONS.md):
+     * every option with the value in force, callables shown by who answers.
+     */
+    func effectiveOptions()  -> String
+    
+    /**
      * The host's event stream, pulled (once per host; `InvalidArgument` on a second call,
      * `Unsupported` when events are disabled). Kotlin: `host.events()` is its `Flow`.
      */
@@ -1857,11 +2174,12 @@ public protocol HostProtocol: AnyObject, Sendable {
      * A pool of agent processes for `spec` (docs/ORCHESTRATION.md, "Pools"): sessions on warm,
      * reused processes, one process per session or several per process, at most
      * `config.maxAgents` processes. Its warm spares start in the background (`ready()` waits for
-     * them). A bad config is `InvalidConfig` (`data.path` `pool`); nothing is started then. The
+     * them). A bad spec or pool option is `InvalidConfig` with the core's `data.path` (`cwd`,
+     * `pool.maxAgents`, …); nothing is started then. The
      * pool ends with `shutdown()`, the host's shutdown, or when its last `Pool` and
      * `PooledSession` objects are gone.
      */
-    func pool(spec: AgentSpec, config: PoolConfig) throws  -> Pool
+    func pool(spec: AgentSpec, options: PoolOptions) throws  -> Pool
     
     /**
      * Answer a pending elicitation with the ACP answer as JSON (`{"action": …}`).
@@ -1930,7 +2248,9 @@ open class Host: HostProtocol, @unchecked Sendable {
     }
     /**
      * A host. Without a permission handler every request no policy rule allowed is denied
-     * (fail-closed), unless `manualPermissions`.
+     * (fail-closed), unless `permission = "manual"`. Options and handlers are checked by the
+     * core (docs/OPTIONS.md): a handler given while its option names another answerer is
+     * `InvalidConfig`.
      * `extHandler` serves the agent's extension requests; `terminalAuth` runs terminal logins.
      */
 public convenience init(options: HostOptions? = nil, permissionHandler: PermissionHandler? = nil, elicitationHandler: ElicitationHandler? = nil, extHandler: ExtHandler? = nil, terminalAuth: TerminalAuthRunner? = nil)throws  {
@@ -1986,6 +2306,41 @@ open func clientCapabilities() -> String  {
 }
     
     /**
+     * Speak ACP over a byte stream you provide (a socket, a container's stdio, an SSH
+     * channel) and initialize the agent at its other end: the same agent as `spawn` gives,
+     * without a process (`pid()` is null, no restarts, its end is the stream's end). Kotlin:
+     * `host.connect(input, output)` / `host.connect(socket)`.
+     */
+open func connect(stream: ByteStream)async throws  -> Agent  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_acp_host_uniffi_fn_method_host_connect(
+                        self.uniffiCloneHandle(),FfiConverterTypeByteStream_lower(stream)
+                )
+            },
+            pollFunc: ffi_acp_host_uniffi_rust_future_poll_u64,
+            completeFunc: ffi_acp_host_uniffi_rust_future_complete_u64,
+            freeFunc: ffi_acp_host_uniffi_rust_future_free_u64,
+            liftFunc: FfiConverterTypeAgent_lift,
+            errorHandler: FfiConverterTypeAcpError_lift
+        )
+}
+    
+    /**
+     * The effective host options as the core's host document, JSON text (docs/OPTIONS.md):
+     * every option with the value in force, callables shown by who answers.
+     */
+open func effectiveOptions() -> String  {
+    return try!  FfiConverterString.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_acp_host_uniffi_fn_method_host_effective_options(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
      * The host's event stream, pulled (once per host; `InvalidArgument` on a second call,
      * `Unsupported` when events are disabled). Kotlin: `host.events()` is its `Flow`.
      */
@@ -2026,17 +2381,18 @@ open func policyName() -> String  {
      * A pool of agent processes for `spec` (docs/ORCHESTRATION.md, "Pools"): sessions on warm,
      * reused processes, one process per session or several per process, at most
      * `config.maxAgents` processes. Its warm spares start in the background (`ready()` waits for
-     * them). A bad config is `InvalidConfig` (`data.path` `pool`); nothing is started then. The
+     * them). A bad spec or pool option is `InvalidConfig` with the core's `data.path` (`cwd`,
+     * `pool.maxAgents`, …); nothing is started then. The
      * pool ends with `shutdown()`, the host's shutdown, or when its last `Pool` and
      * `PooledSession` objects are gone.
      */
-open func pool(spec: AgentSpec, config: PoolConfig)throws  -> Pool  {
+open func pool(spec: AgentSpec, options: PoolOptions)throws  -> Pool  {
     return try  FfiConverterTypePool_lift(try rustCallWithError(FfiConverterTypeAcpError_lift) {
         uniffiCallStatus in
     uniffi_acp_host_uniffi_fn_method_host_pool(
             self.uniffiCloneHandle(),
         FfiConverterTypeAgentSpec_lower(spec),
-        FfiConverterTypePoolConfig_lower(config),uniffiCallStatus
+        FfiConverterTypePoolOptions_lower(options),uniffiCallStatus
     )
 })
 }
@@ -2632,8 +2988,9 @@ public protocol PooledSessionProtocol: AnyObject, Sendable {
     func id()  -> String
     
     /**
-     * Send one text block and wait for the turn to end; while another prompt of this session
-     * runs, wait for it first. `Cancelled` when `cancel()` is called while this one waits (it
+     * Send one text block and wait for the turn to end (and for the session's open event
+     * streams to take its `turn_ended`, as `Session.prompt`); while another prompt of this
+     * session runs, wait for it first. `Cancelled` when `cancel()` is called while this one waits (it
      * is never sent). Cancelling the calling coroutine leaves the line (a running turn is
      * cancelled with `session/cancel`, and the next prompt starts once it has settled).
      */
@@ -2758,8 +3115,9 @@ open func id() -> String  {
 }
     
     /**
-     * Send one text block and wait for the turn to end; while another prompt of this session
-     * runs, wait for it first. `Cancelled` when `cancel()` is called while this one waits (it
+     * Send one text block and wait for the turn to end (and for the session's open event
+     * streams to take its `turn_ended`, as `Session.prompt`); while another prompt of this
+     * session runs, wait for it first. `Cancelled` when `cancel()` is called while this one waits (it
      * is never sent). Cancelling the calling coroutine leaves the line (a running turn is
      * cancelled with `session/cancel`, and the next prompt starts once it has settled).
      */
@@ -3410,6 +3768,15 @@ public protocol SessionProtocol: AnyObject, Sendable {
      */
     func closeSession() async throws 
     
+    /**
+     * This session's events (Kotlin: `session.events()`): from the oldest its bounded history
+     * holds — `session_opened`, unless more than `earlyUpdateLimit` events or `eventQueueBytes`
+     * bytes came before (then the first event's `dropped` counts what was left out) — then
+     * live, until `session_closed`. While such a stream is open, `prompt` returns only after it
+     * has handed on the turn's `turn_ended`. `Unsupported` when events are disabled.
+     */
+    func eventStream() throws  -> SessionEventStream
+    
     func id()  -> String
     
     /**
@@ -3418,8 +3785,10 @@ public protocol SessionProtocol: AnyObject, Sendable {
     func models()  -> String?
     
     /**
-     * Send one text block and wait for the turn to end. Cancelling the calling coroutine
-     * abandons the turn: the agent gets `session/cancel`.
+     * Send one text block and wait for the turn to end: the result comes once every open
+     * event stream of this session (`session.events()` collections) has taken the turn's
+     * `turn_ended`. Cancelling the calling coroutine abandons the turn: the agent gets
+     * `session/cancel`.
      */
     func prompt(text: String) async throws  -> TurnResult
     
@@ -3565,6 +3934,22 @@ open func closeSession()async throws   {
         )
 }
     
+    /**
+     * This session's events (Kotlin: `session.events()`): from the oldest its bounded history
+     * holds — `session_opened`, unless more than `earlyUpdateLimit` events or `eventQueueBytes`
+     * bytes came before (then the first event's `dropped` counts what was left out) — then
+     * live, until `session_closed`. While such a stream is open, `prompt` returns only after it
+     * has handed on the turn's `turn_ended`. `Unsupported` when events are disabled.
+     */
+open func eventStream()throws  -> SessionEventStream  {
+    return try  FfiConverterTypeSessionEventStream_lift(try rustCallWithError(FfiConverterTypeAcpError_lift) {
+        uniffiCallStatus in
+    uniffi_acp_host_uniffi_fn_method_session_event_stream(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
 open func id() -> String  {
     return try!  FfiConverterString.lift(try! rustCall() {
         uniffiCallStatus in
@@ -3587,8 +3972,10 @@ open func models() -> String?  {
 }
     
     /**
-     * Send one text block and wait for the turn to end. Cancelling the calling coroutine
-     * abandons the turn: the agent gets `session/cancel`.
+     * Send one text block and wait for the turn to end: the result comes once every open
+     * event stream of this session (`session.events()` collections) has taken the turn's
+     * `turn_ended`. Cancelling the calling coroutine abandons the turn: the agent gets
+     * `session/cancel`.
      */
 open func prompt(text: String)async throws  -> TurnResult  {
     return
@@ -3732,6 +4119,174 @@ public func FfiConverterTypeSession_lift(_ handle: UInt64) throws -> Session {
 #endif
 public func FfiConverterTypeSession_lower(_ value: Session) -> UInt64 {
     return FfiConverterTypeSession.lower(value)
+}
+
+
+
+
+
+
+/**
+ * The events of one session (`Session.eventStream`; Kotlin `session.events()`): from the
+ * oldest its bounded history still holds (from `session_opened` unless the history overflowed:
+ * then the first event's `dropped` says how many were left out), then live, until its
+ * `session_closed` or the host's end. While it is open, `prompt` returns only after it has
+ * handed on the turn's `turn_ended`.
+ */
+public protocol SessionEventStreamProtocol: AnyObject, Sendable {
+    
+    /**
+     * How many of the session's events were left out before this stream's first one (its
+     * history had overflowed before the stream was opened); 0 normally.
+     */
+    func missed()  -> UInt64
+    
+    /**
+     * Wait for the session's next events: at least one, at most `max` (1 when 0). Empty only
+     * when the stream ended (its `session_closed` was delivered, or the host ended). Calling
+     * it again says the previous batch was handed on.
+     */
+    func nextBatch(max: UInt32) async  -> [RawEvent]
+    
+}
+/**
+ * The events of one session (`Session.eventStream`; Kotlin `session.events()`): from the
+ * oldest its bounded history still holds (from `session_opened` unless the history overflowed:
+ * then the first event's `dropped` says how many were left out), then live, until its
+ * `session_closed` or the host's end. While it is open, `prompt` returns only after it has
+ * handed on the turn's `turn_ended`.
+ */
+open class SessionEventStream: SessionEventStreamProtocol, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_acp_host_uniffi_fn_clone_sessioneventstream(self.handle, $0) }
+    }
+    // No primary constructor declared for this class.
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_acp_host_uniffi_fn_free_sessioneventstream(handle, $0) }
+    }
+
+    
+
+    
+    /**
+     * How many of the session's events were left out before this stream's first one (its
+     * history had overflowed before the stream was opened); 0 normally.
+     */
+open func missed() -> UInt64  {
+    return try!  FfiConverterUInt64.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_acp_host_uniffi_fn_method_sessioneventstream_missed(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Wait for the session's next events: at least one, at most `max` (1 when 0). Empty only
+     * when the stream ended (its `session_closed` was delivered, or the host ended). Calling
+     * it again says the previous batch was handed on.
+     */
+open func nextBatch(max: UInt32)async  -> [RawEvent]  {
+    return
+        try!  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_acp_host_uniffi_fn_method_sessioneventstream_next_batch(
+                        self.uniffiCloneHandle(),FfiConverterUInt32.lower(max)
+                )
+            },
+            pollFunc: ffi_acp_host_uniffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_acp_host_uniffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_acp_host_uniffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterSequenceTypeRawEvent.lift,
+            errorHandler: nil
+            
+        )
+}
+    
+
+    
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeSessionEventStream: FfiConverter {
+    typealias FfiType = UInt64
+    typealias SwiftType = SessionEventStream
+
+    public static func lift(_ handle: UInt64) throws -> SessionEventStream {
+        return SessionEventStream(unsafeFromHandle: handle)
+    }
+
+    public static func lower(_ value: SessionEventStream) -> UInt64 {
+        return value.uniffiCloneHandle()
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SessionEventStream {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: SessionEventStream, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeSessionEventStream_lift(_ handle: UInt64) throws -> SessionEventStream {
+    return try FfiConverterTypeSessionEventStream.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeSessionEventStream_lower(_ value: SessionEventStream) -> UInt64 {
+    return FfiConverterTypeSessionEventStream.lower(value)
 }
 
 
@@ -3970,53 +4525,59 @@ public func FfiConverterTypeTerminalAuthRunner_lower(_ value: TerminalAuthRunner
 
 
 /**
- * How to start an agent process.
+ * How to start an agent process: the agent spec of docs/OPTIONS.md.
  */
 public struct AgentSpec: Equatable, Hashable {
-    public var command: String
-    public var args: [String]
     /**
-     * Variables set for the agent (over the host's environment, minus what the policy strips).
+     * The program: an absolute path, or a name looked up on `PATH`.
      */
-    public var env: [String: String]
+    public var command: String?
+    public var args: [String]?
     /**
-     * Variables removed from the agent's environment.
+     * Environment changes over the host's: a string sets, null removes.
      */
-    public var unsetEnv: [String]
+    public var env: [String: String?]?
     /**
-     * Working directory of the agent process (default: the host's).
+     * Working directory (absolute, existing) of the agent process (default: the host's).
      */
     public var cwd: String?
     /**
      * Supervise the agent: when its process dies unasked it is started again (same agent id,
-     * open sessions reopened, the `Agent` and `Session` objects keep working). Null: not
-     * supervised.
+     * open sessions reopened, the `Agent` and `Session` objects keep working).
      */
     public var restart: RestartPolicy?
+    /**
+     * A whole agent spec document as JSON text (`AgentSpec.fromJson`); the fields given beside
+     * it replace its values.
+     */
+    public var document: String?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
-    public init(command: String, args: [String] = [], 
+    public init(
         /**
-         * Variables set for the agent (over the host's environment, minus what the policy strips).
-         */env: [String: String] = [:], 
+         * The program: an absolute path, or a name looked up on `PATH`.
+         */command: String? = nil, args: [String]? = nil, 
         /**
-         * Variables removed from the agent's environment.
-         */unsetEnv: [String] = [], 
+         * Environment changes over the host's: a string sets, null removes.
+         */env: [String: String?]? = nil, 
         /**
-         * Working directory of the agent process (default: the host's).
+         * Working directory (absolute, existing) of the agent process (default: the host's).
          */cwd: String? = nil, 
         /**
          * Supervise the agent: when its process dies unasked it is started again (same agent id,
-         * open sessions reopened, the `Agent` and `Session` objects keep working). Null: not
-         * supervised.
-         */restart: RestartPolicy? = nil) {
+         * open sessions reopened, the `Agent` and `Session` objects keep working).
+         */restart: RestartPolicy? = nil, 
+        /**
+         * A whole agent spec document as JSON text (`AgentSpec.fromJson`); the fields given beside
+         * it replace its values.
+         */document: String? = nil) {
         self.command = command
         self.args = args
         self.env = env
-        self.unsetEnv = unsetEnv
         self.cwd = cwd
         self.restart = restart
+        self.document = document
     }
 
     
@@ -4035,22 +4596,22 @@ public struct FfiConverterTypeAgentSpec: FfiConverterRustBuffer {
     public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> AgentSpec {
         return
             try AgentSpec(
-                command: FfiConverterString.read(from: &buf), 
-                args: FfiConverterSequenceString.read(from: &buf), 
-                env: FfiConverterDictionaryStringString.read(from: &buf), 
-                unsetEnv: FfiConverterSequenceString.read(from: &buf), 
+                command: FfiConverterOptionString.read(from: &buf), 
+                args: FfiConverterOptionSequenceString.read(from: &buf), 
+                env: FfiConverterOptionDictionaryStringOptionString.read(from: &buf), 
                 cwd: FfiConverterOptionString.read(from: &buf), 
-                restart: FfiConverterOptionTypeRestartPolicy.read(from: &buf)
+                restart: FfiConverterOptionTypeRestartPolicy.read(from: &buf), 
+                document: FfiConverterOptionString.read(from: &buf)
         )
     }
 
     public static func write(_ value: AgentSpec, into buf: inout [UInt8]) {
-        FfiConverterString.write(value.command, into: &buf)
-        FfiConverterSequenceString.write(value.args, into: &buf)
-        FfiConverterDictionaryStringString.write(value.env, into: &buf)
-        FfiConverterSequenceString.write(value.unsetEnv, into: &buf)
+        FfiConverterOptionString.write(value.command, into: &buf)
+        FfiConverterOptionSequenceString.write(value.args, into: &buf)
+        FfiConverterOptionDictionaryStringOptionString.write(value.env, into: &buf)
         FfiConverterOptionString.write(value.cwd, into: &buf)
         FfiConverterOptionTypeRestartPolicy.write(value.restart, into: &buf)
+        FfiConverterOptionString.write(value.document, into: &buf)
     }
 }
 
@@ -4067,6 +4628,63 @@ public func FfiConverterTypeAgentSpec_lift(_ buf: RustBuffer) throws -> AgentSpe
 #endif
 public func FfiConverterTypeAgentSpec_lower(_ value: AgentSpec) -> RustBuffer {
     return FfiConverterTypeAgentSpec.lower(value)
+}
+
+
+/**
+ * `clientInfo`: who the host says it is in `initialize`.
+ */
+public struct ClientInfo: Equatable, Hashable {
+    public var name: String?
+    public var version: String?
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(name: String? = nil, version: String? = nil) {
+        self.name = name
+        self.version = version
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension ClientInfo: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeClientInfo: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> ClientInfo {
+        return
+            try ClientInfo(
+                name: FfiConverterOptionString.read(from: &buf), 
+                version: FfiConverterOptionString.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: ClientInfo, into buf: inout [UInt8]) {
+        FfiConverterOptionString.write(value.name, into: &buf)
+        FfiConverterOptionString.write(value.version, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeClientInfo_lift(_ buf: RustBuffer) throws -> ClientInfo {
+    return try FfiConverterTypeClientInfo.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeClientInfo_lower(_ value: ClientInfo) -> RustBuffer {
+    return FfiConverterTypeClientInfo.lower(value)
 }
 
 
@@ -4332,166 +4950,227 @@ public func FfiConverterTypeExitStatus_lower(_ value: ExitStatus) -> RustBuffer 
 
 
 /**
- * Host-wide settings. Durations are milliseconds; `null` keeps the core's default (every limit
- * is bounded by default, docs/ARCHITECTURE.md).
+ * `fsLimits`: size limits of the built-in `fs/read_text_file` and `fs/write_text_file`.
  */
-public struct HostOptions: Equatable, Hashable {
-    /**
-     * A policy preset by name (`deny-all`, `ask`, `read-only`, `workspace-write`, …).
-     */
-    public var policyPreset: String?
-    /**
-     * A policy document as JSON text (docs/PERMISSIONS.md).
-     */
-    public var policyJson: String?
-    /**
-     * A policy file (JSON).
-     */
-    public var policyFile: String?
-    /**
-     * Extra sandbox roots (absolute) for every session, besides its cwd.
-     */
-    public var roots: [String]
-    /**
-     * Nobody decides permissions in-process: answer `permission_requested` events with
-     * `Host.respondPermission`. Ignored when a permission handler is given.
-     */
-    public var manualPermissions: Bool
-    public var permissionTimeoutMs: UInt64?
-    /**
-     * Control requests (initialize, session/new, …); `0`: no timeout.
-     */
-    public var requestTimeoutMs: UInt64?
-    /**
-     * A whole prompt turn (default: none).
-     */
-    public var promptTimeoutMs: UInt64?
-    /**
-     * How long a cancelled turn waits for the agent's answer before it fails `cancelled`.
-     */
-    public var cancelGraceMs: UInt64?
-    /**
-     * Between the rungs of the shutdown ladder (stdin EOF → SIGTERM → SIGKILL).
-     */
-    public var shutdownGraceMs: UInt64?
-    public var maxLineBytes: UInt64?
-    public var eventCapacity: UInt64?
-    public var stderrTailBytes: UInt64?
-    /**
-     * Raw `wire` events for every message in and out.
-     */
-    public var wireEvents: Bool
-    /**
-     * False: no event is queued (for embedders that only use return values).
-     */
-    public var eventsEnabled: Bool
-    /**
-     * The built-in sandboxed file-system service (`fs/read_text_file`, `fs/write_text_file`) (false: not advertised).
-     */
-    public var fs: Bool
-    /**
-     * The built-in terminal service (`terminal/create` and the rest) (false: not advertised).
-     */
-    public var terminal: Bool
-    /**
-     * Elicitation modes advertised (`form`, `url`); empty with a handler means both.
-     */
-    public var elicitationModes: [String]
-    /**
-     * Answer `elicitation_requested` events with `Host.respondElicitation` (no handler).
-     */
-    public var manualElicitations: Bool
-    public var elicitationTimeoutMs: UInt64?
-    public var clientName: String?
-    public var clientVersion: String?
-    /**
-     * Unstable ACP methods opted into (`session/fork`).
-     */
-    public var unstable: [String]
-    /**
-     * Merge bursts of `tool_call_update`s for the same tool call that wait unpulled.
-     */
-    public var coalesceToolCallUpdates: Bool
+public struct FsLimits: Equatable, Hashable {
+    public var maxReadBytes: UInt64?
+    public var maxWriteBytes: UInt64?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
-    public init(
+    public init(maxReadBytes: UInt64? = nil, maxWriteBytes: UInt64? = nil) {
+        self.maxReadBytes = maxReadBytes
+        self.maxWriteBytes = maxWriteBytes
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension FsLimits: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeFsLimits: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> FsLimits {
+        return
+            try FsLimits(
+                maxReadBytes: FfiConverterOptionUInt64.read(from: &buf), 
+                maxWriteBytes: FfiConverterOptionUInt64.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: FsLimits, into buf: inout [UInt8]) {
+        FfiConverterOptionUInt64.write(value.maxReadBytes, into: &buf)
+        FfiConverterOptionUInt64.write(value.maxWriteBytes, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeFsLimits_lift(_ buf: RustBuffer) throws -> FsLimits {
+    return try FfiConverterTypeFsLimits.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeFsLimits_lower(_ value: FsLimits) -> RustBuffer {
+    return FfiConverterTypeFsLimits.lower(value)
+}
+
+
+/**
+ * Host-wide settings: the host options of docs/OPTIONS.md under the same names (durations in
+ * milliseconds). Null: not given (the core's default). Options whose `null` means "none"
+ * (`requestTimeoutMs`, `promptTimeoutMs`, `eventStallTimeoutMs`) take it through `document`
+ * (`HostOptions.fromJson("""{"requestTimeoutMs": null}""")`).
+ */
+public struct HostOptions: Equatable, Hashable {
+    public var clientInfo: ClientInfo?
+    /**
+     * A preset name (`deny-all`, `read-only`, `ask`) or a policy file's absolute path.
+     */
+    public var policy: String?
+    /**
+     * A policy document as JSON text (docs/PERMISSIONS.md), sent as `policy`.
+     */
+    public var policyJson: String?
+    /**
+     * `deny`, `manual` (answer with `Host.respondPermission`) or `handler`.
+     */
+    public var permission: String?
+    public var permissionTimeoutMs: UInt64?
+    /**
+     * Extra sandbox roots (absolute) for every session, besides its cwd.
+     */
+    public var roots: [String]?
+    /**
+     * `none`, `manual` (answer with `Host.respondElicitation`) or `handler`.
+     */
+    public var elicitation: String?
+    /**
+     * `form`, `url`.
+     */
+    public var elicitationModes: [String]?
+    public var elicitationTimeoutMs: UInt64?
+    public var requestTimeoutMs: UInt64?
+    public var promptTimeoutMs: UInt64?
+    public var cancelGraceMs: UInt64?
+    public var shutdownGraceMs: UInt64?
+    /**
+     * False: no event is queued (for embedders that only use return values).
+     */
+    public var events: Bool?
+    public var eventCapacity: UInt64?
+    public var eventQueueBytes: UInt64?
+    public var eventStallTimeoutMs: UInt64?
+    public var wireEvents: Bool?
+    public var coalesceToolCallUpdates: Bool?
+    public var maxLineBytes: UInt64?
+    public var stderrTailBytes: UInt64?
+    public var maxOutboundBytes: UInt64?
+    public var maxPendingAgentRequests: UInt64?
+    public var earlyUpdateLimit: UInt64?
+    /**
+     * `builtin` or `disabled` (`embedder` needs fs hooks, which this face does not take).
+     */
+    public var fs: String?
+    public var fsLimits: FsLimits?
+    /**
+     * `builtin` or `disabled` (`embedder` needs terminal hooks, which this face does not take).
+     */
+    public var terminal: String?
+    public var terminalLimits: TerminalLimits?
+    /**
+     * `none` or `embedder` (the host's `extHandler`).
+     */
+    public var ext: String?
+    /**
+     * `none` or `embedder` (the host's `terminalAuth` runner).
+     */
+    public var terminalAuth: String?
+    /**
+     * Unstable ACP methods opted into (`session/fork`).
+     */
+    public var unstable: [String]?
+    /**
+     * The least severe log record the face's log hook gets (`error` … `trace`); this face has
+     * no log hook yet, so nothing is logged.
+     */
+    public var logLevel: String?
+    /**
+     * A whole host options document as JSON text (`HostOptions.fromJson`); the fields given
+     * beside it replace its values.
+     */
+    public var document: String?
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(clientInfo: ClientInfo? = nil, 
         /**
-         * A policy preset by name (`deny-all`, `ask`, `read-only`, `workspace-write`, …).
-         */policyPreset: String? = nil, 
+         * A preset name (`deny-all`, `read-only`, `ask`) or a policy file's absolute path.
+         */policy: String? = nil, 
         /**
-         * A policy document as JSON text (docs/PERMISSIONS.md).
+         * A policy document as JSON text (docs/PERMISSIONS.md), sent as `policy`.
          */policyJson: String? = nil, 
         /**
-         * A policy file (JSON).
-         */policyFile: String? = nil, 
+         * `deny`, `manual` (answer with `Host.respondPermission`) or `handler`.
+         */permission: String? = nil, permissionTimeoutMs: UInt64? = nil, 
         /**
          * Extra sandbox roots (absolute) for every session, besides its cwd.
-         */roots: [String] = [], 
+         */roots: [String]? = nil, 
         /**
-         * Nobody decides permissions in-process: answer `permission_requested` events with
-         * `Host.respondPermission`. Ignored when a permission handler is given.
-         */manualPermissions: Bool = false, permissionTimeoutMs: UInt64? = nil, 
+         * `none`, `manual` (answer with `Host.respondElicitation`) or `handler`.
+         */elicitation: String? = nil, 
         /**
-         * Control requests (initialize, session/new, …); `0`: no timeout.
-         */requestTimeoutMs: UInt64? = nil, 
-        /**
-         * A whole prompt turn (default: none).
-         */promptTimeoutMs: UInt64? = nil, 
-        /**
-         * How long a cancelled turn waits for the agent's answer before it fails `cancelled`.
-         */cancelGraceMs: UInt64? = nil, 
-        /**
-         * Between the rungs of the shutdown ladder (stdin EOF → SIGTERM → SIGKILL).
-         */shutdownGraceMs: UInt64? = nil, maxLineBytes: UInt64? = nil, eventCapacity: UInt64? = nil, stderrTailBytes: UInt64? = nil, 
-        /**
-         * Raw `wire` events for every message in and out.
-         */wireEvents: Bool = false, 
+         * `form`, `url`.
+         */elicitationModes: [String]? = nil, elicitationTimeoutMs: UInt64? = nil, requestTimeoutMs: UInt64? = nil, promptTimeoutMs: UInt64? = nil, cancelGraceMs: UInt64? = nil, shutdownGraceMs: UInt64? = nil, 
         /**
          * False: no event is queued (for embedders that only use return values).
-         */eventsEnabled: Bool = true, 
+         */events: Bool? = nil, eventCapacity: UInt64? = nil, eventQueueBytes: UInt64? = nil, eventStallTimeoutMs: UInt64? = nil, wireEvents: Bool? = nil, coalesceToolCallUpdates: Bool? = nil, maxLineBytes: UInt64? = nil, stderrTailBytes: UInt64? = nil, maxOutboundBytes: UInt64? = nil, maxPendingAgentRequests: UInt64? = nil, earlyUpdateLimit: UInt64? = nil, 
         /**
-         * The built-in sandboxed file-system service (`fs/read_text_file`, `fs/write_text_file`) (false: not advertised).
-         */fs: Bool = true, 
+         * `builtin` or `disabled` (`embedder` needs fs hooks, which this face does not take).
+         */fs: String? = nil, fsLimits: FsLimits? = nil, 
         /**
-         * The built-in terminal service (`terminal/create` and the rest) (false: not advertised).
-         */terminal: Bool = true, 
+         * `builtin` or `disabled` (`embedder` needs terminal hooks, which this face does not take).
+         */terminal: String? = nil, terminalLimits: TerminalLimits? = nil, 
         /**
-         * Elicitation modes advertised (`form`, `url`); empty with a handler means both.
-         */elicitationModes: [String] = [], 
+         * `none` or `embedder` (the host's `extHandler`).
+         */ext: String? = nil, 
         /**
-         * Answer `elicitation_requested` events with `Host.respondElicitation` (no handler).
-         */manualElicitations: Bool = false, elicitationTimeoutMs: UInt64? = nil, clientName: String? = nil, clientVersion: String? = nil, 
+         * `none` or `embedder` (the host's `terminalAuth` runner).
+         */terminalAuth: String? = nil, 
         /**
          * Unstable ACP methods opted into (`session/fork`).
-         */unstable: [String] = [], 
+         */unstable: [String]? = nil, 
         /**
-         * Merge bursts of `tool_call_update`s for the same tool call that wait unpulled.
-         */coalesceToolCallUpdates: Bool = false) {
-        self.policyPreset = policyPreset
+         * The least severe log record the face's log hook gets (`error` … `trace`); this face has
+         * no log hook yet, so nothing is logged.
+         */logLevel: String? = nil, 
+        /**
+         * A whole host options document as JSON text (`HostOptions.fromJson`); the fields given
+         * beside it replace its values.
+         */document: String? = nil) {
+        self.clientInfo = clientInfo
+        self.policy = policy
         self.policyJson = policyJson
-        self.policyFile = policyFile
-        self.roots = roots
-        self.manualPermissions = manualPermissions
+        self.permission = permission
         self.permissionTimeoutMs = permissionTimeoutMs
+        self.roots = roots
+        self.elicitation = elicitation
+        self.elicitationModes = elicitationModes
+        self.elicitationTimeoutMs = elicitationTimeoutMs
         self.requestTimeoutMs = requestTimeoutMs
         self.promptTimeoutMs = promptTimeoutMs
         self.cancelGraceMs = cancelGraceMs
         self.shutdownGraceMs = shutdownGraceMs
-        self.maxLineBytes = maxLineBytes
+        self.events = events
         self.eventCapacity = eventCapacity
-        self.stderrTailBytes = stderrTailBytes
+        self.eventQueueBytes = eventQueueBytes
+        self.eventStallTimeoutMs = eventStallTimeoutMs
         self.wireEvents = wireEvents
-        self.eventsEnabled = eventsEnabled
-        self.fs = fs
-        self.terminal = terminal
-        self.elicitationModes = elicitationModes
-        self.manualElicitations = manualElicitations
-        self.elicitationTimeoutMs = elicitationTimeoutMs
-        self.clientName = clientName
-        self.clientVersion = clientVersion
-        self.unstable = unstable
         self.coalesceToolCallUpdates = coalesceToolCallUpdates
+        self.maxLineBytes = maxLineBytes
+        self.stderrTailBytes = stderrTailBytes
+        self.maxOutboundBytes = maxOutboundBytes
+        self.maxPendingAgentRequests = maxPendingAgentRequests
+        self.earlyUpdateLimit = earlyUpdateLimit
+        self.fs = fs
+        self.fsLimits = fsLimits
+        self.terminal = terminal
+        self.terminalLimits = terminalLimits
+        self.ext = ext
+        self.terminalAuth = terminalAuth
+        self.unstable = unstable
+        self.logLevel = logLevel
+        self.document = document
     }
 
     
@@ -4510,58 +5189,76 @@ public struct FfiConverterTypeHostOptions: FfiConverterRustBuffer {
     public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> HostOptions {
         return
             try HostOptions(
-                policyPreset: FfiConverterOptionString.read(from: &buf), 
+                clientInfo: FfiConverterOptionTypeClientInfo.read(from: &buf), 
+                policy: FfiConverterOptionString.read(from: &buf), 
                 policyJson: FfiConverterOptionString.read(from: &buf), 
-                policyFile: FfiConverterOptionString.read(from: &buf), 
-                roots: FfiConverterSequenceString.read(from: &buf), 
-                manualPermissions: FfiConverterBool.read(from: &buf), 
+                permission: FfiConverterOptionString.read(from: &buf), 
                 permissionTimeoutMs: FfiConverterOptionUInt64.read(from: &buf), 
+                roots: FfiConverterOptionSequenceString.read(from: &buf), 
+                elicitation: FfiConverterOptionString.read(from: &buf), 
+                elicitationModes: FfiConverterOptionSequenceString.read(from: &buf), 
+                elicitationTimeoutMs: FfiConverterOptionUInt64.read(from: &buf), 
                 requestTimeoutMs: FfiConverterOptionUInt64.read(from: &buf), 
                 promptTimeoutMs: FfiConverterOptionUInt64.read(from: &buf), 
                 cancelGraceMs: FfiConverterOptionUInt64.read(from: &buf), 
                 shutdownGraceMs: FfiConverterOptionUInt64.read(from: &buf), 
-                maxLineBytes: FfiConverterOptionUInt64.read(from: &buf), 
+                events: FfiConverterOptionBool.read(from: &buf), 
                 eventCapacity: FfiConverterOptionUInt64.read(from: &buf), 
+                eventQueueBytes: FfiConverterOptionUInt64.read(from: &buf), 
+                eventStallTimeoutMs: FfiConverterOptionUInt64.read(from: &buf), 
+                wireEvents: FfiConverterOptionBool.read(from: &buf), 
+                coalesceToolCallUpdates: FfiConverterOptionBool.read(from: &buf), 
+                maxLineBytes: FfiConverterOptionUInt64.read(from: &buf), 
                 stderrTailBytes: FfiConverterOptionUInt64.read(from: &buf), 
-                wireEvents: FfiConverterBool.read(from: &buf), 
-                eventsEnabled: FfiConverterBool.read(from: &buf), 
-                fs: FfiConverterBool.read(from: &buf), 
-                terminal: FfiConverterBool.read(from: &buf), 
-                elicitationModes: FfiConverterSequenceString.read(from: &buf), 
-                manualElicitations: FfiConverterBool.read(from: &buf), 
-                elicitationTimeoutMs: FfiConverterOptionUInt64.read(from: &buf), 
-                clientName: FfiConverterOptionString.read(from: &buf), 
-                clientVersion: FfiConverterOptionString.read(from: &buf), 
-                unstable: FfiConverterSequenceString.read(from: &buf), 
-                coalesceToolCallUpdates: FfiConverterBool.read(from: &buf)
+                maxOutboundBytes: FfiConverterOptionUInt64.read(from: &buf), 
+                maxPendingAgentRequests: FfiConverterOptionUInt64.read(from: &buf), 
+                earlyUpdateLimit: FfiConverterOptionUInt64.read(from: &buf), 
+                fs: FfiConverterOptionString.read(from: &buf), 
+                fsLimits: FfiConverterOptionTypeFsLimits.read(from: &buf), 
+                terminal: FfiConverterOptionString.read(from: &buf), 
+                terminalLimits: FfiConverterOptionTypeTerminalLimits.read(from: &buf), 
+                ext: FfiConverterOptionString.read(from: &buf), 
+                terminalAuth: FfiConverterOptionString.read(from: &buf), 
+                unstable: FfiConverterOptionSequenceString.read(from: &buf), 
+                logLevel: FfiConverterOptionString.read(from: &buf), 
+                document: FfiConverterOptionString.read(from: &buf)
         )
     }
 
     public static func write(_ value: HostOptions, into buf: inout [UInt8]) {
-        FfiConverterOptionString.write(value.policyPreset, into: &buf)
+        FfiConverterOptionTypeClientInfo.write(value.clientInfo, into: &buf)
+        FfiConverterOptionString.write(value.policy, into: &buf)
         FfiConverterOptionString.write(value.policyJson, into: &buf)
-        FfiConverterOptionString.write(value.policyFile, into: &buf)
-        FfiConverterSequenceString.write(value.roots, into: &buf)
-        FfiConverterBool.write(value.manualPermissions, into: &buf)
+        FfiConverterOptionString.write(value.permission, into: &buf)
         FfiConverterOptionUInt64.write(value.permissionTimeoutMs, into: &buf)
+        FfiConverterOptionSequenceString.write(value.roots, into: &buf)
+        FfiConverterOptionString.write(value.elicitation, into: &buf)
+        FfiConverterOptionSequenceString.write(value.elicitationModes, into: &buf)
+        FfiConverterOptionUInt64.write(value.elicitationTimeoutMs, into: &buf)
         FfiConverterOptionUInt64.write(value.requestTimeoutMs, into: &buf)
         FfiConverterOptionUInt64.write(value.promptTimeoutMs, into: &buf)
         FfiConverterOptionUInt64.write(value.cancelGraceMs, into: &buf)
         FfiConverterOptionUInt64.write(value.shutdownGraceMs, into: &buf)
-        FfiConverterOptionUInt64.write(value.maxLineBytes, into: &buf)
+        FfiConverterOptionBool.write(value.events, into: &buf)
         FfiConverterOptionUInt64.write(value.eventCapacity, into: &buf)
+        FfiConverterOptionUInt64.write(value.eventQueueBytes, into: &buf)
+        FfiConverterOptionUInt64.write(value.eventStallTimeoutMs, into: &buf)
+        FfiConverterOptionBool.write(value.wireEvents, into: &buf)
+        FfiConverterOptionBool.write(value.coalesceToolCallUpdates, into: &buf)
+        FfiConverterOptionUInt64.write(value.maxLineBytes, into: &buf)
         FfiConverterOptionUInt64.write(value.stderrTailBytes, into: &buf)
-        FfiConverterBool.write(value.wireEvents, into: &buf)
-        FfiConverterBool.write(value.eventsEnabled, into: &buf)
-        FfiConverterBool.write(value.fs, into: &buf)
-        FfiConverterBool.write(value.terminal, into: &buf)
-        FfiConverterSequenceString.write(value.elicitationModes, into: &buf)
-        FfiConverterBool.write(value.manualElicitations, into: &buf)
-        FfiConverterOptionUInt64.write(value.elicitationTimeoutMs, into: &buf)
-        FfiConverterOptionString.write(value.clientName, into: &buf)
-        FfiConverterOptionString.write(value.clientVersion, into: &buf)
-        FfiConverterSequenceString.write(value.unstable, into: &buf)
-        FfiConverterBool.write(value.coalesceToolCallUpdates, into: &buf)
+        FfiConverterOptionUInt64.write(value.maxOutboundBytes, into: &buf)
+        FfiConverterOptionUInt64.write(value.maxPendingAgentRequests, into: &buf)
+        FfiConverterOptionUInt64.write(value.earlyUpdateLimit, into: &buf)
+        FfiConverterOptionString.write(value.fs, into: &buf)
+        FfiConverterOptionTypeFsLimits.write(value.fsLimits, into: &buf)
+        FfiConverterOptionString.write(value.terminal, into: &buf)
+        FfiConverterOptionTypeTerminalLimits.write(value.terminalLimits, into: &buf)
+        FfiConverterOptionString.write(value.ext, into: &buf)
+        FfiConverterOptionString.write(value.terminalAuth, into: &buf)
+        FfiConverterOptionSequenceString.write(value.unstable, into: &buf)
+        FfiConverterOptionString.write(value.logLevel, into: &buf)
+        FfiConverterOptionString.write(value.document, into: &buf)
     }
 }
 
@@ -4845,41 +5542,49 @@ public func FfiConverterTypePermissionRequest_lower(_ value: PermissionRequest) 
 
 
 /**
- * A pool's settings. The default mode is `ProcessPerSession`.
+ * A pool's settings: the pool options of docs/OPTIONS.md (the `pool.*` paths of its errors).
  */
-public struct PoolConfig: Equatable, Hashable {
-    public var mode: PoolMode
+public struct PoolOptions: Equatable, Hashable {
+    public var mode: PoolMode?
+    public var maxSessionsPerAgent: UInt64?
     /**
-     * Processes kept started and initialized, ready for a session (refilled in the background).
+     * Processes kept started and initialized, ready for a session.
      */
-    public var warmSpares: UInt32
+    public var warmSpares: UInt64?
     /**
-     * Live processes at most (spares and starting ones count); a session that would need more
-     * fails with `Busy` (after waiting for a spare being started, if any).
+     * Live processes at most (spares and starting ones count).
      */
-    public var maxAgents: UInt32
+    public var maxAgents: UInt64?
     /**
-     * A shared process without sessions this long is shut down; null: never.
+     * A shared process without sessions this long is shut down (`null` via `document`: never).
      */
     public var idleTimeoutMs: UInt64?
+    /**
+     * A whole pool options document as JSON text (`PoolOptions.fromJson`).
+     */
+    public var document: String?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
-    public init(mode: PoolMode = .processPerSession, 
+    public init(mode: PoolMode? = nil, maxSessionsPerAgent: UInt64? = nil, 
         /**
-         * Processes kept started and initialized, ready for a session (refilled in the background).
-         */warmSpares: UInt32 = UInt32(1), 
+         * Processes kept started and initialized, ready for a session.
+         */warmSpares: UInt64? = nil, 
         /**
-         * Live processes at most (spares and starting ones count); a session that would need more
-         * fails with `Busy` (after waiting for a spare being started, if any).
-         */maxAgents: UInt32 = UInt32(8), 
+         * Live processes at most (spares and starting ones count).
+         */maxAgents: UInt64? = nil, 
         /**
-         * A shared process without sessions this long is shut down; null: never.
-         */idleTimeoutMs: UInt64? = UInt64(300000)) {
+         * A shared process without sessions this long is shut down (`null` via `document`: never).
+         */idleTimeoutMs: UInt64? = nil, 
+        /**
+         * A whole pool options document as JSON text (`PoolOptions.fromJson`).
+         */document: String? = nil) {
         self.mode = mode
+        self.maxSessionsPerAgent = maxSessionsPerAgent
         self.warmSpares = warmSpares
         self.maxAgents = maxAgents
         self.idleTimeoutMs = idleTimeoutMs
+        self.document = document
     }
 
     
@@ -4888,28 +5593,32 @@ public struct PoolConfig: Equatable, Hashable {
 }
 
 #if compiler(>=6)
-extension PoolConfig: Sendable {}
+extension PoolOptions: Sendable {}
 #endif
 
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
-public struct FfiConverterTypePoolConfig: FfiConverterRustBuffer {
-    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> PoolConfig {
+public struct FfiConverterTypePoolOptions: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> PoolOptions {
         return
-            try PoolConfig(
-                mode: FfiConverterTypePoolMode.read(from: &buf), 
-                warmSpares: FfiConverterUInt32.read(from: &buf), 
-                maxAgents: FfiConverterUInt32.read(from: &buf), 
-                idleTimeoutMs: FfiConverterOptionUInt64.read(from: &buf)
+            try PoolOptions(
+                mode: FfiConverterOptionTypePoolMode.read(from: &buf), 
+                maxSessionsPerAgent: FfiConverterOptionUInt64.read(from: &buf), 
+                warmSpares: FfiConverterOptionUInt64.read(from: &buf), 
+                maxAgents: FfiConverterOptionUInt64.read(from: &buf), 
+                idleTimeoutMs: FfiConverterOptionUInt64.read(from: &buf), 
+                document: FfiConverterOptionString.read(from: &buf)
         )
     }
 
-    public static func write(_ value: PoolConfig, into buf: inout [UInt8]) {
-        FfiConverterTypePoolMode.write(value.mode, into: &buf)
-        FfiConverterUInt32.write(value.warmSpares, into: &buf)
-        FfiConverterUInt32.write(value.maxAgents, into: &buf)
+    public static func write(_ value: PoolOptions, into buf: inout [UInt8]) {
+        FfiConverterOptionTypePoolMode.write(value.mode, into: &buf)
+        FfiConverterOptionUInt64.write(value.maxSessionsPerAgent, into: &buf)
+        FfiConverterOptionUInt64.write(value.warmSpares, into: &buf)
+        FfiConverterOptionUInt64.write(value.maxAgents, into: &buf)
         FfiConverterOptionUInt64.write(value.idleTimeoutMs, into: &buf)
+        FfiConverterOptionString.write(value.document, into: &buf)
     }
 }
 
@@ -4917,15 +5626,15 @@ public struct FfiConverterTypePoolConfig: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
-public func FfiConverterTypePoolConfig_lift(_ buf: RustBuffer) throws -> PoolConfig {
-    return try FfiConverterTypePoolConfig.lift(buf)
+public func FfiConverterTypePoolOptions_lift(_ buf: RustBuffer) throws -> PoolOptions {
+    return try FfiConverterTypePoolOptions.lift(buf)
 }
 
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
-public func FfiConverterTypePoolConfig_lower(_ value: PoolConfig) -> RustBuffer {
-    return FfiConverterTypePoolConfig.lower(value)
+public func FfiConverterTypePoolOptions_lower(_ value: PoolOptions) -> RustBuffer {
+    return FfiConverterTypePoolOptions.lower(value)
 }
 
 
@@ -5060,6 +5769,11 @@ public struct RawEvent: Equatable, Hashable {
      * `session_lost`): their `data`, typed.
      */
     public var supervisor: SupervisorEvent?
+    /**
+     * Only on the first event a session stream yields, when the session's history had
+     * overflowed before the stream was opened: how many of its events were left out.
+     */
+    public var dropped: UInt64?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -5089,7 +5803,11 @@ public struct RawEvent: Equatable, Hashable {
         /**
          * For the supervisor's kinds (`agent_restarting`, `agent_restarted`, `agent_failed`,
          * `session_lost`): their `data`, typed.
-         */supervisor: SupervisorEvent? = nil) {
+         */supervisor: SupervisorEvent? = nil, 
+        /**
+         * Only on the first event a session stream yields, when the session's history had
+         * overflowed before the stream was opened: how many of its events were left out.
+         */dropped: UInt64? = nil) {
         self.seq = seq
         self.at = at
         self.agent = agent
@@ -5101,6 +5819,7 @@ public struct RawEvent: Equatable, Hashable {
         self.text = text
         self.data = data
         self.supervisor = supervisor
+        self.dropped = dropped
     }
 
     
@@ -5129,7 +5848,8 @@ public struct FfiConverterTypeRawEvent: FfiConverterRustBuffer {
                 updateKind: FfiConverterOptionString.read(from: &buf), 
                 text: FfiConverterOptionString.read(from: &buf), 
                 data: FfiConverterString.read(from: &buf), 
-                supervisor: FfiConverterOptionTypeSupervisorEvent.read(from: &buf)
+                supervisor: FfiConverterOptionTypeSupervisorEvent.read(from: &buf), 
+                dropped: FfiConverterOptionUInt64.read(from: &buf)
         )
     }
 
@@ -5145,6 +5865,7 @@ public struct FfiConverterTypeRawEvent: FfiConverterRustBuffer {
         FfiConverterOptionString.write(value.text, into: &buf)
         FfiConverterString.write(value.data, into: &buf)
         FfiConverterOptionTypeSupervisorEvent.write(value.supervisor, into: &buf)
+        FfiConverterOptionUInt64.write(value.dropped, into: &buf)
     }
 }
 
@@ -5531,44 +6252,39 @@ public func FfiConverterTypeResolvedAgent_lower(_ value: ResolvedAgent) -> RustB
 
 
 /**
- * How a supervised agent is restarted (events `agent_restarting`, `agent_restarted`,
- * `session_lost`, `agent_failed`; docs/EVENTS.md).
+ * `restart`: how a supervised agent is restarted (events `agent_restarting`,
+ * `agent_restarted`, `session_lost`, `agent_failed`; docs/EVENTS.md). Null fields: the
+ * defaults of docs/OPTIONS.md.
  */
 public struct RestartPolicy: Equatable, Hashable {
     /**
-     * Consecutive restart attempts before giving up (`agent_failed`). 0: never restart, but
-     * still report `agent_failed` when the process dies.
+     * Restarts allowed since the last healthy period (`resetAfterMs`) before giving up
+     * (`agent_failed`).
      */
-    public var maxRestarts: UInt32
+    public var maxRestarts: UInt64?
     /**
-     * Delay before the first attempt; it doubles with each further consecutive attempt.
+     * Delay before the first restart; doubles per attempt.
      */
-    public var backoffMs: UInt64
+    public var backoffMs: UInt64?
+    public var maxBackoffMs: UInt64?
     /**
-     * Upper bound of the delay.
+     * An agent up this long is healthy: the attempt count starts again at 0.
      */
-    public var maxBackoffMs: UInt64
-    /**
-     * A process that ran this long counts as healthy: the next crash counts attempts from 1.
-     */
-    public var resetAfterMs: UInt64
+    public var resetAfterMs: UInt64?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
     public init(
         /**
-         * Consecutive restart attempts before giving up (`agent_failed`). 0: never restart, but
-         * still report `agent_failed` when the process dies.
-         */maxRestarts: UInt32 = UInt32(3), 
+         * Restarts allowed since the last healthy period (`resetAfterMs`) before giving up
+         * (`agent_failed`).
+         */maxRestarts: UInt64? = nil, 
         /**
-         * Delay before the first attempt; it doubles with each further consecutive attempt.
-         */backoffMs: UInt64 = UInt64(250), 
+         * Delay before the first restart; doubles per attempt.
+         */backoffMs: UInt64? = nil, maxBackoffMs: UInt64? = nil, 
         /**
-         * Upper bound of the delay.
-         */maxBackoffMs: UInt64 = UInt64(10000), 
-        /**
-         * A process that ran this long counts as healthy: the next crash counts attempts from 1.
-         */resetAfterMs: UInt64 = UInt64(60000)) {
+         * An agent up this long is healthy: the attempt count starts again at 0.
+         */resetAfterMs: UInt64? = nil) {
         self.maxRestarts = maxRestarts
         self.backoffMs = backoffMs
         self.maxBackoffMs = maxBackoffMs
@@ -5591,18 +6307,18 @@ public struct FfiConverterTypeRestartPolicy: FfiConverterRustBuffer {
     public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> RestartPolicy {
         return
             try RestartPolicy(
-                maxRestarts: FfiConverterUInt32.read(from: &buf), 
-                backoffMs: FfiConverterUInt64.read(from: &buf), 
-                maxBackoffMs: FfiConverterUInt64.read(from: &buf), 
-                resetAfterMs: FfiConverterUInt64.read(from: &buf)
+                maxRestarts: FfiConverterOptionUInt64.read(from: &buf), 
+                backoffMs: FfiConverterOptionUInt64.read(from: &buf), 
+                maxBackoffMs: FfiConverterOptionUInt64.read(from: &buf), 
+                resetAfterMs: FfiConverterOptionUInt64.read(from: &buf)
         )
     }
 
     public static func write(_ value: RestartPolicy, into buf: inout [UInt8]) {
-        FfiConverterUInt32.write(value.maxRestarts, into: &buf)
-        FfiConverterUInt64.write(value.backoffMs, into: &buf)
-        FfiConverterUInt64.write(value.maxBackoffMs, into: &buf)
-        FfiConverterUInt64.write(value.resetAfterMs, into: &buf)
+        FfiConverterOptionUInt64.write(value.maxRestarts, into: &buf)
+        FfiConverterOptionUInt64.write(value.backoffMs, into: &buf)
+        FfiConverterOptionUInt64.write(value.maxBackoffMs, into: &buf)
+        FfiConverterOptionUInt64.write(value.resetAfterMs, into: &buf)
     }
 }
 
@@ -5623,37 +6339,45 @@ public func FfiConverterTypeRestartPolicy_lower(_ value: RestartPolicy) -> RustB
 
 
 /**
- * Options of `session/new` (and load/resume/fork).
+ * Options of `session/new` (and load/resume/fork): the session options of docs/OPTIONS.md.
  */
 public struct SessionOptions: Equatable, Hashable {
     /**
-     * Absolute working directory (also a sandbox root).
+     * Absolute, existing working directory (also a sandbox root).
      */
-    public var cwd: String
+    public var cwd: String?
     /**
-     * Extra absolute roots, sent when the agent supports `additionalDirectories`.
+     * More absolute, existing roots, sent when the agent supports `additionalDirectories`.
      */
-    public var additionalDirectories: [String]
+    public var additionalDirectories: [String]?
     /**
      * MCP server configurations in ACP shape, each as JSON text.
      */
-    public var mcpServers: [String]
+    public var mcpServers: [String]?
+    /**
+     * A whole session options document as JSON text (`SessionOptions.fromJson`).
+     */
+    public var document: String?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
     public init(
         /**
-         * Absolute working directory (also a sandbox root).
-         */cwd: String, 
+         * Absolute, existing working directory (also a sandbox root).
+         */cwd: String? = nil, 
         /**
-         * Extra absolute roots, sent when the agent supports `additionalDirectories`.
-         */additionalDirectories: [String] = [], 
+         * More absolute, existing roots, sent when the agent supports `additionalDirectories`.
+         */additionalDirectories: [String]? = nil, 
         /**
          * MCP server configurations in ACP shape, each as JSON text.
-         */mcpServers: [String] = []) {
+         */mcpServers: [String]? = nil, 
+        /**
+         * A whole session options document as JSON text (`SessionOptions.fromJson`).
+         */document: String? = nil) {
         self.cwd = cwd
         self.additionalDirectories = additionalDirectories
         self.mcpServers = mcpServers
+        self.document = document
     }
 
     
@@ -5672,16 +6396,18 @@ public struct FfiConverterTypeSessionOptions: FfiConverterRustBuffer {
     public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SessionOptions {
         return
             try SessionOptions(
-                cwd: FfiConverterString.read(from: &buf), 
-                additionalDirectories: FfiConverterSequenceString.read(from: &buf), 
-                mcpServers: FfiConverterSequenceString.read(from: &buf)
+                cwd: FfiConverterOptionString.read(from: &buf), 
+                additionalDirectories: FfiConverterOptionSequenceString.read(from: &buf), 
+                mcpServers: FfiConverterOptionSequenceString.read(from: &buf), 
+                document: FfiConverterOptionString.read(from: &buf)
         )
     }
 
     public static func write(_ value: SessionOptions, into buf: inout [UInt8]) {
-        FfiConverterString.write(value.cwd, into: &buf)
-        FfiConverterSequenceString.write(value.additionalDirectories, into: &buf)
-        FfiConverterSequenceString.write(value.mcpServers, into: &buf)
+        FfiConverterOptionString.write(value.cwd, into: &buf)
+        FfiConverterOptionSequenceString.write(value.additionalDirectories, into: &buf)
+        FfiConverterOptionSequenceString.write(value.mcpServers, into: &buf)
+        FfiConverterOptionString.write(value.document, into: &buf)
     }
 }
 
@@ -5781,7 +6507,66 @@ public func FfiConverterTypeTerminalAuthCommand_lower(_ value: TerminalAuthComma
 
 
 /**
- * How a prompt turn ended.
+ * `terminalLimits`: limits of the built-in terminal manager.
+ */
+public struct TerminalLimits: Equatable, Hashable {
+    public var maxOutputBytes: UInt64?
+    public var maxTerminals: UInt64?
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(maxOutputBytes: UInt64? = nil, maxTerminals: UInt64? = nil) {
+        self.maxOutputBytes = maxOutputBytes
+        self.maxTerminals = maxTerminals
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension TerminalLimits: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeTerminalLimits: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> TerminalLimits {
+        return
+            try TerminalLimits(
+                maxOutputBytes: FfiConverterOptionUInt64.read(from: &buf), 
+                maxTerminals: FfiConverterOptionUInt64.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: TerminalLimits, into buf: inout [UInt8]) {
+        FfiConverterOptionUInt64.write(value.maxOutputBytes, into: &buf)
+        FfiConverterOptionUInt64.write(value.maxTerminals, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeTerminalLimits_lift(_ buf: RustBuffer) throws -> TerminalLimits {
+    return try FfiConverterTypeTerminalLimits.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeTerminalLimits_lower(_ value: TerminalLimits) -> RustBuffer {
+    return FfiConverterTypeTerminalLimits.lower(value)
+}
+
+
+/**
+ * How a prompt turn ended: the core's one result shape (`turn`, `stopReason`, `usage`, `raw`,
+ * `text`, `thought`, `textTruncated`), JSON values as JSON text; `json` is the whole result as
+ * every face serialises it.
  */
 public struct TurnResult: Equatable, Hashable {
     /**
@@ -5792,6 +6577,14 @@ public struct TurnResult: Equatable, Hashable {
      * `end_turn`, `max_tokens`, `max_turn_requests`, `refusal`, `cancelled` (or a future value).
      */
     public var stopReason: String
+    /**
+     * `usage` of the prompt response as JSON, when sent.
+     */
+    public var usage: String?
+    /**
+     * The whole prompt response as JSON.
+     */
+    public var raw: String
     /**
      * The agent's message text of the turn (its `agent_message_chunk` text blocks).
      */
@@ -5805,13 +6598,9 @@ public struct TurnResult: Equatable, Hashable {
      */
     public var textTruncated: Bool
     /**
-     * `usage` of the prompt response as JSON, when sent.
+     * The core's `TurnResult::to_json()` as JSON text, the same in every face.
      */
-    public var usage: String?
-    /**
-     * The whole prompt response as JSON.
-     */
-    public var raw: String
+    public var json: String
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
@@ -5823,6 +6612,12 @@ public struct TurnResult: Equatable, Hashable {
          * `end_turn`, `max_tokens`, `max_turn_requests`, `refusal`, `cancelled` (or a future value).
          */stopReason: String, 
         /**
+         * `usage` of the prompt response as JSON, when sent.
+         */usage: String?, 
+        /**
+         * The whole prompt response as JSON.
+         */raw: String, 
+        /**
          * The agent's message text of the turn (its `agent_message_chunk` text blocks).
          */text: String, 
         /**
@@ -5832,18 +6627,16 @@ public struct TurnResult: Equatable, Hashable {
          * `text` or `thought` reached 4 MiB and was cut there.
          */textTruncated: Bool, 
         /**
-         * `usage` of the prompt response as JSON, when sent.
-         */usage: String?, 
-        /**
-         * The whole prompt response as JSON.
-         */raw: String) {
+         * The core's `TurnResult::to_json()` as JSON text, the same in every face.
+         */json: String) {
         self.turn = turn
         self.stopReason = stopReason
+        self.usage = usage
+        self.raw = raw
         self.text = text
         self.thought = thought
         self.textTruncated = textTruncated
-        self.usage = usage
-        self.raw = raw
+        self.json = json
     }
 
     
@@ -5864,22 +6657,24 @@ public struct FfiConverterTypeTurnResult: FfiConverterRustBuffer {
             try TurnResult(
                 turn: FfiConverterUInt64.read(from: &buf), 
                 stopReason: FfiConverterString.read(from: &buf), 
+                usage: FfiConverterOptionString.read(from: &buf), 
+                raw: FfiConverterString.read(from: &buf), 
                 text: FfiConverterString.read(from: &buf), 
                 thought: FfiConverterString.read(from: &buf), 
                 textTruncated: FfiConverterBool.read(from: &buf), 
-                usage: FfiConverterOptionString.read(from: &buf), 
-                raw: FfiConverterString.read(from: &buf)
+                json: FfiConverterString.read(from: &buf)
         )
     }
 
     public static func write(_ value: TurnResult, into buf: inout [UInt8]) {
         FfiConverterUInt64.write(value.turn, into: &buf)
         FfiConverterString.write(value.stopReason, into: &buf)
+        FfiConverterOptionString.write(value.usage, into: &buf)
+        FfiConverterString.write(value.raw, into: &buf)
         FfiConverterString.write(value.text, into: &buf)
         FfiConverterString.write(value.thought, into: &buf)
         FfiConverterBool.write(value.textTruncated, into: &buf)
-        FfiConverterOptionString.write(value.usage, into: &buf)
-        FfiConverterString.write(value.raw, into: &buf)
+        FfiConverterString.write(value.json, into: &buf)
     }
 }
 
@@ -6411,21 +7206,19 @@ public func FfiConverterTypeHandlerError_lower(_ value: HandlerError) -> RustBuf
 
 
 /**
- * How sessions map onto the pool's processes.
+ * `pool.mode`: how sessions map onto a pool's processes.
  */
 
 public enum PoolMode: Equatable, Hashable {
     
     /**
-     * One process per session, shut down when the session is released (agents that refuse a
-     * second connection, or serialize permissions across sessions).
+     * `process-per-session`: one process per session, shut down when the session is released.
      */
     case processPerSession
     /**
-     * Up to maxSessions sessions per process (at least 1), least-loaded process first.
+     * `shared`: up to `maxSessionsPerAgent` sessions per process, least-loaded first.
      */
-    case shared(maxSessions: UInt32
-    )
+    case shared
 
 
 
@@ -6449,8 +7242,7 @@ public struct FfiConverterTypePoolMode: FfiConverterRustBuffer {
         
         case 1: return .processPerSession
         
-        case 2: return .shared(maxSessions: try FfiConverterUInt32.read(from: &buf)
-        )
+        case 2: return .shared
         
         default: throw UniffiInternalError.unexpectedEnumCase
         }
@@ -6464,10 +7256,9 @@ public struct FfiConverterTypePoolMode: FfiConverterRustBuffer {
             writeInt(&buf, Int32(1))
         
         
-        case let .shared(maxSessions):
+        case .shared:
             writeInt(&buf, Int32(2))
-            FfiConverterUInt32.write(maxSessions, into: &buf)
-            
+        
         }
     }
 }
@@ -6680,6 +7471,30 @@ fileprivate struct FfiConverterOptionUInt64: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionBool: FfiConverterRustBuffer {
+    typealias SwiftType = Bool?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterBool.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterBool.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionString: FfiConverterRustBuffer {
     typealias SwiftType = String?
 
@@ -6872,6 +7687,30 @@ fileprivate struct FfiConverterOptionTypeTerminalAuthRunner: FfiConverterRustBuf
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionTypeClientInfo: FfiConverterRustBuffer {
+    typealias SwiftType = ClientInfo?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeClientInfo.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeClientInfo.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionTypeExitStatus: FfiConverterRustBuffer {
     typealias SwiftType = ExitStatus?
 
@@ -6888,6 +7727,30 @@ fileprivate struct FfiConverterOptionTypeExitStatus: FfiConverterRustBuffer {
         switch try readInt(&buf) as Int8 {
         case 0: return nil
         case 1: return try FfiConverterTypeExitStatus.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionTypeFsLimits: FfiConverterRustBuffer {
+    typealias SwiftType = FsLimits?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeFsLimits.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeFsLimits.read(from: &buf)
         default: throw UniffiInternalError.unexpectedOptionalTag
         }
     }
@@ -6968,6 +7831,54 @@ fileprivate struct FfiConverterOptionTypeRestartPolicy: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionTypeTerminalLimits: FfiConverterRustBuffer {
+    typealias SwiftType = TerminalLimits?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeTerminalLimits.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeTerminalLimits.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionTypePoolMode: FfiConverterRustBuffer {
+    typealias SwiftType = PoolMode?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypePoolMode.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypePoolMode.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionTypeSupervisorEvent: FfiConverterRustBuffer {
     typealias SwiftType = SupervisorEvent?
 
@@ -6992,6 +7903,30 @@ fileprivate struct FfiConverterOptionTypeSupervisorEvent: FfiConverterRustBuffer
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionSequenceString: FfiConverterRustBuffer {
+    typealias SwiftType = [String]?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterSequenceString.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterSequenceString.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionSequenceTypeDistributionKind: FfiConverterRustBuffer {
     typealias SwiftType = [DistributionKind]?
 
@@ -7008,6 +7943,30 @@ fileprivate struct FfiConverterOptionSequenceTypeDistributionKind: FfiConverterR
         switch try readInt(&buf) as Int8 {
         case 0: return nil
         case 1: return try FfiConverterSequenceTypeDistributionKind.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionDictionaryStringOptionString: FfiConverterRustBuffer {
+    typealias SwiftType = [String: String?]?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterDictionaryStringOptionString.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterDictionaryStringOptionString.read(from: &buf)
         default: throw UniffiInternalError.unexpectedOptionalTag
         }
     }
@@ -7183,6 +8142,32 @@ fileprivate struct FfiConverterDictionaryStringString: FfiConverterRustBuffer {
         for _ in 0..<len {
             let key = try FfiConverterString.read(from: &buf)
             let value = try FfiConverterString.read(from: &buf)
+            dict[key] = value
+        }
+        return dict
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterDictionaryStringOptionString: FfiConverterRustBuffer {
+    public static func write(_ value: [String: String?], into buf: inout [UInt8]) {
+        let len = Int32(value.count)
+        writeInt(&buf, len)
+        for (key, value) in value {
+            FfiConverterString.write(key, into: &buf)
+            FfiConverterOptionString.write(value, into: &buf)
+        }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> [String: String?] {
+        let len: Int32 = try readInt(&buf)
+        var dict = [String: String?]()
+        dict.reserveCapacity(Int(len))
+        for _ in 0..<len {
+            let key = try FfiConverterString.read(from: &buf)
+            let value = try FfiConverterOptionString.read(from: &buf)
             dict[key] = value
         }
         return dict
@@ -7441,7 +8426,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_acp_host_uniffi_checksum_method_agent_ext_request() != 58809) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_acp_host_uniffi_checksum_method_agent_fork_session() != 51763) {
+    if (uniffi_acp_host_uniffi_checksum_method_agent_fork_session() != 11124) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_agent_id() != 36572) {
@@ -7453,13 +8438,13 @@ private let initializationResult: InitializationResult = {
     if (uniffi_acp_host_uniffi_checksum_method_agent_list_sessions() != 47038) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_acp_host_uniffi_checksum_method_agent_load_session() != 44915) {
+    if (uniffi_acp_host_uniffi_checksum_method_agent_load_session() != 53029) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_agent_logout() != 23418) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_acp_host_uniffi_checksum_method_agent_new_session() != 731) {
+    if (uniffi_acp_host_uniffi_checksum_method_agent_new_session() != 10179) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_agent_pid() != 6806) {
@@ -7468,7 +8453,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_acp_host_uniffi_checksum_method_agent_restarts_exhausted() != 17495) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_acp_host_uniffi_checksum_method_agent_resume_session() != 64823) {
+    if (uniffi_acp_host_uniffi_checksum_method_agent_resume_session() != 20351) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_agent_session() != 18248) {
@@ -7492,13 +8477,16 @@ private let initializationResult: InitializationResult = {
     if (uniffi_acp_host_uniffi_checksum_method_session_close_session() != 45781) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_acp_host_uniffi_checksum_method_session_event_stream() != 28564) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_acp_host_uniffi_checksum_method_session_id() != 49276) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_session_models() != 406) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_acp_host_uniffi_checksum_method_session_prompt() != 22693) {
+    if (uniffi_acp_host_uniffi_checksum_method_session_prompt() != 12445) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_session_prompt_content() != 15532) {
@@ -7525,6 +8513,12 @@ private let initializationResult: InitializationResult = {
     if (uniffi_acp_host_uniffi_checksum_method_eventstream_next_batch() != 40654) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_acp_host_uniffi_checksum_method_sessioneventstream_missed() != 12577) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_method_sessioneventstream_next_batch() != 35132) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_acp_host_uniffi_checksum_method_elicitationhandler_elicit() != 32446) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -7543,6 +8537,12 @@ private let initializationResult: InitializationResult = {
     if (uniffi_acp_host_uniffi_checksum_method_host_client_capabilities() != 43536) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_acp_host_uniffi_checksum_method_host_connect() != 44957) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_method_host_effective_options() != 28065) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_acp_host_uniffi_checksum_method_host_event_stream() != 13449) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -7552,7 +8552,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_acp_host_uniffi_checksum_method_host_policy_name() != 13090) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_acp_host_uniffi_checksum_method_host_pool() != 36062) {
+    if (uniffi_acp_host_uniffi_checksum_method_host_pool() != 48982) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_host_respond_elicitation() != 45338) {
@@ -7564,10 +8564,10 @@ private let initializationResult: InitializationResult = {
     if (uniffi_acp_host_uniffi_checksum_method_host_shutdown() != 33804) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_acp_host_uniffi_checksum_method_host_spawn() != 21007) {
+    if (uniffi_acp_host_uniffi_checksum_method_host_spawn() != 4110) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_acp_host_uniffi_checksum_method_pool_open_session() != 34118) {
+    if (uniffi_acp_host_uniffi_checksum_method_pool_open_session() != 33825) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_pool_ready() != 39248) {
@@ -7588,7 +8588,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_acp_host_uniffi_checksum_method_pooledsession_id() != 57482) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_acp_host_uniffi_checksum_method_pooledsession_prompt() != 64116) {
+    if (uniffi_acp_host_uniffi_checksum_method_pooledsession_prompt() != 15887) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_pooledsession_prompt_content() != 30721) {
@@ -7618,7 +8618,16 @@ private let initializationResult: InitializationResult = {
     if (uniffi_acp_host_uniffi_checksum_method_registryfetcher_fetch() != 46353) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_acp_host_uniffi_checksum_constructor_host_new() != 13440) {
+    if (uniffi_acp_host_uniffi_checksum_method_bytestream_read() != 37663) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_method_bytestream_write() != 4299) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_method_bytestream_close_stream() != 3189) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_constructor_host_new() != 61633) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_constructor_registry_from_file() != 500) {
@@ -7628,6 +8637,7 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
 
+    uniffiCallbackInitByteStream()
     uniffiCallbackInitElicitationHandler()
     uniffiCallbackInitExtHandler()
     uniffiCallbackInitPermissionHandler()

@@ -273,6 +273,27 @@ typedef void (*UniffiCallbackInterfaceRegistryFetcherMethod0)(uint64_t, RustBuff
     );
 
 #endif
+#ifndef UNIFFI_FFIDEF_CALLBACK_INTERFACE_BYTE_STREAM_METHOD0
+#define UNIFFI_FFIDEF_CALLBACK_INTERFACE_BYTE_STREAM_METHOD0
+typedef void (*UniffiCallbackInterfaceByteStreamMethod0)(uint64_t, uint32_t, RustBuffer* _Nonnull, 
+        RustCallStatus *_Nonnull uniffiCallStatus
+    );
+
+#endif
+#ifndef UNIFFI_FFIDEF_CALLBACK_INTERFACE_BYTE_STREAM_METHOD1
+#define UNIFFI_FFIDEF_CALLBACK_INTERFACE_BYTE_STREAM_METHOD1
+typedef void (*UniffiCallbackInterfaceByteStreamMethod1)(uint64_t, RustBuffer, void* _Nonnull, 
+        RustCallStatus *_Nonnull uniffiCallStatus
+    );
+
+#endif
+#ifndef UNIFFI_FFIDEF_CALLBACK_INTERFACE_BYTE_STREAM_METHOD2
+#define UNIFFI_FFIDEF_CALLBACK_INTERFACE_BYTE_STREAM_METHOD2
+typedef void (*UniffiCallbackInterfaceByteStreamMethod2)(uint64_t, void* _Nonnull, 
+        RustCallStatus *_Nonnull uniffiCallStatus
+    );
+
+#endif
 #ifndef UNIFFI_FFIDEF_V_TABLE_CALLBACK_INTERFACE_ELICITATION_HANDLER
 #define UNIFFI_FFIDEF_V_TABLE_CALLBACK_INTERFACE_ELICITATION_HANDLER
 typedef struct UniffiVTableCallbackInterfaceElicitationHandler {
@@ -316,6 +337,17 @@ typedef struct UniffiVTableCallbackInterfaceRegistryFetcher {
     UniffiCallbackInterfaceClone _Nonnull uniffiClone;
     UniffiCallbackInterfaceRegistryFetcherMethod0 _Nonnull fetch;
 } UniffiVTableCallbackInterfaceRegistryFetcher;
+
+#endif
+#ifndef UNIFFI_FFIDEF_V_TABLE_CALLBACK_INTERFACE_BYTE_STREAM
+#define UNIFFI_FFIDEF_V_TABLE_CALLBACK_INTERFACE_BYTE_STREAM
+typedef struct UniffiVTableCallbackInterfaceByteStream {
+    UniffiCallbackInterfaceFree _Nonnull uniffiFree;
+    UniffiCallbackInterfaceClone _Nonnull uniffiClone;
+    UniffiCallbackInterfaceByteStreamMethod0 _Nonnull read;
+    UniffiCallbackInterfaceByteStreamMethod1 _Nonnull write;
+    UniffiCallbackInterfaceByteStreamMethod2 _Nonnull closeStream;
+} UniffiVTableCallbackInterfaceByteStream;
 
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_CLONE_AGENT
@@ -453,6 +485,11 @@ uint64_t uniffi_acp_host_uniffi_fn_method_session_cancel(uint64_t ptr
 uint64_t uniffi_acp_host_uniffi_fn_method_session_close_session(uint64_t ptr
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_SESSION_EVENT_STREAM
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_SESSION_EVENT_STREAM
+uint64_t uniffi_acp_host_uniffi_fn_method_session_event_stream(uint64_t ptr, RustCallStatus *_Nonnull out_status
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_SESSION_ID
 #define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_SESSION_ID
 RustBuffer uniffi_acp_host_uniffi_fn_method_session_id(uint64_t ptr, RustCallStatus *_Nonnull out_status
@@ -516,6 +553,26 @@ int8_t uniffi_acp_host_uniffi_fn_method_eventstream_is_ended(uint64_t ptr, RustC
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_EVENTSTREAM_NEXT_BATCH
 #define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_EVENTSTREAM_NEXT_BATCH
 uint64_t uniffi_acp_host_uniffi_fn_method_eventstream_next_batch(uint64_t ptr, uint32_t max
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_CLONE_SESSIONEVENTSTREAM
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_CLONE_SESSIONEVENTSTREAM
+uint64_t uniffi_acp_host_uniffi_fn_clone_sessioneventstream(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_FREE_SESSIONEVENTSTREAM
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_FREE_SESSIONEVENTSTREAM
+void uniffi_acp_host_uniffi_fn_free_sessioneventstream(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_SESSIONEVENTSTREAM_MISSED
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_SESSIONEVENTSTREAM_MISSED
+uint64_t uniffi_acp_host_uniffi_fn_method_sessioneventstream_missed(uint64_t ptr, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_SESSIONEVENTSTREAM_NEXT_BATCH
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_SESSIONEVENTSTREAM_NEXT_BATCH
+uint64_t uniffi_acp_host_uniffi_fn_method_sessioneventstream_next_batch(uint64_t ptr, uint32_t max
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_CLONE_ELICITATIONHANDLER
@@ -623,6 +680,16 @@ RustBuffer uniffi_acp_host_uniffi_fn_method_host_agent(uint64_t ptr, uint64_t id
 RustBuffer uniffi_acp_host_uniffi_fn_method_host_client_capabilities(uint64_t ptr, RustCallStatus *_Nonnull out_status
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_HOST_CONNECT
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_HOST_CONNECT
+uint64_t uniffi_acp_host_uniffi_fn_method_host_connect(uint64_t ptr, uint64_t stream
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_HOST_EFFECTIVE_OPTIONS
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_HOST_EFFECTIVE_OPTIONS
+RustBuffer uniffi_acp_host_uniffi_fn_method_host_effective_options(uint64_t ptr, RustCallStatus *_Nonnull out_status
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_HOST_EVENT_STREAM
 #define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_HOST_EVENT_STREAM
 uint64_t uniffi_acp_host_uniffi_fn_method_host_event_stream(uint64_t ptr, RustCallStatus *_Nonnull out_status
@@ -640,7 +707,7 @@ RustBuffer uniffi_acp_host_uniffi_fn_method_host_policy_name(uint64_t ptr, RustC
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_HOST_POOL
 #define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_HOST_POOL
-uint64_t uniffi_acp_host_uniffi_fn_method_host_pool(uint64_t ptr, RustBuffer spec, RustBuffer config, RustCallStatus *_Nonnull out_status
+uint64_t uniffi_acp_host_uniffi_fn_method_host_pool(uint64_t ptr, RustBuffer spec, RustBuffer options, RustCallStatus *_Nonnull out_status
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_HOST_RESPOND_ELICITATION
@@ -801,6 +868,36 @@ void uniffi_acp_host_uniffi_fn_init_callback_vtable_registryfetcher(const Uniffi
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_REGISTRYFETCHER_FETCH
 #define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_REGISTRYFETCHER_FETCH
 uint64_t uniffi_acp_host_uniffi_fn_method_registryfetcher_fetch(uint64_t ptr, RustBuffer url
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_CLONE_BYTESTREAM
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_CLONE_BYTESTREAM
+uint64_t uniffi_acp_host_uniffi_fn_clone_bytestream(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_FREE_BYTESTREAM
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_FREE_BYTESTREAM
+void uniffi_acp_host_uniffi_fn_free_bytestream(uint64_t handle, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_INIT_CALLBACK_VTABLE_BYTESTREAM
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_INIT_CALLBACK_VTABLE_BYTESTREAM
+void uniffi_acp_host_uniffi_fn_init_callback_vtable_bytestream(const UniffiVTableCallbackInterfaceByteStream* _Nonnull vtable
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_BYTESTREAM_READ
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_BYTESTREAM_READ
+RustBuffer uniffi_acp_host_uniffi_fn_method_bytestream_read(uint64_t ptr, uint32_t max, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_BYTESTREAM_WRITE
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_BYTESTREAM_WRITE
+void uniffi_acp_host_uniffi_fn_method_bytestream_write(uint64_t ptr, RustBuffer data, RustCallStatus *_Nonnull out_status
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_BYTESTREAM_CLOSE_STREAM
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_BYTESTREAM_CLOSE_STREAM
+void uniffi_acp_host_uniffi_fn_method_bytestream_close_stream(uint64_t ptr, RustCallStatus *_Nonnull out_status
 );
 #endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_FUNC_CONTENT_FROM_FILE
@@ -1272,6 +1369,12 @@ uint16_t uniffi_acp_host_uniffi_checksum_method_session_close_session(void
     
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_SESSION_EVENT_STREAM
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_SESSION_EVENT_STREAM
+uint16_t uniffi_acp_host_uniffi_checksum_method_session_event_stream(void
+    
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_SESSION_ID
 #define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_SESSION_ID
 uint16_t uniffi_acp_host_uniffi_checksum_method_session_id(void
@@ -1338,6 +1441,18 @@ uint16_t uniffi_acp_host_uniffi_checksum_method_eventstream_next_batch(void
     
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_SESSIONEVENTSTREAM_MISSED
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_SESSIONEVENTSTREAM_MISSED
+uint16_t uniffi_acp_host_uniffi_checksum_method_sessioneventstream_missed(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_SESSIONEVENTSTREAM_NEXT_BATCH
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_SESSIONEVENTSTREAM_NEXT_BATCH
+uint16_t uniffi_acp_host_uniffi_checksum_method_sessioneventstream_next_batch(void
+    
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_ELICITATIONHANDLER_ELICIT
 #define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_ELICITATIONHANDLER_ELICIT
 uint16_t uniffi_acp_host_uniffi_checksum_method_elicitationhandler_elicit(void
@@ -1371,6 +1486,18 @@ uint16_t uniffi_acp_host_uniffi_checksum_method_host_agent(void
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_HOST_CLIENT_CAPABILITIES
 #define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_HOST_CLIENT_CAPABILITIES
 uint16_t uniffi_acp_host_uniffi_checksum_method_host_client_capabilities(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_HOST_CONNECT
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_HOST_CONNECT
+uint16_t uniffi_acp_host_uniffi_checksum_method_host_connect(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_HOST_EFFECTIVE_OPTIONS
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_HOST_EFFECTIVE_OPTIONS
+uint16_t uniffi_acp_host_uniffi_checksum_method_host_effective_options(void
     
 );
 #endif
@@ -1521,6 +1648,24 @@ uint16_t uniffi_acp_host_uniffi_checksum_method_registry_version(void
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_REGISTRYFETCHER_FETCH
 #define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_REGISTRYFETCHER_FETCH
 uint16_t uniffi_acp_host_uniffi_checksum_method_registryfetcher_fetch(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_BYTESTREAM_READ
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_BYTESTREAM_READ
+uint16_t uniffi_acp_host_uniffi_checksum_method_bytestream_read(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_BYTESTREAM_WRITE
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_BYTESTREAM_WRITE
+uint16_t uniffi_acp_host_uniffi_checksum_method_bytestream_write(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_BYTESTREAM_CLOSE_STREAM
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_BYTESTREAM_CLOSE_STREAM
+uint16_t uniffi_acp_host_uniffi_checksum_method_bytestream_close_stream(void
     
 );
 #endif

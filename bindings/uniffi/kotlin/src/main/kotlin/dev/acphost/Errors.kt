@@ -1,4 +1,4 @@
-// The stable error code of every AcpException (the same codes as every other face, docs/ERRORS.md).
+// What every AcpException carries: its stable code, message and data (the same codes as every other face, docs/ERRORS.md).
 package dev.acphost
 
 /** The stable error code (`timeout`, `agent_exited`, `cancelled`, …; docs/ERRORS.md). */
@@ -21,4 +21,51 @@ val AcpException.code: String
         is AcpException.Busy -> "busy"
         is AcpException.NotFound -> "not_found"
         is AcpException.EventsStalled -> "events_stalled"
+    }
+
+/** The message of any [AcpException] (each subclass carries it as `detail`). */
+val AcpException.detail: String
+    get() = when (this) {
+        is AcpException.InvalidArgument -> detail
+        is AcpException.InvalidConfig -> detail
+        is AcpException.AlreadyResolved -> detail
+        is AcpException.AgentExited -> detail
+        is AcpException.Timeout -> detail
+        is AcpException.Unsupported -> detail
+        is AcpException.Protocol -> detail
+        is AcpException.AgentException -> detail
+        is AcpException.AuthRequired -> detail
+        is AcpException.VersionUnsupported -> detail
+        is AcpException.SpawnFailed -> detail
+        is AcpException.Io -> detail
+        is AcpException.Closed -> detail
+        is AcpException.Cancelled -> detail
+        is AcpException.Busy -> detail
+        is AcpException.NotFound -> detail
+        is AcpException.EventsStalled -> detail
+    }
+
+/**
+ * The kind's documented data of any [AcpException] as JSON text, or null (docs/ERRORS.md;
+ * `invalid_config`: `{"path": "pool.maxAgents"}`, the core's full field path).
+ */
+val AcpException.data: String?
+    get() = when (this) {
+        is AcpException.InvalidArgument -> data
+        is AcpException.InvalidConfig -> data
+        is AcpException.AlreadyResolved -> data
+        is AcpException.AgentExited -> data
+        is AcpException.Timeout -> data
+        is AcpException.Unsupported -> data
+        is AcpException.Protocol -> data
+        is AcpException.AgentException -> data
+        is AcpException.AuthRequired -> data
+        is AcpException.VersionUnsupported -> data
+        is AcpException.SpawnFailed -> data
+        is AcpException.Io -> data
+        is AcpException.Closed -> data
+        is AcpException.Cancelled -> data
+        is AcpException.Busy -> data
+        is AcpException.NotFound -> data
+        is AcpException.EventsStalled -> data
     }

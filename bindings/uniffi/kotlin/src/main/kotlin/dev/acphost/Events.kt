@@ -4,6 +4,7 @@
 package dev.acphost
 
 import kotlinx.coroutines.flow.Flow
+import kotlinx.coroutines.flow.emitAll
 import kotlinx.coroutines.flow.flow
 
 /** One event of the host's ordered stream. Unknown future kinds arrive as [Unknown]. */
@@ -25,6 +26,11 @@ sealed class Event {
     val replay: Boolean get() = raw.replay
     /** The payload as JSON text. */
     val data: String get() = raw.data
+    /**
+     * Only on the first event of a [Session.events] flow whose session's history had overflowed
+     * before the flow was collected: how many of the session's events were left out before it.
+     */
+    val dropped: ULong? get() = raw.dropped
 
     data class AgentReady(override val raw: RawEvent) : Event()
     data class AgentExited(override val raw: RawEvent) : Event()
@@ -59,6 +65,8 @@ sealed class Event {
     data class Wire(override val raw: RawEvent) : Event()
     data class CallCompleted(override val raw: RawEvent) : Event()
     data class ServiceRequested(override val raw: RawEvent) : Event()
+    /** `progress` (with `progressEvents`): spawn, handshake or login started, waiting, done or failed. */
+    data class Progress(override val raw: RawEvent) : Event()
 
     /**
      * `agent_restarting`: a supervised agent's process died (or the previous attempt failed,
@@ -133,6 +141,7 @@ sealed class Event {
             "agent_restarted" to ::AgentRestarted,
             "agent_failed" to ::AgentFailed,
             "session_lost" to ::SessionLost,
+            "progress" to ::Progress,
         )
 
         /** The supervisor's kinds, typed only when their data decoded as theirs (always, from this host). */
@@ -181,3 +190,32 @@ fun EventStream.asFlow(batch: UInt = 256u): Flow<Event> = flow {
  * are kept (as many as the event queue holds) and delivered first.
  */
 fun Host.events(batch: UInt = 256u): Flow<Event> = eventStream().asFlow(batch)
+
+/**
+ * This session stream as a [Flow], collected once (see [Session.events]); the stream is closed when
+ * the collection ends.
+ */
+fun SessionEventStream.asFlow(batch: UInt = 256u): Flow<Event> = flow {
+    try {
+        while (true) {
+            val events = nextBatch(batch)
+            if (events.isEmpty()) break
+            for (e in events) emit(Event.of(e))
+        }
+    } finally {
+        close()
+    }
+}
+
+/**
+ * This session's events as a cold [Flow]: each collection starts at the session's beginning
+ * (`session_opened`, then everything after it, as the session's bounded history holds it; when it
+ * overflowed, the first event's [Event.dropped] says how many were left out) and goes on live until
+ * `session_closed` or the host's end. While a collection is running, [Session.prompt] returns only
+ * after the collector has taken the turn's `turn_ended` (so every event of the turn was emitted to
+ * it first). Independent of [Host.events] and of other collections; a slow collector slows the
+ * agent down, it never loses events. [AcpException.Unsupported] when events are disabled.
+ */
+fun Session.events(batch: UInt = 256u): Flow<Event> = flow {
+    emitAll(eventStream().asFlow(batch))
+}

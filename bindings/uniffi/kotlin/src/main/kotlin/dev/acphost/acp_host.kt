@@ -672,6 +672,15 @@ internal interface UniffiCallbackInterfaceTerminalAuthRunnerMethod0 : com.sun.jn
 internal interface UniffiCallbackInterfaceRegistryFetcherMethod0 : com.sun.jna.Callback {
     fun callback(`uniffiHandle`: Long,`url`: RustBuffer.ByValue,`uniffiFutureCallback`: UniffiForeignFutureCompleteRustBuffer,`uniffiCallbackData`: Long,`uniffiOutDroppedCallback`: UniffiForeignFutureDroppedCallbackStruct,)
 }
+internal interface UniffiCallbackInterfaceByteStreamMethod0 : com.sun.jna.Callback {
+    fun callback(`uniffiHandle`: Long,`max`: Int,`uniffiOutReturn`: RustBuffer,uniffiCallStatus: UniffiRustCallStatus,)
+}
+internal interface UniffiCallbackInterfaceByteStreamMethod1 : com.sun.jna.Callback {
+    fun callback(`uniffiHandle`: Long,`data`: RustBuffer.ByValue,`uniffiOutReturn`: Pointer,uniffiCallStatus: UniffiRustCallStatus,)
+}
+internal interface UniffiCallbackInterfaceByteStreamMethod2 : com.sun.jna.Callback {
+    fun callback(`uniffiHandle`: Long,`uniffiOutReturn`: Pointer,uniffiCallStatus: UniffiRustCallStatus,)
+}
 @Structure.FieldOrder("uniffiFree", "uniffiClone", "elicit")
 internal open class UniffiVTableCallbackInterfaceElicitationHandler(
     @JvmField internal var `uniffiFree`: UniffiCallbackInterfaceFree? = null,
@@ -767,6 +776,31 @@ internal open class UniffiVTableCallbackInterfaceRegistryFetcher(
     }
 
 }
+@Structure.FieldOrder("uniffiFree", "uniffiClone", "read", "write", "closeStream")
+internal open class UniffiVTableCallbackInterfaceByteStream(
+    @JvmField internal var `uniffiFree`: UniffiCallbackInterfaceFree? = null,
+    @JvmField internal var `uniffiClone`: UniffiCallbackInterfaceClone? = null,
+    @JvmField internal var `read`: UniffiCallbackInterfaceByteStreamMethod0? = null,
+    @JvmField internal var `write`: UniffiCallbackInterfaceByteStreamMethod1? = null,
+    @JvmField internal var `closeStream`: UniffiCallbackInterfaceByteStreamMethod2? = null,
+) : Structure() {
+    class UniffiByValue(
+        `uniffiFree`: UniffiCallbackInterfaceFree? = null,
+        `uniffiClone`: UniffiCallbackInterfaceClone? = null,
+        `read`: UniffiCallbackInterfaceByteStreamMethod0? = null,
+        `write`: UniffiCallbackInterfaceByteStreamMethod1? = null,
+        `closeStream`: UniffiCallbackInterfaceByteStreamMethod2? = null,
+    ): UniffiVTableCallbackInterfaceByteStream(`uniffiFree`,`uniffiClone`,`read`,`write`,`closeStream`,), Structure.ByValue
+
+   internal fun uniffiSetValue(other: UniffiVTableCallbackInterfaceByteStream) {
+        `uniffiFree` = other.`uniffiFree`
+        `uniffiClone` = other.`uniffiClone`
+        `read` = other.`read`
+        `write` = other.`write`
+        `closeStream` = other.`closeStream`
+    }
+
+}
 
 // A JNA Library to expose the extern-C FFI definitions.
 // This is an implementation detail which will be called internally by the public API.
@@ -850,6 +884,8 @@ internal object IntegrityCheckingUniffiLib {
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_session_close_session(
     ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_session_event_stream(
+    ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_session_id(
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_session_models(
@@ -872,6 +908,10 @@ internal object IntegrityCheckingUniffiLib {
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_eventstream_next_batch(
     ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_sessioneventstream_missed(
+    ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_sessioneventstream_next_batch(
+    ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_elicitationhandler_elicit(
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_exthandler_handle(
@@ -883,6 +923,10 @@ internal object IntegrityCheckingUniffiLib {
     external fun uniffi_acp_host_uniffi_checksum_method_host_agent(
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_host_client_capabilities(
+    ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_host_connect(
+    ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_host_effective_options(
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_host_event_stream(
     ): Int
@@ -934,6 +978,12 @@ internal object IntegrityCheckingUniffiLib {
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_registryfetcher_fetch(
     ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_bytestream_read(
+    ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_bytestream_write(
+    ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_bytestream_close_stream(
+    ): Int
     external fun uniffi_acp_host_uniffi_checksum_constructor_host_new(
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_constructor_registry_from_file(
@@ -956,6 +1006,7 @@ internal object UniffiLib {
 
     init {
         Native.register(UniffiLib::class.java, findLibraryName(componentName = "acp_host"))
+        uniffiCallbackInterfaceByteStream.register(this)
         uniffiCallbackInterfaceElicitationHandler.register(this)
         uniffiCallbackInterfaceExtHandler.register(this)
         uniffiCallbackInterfacePermissionHandler.register(this)
@@ -1019,6 +1070,8 @@ internal object UniffiLib {
     ): Long
     external fun uniffi_acp_host_uniffi_fn_method_session_close_session(`ptr`: Long,
     ): Long
+    external fun uniffi_acp_host_uniffi_fn_method_session_event_stream(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
     external fun uniffi_acp_host_uniffi_fn_method_session_id(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
     external fun uniffi_acp_host_uniffi_fn_method_session_models(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
@@ -1044,6 +1097,14 @@ internal object UniffiLib {
     external fun uniffi_acp_host_uniffi_fn_method_eventstream_is_ended(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): Byte
     external fun uniffi_acp_host_uniffi_fn_method_eventstream_next_batch(`ptr`: Long,`max`: Int,
+    ): Long
+    external fun uniffi_acp_host_uniffi_fn_clone_sessioneventstream(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
+    external fun uniffi_acp_host_uniffi_fn_free_sessioneventstream(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_acp_host_uniffi_fn_method_sessioneventstream_missed(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
+    external fun uniffi_acp_host_uniffi_fn_method_sessioneventstream_next_batch(`ptr`: Long,`max`: Int,
     ): Long
     external fun uniffi_acp_host_uniffi_fn_clone_elicitationhandler(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): Long
@@ -1087,13 +1148,17 @@ internal object UniffiLib {
     ): RustBuffer.ByValue
     external fun uniffi_acp_host_uniffi_fn_method_host_client_capabilities(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
+    external fun uniffi_acp_host_uniffi_fn_method_host_connect(`ptr`: Long,`stream`: Long,
+    ): Long
+    external fun uniffi_acp_host_uniffi_fn_method_host_effective_options(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): RustBuffer.ByValue
     external fun uniffi_acp_host_uniffi_fn_method_host_event_stream(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): Long
     external fun uniffi_acp_host_uniffi_fn_method_host_is_shut_down(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): Byte
     external fun uniffi_acp_host_uniffi_fn_method_host_policy_name(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
-    external fun uniffi_acp_host_uniffi_fn_method_host_pool(`ptr`: Long,`spec`: RustBuffer.ByValue,`config`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    external fun uniffi_acp_host_uniffi_fn_method_host_pool(`ptr`: Long,`spec`: RustBuffer.ByValue,`options`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
     ): Long
     external fun uniffi_acp_host_uniffi_fn_method_host_respond_elicitation(`ptr`: Long,`requestId`: Long,`answer`: RustBuffer.ByValue,
     ): Long
@@ -1159,6 +1224,18 @@ internal object UniffiLib {
     ): Unit
     external fun uniffi_acp_host_uniffi_fn_method_registryfetcher_fetch(`ptr`: Long,`url`: RustBuffer.ByValue,
     ): Long
+    external fun uniffi_acp_host_uniffi_fn_clone_bytestream(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
+    external fun uniffi_acp_host_uniffi_fn_free_bytestream(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_acp_host_uniffi_fn_init_callback_vtable_bytestream(`vtable`: UniffiVTableCallbackInterfaceByteStream,
+    ): Unit
+    external fun uniffi_acp_host_uniffi_fn_method_bytestream_read(`ptr`: Long,`max`: Int,uniffi_out_err: UniffiRustCallStatus, 
+    ): RustBuffer.ByValue
+    external fun uniffi_acp_host_uniffi_fn_method_bytestream_write(`ptr`: Long,`data`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_acp_host_uniffi_fn_method_bytestream_close_stream(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
     external fun uniffi_acp_host_uniffi_fn_func_content_from_file(`path`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
     external fun uniffi_acp_host_uniffi_fn_func_error_codes(uniffi_out_err: UniffiRustCallStatus, 
@@ -1326,7 +1403,7 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_acp_host_uniffi_checksum_method_agent_ext_request() and 0xFFFF) != 58809) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_acp_host_uniffi_checksum_method_agent_fork_session() and 0xFFFF) != 51763) {
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_agent_fork_session() and 0xFFFF) != 11124) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_agent_id() and 0xFFFF) != 36572) {
@@ -1338,13 +1415,13 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_acp_host_uniffi_checksum_method_agent_list_sessions() and 0xFFFF) != 47038) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_acp_host_uniffi_checksum_method_agent_load_session() and 0xFFFF) != 44915) {
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_agent_load_session() and 0xFFFF) != 53029) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_agent_logout() and 0xFFFF) != 23418) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_acp_host_uniffi_checksum_method_agent_new_session() and 0xFFFF) != 731) {
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_agent_new_session() and 0xFFFF) != 10179) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_agent_pid() and 0xFFFF) != 6806) {
@@ -1353,7 +1430,7 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_acp_host_uniffi_checksum_method_agent_restarts_exhausted() and 0xFFFF) != 17495) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_acp_host_uniffi_checksum_method_agent_resume_session() and 0xFFFF) != 64823) {
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_agent_resume_session() and 0xFFFF) != 20351) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_agent_session() and 0xFFFF) != 18248) {
@@ -1377,13 +1454,16 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_acp_host_uniffi_checksum_method_session_close_session() and 0xFFFF) != 45781) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_session_event_stream() and 0xFFFF) != 28564) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_session_id() and 0xFFFF) != 49276) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_session_models() and 0xFFFF) != 406) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_acp_host_uniffi_checksum_method_session_prompt() and 0xFFFF) != 22693) {
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_session_prompt() and 0xFFFF) != 12445) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_session_prompt_content() and 0xFFFF) != 15532) {
@@ -1410,6 +1490,12 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_acp_host_uniffi_checksum_method_eventstream_next_batch() and 0xFFFF) != 40654) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_sessioneventstream_missed() and 0xFFFF) != 12577) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_sessioneventstream_next_batch() and 0xFFFF) != 35132) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_elicitationhandler_elicit() and 0xFFFF) != 32446) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
@@ -1428,6 +1514,12 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_acp_host_uniffi_checksum_method_host_client_capabilities() and 0xFFFF) != 43536) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_host_connect() and 0xFFFF) != 44957) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_host_effective_options() and 0xFFFF) != 28065) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_host_event_stream() and 0xFFFF) != 13449) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
@@ -1437,7 +1529,7 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_acp_host_uniffi_checksum_method_host_policy_name() and 0xFFFF) != 13090) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_acp_host_uniffi_checksum_method_host_pool() and 0xFFFF) != 36062) {
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_host_pool() and 0xFFFF) != 48982) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_host_respond_elicitation() and 0xFFFF) != 45338) {
@@ -1449,10 +1541,10 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_acp_host_uniffi_checksum_method_host_shutdown() and 0xFFFF) != 33804) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_acp_host_uniffi_checksum_method_host_spawn() and 0xFFFF) != 21007) {
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_host_spawn() and 0xFFFF) != 4110) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_acp_host_uniffi_checksum_method_pool_open_session() and 0xFFFF) != 34118) {
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_pool_open_session() and 0xFFFF) != 33825) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_pool_ready() and 0xFFFF) != 39248) {
@@ -1473,7 +1565,7 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_acp_host_uniffi_checksum_method_pooledsession_id() and 0xFFFF) != 57482) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_acp_host_uniffi_checksum_method_pooledsession_prompt() and 0xFFFF) != 64116) {
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_pooledsession_prompt() and 0xFFFF) != 15887) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_pooledsession_prompt_content() and 0xFFFF) != 30721) {
@@ -1503,7 +1595,16 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_acp_host_uniffi_checksum_method_registryfetcher_fetch() and 0xFFFF) != 46353) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_acp_host_uniffi_checksum_constructor_host_new() and 0xFFFF) != 13440) {
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_bytestream_read() and 0xFFFF) != 37663) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_bytestream_write() and 0xFFFF) != 4299) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_bytestream_close_stream() and 0xFFFF) != 3189) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_constructor_host_new() and 0xFFFF) != 61633) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_constructor_registry_from_file() and 0xFFFF) != 500) {
@@ -2921,6 +3022,424 @@ public object FfiConverterTypeAgent: FfiConverter<Agent, Long> {
 
 
 /**
+ * A bidirectional byte stream the embedder provides for `Host.connect`. Its methods are called
+ * on threads of the library's own (never on the caller's), and may block. Kotlin:
+ * `host.connect(input, output)` or `host.connect(socket)` build one.
+ */
+public interface ByteStream {
+    
+    /**
+     * Block until at least one byte is available and return up to `max` bytes; an empty
+     * array is the end of the stream. What it throws ends the connection like an EOF.
+     */
+    fun `read`(`max`: kotlin.UInt): kotlin.ByteArray
+    
+    /**
+     * Write all of `data` and flush it, blocking while the peer is slow. What it throws
+     * ends the connection.
+     */
+    fun `write`(`data`: kotlin.ByteArray)
+    
+    /**
+     * Close both directions (the connection is over). Must make a blocked `read` return or
+     * throw. Called once; what it throws is ignored.
+     */
+    fun `closeStream`()
+    
+    companion object
+}
+
+/**
+ * A bidirectional byte stream the embedder provides for `Host.connect`. Its methods are called
+ * on threads of the library's own (never on the caller's), and may block. Kotlin:
+ * `host.connect(input, output)` or `host.connect(socket)` build one.
+ */
+open class ByteStreamImpl: Disposable, AutoCloseable, ByteStream
+{
+
+    @Suppress("UNUSED_PARAMETER")
+    /**
+     * @suppress
+     */
+    constructor(withHandle: UniffiWithHandle, handle: Long) {
+        this.handle = handle
+        this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
+    }
+
+    /**
+     * @suppress
+     *
+     * This constructor can be used to instantiate a fake object. Only used for tests. Any
+     * attempt to actually use an object constructed this way will fail as there is no
+     * connected Rust object.
+     */
+    @Suppress("UNUSED_PARAMETER")
+    constructor(noHandle: NoHandle) {
+        this.handle = 0
+        this.cleanable = null
+    }
+
+    protected val handle: Long
+    protected val cleanable: UniffiCleaner.Cleanable?
+
+    private val wasDestroyed = AtomicBoolean(false)
+    private val callCounter = AtomicLong(1)
+
+    /**
+     * Whether the current object has been destroyed and its reference is gone in the Rust side.
+     */
+    val uniffiIsDestroyed: Boolean get() = wasDestroyed.get()
+
+    override fun destroy() {
+        // Only allow a single call to this method.
+        // TODO: maybe we should log a warning if called more than once?
+        if (this.wasDestroyed.compareAndSet(false, true)) {
+            // This decrement always matches the initial count of 1 given at creation time.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    @Synchronized
+    override fun close() {
+        this.destroy()
+    }
+
+    internal inline fun <R> callWithHandle(block: (handle: Long) -> R): R {
+        // Check and increment the call counter, to keep the object alive.
+        // This needs a compare-and-set retry loop in case of concurrent updates.
+        do {
+            val c = this.callCounter.get()
+            if (c == 0L) {
+                throw IllegalStateException("${this.javaClass.simpleName} object has already been destroyed")
+            }
+            if (c == Long.MAX_VALUE) {
+                throw IllegalStateException("${this.javaClass.simpleName} call counter would overflow")
+            }
+        } while (! this.callCounter.compareAndSet(c, c + 1L))
+        // Now we can safely do the method call without the handle being freed concurrently.
+        try {
+            return block(this.uniffiCloneHandle())
+        } finally {
+            // This decrement always matches the increment we performed above.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    // Use a static inner class instead of a closure so as not to accidentally
+    // capture `this` as part of the cleanable's action.
+    private class UniffiCleanAction(private val handle: Long) : Runnable {
+        override fun run() {
+            if (handle == 0.toLong()) {
+                // Fake object created with `NoHandle`, don't try to free.
+                return;
+            }
+            uniffiRustCall { status ->
+                UniffiLib.uniffi_acp_host_uniffi_fn_free_bytestream(handle, status)
+            }
+        }
+    }
+
+    /**
+     * @suppress
+     */
+    fun uniffiCloneHandle(): Long {
+        if (handle == 0.toLong()) {
+            throw InternalException("uniffiCloneHandle() called on NoHandle object");
+        }
+        return uniffiRustCall() { status ->
+            UniffiLib.uniffi_acp_host_uniffi_fn_clone_bytestream(handle, status)
+        }
+    }
+
+    
+    /**
+     * Block until at least one byte is available and return up to `max` bytes; an empty
+     * array is the end of the stream. What it throws ends the connection like an EOF.
+     */
+    @Throws(HandlerException::class)override fun `read`(`max`: kotlin.UInt): kotlin.ByteArray {
+            return FfiConverterByteArray.lift(
+    callWithHandle {
+    uniffiRustCallWithError(HandlerException) { _status ->
+    UniffiLib.uniffi_acp_host_uniffi_fn_method_bytestream_read(
+        it,
+        
+        FfiConverterUInt.lower(`max`),_status)
+}
+    }
+    )
+    }
+    
+
+    
+    /**
+     * Write all of `data` and flush it, blocking while the peer is slow. What it throws
+     * ends the connection.
+     */
+    @Throws(HandlerException::class)override fun `write`(`data`: kotlin.ByteArray)
+        = 
+    callWithHandle {
+    uniffiRustCallWithError(HandlerException) { _status ->
+    UniffiLib.uniffi_acp_host_uniffi_fn_method_bytestream_write(
+        it,
+        
+        FfiConverterByteArray.lower(`data`),_status)
+}
+    }
+    
+    
+
+    
+    /**
+     * Close both directions (the connection is over). Must make a blocked `read` return or
+     * throw. Called once; what it throws is ignored.
+     */
+    @Throws(HandlerException::class)override fun `closeStream`()
+        = 
+    callWithHandle {
+    uniffiRustCallWithError(HandlerException) { _status ->
+    UniffiLib.uniffi_acp_host_uniffi_fn_method_bytestream_close_stream(
+        it,
+        _status)
+}
+    }
+    
+    
+
+    
+
+    
+
+
+    
+    
+    /**
+     * @suppress
+     */
+    companion object
+    
+}
+
+
+
+// Put the implementation in an object so we don't pollute the top-level namespace
+internal object uniffiCallbackInterfaceByteStream {
+    internal object `read`: UniffiCallbackInterfaceByteStreamMethod0 {
+        override fun callback(`uniffiHandle`: Long,`max`: Int,`uniffiOutReturn`: RustBuffer,uniffiCallStatus: UniffiRustCallStatus,) {
+            val uniffiObj = FfiConverterTypeByteStream.handleMap.get(uniffiHandle)
+            val makeCall = { ->
+                uniffiObj.`read`(
+                    FfiConverterUInt.lift(`max`),
+                )
+            }
+            val writeReturn = { value: kotlin.ByteArray -> uniffiOutReturn.setValue(FfiConverterByteArray.lower(value)) }
+            uniffiTraitInterfaceCallWithError(
+                uniffiCallStatus,
+                makeCall,
+                writeReturn,
+                { e: HandlerException -> FfiConverterTypeHandlerError.lower(e) }
+            )
+        }
+    }
+    internal object `write`: UniffiCallbackInterfaceByteStreamMethod1 {
+        override fun callback(`uniffiHandle`: Long,`data`: RustBuffer.ByValue,`uniffiOutReturn`: Pointer,uniffiCallStatus: UniffiRustCallStatus,) {
+            val uniffiObj = FfiConverterTypeByteStream.handleMap.get(uniffiHandle)
+            val makeCall = { ->
+                uniffiObj.`write`(
+                    FfiConverterByteArray.lift(`data`),
+                )
+            }
+            val writeReturn = { _: Unit -> Unit }
+            uniffiTraitInterfaceCallWithError(
+                uniffiCallStatus,
+                makeCall,
+                writeReturn,
+                { e: HandlerException -> FfiConverterTypeHandlerError.lower(e) }
+            )
+        }
+    }
+    internal object `closeStream`: UniffiCallbackInterfaceByteStreamMethod2 {
+        override fun callback(`uniffiHandle`: Long,`uniffiOutReturn`: Pointer,uniffiCallStatus: UniffiRustCallStatus,) {
+            val uniffiObj = FfiConverterTypeByteStream.handleMap.get(uniffiHandle)
+            val makeCall = { ->
+                uniffiObj.`closeStream`(
+                )
+            }
+            val writeReturn = { _: Unit -> Unit }
+            uniffiTraitInterfaceCallWithError(
+                uniffiCallStatus,
+                makeCall,
+                writeReturn,
+                { e: HandlerException -> FfiConverterTypeHandlerError.lower(e) }
+            )
+        }
+    }
+
+    internal object uniffiFree: UniffiCallbackInterfaceFree {
+        override fun callback(handle: Long) {
+            FfiConverterTypeByteStream.handleMap.remove(handle)
+        }
+    }
+
+    internal object uniffiClone: UniffiCallbackInterfaceClone {
+        override fun callback(handle: Long): Long {
+            return FfiConverterTypeByteStream.handleMap.clone(handle)
+        }
+    }
+
+    internal var vtable = UniffiVTableCallbackInterfaceByteStream.UniffiByValue(
+        uniffiFree,
+        uniffiClone,
+        `read`,
+        `write`,
+        `closeStream`,
+    )
+
+    // Registers the foreign callback with the Rust side.
+    // This method is generated for each callback interface.
+    internal fun register(lib: UniffiLib) {
+        lib.uniffi_acp_host_uniffi_fn_init_callback_vtable_bytestream(vtable)
+    }
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeByteStream: FfiConverter<ByteStream, Long> {
+    internal val handleMap = UniffiHandleMap<ByteStream>()
+
+    override fun lower(value: ByteStream): Long {
+        if (value is ByteStreamImpl) {
+             // Rust-implemented object.  Clone the handle and return it
+            return value.uniffiCloneHandle()
+         } else {
+            // Kotlin object, generate a new vtable handle and return that.
+            return handleMap.insert(value)
+         }
+    }
+
+    override fun lift(value: Long): ByteStream {
+        if ((value and 1.toLong()) == 0.toLong()) {
+            // Rust-generated handle, construct a new class that uses the handle to implement the
+            // interface
+            return ByteStreamImpl(UniffiWithHandle, value)
+        } else {
+            // Kotlin-generated handle, get the object from the handle map
+            return handleMap.remove(value)
+        }
+    }
+
+    override fun read(buf: ByteBuffer): ByteStream {
+        return lift(buf.getLong())
+    }
+
+    override fun allocationSize(value: ByteStream) = 8UL
+
+    override fun write(value: ByteStream, buf: ByteBuffer) {
+        buf.putLong(lower(value))
+    }
+}
+
+
+// This template implements a class for working with a Rust struct via a handle
+// to the live Rust struct on the other side of the FFI.
+//
+// There's some subtlety here, because we have to be careful not to operate on a Rust
+// struct after it has been dropped, and because we must expose a public API for freeing
+// theq Kotlin wrapper object in lieu of reliable finalizers. The core requirements are:
+//
+//   * Each instance holds an opaque handle to the underlying Rust struct.
+//     Method calls need to read this handle from the object's state and pass it in to
+//     the Rust FFI.
+//
+//   * When an instance is no longer needed, its handle should be passed to a
+//     special destructor function provided by the Rust FFI, which will drop the
+//     underlying Rust struct.
+//
+//   * Given an instance, calling code is expected to call the special
+//     `destroy` method in order to free it after use, either by calling it explicitly
+//     or by using a higher-level helper like the `use` method. Failing to do so risks
+//     leaking the underlying Rust struct.
+//
+//   * We can't assume that calling code will do the right thing, and must be prepared
+//     to handle Kotlin method calls executing concurrently with or even after a call to
+//     `destroy`, and to handle multiple (possibly concurrent!) calls to `destroy`.
+//
+//   * We must never allow Rust code to operate on the underlying Rust struct after
+//     the destructor has been called, and must never call the destructor more than once.
+//     Doing so may trigger memory unsafety.
+//
+//   * To mitigate many of the risks of leaking memory and use-after-free unsafety, a `Cleaner`
+//     is implemented to call the destructor when the Kotlin object becomes unreachable.
+//     This is done in a background thread. This is not a panacea, and client code should be aware that
+//      1. the thread may starve if some there are objects that have poorly performing
+//     `drop` methods or do significant work in their `drop` methods.
+//      2. the thread is shared across the whole library. This can be tuned by using `android_cleaner = true`,
+//         or `android = true` in the [`kotlin` section of the `uniffi.toml` file](https://mozilla.github.io/uniffi-rs/kotlin/configuration.html).
+//
+// If we try to implement this with mutual exclusion on access to the handle, there is the
+// possibility of a race between a method call and a concurrent call to `destroy`:
+//
+//    * Thread A starts a method call, reads the value of the handle, but is interrupted
+//      before it can pass the handle over the FFI to Rust.
+//    * Thread B calls `destroy` and frees the underlying Rust struct.
+//    * Thread A resumes, passing the already-read handle value to Rust and triggering
+//      a use-after-free.
+//
+// One possible solution would be to use a `ReadWriteLock`, with each method call taking
+// a read lock (and thus allowed to run concurrently) and the special `destroy` method
+// taking a write lock (and thus blocking on live method calls). However, we aim not to
+// generate methods with any hidden blocking semantics, and a `destroy` method that might
+// block if called incorrectly seems to meet that bar.
+//
+// So, we achieve our goals by giving each instance an associated `AtomicLong` counter to track
+// the number of in-flight method calls, and an `AtomicBoolean` flag to indicate whether `destroy`
+// has been called. These are updated according to the following rules:
+//
+//    * The initial value of the counter is 1, indicating a live object with no in-flight calls.
+//      The initial value for the flag is false.
+//
+//    * At the start of each method call, we atomically check the counter.
+//      If it is 0 then the underlying Rust struct has already been destroyed and the call is aborted.
+//      If it is nonzero them we atomically increment it by 1 and proceed with the method call.
+//
+//    * At the end of each method call, we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+//    * When `destroy` is called, we atomically flip the flag from false to true.
+//      If the flag was already true we silently fail.
+//      Otherwise we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+// Astute readers may observe that this all sounds very similar to the way that Rust's `Arc<T>` works,
+// and indeed it is, with the addition of a flag to guard against multiple calls to `destroy`.
+//
+// The overall effect is that the underlying Rust struct is destroyed only when `destroy` has been
+// called *and* all in-flight method calls have completed, avoiding violating any of the expectations
+// of the underlying Rust code.
+//
+// This makes a cleaner a better alternative to _not_ calling `destroy()` as
+// and when the object is finished with, but the abstraction is not perfect: if the Rust object's `drop`
+// method is slow, and/or there are many objects to cleanup, and it's on a low end Android device, then the cleaner
+// thread may be starved, and the app will leak memory.
+//
+// In this case, `destroy`ing manually may be a better solution.
+//
+// The cleaner can live side by side with the manual calling of `destroy`. In the order of responsiveness, uniffi objects
+// with Rust peers are reclaimed:
+//
+// 1. By calling the `destroy` method of the object, which calls `rustObject.free()`. If that doesn't happen:
+// 2. When the object becomes unreachable, AND the Cleaner thread gets to call `rustObject.free()`. If the thread is starved then:
+// 3. The memory is reclaimed when the process terminates.
+//
+// [1] https://stackoverflow.com/questions/24376768/can-java-finalize-an-object-when-it-is-still-in-scope/24380219
+//
+
+
+/**
  * Answers elicitation requests. Return the ACP answer as JSON: `{"action": "accept",
  * "content": {...}}`, `{"action": "decline"}` or `{"action": "cancel"}`. Throwing, timing out,
  * or content that does not match the requested schema answers `cancel`.
@@ -3962,6 +4481,20 @@ public interface HostInterface {
     fun `clientCapabilities`(): kotlin.String
     
     /**
+     * Speak ACP over a byte stream you provide (a socket, a container's stdio, an SSH
+     * channel) and initialize the agent at its other end: the same agent as `spawn` gives,
+     * without a process (`pid()` is null, no restarts, its end is the stream's end). Kotlin:
+     * `host.connect(input, output)` / `host.connect(socket)`.
+     */
+    suspend fun `connect`(`stream`: ByteStream): Agent
+    
+    /**
+     * The effective host options as the core's host document, JSON text (docs/OPTIONS.md):
+     * every option with the value in force, callables shown by who answers.
+     */
+    fun `effectiveOptions`(): kotlin.String
+    
+    /**
      * The host's event stream, pulled (once per host; `InvalidArgument` on a second call,
      * `Unsupported` when events are disabled). Kotlin: `host.events()` is its `Flow`.
      */
@@ -3981,11 +4514,12 @@ public interface HostInterface {
      * A pool of agent processes for `spec` (docs/ORCHESTRATION.md, "Pools"): sessions on warm,
      * reused processes, one process per session or several per process, at most
      * `config.maxAgents` processes. Its warm spares start in the background (`ready()` waits for
-     * them). A bad config is `InvalidConfig` (`data.path` `pool`); nothing is started then. The
+     * them). A bad spec or pool option is `InvalidConfig` with the core's `data.path` (`cwd`,
+     * `pool.maxAgents`, …); nothing is started then. The
      * pool ends with `shutdown()`, the host's shutdown, or when its last `Pool` and
      * `PooledSession` objects are gone.
      */
-    fun `pool`(`spec`: AgentSpec, `config`: PoolConfig): Pool
+    fun `pool`(`spec`: AgentSpec, `options`: PoolOptions): Pool
     
     /**
      * Answer a pending elicitation with the ACP answer as JSON (`{"action": …}`).
@@ -4041,7 +4575,9 @@ open class Host: Disposable, AutoCloseable, HostInterface
     }
     /**
      * A host. Without a permission handler every request no policy rule allowed is denied
-     * (fail-closed), unless `manualPermissions`.
+     * (fail-closed), unless `permission = "manual"`. Options and handlers are checked by the
+     * core (docs/OPTIONS.md): a handler given while its option names another answerer is
+     * `InvalidConfig`.
      * `extHandler` serves the agent's extension requests; `terminalAuth` runs terminal logins.
      */
     constructor(`options`: HostOptions? = null, `permissionHandler`: PermissionHandler? = null, `elicitationHandler`: ElicitationHandler? = null, `extHandler`: ExtHandler? = null, `terminalAuth`: TerminalAuthRunner? = null) :
@@ -4169,6 +4705,51 @@ open class Host: Disposable, AutoCloseable, HostInterface
 
     
     /**
+     * Speak ACP over a byte stream you provide (a socket, a container's stdio, an SSH
+     * channel) and initialize the agent at its other end: the same agent as `spawn` gives,
+     * without a process (`pid()` is null, no restarts, its end is the stream's end). Kotlin:
+     * `host.connect(input, output)` / `host.connect(socket)`.
+     */
+    @Throws(AcpException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `connect`(`stream`: ByteStream) : Agent {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_acp_host_uniffi_fn_method_host_connect(
+                uniffiHandle,
+                
+        FfiConverterTypeByteStream.lower(`stream`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_poll_u64(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_complete_u64(future, continuation) },
+        { future -> UniffiLib.ffi_acp_host_uniffi_rust_future_free_u64(future) },
+        // lift function
+        { FfiConverterTypeAgent.lift(it) },
+        // Error FFI converter
+        AcpException.ErrorHandler,
+    )
+    }
+
+    
+    /**
+     * The effective host options as the core's host document, JSON text (docs/OPTIONS.md):
+     * every option with the value in force, callables shown by who answers.
+     */override fun `effectiveOptions`(): kotlin.String {
+            return FfiConverterString.lift(
+    callWithHandle {
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_acp_host_uniffi_fn_method_host_effective_options(
+        it,
+        _status)
+}
+    }
+    )
+    }
+    
+
+    
+    /**
      * The host's event stream, pulled (once per host; `InvalidArgument` on a second call,
      * `Unsupported` when events are disabled). Kotlin: `host.events()` is its `Flow`.
      */
@@ -4222,11 +4803,12 @@ open class Host: Disposable, AutoCloseable, HostInterface
      * A pool of agent processes for `spec` (docs/ORCHESTRATION.md, "Pools"): sessions on warm,
      * reused processes, one process per session or several per process, at most
      * `config.maxAgents` processes. Its warm spares start in the background (`ready()` waits for
-     * them). A bad config is `InvalidConfig` (`data.path` `pool`); nothing is started then. The
+     * them). A bad spec or pool option is `InvalidConfig` with the core's `data.path` (`cwd`,
+     * `pool.maxAgents`, …); nothing is started then. The
      * pool ends with `shutdown()`, the host's shutdown, or when its last `Pool` and
      * `PooledSession` objects are gone.
      */
-    @Throws(AcpException::class)override fun `pool`(`spec`: AgentSpec, `config`: PoolConfig): Pool {
+    @Throws(AcpException::class)override fun `pool`(`spec`: AgentSpec, `options`: PoolOptions): Pool {
             return FfiConverterTypePool.lift(
     callWithHandle {
     uniffiRustCallWithError(AcpException) { _status ->
@@ -4234,7 +4816,7 @@ open class Host: Disposable, AutoCloseable, HostInterface
         it,
         
         FfiConverterTypeAgentSpec.lower(`spec`),
-        FfiConverterTypePoolConfig.lower(`config`),_status)
+        FfiConverterTypePoolOptions.lower(`options`),_status)
 }
     }
     )
@@ -5214,8 +5796,9 @@ public interface PooledSessionInterface {
     fun `id`(): kotlin.String
     
     /**
-     * Send one text block and wait for the turn to end; while another prompt of this session
-     * runs, wait for it first. `Cancelled` when `cancel()` is called while this one waits (it
+     * Send one text block and wait for the turn to end (and for the session's open event
+     * streams to take its `turn_ended`, as `Session.prompt`); while another prompt of this
+     * session runs, wait for it first. `Cancelled` when `cancel()` is called while this one waits (it
      * is never sent). Cancelling the calling coroutine leaves the line (a running turn is
      * cancelled with `session/cancel`, and the next prompt starts once it has settled).
      */
@@ -5405,8 +5988,9 @@ open class PooledSession: Disposable, AutoCloseable, PooledSessionInterface
 
     
     /**
-     * Send one text block and wait for the turn to end; while another prompt of this session
-     * runs, wait for it first. `Cancelled` when `cancel()` is called while this one waits (it
+     * Send one text block and wait for the turn to end (and for the session's open event
+     * streams to take its `turn_ended`, as `Session.prompt`); while another prompt of this
+     * session runs, wait for it first. `Cancelled` when `cancel()` is called while this one waits (it
      * is never sent). Cancelling the calling coroutine leaves the line (a running turn is
      * cancelled with `session/cancel`, and the next prompt starts once it has settled).
      */
@@ -6447,6 +7031,15 @@ public interface SessionInterface {
      */
     suspend fun `closeSession`()
     
+    /**
+     * This session's events (Kotlin: `session.events()`): from the oldest its bounded history
+     * holds — `session_opened`, unless more than `earlyUpdateLimit` events or `eventQueueBytes`
+     * bytes came before (then the first event's `dropped` counts what was left out) — then
+     * live, until `session_closed`. While such a stream is open, `prompt` returns only after it
+     * has handed on the turn's `turn_ended`. `Unsupported` when events are disabled.
+     */
+    fun `eventStream`(): SessionEventStream
+    
     fun `id`(): kotlin.String
     
     /**
@@ -6455,8 +7048,10 @@ public interface SessionInterface {
     fun `models`(): kotlin.String?
     
     /**
-     * Send one text block and wait for the turn to end. Cancelling the calling coroutine
-     * abandons the turn: the agent gets `session/cancel`.
+     * Send one text block and wait for the turn to end: the result comes once every open
+     * event stream of this session (`session.events()` collections) has taken the turn's
+     * `turn_ended`. Cancelling the calling coroutine abandons the turn: the agent gets
+     * `session/cancel`.
      */
     suspend fun `prompt`(`text`: kotlin.String): TurnResult
     
@@ -6672,6 +7267,27 @@ open class Session: Disposable, AutoCloseable, SessionInterface
     )
     }
 
+    
+    /**
+     * This session's events (Kotlin: `session.events()`): from the oldest its bounded history
+     * holds — `session_opened`, unless more than `earlyUpdateLimit` events or `eventQueueBytes`
+     * bytes came before (then the first event's `dropped` counts what was left out) — then
+     * live, until `session_closed`. While such a stream is open, `prompt` returns only after it
+     * has handed on the turn's `turn_ended`. `Unsupported` when events are disabled.
+     */
+    @Throws(AcpException::class)override fun `eventStream`(): SessionEventStream {
+            return FfiConverterTypeSessionEventStream.lift(
+    callWithHandle {
+    uniffiRustCallWithError(AcpException) { _status ->
+    UniffiLib.uniffi_acp_host_uniffi_fn_method_session_event_stream(
+        it,
+        _status)
+}
+    }
+    )
+    }
+    
+
     override fun `id`(): kotlin.String {
             return FfiConverterString.lift(
     callWithHandle {
@@ -6703,8 +7319,10 @@ open class Session: Disposable, AutoCloseable, SessionInterface
 
     
     /**
-     * Send one text block and wait for the turn to end. Cancelling the calling coroutine
-     * abandons the turn: the agent gets `session/cancel`.
+     * Send one text block and wait for the turn to end: the result comes once every open
+     * event stream of this session (`session.events()` collections) has taken the turn's
+     * `turn_ended`. Cancelling the calling coroutine abandons the turn: the agent gets
+     * `session/cancel`.
      */
     @Throws(AcpException::class)
     @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
@@ -6875,6 +7493,316 @@ public object FfiConverterTypeSession: FfiConverter<Session, Long> {
     override fun allocationSize(value: Session) = 8UL
 
     override fun write(value: Session, buf: ByteBuffer) {
+        buf.putLong(lower(value))
+    }
+}
+
+
+// This template implements a class for working with a Rust struct via a handle
+// to the live Rust struct on the other side of the FFI.
+//
+// There's some subtlety here, because we have to be careful not to operate on a Rust
+// struct after it has been dropped, and because we must expose a public API for freeing
+// theq Kotlin wrapper object in lieu of reliable finalizers. The core requirements are:
+//
+//   * Each instance holds an opaque handle to the underlying Rust struct.
+//     Method calls need to read this handle from the object's state and pass it in to
+//     the Rust FFI.
+//
+//   * When an instance is no longer needed, its handle should be passed to a
+//     special destructor function provided by the Rust FFI, which will drop the
+//     underlying Rust struct.
+//
+//   * Given an instance, calling code is expected to call the special
+//     `destroy` method in order to free it after use, either by calling it explicitly
+//     or by using a higher-level helper like the `use` method. Failing to do so risks
+//     leaking the underlying Rust struct.
+//
+//   * We can't assume that calling code will do the right thing, and must be prepared
+//     to handle Kotlin method calls executing concurrently with or even after a call to
+//     `destroy`, and to handle multiple (possibly concurrent!) calls to `destroy`.
+//
+//   * We must never allow Rust code to operate on the underlying Rust struct after
+//     the destructor has been called, and must never call the destructor more than once.
+//     Doing so may trigger memory unsafety.
+//
+//   * To mitigate many of the risks of leaking memory and use-after-free unsafety, a `Cleaner`
+//     is implemented to call the destructor when the Kotlin object becomes unreachable.
+//     This is done in a background thread. This is not a panacea, and client code should be aware that
+//      1. the thread may starve if some there are objects that have poorly performing
+//     `drop` methods or do significant work in their `drop` methods.
+//      2. the thread is shared across the whole library. This can be tuned by using `android_cleaner = true`,
+//         or `android = true` in the [`kotlin` section of the `uniffi.toml` file](https://mozilla.github.io/uniffi-rs/kotlin/configuration.html).
+//
+// If we try to implement this with mutual exclusion on access to the handle, there is the
+// possibility of a race between a method call and a concurrent call to `destroy`:
+//
+//    * Thread A starts a method call, reads the value of the handle, but is interrupted
+//      before it can pass the handle over the FFI to Rust.
+//    * Thread B calls `destroy` and frees the underlying Rust struct.
+//    * Thread A resumes, passing the already-read handle value to Rust and triggering
+//      a use-after-free.
+//
+// One possible solution would be to use a `ReadWriteLock`, with each method call taking
+// a read lock (and thus allowed to run concurrently) and the special `destroy` method
+// taking a write lock (and thus blocking on live method calls). However, we aim not to
+// generate methods with any hidden blocking semantics, and a `destroy` method that might
+// block if called incorrectly seems to meet that bar.
+//
+// So, we achieve our goals by giving each instance an associated `AtomicLong` counter to track
+// the number of in-flight method calls, and an `AtomicBoolean` flag to indicate whether `destroy`
+// has been called. These are updated according to the following rules:
+//
+//    * The initial value of the counter is 1, indicating a live object with no in-flight calls.
+//      The initial value for the flag is false.
+//
+//    * At the start of each method call, we atomically check the counter.
+//      If it is 0 then the underlying Rust struct has already been destroyed and the call is aborted.
+//      If it is nonzero them we atomically increment it by 1 and proceed with the method call.
+//
+//    * At the end of each method call, we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+//    * When `destroy` is called, we atomically flip the flag from false to true.
+//      If the flag was already true we silently fail.
+//      Otherwise we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+// Astute readers may observe that this all sounds very similar to the way that Rust's `Arc<T>` works,
+// and indeed it is, with the addition of a flag to guard against multiple calls to `destroy`.
+//
+// The overall effect is that the underlying Rust struct is destroyed only when `destroy` has been
+// called *and* all in-flight method calls have completed, avoiding violating any of the expectations
+// of the underlying Rust code.
+//
+// This makes a cleaner a better alternative to _not_ calling `destroy()` as
+// and when the object is finished with, but the abstraction is not perfect: if the Rust object's `drop`
+// method is slow, and/or there are many objects to cleanup, and it's on a low end Android device, then the cleaner
+// thread may be starved, and the app will leak memory.
+//
+// In this case, `destroy`ing manually may be a better solution.
+//
+// The cleaner can live side by side with the manual calling of `destroy`. In the order of responsiveness, uniffi objects
+// with Rust peers are reclaimed:
+//
+// 1. By calling the `destroy` method of the object, which calls `rustObject.free()`. If that doesn't happen:
+// 2. When the object becomes unreachable, AND the Cleaner thread gets to call `rustObject.free()`. If the thread is starved then:
+// 3. The memory is reclaimed when the process terminates.
+//
+// [1] https://stackoverflow.com/questions/24376768/can-java-finalize-an-object-when-it-is-still-in-scope/24380219
+//
+
+
+/**
+ * The events of one session (`Session.eventStream`; Kotlin `session.events()`): from the
+ * oldest its bounded history still holds (from `session_opened` unless the history overflowed:
+ * then the first event's `dropped` says how many were left out), then live, until its
+ * `session_closed` or the host's end. While it is open, `prompt` returns only after it has
+ * handed on the turn's `turn_ended`.
+ */
+public interface SessionEventStreamInterface {
+    
+    /**
+     * How many of the session's events were left out before this stream's first one (its
+     * history had overflowed before the stream was opened); 0 normally.
+     */
+    fun `missed`(): kotlin.ULong
+    
+    /**
+     * Wait for the session's next events: at least one, at most `max` (1 when 0). Empty only
+     * when the stream ended (its `session_closed` was delivered, or the host ended). Calling
+     * it again says the previous batch was handed on.
+     */
+    suspend fun `nextBatch`(`max`: kotlin.UInt): List<RawEvent>
+    
+    companion object
+}
+
+/**
+ * The events of one session (`Session.eventStream`; Kotlin `session.events()`): from the
+ * oldest its bounded history still holds (from `session_opened` unless the history overflowed:
+ * then the first event's `dropped` says how many were left out), then live, until its
+ * `session_closed` or the host's end. While it is open, `prompt` returns only after it has
+ * handed on the turn's `turn_ended`.
+ */
+open class SessionEventStream: Disposable, AutoCloseable, SessionEventStreamInterface
+{
+
+    @Suppress("UNUSED_PARAMETER")
+    /**
+     * @suppress
+     */
+    constructor(withHandle: UniffiWithHandle, handle: Long) {
+        this.handle = handle
+        this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
+    }
+
+    /**
+     * @suppress
+     *
+     * This constructor can be used to instantiate a fake object. Only used for tests. Any
+     * attempt to actually use an object constructed this way will fail as there is no
+     * connected Rust object.
+     */
+    @Suppress("UNUSED_PARAMETER")
+    constructor(noHandle: NoHandle) {
+        this.handle = 0
+        this.cleanable = null
+    }
+
+    protected val handle: Long
+    protected val cleanable: UniffiCleaner.Cleanable?
+
+    private val wasDestroyed = AtomicBoolean(false)
+    private val callCounter = AtomicLong(1)
+
+    /**
+     * Whether the current object has been destroyed and its reference is gone in the Rust side.
+     */
+    val uniffiIsDestroyed: Boolean get() = wasDestroyed.get()
+
+    override fun destroy() {
+        // Only allow a single call to this method.
+        // TODO: maybe we should log a warning if called more than once?
+        if (this.wasDestroyed.compareAndSet(false, true)) {
+            // This decrement always matches the initial count of 1 given at creation time.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    @Synchronized
+    override fun close() {
+        this.destroy()
+    }
+
+    internal inline fun <R> callWithHandle(block: (handle: Long) -> R): R {
+        // Check and increment the call counter, to keep the object alive.
+        // This needs a compare-and-set retry loop in case of concurrent updates.
+        do {
+            val c = this.callCounter.get()
+            if (c == 0L) {
+                throw IllegalStateException("${this.javaClass.simpleName} object has already been destroyed")
+            }
+            if (c == Long.MAX_VALUE) {
+                throw IllegalStateException("${this.javaClass.simpleName} call counter would overflow")
+            }
+        } while (! this.callCounter.compareAndSet(c, c + 1L))
+        // Now we can safely do the method call without the handle being freed concurrently.
+        try {
+            return block(this.uniffiCloneHandle())
+        } finally {
+            // This decrement always matches the increment we performed above.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    // Use a static inner class instead of a closure so as not to accidentally
+    // capture `this` as part of the cleanable's action.
+    private class UniffiCleanAction(private val handle: Long) : Runnable {
+        override fun run() {
+            if (handle == 0.toLong()) {
+                // Fake object created with `NoHandle`, don't try to free.
+                return;
+            }
+            uniffiRustCall { status ->
+                UniffiLib.uniffi_acp_host_uniffi_fn_free_sessioneventstream(handle, status)
+            }
+        }
+    }
+
+    /**
+     * @suppress
+     */
+    fun uniffiCloneHandle(): Long {
+        if (handle == 0.toLong()) {
+            throw InternalException("uniffiCloneHandle() called on NoHandle object");
+        }
+        return uniffiRustCall() { status ->
+            UniffiLib.uniffi_acp_host_uniffi_fn_clone_sessioneventstream(handle, status)
+        }
+    }
+
+    
+    /**
+     * How many of the session's events were left out before this stream's first one (its
+     * history had overflowed before the stream was opened); 0 normally.
+     */override fun `missed`(): kotlin.ULong {
+            return FfiConverterULong.lift(
+    callWithHandle {
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_acp_host_uniffi_fn_method_sessioneventstream_missed(
+        it,
+        _status)
+}
+    }
+    )
+    }
+    
+
+    
+    /**
+     * Wait for the session's next events: at least one, at most `max` (1 when 0). Empty only
+     * when the stream ended (its `session_closed` was delivered, or the host ended). Calling
+     * it again says the previous batch was handed on.
+     */
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `nextBatch`(`max`: kotlin.UInt) : List<RawEvent> {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_acp_host_uniffi_fn_method_sessioneventstream_next_batch(
+                uniffiHandle,
+                
+        FfiConverterUInt.lower(`max`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_poll_rust_buffer(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_complete_rust_buffer(future, continuation) },
+        { future -> UniffiLib.ffi_acp_host_uniffi_rust_future_free_rust_buffer(future) },
+        // lift function
+        { FfiConverterSequenceTypeRawEvent.lift(it) },
+        // Error FFI converter
+        UniffiNullRustCallStatusErrorHandler,
+    )
+    }
+
+    
+
+    
+
+
+    
+    
+    /**
+     * @suppress
+     */
+    companion object
+    
+}
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeSessionEventStream: FfiConverter<SessionEventStream, Long> {
+    override fun lower(value: SessionEventStream): Long {
+        return value.uniffiCloneHandle()
+    }
+
+    override fun lift(value: Long): SessionEventStream {
+        return SessionEventStream(UniffiWithHandle, value)
+    }
+
+    override fun read(buf: ByteBuffer): SessionEventStream {
+        return lift(buf.getLong())
+    }
+
+    override fun allocationSize(value: SessionEventStream) = 8UL
+
+    override fun write(value: SessionEventStream, buf: ByteBuffer) {
         buf.putLong(lower(value))
     }
 }
@@ -7232,34 +8160,37 @@ public object FfiConverterTypeTerminalAuthRunner: FfiConverter<TerminalAuthRunne
 
 
 /**
- * How to start an agent process.
+ * How to start an agent process: the agent spec of docs/OPTIONS.md.
  */
 data class AgentSpec (
-    val `command`: kotlin.String
-    , 
-    val `args`: List<kotlin.String> = listOf() 
-    , 
     /**
-     * Variables set for the agent (over the host's environment, minus what the policy strips).
+     * The program: an absolute path, or a name looked up on `PATH`.
      */
-    val `env`: Map<kotlin.String, kotlin.String> = mapOf() 
+    val `command`: kotlin.String? = null 
+    , 
+    val `args`: List<kotlin.String>? = null 
     , 
     /**
-     * Variables removed from the agent's environment.
+     * Environment changes over the host's: a string sets, null removes.
      */
-    val `unsetEnv`: List<kotlin.String> = listOf() 
+    val `env`: Map<kotlin.String, kotlin.String?>? = null 
     , 
     /**
-     * Working directory of the agent process (default: the host's).
+     * Working directory (absolute, existing) of the agent process (default: the host's).
      */
     val `cwd`: kotlin.String? = null 
     , 
     /**
      * Supervise the agent: when its process dies unasked it is started again (same agent id,
-     * open sessions reopened, the `Agent` and `Session` objects keep working). Null: not
-     * supervised.
+     * open sessions reopened, the `Agent` and `Session` objects keep working).
      */
     val `restart`: RestartPolicy? = null 
+    , 
+    /**
+     * A whole agent spec document as JSON text (`AgentSpec.fromJson`); the fields given beside
+     * it replace its values.
+     */
+    val `document`: kotlin.String? = null 
     
 ){
     
@@ -7276,31 +8207,72 @@ data class AgentSpec (
 public object FfiConverterTypeAgentSpec: FfiConverterRustBuffer<AgentSpec> {
     override fun read(buf: ByteBuffer): AgentSpec {
         return AgentSpec(
-            FfiConverterString.read(buf),
-            FfiConverterSequenceString.read(buf),
-            FfiConverterMapStringString.read(buf),
-            FfiConverterSequenceString.read(buf),
+            FfiConverterOptionalString.read(buf),
+            FfiConverterOptionalSequenceString.read(buf),
+            FfiConverterOptionalMapStringOptionalString.read(buf),
             FfiConverterOptionalString.read(buf),
             FfiConverterOptionalTypeRestartPolicy.read(buf),
+            FfiConverterOptionalString.read(buf),
         )
     }
 
     override fun allocationSize(value: AgentSpec) = (
-            FfiConverterString.allocationSize(value.`command`) +
-            FfiConverterSequenceString.allocationSize(value.`args`) +
-            FfiConverterMapStringString.allocationSize(value.`env`) +
-            FfiConverterSequenceString.allocationSize(value.`unsetEnv`) +
+            FfiConverterOptionalString.allocationSize(value.`command`) +
+            FfiConverterOptionalSequenceString.allocationSize(value.`args`) +
+            FfiConverterOptionalMapStringOptionalString.allocationSize(value.`env`) +
             FfiConverterOptionalString.allocationSize(value.`cwd`) +
-            FfiConverterOptionalTypeRestartPolicy.allocationSize(value.`restart`)
+            FfiConverterOptionalTypeRestartPolicy.allocationSize(value.`restart`) +
+            FfiConverterOptionalString.allocationSize(value.`document`)
     )
 
     override fun write(value: AgentSpec, buf: ByteBuffer) {
-            FfiConverterString.write(value.`command`, buf)
-            FfiConverterSequenceString.write(value.`args`, buf)
-            FfiConverterMapStringString.write(value.`env`, buf)
-            FfiConverterSequenceString.write(value.`unsetEnv`, buf)
+            FfiConverterOptionalString.write(value.`command`, buf)
+            FfiConverterOptionalSequenceString.write(value.`args`, buf)
+            FfiConverterOptionalMapStringOptionalString.write(value.`env`, buf)
             FfiConverterOptionalString.write(value.`cwd`, buf)
             FfiConverterOptionalTypeRestartPolicy.write(value.`restart`, buf)
+            FfiConverterOptionalString.write(value.`document`, buf)
+    }
+}
+
+
+
+/**
+ * `clientInfo`: who the host says it is in `initialize`.
+ */
+data class ClientInfo (
+    val `name`: kotlin.String? = null 
+    , 
+    val `version`: kotlin.String? = null 
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeClientInfo: FfiConverterRustBuffer<ClientInfo> {
+    override fun read(buf: ByteBuffer): ClientInfo {
+        return ClientInfo(
+            FfiConverterOptionalString.read(buf),
+            FfiConverterOptionalString.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: ClientInfo) = (
+            FfiConverterOptionalString.allocationSize(value.`name`) +
+            FfiConverterOptionalString.allocationSize(value.`version`)
+    )
+
+    override fun write(value: ClientInfo, buf: ByteBuffer) {
+            FfiConverterOptionalString.write(value.`name`, buf)
+            FfiConverterOptionalString.write(value.`version`, buf)
     }
 }
 
@@ -7505,109 +8477,162 @@ public object FfiConverterTypeExitStatus: FfiConverterRustBuffer<ExitStatus> {
 
 
 /**
- * Host-wide settings. Durations are milliseconds; `null` keeps the core's default (every limit
- * is bounded by default, docs/ARCHITECTURE.md).
+ * `fsLimits`: size limits of the built-in `fs/read_text_file` and `fs/write_text_file`.
+ */
+data class FsLimits (
+    val `maxReadBytes`: kotlin.ULong? = null 
+    , 
+    val `maxWriteBytes`: kotlin.ULong? = null 
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeFsLimits: FfiConverterRustBuffer<FsLimits> {
+    override fun read(buf: ByteBuffer): FsLimits {
+        return FsLimits(
+            FfiConverterOptionalULong.read(buf),
+            FfiConverterOptionalULong.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: FsLimits) = (
+            FfiConverterOptionalULong.allocationSize(value.`maxReadBytes`) +
+            FfiConverterOptionalULong.allocationSize(value.`maxWriteBytes`)
+    )
+
+    override fun write(value: FsLimits, buf: ByteBuffer) {
+            FfiConverterOptionalULong.write(value.`maxReadBytes`, buf)
+            FfiConverterOptionalULong.write(value.`maxWriteBytes`, buf)
+    }
+}
+
+
+
+/**
+ * Host-wide settings: the host options of docs/OPTIONS.md under the same names (durations in
+ * milliseconds). Null: not given (the core's default). Options whose `null` means "none"
+ * (`requestTimeoutMs`, `promptTimeoutMs`, `eventStallTimeoutMs`) take it through `document`
+ * (`HostOptions.fromJson("""{"requestTimeoutMs": null}""")`).
  */
 data class HostOptions (
-    /**
-     * A policy preset by name (`deny-all`, `ask`, `read-only`, `workspace-write`, …).
-     */
-    val `policyPreset`: kotlin.String? = null 
+    val `clientInfo`: ClientInfo? = null 
     , 
     /**
-     * A policy document as JSON text (docs/PERMISSIONS.md).
+     * A preset name (`deny-all`, `read-only`, `ask`) or a policy file's absolute path.
+     */
+    val `policy`: kotlin.String? = null 
+    , 
+    /**
+     * A policy document as JSON text (docs/PERMISSIONS.md), sent as `policy`.
      */
     val `policyJson`: kotlin.String? = null 
     , 
     /**
-     * A policy file (JSON).
+     * `deny`, `manual` (answer with `Host.respondPermission`) or `handler`.
      */
-    val `policyFile`: kotlin.String? = null 
-    , 
-    /**
-     * Extra sandbox roots (absolute) for every session, besides its cwd.
-     */
-    val `roots`: List<kotlin.String> = listOf() 
-    , 
-    /**
-     * Nobody decides permissions in-process: answer `permission_requested` events with
-     * `Host.respondPermission`. Ignored when a permission handler is given.
-     */
-    val `manualPermissions`: kotlin.Boolean = false 
+    val `permission`: kotlin.String? = null 
     , 
     val `permissionTimeoutMs`: kotlin.ULong? = null 
     , 
     /**
-     * Control requests (initialize, session/new, …); `0`: no timeout.
+     * Extra sandbox roots (absolute) for every session, besides its cwd.
      */
+    val `roots`: List<kotlin.String>? = null 
+    , 
+    /**
+     * `none`, `manual` (answer with `Host.respondElicitation`) or `handler`.
+     */
+    val `elicitation`: kotlin.String? = null 
+    , 
+    /**
+     * `form`, `url`.
+     */
+    val `elicitationModes`: List<kotlin.String>? = null 
+    , 
+    val `elicitationTimeoutMs`: kotlin.ULong? = null 
+    , 
     val `requestTimeoutMs`: kotlin.ULong? = null 
     , 
-    /**
-     * A whole prompt turn (default: none).
-     */
     val `promptTimeoutMs`: kotlin.ULong? = null 
     , 
-    /**
-     * How long a cancelled turn waits for the agent's answer before it fails `cancelled`.
-     */
     val `cancelGraceMs`: kotlin.ULong? = null 
     , 
-    /**
-     * Between the rungs of the shutdown ladder (stdin EOF → SIGTERM → SIGKILL).
-     */
     val `shutdownGraceMs`: kotlin.ULong? = null 
-    , 
-    val `maxLineBytes`: kotlin.ULong? = null 
-    , 
-    val `eventCapacity`: kotlin.ULong? = null 
-    , 
-    val `stderrTailBytes`: kotlin.ULong? = null 
-    , 
-    /**
-     * Raw `wire` events for every message in and out.
-     */
-    val `wireEvents`: kotlin.Boolean = false 
     , 
     /**
      * False: no event is queued (for embedders that only use return values).
      */
-    val `eventsEnabled`: kotlin.Boolean = true 
+    val `events`: kotlin.Boolean? = null 
+    , 
+    val `eventCapacity`: kotlin.ULong? = null 
+    , 
+    val `eventQueueBytes`: kotlin.ULong? = null 
+    , 
+    val `eventStallTimeoutMs`: kotlin.ULong? = null 
+    , 
+    val `wireEvents`: kotlin.Boolean? = null 
+    , 
+    val `coalesceToolCallUpdates`: kotlin.Boolean? = null 
+    , 
+    val `maxLineBytes`: kotlin.ULong? = null 
+    , 
+    val `stderrTailBytes`: kotlin.ULong? = null 
+    , 
+    val `maxOutboundBytes`: kotlin.ULong? = null 
+    , 
+    val `maxPendingAgentRequests`: kotlin.ULong? = null 
+    , 
+    val `earlyUpdateLimit`: kotlin.ULong? = null 
     , 
     /**
-     * The built-in sandboxed file-system service (`fs/read_text_file`, `fs/write_text_file`) (false: not advertised).
+     * `builtin` or `disabled` (`embedder` needs fs hooks, which this face does not take).
      */
-    val `fs`: kotlin.Boolean = true 
+    val `fs`: kotlin.String? = null 
+    , 
+    val `fsLimits`: FsLimits? = null 
     , 
     /**
-     * The built-in terminal service (`terminal/create` and the rest) (false: not advertised).
+     * `builtin` or `disabled` (`embedder` needs terminal hooks, which this face does not take).
      */
-    val `terminal`: kotlin.Boolean = true 
+    val `terminal`: kotlin.String? = null 
+    , 
+    val `terminalLimits`: TerminalLimits? = null 
     , 
     /**
-     * Elicitation modes advertised (`form`, `url`); empty with a handler means both.
+     * `none` or `embedder` (the host's `extHandler`).
      */
-    val `elicitationModes`: List<kotlin.String> = listOf() 
+    val `ext`: kotlin.String? = null 
     , 
     /**
-     * Answer `elicitation_requested` events with `Host.respondElicitation` (no handler).
+     * `none` or `embedder` (the host's `terminalAuth` runner).
      */
-    val `manualElicitations`: kotlin.Boolean = false 
-    , 
-    val `elicitationTimeoutMs`: kotlin.ULong? = null 
-    , 
-    val `clientName`: kotlin.String? = null 
-    , 
-    val `clientVersion`: kotlin.String? = null 
+    val `terminalAuth`: kotlin.String? = null 
     , 
     /**
      * Unstable ACP methods opted into (`session/fork`).
      */
-    val `unstable`: List<kotlin.String> = listOf() 
+    val `unstable`: List<kotlin.String>? = null 
     , 
     /**
-     * Merge bursts of `tool_call_update`s for the same tool call that wait unpulled.
+     * The least severe log record the face's log hook gets (`error` … `trace`); this face has
+     * no log hook yet, so nothing is logged.
      */
-    val `coalesceToolCallUpdates`: kotlin.Boolean = false 
+    val `logLevel`: kotlin.String? = null 
+    , 
+    /**
+     * A whole host options document as JSON text (`HostOptions.fromJson`); the fields given
+     * beside it replace its values.
+     */
+    val `document`: kotlin.String? = null 
     
 ){
     
@@ -7624,85 +8649,112 @@ data class HostOptions (
 public object FfiConverterTypeHostOptions: FfiConverterRustBuffer<HostOptions> {
     override fun read(buf: ByteBuffer): HostOptions {
         return HostOptions(
+            FfiConverterOptionalTypeClientInfo.read(buf),
             FfiConverterOptionalString.read(buf),
             FfiConverterOptionalString.read(buf),
             FfiConverterOptionalString.read(buf),
-            FfiConverterSequenceString.read(buf),
-            FfiConverterBoolean.read(buf),
+            FfiConverterOptionalULong.read(buf),
+            FfiConverterOptionalSequenceString.read(buf),
+            FfiConverterOptionalString.read(buf),
+            FfiConverterOptionalSequenceString.read(buf),
             FfiConverterOptionalULong.read(buf),
             FfiConverterOptionalULong.read(buf),
             FfiConverterOptionalULong.read(buf),
             FfiConverterOptionalULong.read(buf),
             FfiConverterOptionalULong.read(buf),
+            FfiConverterOptionalBoolean.read(buf),
             FfiConverterOptionalULong.read(buf),
             FfiConverterOptionalULong.read(buf),
             FfiConverterOptionalULong.read(buf),
-            FfiConverterBoolean.read(buf),
-            FfiConverterBoolean.read(buf),
-            FfiConverterBoolean.read(buf),
-            FfiConverterBoolean.read(buf),
-            FfiConverterSequenceString.read(buf),
-            FfiConverterBoolean.read(buf),
+            FfiConverterOptionalBoolean.read(buf),
+            FfiConverterOptionalBoolean.read(buf),
+            FfiConverterOptionalULong.read(buf),
+            FfiConverterOptionalULong.read(buf),
+            FfiConverterOptionalULong.read(buf),
+            FfiConverterOptionalULong.read(buf),
             FfiConverterOptionalULong.read(buf),
             FfiConverterOptionalString.read(buf),
+            FfiConverterOptionalTypeFsLimits.read(buf),
             FfiConverterOptionalString.read(buf),
-            FfiConverterSequenceString.read(buf),
-            FfiConverterBoolean.read(buf),
+            FfiConverterOptionalTypeTerminalLimits.read(buf),
+            FfiConverterOptionalString.read(buf),
+            FfiConverterOptionalString.read(buf),
+            FfiConverterOptionalSequenceString.read(buf),
+            FfiConverterOptionalString.read(buf),
+            FfiConverterOptionalString.read(buf),
         )
     }
 
     override fun allocationSize(value: HostOptions) = (
-            FfiConverterOptionalString.allocationSize(value.`policyPreset`) +
+            FfiConverterOptionalTypeClientInfo.allocationSize(value.`clientInfo`) +
+            FfiConverterOptionalString.allocationSize(value.`policy`) +
             FfiConverterOptionalString.allocationSize(value.`policyJson`) +
-            FfiConverterOptionalString.allocationSize(value.`policyFile`) +
-            FfiConverterSequenceString.allocationSize(value.`roots`) +
-            FfiConverterBoolean.allocationSize(value.`manualPermissions`) +
+            FfiConverterOptionalString.allocationSize(value.`permission`) +
             FfiConverterOptionalULong.allocationSize(value.`permissionTimeoutMs`) +
+            FfiConverterOptionalSequenceString.allocationSize(value.`roots`) +
+            FfiConverterOptionalString.allocationSize(value.`elicitation`) +
+            FfiConverterOptionalSequenceString.allocationSize(value.`elicitationModes`) +
+            FfiConverterOptionalULong.allocationSize(value.`elicitationTimeoutMs`) +
             FfiConverterOptionalULong.allocationSize(value.`requestTimeoutMs`) +
             FfiConverterOptionalULong.allocationSize(value.`promptTimeoutMs`) +
             FfiConverterOptionalULong.allocationSize(value.`cancelGraceMs`) +
             FfiConverterOptionalULong.allocationSize(value.`shutdownGraceMs`) +
-            FfiConverterOptionalULong.allocationSize(value.`maxLineBytes`) +
+            FfiConverterOptionalBoolean.allocationSize(value.`events`) +
             FfiConverterOptionalULong.allocationSize(value.`eventCapacity`) +
+            FfiConverterOptionalULong.allocationSize(value.`eventQueueBytes`) +
+            FfiConverterOptionalULong.allocationSize(value.`eventStallTimeoutMs`) +
+            FfiConverterOptionalBoolean.allocationSize(value.`wireEvents`) +
+            FfiConverterOptionalBoolean.allocationSize(value.`coalesceToolCallUpdates`) +
+            FfiConverterOptionalULong.allocationSize(value.`maxLineBytes`) +
             FfiConverterOptionalULong.allocationSize(value.`stderrTailBytes`) +
-            FfiConverterBoolean.allocationSize(value.`wireEvents`) +
-            FfiConverterBoolean.allocationSize(value.`eventsEnabled`) +
-            FfiConverterBoolean.allocationSize(value.`fs`) +
-            FfiConverterBoolean.allocationSize(value.`terminal`) +
-            FfiConverterSequenceString.allocationSize(value.`elicitationModes`) +
-            FfiConverterBoolean.allocationSize(value.`manualElicitations`) +
-            FfiConverterOptionalULong.allocationSize(value.`elicitationTimeoutMs`) +
-            FfiConverterOptionalString.allocationSize(value.`clientName`) +
-            FfiConverterOptionalString.allocationSize(value.`clientVersion`) +
-            FfiConverterSequenceString.allocationSize(value.`unstable`) +
-            FfiConverterBoolean.allocationSize(value.`coalesceToolCallUpdates`)
+            FfiConverterOptionalULong.allocationSize(value.`maxOutboundBytes`) +
+            FfiConverterOptionalULong.allocationSize(value.`maxPendingAgentRequests`) +
+            FfiConverterOptionalULong.allocationSize(value.`earlyUpdateLimit`) +
+            FfiConverterOptionalString.allocationSize(value.`fs`) +
+            FfiConverterOptionalTypeFsLimits.allocationSize(value.`fsLimits`) +
+            FfiConverterOptionalString.allocationSize(value.`terminal`) +
+            FfiConverterOptionalTypeTerminalLimits.allocationSize(value.`terminalLimits`) +
+            FfiConverterOptionalString.allocationSize(value.`ext`) +
+            FfiConverterOptionalString.allocationSize(value.`terminalAuth`) +
+            FfiConverterOptionalSequenceString.allocationSize(value.`unstable`) +
+            FfiConverterOptionalString.allocationSize(value.`logLevel`) +
+            FfiConverterOptionalString.allocationSize(value.`document`)
     )
 
     override fun write(value: HostOptions, buf: ByteBuffer) {
-            FfiConverterOptionalString.write(value.`policyPreset`, buf)
+            FfiConverterOptionalTypeClientInfo.write(value.`clientInfo`, buf)
+            FfiConverterOptionalString.write(value.`policy`, buf)
             FfiConverterOptionalString.write(value.`policyJson`, buf)
-            FfiConverterOptionalString.write(value.`policyFile`, buf)
-            FfiConverterSequenceString.write(value.`roots`, buf)
-            FfiConverterBoolean.write(value.`manualPermissions`, buf)
+            FfiConverterOptionalString.write(value.`permission`, buf)
             FfiConverterOptionalULong.write(value.`permissionTimeoutMs`, buf)
+            FfiConverterOptionalSequenceString.write(value.`roots`, buf)
+            FfiConverterOptionalString.write(value.`elicitation`, buf)
+            FfiConverterOptionalSequenceString.write(value.`elicitationModes`, buf)
+            FfiConverterOptionalULong.write(value.`elicitationTimeoutMs`, buf)
             FfiConverterOptionalULong.write(value.`requestTimeoutMs`, buf)
             FfiConverterOptionalULong.write(value.`promptTimeoutMs`, buf)
             FfiConverterOptionalULong.write(value.`cancelGraceMs`, buf)
             FfiConverterOptionalULong.write(value.`shutdownGraceMs`, buf)
-            FfiConverterOptionalULong.write(value.`maxLineBytes`, buf)
+            FfiConverterOptionalBoolean.write(value.`events`, buf)
             FfiConverterOptionalULong.write(value.`eventCapacity`, buf)
+            FfiConverterOptionalULong.write(value.`eventQueueBytes`, buf)
+            FfiConverterOptionalULong.write(value.`eventStallTimeoutMs`, buf)
+            FfiConverterOptionalBoolean.write(value.`wireEvents`, buf)
+            FfiConverterOptionalBoolean.write(value.`coalesceToolCallUpdates`, buf)
+            FfiConverterOptionalULong.write(value.`maxLineBytes`, buf)
             FfiConverterOptionalULong.write(value.`stderrTailBytes`, buf)
-            FfiConverterBoolean.write(value.`wireEvents`, buf)
-            FfiConverterBoolean.write(value.`eventsEnabled`, buf)
-            FfiConverterBoolean.write(value.`fs`, buf)
-            FfiConverterBoolean.write(value.`terminal`, buf)
-            FfiConverterSequenceString.write(value.`elicitationModes`, buf)
-            FfiConverterBoolean.write(value.`manualElicitations`, buf)
-            FfiConverterOptionalULong.write(value.`elicitationTimeoutMs`, buf)
-            FfiConverterOptionalString.write(value.`clientName`, buf)
-            FfiConverterOptionalString.write(value.`clientVersion`, buf)
-            FfiConverterSequenceString.write(value.`unstable`, buf)
-            FfiConverterBoolean.write(value.`coalesceToolCallUpdates`, buf)
+            FfiConverterOptionalULong.write(value.`maxOutboundBytes`, buf)
+            FfiConverterOptionalULong.write(value.`maxPendingAgentRequests`, buf)
+            FfiConverterOptionalULong.write(value.`earlyUpdateLimit`, buf)
+            FfiConverterOptionalString.write(value.`fs`, buf)
+            FfiConverterOptionalTypeFsLimits.write(value.`fsLimits`, buf)
+            FfiConverterOptionalString.write(value.`terminal`, buf)
+            FfiConverterOptionalTypeTerminalLimits.write(value.`terminalLimits`, buf)
+            FfiConverterOptionalString.write(value.`ext`, buf)
+            FfiConverterOptionalString.write(value.`terminalAuth`, buf)
+            FfiConverterOptionalSequenceString.write(value.`unstable`, buf)
+            FfiConverterOptionalString.write(value.`logLevel`, buf)
+            FfiConverterOptionalString.write(value.`document`, buf)
     }
 }
 
@@ -7902,26 +8954,32 @@ public object FfiConverterTypePermissionRequest: FfiConverterRustBuffer<Permissi
 
 
 /**
- * A pool's settings. The default mode is `ProcessPerSession`.
+ * A pool's settings: the pool options of docs/OPTIONS.md (the `pool.*` paths of its errors).
  */
-data class PoolConfig (
-    val `mode`: PoolMode = PoolMode.ProcessPerSession
+data class PoolOptions (
+    val `mode`: PoolMode? = null 
+    , 
+    val `maxSessionsPerAgent`: kotlin.ULong? = null 
     , 
     /**
-     * Processes kept started and initialized, ready for a session (refilled in the background).
+     * Processes kept started and initialized, ready for a session.
      */
-    val `warmSpares`: kotlin.UInt = 1u 
+    val `warmSpares`: kotlin.ULong? = null 
     , 
     /**
-     * Live processes at most (spares and starting ones count); a session that would need more
-     * fails with `Busy` (after waiting for a spare being started, if any).
+     * Live processes at most (spares and starting ones count).
      */
-    val `maxAgents`: kotlin.UInt = 8u 
+    val `maxAgents`: kotlin.ULong? = null 
     , 
     /**
-     * A shared process without sessions this long is shut down; null: never.
+     * A shared process without sessions this long is shut down (`null` via `document`: never).
      */
-    val `idleTimeoutMs`: kotlin.ULong? = 300000uL 
+    val `idleTimeoutMs`: kotlin.ULong? = null 
+    , 
+    /**
+     * A whole pool options document as JSON text (`PoolOptions.fromJson`).
+     */
+    val `document`: kotlin.String? = null 
     
 ){
     
@@ -7935,28 +8993,34 @@ data class PoolConfig (
 /**
  * @suppress
  */
-public object FfiConverterTypePoolConfig: FfiConverterRustBuffer<PoolConfig> {
-    override fun read(buf: ByteBuffer): PoolConfig {
-        return PoolConfig(
-            FfiConverterTypePoolMode.read(buf),
-            FfiConverterUInt.read(buf),
-            FfiConverterUInt.read(buf),
+public object FfiConverterTypePoolOptions: FfiConverterRustBuffer<PoolOptions> {
+    override fun read(buf: ByteBuffer): PoolOptions {
+        return PoolOptions(
+            FfiConverterOptionalTypePoolMode.read(buf),
             FfiConverterOptionalULong.read(buf),
+            FfiConverterOptionalULong.read(buf),
+            FfiConverterOptionalULong.read(buf),
+            FfiConverterOptionalULong.read(buf),
+            FfiConverterOptionalString.read(buf),
         )
     }
 
-    override fun allocationSize(value: PoolConfig) = (
-            FfiConverterTypePoolMode.allocationSize(value.`mode`) +
-            FfiConverterUInt.allocationSize(value.`warmSpares`) +
-            FfiConverterUInt.allocationSize(value.`maxAgents`) +
-            FfiConverterOptionalULong.allocationSize(value.`idleTimeoutMs`)
+    override fun allocationSize(value: PoolOptions) = (
+            FfiConverterOptionalTypePoolMode.allocationSize(value.`mode`) +
+            FfiConverterOptionalULong.allocationSize(value.`maxSessionsPerAgent`) +
+            FfiConverterOptionalULong.allocationSize(value.`warmSpares`) +
+            FfiConverterOptionalULong.allocationSize(value.`maxAgents`) +
+            FfiConverterOptionalULong.allocationSize(value.`idleTimeoutMs`) +
+            FfiConverterOptionalString.allocationSize(value.`document`)
     )
 
-    override fun write(value: PoolConfig, buf: ByteBuffer) {
-            FfiConverterTypePoolMode.write(value.`mode`, buf)
-            FfiConverterUInt.write(value.`warmSpares`, buf)
-            FfiConverterUInt.write(value.`maxAgents`, buf)
+    override fun write(value: PoolOptions, buf: ByteBuffer) {
+            FfiConverterOptionalTypePoolMode.write(value.`mode`, buf)
+            FfiConverterOptionalULong.write(value.`maxSessionsPerAgent`, buf)
+            FfiConverterOptionalULong.write(value.`warmSpares`, buf)
+            FfiConverterOptionalULong.write(value.`maxAgents`, buf)
             FfiConverterOptionalULong.write(value.`idleTimeoutMs`, buf)
+            FfiConverterOptionalString.write(value.`document`, buf)
     }
 }
 
@@ -8077,6 +9141,12 @@ data class RawEvent (
      * `session_lost`): their `data`, typed.
      */
     val `supervisor`: SupervisorEvent? = null 
+    , 
+    /**
+     * Only on the first event a session stream yields, when the session's history had
+     * overflowed before the stream was opened: how many of its events were left out.
+     */
+    val `dropped`: kotlin.ULong? = null 
     
 ){
     
@@ -8104,6 +9174,7 @@ public object FfiConverterTypeRawEvent: FfiConverterRustBuffer<RawEvent> {
             FfiConverterOptionalString.read(buf),
             FfiConverterString.read(buf),
             FfiConverterOptionalTypeSupervisorEvent.read(buf),
+            FfiConverterOptionalULong.read(buf),
         )
     }
 
@@ -8118,7 +9189,8 @@ public object FfiConverterTypeRawEvent: FfiConverterRustBuffer<RawEvent> {
             FfiConverterOptionalString.allocationSize(value.`updateKind`) +
             FfiConverterOptionalString.allocationSize(value.`text`) +
             FfiConverterString.allocationSize(value.`data`) +
-            FfiConverterOptionalTypeSupervisorEvent.allocationSize(value.`supervisor`)
+            FfiConverterOptionalTypeSupervisorEvent.allocationSize(value.`supervisor`) +
+            FfiConverterOptionalULong.allocationSize(value.`dropped`)
     )
 
     override fun write(value: RawEvent, buf: ByteBuffer) {
@@ -8133,6 +9205,7 @@ public object FfiConverterTypeRawEvent: FfiConverterRustBuffer<RawEvent> {
             FfiConverterOptionalString.write(value.`text`, buf)
             FfiConverterString.write(value.`data`, buf)
             FfiConverterOptionalTypeSupervisorEvent.write(value.`supervisor`, buf)
+            FfiConverterOptionalULong.write(value.`dropped`, buf)
     }
 }
 
@@ -8420,30 +9493,28 @@ public object FfiConverterTypeResolvedAgent: FfiConverterRustBuffer<ResolvedAgen
 
 
 /**
- * How a supervised agent is restarted (events `agent_restarting`, `agent_restarted`,
- * `session_lost`, `agent_failed`; docs/EVENTS.md).
+ * `restart`: how a supervised agent is restarted (events `agent_restarting`,
+ * `agent_restarted`, `session_lost`, `agent_failed`; docs/EVENTS.md). Null fields: the
+ * defaults of docs/OPTIONS.md.
  */
 data class RestartPolicy (
     /**
-     * Consecutive restart attempts before giving up (`agent_failed`). 0: never restart, but
-     * still report `agent_failed` when the process dies.
+     * Restarts allowed since the last healthy period (`resetAfterMs`) before giving up
+     * (`agent_failed`).
      */
-    val `maxRestarts`: kotlin.UInt = 3u 
+    val `maxRestarts`: kotlin.ULong? = null 
     , 
     /**
-     * Delay before the first attempt; it doubles with each further consecutive attempt.
+     * Delay before the first restart; doubles per attempt.
      */
-    val `backoffMs`: kotlin.ULong = 250uL 
+    val `backoffMs`: kotlin.ULong? = null 
+    , 
+    val `maxBackoffMs`: kotlin.ULong? = null 
     , 
     /**
-     * Upper bound of the delay.
+     * An agent up this long is healthy: the attempt count starts again at 0.
      */
-    val `maxBackoffMs`: kotlin.ULong = 10000uL 
-    , 
-    /**
-     * A process that ran this long counts as healthy: the next crash counts attempts from 1.
-     */
-    val `resetAfterMs`: kotlin.ULong = 60000uL 
+    val `resetAfterMs`: kotlin.ULong? = null 
     
 ){
     
@@ -8460,48 +9531,53 @@ data class RestartPolicy (
 public object FfiConverterTypeRestartPolicy: FfiConverterRustBuffer<RestartPolicy> {
     override fun read(buf: ByteBuffer): RestartPolicy {
         return RestartPolicy(
-            FfiConverterUInt.read(buf),
-            FfiConverterULong.read(buf),
-            FfiConverterULong.read(buf),
-            FfiConverterULong.read(buf),
+            FfiConverterOptionalULong.read(buf),
+            FfiConverterOptionalULong.read(buf),
+            FfiConverterOptionalULong.read(buf),
+            FfiConverterOptionalULong.read(buf),
         )
     }
 
     override fun allocationSize(value: RestartPolicy) = (
-            FfiConverterUInt.allocationSize(value.`maxRestarts`) +
-            FfiConverterULong.allocationSize(value.`backoffMs`) +
-            FfiConverterULong.allocationSize(value.`maxBackoffMs`) +
-            FfiConverterULong.allocationSize(value.`resetAfterMs`)
+            FfiConverterOptionalULong.allocationSize(value.`maxRestarts`) +
+            FfiConverterOptionalULong.allocationSize(value.`backoffMs`) +
+            FfiConverterOptionalULong.allocationSize(value.`maxBackoffMs`) +
+            FfiConverterOptionalULong.allocationSize(value.`resetAfterMs`)
     )
 
     override fun write(value: RestartPolicy, buf: ByteBuffer) {
-            FfiConverterUInt.write(value.`maxRestarts`, buf)
-            FfiConverterULong.write(value.`backoffMs`, buf)
-            FfiConverterULong.write(value.`maxBackoffMs`, buf)
-            FfiConverterULong.write(value.`resetAfterMs`, buf)
+            FfiConverterOptionalULong.write(value.`maxRestarts`, buf)
+            FfiConverterOptionalULong.write(value.`backoffMs`, buf)
+            FfiConverterOptionalULong.write(value.`maxBackoffMs`, buf)
+            FfiConverterOptionalULong.write(value.`resetAfterMs`, buf)
     }
 }
 
 
 
 /**
- * Options of `session/new` (and load/resume/fork).
+ * Options of `session/new` (and load/resume/fork): the session options of docs/OPTIONS.md.
  */
 data class SessionOptions (
     /**
-     * Absolute working directory (also a sandbox root).
+     * Absolute, existing working directory (also a sandbox root).
      */
-    val `cwd`: kotlin.String
+    val `cwd`: kotlin.String? = null 
     , 
     /**
-     * Extra absolute roots, sent when the agent supports `additionalDirectories`.
+     * More absolute, existing roots, sent when the agent supports `additionalDirectories`.
      */
-    val `additionalDirectories`: List<kotlin.String> = listOf() 
+    val `additionalDirectories`: List<kotlin.String>? = null 
     , 
     /**
      * MCP server configurations in ACP shape, each as JSON text.
      */
-    val `mcpServers`: List<kotlin.String> = listOf() 
+    val `mcpServers`: List<kotlin.String>? = null 
+    , 
+    /**
+     * A whole session options document as JSON text (`SessionOptions.fromJson`).
+     */
+    val `document`: kotlin.String? = null 
     
 ){
     
@@ -8518,22 +9594,25 @@ data class SessionOptions (
 public object FfiConverterTypeSessionOptions: FfiConverterRustBuffer<SessionOptions> {
     override fun read(buf: ByteBuffer): SessionOptions {
         return SessionOptions(
-            FfiConverterString.read(buf),
-            FfiConverterSequenceString.read(buf),
-            FfiConverterSequenceString.read(buf),
+            FfiConverterOptionalString.read(buf),
+            FfiConverterOptionalSequenceString.read(buf),
+            FfiConverterOptionalSequenceString.read(buf),
+            FfiConverterOptionalString.read(buf),
         )
     }
 
     override fun allocationSize(value: SessionOptions) = (
-            FfiConverterString.allocationSize(value.`cwd`) +
-            FfiConverterSequenceString.allocationSize(value.`additionalDirectories`) +
-            FfiConverterSequenceString.allocationSize(value.`mcpServers`)
+            FfiConverterOptionalString.allocationSize(value.`cwd`) +
+            FfiConverterOptionalSequenceString.allocationSize(value.`additionalDirectories`) +
+            FfiConverterOptionalSequenceString.allocationSize(value.`mcpServers`) +
+            FfiConverterOptionalString.allocationSize(value.`document`)
     )
 
     override fun write(value: SessionOptions, buf: ByteBuffer) {
-            FfiConverterString.write(value.`cwd`, buf)
-            FfiConverterSequenceString.write(value.`additionalDirectories`, buf)
-            FfiConverterSequenceString.write(value.`mcpServers`, buf)
+            FfiConverterOptionalString.write(value.`cwd`, buf)
+            FfiConverterOptionalSequenceString.write(value.`additionalDirectories`, buf)
+            FfiConverterOptionalSequenceString.write(value.`mcpServers`, buf)
+            FfiConverterOptionalString.write(value.`document`, buf)
     }
 }
 
@@ -8608,7 +9687,50 @@ public object FfiConverterTypeTerminalAuthCommand: FfiConverterRustBuffer<Termin
 
 
 /**
- * How a prompt turn ended.
+ * `terminalLimits`: limits of the built-in terminal manager.
+ */
+data class TerminalLimits (
+    val `maxOutputBytes`: kotlin.ULong? = null 
+    , 
+    val `maxTerminals`: kotlin.ULong? = null 
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeTerminalLimits: FfiConverterRustBuffer<TerminalLimits> {
+    override fun read(buf: ByteBuffer): TerminalLimits {
+        return TerminalLimits(
+            FfiConverterOptionalULong.read(buf),
+            FfiConverterOptionalULong.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: TerminalLimits) = (
+            FfiConverterOptionalULong.allocationSize(value.`maxOutputBytes`) +
+            FfiConverterOptionalULong.allocationSize(value.`maxTerminals`)
+    )
+
+    override fun write(value: TerminalLimits, buf: ByteBuffer) {
+            FfiConverterOptionalULong.write(value.`maxOutputBytes`, buf)
+            FfiConverterOptionalULong.write(value.`maxTerminals`, buf)
+    }
+}
+
+
+
+/**
+ * How a prompt turn ended: the core's one result shape (`turn`, `stopReason`, `usage`, `raw`,
+ * `text`, `thought`, `textTruncated`), JSON values as JSON text; `json` is the whole result as
+ * every face serialises it.
  */
 data class TurnResult (
     /**
@@ -8620,6 +9742,16 @@ data class TurnResult (
      * `end_turn`, `max_tokens`, `max_turn_requests`, `refusal`, `cancelled` (or a future value).
      */
     val `stopReason`: kotlin.String
+    , 
+    /**
+     * `usage` of the prompt response as JSON, when sent.
+     */
+    val `usage`: kotlin.String?
+    , 
+    /**
+     * The whole prompt response as JSON.
+     */
+    val `raw`: kotlin.String
     , 
     /**
      * The agent's message text of the turn (its `agent_message_chunk` text blocks).
@@ -8637,14 +9769,9 @@ data class TurnResult (
     val `textTruncated`: kotlin.Boolean
     , 
     /**
-     * `usage` of the prompt response as JSON, when sent.
+     * The core's `TurnResult::to_json()` as JSON text, the same in every face.
      */
-    val `usage`: kotlin.String?
-    , 
-    /**
-     * The whole prompt response as JSON.
-     */
-    val `raw`: kotlin.String
+    val `json`: kotlin.String
     
 ){
     
@@ -8663,10 +9790,11 @@ public object FfiConverterTypeTurnResult: FfiConverterRustBuffer<TurnResult> {
         return TurnResult(
             FfiConverterULong.read(buf),
             FfiConverterString.read(buf),
+            FfiConverterOptionalString.read(buf),
+            FfiConverterString.read(buf),
             FfiConverterString.read(buf),
             FfiConverterString.read(buf),
             FfiConverterBoolean.read(buf),
-            FfiConverterOptionalString.read(buf),
             FfiConverterString.read(buf),
         )
     }
@@ -8674,21 +9802,23 @@ public object FfiConverterTypeTurnResult: FfiConverterRustBuffer<TurnResult> {
     override fun allocationSize(value: TurnResult) = (
             FfiConverterULong.allocationSize(value.`turn`) +
             FfiConverterString.allocationSize(value.`stopReason`) +
+            FfiConverterOptionalString.allocationSize(value.`usage`) +
+            FfiConverterString.allocationSize(value.`raw`) +
             FfiConverterString.allocationSize(value.`text`) +
             FfiConverterString.allocationSize(value.`thought`) +
             FfiConverterBoolean.allocationSize(value.`textTruncated`) +
-            FfiConverterOptionalString.allocationSize(value.`usage`) +
-            FfiConverterString.allocationSize(value.`raw`)
+            FfiConverterString.allocationSize(value.`json`)
     )
 
     override fun write(value: TurnResult, buf: ByteBuffer) {
             FfiConverterULong.write(value.`turn`, buf)
             FfiConverterString.write(value.`stopReason`, buf)
+            FfiConverterOptionalString.write(value.`usage`, buf)
+            FfiConverterString.write(value.`raw`, buf)
             FfiConverterString.write(value.`text`, buf)
             FfiConverterString.write(value.`thought`, buf)
             FfiConverterBoolean.write(value.`textTruncated`, buf)
-            FfiConverterOptionalString.write(value.`usage`, buf)
-            FfiConverterString.write(value.`raw`, buf)
+            FfiConverterString.write(value.`json`, buf)
     }
 }
 
@@ -9386,81 +10516,41 @@ public object FfiConverterTypeHandlerError : FfiConverterRustBuffer<HandlerExcep
 
 
 /**
- * How sessions map onto the pool's processes.
+ * `pool.mode`: how sessions map onto a pool's processes.
  */
-sealed class PoolMode {
+
+enum class PoolMode {
     
     /**
-     * One process per session, shut down when the session is released (agents that refuse a
-     * second connection, or serialize permissions across sessions).
+     * `process-per-session`: one process per session, shut down when the session is released.
      */
-    object ProcessPerSession : PoolMode()
-    
-    
+    PROCESS_PER_SESSION,
     /**
-     * Up to maxSessions sessions per process (at least 1), least-loaded process first.
+     * `shared`: up to `maxSessionsPerAgent` sessions per process, least-loaded first.
      */
-    data class Shared(
-        val `maxSessions`: kotlin.UInt) : PoolMode()
-        
-    {
-        
+    SHARED;
 
-        companion object
-    }
-    
-
-    
-
-    
     
 
 
     companion object
 }
 
+
 /**
  * @suppress
  */
-public object FfiConverterTypePoolMode : FfiConverterRustBuffer<PoolMode>{
-    override fun read(buf: ByteBuffer): PoolMode {
-        return when(buf.getInt()) {
-            1 -> PoolMode.ProcessPerSession
-            2 -> PoolMode.Shared(
-                FfiConverterUInt.read(buf),
-                )
-            else -> throw RuntimeException("invalid enum value, something is very wrong!!")
-        }
+public object FfiConverterTypePoolMode: FfiConverterRustBuffer<PoolMode> {
+    override fun read(buf: ByteBuffer) = try {
+        PoolMode.values()[buf.getInt() - 1]
+    } catch (e: IndexOutOfBoundsException) {
+        throw RuntimeException("invalid enum value, something is very wrong!!", e)
     }
 
-    override fun allocationSize(value: PoolMode): ULong = when(value) {
-        is PoolMode.ProcessPerSession -> {
-            // Add the size for the Int that specifies the variant plus the size needed for all fields
-            (
-                4UL
-            )
-        }
-        is PoolMode.Shared -> {
-            // Add the size for the Int that specifies the variant plus the size needed for all fields
-            (
-                4UL
-                + FfiConverterUInt.allocationSize(value.`maxSessions`)
-            )
-        }
-    }
+    override fun allocationSize(value: PoolMode) = 4UL
 
     override fun write(value: PoolMode, buf: ByteBuffer) {
-        when(value) {
-            is PoolMode.ProcessPerSession -> {
-                buf.putInt(1)
-                Unit
-            }
-            is PoolMode.Shared -> {
-                buf.putInt(2)
-                FfiConverterUInt.write(value.`maxSessions`, buf)
-                Unit
-            }
-        }.let { /* this makes the `when` an expression, which ensures it is exhaustive */ }
+        buf.putInt(value.ordinal + 1)
     }
 }
 
@@ -9748,6 +10838,38 @@ public object FfiConverterOptionalULong: FfiConverterRustBuffer<kotlin.ULong?> {
 /**
  * @suppress
  */
+public object FfiConverterOptionalBoolean: FfiConverterRustBuffer<kotlin.Boolean?> {
+    override fun read(buf: ByteBuffer): kotlin.Boolean? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterBoolean.read(buf)
+    }
+
+    override fun allocationSize(value: kotlin.Boolean?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterBoolean.allocationSize(value)
+        }
+    }
+
+    override fun write(value: kotlin.Boolean?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterBoolean.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
 public object FfiConverterOptionalString: FfiConverterRustBuffer<kotlin.String?> {
     override fun read(buf: ByteBuffer): kotlin.String? {
         if (buf.get().toInt() == 0) {
@@ -10004,6 +11126,38 @@ public object FfiConverterOptionalTypeTerminalAuthRunner: FfiConverterRustBuffer
 /**
  * @suppress
  */
+public object FfiConverterOptionalTypeClientInfo: FfiConverterRustBuffer<ClientInfo?> {
+    override fun read(buf: ByteBuffer): ClientInfo? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterTypeClientInfo.read(buf)
+    }
+
+    override fun allocationSize(value: ClientInfo?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterTypeClientInfo.allocationSize(value)
+        }
+    }
+
+    override fun write(value: ClientInfo?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterTypeClientInfo.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
 public object FfiConverterOptionalTypeExitStatus: FfiConverterRustBuffer<ExitStatus?> {
     override fun read(buf: ByteBuffer): ExitStatus? {
         if (buf.get().toInt() == 0) {
@@ -10026,6 +11180,38 @@ public object FfiConverterOptionalTypeExitStatus: FfiConverterRustBuffer<ExitSta
         } else {
             buf.put(1)
             FfiConverterTypeExitStatus.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterOptionalTypeFsLimits: FfiConverterRustBuffer<FsLimits?> {
+    override fun read(buf: ByteBuffer): FsLimits? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterTypeFsLimits.read(buf)
+    }
+
+    override fun allocationSize(value: FsLimits?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterTypeFsLimits.allocationSize(value)
+        }
+    }
+
+    override fun write(value: FsLimits?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterTypeFsLimits.write(value, buf)
         }
     }
 }
@@ -10132,6 +11318,70 @@ public object FfiConverterOptionalTypeRestartPolicy: FfiConverterRustBuffer<Rest
 /**
  * @suppress
  */
+public object FfiConverterOptionalTypeTerminalLimits: FfiConverterRustBuffer<TerminalLimits?> {
+    override fun read(buf: ByteBuffer): TerminalLimits? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterTypeTerminalLimits.read(buf)
+    }
+
+    override fun allocationSize(value: TerminalLimits?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterTypeTerminalLimits.allocationSize(value)
+        }
+    }
+
+    override fun write(value: TerminalLimits?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterTypeTerminalLimits.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterOptionalTypePoolMode: FfiConverterRustBuffer<PoolMode?> {
+    override fun read(buf: ByteBuffer): PoolMode? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterTypePoolMode.read(buf)
+    }
+
+    override fun allocationSize(value: PoolMode?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterTypePoolMode.allocationSize(value)
+        }
+    }
+
+    override fun write(value: PoolMode?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterTypePoolMode.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
 public object FfiConverterOptionalTypeSupervisorEvent: FfiConverterRustBuffer<SupervisorEvent?> {
     override fun read(buf: ByteBuffer): SupervisorEvent? {
         if (buf.get().toInt() == 0) {
@@ -10164,6 +11414,38 @@ public object FfiConverterOptionalTypeSupervisorEvent: FfiConverterRustBuffer<Su
 /**
  * @suppress
  */
+public object FfiConverterOptionalSequenceString: FfiConverterRustBuffer<List<kotlin.String>?> {
+    override fun read(buf: ByteBuffer): List<kotlin.String>? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterSequenceString.read(buf)
+    }
+
+    override fun allocationSize(value: List<kotlin.String>?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterSequenceString.allocationSize(value)
+        }
+    }
+
+    override fun write(value: List<kotlin.String>?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterSequenceString.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
 public object FfiConverterOptionalSequenceTypeDistributionKind: FfiConverterRustBuffer<List<DistributionKind>?> {
     override fun read(buf: ByteBuffer): List<DistributionKind>? {
         if (buf.get().toInt() == 0) {
@@ -10186,6 +11468,38 @@ public object FfiConverterOptionalSequenceTypeDistributionKind: FfiConverterRust
         } else {
             buf.put(1)
             FfiConverterSequenceTypeDistributionKind.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterOptionalMapStringOptionalString: FfiConverterRustBuffer<Map<kotlin.String, kotlin.String?>?> {
+    override fun read(buf: ByteBuffer): Map<kotlin.String, kotlin.String?>? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterMapStringOptionalString.read(buf)
+    }
+
+    override fun allocationSize(value: Map<kotlin.String, kotlin.String?>?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterMapStringOptionalString.allocationSize(value)
+        }
+    }
+
+    override fun write(value: Map<kotlin.String, kotlin.String?>?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterMapStringOptionalString.write(value, buf)
         }
     }
 }
@@ -10393,6 +11707,45 @@ public object FfiConverterMapStringString: FfiConverterRustBuffer<Map<kotlin.Str
         value.forEach { (k, v) ->
             FfiConverterString.write(k, buf)
             FfiConverterString.write(v, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterMapStringOptionalString: FfiConverterRustBuffer<Map<kotlin.String, kotlin.String?>> {
+    override fun read(buf: ByteBuffer): Map<kotlin.String, kotlin.String?> {
+        val len = buf.getInt()
+        return buildMap<kotlin.String, kotlin.String?>(len) {
+            repeat(len) {
+                val k = FfiConverterString.read(buf)
+                val v = FfiConverterOptionalString.read(buf)
+                this[k] = v
+            }
+        }
+    }
+
+    override fun allocationSize(value: Map<kotlin.String, kotlin.String?>): ULong {
+        val spaceForMapSize = 4UL
+        val spaceForChildren = value.map { (k, v) ->
+            FfiConverterString.allocationSize(k) +
+            FfiConverterOptionalString.allocationSize(v)
+        }.sum()
+        return spaceForMapSize + spaceForChildren
+    }
+
+    override fun write(value: Map<kotlin.String, kotlin.String?>, buf: ByteBuffer) {
+        buf.putInt(value.size)
+        // The parens on `(k, v)` here ensure we're calling the right method,
+        // which is important for compatibility with older android devices.
+        // Ref https://blog.danlew.net/2017/03/16/kotlin-puzzler-whose-line-is-it-anyways/
+        value.forEach { (k, v) ->
+            FfiConverterString.write(k, buf)
+            FfiConverterOptionalString.write(v, buf)
         }
     }
 }

@@ -269,12 +269,12 @@ class ConformanceTest {
         val answers = case["elicitation"]?.jsonObject
         val table = case["ext"]?.jsonObject
         val options = HostOptions(
-            manualPermissions = permission == "manual",
+            permission = if (permission == "manual") "manual" else null,
             maxLineBytes = case["maxLineBytes"]?.jsonPrimitive?.long?.toULong(),
             cancelGraceMs = case["cancelGraceMs"]?.jsonPrimitive?.long?.toULong(),
-            unstable = case["unstable"]?.jsonArray?.map { it.jsonPrimitive.content } ?: emptyList(),
+            unstable = case["unstable"]?.jsonArray?.map { it.jsonPrimitive.content },
             // Advertise exactly the modes the case answers.
-            elicitationModes = answers?.keys?.toList() ?: emptyList(),
+            elicitationModes = answers?.keys?.toList(),
         )
         return HostParts(
             options = options,

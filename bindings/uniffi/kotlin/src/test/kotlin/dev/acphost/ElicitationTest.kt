@@ -150,7 +150,7 @@ class ElicitationTest {
     @Test
     fun `manual answers through respondElicitation, checked like a handler's`() {
         val errors = mutableListOf<String>()
-        val r = run(HostOptions(manualElicitations = true)) { host, requests ->
+        val r = run(HostOptions(elicitation = "manual")) { host, requests ->
             val form = requests.receive()
             errors += assertThrows<AcpException.InvalidArgument> { host.respondElicitation(form, "{") }.code
             errors += assertThrows<AcpException.NotFound> { host.respondElicitation(form + 1000u, """{"action":"cancel"}""") }.code
@@ -165,9 +165,10 @@ class ElicitationTest {
     }
 
     @Test
-    fun `elicitation modes without a handler are a configuration error`() {
-        val e = assertThrows<AcpException.InvalidConfig> { Host(HostOptions(elicitationModes = listOf("form"))) }
-        assertTrue(e.data!!.contains("elicitationModes"))
-        assertThrows<AcpException.InvalidConfig> { Host(HostOptions(elicitationModes = listOf("sms"), manualElicitations = true)) }
+    fun `an unknown elicitation mode is a configuration error at its index`() {
+        val e = assertThrows<AcpException.InvalidConfig> { Host(HostOptions(elicitationModes = listOf("form", "sms"), elicitation = "manual")) }
+        assertEquals("elicitationModes[1]", str(obj(e.data!!), "path"))
+        val h = assertThrows<AcpException.InvalidConfig> { Host(HostOptions(elicitation = "handler")) }
+        assertEquals("elicitation", str(obj(h.data!!), "path"))
     }
 }

@@ -199,7 +199,7 @@ class FailClosedTest {
         val run = permissionWrite(HostOptions(policyJson = rule), allowOnce)
         assertDenied(run, "rule")
         assertEquals("rules[0] (deny: no hello)", run.resolutions()[0]["rule"]?.jsonPrimitive?.content)
-        val ro = permissionWrite(HostOptions(policyPreset = "read-only"), allowOnce)
+        val ro = permissionWrite(HostOptions(policy = "read-only"), allowOnce)
         assertDenied(ro, "rule")
         assertEquals("preset read-only", ro.resolutions()[0]["rule"]?.jsonPrimitive?.content)
     }
@@ -213,22 +213,24 @@ class FailClosedTest {
             val data = obj(requireNotNull(e.data) { "data names the spot: ${e.detail}" })
             return data["path"]!!.jsonPrimitive.content
         }
-        assertEquals("policy", path(HostOptions(policyPreset = "yolo")))
+        assertEquals("policy", path(HostOptions(policy = "yolo")))
         assertEquals("policy.rules[0].action", path(HostOptions(policyJson = """{"rules": [{"action": "permit"}]}""")))
-        assertTrue(path(HostOptions(policyJson = "{not json")).startsWith("policy"))
+        assertEquals("policy", path(HostOptions(policyJson = "{not json")))
         assertEquals("policy.hardDeny.globs", path(HostOptions(policyJson = """{"hardDeny": {"globs": []}}""")))
-        assertTrue(path(HostOptions(policyFile = dir.resolve("missing.json").toString())).startsWith("policy"))
-        assertEquals("policy", path(HostOptions(policyPreset = "ask", policyJson = "{}")))
-        assertEquals("roots", path(HostOptions(roots = listOf("relative/dir"))))
+        assertEquals("policy", path(HostOptions(policy = dir.resolve("missing.json").toString())))
+        assertEquals("policy", path(HostOptions(policy = "ask", policyJson = "{}")))
+        assertEquals("roots[0]", path(HostOptions(roots = listOf("relative/dir"))))
         assertEquals("eventCapacity", path(HostOptions(eventCapacity = 0u)))
-        assertEquals("unstable", path(HostOptions(unstable = listOf("session/forks"))))
+        assertEquals("maxLineBytes", path(HostOptions(maxLineBytes = 0u)))
+        assertEquals("unstable[0]", path(HostOptions(unstable = listOf("session/forks"))))
+        assertEquals("fs", path(HostOptions(fs = "embedder")))
     }
 
     // ------------------------------------------------------------------ manual answers
 
     @Test
     fun `manual answers allow`() = test {
-        val run = permissionWrite(HostOptions(manualPermissions = true)) { host, _, id ->
+        val run = permissionWrite(HostOptions(permission = "manual")) { host, _, id ->
             host.respondPermission(id, "allow-once")
             assertThrows<AcpException.AlreadyResolved> { host.respondPermission(id, "allow-once") }
         }
@@ -238,7 +240,7 @@ class FailClosedTest {
 
     @Test
     fun `manual answers deny, answering twice is AlreadyResolved, an unknown id is NotFound`() = test {
-        val run = permissionWrite(HostOptions(manualPermissions = true)) { host, _, id ->
+        val run = permissionWrite(HostOptions(permission = "manual")) { host, _, id ->
             val nf = assertThrows<AcpException.NotFound> { host.respondPermission(id + 1000u, "allow-once") }
             assertEquals("not_found", nf.code)
             host.respondPermission(id, null)
@@ -251,7 +253,7 @@ class FailClosedTest {
     @Test
     fun `a manual answer naming an option that was not offered denies and throws`() = test {
         var thrown: Throwable? = null
-        val run = permissionWrite(HostOptions(manualPermissions = true)) { host, _, id ->
+        val run = permissionWrite(HostOptions(permission = "manual")) { host, _, id ->
             thrown = runCatching { host.respondPermission(id, "not-offered") }.exceptionOrNull()
         }
         assertDenied(run, "invalid_answer")
@@ -260,12 +262,12 @@ class FailClosedTest {
 
     @Test
     fun `nobody answering a manual request times out`() = test {
-        assertDenied(permissionWrite(HostOptions(manualPermissions = true, permissionTimeoutMs = 200u)), "timeout")
+        assertDenied(permissionWrite(HostOptions(permission = "manual", permissionTimeoutMs = 200u)), "timeout")
     }
 
     @Test
     fun `session cancel while the request is pending resolves cancelled`() = test {
-        val run = permissionWrite(HostOptions(manualPermissions = true)) { _, session, _ -> session.cancel() }
+        val run = permissionWrite(HostOptions(permission = "manual")) { _, session, _ -> session.cancel() }
         val res = run.resolutions()
         assertEquals(1, res.size, res.toString())
         assertEquals("cancelled", res[0]["decidedBy"]!!.jsonPrimitive.content)
@@ -277,7 +279,7 @@ class FailClosedTest {
     @Test
     fun `shutting the host down while a request is pending resolves disconnected`() = test {
         val cwd = Files.createTempDirectory("acp-kt-fc").toRealPath()
-        Host(HostOptions(manualPermissions = true, shutdownGraceMs = 300u)).use { host ->
+        Host(HostOptions(permission = "manual", shutdownGraceMs = 300u)).use { host ->
             val log = EventLog(this, host)
             val session = host.spawn(Fixtures.mock("permission-write")).newSession(SessionOptions(cwd = cwd.toString()))
             val turn = async { runCatching { session.prompt("write") } }

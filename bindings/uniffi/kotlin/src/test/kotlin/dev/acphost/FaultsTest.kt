@@ -247,13 +247,13 @@ class FaultsTest {
     fun `a missing agent command is SpawnFailed`() = test {
         Host().use { host ->
             val e = assertThrows<AcpException.SpawnFailed> {
-                host.spawn(AgentSpec(command = "/nonexistent/agent-binary", args = listOf("--x"), env = emptyMap(), unsetEnv = emptyList(), cwd = null))
+                host.spawn(AgentSpec(command = "/nonexistent/agent-binary", args = listOf("--x")))
             }
             assertEquals("spawn_failed", e.code)
             assertTrue(e.detail.contains("/nonexistent/agent-binary"), e.detail)
-            val empty = runCatching { host.spawn(AgentSpec(command = "", args = emptyList(), env = emptyMap(), unsetEnv = emptyList(), cwd = null)) }
+            val empty = runCatching { host.spawn(AgentSpec(command = "", args = emptyList())) }
                 .exceptionOrNull()
-            assertTrue(empty is AcpException.InvalidArgument, "an empty command: $empty")
+            assertTrue(empty is AcpException.InvalidConfig && str(obj(empty.data!!), "path") == "command", "an empty command: $empty")
             // The host is still usable after failed spawns.
             assertEquals("end_turn", host.spawn(Fixtures.mock("default")).newSession(SessionOptions(cwd = tmp())).prompt("hi").stopReason)
         }
@@ -269,7 +269,8 @@ class FaultsTest {
             assertEquals("cwd", str(obj(e.data!!), "path"))
             assertTrue(e.detail.contains(missing) && e.detail.contains("does not exist"), e.detail)
             val agent = host.spawn(mock)
-            val s = assertThrows<AcpException.InvalidArgument> { agent.newSession(SessionOptions(cwd = missing)) }
+            // The same rule for a session's cwd (the core's option table, docs/OPTIONS.md).
+            val s = assertThrows<AcpException.InvalidConfig> { agent.newSession(SessionOptions(cwd = missing)) }
             assertEquals("cwd", str(obj(s.data!!), "path"))
             assertTrue(s.detail.contains(missing), s.detail)
         }

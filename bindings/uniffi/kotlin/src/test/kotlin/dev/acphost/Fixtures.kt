@@ -13,6 +13,6 @@ object Fixtures {
     /** Every wait in a test is bounded by this. */
     val T = 20.seconds
 
-    fun mock(scenario: String, vararg extra: String, env: Map<String, String> = emptyMap()): AgentSpec =
-        AgentSpec(command = mockAgent, args = listOf("--scenario", scenario) + extra, env = env, unsetEnv = emptyList(), cwd = null)
+    fun mock(scenario: String, vararg extra: String, env: Map<String, String?> = emptyMap()): AgentSpec =
+        AgentSpec(command = mockAgent, args = listOf("--scenario", scenario) + extra, env = env)
 }

@@ -45,7 +45,7 @@ object LifecycleExitChild {
     fun main(args: Array<String>) = runBlocking {
         val (mode, mock, scenario) = args
         val host = Host(HostOptions())
-        val agent = host.spawn(AgentSpec(command = mock, args = listOf("--scenario", scenario), env = emptyMap(), unsetEnv = emptyList(), cwd = null))
+        val agent = host.spawn(AgentSpec(command = mock, args = listOf("--scenario", scenario)))
         val session = agent.newSession(SessionOptions(cwd = "/"))
         launch(Dispatchers.IO) { runCatching { session.prompt("in flight at exit") } }
         delay(200)
@@ -207,7 +207,7 @@ class LifecycleTest {
             val e = assertThrows<AcpException.InvalidArgument> { host.events() }
             assertEquals("invalid_argument", e.code)
         }
-        Host(HostOptions(eventsEnabled = false)).use { host ->
+        Host(HostOptions(events = false)).use { host ->
             assertThrows<AcpException.Unsupported> { host.events() }
             // Without events the calls still work (return values only).
             assertEquals("end_turn", host.spawn(Fixtures.mock("default")).newSession(SessionOptions(cwd = tmp())).prompt("hi").stopReason)

@@ -49,9 +49,9 @@ class PoolTest {
     }
 
     @Test
-    fun `the config defaults to one process per session, one warm spare, eight agents, five minutes`() {
-        assertEquals(PoolConfig(PoolMode.ProcessPerSession, 1u, 8u, 300_000uL), PoolConfig())
-        assertEquals(PoolMode.Shared(4u), PoolConfig(mode = PoolMode.Shared(4u)).mode)
+    fun `pool options name only what they change and fromJson takes the document`() {
+        assertEquals(PoolOptions(null, null, null, null, null, null), PoolOptions())
+        assertEquals("""{"mode": "shared"}""", PoolOptions.fromJson("""{"mode": "shared"}""").document)
     }
 
     @Test
@@ -59,7 +59,7 @@ class PoolTest {
         val mark = UUID.randomUUID().toString()
         Host().use { host ->
             val log = EventLog(this, host)
-            val pool = host.pool(marked("default", mark), PoolConfig(warmSpares = 1u, maxAgents = 2u, idleTimeoutMs = null))
+            val pool = host.pool(marked("default", mark), PoolOptions.fromJson("""{"warmSpares": 1, "maxAgents": 2, "idleTimeoutMs": null}"""))
             pool.ready()
             assertEquals(1u, pool.stats().spares)
 
@@ -94,7 +94,7 @@ class PoolTest {
     @Test
     fun `at the cap a session fails Busy until one is released`() = test {
         Host().use { host ->
-            val pool = host.pool(Fixtures.mock("default"), PoolConfig(warmSpares = 0u, maxAgents = 1u))
+            val pool = host.pool(Fixtures.mock("default"), PoolOptions(warmSpares = 0u, maxAgents = 1u))
             val a = pool.openSession(opts())
             val e = assertThrows<AcpException.Busy> { pool.openSession(opts()) }
             assertEquals("busy", e.code)
@@ -107,7 +107,7 @@ class PoolTest {
     @Test
     fun `shared mode packs sessions onto a process`() = test {
         Host().use { host ->
-            val pool = host.pool(Fixtures.mock("default"), PoolConfig(mode = PoolMode.Shared(2u), warmSpares = 0u, maxAgents = 2u))
+            val pool = host.pool(Fixtures.mock("default"), PoolOptions(mode = PoolMode.SHARED, maxSessionsPerAgent = 2u, warmSpares = 0u, maxAgents = 2u))
             val s = List(3) { pool.openSession(opts()) }
             assertEquals(s[0].agent().id(), s[1].agent().id())
             assertNotEquals(s[0].agent().id(), s[2].agent().id())
@@ -121,9 +121,9 @@ class PoolTest {
 
     @Test
     fun `two concurrent prompts on one pooled session run one after the other`() = test {
-        Host(HostOptions(manualPermissions = true)).use { host ->
+        Host(HostOptions(permission = "manual")).use { host ->
             val log = EventLog(this, host)
-            val pool = host.pool(Fixtures.mock("default"), PoolConfig(warmSpares = 0u))
+            val pool = host.pool(Fixtures.mock("default"), PoolOptions(warmSpares = 0u))
             val s = pool.openSession(opts())
             val first = async(start = CoroutineStart.UNDISPATCHED) { s.prompt("first") }
             val asked = log.until { it is Event.PermissionRequested }.last()
@@ -150,7 +150,7 @@ class PoolTest {
     fun `cancel drops the queued prompt and a cancelled coroutine leaves the line`() = test {
         Host().use { host ->
             val log = EventLog(this, host)
-            val pool = host.pool(Fixtures.mock("wait-for-cancel"), PoolConfig(warmSpares = 0u))
+            val pool = host.pool(Fixtures.mock("wait-for-cancel"), PoolOptions(warmSpares = 0u))
             val s = pool.openSession(opts())
             val running = async(start = CoroutineStart.UNDISPATCHED) { s.prompt("running") }
             log.until { it is Event.TurnStarted }
@@ -193,7 +193,7 @@ class PoolTest {
     fun `shutdown and the host's close leave no process`() = test {
         val mark = UUID.randomUUID().toString()
         Host().use { host ->
-            val pool = host.pool(marked("default", mark), PoolConfig(warmSpares = 2u, maxAgents = 3u))
+            val pool = host.pool(marked("default", mark), PoolOptions(warmSpares = 2u, maxAgents = 3u))
             pool.ready()
             val s = pool.openSession(opts())
             assertEquals("end_turn", s.prompt("hi").stopReason)
@@ -203,7 +203,7 @@ class PoolTest {
             assertThrows<AcpException.Closed> { pool.ready() }
 
             // A second pool, left running: the host's close ends it.
-            val other = host.pool(marked("default", mark), PoolConfig(warmSpares = 2u))
+            val other = host.pool(marked("default", mark), PoolOptions(warmSpares = 2u))
             other.ready()
             other.openSession(opts())
             other.ready()
@@ -217,17 +217,18 @@ class PoolTest {
         val mark = UUID.randomUUID().toString()
         Host().use { host ->
             for (bad in listOf(
-                PoolConfig(maxAgents = 0u),
-                PoolConfig(warmSpares = 3u, maxAgents = 2u),
-                PoolConfig(mode = PoolMode.Shared(0u)),
+                PoolOptions(maxAgents = 0u) to "pool.maxAgents",
+                PoolOptions(warmSpares = 3u, maxAgents = 2u) to "pool.warmSpares",
+                PoolOptions(mode = PoolMode.SHARED, maxSessionsPerAgent = 0u) to "pool.maxSessionsPerAgent",
+                PoolOptions(maxSessionsPerAgent = 2u) to "pool.maxSessionsPerAgent",
             )) {
-                val e = assertThrows<AcpException.InvalidConfig> { host.pool(marked("default", mark), bad) }
+                val e = assertThrows<AcpException.InvalidConfig> { host.pool(marked("default", mark), bad.first) }
                 assertEquals("invalid_config", e.code)
-                assertEquals("pool", str(obj(requireNotNull(e.data)), "path"), "$bad")
+                assertEquals(bad.second, str(obj(requireNotNull(e.data)), "path"), "${bad.first}")
             }
             assertEquals(emptyList<Long>(), processes(mark))
             host.shutdown()
-            assertThrows<AcpException.Closed> { host.pool(marked("default", mark), PoolConfig()) }
+            assertThrows<AcpException.Closed> { host.pool(marked("default", mark), PoolOptions()) }
         }
     }
 }

@@ -1,0 +1,92 @@
+//! Agents the embedder reaches itself: ACP over a stream it opened (a socket, a container's
+//! stdio, an SSH channel) instead of a process the host spawns.
+
+use crate::host::acph_host;
+use crate::ptr;
+use crate::status::{Failure, acph_error, acph_status};
+
+/// Speak ACP over a byte stream the embedder opened, and perform the handshake (`initialize`,
+/// protocol version check) as `acph_host_spawn` does: an agent in a container, behind an SSH
+/// channel, or listening on a socket. `read_fd` is what the agent writes to us, `write_fd` what
+/// we write to it; pass the same value twice for a duplex socket.
+///
+/// Unix: file descriptors (a socket, pipes, a pty; anything `poll` works on, not a regular
+/// file); they are made non-blocking. Windows: a `SOCKET`, or a `HANDLE` (a pipe, a console)
+/// cast to `intptr_t`; each direction is read/written by a library thread.
+///
+/// Ownership: when the call returns `ACPH_STATUS_NULL_ARGUMENT` or
+/// `ACPH_STATUS_INVALID_ARGUMENT` (a negative, closed or unusable descriptor) nothing was taken:
+/// both are left as they were, still the caller's to close. On every other outcome (success,
+/// `closed`, a failed handshake, a timeout) the library owns both from this call on and closes
+/// them when the connection ends (`acph_agent_shutdown`, `acph_agent_release`, the peer closing
+/// its end, `acph_host_free`), or at once when nothing started.
+/// Never read, write or close them afterwards. Closing our writing end is all the agent gets at
+/// shutdown (on a socket: `shutdown(SHUT_WR)`, so it sees EOF).
+///
+/// Every guarantee of a spawned agent holds (ordered events, backpressure, timeouts, typed
+/// errors), except process containment: there is no process to signal, `restart` does not
+/// exist, and the agent's exit status is unknown. When the peer goes away (EOF or an error on
+/// the stream) pending calls complete at once with `ACPH_STATUS_AGENT_EXITED` and `agent_exited`
+/// follows (`exitCode` and `signal` null). `result` and events as for `acph_host_spawn`:
+/// `{"agent": id, "protocolVersion", ...}` after `agent_ready`.
+///
+/// # Safety
+/// `host` is NULL or a live host; `call_out` and `error_out` are NULL or writable; `read_fd` and
+/// `write_fd` are descriptors (handles) this process owns and hands over (see Ownership).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acph_host_connect(
+    host: *mut acph_host,
+    read_fd: isize,
+    write_fd: isize,
+    call_out: *mut u64,
+    error_out: *mut *mut acph_error,
+) -> acph_status {
+    ffi_fn!(error_out, {
+        // SAFETY: the caller's contract.
+        let host = unsafe { ptr::host(host) }?;
+        // SAFETY: the caller's contract.
+        let out = unsafe { ptr::out(call_out, "call_out") }?;
+        let st = &host.state;
+        let halves = crate::stream::adopt(&st.rt, read_fd, write_fd)?;
+        // From here the descriptors are ours: a host shutting down drops (closes) them.
+        out.write(st.start_call(0, st.op_connect(halves))?);
+        Ok(())
+    })
+}
+
+/// Blocking `acph_host_connect`: on success `*agent_out` is the new agent's id. Ownership as
+/// for `acph_host_connect`; `ACPH_STATUS_WRONG_THREAD` (a library thread) also leaves the
+/// descriptors untouched.
+///
+/// # Safety
+/// As `acph_host_connect`; `agent_out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acph_host_connect_wait(
+    host: *mut acph_host,
+    read_fd: isize,
+    write_fd: isize,
+    timeout_ms: u32,
+    agent_out: *mut u64,
+    error_out: *mut *mut acph_error,
+) -> acph_status {
+    ffi_fn!(error_out, {
+        // SAFETY: the caller's contract.
+        let host = unsafe { ptr::host(host) }?;
+        // SAFETY: the caller's contract.
+        let out = unsafe { ptr::out(agent_out, "agent_out") }?;
+        if tokio::runtime::Handle::try_current().is_ok() {
+            // Refused before the descriptors are taken: they stay the caller's.
+            return Err(Failure::wrong_thread("acph_host_connect_wait"));
+        }
+        let st = &host.state;
+        let halves = crate::stream::adopt(&st.rt, read_fd, write_fd)?;
+        let v = st.wait("acph_host_connect_wait", timeout_ms, st.op_connect(halves))?;
+        out.write(v["agent"].as_u64().ok_or_else(|| {
+            Failure::new(
+                acph_status::ACPH_STATUS_INTERNAL,
+                "connect result without an agent id",
+            )
+        })?);
+        Ok(())
+    })
+}
