@@ -157,6 +157,8 @@ impl NativeHost {
                     event_loop: event_loop.clone(),
                 }) as Arc<dyn acp_host::auth::TerminalAuthRunner>
             }),
+            // No log hook in this face yet: `log_level` is checked, and nothing is logged.
+            log: None,
         };
         let config = parsed
             .with_hooks(hooks)

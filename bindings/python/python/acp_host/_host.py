@@ -647,6 +647,7 @@ class Host:
         client_name: Optional[str] = None,
         client_version: Optional[str] = None,
         unstable: Optional[Sequence[str]] = None,
+        log_level: Optional[Literal["error", "warn", "info", "debug", "trace"]] = None,
         **options: Any,
     ) -> None:
         doc, hooks = host_document({**given(locals()), **options})
