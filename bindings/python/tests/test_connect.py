@@ -154,3 +154,28 @@ def test_connect_refuses_what_is_not_a_stream() -> None:
     with Host() as host:
         with pytest.raises(acp_host.InvalidArgumentError):
             host.connect("127.0.0.1:9")
+
+
+def test_a_peer_gone_mid_turn_fails_the_turn_at_once_asyncio(tmp_path: Any) -> None:
+    proc, conn = _peer("hang")
+
+    async def main() -> float:
+        async with AsyncHost() as host:
+            agent = await host.connect(conn)
+            session = await agent.new_session(str(tmp_path))
+            stream = session.events()
+            turn = asyncio.ensure_future(session.prompt("wait for ever"))
+            await stream.collect_until(lambda e: e.kind == "session_update", timeout=10)
+            killed_at = time.monotonic()
+            proc.kill()
+            with pytest.raises(acp_host.AgentExitedError):
+                await asyncio.wait_for(turn, 10)
+            return time.monotonic() - killed_at
+
+    try:
+        assert asyncio.run(main()) < 5.0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        conn.close()
