@@ -19,6 +19,7 @@ from typing import Any, Dict, FrozenSet, Mapping, Tuple
 
 from . import _native
 from ._errors import ConfigError
+from ._types import AgentSpec, RestartPolicy
 
 __all__ = ["UNSET", "NotGiven", "given", "host_document", "agent_document", "session_document", "pool_document", "camel"]
 
@@ -155,20 +156,19 @@ def host_document(options: Mapping[str, Any]) -> Tuple[str, Dict[str, Any]]:
             raise _config(camel(canonical), f"given twice (`{canonical}` and its Pythonic spelling): give one")
         opts[canonical] = value
 
-    for slot, canonical, hook in (("on_permission", "permission", "handler"),
-                                  ("on_elicitation", "elicitation", "handler")):
-        given = opts.pop(slot, None)
-        if given == "manual":
+    for slot, canonical in (("on_permission", "permission"), ("on_elicitation", "elicitation")):
+        value = opts.pop(slot, None)
+        if value == "manual":
             alias(canonical, "manual")
-        elif callable(given):
-            hooks[slot] = given
-        elif given is not None:
+        elif callable(value):
+            hooks[slot] = value
+        elif value is not None:
             raise _config(canonical, f"{slot} must be a function, a coroutine function, \"manual\" or None")
     for slot, canonical in (("on_ext_request", "ext"), ("on_terminal_auth", "terminal_auth")):
-        given = opts.pop(slot, None)
-        if callable(given):
-            hooks[slot] = given
-        elif given is not None:
+        value = opts.pop(slot, None)
+        if callable(value):
+            hooks[slot] = value
+        elif value is not None:
             raise _config(camel(canonical), f"{slot} must be a function, a coroutine function or None")
     fs = opts.pop("fs", None)
     if fs is False:
@@ -214,8 +214,6 @@ def host_document(options: Mapping[str, Any]) -> Tuple[str, Dict[str, Any]]:
 
 def agent_document(command: Any, args: Any, env: Any, cwd: Any, restart: Any) -> str:
     """``spawn``'s arguments → the agent spec document."""
-    from ._types import AgentSpec, RestartPolicy
-
     doc: Dict[str, Any] = {}
     if isinstance(command, AgentSpec):
         doc["command"] = command.program
