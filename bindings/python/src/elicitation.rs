@@ -8,12 +8,11 @@
 use std::sync::Arc;
 
 use acp_host::elicitation::ElicitationFuture;
-use acp_host::{ElicitationAnswer, ElicitationDecider, ElicitationModes, ElicitationRequest};
+use acp_host::{ElicitationAnswer, ElicitationDecider, ElicitationRequest};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use serde_json::Value;
 
-use crate::errors;
 use crate::permission::{LoopSlot, ask_python};
 
 static DISPATCH: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -56,30 +55,4 @@ pub(crate) fn parse_answer(text: &str) -> Result<ElicitationAnswer, String> {
         return Err("an answer must be an object like {\"action\": \"accept\"}".into());
     }
     ElicitationAnswer::from_json(&v)
-}
-
-/// `elicitation_modes` (`["form", "url"]`) into the core's modes; an unknown name is an error.
-pub(crate) fn modes(py: Python<'_>, names: &[String]) -> PyResult<ElicitationModes> {
-    let mut modes = ElicitationModes::default();
-    for name in names {
-        match name.as_str() {
-            "form" => modes.form = true,
-            "url" => modes.url = true,
-            other => {
-                return Err(errors::local(
-                    py,
-                    "invalid_argument",
-                    format!("unknown elicitation mode `{other}` (form, url)"),
-                ));
-            }
-        }
-    }
-    if !modes.any() {
-        return Err(errors::local(
-            py,
-            "invalid_argument",
-            "elicitation_modes must name at least one mode (form, url)",
-        ));
-    }
-    Ok(modes)
 }

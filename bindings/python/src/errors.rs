@@ -1,6 +1,5 @@
 //! Core errors → the Python exception tree (`acp_host._errors`), mapped once by `kind()`.
 
-use acp_host::permission::policy::PolicyError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 
@@ -25,23 +24,6 @@ fn build(py: Python<'_>, kind: &str, message: String, data: String) -> PyErr {
 /// The Python exception for a core error: `AcpError` subclass by kind, `.code`, `.data`.
 pub(crate) fn to_py(py: Python<'_>, e: &acp_host::Error) -> PyErr {
     build(py, e.kind(), e.to_string(), e.data().to_string())
-}
-
-/// An unusable policy: `PolicyError` (a `ConfigError`), kind `invalid_config`, `.data = {"path":
-/// "policy.rules[0].action"}` as in every face.
-pub(crate) fn policy(py: Python<'_>, e: &PolicyError) -> PyErr {
-    to_py(py, &acp_host::Error::from(e.clone()))
-}
-
-/// An unusable `Host(...)` argument: `ConfigError`, kind `invalid_config`, `.data = {"path"}`.
-pub(crate) fn config(py: Python<'_>, path: &str, message: impl Into<String>) -> PyErr {
-    to_py(
-        py,
-        &acp_host::Error::InvalidConfig {
-            path: path.to_owned(),
-            message: message.into(),
-        },
-    )
 }
 
 /// An error of this face itself (bad argument types or values), with a core kind.

@@ -93,7 +93,16 @@ pub(crate) struct Pump {
     ended: watch::Sender<bool>,
     /// Agents shut down by the embedder: their streams end once what is queued was delivered.
     finished: mpsc::UnboundedSender<u64>,
+    /// The last turns whose `turn_ended` every subscription was handed: `(agent, turn)`.
+    turns_ended: Mutex<VecDeque<(u64, u64)>>,
+    turn_ended: tokio::sync::Notify,
+    /// The host's `eventStallTimeoutMs`: how long a prompt waits for its turn's events to reach
+    /// the streams (a stream nobody pulls holds them up).
+    stall: Option<Duration>,
 }
+
+/// Turns remembered as delivered (a prompt looks its own up right after it returned).
+const TURNS_KEPT: usize = 4096;
 
 /// What woke the pump.
 enum Step {
@@ -104,7 +113,11 @@ enum Step {
 
 impl Pump {
     /// Start pumping `stream` on the runtime.
-    pub(crate) fn start(stream: Option<EventStream>, capacity: usize) -> Arc<Pump> {
+    pub(crate) fn start(
+        stream: Option<EventStream>,
+        capacity: usize,
+        stall: Option<Duration>,
+    ) -> Arc<Pump> {
         let (closing, closing_rx) = watch::channel(false);
         let (ended, _) = watch::channel(false);
         let (finished, finished_rx) = mpsc::unbounded_channel();
@@ -115,6 +128,9 @@ impl Pump {
             closing,
             ended,
             finished,
+            turns_ended: Mutex::new(VecDeque::new()),
+            turn_ended: tokio::sync::Notify::new(),
+            stall,
         });
         match stream {
             Some(stream) => {
@@ -169,6 +185,62 @@ impl Pump {
         st.openings.clear();
         // `send_replace`: `send` stores nothing while nobody holds a receiver.
         self.ended.send_replace(true);
+        self.turn_ended.notify_waiters();
+    }
+
+    /// Remember the turns `events` end: they are in every stream now.
+    fn turns_delivered<'a>(&self, events: impl Iterator<Item = &'a CoreEvent>) {
+        let mut any = false;
+        if let Ok(mut t) = self.turns_ended.lock() {
+            for ev in events.filter(|e| e.kind == EventKind::TurnEnded) {
+                if let Some(turn) = ev.turn {
+                    if t.len() >= TURNS_KEPT {
+                        t.pop_front();
+                    }
+                    t.push_back((ev.agent, turn));
+                    any = true;
+                }
+            }
+        }
+        if any {
+            self.turn_ended.notify_waiters();
+        }
+    }
+
+    /// Wait until `turn`'s `turn_ended` was handed to every subscription, so that a prompt
+    /// returns only once every event of its turn is in the session's streams. Without events,
+    /// or once the pump ended, at once; fails with `events_stalled` after the host's
+    /// `eventStallTimeoutMs` when a stream nobody pulls holds the pump up.
+    pub(crate) async fn turn_in_streams(&self, agent: u64, turn: u64) -> acp_host::Result<()> {
+        let wait = async {
+            loop {
+                let notified = self.turn_ended.notified();
+                tokio::pin!(notified);
+                notified.as_mut().enable();
+                if *self.ended.borrow() {
+                    return;
+                }
+                if self
+                    .turns_ended
+                    .lock()
+                    .map_or(true, |t| t.contains(&(agent, turn)))
+                {
+                    return;
+                }
+                notified.await;
+            }
+        };
+        match self.stall {
+            None => {
+                wait.await;
+                Ok(())
+            }
+            Some(limit) => tokio::time::timeout(limit, wait).await.map_err(|_| {
+                acp_host::Error::EventsStalled {
+                    waited_ms: u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),
+                }
+            }),
+        }
     }
 
     /// Dispatch what is queued in the core right now.
@@ -234,6 +306,8 @@ impl Pump {
             };
             if st.subs.is_empty() && !st.openings.logging() {
                 st.openings.observe_ends(buf);
+                drop(st);
+                self.turns_delivered(buf.iter());
                 buf.clear();
                 return;
             }
@@ -271,6 +345,7 @@ impl Pump {
                 self.remove(id);
             }
         }
+        self.turns_delivered(events.iter().map(|e| &**e));
     }
 
     /// A subscription to the events `filter` accepts from now on; a session's starts with the
@@ -282,23 +357,28 @@ impl Pump {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let mut buf = VecDeque::new();
         let mut dropped = 0;
+        let mut missed = 0;
         // If the pump already ended, the sender is dropped here: the subscription is empty and done.
         if let Ok(mut st) = self.state.lock()
             && !*self.ended.borrow()
         {
             let start = match &filter {
-                Filter::All => Start::Live,
+                Filter::All => Start::Live(0),
                 Filter::Agent(a) if st.openings.exited(*a) => Start::Ended,
-                Filter::Agent(_) => Start::Live,
+                Filter::Agent(_) => Start::Live(0),
                 Filter::Session(a, s) => st.openings.start(*a, s),
             };
             let live = match start {
-                Start::Log(log, n) => {
+                Start::Log(log, n, m) => {
                     buf = log;
                     dropped = n;
+                    missed = m;
                     true
                 }
-                Start::Live => true,
+                Start::Live(m) => {
+                    missed = m;
+                    true
+                }
                 Start::Ended => false,
             };
             if live {
@@ -320,6 +400,7 @@ impl Pump {
             room,
             ended: AtomicBool::new(false),
             dropped,
+            missed,
             pump: Arc::downgrade(self),
         }
     }
@@ -394,6 +475,8 @@ pub(crate) struct Subscription {
     ended: AtomicBool,
     /// Events of the session's log dropped at its cap before this stream began.
     dropped: u64,
+    /// Events of the session dispatched before this stream began that it does not have.
+    missed: u64,
     pump: std::sync::Weak<Pump>,
 }
 
@@ -418,10 +501,16 @@ impl Subscription {
         if self.room.is_closed() || self.ended.load(Ordering::SeqCst) {
             return Ok(Pulled::Ended);
         }
-        if let Ok(mut st) = self.state.try_lock()
-            && let Some(ev) = st.buf.pop_front()
-        {
-            return Ok(Pulled::Event(ev));
+        if let Ok(mut st) = self.state.try_lock() {
+            // What the pump handed over already counts as ready (`next(timeout=0)` gets it).
+            if st.buf.is_empty()
+                && let Ok(chunk) = st.rx.try_recv()
+            {
+                st.take(chunk);
+            }
+            if let Some(ev) = st.buf.pop_front() {
+                return Ok(Pulled::Event(ev));
+            }
         }
         let deadline = timeout.map(|t| std::time::Instant::now() + t);
         loop {
@@ -562,6 +651,15 @@ impl Subscription {
     #[getter]
     fn dropped(&self) -> u64 {
         self.dropped
+    }
+
+    /// How many of the session's events, from its `session_opened` on, this stream does not
+    /// have (`dropped` included): 0 for a stream opened before the session's first turn ended,
+    /// the events before the turn in flight for one opened during a turn, every earlier event
+    /// for one opened between turns. 0 for host and agent streams and a pooled session's.
+    #[getter]
+    fn missed(&self) -> u64 {
+        self.missed
     }
 
     /// Stop receiving; the pump forgets this subscription (and stops waiting for it).

@@ -2,21 +2,16 @@
 //! `Session`. Aggregates cross as JSON text (the Python package parses them); every operation
 //! takes `aio` (blocking with the GIL released, or an awaitable).
 
-use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use acp_host::permission::policy::Policy;
-use acp_host::services::{ExtService, FsService, TerminalService};
-use acp_host::{
-    AgentSpec, ClientInfo, ElicitationHandler, ElicitationModes, HostConfig, PermissionHandler,
-    PoolConfig, RestartPolicy, SessionOptions, TurnResult,
-};
+use acp_host::options::{self, Face, Hooks};
+use acp_host::{AgentSpec, SessionOptions, TurnResult};
 use pyo3::prelude::*;
 use serde_json::Value;
 
+use crate::connect::Bridge;
 use crate::elicitation::PyElicitor;
 use crate::errors;
 use crate::events::{Filter, Pump, Subscription};
@@ -39,31 +34,20 @@ pub(crate) fn opt_timeout(name: &str, v: Option<f64>) -> PyResult<Option<Duratio
     }
 }
 
-/// The command to start an agent with (`restart`: the supervisor's policy as its JSON form,
-/// `RestartPolicy::from_json`; an unusable one raises `invalid_config`).
-fn agent_spec(
-    py: Python<'_>,
-    command: String,
-    args: Vec<String>,
-    env: Option<HashMap<String, Option<String>>>,
-    cwd: Option<PathBuf>,
-    restart: Option<&str>,
-) -> PyResult<AgentSpec> {
-    let restart = match restart {
-        Some(text) => Some(
-            RestartPolicy::from_json(&parse_json(py, "restart", text)?)
-                .map_err(|e| errors::to_py(py, &e))?,
-        ),
-        None => None,
-    };
-    let mut spec = AgentSpec::new(command).args(args);
-    spec.env = env
-        .unwrap_or_default()
-        .into_iter()
-        .collect::<BTreeMap<_, _>>();
-    spec.cwd = cwd;
-    spec.restart = restart;
-    Ok(spec)
+/// An option document given as JSON text by the package (`_common.py`), parsed by the core:
+/// text that is not JSON is `invalid_config` at `$`, as in every face.
+pub(crate) fn doc(py: Python<'_>, text: &str) -> PyResult<Value> {
+    options::document(text).map_err(|e| errors::to_py(py, &e))
+}
+
+/// An agent spec document (docs/OPTIONS.md, "Agent spec"), checked and built by the core.
+pub(crate) fn agent_spec(py: Python<'_>, text: &str) -> PyResult<AgentSpec> {
+    options::agent_spec(&doc(py, text)?, Face::Python).map_err(|e| errors::to_py(py, &e))
+}
+
+/// A session options document (docs/OPTIONS.md, "Session options"), checked by the core.
+pub(crate) fn session_options(py: Python<'_>, text: &str) -> PyResult<SessionOptions> {
+    options::session(&doc(py, text)?, Face::Python).map_err(|e| errors::to_py(py, &e))
 }
 
 #[pyclass(frozen, module = "acp_host._native")]
@@ -81,192 +65,109 @@ pub(crate) struct NativeHost {
     pools: Pools,
 }
 
+impl NativeHost {
+    /// Start an agent (`start`: the core's spawn or connect) and keep it until the host closes.
+    fn admit<F>(&self, py: Python<'_>, aio: bool, supervised: bool, start: F) -> PyResult<Py<PyAny>>
+    where
+        F: std::future::Future<Output = acp_host::Result<acp_host::Agent>> + Send + 'static,
+    {
+        if self.closed() {
+            return Err(errors::local(py, "closed", "the host is closed"));
+        }
+        let pump = self.pump.clone();
+        let agents = self.agents.clone();
+        let closed = self.closed.clone();
+        call(py, aio, async move {
+            // Given up: the agent being started goes with its last handle (shut down).
+            let agent = start.await?;
+            if supervised {
+                pump.supervise(agent.id());
+            }
+            if let Ok(mut all) = agents.lock() {
+                all.retain(|a| !a.is_gone());
+                if !closed.load(Ordering::SeqCst) {
+                    all.push(agent.clone());
+                }
+            }
+            if closed.load(Ordering::SeqCst) {
+                // Closed while starting: this agent must not outlive the host either.
+                agent.shutdown().await;
+                return Err(acp_host::Error::Closed("the host is closed".into()));
+            }
+            Ok(NativeAgent { agent, pump })
+        })
+    }
+}
+
 #[pymethods]
 impl NativeHost {
+    /// `doc_json`: the host options document (docs/OPTIONS.md, canonical names); the callables
+    /// are the face's handlers, attached by the core's one rule (`HostOptions::with_hooks`).
     #[new]
-    #[pyo3(signature = (*, policy_kind=None, policy_value=None, roots=Vec::new(),
-        permission_timeout=None, request_timeout=None, prompt_timeout=None, shutdown_grace=None,
-        cancel_grace=None, max_line_bytes=None, event_capacity=None, stderr_tail_bytes=None, wire_events=false,
-        on_permission=None, manual_permissions=false, on_elicitation=None, manual_elicitations=false,
-        elicitation_modes=None, elicitation_timeout=None, fs=true, terminal=true,
-        fs_handler=None, terminal_handler=None, on_ext_request=None, client_name=None,
-        client_version=None, unstable=Vec::new(), coalesce_tool_call_updates=false,
-        on_terminal_auth=None, events_enabled=true))]
+    #[pyo3(signature = (doc_json, *, on_permission=None, on_elicitation=None, fs_handler=None,
+        terminal_handler=None, on_ext_request=None, on_terminal_auth=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
-        policy_kind: Option<&str>,
-        policy_value: Option<String>,
-        roots: Vec<PathBuf>,
-        permission_timeout: Option<f64>,
-        request_timeout: Option<f64>,
-        prompt_timeout: Option<f64>,
-        shutdown_grace: Option<f64>,
-        cancel_grace: Option<f64>,
-        max_line_bytes: Option<usize>,
-        event_capacity: Option<usize>,
-        stderr_tail_bytes: Option<usize>,
-        wire_events: bool,
+        doc_json: &str,
         on_permission: Option<Py<PyAny>>,
-        manual_permissions: bool,
         on_elicitation: Option<Py<PyAny>>,
-        manual_elicitations: bool,
-        elicitation_modes: Option<Vec<String>>,
-        elicitation_timeout: Option<f64>,
-        fs: bool,
-        terminal: bool,
         fs_handler: Option<Py<PyAny>>,
         terminal_handler: Option<Py<PyAny>>,
         on_ext_request: Option<Py<PyAny>>,
-        client_name: Option<String>,
-        client_version: Option<String>,
-        unstable: Vec<String>,
-        coalesce_tool_call_updates: bool,
         on_terminal_auth: Option<Py<PyAny>>,
-        events_enabled: bool,
     ) -> PyResult<NativeHost> {
-        let policy = match (policy_kind, policy_value) {
-            (None, _) => None,
-            (Some("preset"), Some(name)) => {
-                Some(Policy::preset_config(&name).map_err(|e| errors::to_py(py, &e))?)
-            }
-            (Some("json"), Some(text)) => {
-                Some(Policy::from_json(&text).map_err(|e| errors::policy(py, &e))?)
-            }
-            (Some("file"), Some(path)) => Some(
-                Policy::from_file(std::path::Path::new(&path))
-                    .map_err(|e| errors::policy(py, &e))?,
-            ),
-            (Some(other), _) => {
-                return Err(errors::config(
-                    py,
-                    "policy",
-                    format!("unknown policy kind `{other}`"),
-                ));
-            }
-        };
-        let mut config = HostConfig {
-            policy,
-            ..HostConfig::default()
-        };
-        for root in &roots {
-            if !root.is_absolute() {
-                return Err(errors::config(
-                    py,
-                    "roots",
-                    format!("roots must be absolute paths, got `{}`", root.display()),
-                ));
-            }
-        }
-        config.roots = roots;
-        if let Some(t) = permission_timeout {
-            config.permission_timeout = seconds("permission_timeout", t)?;
-        }
-        if let Some(t) = request_timeout {
-            config.request_timeout = opt_timeout("request_timeout", Some(t))?;
-        }
-        config.prompt_timeout = opt_timeout("prompt_timeout", prompt_timeout)?;
-        if let Some(t) = shutdown_grace {
-            config.shutdown_grace = seconds("shutdown_grace", t)?;
-        }
-        if let Some(t) = cancel_grace {
-            config.cancel_grace = seconds("cancel_grace", t)?;
-        }
-        if let Some(n) = max_line_bytes {
-            config.max_line_bytes = n.max(1);
-        }
-        if let Some(n) = event_capacity {
-            config.event_capacity = n.max(1);
-        }
-        if let Some(n) = stderr_tail_bytes {
-            config.stderr_tail_bytes = n;
-        }
-        config.wire_events = wire_events;
-        config.coalesce_tool_call_updates = coalesce_tool_call_updates;
-        // Off: the core queues nothing and has no stream; the pump ends at once, and so does
-        // every subscription.
-        config.events_enabled = events_enabled;
-        acp_host::protocol::check_opt_in(&unstable)
-            .map_err(|m| errors::config(py, "unstable", m))?;
-        config.unstable = unstable;
+        let parsed =
+            options::host(&doc(py, doc_json)?, Face::Python).map_err(|e| errors::to_py(py, &e))?;
         let event_loop: LoopSlot = Arc::new(Mutex::new(None));
-        config.fs = match (fs, fs_handler) {
-            (false, _) => FsService::Disabled,
-            (true, Some(target)) => FsService::Embedder(Arc::new(PyFs {
-                target: Arc::new(target),
-                event_loop: event_loop.clone(),
-            })),
-            (true, None) => FsService::Builtin,
-        };
-        config.terminal = match (terminal, terminal_handler) {
-            (false, _) => TerminalService::Disabled,
-            (true, Some(target)) => TerminalService::Embedder(Arc::new(PyTerminal {
-                target: Arc::new(target),
-                event_loop: event_loop.clone(),
-            })),
-            (true, None) => TerminalService::Builtin,
-        };
-        config.ext = match on_ext_request {
-            Some(target) => ExtService::Embedder(Arc::new(PyExt {
-                target: Arc::new(target),
-                event_loop: event_loop.clone(),
-            })),
-            None => ExtService::Unsupported,
-        };
-        config.terminal_auth = match on_terminal_auth {
-            Some(target) => {
-                acp_host::auth::TerminalAuth::Runner(Arc::new(crate::services::PyTerminalAuth {
-                    target: Arc::new(target),
-                    event_loop: event_loop.clone(),
-                }))
-            }
-            None => acp_host::auth::TerminalAuth::Unsupported,
-        };
-        if client_name.is_some() || client_version.is_some() {
-            let d = ClientInfo::default();
-            config.client_info = ClientInfo {
-                name: client_name.unwrap_or(d.name),
-                version: client_version.unwrap_or(d.version),
-            };
-        }
-        config.permission = match (on_permission, manual_permissions) {
-            (Some(handler), _) => PermissionHandler::Decider(Arc::new(PyDecider {
-                handler: Arc::new(handler),
-                event_loop: event_loop.clone(),
-            })),
-            (None, true) => PermissionHandler::Manual,
-            (None, false) => PermissionHandler::DenyAll,
-        };
-        // Elicitation is advertised only with a handler, for the modes it renders (default both).
-        let modes = match &elicitation_modes {
-            Some(names) => crate::elicitation::modes(py, names)?,
-            None => ElicitationModes::FORM_AND_URL,
-        };
-        config.elicitation = match (on_elicitation, manual_elicitations) {
-            (Some(handler), _) => ElicitationHandler::Decider {
-                modes,
-                decider: Arc::new(PyElicitor {
+        let hooks = Hooks {
+            permission: on_permission.map(|handler| {
+                Arc::new(PyDecider {
                     handler: Arc::new(handler),
                     event_loop: event_loop.clone(),
-                }),
-            },
-            (None, true) => ElicitationHandler::Manual { modes },
-            (None, false) if elicitation_modes.is_some() => {
-                return Err(errors::config(
-                    py,
-                    "elicitation_modes",
-                    "elicitation_modes needs on_elicitation (a handler or \"manual\")",
-                ));
-            }
-            (None, false) => ElicitationHandler::Unsupported,
+                }) as Arc<dyn acp_host::PermissionDecider>
+            }),
+            elicitation: on_elicitation.map(|handler| {
+                Arc::new(PyElicitor {
+                    handler: Arc::new(handler),
+                    event_loop: event_loop.clone(),
+                }) as Arc<dyn acp_host::ElicitationDecider>
+            }),
+            fs: fs_handler.map(|target| {
+                Arc::new(PyFs {
+                    target: Arc::new(target),
+                    event_loop: event_loop.clone(),
+                }) as Arc<dyn acp_host::services::FsHandler>
+            }),
+            terminal: terminal_handler.map(|target| {
+                Arc::new(PyTerminal {
+                    target: Arc::new(target),
+                    event_loop: event_loop.clone(),
+                }) as Arc<dyn acp_host::services::TerminalHandler>
+            }),
+            ext: on_ext_request.map(|target| {
+                Arc::new(PyExt {
+                    target: Arc::new(target),
+                    event_loop: event_loop.clone(),
+                }) as Arc<dyn acp_host::services::ExtHandler>
+            }),
+            terminal_auth: on_terminal_auth.map(|target| {
+                Arc::new(crate::services::PyTerminalAuth {
+                    target: Arc::new(target),
+                    event_loop: event_loop.clone(),
+                }) as Arc<dyn acp_host::auth::TerminalAuthRunner>
+            }),
+            // No log hook in this face yet: `log_level` is checked, and nothing is logged.
+            log: None,
         };
-        if let Some(t) = elicitation_timeout {
-            config.elicitation_timeout = seconds("elicitation_timeout", t)?;
-        }
+        let config = parsed
+            .with_hooks(hooks)
+            .map_err(|e| errors::to_py(py, &e))?;
         let capacity = config.event_capacity;
+        let stall = config.event_stall_timeout;
         let _guard = crate::rt().enter();
         let host = acp_host::Host::new(config);
-        let pump = Pump::start(host.events(), capacity);
+        let pump = Pump::start(host.events(), capacity, stall);
         Ok(NativeHost {
             host,
             pump,
@@ -296,69 +197,56 @@ impl NativeHost {
         self.host.policy().name().to_owned()
     }
 
-    /// `restart`: the supervisor's policy as its JSON form (`RestartPolicy::from_json`; an
-    /// unusable one raises `invalid_config` and nothing is started).
-    #[pyo3(signature = (command, args, env=None, cwd=None, *, aio=false, timeout=None, restart=None))]
-    #[allow(clippy::too_many_arguments)]
+    /// `spec_json`: the agent spec document (docs/OPTIONS.md); one the core refuses raises
+    /// `invalid_config` and nothing is started.
+    #[pyo3(signature = (spec_json, *, aio=false, timeout=None))]
     fn spawn(
         &self,
         py: Python<'_>,
-        command: String,
-        args: Vec<String>,
-        env: Option<HashMap<String, Option<String>>>,
-        cwd: Option<PathBuf>,
+        spec_json: &str,
         aio: bool,
         timeout: Option<f64>,
-        restart: Option<&str>,
     ) -> PyResult<Py<PyAny>> {
         let timeout = opt_timeout("timeout", timeout)?;
-        let spec = agent_spec(py, command, args, env, cwd, restart)?;
-        if self.closed() {
-            return Err(errors::local(py, "closed", "the host is closed"));
-        }
+        let spec = agent_spec(py, spec_json)?;
         let supervised = spec.restart.is_some();
         let host = self.host.clone();
-        let pump = self.pump.clone();
-        let agents = self.agents.clone();
-        let closed = self.closed.clone();
-        call(py, aio, async move {
-            // Given up: the agent being started goes with its last handle (shut down).
-            let agent = within("spawn".into(), timeout, host.spawn(spec)).await?;
-            if supervised {
-                pump.supervise(agent.id());
-            }
-            if let Ok(mut all) = agents.lock() {
-                all.retain(|a| !a.is_gone());
-                if !closed.load(Ordering::SeqCst) {
-                    all.push(agent.clone());
-                }
-            }
-            if closed.load(Ordering::SeqCst) {
-                // Closed while spawning: this agent must not outlive the host either.
-                agent.shutdown().await;
-                return Err(acp_host::Error::Closed("the host is closed".into()));
-            }
-            Ok(NativeAgent { agent, pump })
+        self.admit(py, aio, supervised, async move {
+            within("spawn".into(), timeout, host.spawn(spec)).await
         })
     }
 
-    /// A pool of agents started from the command (`config_json`: the pool's JSON form,
-    /// `PoolConfig::from_json`; `restart` as for `spawn`). Settings that cannot be used raise
-    /// `invalid_config` and nothing is started; the warm spares start in the background.
-    #[pyo3(signature = (command, args, env=None, cwd=None, *, config_json, restart=None))]
-    #[allow(clippy::too_many_arguments)]
-    fn pool(
+    /// ACP over `bridge` (`connect.rs`): the handshake over the embedder's stream, then an agent
+    /// without a process of ours.
+    #[pyo3(signature = (bridge, *, aio=false, timeout=None))]
+    fn connect_bridge(
         &self,
         py: Python<'_>,
-        command: String,
-        args: Vec<String>,
-        env: Option<HashMap<String, Option<String>>>,
-        cwd: Option<PathBuf>,
-        config_json: &str,
-        restart: Option<&str>,
-    ) -> PyResult<NativePool> {
-        let spec = agent_spec(py, command, args, env, cwd, restart)?;
-        let config = PoolConfig::from_json(spec, &parse_json(py, "pool", config_json)?)
+        bridge: &Bridge,
+        aio: bool,
+        timeout: Option<f64>,
+    ) -> PyResult<Py<PyAny>> {
+        let timeout = opt_timeout("timeout", timeout)?;
+        let Some((reader, writer)) = bridge.take_core() else {
+            return Err(errors::local(
+                py,
+                "invalid_argument",
+                "this bridge carries a connection already",
+            ));
+        };
+        let host = self.host.clone();
+        self.admit(py, aio, false, async move {
+            within("connect".into(), timeout, host.connect(reader, writer)).await
+        })
+    }
+
+    /// A pool of agents started from the agent spec `spec_json`, with the pool settings
+    /// `pool_json` (docs/OPTIONS.md, "Pool options"; errors at `pool.*`). Settings the core
+    /// refuses raise `invalid_config` and nothing is started; the warm spares start in the
+    /// background.
+    fn pool(&self, py: Python<'_>, spec_json: &str, pool_json: &str) -> PyResult<NativePool> {
+        let spec = agent_spec(py, spec_json)?;
+        let config = options::pool(spec, &doc(py, pool_json)?, Face::Python)
             .map_err(|e| errors::to_py(py, &e))?;
         // Checked and registered under the pools' lock: `close` sets `closed` before it takes
         // them, so a pool is either refused here or shut down by `close`.
@@ -474,32 +362,6 @@ pub(crate) struct NativeAgent {
 impl NativeAgent {
     pub(crate) fn new(agent: acp_host::Agent, pump: Arc<Pump>) -> NativeAgent {
         NativeAgent { agent, pump }
-    }
-
-    pub(crate) fn options(
-        py: Python<'_>,
-        cwd: String,
-        additional_directories: Vec<String>,
-        mcp_servers: Option<&str>,
-    ) -> PyResult<SessionOptions> {
-        let mcp_servers = match mcp_servers {
-            Some(text) => match parse_json(py, "mcp_servers", text)? {
-                Value::Array(a) => a,
-                _ => {
-                    return Err(errors::local(
-                        py,
-                        "invalid_argument",
-                        "mcp_servers must be a list",
-                    ));
-                }
-            },
-            None => Vec::new(),
-        };
-        Ok(SessionOptions {
-            cwd,
-            additional_directories,
-            mcp_servers,
-        })
     }
 
     /// An open call (`open`: the core's future) whose session's stream starts at its beginning:
@@ -625,39 +487,33 @@ impl NativeAgent {
         })
     }
 
-    #[pyo3(signature = (cwd, additional_directories=Vec::new(), mcp_servers=None, *, aio=false,
-        timeout=None))]
+    /// `session/new` with the session options document `options_json` (docs/OPTIONS.md).
+    #[pyo3(signature = (options_json, *, aio=false, timeout=None))]
     fn new_session(
         &self,
         py: Python<'_>,
-        cwd: String,
-        additional_directories: Vec<String>,
-        mcp_servers: Option<&str>,
+        options_json: &str,
         aio: bool,
         timeout: Option<f64>,
     ) -> PyResult<Py<PyAny>> {
-        let opts = Self::options(py, cwd, additional_directories, mcp_servers)?;
+        let opts = session_options(py, options_json)?;
         let agent = self.agent.clone();
         self.open_call(py, aio, "session/new", None, timeout, async move {
             agent.new_session(opts).await
         })
     }
 
-    #[pyo3(signature = (session_id, cwd, additional_directories=Vec::new(), mcp_servers=None,
-        *, resume=false, aio=false, timeout=None))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (session_id, options_json, *, resume=false, aio=false, timeout=None))]
     fn load_session(
         &self,
         py: Python<'_>,
         session_id: String,
-        cwd: String,
-        additional_directories: Vec<String>,
-        mcp_servers: Option<&str>,
+        options_json: &str,
         resume: bool,
         aio: bool,
         timeout: Option<f64>,
     ) -> PyResult<Py<PyAny>> {
-        let opts = Self::options(py, cwd, additional_directories, mcp_servers)?;
+        let opts = session_options(py, options_json)?;
         let agent = self.agent.clone();
         let what = if resume {
             "session/resume"
@@ -708,20 +564,16 @@ impl NativeAgent {
     }
 
     /// `session/fork` (unstable: needs `unstable=["session/fork"]` on the host).
-    #[pyo3(signature = (session_id, cwd, additional_directories=Vec::new(), mcp_servers=None,
-        *, aio=false, timeout=None))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (session_id, options_json, *, aio=false, timeout=None))]
     fn fork_session(
         &self,
         py: Python<'_>,
         session_id: String,
-        cwd: String,
-        additional_directories: Vec<String>,
-        mcp_servers: Option<&str>,
+        options_json: &str,
         aio: bool,
         timeout: Option<f64>,
     ) -> PyResult<Py<PyAny>> {
-        let opts = Self::options(py, cwd, additional_directories, mcp_servers)?;
+        let opts = session_options(py, options_json)?;
         let agent = self.agent.clone();
         self.open_call(py, aio, "session/fork", None, timeout, async move {
             agent.fork_session(&session_id, opts).await
@@ -839,19 +691,11 @@ impl NativeSession {
     }
 }
 
-/// `(turn, stop_reason, usage_json, raw_json, text, thought, text_truncated)`.
-pub(crate) type TurnTuple = (u64, String, Option<String>, String, String, String, bool);
+/// A turn's result as the core's one JSON shape (`TurnResult::to_json`), as text.
+pub(crate) type TurnTuple = String;
 
 pub(crate) fn turn_tuple(t: TurnResult) -> TurnTuple {
-    (
-        t.turn,
-        t.stop_reason,
-        t.usage.map(|u| u.to_string()),
-        t.raw.to_string(),
-        t.text,
-        t.thought,
-        t.text_truncated,
-    )
+    t.to_json().to_string()
 }
 
 #[pymethods]
@@ -871,8 +715,8 @@ impl NativeSession {
         serde_json::to_string(&self.session.state()).unwrap_or_default()
     }
 
-    /// Send a prompt (`content_json`: an array of ACP content blocks) and wait for the turn:
-    /// `(turn, stop_reason, usage_json, raw_json, text, thought, text_truncated)`. Blocking: on
+    /// Send a prompt (`content_json`: an array of ACP content blocks) and wait for the turn: the
+    /// core's `TurnResult::to_json()` as text. Blocking: on
     /// Ctrl-C the turn is cancelled (`session/cancel`); the core settles it within the host's
     /// cancel grace (the agent's answer or `cancelled`), waited for here at most `cancel_grace`
     /// seconds when given, then the KeyboardInterrupt is raised. Async: cancelling the task
@@ -888,6 +732,11 @@ impl NativeSession {
         cancel_grace: Option<f64>,
         timeout: Option<f64>,
     ) -> PyResult<Py<PyAny>> {
+        // Kept until `prompt_returned`, which the package calls once this call is back in
+        // Python, whatever its outcome (so first, before anything can fail).
+        if let Some(o) = &self.opening {
+            self.pump.pin_turn(o);
+        }
         let timeout = opt_timeout("timeout", timeout)?;
         let content = match parse_json(py, "prompt", content_json)? {
             Value::Array(a) => a,
@@ -902,22 +751,20 @@ impl NativeSession {
         let grace = cancel_grace
             .map(|g| seconds("cancel_grace", g))
             .transpose()?;
-        // Streams created from now on start from now: the session's log ends with its first
-        // prompt call (not when the pump gets to its `turn_started`, which may be later).
-        self.release();
         let session = self.session.clone();
+        let pump = self.pump.clone();
         if aio {
             return call(py, true, async move {
-                prompt_until(&session, content, None, timeout)
-                    .await
-                    .map(turn_tuple)
+                let t = prompt_until(&session, content, None, timeout).await?;
+                pump.turn_in_streams(session.agent().id(), t.turn).await?;
+                Ok(turn_tuple(t))
             });
         }
         let (abort_tx, abort_rx) = tokio::sync::oneshot::channel::<()>();
         let fut = async move {
-            prompt_until(&session, content, Some(abort_rx), timeout)
-                .await
-                .map(turn_tuple)
+            let t = prompt_until(&session, content, Some(abort_rx), timeout).await?;
+            pump.turn_in_streams(session.agent().id(), t.turn).await?;
+            Ok::<_, acp_host::Error>(turn_tuple(t))
         };
         match crate::wait(py, fut)? {
             Waited::Done(Ok(t)) => Ok(t.into_pyobject(py)?.into_any().unbind()),
@@ -1019,6 +866,14 @@ impl NativeSession {
         call(py, aio, async move {
             within("session/close".into(), timeout, session.close()).await
         })
+    }
+
+    /// A `prompt` call is back in Python (returned or raised): the log of a turn that ended
+    /// meanwhile is released (streams created later start from now).
+    fn prompt_returned(&self) {
+        if let Some(o) = &self.opening {
+            self.pump.unpin_turn(o);
+        }
     }
 
     /// Drop the session's log (its first events, kept for streams created before its first

@@ -7,6 +7,7 @@
 //! through a pump that fans the host's single stream out to subscriptions (`events.rs`).
 //! The public, typed API is the Python package (`python/acp_host/`); this module is private.
 
+mod connect;
 mod elicitation;
 mod errors;
 mod events;
@@ -139,6 +140,13 @@ pub(crate) fn attach<R>(f: impl for<'py> FnOnce(Python<'py>) -> R) -> Option<R> 
 #[pyfunction]
 fn methods_json() -> String {
     acp_host::protocol::methods_json().to_string()
+}
+
+/// The core's option table (`acp_host::options::table_json`), as JSON text: the package derives
+/// its seconds spellings and nested option objects from it.
+#[pyfunction]
+fn options_table_json() -> String {
+    acp_host::options::table_json().to_string()
 }
 
 /// A prompt content block built from a file (acp_host::content::from_file), as JSON text.
@@ -348,6 +356,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     pyo3_async_runtimes::tokio::init(builder);
     m.add_function(wrap_pyfunction!(_at_exit, m)?)?;
     m.add_function(wrap_pyfunction!(methods_json, m)?)?;
+    m.add_function(wrap_pyfunction!(options_table_json, m)?)?;
     m.add_function(wrap_pyfunction!(content_from_file, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("PROTOCOL_VERSION", acp_host::PROTOCOL_VERSION)?;
@@ -362,5 +371,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<permission::Settled>()?;
     m.add_class::<services::ServiceReply>()?;
     m.add_class::<registry::NativeRegistry>()?;
+    m.add_class::<connect::Bridge>()?;
     Ok(())
 }

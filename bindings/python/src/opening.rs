@@ -1,9 +1,12 @@
-//! A session's stream from its beginning: the pump logs each session's events from the moment
-//! its open call (`session/new`, `load`, `resume`, `fork`) starts until its first prompt, so
-//! that `session.events()`, which can only be called once the open call returned, still begins
-//! with the session's `session_opened`, the updates the agent sent before the open response (the
-//! core delivers them right after `session_opened`) and a load's replay, whatever the pump had
-//! already dispatched by then.
+//! A session's stream that misses nothing: the pump logs each session's events from the moment
+//! its open call (`session/new`, `load`, `resume`, `fork`) starts until its first turn ended, and
+//! then each turn's events from its `turn_started` until its `turn_ended`. So `session.events()`,
+//! which can only be called once the open call returned, still begins with the session's
+//! `session_opened`, the updates the agent sent before the open response (the core delivers them
+//! right after `session_opened`) and a load's replay, whatever the pump had already dispatched by
+//! then; and a stream opened while a turn runs (e.g. in an asyncio task created just before
+//! `await session.prompt()`) begins with that turn's `turn_started`. What a stream does not have
+//! of the session, it counts (`Subscription.missed`).
 //!
 //! Rules (all under the pump's fan-out lock, so a stream gets the log and then every later event,
 //! without a gap or a duplicate):
@@ -11,14 +14,15 @@
 //!   agent that carries a session id is logged; when the call returns, only the new session's
 //!   events are kept. A `load`/`resume` names its id: its log starts at that session's
 //!   `session_opened` (anything of that id before it belongs to an earlier life of the session).
-//! - The log ends with the session's first prompt call (`NativeSession::prompt` releases it; the
-//!   pump also stops at the session's first `turn_started`, whoever sent it): streams created
-//!   later start from now. It is dropped when the session closes or its agent exits (a stream
-//!   created afterwards ends at once), when every handle of the session is gone, or when the host
-//!   closes. A supervised agent's exit (and the `session_closed` it causes) ends nothing: a
-//!   restart follows, or `agent_failed`, or its shutdown (`Pump::finish_agent`).
-//! - At most [`OPENING_CAP`] events are kept; past it the oldest update is dropped and counted,
-//!   and a stream built from the log reports the count (`Subscription.dropped`).
+//! - The opening log ends with the session's first `turn_ended`; between turns streams start
+//!   from now; a `turn_started` starts the turn's log, its `turn_ended` ends it. A `with` block's
+//!   end releases the log (`release_open`). It is dropped when the session closes or its agent
+//!   exits (a stream created afterwards ends at once), when every handle of the session is gone,
+//!   or when the host closes. A supervised agent's exit (and the `session_closed` it causes) ends
+//!   nothing: a restart follows, or `agent_failed`, or its shutdown (`Pump::finish_agent`).
+//! - At most [`OPENING_CAP`] events and [`OPENING_BYTES`] of payload are kept (a turn's log lives
+//!   as long as the turn); past either the oldest update is dropped and counted, and a stream
+//!   built from the log reports the count (`Subscription.dropped`, within `missed`).
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Weak};
@@ -29,12 +33,19 @@ use crate::events::Pump;
 
 /// Events kept per session before its first prompt (the core holds back as many early updates).
 pub(crate) const OPENING_CAP: usize = 65_536;
+/// Payload bytes kept per session log (a turn of large tool outputs must not pile up).
+pub(crate) const OPENING_BYTES: usize = 64 << 20;
+
+/// What an event costs a log: its payload and a bound for the rest of it.
+fn cost(ev: &CoreEvent) -> usize {
+    ev.data.get().len() + 128
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stage {
-    /// Logging the session's events.
+    /// Logging the session's events (its opening, or the turn in flight).
     Logging,
-    /// Its first prompt (or a `with` block's end): streams start from now (the log is gone).
+    /// Between turns (or after a `with` block's end): streams start from now.
     Released,
     /// Closed, or its agent exited: streams end at once.
     Closed,
@@ -51,7 +62,17 @@ struct Opening {
     opened: bool,
     stage: Stage,
     events: VecDeque<Arc<CoreEvent>>,
+    /// What `events` costs ([`cost`]).
+    bytes: usize,
     dropped: u64,
+    /// Events of the session the pump dispatched since it began (counted once its id is known).
+    seen: u64,
+    /// Prompt calls of this session's handles that have not returned to Python yet: a turn's
+    /// log is kept until its call returned (an asyncio task created before
+    /// `await session.prompt()` may first run after the turn ended, never after it returned).
+    pins: u32,
+    /// Its turn ended while a call was pinned: released when the last one returns.
+    turn_over: bool,
     /// Before the id is known: drops per session id (only the new session's count is kept).
     dropped_by: HashMap<Arc<str>, u64>,
     handle: Weak<OpeningHandle>,
@@ -68,9 +89,20 @@ impl Opening {
         };
         match (self.stage, &self.session) {
             (Stage::Logging, None) => self.push(ev.clone()),
-            (Stage::Logging, Some(mine)) if **mine == *s => self.log(ev, ends),
-            (Stage::Released, Some(mine)) if ends.session && **mine == *s => {
-                self.finish(Stage::Closed)
+            (Stage::Logging, Some(mine)) if **mine == *s => {
+                self.seen += 1;
+                self.log(ev, ends)
+            }
+            (Stage::Released, Some(mine)) if **mine == *s => {
+                self.seen += 1;
+                if ends.session {
+                    self.finish(Stage::Closed)
+                } else if ev.kind == EventKind::TurnStarted {
+                    // The turn's log: a stream opened while it runs gets all of it.
+                    self.stage = Stage::Logging;
+                    self.dropped = 0;
+                    self.push(ev.clone());
+                }
             }
             _ => {}
         }
@@ -86,14 +118,24 @@ impl Opening {
             }
         }
         match ev.kind {
-            EventKind::TurnStarted if self.opened => self.finish(Stage::Released),
+            EventKind::TurnEnded if self.opened && self.pins == 0 => self.finish(Stage::Released),
             _ if ends.session && self.opened => self.finish(Stage::Closed),
-            _ => self.push(ev.clone()),
+            kind => {
+                match kind {
+                    EventKind::TurnEnded if self.opened => self.turn_over = true,
+                    EventKind::TurnStarted => self.turn_over = false,
+                    _ => {}
+                }
+                self.push(ev.clone())
+            }
         }
     }
 
     fn push(&mut self, ev: Arc<CoreEvent>) {
-        if self.events.len() >= OPENING_CAP {
+        self.bytes += cost(&ev);
+        while self.events.len() >= OPENING_CAP
+            || (self.bytes > OPENING_BYTES && !self.events.is_empty())
+        {
             // The oldest update goes (usually a replay's); `session_opened` and the host's own
             // events stay when they are near the front.
             let i = self
@@ -103,6 +145,7 @@ impl Opening {
                 .position(|e| e.kind == EventKind::SessionUpdate)
                 .unwrap_or(0);
             if let Some(old) = self.events.remove(i) {
+                self.bytes = self.bytes.saturating_sub(cost(&old));
                 match (&self.session, &old.session) {
                     (Some(_), _) => self.dropped += 1,
                     (None, Some(s)) => *self.dropped_by.entry(s.clone()).or_default() += 1,
@@ -115,7 +158,9 @@ impl Opening {
 
     fn finish(&mut self, stage: Stage) {
         self.stage = stage;
+        self.turn_over = false;
         self.events = VecDeque::new();
+        self.bytes = 0;
         self.dropped_by = HashMap::new();
     }
 
@@ -125,14 +170,17 @@ impl Opening {
             return;
         }
         self.dropped = self.dropped_by.remove(&session).unwrap_or(0);
+        self.seen = self.dropped;
         self.dropped_by = HashMap::new();
         let logged = std::mem::take(&mut self.events);
+        self.bytes = 0;
         self.session = Some(session.clone());
         for ev in logged {
-            if self.stage != Stage::Logging {
-                break;
+            if ev.session.as_deref() != Some(&*session) {
+                continue;
             }
-            if ev.session.as_deref() == Some(&*session) {
+            self.seen += 1;
+            if self.stage == Stage::Logging {
                 // A logged event never ended the session (that would have ended the log).
                 self.log(&ev, Ends::default());
             }
@@ -148,10 +196,11 @@ fn closed_by_exit(ev: &CoreEvent) -> bool {
 
 /// What a new stream of a session starts with.
 pub(crate) enum Start {
-    /// The session's log (and how many of its events were dropped), then live events.
-    Log(VecDeque<Arc<CoreEvent>>, u64),
-    /// Live events only.
-    Live,
+    /// The session's log (how many of its events were dropped at the cap, and how many of the
+    /// session's events it lacks in all), then live events.
+    Log(VecDeque<Arc<CoreEvent>>, u64, u64),
+    /// Live events only (and how many of the session's events came before).
+    Live(u64),
     /// Nothing: the session is closed or its agent exited.
     Ended,
 }
@@ -179,10 +228,10 @@ pub(crate) struct Openings {
 }
 
 impl Openings {
-    /// Whether a session is being logged (the pump then looks at every event, even when nobody
-    /// subscribed).
+    /// Whether a session is being logged or watched for its next turn (the pump then looks at
+    /// every event, even when nobody subscribed).
     pub(crate) fn logging(&self) -> bool {
-        self.logs.values().any(|o| o.stage == Stage::Logging)
+        self.logs.values().any(|o| o.stage != Stage::Closed)
     }
 
     pub(crate) fn supervise(&mut self, agent: u64) {
@@ -296,7 +345,11 @@ impl Openings {
                     Stage::Logging
                 },
                 events: VecDeque::new(),
+                bytes: 0,
                 dropped: 0,
+                seen: 0,
+                pins: 0,
+                turn_over: false,
                 dropped_by: HashMap::new(),
                 handle: Arc::downgrade(&handle),
             },
@@ -315,12 +368,16 @@ impl Openings {
     pub(crate) fn start(&self, agent: u64, session: &str) -> Start {
         match self.newest(agent, session) {
             Some(o) => match o.stage {
-                Stage::Logging => Start::Log(o.events.clone(), o.dropped),
-                Stage::Released => Start::Live,
+                Stage::Logging => {
+                    let missed = o.seen.saturating_sub(o.events.len() as u64);
+                    Start::Log(o.events.clone(), o.dropped, missed)
+                }
+                Stage::Released => Start::Live(o.seen),
                 Stage::Closed => Start::Ended,
             },
             None if self.exited(agent) => Start::Ended,
-            None => Start::Live,
+            // No log of this session here (a pooled session's handle): from now on.
+            None => Start::Live(0),
         }
     }
 
@@ -373,6 +430,28 @@ impl Pump {
         // Upgraded under the lock; never dropped there (its Drop takes the lock).
         let weak = self.with_openings(|o| o.newest(agent, session).map(|l| l.handle.clone()));
         weak.flatten().and_then(|w| w.upgrade())
+    }
+
+    /// A prompt call of `handle`'s session starts: the turn's log outlives its `turn_ended`
+    /// until [`Pump::unpin_turn`].
+    pub(crate) fn pin_turn(&self, handle: &OpeningHandle) {
+        self.with_openings(|o| {
+            if let Some(log) = o.logs.get_mut(&handle.id) {
+                log.pins += 1;
+            }
+        });
+    }
+
+    /// That prompt call returned to Python: a turn that ended meanwhile is released.
+    pub(crate) fn unpin_turn(&self, handle: &OpeningHandle) {
+        self.with_openings(|o| {
+            if let Some(log) = o.logs.get_mut(&handle.id) {
+                log.pins = log.pins.saturating_sub(1);
+                if log.pins == 0 && log.turn_over && log.stage == Stage::Logging {
+                    log.finish(Stage::Released);
+                }
+            }
+        });
     }
 
     /// Stop logging `handle`'s session (it was closed, or forgotten by its `with` block): later

@@ -151,19 +151,17 @@ impl NativePool {
     /// A session on a pooled process: one with room (shared), else a warm spare, else a new
     /// process under the cap, else `busy`. After `timeout` seconds the call fails with `timeout`;
     /// a session opened anyway is released.
-    #[pyo3(signature = (cwd, additional_directories=Vec::new(), mcp_servers=None, *, aio=false,
-        timeout=None))]
+    /// `options_json`: the session options document (docs/OPTIONS.md).
+    #[pyo3(signature = (options_json, *, aio=false, timeout=None))]
     fn open_session(
         &self,
         py: Python<'_>,
-        cwd: String,
-        additional_directories: Vec<String>,
-        mcp_servers: Option<&str>,
+        options_json: &str,
         aio: bool,
         timeout: Option<f64>,
     ) -> PyResult<Py<PyAny>> {
         let timeout = opt_timeout("timeout", timeout)?;
-        let opts = NativeAgent::options(py, cwd, additional_directories, mcp_servers)?;
+        let opts = crate::host::session_options(py, options_json)?;
         let pool = self.pool.clone();
         let pump = self.pump.clone();
         call(py, aio, async move {
@@ -313,11 +311,14 @@ impl NativePooledSession {
         // futures may first be polled in either order).
         let turn = self.session.prompt(content);
         let pending = self.pending.clone();
+        let pump = self.pump.clone();
+        let agent = self.session.agent().id();
         call(py, aio, async move {
             let turn = counted_prompt(turn, pending);
-            within("session/prompt".into(), timeout, turn)
-                .await
-                .map(|t| -> TurnTuple { turn_tuple(t) })
+            let t = within("session/prompt".into(), timeout, turn).await?;
+            // As for a plain session: every event of the turn is in the streams first.
+            pump.turn_in_streams(agent, t.turn).await?;
+            Ok::<TurnTuple, acp_host::Error>(turn_tuple(t))
         })
     }
 

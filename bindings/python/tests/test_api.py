@@ -541,3 +541,19 @@ def test_methods_is_the_protocol_table_with_this_faces_calls() -> None:
             assert callable(getattr(cls, call, None)), f"{m['name']}: {cls.__name__}.{call}"
     doc = (ROOT / "docs" / "PROTOCOL.md").read_text()
     assert all(f"| `{m['name']}` |" in doc for m in rows)
+
+
+def test_turn_result_is_the_cores_one_shape(tmp_path: Path) -> None:
+    """``TurnResult`` has the core's fields, and ``to_json()`` is ``TurnResult::to_json()``
+    exactly (the shape every face returns)."""
+    with acp_host.Host() as host:
+        session = host.spawn([MOCK]).new_session(str(tmp_path))
+        result = session.prompt("hello")
+        assert list(result.to_json()) == ["turn", "stopReason", "usage", "raw", "text", "thought", "textTruncated"]
+        assert [f.name for f in __import__("dataclasses").fields(result)] == [
+            "turn", "stop_reason", "usage", "raw", "text", "thought", "text_truncated"]
+        # The core's JSON, as the native module hands it over, against what the package returns.
+        core = session._n.prompt(json.dumps([{"type": "text", "text": "again"}]))
+        session._n.prompt_returned()
+        assert acp_host.TurnResult._from_native(core).to_json() == json.loads(core)
+        assert json.loads(core)["stopReason"] == "end_turn" and json.loads(core)["text"]

@@ -487,8 +487,6 @@ def test_a_handler_is_not_left_running_for_a_request_settled_before_it_started(t
     {"on_elicitation": 42},
     {"on_elicitation": "auto"},
     {"on_elicitation": "manual", "elicitation_modes": ("form", "sms")},
-    {"on_elicitation": "manual", "elicitation_modes": ()},
-    {"elicitation_modes": ("form",)},
     {"on_elicitation": "manual", "elicitation_timeout": -1},
 ])
 def test_bad_options_raise(kw: Dict[str, Any]) -> None:

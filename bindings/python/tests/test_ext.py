@@ -5,6 +5,7 @@ agent."""
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from pathlib import Path
 from typing import Any, List, Tuple
@@ -143,7 +144,7 @@ def test_ext_request_to_the_agent() -> None:
             agent.ext_request("_acp_host_test/unknown")
         assert ei.value.rpc_code == -32601
         # The connection is still usable afterwards.
-        assert agent.new_session().id
+        assert agent.new_session(os.getcwd()).id
 
 
 def test_ext_request_to_the_agent_async() -> None:
@@ -155,7 +156,7 @@ def test_ext_request_to_the_agent_async() -> None:
             with pytest.raises(acp_host.AgentError) as ei:
                 await agent.ext_request("_acp_host_test/unknown", [1, 2])
             assert ei.value.rpc_code == -32601
-            assert (await agent.new_session()).id
+            assert (await agent.new_session(os.getcwd())).id
 
     asyncio.run(main())
 

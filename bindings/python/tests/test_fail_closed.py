@@ -287,10 +287,10 @@ def test_bad_policies_raise_with_the_spot(tmp_path: Path) -> None:
         acp_host.Host(policy=tmp_path / "missing.json")
     with pytest.raises(acp_host.ConfigError) as ce:
         acp_host.Host(on_permission="always")  # type: ignore[arg-type]
-    assert ce.value.data["path"] == "on_permission"
+    assert ce.value.data["path"] == "permission"
     with pytest.raises(acp_host.ConfigError) as ce:
         acp_host.Host(unstable=["session/forks"])
-    assert ce.value.code == "invalid_config" and ce.value.data["path"] == "unstable"
+    assert ce.value.code == "invalid_config" and ce.value.data["path"] == "unstable[0]"
     assert not isinstance(ce.value, acp_host.PolicyError)
 
 

@@ -1,5 +1,5 @@
 """The artifacts as their users get them (issue 11): the release wheel that scripts/setup-python built
-into target/wheels/ (the same file the other tests run, installed in .venv) installs into a fresh,
+into target/python-dist/ (the same file the other tests run, installed in .venv) installs into a fresh,
 empty venv of the oldest and of the newest supported CPython with no cargo/rustc on PATH, ships its
 typing files and runs a turn, sync and asyncio; it is abi3, manylinux2014 (glibc 2.17), links the
 system's unwinder (libgcc_s) and is stripped. The sdist carries the Rust sources and resolves, and
@@ -27,7 +27,8 @@ import acp_host
 from conftest import MOCK, ROOT
 
 PKG = ROOT / "bindings" / "python"
-DIST = ROOT / "target" / "wheels"
+#: scripts/setup-python's own output directory (target/wheels gets other builds' wheels).
+DIST = ROOT / "target" / "python-dist"
 #: The oldest CPython the package supports (pyproject's requires-python) and the newest one this kind
 #: of machine has (pyenv). Each gets a fresh venv with only the wheel in it.
 OLDEST, NEWEST = "3.9", "3.13"
@@ -264,3 +265,58 @@ def test_pip_builds_the_package_from_the_clone(tmp_path: Path) -> None:
     assert len(built) == 1 and built[0].name.startswith(release.name.split("-manylinux")[0]), built
     with zipfile.ZipFile(built[0]) as a, zipfile.ZipFile(release) as b:
         assert sorted(a.namelist()) == sorted(b.namelist())
+
+
+#: Runs in a venv of the oldest CPython: every ```python block of the README must parse there and
+#: its imports, functions and classes must be defined there (annotations are evaluated when a
+#: function is defined: `str | None` fails on 3.9); the blocks named in argv[3] run whole.
+README_CHECK = r'''
+import ast, asyncio, json, os, sys
+from typing import Any, Dict, List, Optional
+import acp_host
+# Snippets lean on what the quick start imported.
+context = {"acp_host": acp_host, "asyncio": asyncio, "json": json, "os": os, "Any": Any, "Dict": Dict,
+           "List": List, "Optional": Optional}
+blocks, run = json.loads(open(sys.argv[1]).read()), set(json.loads(sys.argv[2]))
+for i, src in enumerate(blocks):
+    tree = ast.parse(src, f"README block {i}")
+    if i not in run:
+        keep = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+        tree.body = [n for n in tree.body if isinstance(n, keep)]
+    try:
+        exec(compile(tree, f"README block {i}", "exec"), {"__name__": "readme", **context})
+    except ModuleNotFoundError as e:
+        if e.name and e.name.split(".")[0] == "acp_host":
+            raise
+        print(f"block {i}: {e.name} is not installed here; its definitions were not checked")
+print("ok")
+'''
+
+
+def _readme_blocks() -> List[str]:
+    return re.findall(r"```python\n(.*?)```", (PKG / "README.md").read_text(), re.S)
+
+
+def test_readme_python_runs_on_the_oldest_python(tmp_path: Path) -> None:
+    python = _cpython(OLDEST)
+    if python is None:
+        pytest.skip(f"CPython {OLDEST} is not installed here (~/.pyenv/versions/{OLDEST}.*, python{OLDEST} on PATH)")
+    venv = tmp_path / "venv"
+    _run([python, "-m", "venv", str(venv)])
+    py = str(venv / "bin" / "python")
+    _run([py, "-m", "pip", "install", "-q", "--no-index", "--disable-pip-version-check", str(_wheel())])
+    project = tmp_path / "project"
+    project.mkdir()
+    blocks = _readme_blocks()
+    # The quick starts run whole, against the mock agent, in a real directory.
+    quick = [i for i, b in enumerate(blocks)
+             if 'host.spawn(["claude-agent-acp"])' in b or 'host.spawn(["my-agent", "--acp"])' in b]
+    assert len(quick) == 2, "the two quick starts (sync, asyncio)"
+    for i in quick:
+        blocks[i] = (blocks[i].replace('["claude-agent-acp"]', json.dumps([MOCK]))
+                     .replace('["my-agent", "--acp"]', json.dumps([MOCK]))
+                     .replace('"/work/project"', json.dumps(str(project))))
+    src = tmp_path / "blocks.json"
+    src.write_text(json.dumps(blocks))
+    out = _run([py, "-I", "-c", README_CHECK, str(src), json.dumps(quick)], cwd=project)
+    assert out.strip().splitlines()[-1] == "ok", out

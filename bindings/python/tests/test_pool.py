@@ -343,19 +343,21 @@ def test_host_close_shuts_every_pool_down_and_leaves_no_process(tmp_path: Path) 
     assert starts(tmp_path) == 4
 
 
+# The core's paths (docs/OPTIONS.md), whichever spelling the keyword used.
 @pytest.mark.parametrize("kwargs, path", [
     ({"mode": "per-session"}, "pool.mode"),
-    ({"warm_spares": -1}, "pool.warm_spares"),
-    ({"max_agents": True}, "pool.max_agents"),
-    ({"max_agents": 2.5}, "pool.max_agents"),
-    ({"idle_timeout": float("nan")}, "pool.idle_timeout"),
-    ({"idle_timeout": -1}, "pool.idle_timeout"),
-    ({"mode": "shared", "max_sessions_per_agent": "2"}, "pool.max_sessions_per_agent"),
-    ({"max_agents": 0}, "pool"),
-    ({"warm_spares": 3, "max_agents": 2}, "pool"),
-    ({"max_sessions_per_agent": 2}, "pool"),
-    ({"mode": "shared", "max_sessions_per_agent": 0}, "pool"),
-    ({"restart": {"maxRestarts": -1}}, "restart"),
+    ({"warm_spares": -1}, "pool.warmSpares"),
+    ({"max_agents": True}, "pool.maxAgents"),
+    ({"max_agents": 2.5}, "pool.maxAgents"),
+    ({"idle_timeout": float("nan")}, "pool.idleTimeoutMs"),
+    ({"idle_timeout": -1}, "pool.idleTimeoutMs"),
+    ({"idle_timeout": 1.0, "idle_timeout_ms": 1000}, "pool.idleTimeoutMs"),
+    ({"mode": "shared", "max_sessions_per_agent": "2"}, "pool.maxSessionsPerAgent"),
+    ({"max_agents": 0}, "pool.maxAgents"),
+    ({"warm_spares": 3, "max_agents": 2}, "pool.warmSpares"),
+    ({"max_sessions_per_agent": 2}, "pool.maxSessionsPerAgent"),
+    ({"mode": "shared", "max_sessions_per_agent": 0}, "pool.maxSessionsPerAgent"),
+    ({"restart": {"maxRestarts": -1}}, "restart.maxRestarts"),
 ])
 def test_settings_that_cannot_be_used_raise_config_error_and_start_nothing(
         tmp_path: Path, kwargs: Dict[str, Any], path: str) -> None:

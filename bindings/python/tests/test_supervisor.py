@@ -263,12 +263,14 @@ def test_shutdown_of_a_restarting_agent_ends_its_streams(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize("restart, path, words", [
-    ({"maxRestart": 1}, "restart", "unknown field `maxRestart`"),
-    ({"maxRestarts": -1}, "restart", "non-negative integer"),
-    ({"backoffMs": 1.5}, "restart", "non-negative integer"),
-    ({"backoffMs": float("nan")}, "restart", "not JSON"),
-    ([1], "restart", "must be a RestartPolicy"),
-    (3, "restart", "must be a RestartPolicy"),
+    ({"maxRestart": 1}, "restart.maxRestart", "unknown option"),
+    ({"maxRestarts": -1}, "restart.maxRestarts", "whole number"),
+    ({"backoffMs": 1.5}, "restart.backoffMs", "whole number"),
+    ({"backoffMs": float("nan")}, "restart.backoffMs", "whole number"),
+    ({"backoff": 0.0001}, "restart.backoffMs", "whole number"),
+    ({"max_restarts": 1, "maxRestarts": 2}, "restart.maxRestarts", "given twice"),
+    ([1], "restart", "expected an object"),
+    (3, "restart", "expected an object"),
 ])
 def test_an_unusable_restart_policy_is_a_config_error_and_nothing_starts(
         tmp_path: Path, restart: Any, path: str, words: str) -> None:

@@ -7,13 +7,13 @@ A small typed API over the acp-host Rust core, as a synchronous ``Host`` and an 
 
     with acp_host.Host(policy="read-only") as host:
         agent = host.spawn(["claude-agent-acp"])
-        session = agent.new_session(cwd=".")
+        session = agent.new_session(cwd=os.getcwd())  # absolute
         result = session.prompt("Summarise the README")
         print(result.stop_reason)
 
     async with acp_host.AsyncHost(on_permission=decide) as host:
         agent = await host.spawn(["my-agent"])
-        session = await agent.new_session()
+        session = await agent.new_session(os.getcwd())
         async with session.events() as events:
             task = asyncio.create_task(session.prompt("hello"))
             async for ev in events:

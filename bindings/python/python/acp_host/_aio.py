@@ -9,9 +9,11 @@ per-call timeout the sync API takes as ``timeout=``. Permission and elicitation 
 
 from __future__ import annotations
 
+import os
+
 import asyncio
 import collections
-from typing import Any, AsyncIterator, Callable, Deque, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Any, AsyncIterator, Callable, Deque, Dict, Iterable, List, Literal, Mapping, Optional, Sequence, Union
 
 from . import _native
 from ._common import (
@@ -25,17 +27,13 @@ from ._common import (
     RestartLike,
     TerminalHandler,
     answer_json,
-    spawn_args,
     content_json,
-    cwd_arg,
-    dirs_arg,
-    host_args,
-    mcp_arg,
     params_json,
-    pool_config_json,
     register,
     timeout_arg,
 )
+from ._connect import bridge_async
+from ._options import UNSET, NotGiven, agent_document, given, host_document, pool_document, session_document
 from ._errors import AcpError, UnsupportedError, _dumps, _loads
 from ._host import ElicitationHandler, PermissionHandler
 from ._schema import AgentCapabilities, AnyEvent, AuthMethod, SessionConfigOption
@@ -56,7 +54,7 @@ __all__ = ["AsyncHost", "AsyncAgent", "AsyncSession", "AsyncEventStream", "Async
 class AsyncEventStream:
     """``async for ev in stream``: every event reported after it was created (see ``EventStream``)."""
 
-    __slots__ = ("_sub", "_buf", "_limit", "_ready_runs", "__weakref__")
+    __slots__ = ("_sub", "_buf", "_limit", "_ready_runs", "_pending", "__weakref__")
 
     #: Batches taken without suspending before the stream yields to the loop anyway.
     _MAX_READY_RUNS = 8
@@ -66,6 +64,17 @@ class AsyncEventStream:
         self._buf: Deque[AnyEvent] = collections.deque()
         self._limit = limit
         self._ready_runs = 0
+        #: The pull in flight. A caller that stops waiting (``next(timeout)``, a cancelled task)
+        #: leaves it running, and the next call takes its batch: cancelling it would lose the
+        #: events the host had already handed over.
+        self._pending: "Optional[asyncio.Future[Optional[List[AnyEvent]]]]" = None
+
+    async def _pull(self) -> Optional[List[AnyEvent]]:
+        if self._pending is None:
+            self._pending = asyncio.ensure_future(self._sub.next_batch_async(self._limit))
+        batch = await asyncio.shield(self._pending)
+        self._pending = None
+        return batch
 
     def __aiter__(self) -> "AsyncEventStream":
         return self
@@ -74,7 +83,7 @@ class AsyncEventStream:
         buf = self._buf
         if buf:
             return buf.popleft()
-        if self._ready_runs < self._MAX_READY_RUNS:
+        if self._ready_runs < self._MAX_READY_RUNS and self._pending is None:
             # Events already waiting are taken without a round trip through the loop...
             ready = self._sub.try_next_batch(self._limit)
             if ready is None:
@@ -86,7 +95,7 @@ class AsyncEventStream:
         # ...but every few batches (and whenever nothing is ready) the stream really awaits, so
         # other tasks (permission handlers, the prompt itself) keep running during a flood.
         self._ready_runs = 0
-        batch = await self._sub.next_batch_async(self._limit)
+        batch = await self._pull()
         if batch is None:
             raise StopAsyncIteration
         buf.extend(batch)
@@ -117,7 +126,7 @@ class AsyncEventStream:
             out = list(self._buf)
             self._buf.clear()
             return out
-        return await self._sub.next_batch_async(self._limit)
+        return await self._pull()
 
     async def collect_until(self, stop: Callable[[AnyEvent], bool], timeout: Optional[float] = None) -> List[AnyEvent]:
         """Events up to and including the first one ``stop`` accepts (or the end)."""
@@ -134,6 +143,11 @@ class AsyncEventStream:
     def dropped(self) -> int:
         """See ``EventStream.dropped``."""
         return self._sub.dropped
+
+    @property
+    def missed(self) -> int:
+        """See ``EventStream.missed``."""
+        return self._sub.missed
 
     def close(self) -> None:
         self._buf.clear()
@@ -175,7 +189,12 @@ class AsyncSession:
         """Send a prompt and wait for the turn; cancelling the task cancels the turn
         (``session/cancel``; the turn ends within the host's ``cancel_grace``). For a time limit,
         ``asyncio.wait_for(session.prompt(...), timeout)``."""
-        return TurnResult._from_native(await self._n.prompt(content_json(content), aio=True))
+        text = content_json(content)
+        try:
+            return TurnResult._from_native(await self._n.prompt(text, aio=True))
+        finally:
+            # Back in this task: a stream opened by a task created before this call has run.
+            self._n.prompt_returned()
 
     async def cancel(self) -> None:
         await self._n.cancel(aio=True)
@@ -200,8 +219,8 @@ class AsyncSession:
 
     def events(self) -> AsyncEventStream:
         """This session's events: from the session's beginning (``session_opened``, early
-        updates, a load's replay, ...) when created before its first prompt, else from now
-        on; ends after its ``session_closed`` (see ``Session.events``)."""
+        updates, a load's replay, ...) when created before its first turn ended, from the start
+        of the turn in flight during a later turn, else from now on; ends after its ``session_closed`` (see ``Session.events``)."""
         return AsyncEventStream(self._n.subscribe())
 
     def _open_at_agent(self) -> bool:
@@ -295,33 +314,30 @@ class AsyncAgent:
 
     async def new_session(self, cwd: Optional[PathLike] = None, *, additional_directories: Iterable[PathLike] = (),
                           mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None) -> AsyncSession:
-        n = await self._n.new_session(cwd_arg(cwd), dirs_arg(additional_directories), mcp_arg(mcp_servers), aio=True)
+        n = await self._n.new_session(session_document(cwd, additional_directories, mcp_servers), aio=True)
         return AsyncSession(n, self)
 
     async def load_session(self, session_id: str, cwd: Optional[PathLike] = None, *,
                            additional_directories: Iterable[PathLike] = (),
                            mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None) -> AsyncSession:
-        n = await self._n.load_session(session_id, cwd_arg(cwd), dirs_arg(additional_directories),
-                                       mcp_arg(mcp_servers), resume=False, aio=True)
+        n = await self._n.load_session(session_id, session_document(cwd, additional_directories, mcp_servers), resume=False, aio=True)
         return AsyncSession(n, self)
 
     async def resume_session(self, session_id: str, cwd: Optional[PathLike] = None, *,
                              additional_directories: Iterable[PathLike] = (),
                              mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None) -> AsyncSession:
-        n = await self._n.load_session(session_id, cwd_arg(cwd), dirs_arg(additional_directories),
-                                       mcp_arg(mcp_servers), resume=True, aio=True)
+        n = await self._n.load_session(session_id, session_document(cwd, additional_directories, mcp_servers), resume=True, aio=True)
         return AsyncSession(n, self)
 
     async def fork_session(self, session_id: str, cwd: Optional[PathLike] = None, *,
                            additional_directories: Iterable[PathLike] = (),
                            mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None) -> AsyncSession:
         """``session/fork`` (unstable): needs ``AsyncHost(unstable=["session/fork"])``."""
-        n = await self._n.fork_session(session_id, cwd_arg(cwd), dirs_arg(additional_directories),
-                                       mcp_arg(mcp_servers), aio=True)
+        n = await self._n.fork_session(session_id, session_document(cwd, additional_directories, mcp_servers), aio=True)
         return AsyncSession(n, self)
 
     async def list_sessions(self, cwd: Optional[PathLike] = None, cursor: Optional[str] = None) -> Dict[str, Any]:
-        c = None if cwd is None else cwd_arg(cwd)
+        c = None if cwd is None else os.fspath(cwd)
         return _loads(await self._n.list_sessions(c, cursor, aio=True), "the session/list result")  # type: ignore[no-any-return]
 
     async def close_session(self, session_id: str) -> None:
@@ -451,7 +467,7 @@ class AsyncPool:
                            mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None) -> AsyncPooledSession:
         """See ``Pool.open_session`` (a session opened for a cancelled task is released)."""
         self._host._bind_loop()
-        n = await self._n.open_session(cwd_arg(cwd), dirs_arg(additional_directories), mcp_arg(mcp_servers),
+        n = await self._n.open_session(session_document(cwd, additional_directories, mcp_servers),
                                        aio=True)
         return AsyncPooledSession(n, self)
 
@@ -483,43 +499,53 @@ class AsyncHost:
         self,
         *,
         policy: PolicyLike = None,
-        roots: Iterable[PathLike] = (),
-        permission_timeout: float = 300.0,
+        permission: Optional[Literal["deny", "manual", "handler"]] = None,
         on_permission: Union[PermissionHandler, str, None] = None,
+        permission_timeout: Optional[float] = None,
+        permission_timeout_ms: Optional[int] = None,
+        roots: Optional[Iterable[PathLike]] = None,
+        elicitation: Optional[Literal["none", "manual", "handler"]] = None,
         on_elicitation: Union[ElicitationHandler, str, None] = None,
         elicitation_modes: Optional[ElicitationModes] = None,
-        elicitation_timeout: float = 300.0,
-        request_timeout: Optional[float] = 120.0,
-        prompt_timeout: Optional[float] = None,
-        shutdown_grace: float = 2.0,
-        cancel_grace: float = 2.0,
-        max_line_bytes: Optional[int] = None,
+        elicitation_timeout: Optional[float] = None,
+        elicitation_timeout_ms: Optional[int] = None,
+        request_timeout: Union[Optional[float], NotGiven] = UNSET,
+        request_timeout_ms: Union[Optional[int], NotGiven] = UNSET,
+        prompt_timeout: Union[Optional[float], NotGiven] = UNSET,
+        prompt_timeout_ms: Union[Optional[int], NotGiven] = UNSET,
+        cancel_grace: Optional[float] = None,
+        cancel_grace_ms: Optional[int] = None,
+        shutdown_grace: Optional[float] = None,
+        shutdown_grace_ms: Optional[int] = None,
+        events: Optional[bool] = None,
         event_capacity: Optional[int] = None,
-        wire_events: bool = False,
-        fs: Union[bool, FsHandler] = True,
-        terminal: Union[bool, TerminalHandler] = True,
+        event_queue_bytes: Optional[int] = None,
+        event_stall_timeout: Union[Optional[float], NotGiven] = UNSET,
+        event_stall_timeout_ms: Union[Optional[int], NotGiven] = UNSET,
+        wire_events: Optional[bool] = None,
+        coalesce_tool_call_updates: Optional[bool] = None,
+        max_line_bytes: Optional[int] = None,
+        stderr_tail_bytes: Optional[int] = None,
+        max_outbound_bytes: Optional[int] = None,
+        max_pending_agent_requests: Optional[int] = None,
+        early_update_limit: Optional[int] = None,
+        fs: Union[bool, Literal["builtin", "embedder", "disabled"], FsHandler, None] = None,
+        fs_limits: Optional[Mapping[str, Optional[int]]] = None,
+        terminal: Union[bool, Literal["builtin", "embedder", "disabled"], TerminalHandler, None] = None,
+        terminal_limits: Optional[Mapping[str, Optional[int]]] = None,
+        ext: Optional[Literal["none", "embedder"]] = None,
         on_ext_request: Optional[ExtRequestHandler] = None,
+        terminal_auth: Optional[Literal["none", "embedder"]] = None,
+        on_terminal_auth: Optional[TerminalAuthHandler] = None,
+        client_info: Optional[Mapping[str, str]] = None,
         client_name: Optional[str] = None,
         client_version: Optional[str] = None,
-        stderr_tail_bytes: Optional[int] = None,
-        unstable: Sequence[str] = (),
-        coalesce_tool_call_updates: bool = False,
-        on_terminal_auth: Optional[TerminalAuthHandler] = None,
-        events: bool = True,
+        unstable: Optional[Sequence[str]] = None,
+        log_level: Optional[Literal["error", "warn", "info", "debug", "trace"]] = None,
+        **options: Any,
     ) -> None:
-        args = host_args(
-            policy=policy, roots=roots, permission_timeout=permission_timeout, on_permission=on_permission,
-            on_elicitation=on_elicitation, elicitation_modes=elicitation_modes,
-            elicitation_timeout=elicitation_timeout,
-            request_timeout=request_timeout, prompt_timeout=prompt_timeout, shutdown_grace=shutdown_grace,
-            cancel_grace=cancel_grace,
-            max_line_bytes=max_line_bytes, event_capacity=event_capacity, wire_events=wire_events, fs=fs,
-            terminal=terminal, on_ext_request=on_ext_request, client_name=client_name, client_version=client_version,
-            stderr_tail_bytes=stderr_tail_bytes, unstable=unstable,
-            coalesce_tool_call_updates=coalesce_tool_call_updates, on_terminal_auth=on_terminal_auth,
-            events=events,
-        )
-        self._n = _native.NativeHost(**args)
+        doc, hooks = host_document({**given(locals()), **options})
+        self._n = _native.NativeHost(doc, **hooks)
         self._bind_loop()
         register(self)
 
@@ -537,26 +563,34 @@ class AsyncHost:
     def policy_name(self) -> str:
         return self._n.policy_name
 
-    async def spawn(self, command: Union[str, Sequence[str], AgentSpec], *, cwd: Optional[PathLike] = None,
+    async def spawn(self, command: Union[str, Sequence[str], AgentSpec, None] = None, *,
+                    args: Optional[Sequence[str]] = None, cwd: Optional[PathLike] = None,
                     env: Optional[Mapping[str, Optional[str]]] = None, restart: RestartLike = None) -> AsyncAgent:
         """See ``Host.spawn`` (``command`` may be an ``AgentSpec``; ``restart`` supervises the agent)."""
         self._bind_loop()
-        prog, args, env_map, policy = spawn_args(command, env, restart)
-        n = await self._n.spawn(prog, args, env_map, None if cwd is None else cwd_arg(cwd), aio=True,
-                                restart=policy)
+        n = await self._n.spawn(agent_document(command, args, env, cwd, restart), aio=True)
         return AsyncAgent(n, self)
 
-    def pool(self, command: Union[str, Sequence[str], AgentSpec], *, mode: PoolMode = "process-per-session",
-             max_sessions_per_agent: Optional[int] = None, warm_spares: int = 1, max_agents: int = 8,
-             idle_timeout: Optional[float] = 300.0, restart: RestartLike = None, cwd: Optional[PathLike] = None,
-             env: Optional[Mapping[str, Optional[str]]] = None) -> AsyncPool:
+    async def connect(self, stream: Any, writer: Any = None) -> AsyncAgent:
+        """See ``Host.connect``: a ``socket.socket``, a pair of asyncio streams
+        (``asyncio.StreamReader``, ``asyncio.StreamWriter``; bridged by tasks on this loop), or
+        a pair of binary file objects (bridged by threads)."""
+        self._bind_loop()
+        bridge = await bridge_async(stream, writer)
+        return AsyncAgent(await self._n.connect_bridge(bridge, aio=True), self)
+
+    def pool(self, command: Union[str, Sequence[str], AgentSpec], *, mode: Optional[PoolMode] = None,
+             max_sessions_per_agent: Optional[int] = None, warm_spares: Optional[int] = None,
+             max_agents: Optional[int] = None, idle_timeout: Union[Optional[float], NotGiven] = UNSET,
+             idle_timeout_ms: Union[Optional[int], NotGiven] = UNSET, restart: RestartLike = None,
+             cwd: Optional[PathLike] = None, env: Optional[Mapping[str, Optional[str]]] = None,
+             args: Optional[Sequence[str]] = None, **settings: Any) -> AsyncPool:
         """See ``Host.pool`` (not awaitable: the pool starts its spares in the background;
         ``await pool.ready()`` waits for them)."""
         self._bind_loop()
-        config = pool_config_json(mode, max_sessions_per_agent, warm_spares, max_agents, idle_timeout)
-        prog, args, env_map, policy = spawn_args(command, env, restart)
-        n = self._n.pool(prog, args, env_map, None if cwd is None else cwd_arg(cwd), config_json=config,
-                         restart=policy)
+        named = given({"mode": mode, "max_sessions_per_agent": max_sessions_per_agent, "warm_spares": warm_spares,
+                       "max_agents": max_agents, "idle_timeout": idle_timeout, "idle_timeout_ms": idle_timeout_ms})
+        n = self._n.pool(agent_document(command, args, env, cwd, restart), pool_document({**named, **settings}))
         return AsyncPool(n, self)
 
     def agent(self, agent_id: int) -> Optional[AsyncAgent]:

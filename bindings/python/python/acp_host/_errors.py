@@ -141,12 +141,19 @@ class InvalidArgumentError(AcpError, ValueError):
 
 
 class ConfigError(InvalidArgumentError):
-    """The host's configuration was rejected (``Host(...)``/``AsyncHost(...)`` arguments), or a
-    registry document or entry cannot be used (``acp_host.registry``); ``data["path"]`` names the
-    option or field (``roots``, ``unstable``, ``policy.rules[0].action``,
-    ``agents[3].distribution.npx.package``)."""
+    """An option the core refused (``Host(...)``, ``spawn``, ``new_session``, ``pool``
+    arguments; docs/OPTIONS.md), or a registry document or entry that cannot be used
+    (``acp_host.registry``); ``path`` (also ``data["path"]``) is the core's full field path in
+    the canonical names, whichever spelling was used (``maxLineBytes``, ``roots[1]``,
+    ``pool.maxAgents``, ``policy.rules[0].action``, ``agents[3].distribution.npx.package``)."""
 
     code = "invalid_config"
+
+    @property
+    def path(self) -> Optional[str]:
+        """The field path (``data["path"]``)."""
+        p = self.data.get("path") if isinstance(self.data, dict) else None
+        return p if isinstance(p, str) else None
 
 
 class PolicyError(ConfigError):

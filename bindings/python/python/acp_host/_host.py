@@ -9,7 +9,9 @@ elapses the call is abandoned the same way and raises ``acp_host.TimeoutError``.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Union
+import os
+
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Sequence, Union
 
 from . import _native
 from ._common import (
@@ -23,17 +25,13 @@ from ._common import (
     RestartLike,
     TerminalHandler,
     answer_json,
-    spawn_args,
     content_json,
-    cwd_arg,
-    dirs_arg,
-    host_args,
-    mcp_arg,
     params_json,
-    pool_config_json,
     register,
     timeout_arg,
 )
+from ._connect import bridge_sync
+from ._options import UNSET, NotGiven, agent_document, given, host_document, pool_document, session_document
 from ._errors import AcpError, UnsupportedError, _dumps, _loads
 from ._schema import AgentCapabilities, AnyEvent, AuthMethod, SessionConfigOption
 from ._types import (
@@ -56,8 +54,8 @@ __all__ = ["Host", "Agent", "Session", "EventStream", "Pool", "PooledSession"]
 
 class EventStream:
     """Every event reported after it was created: ``for ev in stream`` (or ``stream.next(timeout)``).
-    A session's stream created before the session's first prompt starts at the session's beginning
-    (``Session.events``).
+    A session's stream created before the session's first turn ended starts at the session's
+    beginning, one created during a later turn at that turn's start (``Session.events``).
 
     Ends when the host closes (for an agent's or a session's stream: after its ``agent_exited`` /
     ``session_closed``; at once when that already happened; a supervised agent's streams continue
@@ -112,6 +110,15 @@ class EventStream:
         replay, or a session flooded before its first prompt, reached that)."""
         return self._sub.dropped
 
+    @property
+    def missed(self) -> int:
+        """Events of the session, from its ``session_opened`` on, that this stream does not have
+        (``dropped`` included): 0 for a stream opened before the session's first turn ended;
+        opened during a turn, it begins with that turn's ``turn_started`` and misses what came
+        before; opened between turns, it starts from now and misses every earlier event. 0 for
+        host and agent streams and a pooled session's (from now on)."""
+        return self._sub.missed
+
     def close(self) -> None:
         """Stop receiving (the host no longer waits for this stream)."""
         self._sub.close()
@@ -159,8 +166,12 @@ class Session:
         (within the host's ``cancel_grace``), ``acp_host.TimeoutError`` is raised — unless the
         agent's answer in the meantime was not ``cancelled`` (then that result is returned).
         """
-        return TurnResult._from_native(self._n.prompt(content_json(content), aio=False, cancel_grace=cancel_grace,
-                                                      timeout=timeout_arg(timeout)))
+        content_text, limit = content_json(content), timeout_arg(timeout)
+        try:  # the native call pins the turn's log until `prompt_returned`, whatever happens
+            return TurnResult._from_native(self._n.prompt(content_text, aio=False, cancel_grace=cancel_grace,
+                                                          timeout=limit))
+        finally:
+            self._n.prompt_returned()
 
     def cancel(self) -> None:
         """``session/cancel``: the turn should end ``cancelled``; pending permissions are cancelled."""
@@ -193,11 +204,12 @@ class Session:
         self._n.close(aio=False, timeout=timeout_arg(timeout))
 
     def events(self) -> EventStream:
-        """This session's events. Created before the session's first prompt, the stream
+        """This session's events. Created before the session's first turn ended, the stream
         begins at the session's beginning — its ``session_opened``, the updates the agent sent
         before answering the open call, a ``load_session`` replay (``replay=True``), and whatever
-        came since — then continues live, in ``seq`` order; every such call does. Created later,
-        it starts from now. Ends after the session's ``session_closed`` or its agent's exit (at
+        came since — then continues live, in ``seq`` order; every such call does. Created while a
+        later turn runs, it begins with that turn's ``turn_started``; between turns, from now
+        (``missed`` counts what it lacks). Ends after the session's ``session_closed`` or its agent's exit (at
         once when that already happened); for a supervised agent, after its close, its
         ``session_lost``, the agent's ``agent_failed`` or its shutdown (a restart's
         ``session_closed`` and ``session_opened`` pass through)."""
@@ -318,8 +330,9 @@ class Agent:
     def new_session(self, cwd: Optional[PathLike] = None, *, additional_directories: Iterable[PathLike] = (),
                     mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None,
                     timeout: Optional[float] = None) -> Session:
-        """``session/new`` in ``cwd`` (default: the current directory), also a sandbox root."""
-        n = self._n.new_session(cwd_arg(cwd), dirs_arg(additional_directories), mcp_arg(mcp_servers), aio=False,
+        """``session/new`` in ``cwd`` (required: an absolute path of an existing directory), also a
+        sandbox root."""
+        n = self._n.new_session(session_document(cwd, additional_directories, mcp_servers), aio=False,
                                 timeout=timeout_arg(timeout))
         return Session(n, self)
 
@@ -329,8 +342,7 @@ class Agent:
                      timeout: Optional[float] = None) -> Session:
         """``session/load``: the agent replays the conversation (events with ``replay=True``;
         ``session.events()`` starts with them)."""
-        n = self._n.load_session(session_id, cwd_arg(cwd), dirs_arg(additional_directories),
-                                 mcp_arg(mcp_servers), resume=False, aio=False, timeout=timeout_arg(timeout))
+        n = self._n.load_session(session_id, session_document(cwd, additional_directories, mcp_servers), resume=False, aio=False, timeout=timeout_arg(timeout))
         return Session(n, self)
 
     def resume_session(self, session_id: str, cwd: Optional[PathLike] = None, *,
@@ -338,8 +350,7 @@ class Agent:
                        mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None,
                        timeout: Optional[float] = None) -> Session:
         """``session/resume``: reopen without replay."""
-        n = self._n.load_session(session_id, cwd_arg(cwd), dirs_arg(additional_directories),
-                                 mcp_arg(mcp_servers), resume=True, aio=False, timeout=timeout_arg(timeout))
+        n = self._n.load_session(session_id, session_document(cwd, additional_directories, mcp_servers), resume=True, aio=False, timeout=timeout_arg(timeout))
         return Session(n, self)
 
     def fork_session(self, session_id: str, cwd: Optional[PathLike] = None, *,
@@ -349,14 +360,13 @@ class Agent:
         """``session/fork`` (unstable in ACP): a new session that starts from ``session_id``'s
         history. Needs ``Host(unstable=["session/fork"])`` and the agent's
         ``sessionCapabilities.fork``; otherwise ``UnsupportedError`` and nothing is sent."""
-        n = self._n.fork_session(session_id, cwd_arg(cwd), dirs_arg(additional_directories),
-                                 mcp_arg(mcp_servers), aio=False, timeout=timeout_arg(timeout))
+        n = self._n.fork_session(session_id, session_document(cwd, additional_directories, mcp_servers), aio=False, timeout=timeout_arg(timeout))
         return Session(n, self)
 
     def list_sessions(self, cwd: Optional[PathLike] = None, cursor: Optional[str] = None, *,
                       timeout: Optional[float] = None) -> Dict[str, Any]:
         """``session/list``: ``{"sessions": [...], "nextCursor": ...}`` (one page)."""
-        c = None if cwd is None else cwd_arg(cwd)
+        c = None if cwd is None else os.fspath(cwd)
         out = self._n.list_sessions(c, cursor, aio=False, timeout=timeout_arg(timeout))
         return _loads(out, "the session/list result")  # type: ignore[no-any-return]
 
@@ -510,12 +520,12 @@ class Pool:
     def open_session(self, cwd: Optional[PathLike] = None, *, additional_directories: Iterable[PathLike] = (),
                      mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None,
                      timeout: Optional[float] = None) -> PooledSession:
-        """A session (``session/new`` in ``cwd``, default: the current directory) on a pooled
+        """A session (``session/new`` in ``cwd``, an absolute path) on a pooled
         process. ``BusyError`` when the pool is at ``max_agents`` and none has room,
         ``ClosedError`` once it is shut down, ``SpawnError`` / ``AgentExitedError`` when a process
         needed for it cannot start. ``timeout`` bounds the whole call (a session opened
         nonetheless is released)."""
-        n = self._n.open_session(cwd_arg(cwd), dirs_arg(additional_directories), mcp_arg(mcp_servers), aio=False,
+        n = self._n.open_session(session_document(cwd, additional_directories, mcp_servers), aio=False,
                                  timeout=timeout_arg(timeout))
         return PooledSession(n, self)
 
@@ -578,9 +588,14 @@ class Host:
     merge a ``tool_call_update`` into the previous event when that is a not-yet-pulled update of
     the same tool call (docs/EVENTS.md). ``stderr_tail_bytes``: the agent stderr kept for exit
     errors (default 64 KiB). ``events=False``: no events are queued at all, for scripts that only
-    use return values (every ``events()`` stream ends at once). An argument that cannot be used
-    raises ``ConfigError``
-    (``invalid_config``, ``data["path"]`` names it; a bad policy is its subclass ``PolicyError``).
+    use return values (every ``events()`` stream ends at once).
+
+    Every option of docs/OPTIONS.md is a keyword here, in snake_case (``max_line_bytes``,
+    ``event_queue_bytes``, ``fs_limits={"max_read_bytes": ...}``, ...); a ``…_ms`` option is also
+    taken in seconds without the suffix (``request_timeout=120.0``; not both). The core checks
+    them: one it refuses, or an unknown keyword, raises ``ConfigError`` whose ``path`` is the
+    canonical field path (``maxLineBytes``, ``roots[1]``; a bad policy is its subclass
+    ``PolicyError``). Paths must be absolute (a relative one is refused, not resolved).
 
     ``with Host(...) as host:`` closes it: every agent is shut down, process groups included.
     Hosts still open at interpreter exit are closed then.
@@ -590,43 +605,53 @@ class Host:
         self,
         *,
         policy: PolicyLike = None,
-        roots: Iterable[PathLike] = (),
-        permission_timeout: float = 300.0,
+        permission: Optional[Literal["deny", "manual", "handler"]] = None,
         on_permission: Union[PermissionHandler, str, None] = None,
+        permission_timeout: Optional[float] = None,
+        permission_timeout_ms: Optional[int] = None,
+        roots: Optional[Iterable[PathLike]] = None,
+        elicitation: Optional[Literal["none", "manual", "handler"]] = None,
         on_elicitation: Union[ElicitationHandler, str, None] = None,
         elicitation_modes: Optional[ElicitationModes] = None,
-        elicitation_timeout: float = 300.0,
-        request_timeout: Optional[float] = 120.0,
-        prompt_timeout: Optional[float] = None,
-        shutdown_grace: float = 2.0,
-        cancel_grace: float = 2.0,
-        max_line_bytes: Optional[int] = None,
+        elicitation_timeout: Optional[float] = None,
+        elicitation_timeout_ms: Optional[int] = None,
+        request_timeout: Union[Optional[float], NotGiven] = UNSET,
+        request_timeout_ms: Union[Optional[int], NotGiven] = UNSET,
+        prompt_timeout: Union[Optional[float], NotGiven] = UNSET,
+        prompt_timeout_ms: Union[Optional[int], NotGiven] = UNSET,
+        cancel_grace: Optional[float] = None,
+        cancel_grace_ms: Optional[int] = None,
+        shutdown_grace: Optional[float] = None,
+        shutdown_grace_ms: Optional[int] = None,
+        events: Optional[bool] = None,
         event_capacity: Optional[int] = None,
-        wire_events: bool = False,
-        fs: Union[bool, FsHandler] = True,
-        terminal: Union[bool, TerminalHandler] = True,
+        event_queue_bytes: Optional[int] = None,
+        event_stall_timeout: Union[Optional[float], NotGiven] = UNSET,
+        event_stall_timeout_ms: Union[Optional[int], NotGiven] = UNSET,
+        wire_events: Optional[bool] = None,
+        coalesce_tool_call_updates: Optional[bool] = None,
+        max_line_bytes: Optional[int] = None,
+        stderr_tail_bytes: Optional[int] = None,
+        max_outbound_bytes: Optional[int] = None,
+        max_pending_agent_requests: Optional[int] = None,
+        early_update_limit: Optional[int] = None,
+        fs: Union[bool, Literal["builtin", "embedder", "disabled"], FsHandler, None] = None,
+        fs_limits: Optional[Mapping[str, Optional[int]]] = None,
+        terminal: Union[bool, Literal["builtin", "embedder", "disabled"], TerminalHandler, None] = None,
+        terminal_limits: Optional[Mapping[str, Optional[int]]] = None,
+        ext: Optional[Literal["none", "embedder"]] = None,
         on_ext_request: Optional[ExtRequestHandler] = None,
+        terminal_auth: Optional[Literal["none", "embedder"]] = None,
+        on_terminal_auth: Optional[TerminalAuthHandler] = None,
+        client_info: Optional[Mapping[str, str]] = None,
         client_name: Optional[str] = None,
         client_version: Optional[str] = None,
-        stderr_tail_bytes: Optional[int] = None,
-        unstable: Sequence[str] = (),
-        coalesce_tool_call_updates: bool = False,
-        on_terminal_auth: Optional[TerminalAuthHandler] = None,
-        events: bool = True,
+        unstable: Optional[Sequence[str]] = None,
+        log_level: Optional[Literal["error", "warn", "info", "debug", "trace"]] = None,
+        **options: Any,
     ) -> None:
-        args = host_args(
-            policy=policy, roots=roots, permission_timeout=permission_timeout, on_permission=on_permission,
-            on_elicitation=on_elicitation, elicitation_modes=elicitation_modes,
-            elicitation_timeout=elicitation_timeout,
-            request_timeout=request_timeout, prompt_timeout=prompt_timeout, shutdown_grace=shutdown_grace,
-            cancel_grace=cancel_grace,
-            max_line_bytes=max_line_bytes, event_capacity=event_capacity, wire_events=wire_events, fs=fs,
-            terminal=terminal, on_ext_request=on_ext_request, client_name=client_name, client_version=client_version,
-            stderr_tail_bytes=stderr_tail_bytes, unstable=unstable,
-            coalesce_tool_call_updates=coalesce_tool_call_updates, on_terminal_auth=on_terminal_auth,
-            events=events,
-        )
-        self._n = _native.NativeHost(**args)
+        doc, hooks = host_document({**given(locals()), **options})
+        self._n = _native.NativeHost(doc, **hooks)
         register(self)
 
     @property
@@ -638,7 +663,8 @@ class Host:
         """The effective policy's name (a preset name, or ``custom``)."""
         return self._n.policy_name
 
-    def spawn(self, command: Union[str, Sequence[str], AgentSpec], *, cwd: Optional[PathLike] = None,
+    def spawn(self, command: Union[str, Sequence[str], AgentSpec, None] = None, *,
+              args: Optional[Sequence[str]] = None, cwd: Optional[PathLike] = None,
               env: Optional[Mapping[str, Optional[str]]] = None, timeout: Optional[float] = None,
               restart: RestartLike = None) -> Agent:
         """Start ``command`` (``[program, *args]``, or an ``AgentSpec`` such as a registry
@@ -652,15 +678,30 @@ class Host:
         ``Agent`` and its ``Session`` objects keep working (README: Supervised agents). A policy
         that cannot be used raises ``ConfigError`` and nothing is started.
         """
-        prog, args, env_map, policy = spawn_args(command, env, restart)
-        n = self._n.spawn(prog, args, env_map, None if cwd is None else cwd_arg(cwd), aio=False,
-                          timeout=timeout_arg(timeout), restart=policy)
+        spec = agent_document(command, args, env, cwd, restart)
+        n = self._n.spawn(spec, aio=False, timeout=timeout_arg(timeout))
         return Agent(n, self)
 
-    def pool(self, command: Union[str, Sequence[str], AgentSpec], *, mode: PoolMode = "process-per-session",
-             max_sessions_per_agent: Optional[int] = None, warm_spares: int = 1, max_agents: int = 8,
-             idle_timeout: Optional[float] = 300.0, restart: RestartLike = None, cwd: Optional[PathLike] = None,
-             env: Optional[Mapping[str, Optional[str]]] = None) -> Pool:
+    def connect(self, stream: Any, writer: Any = None, *, timeout: Optional[float] = None) -> Agent:
+        """Speak ACP over a stream you already have, instead of starting a process: a connected
+        ``socket.socket`` (``host.connect(sock)``; the host uses a duplicate of its descriptor,
+        your object stays yours to close), or a pair of binary file objects —
+        ``host.connect(reader, writer)``, e.g. an SSH channel's, or a container's stdout and
+        stdin (``reader.read1``/``recv``/``read(n)``, ``writer.write(bytes)``; both are closed
+        when the connection ends). Then the ACP handshake, as for ``spawn`` (``timeout`` bounds
+        it). Every guarantee of a spawned agent holds except process containment (there is no
+        process to contain): ordering, backpressure (the stream is read only as fast as the host
+        takes the messages), timeouts, and a peer that goes away fails a pending call at once
+        with ``AgentExitedError``. ``agent.shutdown()`` closes the connection."""
+        bridge = bridge_sync(stream, writer)
+        return Agent(self._n.connect_bridge(bridge, aio=False, timeout=timeout_arg(timeout)), self)
+
+    def pool(self, command: Union[str, Sequence[str], AgentSpec], *, mode: Optional[PoolMode] = None,
+             max_sessions_per_agent: Optional[int] = None, warm_spares: Optional[int] = None,
+             max_agents: Optional[int] = None, idle_timeout: Union[Optional[float], NotGiven] = UNSET,
+             idle_timeout_ms: Union[Optional[int], NotGiven] = UNSET, restart: RestartLike = None,
+             cwd: Optional[PathLike] = None, env: Optional[Mapping[str, Optional[str]]] = None,
+             args: Optional[Sequence[str]] = None, **settings: Any) -> Pool:
         """A pool of agents started from ``command`` (as for ``spawn``; ``env``, ``cwd`` and
         ``restart`` too) that hands out sessions (README: Pools). Returns at once; the warm
         spares start in the background (``pool.ready()`` waits for them).
@@ -670,13 +711,12 @@ class Host:
         process, default 8; the least loaded one first). ``warm_spares``: processes kept started
         and initialized. ``max_agents``: live processes at most (spares and starting ones count).
         ``idle_timeout``: seconds a shared process without sessions is kept (``None``: forever).
-        Settings that cannot be used raise ``ConfigError`` (``data["path"]``: ``pool.<argument>``,
-        or ``pool`` for settings that do not fit together) and nothing is started.
+        Settings that cannot be used raise ``ConfigError`` (``path``: the core's, e.g.
+        ``pool.maxAgents``, ``pool.warmSpares``) and nothing is started (docs/OPTIONS.md).
         """
-        config = pool_config_json(mode, max_sessions_per_agent, warm_spares, max_agents, idle_timeout)
-        prog, args, env_map, policy = spawn_args(command, env, restart)
-        n = self._n.pool(prog, args, env_map, None if cwd is None else cwd_arg(cwd), config_json=config,
-                         restart=policy)
+        named = given({"mode": mode, "max_sessions_per_agent": max_sessions_per_agent, "warm_spares": warm_spares,
+                       "max_agents": max_agents, "idle_timeout": idle_timeout, "idle_timeout_ms": idle_timeout_ms})
+        n = self._n.pool(agent_document(command, args, env, cwd, restart), pool_document({**named, **settings}))
         return Pool(n, self)
 
     def agent(self, agent_id: int) -> Optional[Agent]:

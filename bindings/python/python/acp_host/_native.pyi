@@ -20,9 +20,11 @@ __all__ = [
     "Settled",
     "ServiceReply",
     "NativeRegistry",
+    "Bridge",
     "_at_exit",
     "methods_json",
     "content_from_file",
+    "options_table_json",
 ]
 __version__: str
 PROTOCOL_VERSION: int
@@ -30,9 +32,10 @@ PROTOCOL_VERSION: int
 def _at_exit(grace: float) -> None: ...
 def methods_json() -> str: ...
 def content_from_file(path: str) -> str: ...
+def options_table_json() -> str: ...
 
-# (turn, stop_reason, usage_json, raw_json, text, thought, text_truncated)
-_Turn = Tuple[int, str, Optional[str], str, str, str, bool]
+# The core's TurnResult::to_json() as text.
+_Turn = str
 
 @final
 class Event:
@@ -73,6 +76,8 @@ class Subscription:
     def next_batch_async(self, limit: int = 1024) -> Awaitable[Optional[List[AnyEvent]]]: ...
     @property
     def dropped(self) -> int: ...
+    @property
+    def missed(self) -> int: ...
     def close(self) -> None: ...
 
 @final
@@ -125,6 +130,7 @@ class NativeSession:
     @overload
     def close(self, *, aio: Literal[True], timeout: Optional[float] = None) -> Awaitable[None]: ...
     def release(self) -> None: ...
+    def prompt_returned(self) -> None: ...
     def subscribe(self) -> Subscription: ...
 
 @final
@@ -162,27 +168,19 @@ class NativeAgent:
     @overload
     def logout(self, *, aio: Literal[True], timeout: Optional[float] = None) -> Awaitable[None]: ...
     @overload
-    def new_session(self, cwd: str, additional_directories: List[str] = ..., mcp_servers: Optional[str] = None,
-                    *, aio: Literal[False] = False, timeout: Optional[float] = None) -> NativeSession: ...
+    def new_session(self, options_json: str, *, aio: Literal[False] = False, timeout: Optional[float] = None) -> NativeSession: ...
     @overload
-    def new_session(self, cwd: str, additional_directories: List[str] = ..., mcp_servers: Optional[str] = None,
-                    *, aio: Literal[True], timeout: Optional[float] = None) -> Awaitable[NativeSession]: ...
+    def new_session(self, options_json: str, *, aio: Literal[True], timeout: Optional[float] = None) -> Awaitable[NativeSession]: ...
     @overload
-    def load_session(self, session_id: str, cwd: str, additional_directories: List[str] = ...,
-                     mcp_servers: Optional[str] = None, *, resume: bool = False,
+    def load_session(self, session_id: str, options_json: str, *, resume: bool = False,
                      aio: Literal[False] = False, timeout: Optional[float] = None) -> NativeSession: ...
     @overload
-    def load_session(self, session_id: str, cwd: str, additional_directories: List[str] = ...,
-                     mcp_servers: Optional[str] = None, *, resume: bool = False,
+    def load_session(self, session_id: str, options_json: str, *, resume: bool = False,
                      aio: Literal[True], timeout: Optional[float] = None) -> Awaitable[NativeSession]: ...
     @overload
-    def fork_session(self, session_id: str, cwd: str, additional_directories: List[str] = ...,
-                     mcp_servers: Optional[str] = None,
-                     *, aio: Literal[False] = False, timeout: Optional[float] = None) -> NativeSession: ...
+    def fork_session(self, session_id: str, options_json: str, *, aio: Literal[False] = False, timeout: Optional[float] = None) -> NativeSession: ...
     @overload
-    def fork_session(self, session_id: str, cwd: str, additional_directories: List[str] = ...,
-                     mcp_servers: Optional[str] = None,
-                     *, aio: Literal[True], timeout: Optional[float] = None) -> Awaitable[NativeSession]: ...
+    def fork_session(self, session_id: str, options_json: str, *, aio: Literal[True], timeout: Optional[float] = None) -> Awaitable[NativeSession]: ...
     @overload
     def list_sessions(self, cwd: Optional[str] = None, cursor: Optional[str] = None,
                       *, aio: Literal[False] = False, timeout: Optional[float] = None) -> str: ...
@@ -239,11 +237,9 @@ class NativePool:
     # (agents, spares, starting, sessions)
     def stats(self) -> Tuple[int, int, int, int]: ...
     @overload
-    def open_session(self, cwd: str, additional_directories: List[str] = ..., mcp_servers: Optional[str] = None,
-                     *, aio: Literal[False] = False, timeout: Optional[float] = None) -> NativePooledSession: ...
+    def open_session(self, options_json: str, *, aio: Literal[False] = False, timeout: Optional[float] = None) -> NativePooledSession: ...
     @overload
-    def open_session(self, cwd: str, additional_directories: List[str] = ..., mcp_servers: Optional[str] = None,
-                     *, aio: Literal[True], timeout: Optional[float] = None) -> Awaitable[NativePooledSession]: ...
+    def open_session(self, options_json: str, *, aio: Literal[True], timeout: Optional[float] = None) -> Awaitable[NativePooledSession]: ...
     @overload
     def ready(self, *, aio: Literal[False] = False, timeout: Optional[float] = None) -> None: ...
     @overload
@@ -257,36 +253,14 @@ class NativePool:
 class NativeHost:
     def __new__(
         cls,
+        doc_json: str,
         *,
-        policy_kind: Optional[str] = None,
-        policy_value: Optional[str] = None,
-        roots: List[str] = ...,
-        permission_timeout: Optional[float] = None,
-        request_timeout: Optional[float] = None,
-        prompt_timeout: Optional[float] = None,
-        shutdown_grace: Optional[float] = None,
-        cancel_grace: Optional[float] = None,
-        max_line_bytes: Optional[int] = None,
-        event_capacity: Optional[int] = None,
-        stderr_tail_bytes: Optional[int] = None,
-        wire_events: bool = False,
         on_permission: Optional[Callable[..., Any]] = None,
-        manual_permissions: bool = False,
         on_elicitation: Optional[Callable[..., Any]] = None,
-        manual_elicitations: bool = False,
-        elicitation_modes: Optional[List[str]] = None,
-        elicitation_timeout: Optional[float] = None,
-        fs: bool = True,
-        terminal: bool = True,
         fs_handler: Optional[Any] = None,
         terminal_handler: Optional[Callable[..., Any]] = None,
         on_ext_request: Optional[Callable[..., Any]] = None,
-        client_name: Optional[str] = None,
-        client_version: Optional[str] = None,
-        unstable: List[str] = ...,
-        coalesce_tool_call_updates: bool = False,
         on_terminal_auth: Optional[Callable[..., Any]] = None,
-        events_enabled: bool = True,
     ) -> NativeHost: ...
     def set_loop(self, event_loop: Optional[asyncio.AbstractEventLoop]) -> None: ...
     @property
@@ -294,15 +268,18 @@ class NativeHost:
     @property
     def policy_name(self) -> str: ...
     @overload
-    def spawn(self, command: str, args: List[str], env: Optional[Dict[str, Optional[str]]] = None,
-              cwd: Optional[str] = None, *, aio: Literal[False] = False,
-              timeout: Optional[float] = None, restart: Optional[str] = None) -> NativeAgent: ...
+    def spawn(self, spec_json: str, *, aio: Literal[False] = False,
+              timeout: Optional[float] = None) -> NativeAgent: ...
     @overload
-    def spawn(self, command: str, args: List[str], env: Optional[Dict[str, Optional[str]]] = None,
-              cwd: Optional[str] = None, *, aio: Literal[True],
-              timeout: Optional[float] = None, restart: Optional[str] = None) -> Awaitable[NativeAgent]: ...
-    def pool(self, command: str, args: List[str], env: Optional[Dict[str, Optional[str]]] = None,
-             cwd: Optional[str] = None, *, config_json: str, restart: Optional[str] = None) -> NativePool: ...
+    def spawn(self, spec_json: str, *, aio: Literal[True],
+              timeout: Optional[float] = None) -> Awaitable[NativeAgent]: ...
+    def pool(self, spec_json: str, pool_json: str) -> NativePool: ...
+    @overload
+    def connect_bridge(self, bridge: Bridge, *, aio: Literal[False] = False,
+                       timeout: Optional[float] = None) -> NativeAgent: ...
+    @overload
+    def connect_bridge(self, bridge: Bridge, *, aio: Literal[True],
+                       timeout: Optional[float] = None) -> Awaitable[NativeAgent]: ...
     @overload
     def respond_permission(self, request_id: int, option_id: Optional[str], *, aio: Literal[False] = False) -> None: ...
     @overload
@@ -319,6 +296,22 @@ class NativeHost:
     def close(self, *, aio: Literal[False] = False) -> None: ...
     @overload
     def close(self, *, aio: Literal[True]) -> Awaitable[None]: ...
+
+@final
+class Bridge:
+    def __new__(cls) -> Bridge: ...
+    @overload
+    def feed(self, data: bytes, *, aio: Literal[False] = False) -> None: ...
+    @overload
+    def feed(self, data: bytes, *, aio: Literal[True]) -> Awaitable[None]: ...
+    @overload
+    def feed_eof(self, *, aio: Literal[False] = False) -> None: ...
+    @overload
+    def feed_eof(self, *, aio: Literal[True]) -> Awaitable[None]: ...
+    @overload
+    def drain(self, limit: int = 65536, *, aio: Literal[False] = False) -> bytes: ...
+    @overload
+    def drain(self, limit: int = 65536, *, aio: Literal[True]) -> Awaitable[bytes]: ...
 
 @final
 class NativeRegistry:

@@ -265,14 +265,21 @@ class TurnResult:
     text_truncated: bool = False
 
     @classmethod
-    def _from_native(cls, t: Tuple[int, str, Optional[str], str, str, str, bool]) -> "TurnResult":
-        turn, stop, usage, raw, text, thought, truncated = t
-        return cls(turn, cast(StopReason, stop), None if usage is None else _loads(usage, "the turn's usage"),
-                   _loads(raw, "the session/prompt result"),
-                   text, thought, truncated)
+    def _from_native(cls, text: str) -> "TurnResult":
+        j = _loads(text, "the turn's result")
+        return cls(j["turn"], cast(StopReason, j["stopReason"]), j["usage"], j["raw"], j["text"], j["thought"],
+                   j["textTruncated"])
 
     def to_dict(self) -> Dict[str, Any]:
+        """The fields by their Python names."""
         return dataclasses.asdict(self)
+
+    def to_json(self) -> Dict[str, Any]:
+        """The core's one result shape, as every face returns it: ``{"turn", "stopReason",
+        "usage", "raw", "text", "thought", "textTruncated"}`` (``usage`` is ``None`` when the
+        agent sent none)."""
+        return {"turn": self.turn, "stopReason": self.stop_reason, "usage": self.usage, "raw": self.raw,
+                "text": self.text, "thought": self.thought, "textTruncated": self.text_truncated}
 
 
 @dataclasses.dataclass(frozen=True)
