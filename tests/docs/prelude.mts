@@ -1,0 +1,21 @@
+// What the docs' TypeScript blocks assume exists (tests/docs/run.py puts this before each block,
+// whose own code runs in a nested scope so that it may rebind these names).
+import { Host as __Host } from 'acp-host';
+import type { AcpEvent as __Ev } from 'acp-host';
+const host = new __Host();
+const project = process.cwd();
+const cwd = project;
+const cacheDir = `${project}/cache`;
+const agent = await host.spawn({ command: 'acp-mock-agent', cwd: project });
+const session = await agent.newSession({ cwd: project });
+const id = session.id;
+// The UI the docs' handlers call: a picker that takes the first option, a form that is cancelled.
+async function showPicker(_toolCall: unknown, options: { optionId: string }[], _signal?: AbortSignal) {
+  return options[0];
+}
+async function askToOpen(_url: string, _signal?: AbortSignal) { return false; }
+async function showForm(_message: string, _schema: unknown, _signal?: AbortSignal) { return null; }
+function render(_ev: __Ev) {}
+function show(_ev: __Ev) {}
+function write(text: string) { process.stdout.write(text); }
+async function __done() { await host.close(); }

@@ -1,0 +1,23 @@
+# What the docs' Python blocks assume exists (tests/docs/run.py puts this before each block, run
+# in a scratch dir that has registry.json, policy.json and the agent names on PATH as the mock).
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import acp_host
+
+cache = os.path.abspath("cache")
+project = os.getcwd()
+os.makedirs(cache, exist_ok=True)
+
+
+class _Editor:
+    def unsaved_buffers(self) -> list[str]:
+        return []
+
+
+editor = _Editor()
+host = acp_host.Host(policy="read-only")
+agent = host.spawn(["acp-mock-agent"])
+session = agent.new_session(cwd=project)
