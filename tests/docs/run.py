@@ -270,7 +270,7 @@ class Harness:
         p = self.sh(["nvim", "--clean", "--headless", "-u", "NONE", "-c", "luafile check.lua"], d, timeout=20)
         self.outcome(b, p, "checked")
         if p.returncode == 0:
-            self.results[-1].note = "LuaJIT syntax (nvim -l); examples/neovim/test runs the plugin"
+            self.results[-1].note = "LuaJIT syntax (nvim luafile); examples/neovim/test runs the plugin"
 
     def kotlin_block(self, b: Block) -> None:
         self.add(b, "gap", "Kotlin blocks are not compiled: no kotlinc here, and compiling them "
