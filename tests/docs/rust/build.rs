@@ -9,11 +9,17 @@ fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../..");
     let list = root.join("tests/docs/files.txt");
     println!("cargo:rerun-if-changed={}", list.display());
+    // scripts/test-docs names the files it runs (its own test feeds it a broken fixture).
+    println!("cargo:rerun-if-env-changed=ACP_DOC_FILES");
+    let files = match std::env::var("ACP_DOC_FILES") {
+        Ok(v) => v.split(':').map(str::to_owned).collect::<Vec<_>>(),
+        Err(_) => std::fs::read_to_string(&list).expect("tests/docs/files.txt").lines().map(str::to_owned).collect(),
+    };
     let prelude_path = root.join("tests/docs/rust/prelude.rs.in");
     println!("cargo:rerun-if-changed={}", prelude_path.display());
     let prelude = std::fs::read_to_string(&prelude_path).expect("prelude.rs.in");
     let mut out = String::new();
-    for rel in std::fs::read_to_string(&list).expect("tests/docs/files.txt").lines() {
+    for rel in &files {
         let rel = rel.trim();
         if rel.is_empty() || rel.starts_with('#') {
             continue;
@@ -50,10 +56,16 @@ fn main() {
             }
             let body = abs_paths(&body);
             let name = format!("{}_l{}", rel.replace(['/', '.', '-'], "_").to_lowercase(), start + 1);
-            let ignore = if kind == Some("compile") { "#[ignore = \"compiled only\"]\n" } else { "" };
+            // Ignored: they need the scratch directory scripts/test-docs prepares (it passes
+            // --ignored); a `compile` block's name ends in `_compiled` and is skipped there.
+            let (name, ignore) = if kind == Some("compile") {
+                (format!("{name}_compiled"), "#[ignore = \"compiled only\"]\n")
+            } else {
+                (name, "#[ignore = \"run by scripts/test-docs\"]\n")
+            };
             writeln!(
                 out,
-                "#[tokio::test(flavor = \"multi_thread\", worker_threads = 2)]\n{ignore}#[allow(unused, clippy::all)]\nasync fn {name}() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {{\n    // {rel}:{line}\n    let fixture = acp_host_doc_tests::Fixture::new(\"{name}\").await;\n{prelude}\n    {{\n{body}\n    }}\n    #[allow(unreachable_code)]\n    Ok(())\n}}\n",
+                "#[tokio::test(flavor = \"multi_thread\", worker_threads = 2)]\n{ignore}#[allow(unused, clippy::all, clippy::pedantic)]\nasync fn {name}() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {{\n    // {rel}:{line}\n    let fixture = acp_host_doc_tests::Fixture::new(\"{name}\").await;\n{prelude}\n    {{\n{body}\n    }}\n    #[allow(unreachable_code)]\n    Ok(())\n}}\n",
                 line = start + 1,
             )
             .unwrap();
