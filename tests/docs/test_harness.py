@@ -37,6 +37,13 @@ def main() -> int:
     q = run([str(good.relative_to(ROOT))])
     if q.returncode != 0:
         problems.append("run.py failed a file of correct blocks:\n" + q.stdout + q.stderr)
+    # The size check: a hand-written package size in a fixture is found; the correct file has none.
+    sys.argv = [sys.argv[0]]
+    import sizes
+    if not sizes.check(["tests/docs/fixtures/broken.md"]):
+        problems.append("sizes.py found no hand-written size in tests/docs/fixtures/broken.md")
+    if sizes.check(["tests/docs/fixtures/good.md"]):
+        problems.append("sizes.py found a size in tests/docs/fixtures/good.md")
     for line in problems:
         print(f"test_harness: {line}", file=sys.stderr)
     if problems:
