@@ -256,7 +256,11 @@ class Harness:
         code = self.abs_paths(b.code)
         imports = [l for l in code.splitlines() if l.startswith("import ")]
         rest = "\n".join(l for l in code.splitlines() if not l.startswith("import "))
-        prelude = (self.root / "tests/docs/prelude.mts").read_text()
+        # What a reader imports from acp-host in the block before, unless this block does.
+        own = set(re.findall(r"\b(\w+)\b", " ".join(re.findall(r"\{([^}]*)\}", " ".join(imports)))))
+        names = [n for n in ("Host", "Registry", "AcpError") if n not in own]
+        prelude = (f"import {{ {', '.join(names)} }} from 'acp-host';\n" if names else "") + \
+            (self.root / "tests/docs/prelude.mts").read_text()
         (d / "block.mts").write_text("\n".join(imports) + "\n" + prelude + "\n{\n" + rest + "\n}\nawait __done();\n")
         nm = d / "node_modules"
         nm.mkdir(exist_ok=True)
