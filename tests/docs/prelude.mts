@@ -1,6 +1,6 @@
 // What the docs' TypeScript blocks assume exists (tests/docs/run.py puts this before each block,
 // whose own code runs in a nested scope so that it may rebind these names).
-import { Host as __Host } from 'acp-host';
+import { Host as __Host, Registry as __Registry } from 'acp-host';
 import type { AcpEvent as __Ev } from 'acp-host';
 // (run.py adds `import { Host, Registry, AcpError } from 'acp-host'` for the names the block does
 // not import itself.)
@@ -11,6 +11,7 @@ const cacheDir = `${project}/cache`;
 const agent = await host.spawn({ command: 'acp-mock-agent', cwd: project });
 const session = await agent.newSession({ cwd: project });
 const id = session.id;
+const registry = __Registry.fromFile(`${project}/registry.json`);
 // The UI the docs' handlers call: a picker that takes the first option, a form that is cancelled.
 async function showPicker(_toolCall: unknown, options: { optionId: string }[], _signal?: AbortSignal) {
   return options[0];

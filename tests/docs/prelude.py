@@ -6,6 +6,7 @@ import os
 from typing import Any
 
 import acp_host
+from acp_host.registry import Registry
 
 cache = os.path.abspath("cache")
 project = os.getcwd()
@@ -18,6 +19,7 @@ class _Editor:
 
 
 editor = _Editor()
+registry = Registry.from_file("registry.json")
 host = acp_host.Host(policy="read-only")
 agent = host.spawn(["acp-mock-agent"])
 session = agent.new_session(cwd=project)

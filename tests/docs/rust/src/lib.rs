@@ -32,7 +32,7 @@ impl Fixture {
 }
 
 /// A `Fetcher` for the docs: the scratch registry's archive URLs are files in the scratch directory
-/// (`https://example.invalid/NAME` is `$ACP_DOC_SCRATCH/NAME`).
+/// (any URL's last segment NAME is `$ACP_DOC_SCRATCH/NAME`).
 #[derive(Debug)]
 pub struct ScratchFetcher;
 
