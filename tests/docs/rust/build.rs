@@ -2,6 +2,9 @@
 //! $OUT_DIR/blocks.rs; tests/blocks.rs includes it. A block marked `<!-- doc-test: skip ... -->`
 //! or `<!-- doc-test: compile ... -->` on the line before it is respectively left out or only
 //! compiled (its test is `#[ignore]`d); scripts/test-docs prints the reasons.
+// A build script reports a broken doc list or prelude by failing the build.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -13,7 +16,11 @@ fn main() {
     println!("cargo:rerun-if-env-changed=ACP_DOC_FILES");
     let files = match std::env::var("ACP_DOC_FILES") {
         Ok(v) => v.split(':').map(str::to_owned).collect::<Vec<_>>(),
-        Err(_) => std::fs::read_to_string(&list).expect("tests/docs/files.txt").lines().map(str::to_owned).collect(),
+        Err(_) => std::fs::read_to_string(&list)
+            .expect("tests/docs/files.txt")
+            .lines()
+            .map(str::to_owned)
+            .collect(),
     };
     let prelude_path = root.join("tests/docs/rust/prelude.rs.in");
     println!("cargo:rerun-if-changed={}", prelude_path.display());
@@ -26,7 +33,9 @@ fn main() {
         }
         let path = root.join(rel);
         println!("cargo:rerun-if-changed={}", path.display());
-        let Ok(text) = std::fs::read_to_string(&path) else { continue };
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
         let lines: Vec<&str> = text.lines().collect();
         let mut i = 0;
         while i < lines.len() {
@@ -36,7 +45,12 @@ fn main() {
                 i += 1;
                 continue;
             }
-            let lang = t.trim_start_matches('`').split_whitespace().next().unwrap_or("").to_owned();
+            let lang = t
+                .trim_start_matches('`')
+                .split_whitespace()
+                .next()
+                .unwrap_or("")
+                .to_owned();
             let start = i;
             let mut body = String::new();
             i += 1;
@@ -49,17 +63,31 @@ fn main() {
             if lang != "rust" {
                 continue;
             }
-            let marker = lines[..start].iter().rev().find(|l| !l.trim().is_empty()).map(|l| l.trim()).unwrap_or("");
-            let kind = marker.strip_prefix("<!-- doc-test:").map(|m| m.split_whitespace().next().unwrap_or(""));
+            let marker = lines[..start]
+                .iter()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .map(|l| l.trim())
+                .unwrap_or("");
+            let kind = marker
+                .strip_prefix("<!-- doc-test:")
+                .map(|m| m.split_whitespace().next().unwrap_or(""));
             if kind == Some("skip") {
                 continue;
             }
             let body = abs_paths(&body);
-            let name = format!("{}_l{}", rel.replace(['/', '.', '-'], "_").to_lowercase(), start + 1);
+            let name = format!(
+                "{}_l{}",
+                rel.replace(['/', '.', '-'], "_").to_lowercase(),
+                start + 1
+            );
             // Ignored: they need the scratch directory scripts/test-docs prepares (it passes
             // --ignored); a `compile` block's name ends in `_compiled` and is skipped there.
             let (name, ignore) = if kind == Some("compile") {
-                (format!("{name}_compiled"), "#[ignore = \"compiled only\"]\n")
+                (
+                    format!("{name}_compiled"),
+                    "#[ignore = \"compiled only\"]\n",
+                )
             } else {
                 (name, "#[ignore = \"run by scripts/test-docs\"]\n")
             };
@@ -80,7 +108,10 @@ fn abs_paths(code: &str) -> String {
     let mut out = String::new();
     let mut rest = code;
     while let Some(i) = rest.find("\"/abs/") {
-        let end = rest[i + 1..].find('"').map(|e| i + 1 + e + 1).unwrap_or(rest.len());
+        let end = rest[i + 1..]
+            .find('"')
+            .map(|e| i + 1 + e + 1)
+            .unwrap_or(rest.len());
         out.push_str(&rest[..i]);
         out.push_str("acp_host_doc_tests::abs(");
         out.push_str(&rest[i..end]);

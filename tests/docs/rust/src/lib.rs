@@ -3,6 +3,9 @@
 //! working directory, with `registry.json`, `policy.json` and `bin/` where the agent names the
 //! docs use — `claude-agent-acp`, `gemini`, … — are the bundled mock agent).
 
+// Test fixtures: a scratch directory that cannot be set up fails the test that needs it.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -20,14 +23,20 @@ impl Fixture {
     /// Enters the scratch directory (scripts/test-docs runs the blocks one at a time) and opens a
     /// host with the default configuration.
     pub async fn new(name: &str) -> Fixture {
-        let dir = PathBuf::from(std::env::var("ACP_DOC_SCRATCH").expect("run through scripts/test-docs (ACP_DOC_SCRATCH)"));
+        let dir = PathBuf::from(
+            std::env::var("ACP_DOC_SCRATCH")
+                .expect("run through scripts/test-docs (ACP_DOC_SCRATCH)"),
+        );
         let dir = dir.join(name);
         std::fs::create_dir_all(&dir).unwrap();
         for f in ["registry.json", "policy.json"] {
             std::fs::copy(dir.join("..").join(f), dir.join(f)).unwrap();
         }
         std::env::set_current_dir(&dir).unwrap();
-        Fixture { host: Host::new(HostConfig::default()), dir }
+        Fixture {
+            host: Host::new(HostConfig::default()),
+            dir,
+        }
     }
 }
 
@@ -40,8 +49,8 @@ impl Fetcher for ScratchFetcher {
     fn fetch(&self, url: &str, sink: &mut dyn Write) -> acp_host::Result<()> {
         let name = url.rsplit('/').next().unwrap_or_default();
         let path = PathBuf::from(std::env::var("ACP_DOC_SCRATCH").unwrap()).join(name);
-        let bytes = std::fs::read(&path).map_err(|e| acp_host::Error::from(e))?;
-        sink.write_all(&bytes).map_err(|e| acp_host::Error::from(e))
+        let bytes = std::fs::read(&path).map_err(acp_host::Error::from)?;
+        sink.write_all(&bytes).map_err(acp_host::Error::from)
     }
 }
 

@@ -1,6 +1,9 @@
 //! `doc-check KIND FILE`: feeds one JSON block of the docs to the core's own parser for KIND
 //! (`policy`, `registry`, `event`, `options-host`, `options-agent`, `options-session`); exits 1
 //! with the parser's error when the core refuses it. Used by scripts/test-docs.
+// A command-line tool: its verdict goes to stdout, its errors to stderr.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use std::process::ExitCode;
 
 use acp_host::options::{self, Face};
@@ -10,7 +13,9 @@ use acp_host::{EventKind, events};
 
 fn check(kind: &str, text: &str) -> Result<String, String> {
     match kind {
-        "policy" => Policy::from_json(text).map(|_| "a policy the core loads".into()).map_err(|e| e.to_string()),
+        "policy" => Policy::from_json(text)
+            .map(|_| "a policy the core loads".into())
+            .map_err(|e| e.to_string()),
         "registry" => {
             let r = Registry::from_json(text).map_err(|e| e.to_string())?;
             Ok(format!("a registry of {} agent(s)", r.agents().len()))
@@ -37,7 +42,8 @@ fn check(kind: &str, text: &str) -> Result<String, String> {
                 "options-agent" => options::agent_spec(&doc, Face::Rust).map(|_| ()),
                 _ => options::session(&doc, Face::Rust).map(|_| ()),
             };
-            r.map(|_| format!("{kind} document the core accepts")).map_err(|e| e.to_string())
+            r.map(|_| format!("{kind} document the core accepts"))
+                .map_err(|e| e.to_string())
         }
         _ => Err(format!("unknown kind {kind}")),
     }
