@@ -15,6 +15,8 @@
 //! docs/PERMISSIONS.md); `--permission` answers what the policy leaves to the host.
 //! Everything of the agent's that is printed is escaped by `acp_host::display` (bidi controls,
 //! invisible and control characters as `<U+XXXX>`; docs/PERMISSIONS.md, "Showing agent text").
+//! `-v` also shows the host's log on stderr (spawn, handshake, a handshake still waiting every 5 s,
+//! handler failures, the agent's exit).
 //! Exit status: 0 when the turn ended with a stop reason (run) or the handshake succeeded (probe);
 //! 1 with one line on stderr otherwise; 2 for usage errors; 130 when interrupted (Ctrl-C twice).
 
@@ -421,9 +423,25 @@ fn directory(flag: &str, d: &Path) -> Result<String, String> {
     Ok(abs)
 }
 
+/// `--verbose`: the host's log records (`logLevel`, default info) on stderr, so an agent that
+/// keeps the host waiting (never answering `initialize`) is seen at once and every 5 s.
+fn verbose_log(verbose: bool) -> Option<std::sync::Arc<dyn acp_host::log::LogSink>> {
+    verbose.then(|| {
+        let sink = |r: &acp_host::log::LogRecord| {
+            eprint_line(&format!(
+                "[{}] {}: {}",
+                r.level.as_str(),
+                r.target,
+                render::clean(&r.message)
+            ));
+        };
+        std::sync::Arc::new(sink) as std::sync::Arc<dyn acp_host::log::LogSink>
+    })
+}
+
 /// The host options: `--options` with the flags on top. A handler of the CLI's answers only
 /// what the document leaves to it (an explicit flag replaces the document's choice).
-fn host_config(args: &RunArgs, out: &SharedOut) -> Result<HostConfig, Failure> {
+fn host_config(args: &RunArgs, out: &SharedOut, verbose: bool) -> Result<HostConfig, Failure> {
     let mut doc = documents::read("--options", args.host.options.as_deref())?;
     if let Some(p) = &args.policy {
         doc.insert(
@@ -486,6 +504,7 @@ fn host_config(args: &RunArgs, out: &SharedOut) -> Result<HostConfig, Failure> {
             }
         }
     }
+    hooks.log = verbose_log(verbose);
     if !doc.contains_key("terminalAuth")
         && let TerminalAuth::Runner(r) = login::runner(args.json)
     {
@@ -511,7 +530,7 @@ async fn run(args: RunArgs, verbose: bool, mut interrupts: watch::Receiver<Signa
     // and session documents, by the core, as for every face.
     let out = Out::shared();
     let checked = (|| {
-        let config = host_config(&args, &out)?;
+        let config = host_config(&args, &out, verbose)?;
         let spec = agent_spec(&args.agent)?;
         let doc = documents::read("--session-options", args.session_options.as_deref())?;
         let cwd = match &args.cwd {
@@ -761,8 +780,11 @@ fn select_values(option: &Value) -> Vec<String> {
 async fn probe(args: ProbeArgs, verbose: bool, mut interrupts: watch::Receiver<Signals>) -> i32 {
     let checked = (|| {
         let doc = documents::read("--options", args.host.options.as_deref())?;
-        let config =
-            options::host(&Value::Object(doc), Face::Cli)?.with_hooks(options::Hooks::default())?;
+        let hooks = options::Hooks {
+            log: verbose_log(verbose),
+            ..options::Hooks::default()
+        };
+        let config = options::host(&Value::Object(doc), Face::Cli)?.with_hooks(hooks)?;
         Ok::<_, Failure>((config, agent_spec(&args.agent)?))
     })();
     let (config, spec) = match checked {

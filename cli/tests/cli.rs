@@ -1266,3 +1266,34 @@ fn version_prints_the_crate_and_protocol_versions() {
         )
     );
 }
+
+/// `-v` shows the host's log: an agent that keeps the handshake waiting is reported at once and
+/// after 5 s, not after 120 s of silence.
+#[test]
+fn verbose_shows_an_agent_that_keeps_the_handshake_waiting() {
+    let mock = ensure_mock();
+    let out = acph(&[
+        "-v",
+        "probe",
+        "--",
+        mock.to_str().unwrap(),
+        "--sleep",
+        "5600",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let lines = out.stderr_lines();
+    let at = |prefix: &str| {
+        lines
+            .iter()
+            .position(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix:?} in {lines:?}"))
+    };
+    let started = at("[info] handshake: handshake started");
+    let waiting = at("[warn] handshake: handshake waiting after 5");
+    let done = at("[info] handshake: handshake done");
+    assert!(started < waiting && waiting < done, "{lines:?}");
+    // Without -v: nothing of the log.
+    let out = acph(&["probe"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(out.stderr_lines().is_empty(), "{out:?}");
+}

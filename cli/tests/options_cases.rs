@@ -3,7 +3,12 @@
 //! `--session-options` (`acph run`). The same outcome and `data.path` as every face; the CLI
 //! prints an `invalid_config` as `acph: invalid config: PATH: ...` and exits 1. Pools are not
 //! part of the CLI: those cases are skipped, and said so.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stderr)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stderr
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

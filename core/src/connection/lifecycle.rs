@@ -194,10 +194,12 @@ impl Actor {
             Some(self.agent),
             None,
             || {
-                format!(
-                    "the agent exited ({reason}; exit code {:?}, signal {:?})",
-                    info.code, info.signal
-                )
+                let how = match (&info.code, &info.signal) {
+                    (Some(code), _) => format!("exit code {code}"),
+                    (None, Some(signal)) => format!("signal {signal}"),
+                    (None, None) => "no exit status".to_owned(),
+                };
+                format!("the agent exited ({reason}; {how})")
             },
         );
         let _ = self.shared.exit.set(info.clone());
