@@ -138,10 +138,16 @@ class Harness:
         if p.returncode == 0:
             self.results[-1].note = p.stdout.strip()
 
-    @staticmethod
-    def json_kind(doc: object) -> str:
+    def option_names(self) -> set[str]:
+        """The top-level option names of docs/OPTIONS.md (generated from the core's table)."""
+        text = (self.root / "docs/OPTIONS.md").read_text()
+        return {n for n in re.findall(r"^\| `([A-Za-z]+)` \|", text, re.M)}
+
+    def json_kind(self, doc: object) -> str:
         if not isinstance(doc, dict):
             return "none"
+        if doc and set(doc) <= self.option_names() and not ({"rules", "hardDeny"} & doc.keys()):
+            return "options"
         if doc.get("$schema", "").startswith("https://json-schema.org"):
             return "schema"
         if "agents" in doc:

@@ -1,5 +1,6 @@
 //! `doc-check KIND FILE`: feeds one JSON block of the docs to the core's own parser for KIND
-//! (`policy`, `registry`, `event`, `options-host`, `options-agent`, `options-session`); exits 1
+//! (`policy`, `registry`, `event`, `options` (host, agent or session), `options-host`,
+//! `options-agent`, `options-session`); exits 1
 //! with the parser's error when the core refuses it. Used by scripts/test-docs.
 // A command-line tool: its verdict goes to stdout, its errors to stderr.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -34,6 +35,23 @@ fn check(kind: &str, text: &str) -> Result<String, String> {
                 return Err(format!("data does not decode exactly: {:?}", decoded.notes));
             }
             Ok(format!("a {name} event that decodes exactly"))
+        }
+        // An option document of any kind: accepted when one of the core's documents takes it
+        // whole (as the C face would: the JSON text itself).
+        "options" => {
+            let doc = options::document(text).map_err(|e| e.to_string())?;
+            let mut why = Vec::new();
+            for (name, r) in [
+                ("host", options::host(&doc, Face::C).map(|_| ())),
+                ("agent", options::agent_spec(&doc, Face::C).map(|_| ())),
+                ("session", options::session(&doc, Face::C).map(|_| ())),
+            ] {
+                match r {
+                    Ok(()) => return Ok(format!("a {name} option document the core accepts")),
+                    Err(e) => why.push(format!("as {name} options: {e}")),
+                }
+            }
+            Err(why.join("; "))
         }
         "options-host" | "options-agent" | "options-session" => {
             let doc = options::document(text).map_err(|e| e.to_string())?;
