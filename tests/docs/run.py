@@ -2,7 +2,8 @@
 
 Each block goes to the runner of its language; a block no runner takes and no marker explains
 fails the run. Markers (an HTML comment on the line before the fence, see blocks.py):
-  output / skip REASON / compile REASON / run / json KIND. Every marker's reason is printed.
+  output / skip REASON / compile REASON / run [root] / json KIND. Every marker's reason is
+  printed. `run` executes an sh block in a scratch dir (`run root`: in the repository root).
 
 Usage: run.py [--root DIR] [--only LANG,...] [FILE.md ...]   (files default to files.txt)
 Environment: ACP_DOC_PY39 — a Python 3.9 interpreter with acp_host installed (optional).
@@ -168,9 +169,12 @@ class Harness:
         if b.marker != "run":
             self.add(b, "checked", "syntax" + (f": {b.marker_arg}" if b.marker_arg else ""))
             return
-        d = self.work(b)
+        # `run root`: a command of the repository's (a clone's root is where the reader types it).
+        d = self.root if b.marker_arg.split()[:1] == ["root"] else self.work(b)
         p = self.sh(["bash", "-euo", "pipefail", "-c", b.code], d, timeout=120)
         self.outcome(b, p, "ran")
+        if b.marker_arg:
+            self.results[-1].note = f"in {'the repository root' if d == self.root else 'a scratch dir'}"
 
     def rust_block(self, b: Block) -> None:
         self.rust.append(b)  # run together by finish_rust
@@ -299,8 +303,8 @@ class Harness:
             self.results[-1].note = "LuaJIT syntax (nvim luafile); examples/neovim/test runs the plugin"
 
     def kotlin_block(self, b: Block) -> None:
-        self.add(b, "gap", "Kotlin blocks are not compiled: no kotlinc here, and compiling them "
-                 "through bindings/uniffi/kotlin (Maven) is not wired yet")
+        self.add(b, "gap", "Kotlin blocks are not compiled yet: that needs them as generated test "
+                 "sources of bindings/uniffi/kotlin's Maven build (no standalone kotlinc here)")
 
 
 def setup_scratch(root: Path, scratch: Path, target: Path) -> None:
