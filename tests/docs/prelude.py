@@ -23,3 +23,20 @@ registry = Registry.from_file("registry.json")
 host = acp_host.Host(policy="read-only")
 agent = host.spawn(["acp-mock-agent"])
 session = agent.new_session(cwd=project)
+
+
+def _a_turn_then_close() -> None:
+    # A block that iterates `session.events()` sees one turn and then the end of the stream.
+    import time
+
+    time.sleep(0.5)
+    try:
+        session.prompt("hello")
+        session.close()
+    except acp_host.AcpError:
+        pass  # the block closed the host or the session itself
+
+
+import threading  # noqa: E402
+
+threading.Thread(target=_a_turn_then_close, daemon=True).start()

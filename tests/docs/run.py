@@ -320,7 +320,9 @@ def setup_scratch(root: Path, scratch: Path, target: Path) -> None:
     (scratch / "lib").mkdir()
     (scratch / "lib" / "libacp_host.so.1").symlink_to(target / "debug" / "libacp_host.so")
     for name in ("claude-agent-acp", "codex-acp", "gemini", "my-agent", "my-acp-agent"):
-        (scratch / "bin" / name).symlink_to(mock)
+        # The real agents' arguments (`--acp`, ...) mean nothing to the mock: dropped.
+        (scratch / "bin" / name).write_text(f"#!/bin/sh\nexec '{mock}'\n")
+        (scratch / "bin" / name).chmod(0o755)
     for d in ("abs/project", "abs/shared-libs", "abs/cache", "project", "cache", "state"):
         (scratch / d).mkdir(parents=True, exist_ok=True)
     buf = io.BytesIO()
@@ -365,7 +367,7 @@ def main() -> int:
     h = Harness(root, scratch)
     setup_scratch(root, scratch, h.target)
     print(f"test-docs: scratch dir {scratch}; `/abs/…` in a block is {scratch}/abs/…; agent names "
-          "(claude-agent-acp, codex-acp, gemini, my-agent, my-acp-agent) are the mock agent")
+          "(claude-agent-acp, codex-acp, gemini, my-agent, my-acp-agent) are the mock agent, their arguments dropped")
     try:
         for f in files:
             for b in extract(root / f, f):
