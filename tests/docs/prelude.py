@@ -1,6 +1,6 @@
 # What the docs' Python blocks assume exists (tests/docs/run.py puts this before each block, run
 # in a scratch dir that has registry.json, policy.json and the agent names on PATH as the mock).
-from __future__ import annotations
+# No `from __future__ import annotations`: it would hide annotations that fail on Python 3.9.
 
 import os
 from typing import Any
