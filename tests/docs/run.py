@@ -65,6 +65,8 @@ class Harness:
                                   capture_output=True, timeout=timeout)
         except subprocess.TimeoutExpired as e:
             return subprocess.CompletedProcess(cmd, 124, "", f"timed out after {timeout}s: {e}")
+        except OSError as e:  # the tool is not there (e.g. .venv before scripts/setup-python)
+            return subprocess.CompletedProcess(cmd, 127, "", f"cannot run {cmd[0]}: {e}")
 
     def work(self, b: Block) -> Path:
         d = self.scratch / "blocks" / re.sub(r"[^A-Za-z0-9]+", "_", b.where)
