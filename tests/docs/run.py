@@ -52,6 +52,8 @@ class Harness:
             self.env.pop(k, None)
         self.rust: list[Block] = []
         self.kotlin: list[Block] = []
+        self.policy_schema: tuple[Block, dict] | None = None
+        self.policies: list[tuple[Block, object]] = []
 
     # ---- helpers -------------------------------------------------------------------------
     def add(self, b: Block, status: str, note: str = "") -> None:
@@ -125,6 +127,10 @@ class Harness:
             self.add(b, "fail", f"not JSON: {e}")
             return
         kind = b.marker_arg if b.marker == "json" else self.json_kind(doc)
+        if kind == "schema" and doc.get("title") == "acp-host permission policy":
+            self.policy_schema = (b, doc)
+        if kind == "policy":
+            self.policies.append((b, doc))
         if kind in ("", "none", "schema"):
             self.add(b, "checked", "parsed" + (" (a JSON schema)" if kind == "schema" else ""))
             return
@@ -163,6 +169,25 @@ class Harness:
         if "steps" in doc or "initialize" in doc:
             return "scenario"
         return "none"
+
+    def finish_policies(self) -> None:
+        """The policy blocks also validate against the policy JSON schema docs/PERMISSIONS.md
+        shows (so that the schema and the examples the core loads agree)."""
+        if not self.policy_schema:
+            return
+        try:
+            import jsonschema
+        except ImportError:
+            print("test-docs: no jsonschema module: the policy blocks are not validated against the schema")
+            return
+        sb, schema = self.policy_schema
+        for b, doc in self.policies:
+            errors = list(jsonschema.Draft202012Validator(schema).iter_errors(doc))
+            r = next(r for r in self.results if r.block is b)
+            if errors:
+                r.status, r.note = "fail", f"against the schema of {sb.where}: {errors[0].message}"
+            elif r.status == "checked":
+                r.note += f"; valid against the schema of {sb.where}"
 
     def sh_block(self, b: Block) -> None:
         p = self.sh(["bash", "-n"], stdin=b.code)
@@ -398,6 +423,7 @@ def main() -> int:
                 h.run_block(b)
         h.finish_rust(files)
         h.finish_kotlin()
+        h.finish_policies()
     finally:
         if not os.environ.get("ACP_DOC_KEEP"):
             shutil.rmtree(scratch, ignore_errors=True)
