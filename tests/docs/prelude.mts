@@ -8,6 +8,8 @@ const host = new __Host();
 const project = process.cwd();
 const cwd = project;
 const cacheDir = `${project}/cache`;
+// An agent serving ACP on a loopback port (tests/docs/run.py bridges each connection to a mock).
+const port = Number(process.env.ACP_DOC_AGENT_PORT);
 const agent = await host.spawn({ command: 'acp-mock-agent', cwd: project });
 const session = await agent.newSession({ cwd: project });
 const id = session.id;

@@ -9,6 +9,8 @@ import acp_host
 from acp_host.registry import Registry
 
 cache = os.path.abspath("cache")
+# An agent serving ACP on a loopback port (tests/docs/run.py bridges each connection to a mock).
+port = int(os.environ["ACP_DOC_AGENT_PORT"])
 project = os.getcwd()
 os.makedirs(cache, exist_ok=True)
 

@@ -359,6 +359,40 @@ class Harness:
                 self.add(b, "fail", err)
 
 
+def serve_agents(mock: Path, env: dict[str, str]) -> int:
+    """An agent on a loopback TCP port for the blocks that `connect` (their `port`): each
+    connection gets its own mock agent, its stdio bridged to the socket. Returns the port."""
+    import socket
+    import threading
+
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def pump(src, dst) -> None:
+        try:
+            while chunk := src.read1(65536) if hasattr(src, "read1") else src.recv(65536):
+                dst.write(chunk) if hasattr(dst, "write") else dst.sendall(chunk)
+                if hasattr(dst, "flush"):
+                    dst.flush()
+        except OSError:
+            pass
+        finally:
+            try:
+                dst.close() if hasattr(dst, "write") else dst.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+
+    def accept() -> None:
+        while True:
+            conn, _ = server.accept()
+            agent = subprocess.Popen([str(mock)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, env=env)
+            threading.Thread(target=pump, args=(conn, agent.stdin), daemon=True).start()
+            threading.Thread(target=pump, args=(agent.stdout, conn), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    return server.getsockname()[1]
+
+
 def setup_scratch(root: Path, scratch: Path, target: Path) -> None:
     """The agent names the docs use are the mock agent; /abs/... exist; registry.json has a binary
     agent (`gemini`, `my-agent`) whose archive (the mock agent) is `file://$SCRATCH/agent.tar.gz`."""
@@ -418,6 +452,7 @@ def main() -> int:
     scratch = Path(tempfile.mkdtemp(prefix="acp-doc-tests-"))
     h = Harness(root, scratch)
     setup_scratch(root, scratch, h.target)
+    h.env["ACP_DOC_AGENT_PORT"] = str(serve_agents(h.target / "debug" / "acp-mock-agent", h.env))
     print(f"test-docs: scratch dir {scratch}; `/abs/…` in a block is {scratch}/abs/…; agent names "
           "(claude-agent-acp, codex-acp, gemini, my-agent, my-acp-agent) are the mock agent, their arguments dropped")
     try:
