@@ -2,8 +2,8 @@
 // whose own code runs in a nested scope so that it may rebind these names).
 import { Host as __Host, Registry as __Registry } from 'acp-host';
 import type { AcpEvent as __Ev } from 'acp-host';
-// (run.py adds `import { Host, Registry, AcpError } from 'acp-host'` for the names the block does
-// not import itself.)
+// (run.py adds `import { Host, Registry, AcpError } from 'acp-host'`, `net` and `once` for the
+// names the block does not import itself.)
 const host = new __Host();
 const project = process.cwd();
 const cwd = project;

@@ -306,10 +306,13 @@ class Harness:
         imports = [l for l in code.splitlines() if l.startswith("import ")]
         rest = "\n".join(l for l in code.splitlines() if not l.startswith("import "))
         # What a reader imports from acp-host in the block before, unless this block does.
-        own = set(re.findall(r"\b(\w+)\b", " ".join(re.findall(r"\{([^}]*)\}", " ".join(imports)))))
+        own = {w for l in imports for w in re.findall(r"\b(\w+)\b", l.split(" from ")[0])}
         names = [n for n in ("Host", "Registry", "AcpError") if n not in own]
-        prelude = (f"import {{ {', '.join(names)} }} from 'acp-host';\n" if names else "") + \
-            (self.root / "tests/docs/prelude.mts").read_text()
+        prelude = (f"import {{ {', '.join(names)} }} from 'acp-host';\n" if names else "")
+        for name, line in (("net", "import net from 'node:net';"), ("once", "import { once } from 'node:events';")):
+            if name not in own:
+                prelude += line + "\n"
+        prelude += (self.root / "tests/docs/prelude.mts").read_text()
         (d / "block.mts").write_text("\n".join(imports) + "\n" + prelude + "\n{\n" + rest + "\n}\nawait __done();\n")
         nm = d / "node_modules"
         nm.mkdir(exist_ok=True)
