@@ -51,6 +51,11 @@ def main() -> int:
         problems.append("sizes.py found no hand-written size in tests/docs/fixtures/broken.md")
     if sizes.check(["tests/docs/fixtures/good.md"]):
         problems.append("sizes.py found a size in tests/docs/fixtures/good.md")
+    import facts
+    if not facts.check(["tests/docs/fixtures/broken.md"]):
+        problems.append("facts.py found no wrong restart wording in tests/docs/fixtures/broken.md")
+    if facts.check(["tests/docs/fixtures/good.md"]):
+        problems.append("facts.py found a wrong fact in tests/docs/fixtures/good.md")
     for line in problems:
         print(f"test_harness: {line}", file=sys.stderr)
     if problems:
