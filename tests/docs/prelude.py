@@ -41,4 +41,5 @@ def _a_turn_then_close() -> None:
 
 import threading  # noqa: E402
 
-threading.Thread(target=_a_turn_then_close, daemon=True).start()
+if os.environ.get("ACP_DOC_SESSION_ENDS"):  # run.py: the block iterates `session.events()`
+    threading.Thread(target=_a_turn_then_close, daemon=True).start()

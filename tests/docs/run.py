@@ -287,6 +287,8 @@ class Harness:
             pys.append((" (3.9)", os.environ["ACP_DOC_PY39"]))
         notes = []
         for label, py in pys:
+            # A block that iterates the prelude's session events needs that stream to end.
+            self.env["ACP_DOC_SESSION_ENDS"] = "1" if "session.events()" in b.code else ""
             p = self.sh([py, str(self.root / "tests/docs/pyrun.py"), str(f)], d, timeout=30)
             missing = re.search(r"ModuleNotFoundError: No module named '([\w.]+)'", p.stderr)
             if p.returncode != 0 and label and missing and missing.group(1).split(".")[0] != "acp_host":
