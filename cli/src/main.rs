@@ -20,11 +20,14 @@
 //! Exit status: 0 when the turn ended with a stop reason (run) or the handshake succeeded (probe);
 //! 1 with one line on stderr otherwise; 2 for usage errors; 130 when interrupted (Ctrl-C twice).
 
+mod args;
 mod documents;
 mod elicitation;
 mod login;
 mod permission;
+mod probe;
 mod render;
+mod signals;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -33,170 +36,23 @@ use std::time::Duration;
 use acp_host::auth::TerminalAuth;
 use acp_host::options::{self, Face};
 use acp_host::{
-    Agent, AgentSpec, ElicitationHandler, Error, EventKind, Host, HostConfig, PermissionHandler,
-    Session, SessionOptions,
+    Agent, AgentSpec, ElicitationHandler, Error, Host, HostConfig, PermissionHandler, Session,
+    SessionOptions,
 };
-use clap::{Args, Parser, Subcommand};
+use clap::Parser;
 use serde_json::Value;
 use tokio::sync::watch;
 
+use crate::args::{AgentArgs, Cli, Command, RunArgs};
 use crate::elicitation::ElicitationMode;
 use crate::permission::{PermissionMode, PromptGate};
 use crate::render::{Out, Renderer, SharedOut, eprint_line, flat_line, lock, one_line};
+use crate::signals::{Signals, interrupted, interruptible, next_interrupt, watch_interrupts};
 
 /// The bundled default agent.
 const MOCK_AGENT: &str = "acp-mock-agent";
 /// How long to wait for the last events (`agent_exited`) once the agent was shut down.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// `acph --version`: the crate version and the ACP protocol version it speaks.
-fn version_text() -> &'static str {
-    static TEXT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-        format!(
-            "{} (ACP protocol version {})",
-            env!("CARGO_PKG_VERSION"),
-            acp_host::PROTOCOL_VERSION
-        )
-    });
-    &TEXT
-}
-
-#[derive(Debug, Parser)]
-#[command(
-    name = "acph",
-    version = version_text(),
-    about = "Run and inspect ACP (Agent Client Protocol) agents from the terminal",
-    after_help = "Without an AGENT_CMD after `--`, the bundled mock agent (acp-mock-agent) runs."
-)]
-struct Cli {
-    /// Also show the agent's stderr lines (on stderr) and a few more host events
-    #[arg(short, long, global = true)]
-    verbose: bool,
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Debug, Subcommand)]
-enum Command {
-    /// Spawn an agent, open a session, send one prompt and stream the turn
-    Run(RunArgs),
-    /// Handshake only: print the protocol version, agent info, capabilities and auth methods
-    Probe(ProbeArgs),
-}
-
-#[derive(Debug, Args)]
-struct RunArgs {
-    /// Print every event as one JSON object per line (NDJSON) on stdout, and nothing else
-    #[arg(long)]
-    json: bool,
-    /// Working directory of the session, also its sandbox root [default: the current directory]
-    #[arg(long, value_name = "DIR")]
-    cwd: Option<PathBuf>,
-    /// Another directory the agent's fs/* and terminal/* requests may use (repeatable)
-    #[arg(long = "root", value_name = "DIR")]
-    roots: Vec<PathBuf>,
-    /// Switch the session to this mode before prompting
-    #[arg(long, value_name = "MODE")]
-    mode: Option<String>,
-    /// Permission policy: a JSON policy file, or a preset: deny-all, read-only, ask (confine with
-    /// deny-all/read-only plus allow rules) [default: deny-all with --permission deny, else ask]
-    #[arg(
-        long,
-        value_name = "FILE|PRESET",
-        long_help = "Permission policy: rules that decide the agent's permission requests and its \
-                     fs/* and\nterminal/* requests before anyone is asked (docs/PERMISSIONS.md). \
-                     FILE is a JSON policy\ndocument; an argument that is not an existing file \
-                     names a preset:\n  \
-                     deny-all   grant nothing the agent asks for; serve its file reads only\n  \
-                     read-only  allow read/search/think/fetch tool calls; deny edits, commands, \
-                     writes\n  \
-                     ask        leave tool calls to --permission; serve reads, writes and \
-                     terminals\n\
-                     Writes under .git are always denied, and so are terminals whose env sets \
-                     code-loading\nvariables (LD_PRELOAD, BASH_ENV, GIT_CONFIG_*, PATH, ...) \
-                     unless an allow rule names them.\n\
-                     To confine an unattended agent, use an allow-list: deny-all or read-only \
-                     plus \"allow\"\nrules for the commands you expect. Deny rules on \
-                     command strings (\"rm *\") are a speed\nbump: they see through common \
-                     wrappers (sudo, timeout, nice, env, sh -c, ...) but not\neverything. \
-                     A bad file is an error (exit 1).\n\
-                     [default: deny-all with --permission deny, else ask]"
-    )]
-    policy: Option<PathBuf>,
-    /// Who answers the permission requests the policy leaves to the host
-    /// [default: ask when stdin is a terminal, else deny]
-    #[arg(long, value_enum, value_name = "MODE")]
-    permission: Option<PermissionMode>,
-    /// Who answers the agent's elicitations (forms, URL consent): ask on the terminal, or off
-    /// (not advertised). A URL is shown whole with its host on a line of its own; one that does
-    /// not parse or is not http(s) is declined without asking [default: ask when stdin is a
-    /// terminal, else off]
-    #[arg(long, value_enum, value_name = "MODE")]
-    elicitation: Option<ElicitationMode>,
-    /// Deny permission requests nobody answered within SECS seconds [default: 300]
-    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
-    permission_timeout: Option<Duration>,
-    /// Authenticate with this auth method (see `acph probe`) before opening the session; a
-    /// terminal login runs in this terminal, then the agent is relaunched. Without it, an agent
-    /// that answers "authentication required" and offers exactly one terminal login gets that
-    /// login when stdin is a terminal
-    #[arg(long, value_name = "METHOD")]
-    auth: Option<String>,
-    /// Session options as a JSON document (docs/OPTIONS.md); --cwd sets its `cwd`
-    #[arg(long, value_name = "FILE")]
-    session_options: Option<PathBuf>,
-    /// The prompt text
-    #[arg(value_name = "PROMPT", default_value = "Hello")]
-    prompt: String,
-    #[command(flatten)]
-    host: HostArgs,
-    #[command(flatten)]
-    agent: AgentArgs,
-}
-
-#[derive(Debug, Args)]
-struct HostArgs {
-    /// Host options as a JSON document (docs/OPTIONS.md: every option of every face); the flags
-    /// set theirs on top
-    #[arg(long, value_name = "FILE")]
-    options: Option<PathBuf>,
-}
-
-#[derive(Debug, Args)]
-struct ProbeArgs {
-    /// Print one JSON object {protocolVersion, agentInfo, agentCapabilities, authMethods}
-    #[arg(long)]
-    json: bool,
-    #[command(flatten)]
-    host: HostArgs,
-    #[command(flatten)]
-    agent: AgentArgs,
-}
-
-#[derive(Debug, Args)]
-struct AgentArgs {
-    /// Scenario of the bundled mock agent (passed on as `--scenario NAME`; not with AGENT_CMD)
-    #[arg(long, value_name = "NAME")]
-    scenario: Option<String>,
-    /// The agent spec as a JSON document (docs/OPTIONS.md: command, args, env, cwd, restart);
-    /// AGENT_CMD after `--` replaces its command and args
-    #[arg(long, value_name = "FILE")]
-    agent_options: Option<PathBuf>,
-    /// The agent command and its arguments, after `--` [default: the bundled acp-mock-agent]
-    #[arg(last = true, value_name = "AGENT_CMD")]
-    agent_cmd: Vec<String>,
-}
-
-fn parse_secs(s: &str) -> Result<Duration, String> {
-    let secs: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
-    if secs.is_nan() || secs <= 0.0 {
-        return Err("must be more than 0 seconds".into());
-    }
-    Duration::try_from_secs_f64(secs).map_err(|e| e.to_string())
-}
 
 /// Why a command failed: printed as one line `acph: ...` on stderr.
 #[derive(Debug)]
@@ -273,81 +129,13 @@ fn main() {
         let interrupts = watch_interrupts();
         match cli.command {
             Command::Run(args) => run(args, cli.verbose, interrupts).await,
-            Command::Probe(args) => probe(args, cli.verbose, interrupts).await,
+            Command::Probe(args) => probe::probe(args, cli.verbose, interrupts).await,
         }
     });
     let _ = std::io::stdout().flush();
     // Exit with the runtime still alive: dropping it would wait for a permission prompt still
     // blocked reading the terminal.
     std::process::exit(code);
-}
-
-/// Signals seen so far. The first Ctrl-C cancels the turn, the second stops the agent, the third
-/// exits at once; SIGTERM/SIGHUP stop the agent (process-group shutdown) and exit.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-struct Signals {
-    ctrl_c: u32,
-    /// Exit status for a terminating signal (128 + number).
-    terminate: Option<i32>,
-}
-
-fn watch_interrupts() -> watch::Receiver<Signals> {
-    let (tx, rx) = watch::channel(Signals::default());
-    let tx = std::sync::Arc::new(tx);
-    let ctrl_c_tx = tx.clone();
-    tokio::spawn(async move {
-        let mut count = 0u32;
-        while tokio::signal::ctrl_c().await.is_ok() {
-            count += 1;
-            if count >= 3 {
-                let _ = std::io::stdout().flush();
-                eprint_line("acph: interrupted");
-                std::process::exit(130);
-            }
-            ctrl_c_tx.send_modify(|s| s.ctrl_c = count);
-        }
-        // No signal handling available: keep the sender so receivers simply never fire.
-        std::future::pending::<()>().await;
-    });
-    #[cfg(unix)]
-    for (kind, code) in [
-        (tokio::signal::unix::SignalKind::terminate(), 143),
-        (tokio::signal::unix::SignalKind::hangup(), 129),
-    ] {
-        let tx = tx.clone();
-        tokio::spawn(async move {
-            if let Ok(mut sig) = tokio::signal::unix::signal(kind) {
-                while sig.recv().await.is_some() {
-                    tx.send_modify(|s| s.terminate = Some(code));
-                }
-            }
-            std::future::pending::<()>().await;
-        });
-    }
-    rx
-}
-
-/// The next signal (never returns when signals are unavailable).
-async fn next_interrupt(rx: &mut watch::Receiver<Signals>) -> Signals {
-    if rx.changed().await.is_err() {
-        std::future::pending::<()>().await;
-    }
-    *rx.borrow_and_update()
-}
-
-fn interrupted(s: Signals) -> Failure {
-    Failure::Interrupted(s.terminate.unwrap_or(130))
-}
-
-/// Run `fut` unless Ctrl-C is pressed first.
-async fn interruptible<T>(
-    fut: impl Future<Output = acp_host::Result<T>>,
-    rx: &mut watch::Receiver<Signals>,
-) -> Result<T, Failure> {
-    tokio::select! {
-        r = fut => r.map_err(Failure::Core),
-        s = next_interrupt(rx) => Err(interrupted(s)),
-    }
 }
 
 /// The agent to spawn: the `--agent-options` document with AGENT_CMD, else its own command,
@@ -777,146 +565,11 @@ fn select_values(option: &Value) -> Vec<String> {
     values
 }
 
-async fn probe(args: ProbeArgs, verbose: bool, mut interrupts: watch::Receiver<Signals>) -> i32 {
-    let checked = (|| {
-        let doc = documents::read("--options", args.host.options.as_deref())?;
-        let hooks = options::Hooks {
-            log: verbose_log(verbose),
-            ..options::Hooks::default()
-        };
-        let config = options::host(&Value::Object(doc), Face::Cli)?.with_hooks(hooks)?;
-        Ok::<_, Failure>((config, agent_spec(&args.agent)?))
-    })();
-    let (config, spec) = match checked {
-        Ok(c) => c,
-        Err(f) => return fail(None, &f, None),
-    };
-    let host = Host::new(config);
-    let Some(events) = host.events() else {
-        return fail(
-            None,
-            &Failure::Message("the host's event stream is unavailable".into()),
-            None,
-        );
-    };
-    // Keep the queue moving; only the agent's stderr is shown (with --verbose).
-    let drain = tokio::spawn(async move {
-        while let Some(ev) = events.next().await {
-            match ev.kind {
-                EventKind::AgentStderr if verbose => {
-                    let line = ev.data_value();
-                    let line = line.get("line").and_then(Value::as_str).unwrap_or("");
-                    eprint_line(&format!("[agent stderr] {}", render::clean(line)));
-                }
-                EventKind::AgentExited => break,
-                _ => {}
-            }
-        }
-    });
-    let result = interruptible(host.spawn(spec), &mut interrupts).await;
-    let code = match &result {
-        Ok(agent) => {
-            print_probe(agent, args.json);
-            agent.shutdown().await;
-            0
-        }
-        Err(_) => 1,
-    };
-    drop(host);
-    let _ = tokio::time::timeout(DRAIN_TIMEOUT, drain).await;
-    match result {
-        Ok(_) => code,
-        Err(f) => fail(None, &f, None),
-    }
-}
-
-fn print_probe(agent: &Agent, json: bool) {
-    let Some(info) = agent.info() else { return };
-    let mut w = std::io::stdout().lock();
-    if json {
-        let auth = Value::from(info.auth_methods.clone());
-        let _ = writeln!(
-            w,
-            "{{\"protocolVersion\":{},\"agentInfo\":{},\"agentCapabilities\":{},\"authMethods\":{}}}",
-            info.protocol_version, info.agent_info, info.capabilities, auth
-        );
-        let _ = w.flush();
-        return;
-    }
-    let mut text = format!("protocol version: {}\n", info.protocol_version);
-    let ai = &info.agent_info;
-    let field = |k: &str| ai.get(k).and_then(Value::as_str).map(one_line);
-    let agent_line = match (field("name"), field("version"), field("title")) {
-        (None, _, _) => "(not reported)".to_owned(),
-        (Some(n), v, t) => {
-            let mut s = n;
-            if let Some(v) = v {
-                s.push_str(&format!(" {v}"));
-            }
-            if let Some(t) = t {
-                s.push_str(&format!(" \"{t}\""));
-            }
-            s
-        }
-    };
-    text.push_str(&format!("agent: {agent_line}\n"));
-    let mut caps = Vec::new();
-    flatten("", &info.capabilities, &mut caps);
-    if caps.is_empty() {
-        text.push_str("capabilities: none\n");
-    } else {
-        text.push_str("capabilities:\n");
-        let width = caps.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
-        for (k, v) in caps {
-            text.push_str(&format!("  {k:<width$}  {v}\n"));
-        }
-    }
-    if info.auth_methods.is_empty() {
-        text.push_str("auth methods: none\n");
-    } else {
-        text.push_str("auth methods:\n");
-        for m in &info.auth_methods {
-            let s = |k: &str| m.get(k).and_then(Value::as_str).map(one_line);
-            let mut line = format!(
-                "  {}: {} ({})",
-                s("id").unwrap_or_else(|| "?".into()),
-                s("name").unwrap_or_default(),
-                s("type").unwrap_or_else(|| "agent".into())
-            );
-            if let Some(d) = s("description") {
-                line.push_str(&format!(" - {d}"));
-            }
-            text.push_str(&line);
-            text.push('\n');
-        }
-    }
-    let _ = w.write_all(text.as_bytes());
-    let _ = w.flush();
-}
-
-/// `{"a":{"b":true}}` → `[("a.b", "true")]`; an empty object (a capability marker) is "supported".
-fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, String)>) {
-    match v {
-        Value::Object(m) if !m.is_empty() => {
-            for (k, v) in m {
-                let key = if prefix.is_empty() {
-                    one_line(k)
-                } else {
-                    format!("{prefix}.{}", one_line(k))
-                };
-                flatten(&key, v, out);
-            }
-        }
-        Value::Object(_) if !prefix.is_empty() => out.push((prefix.to_owned(), "supported".into())),
-        Value::Object(_) => {}
-        Value::String(s) => out.push((prefix.to_owned(), one_line(s))),
-        other => out.push((prefix.to_owned(), one_line(&other.to_string()))),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::args::parse_secs;
+    use crate::probe::flatten;
 
     #[test]
     fn cli_parses_prompt_and_agent_command() {

@@ -1,0 +1,158 @@
+//! `acph`'s command line: the subcommands and their flags (clap).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::elicitation::ElicitationMode;
+use crate::permission::PermissionMode;
+
+/// `acph --version`: the crate version and the ACP protocol version it speaks.
+pub(crate) fn version_text() -> &'static str {
+    static TEXT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        format!(
+            "{} (ACP protocol version {})",
+            env!("CARGO_PKG_VERSION"),
+            acp_host::PROTOCOL_VERSION
+        )
+    });
+    &TEXT
+}
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "acph",
+    version = version_text(),
+    about = "Run and inspect ACP (Agent Client Protocol) agents from the terminal",
+    after_help = "Without an AGENT_CMD after `--`, the bundled mock agent (acp-mock-agent) runs."
+)]
+pub(crate) struct Cli {
+    /// Also show the agent's stderr lines (on stderr) and a few more host events
+    #[arg(short, long, global = true)]
+    pub(crate) verbose: bool,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Spawn an agent, open a session, send one prompt and stream the turn
+    Run(RunArgs),
+    /// Handshake only: print the protocol version, agent info, capabilities and auth methods
+    Probe(ProbeArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RunArgs {
+    /// Print every event as one JSON object per line (NDJSON) on stdout, and nothing else
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Working directory of the session, also its sandbox root [default: the current directory]
+    #[arg(long, value_name = "DIR")]
+    pub(crate) cwd: Option<PathBuf>,
+    /// Another directory the agent's fs/* and terminal/* requests may use (repeatable)
+    #[arg(long = "root", value_name = "DIR")]
+    pub(crate) roots: Vec<PathBuf>,
+    /// Switch the session to this mode before prompting
+    #[arg(long, value_name = "MODE")]
+    pub(crate) mode: Option<String>,
+    /// Permission policy: a JSON policy file, or a preset: deny-all, read-only, ask (confine with
+    /// deny-all/read-only plus allow rules) [default: deny-all with --permission deny, else ask]
+    #[arg(
+        long,
+        value_name = "FILE|PRESET",
+        long_help = "Permission policy: rules that decide the agent's permission requests and its \
+                     fs/* and\nterminal/* requests before anyone is asked (docs/PERMISSIONS.md). \
+                     FILE is a JSON policy\ndocument; an argument that is not an existing file \
+                     names a preset:\n  \
+                     deny-all   grant nothing the agent asks for; serve its file reads only\n  \
+                     read-only  allow read/search/think/fetch tool calls; deny edits, commands, \
+                     writes\n  \
+                     ask        leave tool calls to --permission; serve reads, writes and \
+                     terminals\n\
+                     Writes under .git are always denied, and so are terminals whose env sets \
+                     code-loading\nvariables (LD_PRELOAD, BASH_ENV, GIT_CONFIG_*, PATH, ...) \
+                     unless an allow rule names them.\n\
+                     To confine an unattended agent, use an allow-list: deny-all or read-only \
+                     plus \"allow\"\nrules for the commands you expect. Deny rules on \
+                     command strings (\"rm *\") are a speed\nbump: they see through common \
+                     wrappers (sudo, timeout, nice, env, sh -c, ...) but not\neverything. \
+                     A bad file is an error (exit 1).\n\
+                     [default: deny-all with --permission deny, else ask]"
+    )]
+    pub(crate) policy: Option<PathBuf>,
+    /// Who answers the permission requests the policy leaves to the host
+    /// [default: ask when stdin is a terminal, else deny]
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub(crate) permission: Option<PermissionMode>,
+    /// Who answers the agent's elicitations (forms, URL consent): ask on the terminal, or off
+    /// (not advertised). A URL is shown whole with its host on a line of its own; one that does
+    /// not parse or is not http(s) is declined without asking [default: ask when stdin is a
+    /// terminal, else off]
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub(crate) elicitation: Option<ElicitationMode>,
+    /// Deny permission requests nobody answered within SECS seconds [default: 300]
+    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    pub(crate) permission_timeout: Option<Duration>,
+    /// Authenticate with this auth method (see `acph probe`) before opening the session; a
+    /// terminal login runs in this terminal, then the agent is relaunched. Without it, an agent
+    /// that answers "authentication required" and offers exactly one terminal login gets that
+    /// login when stdin is a terminal
+    #[arg(long, value_name = "METHOD")]
+    pub(crate) auth: Option<String>,
+    /// Session options as a JSON document (docs/OPTIONS.md); --cwd sets its `cwd`
+    #[arg(long, value_name = "FILE")]
+    pub(crate) session_options: Option<PathBuf>,
+    /// The prompt text
+    #[arg(value_name = "PROMPT", default_value = "Hello")]
+    pub(crate) prompt: String,
+    #[command(flatten)]
+    pub(crate) host: HostArgs,
+    #[command(flatten)]
+    pub(crate) agent: AgentArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct HostArgs {
+    /// Host options as a JSON document (docs/OPTIONS.md: every option of every face); the flags
+    /// set theirs on top
+    #[arg(long, value_name = "FILE")]
+    pub(crate) options: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ProbeArgs {
+    /// Print one JSON object {protocolVersion, agentInfo, agentCapabilities, authMethods}
+    #[arg(long)]
+    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) host: HostArgs,
+    #[command(flatten)]
+    pub(crate) agent: AgentArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct AgentArgs {
+    /// Scenario of the bundled mock agent (passed on as `--scenario NAME`; not with AGENT_CMD)
+    #[arg(long, value_name = "NAME")]
+    pub(crate) scenario: Option<String>,
+    /// The agent spec as a JSON document (docs/OPTIONS.md: command, args, env, cwd, restart);
+    /// AGENT_CMD after `--` replaces its command and args
+    #[arg(long, value_name = "FILE")]
+    pub(crate) agent_options: Option<PathBuf>,
+    /// The agent command and its arguments, after `--` [default: the bundled acp-mock-agent]
+    #[arg(last = true, value_name = "AGENT_CMD")]
+    pub(crate) agent_cmd: Vec<String>,
+}
+
+pub(crate) fn parse_secs(s: &str) -> Result<Duration, String> {
+    let secs: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    if secs.is_nan() || secs <= 0.0 {
+        return Err("must be more than 0 seconds".into());
+    }
+    Duration::try_from_secs_f64(secs).map_err(|e| e.to_string())
+}
