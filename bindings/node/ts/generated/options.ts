@@ -144,6 +144,13 @@ export interface HostOptionsDocument {
    */
   eventStallTimeoutMs?: number | null;
   /**
+   * Emit `progress` events for the slow steps of an agent's start (spawn, handshake, login):
+   * `started`, `waiting` every 5 s, `done` or `failed` (docs/EVENTS.md).
+   *
+   * Type: boolean. Default: false.
+   */
+  progressEvents?: boolean;
+  /**
    * Emit a `wire` event for every message in and out (protocol log views).
    *
    * Type: boolean. Default: false.
