@@ -45,11 +45,13 @@ import { EventHub, type EventsOptions, type Opening } from './streams';
 import type { AgentSpecDocument, HostOptionsDocument, PoolSettingsDocument, SessionOptionsDocument } from './generated/options';
 // `json` imports `AcpError` from here back: it reads it when it throws, after this module ran.
 import { parseHostJson } from './json';
+import { logDelivery, type LogHandler } from './log';
 
 // The typed events and the ACP types (types only: nothing of it exists at runtime).
 export type * from './types';
 export type * from './generated/options';
 export type { EventsOptions } from './streams';
+export type { LogHandler, LogLevel, LogRecord } from './log';
 export { SESSION_HISTORY_LIMIT } from './streams';
 
 type NativeModule = typeof NativeTypes;
@@ -590,6 +592,11 @@ export interface HostOptions extends Omit<HostOptionsDocument, 'fs' | 'terminal'
    * `auth.terminal` and `agent.terminalAuth(methodId)` works.
    */
   onTerminalAuth?: TerminalAuthHandler;
+  /**
+   * Gets the host's log records (`logLevel` and more severe; default `'info'`), in order, on the
+   * JS thread; without it nothing is logged. See `LogHandler` and `host.droppedLogRecords()`.
+   */
+  onLog?: LogHandler;
 }
 
 /** `host.spawn`'s options: the agent spec of docs/OPTIONS.md, and the call's `signal`. */
@@ -717,6 +724,7 @@ export class Host extends EventEmitter {
     const elicit = take<ElicitationHandler>('onElicitation', isFn, 'a function');
     const ext = take<ExtRequestHandler>('onExtRequest', isFn, 'a function');
     const login = take<TerminalAuthHandler>('onTerminalAuth', isFn, 'a function');
+    const onLog = take<LogHandler>('onLog', isFn, 'a function');
     // `fs`/`terminal` are an option value (`'builtin'`, …) or the face's hooks (an object).
     const fs = isHooks(rest.fs) ? take<FsHooks>('fs', isHooks, 'hooks') : undefined;
     const terminal = isHooks(rest.terminal) ? take<TerminalHooks>('terminal', isHooks, 'hooks') : undefined;
@@ -725,7 +733,8 @@ export class Host extends EventEmitter {
     const service = fs || terminal || ext || login ? (json: string) => serve(fs, terminal, ext, login, json) : undefined;
     const elicitation = elicit ? (json: string) => this.elicitationMessage(elicit, json) : undefined;
     const hooks = { fs: !!fs, terminal: !!terminal, ext: !!ext, terminalAuth: !!login };
-    this.native = callSync(() => new native.NativeHost(doc, decide, service, elicitation, hooks));
+    const log = onLog ? logDelivery(onLog) : undefined;
+    this.native = callSync(() => new native.NativeHost(doc, decide, service, elicitation, hooks, log));
     this.hub = new EventHub(this.native, (evs) => this.emitBatch(evs), toAcpError);
   }
 
@@ -842,6 +851,14 @@ export class Host extends EventEmitter {
   /** Capabilities advertised to agents, from what is served. */
   get clientCapabilities(): { readTextFile: boolean; writeTextFile: boolean; terminal: boolean; elicitation: { form: boolean; url: boolean } } {
     return callSync(() => this.native.clientCapabilities());
+  }
+
+  /**
+   * Log records lost so far because `onLog` fell 1024 records behind (it is told how many in a
+   * `warn` record with target `log`); 0 without `onLog`.
+   */
+  droppedLogRecords(): number {
+    return this.native.droppedLogRecords();
   }
 
   /** Whether `close()` was called. */
