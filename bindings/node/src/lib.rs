@@ -212,7 +212,8 @@ impl Drop for TokenGuard {
 pub fn permission_decision(token: u32, option_id: Option<String>, error: Option<String>) {
     if let Some(tx) = Decisions::close(token) {
         let _ = tx.send(match error {
-            Some(e) => Err(format!("permission handler failed: {e}")),
+            // The core adds "the permission handler failed: ".
+            Some(e) => Err(e),
             None => Ok(option_id),
         });
     }
@@ -283,7 +284,8 @@ fn parse_answer(json: &str) -> std::result::Result<ElicitationAnswer, String> {
 pub fn elicitation_decision(token: u32, answer_json: Option<String>, error: Option<String>) {
     if let Some(tx) = Decisions::close(token) {
         let _ = tx.send(match error {
-            Some(e) => Err(format!("elicitation handler failed: {e}")),
+            // The facade's text names the handler (`onElicitation threw: …`).
+            Some(e) => Err(e),
             None => Ok(answer_json),
         });
     }

@@ -46,6 +46,7 @@ import type { AgentSpecDocument, HostOptionsDocument, PoolSettingsDocument, Sess
 // `json` imports `AcpError` from here back: it reads it when it throws, after this module ran.
 import { parseHostJson } from './json';
 import { logDelivery, type LogHandler } from './log';
+import { handlerFailure } from './failure';
 
 // The typed events and the ACP types (types only: nothing of it exists at runtime).
 export type * from './types';
@@ -353,18 +354,18 @@ export type PermissionHandler = (req: PermissionRequest) => string | null | unde
 
 /**
  * Call `handler(req)` and hand its value (awaited when it is a thenable) to `done`, or what it
- * threw or rejected with to `failed`.
+ * threw (`how`: `'threw'`) or rejected with (`'rejected'`) to `failed`.
  */
-function invoke<R>(handler: (req: R) => unknown, req: R, done: (v: unknown) => void, failed: (e: unknown) => void): void {
+function invoke<R>(handler: (req: R) => unknown, req: R, done: (v: unknown) => void, failed: (e: unknown, how: 'threw' | 'rejected') => void): void {
   let result: unknown;
   try {
     result = handler(req);
   } catch (e) {
-    failed(e);
+    failed(e, 'threw');
     return;
   }
   if (result !== null && typeof result === 'object' && typeof (result as PromiseLike<unknown>).then === 'function') {
-    (result as PromiseLike<unknown>).then(done, failed);
+    (result as PromiseLike<unknown>).then(done, (e) => failed(e, 'rejected'));
   } else done(result);
 }
 
@@ -765,7 +766,7 @@ export class Host extends EventEmitter {
       else if (typeof answer === 'string') finish(answer);
       else finish(null, `onPermission must return an option id or null, got ${typeof answer}`);
     };
-    invoke(handler, req, accept, (e) => finish(null, errorMessage(e)));
+    invoke(handler, req, accept, (e, how) => finish(null, handlerFailure('onPermission', how, e)));
   }
 
   private settled(id: number): void {
@@ -810,7 +811,7 @@ export class Host extends EventEmitter {
       }
       finish(text);
     };
-    invoke(handler, req, accept, (e) => finish(null, errorMessage(e)));
+    invoke(handler, req, accept, (e, how) => finish(null, handlerFailure('onElicitation', how, e)));
   }
 
   private elicitationSettled(id: number): void {
