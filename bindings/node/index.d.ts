@@ -203,9 +203,10 @@ export declare class NativeRegistry {
   resolve(id: string, options?: NativeResolveOptions | undefined | null): any
   /**
    * Install agent `id`'s binary under `cacheDir` from a `file://` URL or a local path, or
-   * through `fetch` for any other URL, on a blocking thread (never on the JS thread).
+   * through `fetch` for any other URL, on a blocking thread (never on the JS thread);
+   * `progress` gets the download's and the extraction's reports.
    */
-  install(id: string, cacheDir: string, platform?: string | undefined | null, fetch?: ((url: string) => Promise<Buffer | string>) | undefined | null): Promise<any>
+  install(id: string, cacheDir: string, platform?: string | undefined | null, fetch?: ((url: string) => Promise<Buffer | string>) | undefined | null, progress?: ((progressJson: string) => void) | undefined | null): Promise<any>
 }
 
 export declare class NativeSession {

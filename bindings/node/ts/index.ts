@@ -46,6 +46,7 @@ import type { AgentSpecDocument, HostOptionsDocument, PoolSettingsDocument, Sess
 // `json` imports `AcpError` from here back: it reads it when it throws, after this module ran.
 import { parseHostJson } from './json';
 import { logDelivery, type LogHandler } from './log';
+import { progressDelivery, type ProgressHandler } from './progress';
 import { handlerFailure } from './failure';
 
 // The typed events and the ACP types (types only: nothing of it exists at runtime).
@@ -53,6 +54,7 @@ export type * from './types';
 export type * from './generated/options';
 export type { EventsOptions } from './streams';
 export type { LogHandler, LogLevel, LogRecord } from './log';
+export type { Progress, ProgressHandler, ProgressPhase, ProgressStage } from './progress';
 export { SESSION_HISTORY_LIMIT } from './streams';
 
 type NativeModule = typeof NativeTypes;
@@ -1941,6 +1943,13 @@ export interface InstallOptions {
    * ```
    */
   fetch?: (url: string) => ArchiveBytes | PromiseLike<ArchiveBytes>;
+  /**
+   * Gets the install's progress, in order, each before the install settles: the download
+   * (`started` with its URL as `message`, then `done` with `bytes`, or `failed` with why) and the
+   * extraction (`started`, `done` or `failed`). Nothing for an install that is already there.
+   * What it throws is ignored.
+   */
+  onProgress?: ProgressHandler;
 }
 
 /** The bytes of an archive, as `InstallOptions.fetch` gives them (a `Buffer` is a `Uint8Array`). */
@@ -2062,6 +2071,11 @@ export class Registry {
     if (hook !== undefined && hook !== null && typeof hook !== 'function') {
       return Promise.reject(new AcpError('invalid_argument', 'install: fetch must be a function (url) => bytes'));
     }
-    return call(() => this.native.install(id, options.cacheDir, options.platform ?? null, hook ? archiveFetcher(hook) : null)) as Promise<InstalledAgent>;
+    const onProgress = options.onProgress;
+    if (onProgress !== undefined && onProgress !== null && typeof onProgress !== 'function') {
+      return Promise.reject(new AcpError('invalid_argument', 'install: onProgress must be a function (progress) => void'));
+    }
+    const progress = onProgress ? progressDelivery(onProgress) : null;
+    return call(() => this.native.install(id, options.cacheDir, options.platform ?? null, hook ? archiveFetcher(hook) : null, progress)) as Promise<InstalledAgent>;
   }
 }
