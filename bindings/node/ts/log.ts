@@ -34,10 +34,10 @@ export interface LogRecord {
 
 /**
  * Gets the host's log records, in order, on the JS thread. It may be slow (the host never waits
- * for it), but past 1024 records waiting the newer ones are dropped. What it throws or rejects
- * with is ignored.
+ * for it), but past 1024 records waiting the newer ones are dropped. What it returns is ignored:
+ * what it throws, and a returned promise's rejection, lose that record only.
  */
-export type LogHandler = (record: LogRecord) => void | Promise<void>;
+export type LogHandler = (record: LogRecord) => void;
 
 /** Records waiting for the handler at most (src/log.rs `LOG_QUEUE`). */
 const LOG_QUEUE = 1024;

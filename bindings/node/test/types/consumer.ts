@@ -339,6 +339,9 @@ export async function logsAndProgress(registry: Registry): Promise<void> {
       seen.push(record);
     },
   });
+  // Any handler fits: one returning what `push` returns, an async one.
+  new Host({ onLog: (r) => seen.push(r) });
+  new Host({ onLog: async (r) => void (await Promise.resolve(r)) });
   // @ts-expect-error not a level
   new Host({ logLevel: 'verbose' });
   const dropped: number = host.droppedLogRecords();
