@@ -78,10 +78,10 @@ export declare class NativeHost {
    * with `permissionDecision`, and `{"settled": id}` messages tell it a request was settled by
    * anyone else); `service`: the fs/terminal/extension/terminal-login dispatcher, serving the
    * kinds `hooks` names; `elicitation`: the elicitation dispatcher (answered with
-   * `elicitationDecision`, `{"settled": id}` as for permissions). Which one answers is the
-   * core's rule (`HostOptions::with_hooks`).
+   * `elicitationDecision`, `{"settled": id}` as for permissions); `log`: the log delivery
+   * function (log.rs). Which one answers is the core's rule (`HostOptions::with_hooks`).
    */
-  constructor(optionsJson: string, permission?: ((message: string) => void) | undefined | null, service?: ((callJson: string) => Promise<string>) | undefined | null, elicitation?: ((messageJson: string) => void) | undefined | null, hooks?: NativeHooks | undefined | null)
+  constructor(optionsJson: string, permission?: ((message: string) => void) | undefined | null, service?: ((callJson: string) => Promise<string>) | undefined | null, elicitation?: ((messageJson: string) => void) | undefined | null, hooks?: NativeHooks | undefined | null, log?: ((recordJson: string | null, lost: number) => void) | undefined | null)
   /**
    * Capabilities advertised to agents
    * (`{readTextFile, writeTextFile, terminal, elicitation: {form, url}}`).
@@ -123,9 +123,12 @@ export declare class NativeHost {
   interruptWait(): void
   /**
    * Shut every agent down (stdin EOF → SIGTERM → SIGKILL, whole process groups), end the event
-   * stream once drained, and drop the host. Idempotent.
+   * stream once drained, and drop the host; resolves once the log handler (if any) was handed
+   * the shutdown's records. Idempotent.
    */
   close(): Promise<void>
+  /** Log records dropped so far because the log handler fell behind (see log.rs). */
+  droppedLogRecords(): number
   get closed(): boolean
 }
 
@@ -200,9 +203,10 @@ export declare class NativeRegistry {
   resolve(id: string, options?: NativeResolveOptions | undefined | null): any
   /**
    * Install agent `id`'s binary under `cacheDir` from a `file://` URL or a local path, or
-   * through `fetch` for any other URL, on a blocking thread (never on the JS thread).
+   * through `fetch` for any other URL, on a blocking thread (never on the JS thread);
+   * `progress` gets the download's and the extraction's reports.
    */
-  install(id: string, cacheDir: string, platform?: string | undefined | null, fetch?: ((url: string) => Promise<Buffer | string>) | undefined | null): Promise<any>
+  install(id: string, cacheDir: string, platform?: string | undefined | null, fetch?: ((url: string) => Promise<Buffer | string>) | undefined | null, progress?: ((progressJson: string) => void) | undefined | null): Promise<any>
 }
 
 export declare class NativeSession {

@@ -36,6 +36,7 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 mod connect;
+mod log;
 mod pool;
 mod registry;
 
@@ -211,7 +212,8 @@ impl Drop for TokenGuard {
 pub fn permission_decision(token: u32, option_id: Option<String>, error: Option<String>) {
     if let Some(tx) = Decisions::close(token) {
         let _ = tx.send(match error {
-            Some(e) => Err(format!("permission handler failed: {e}")),
+            // The core adds "the permission handler failed: ".
+            Some(e) => Err(e),
             None => Ok(option_id),
         });
     }
@@ -282,7 +284,8 @@ fn parse_answer(json: &str) -> std::result::Result<ElicitationAnswer, String> {
 pub fn elicitation_decision(token: u32, answer_json: Option<String>, error: Option<String>) {
     if let Some(tx) = Decisions::close(token) {
         let _ = tx.send(match error {
-            Some(e) => Err(format!("elicitation handler failed: {e}")),
+            // The facade's text names the handler (`onElicitation threw: …`).
+            Some(e) => Err(e),
             None => Ok(answer_json),
         });
     }
@@ -487,6 +490,8 @@ struct HostCore {
     host: Mutex<Option<Host>>,
     events: tokio::sync::Mutex<Option<EventState>>,
     closed: watch::Sender<bool>,
+    /// The log handler's bridge, when there is one (`onLog`).
+    log: Option<log::LogBridge>,
     /// Ends a pending `next_events` wait early (`interrupt_wait`): a pending napi call keeps the
     /// Node process alive, so the facade stops waiting once nothing can be waited for.
     wake: tokio::sync::Notify,
@@ -519,6 +524,7 @@ fn build_config(
     service: Option<ServiceFn>,
     elicitation: Option<ElicitFn>,
     given: NativeHooks,
+    log: Option<Arc<dyn acp_host::log::LogSink>>,
 ) -> Result<HostConfig> {
     let o = acp_host::options::host(&doc(options_json)?, Face::Node).map_err(core_err)?;
     let services = service.map(|f| Arc::new(JsServices { call: Arc::new(f) }));
@@ -536,8 +542,7 @@ fn build_config(
         ext: when(given.ext).map(|s| s as Arc<dyn ExtHandler>),
         terminal_auth: when(given.terminal_auth)
             .map(|s| s as Arc<dyn acp_host::auth::TerminalAuthRunner>),
-        // The Node log hook is not wired yet: `logLevel` is accepted and records go nowhere.
-        log: None,
+        log,
     };
     o.with_hooks(hooks).map_err(core_err)
 }
@@ -566,8 +571,8 @@ impl NativeHost {
     /// with `permissionDecision`, and `{"settled": id}` messages tell it a request was settled by
     /// anyone else); `service`: the fs/terminal/extension/terminal-login dispatcher, serving the
     /// kinds `hooks` names; `elicitation`: the elicitation dispatcher (answered with
-    /// `elicitationDecision`, `{"settled": id}` as for permissions). Which one answers is the
-    /// core's rule (`HostOptions::with_hooks`).
+    /// `elicitationDecision`, `{"settled": id}` as for permissions); `log`: the log delivery
+    /// function (log.rs). Which one answers is the core's rule (`HostOptions::with_hooks`).
     #[napi(constructor)]
     pub fn new(
         options_json: String,
@@ -579,13 +584,25 @@ impl NativeHost {
         #[napi(ts_arg_type = "((messageJson: string) => void) | undefined | null")]
         elicitation: Option<ElicitFn>,
         hooks: Option<NativeHooks>,
+        #[napi(
+            ts_arg_type = "((recordJson: string | null, lost: number) => void) | undefined | null"
+        )]
+        log: Option<log::JsDeliver<'_>>,
     ) -> Result<Self> {
+        let (log, sink) = match log {
+            Some(f) => {
+                let (bridge, sink) = log::LogBridge::new(&f)?;
+                (Some(bridge), Some(sink))
+            }
+            None => (None, None),
+        };
         let config = build_config(
             &options_json,
             permission,
             service,
             elicitation,
             hooks.unwrap_or_default(),
+            sink,
         )?;
         // Host::new does not spawn; agents run on napi's tokio runtime (every call below is async).
         let host = Host::new(config);
@@ -599,6 +616,7 @@ impl NativeHost {
                     buf: Vec::new(),
                 })),
                 closed,
+                log,
                 wake: tokio::sync::Notify::new(),
                 pools: Mutex::new(Some(HashMap::new())),
             }),
@@ -737,7 +755,8 @@ impl NativeHost {
     }
 
     /// Shut every agent down (stdin EOF → SIGTERM → SIGKILL, whole process groups), end the event
-    /// stream once drained, and drop the host. Idempotent.
+    /// stream once drained, and drop the host; resolves once the log handler (if any) was handed
+    /// the shutdown's records. Idempotent.
     #[napi]
     pub async fn close(&self) -> Result<()> {
         // The pools first: they would start new spares on the host while it shuts down.
@@ -763,8 +782,18 @@ impl NativeHost {
         if let Ok(mut h) = self.core.host.lock() {
             h.take();
         }
+        // The log handler takes the shutdown's records before `close()` resolves.
+        if let Some(log) = &self.core.log {
+            log.close().await;
+        }
         self.core.closed.send_replace(true);
         Ok(())
+    }
+
+    /// Log records dropped so far because the log handler fell behind (see log.rs).
+    #[napi]
+    pub fn dropped_log_records(&self) -> f64 {
+        self.core.log.as_ref().map_or(0.0, |l| l.dropped() as f64)
     }
 
     #[napi(getter)]

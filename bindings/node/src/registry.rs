@@ -5,8 +5,10 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
+use acp_host::progress::{Progress, ProgressSink};
 use acp_host::registry::{
-    DistributionKind, Fetcher, LocalOnlyFetcher, Platform, Registry, ResolveOptions, install_binary,
+    DistributionKind, Fetcher, InstallLimits, LocalOnlyFetcher, Platform, Registry, ResolveOptions,
+    install_binary_with_progress,
 };
 use napi::Status;
 use napi::bindgen_prelude::{Buffer, Either, Promise, Result};
@@ -33,6 +35,29 @@ pub struct NativeResolveOptions {
 /// resolves with the archive's bytes, or with `{"kind": "io"|"invalid_argument", "message"}` as
 /// JSON when the hook failed or returned something that is not bytes; it never rejects.
 type FetchFn = ThreadsafeFunction<String, Promise<Either<Buffer, String>>, String, Status, false>;
+
+/// `(progressJson) => void`: the facade's wrapper of the embedder's `onProgress` (it never
+/// throws); the JSON is a `progress` event's data (`Progress::to_json`).
+type ProgressFn = ThreadsafeFunction<String, (), String, Status, false, true>;
+
+/// Hands an install's progress to JS. Runs on the install's blocking thread, which waits until
+/// the JS thread took each report: they arrive in order, all before the install settles, and a
+/// slow hook slows only its install.
+struct HookProgress {
+    hook: Option<ProgressFn>,
+    runtime: tokio::runtime::Handle,
+}
+
+impl ProgressSink for HookProgress {
+    fn progress(&self, p: &Progress) {
+        if let Some(hook) = &self.hook {
+            // Its failure is its own (and the wrapper catches what the hook throws).
+            let _ = self
+                .runtime
+                .block_on(hook.call_async_catch(p.to_json().to_string()));
+        }
+    }
+}
 
 /// Whether `url` names something other than a local file (`file://` or a plain path).
 fn is_remote(url: &str) -> bool {
@@ -179,7 +204,8 @@ impl NativeRegistry {
     }
 
     /// Install agent `id`'s binary under `cacheDir` from a `file://` URL or a local path, or
-    /// through `fetch` for any other URL, on a blocking thread (never on the JS thread).
+    /// through `fetch` for any other URL, on a blocking thread (never on the JS thread);
+    /// `progress` gets the download's and the extraction's reports.
     #[napi]
     pub async fn install(
         &self,
@@ -188,10 +214,16 @@ impl NativeRegistry {
         platform: Option<String>,
         #[napi(ts_arg_type = "((url: string) => Promise<Buffer | string>) | undefined | null")]
         fetch: Option<FetchFn>,
+        #[napi(ts_arg_type = "((progressJson: string) => void) | undefined | null")]
+        progress: Option<ProgressFn>,
     ) -> Result<Value> {
         let registry = self.registry.clone();
         let fetcher = HookFetcher {
             hook: fetch,
+            runtime: tokio::runtime::Handle::current(),
+        };
+        let progress = HookProgress {
+            hook: progress,
             runtime: tokio::runtime::Handle::current(),
         };
         let work = move || -> acp_host::Result<Value> {
@@ -204,7 +236,14 @@ impl NativeRegistry {
                 })?,
             };
             let agent = registry.agent(&id)?;
-            let i = install_binary(agent, platform, Path::new(&cache_dir), &fetcher)?;
+            let i = install_binary_with_progress(
+                agent,
+                platform,
+                Path::new(&cache_dir),
+                &fetcher,
+                &InstallLimits::default(),
+                &progress,
+            )?;
             Ok(json!({
                 "dir": path_text(&i.dir),
                 "cmd": path_text(&i.cmd),

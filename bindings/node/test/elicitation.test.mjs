@@ -213,9 +213,27 @@ test('a throwing handler answers cancel', async () => {
   assertCancelledAsInvalid(run, /no UI here/);
 });
 
+test('a throwing handler\'s reason carries its message and stack; a warn log record says it', async () => {
+  const records = [];
+  const run = await deploy({
+    onLog: (r) => records.push(r),
+    onElicitation: function formThatBreaks() {
+      throw new RangeError('form UI gone');
+    },
+  });
+  assertCancelledAsInvalid(run, /^onElicitation threw: RangeError: form UI gone\n/);
+  for (const r of run.resolved) {
+    assert.match(r.reason, /at formThatBreaks/);
+    assert.match(r.reason, /elicitation\.test\.mjs:\d+/);
+  }
+  const logged = records.filter((r) => r.target === 'elicitation');
+  assert.equal(logged.length, 2, JSON.stringify(records));
+  assert.ok(logged.every((r) => r.level === 'warn' && r.message.includes('form UI gone') && /elicitation\.test\.mjs/.test(r.message)));
+});
+
 test('a rejecting handler answers cancel', async () => {
   const run = await deploy({ onElicitation: async () => Promise.reject(new Error('form crashed')) });
-  assertCancelledAsInvalid(run, /form crashed/);
+  assertCancelledAsInvalid(run, /^onElicitation rejected: Error: form crashed\n {4}at /);
 });
 
 test('a handler returning something that is not an answer answers cancel', async () => {

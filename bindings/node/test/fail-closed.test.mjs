@@ -109,6 +109,69 @@ test('a malformed answer (not a string) denies', async () => {
   assertDenied(run, 'invalid_answer');
 });
 
+// The reason in `permission_resolved` (and the `warn` log record): what the handler threw, with
+// its stack, so a handler's bug can be found from the event alone.
+const HERE = /fail-closed\.test\.mjs:\d+/;
+
+function reasonOf(run) {
+  assertDenied(run, 'invalid_answer');
+  return run.resolutions[0].reason;
+}
+
+test('a throwing handler: the reason carries its message and stack, and a warn log record says it', async () => {
+  const records = [];
+  const run = await permissionWrite({
+    onLog: (r) => records.push(r),
+    onPermission: function pickerThatBreaks() {
+      throw new TypeError('UI unavailable');
+    },
+  });
+  const reason = reasonOf(run);
+  assert.ok(reason.startsWith('the permission handler failed: onPermission threw: TypeError: UI unavailable\n'), reason);
+  assert.match(reason, /at pickerThatBreaks/);
+  assert.match(reason, HERE, 'the stack names the handler\'s file and line');
+  const session = ofKind(run.events, 'permission_requested')[0].session;
+  const r = records.find((x) => x.target === 'permission');
+  assert.equal(r?.level, 'warn', JSON.stringify(records));
+  assert.equal(r.session, session);
+  assert.ok(r.message.includes('UI unavailable') && HERE.test(r.message), r.message);
+});
+
+test('a rejecting handler: the reason says so, with the rejection\'s stack', async () => {
+  const run = await permissionWrite({ onPermission: async () => Promise.reject(new Error('picker crashed')) });
+  const reason = reasonOf(run);
+  assert.ok(reason.startsWith('the permission handler failed: onPermission rejected: Error: picker crashed\n'), reason);
+  assert.match(reason, HERE);
+});
+
+test('a handler throwing something that is not an Error: the reason shows it', async () => {
+  for (const [thrown, want] of [
+    ['plain text', 'onPermission threw: plain text'],
+    [Object.create(null), 'onPermission threw: [object Object]'],
+    [{ message: 'hand-made', stack: 'at somewhere' }, 'onPermission threw: [object Object]: hand-made\nat somewhere'],
+  ]) {
+    const run = await permissionWrite({
+      onPermission: () => {
+        throw thrown;
+      },
+    });
+    assert.equal(reasonOf(run), `the permission handler failed: ${want}`);
+  }
+});
+
+test('an option\'s name instead of its id: the reason says which ids were offered', async () => {
+  const records = [];
+  const run = await permissionWrite({
+    onLog: (r) => records.push(r),
+    onPermission: (req) => req.options.find((o) => o.kind === 'allow_once').name,
+  });
+  const reason = reasonOf(run);
+  assert.match(reason, /is not one of the offered option ids \(allow-once, allow-always, reject-once, reject-always\)/);
+  assert.match(reason, /id is expected, not its name/);
+  assert.match(records.find((x) => x.target === 'permission')?.message ?? '', /not its name/);
+  assert.match(reasonOf(await permissionWrite({ onPermission: () => 42 })), /onPermission must return an option id or null, got number/);
+});
+
 test('a handler that never answers is denied by the timeout, and its signal fires', async () => {
   let signal;
   const run = await permissionWrite({

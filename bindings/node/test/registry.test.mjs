@@ -218,3 +218,69 @@ test('a failing or misbehaving fetch hook installs nothing', async () => {
   await assert.rejects(reg.install('tool', { cacheDir }), (e) => isAcp('unsupported')(e) && e.message.includes('`fetch`'));
   empty();
 });
+
+test('onProgress gets the download and the extraction, in order, before the install settles', async () => {
+  const dir = tmpdir('registry-progress');
+  const bytes = tarGz({ 'agent/run.sh': '#!/bin/sh\nexit 0\n' });
+  const archive = path.join(dir, 'tool.tar.gz');
+  fs.writeFileSync(archive, bytes);
+  const url = pathToFileURL(archive).href;
+  const reg = oneBinary(url, sha256(bytes), './agent/run.sh');
+  const cacheDir = path.join(dir, 'cache');
+  const got = [];
+  let settled = false;
+  const install = reg.install('tool', { cacheDir, onProgress: (p) => got.push({ ...p, settled }) });
+  await install.then(() => (settled = true));
+  assert.deepEqual(got.map((p) => `${p.phase} ${p.stage}`), ['download started', 'download done', 'extract started', 'extract done']);
+  assert.ok(got.every((p) => !p.settled && typeof p.elapsedMs === 'number' && p.elapsedMs >= 0), JSON.stringify(got));
+  assert.equal(got[0].message, url, 'the download names its URL');
+  assert.equal(got[1].bytes, bytes.length, 'the download says how many bytes it fetched');
+  assert.deepEqual([got[2].bytes, got[2].message, got[3].message], [null, null, null]);
+
+  // Installed already: nothing to report.
+  const again = [];
+  assert.equal((await reg.install('tool', { cacheDir, onProgress: (p) => again.push(p) })).alreadyInstalled, true);
+  assert.deepEqual(again, []);
+});
+
+test('onProgress: a failed download is reported; a throwing hook changes nothing; a non-function is refused', async () => {
+  const dir = tmpdir('registry-progress-bad');
+  const bytes = tarGz({ 'agent/run.sh': '#!/bin/sh\n' });
+  const url = 'https://agents.example.invalid/tool.tar.gz';
+  const reg = oneBinary(url, sha256(bytes), './agent/run.sh');
+  const cacheDir = path.join(dir, 'cache');
+  const got = [];
+  await assert.rejects(reg.install('tool', { cacheDir, fetch: () => { throw new Error('HTTP 503'); }, onProgress: (p) => got.push(p) }), isAcp('io'));
+  assert.deepEqual(got.map((p) => `${p.phase} ${p.stage}`), ['download started', 'download failed']);
+  assert.match(got[1].message, /HTTP 503/);
+
+  // Other bytes than the sha256 names: the download fails saying so.
+  got.length = 0;
+  await assert.rejects(reg.install('tool', { cacheDir, fetch: () => tarGz({ 'x': 'y' }), onProgress: (p) => got.push(p) }), isAcp('invalid_config'));
+  assert.deepEqual(got.map((p) => `${p.phase} ${p.stage}`), ['download started', 'download failed']);
+  assert.match(got[1].message, /sha256/);
+
+  const escaped = [];
+  const onEscape = (e) => escaped.push(e);
+  process.on('uncaughtException', onEscape);
+  process.on('unhandledRejection', onEscape);
+  let calls = 0;
+  const installed = await reg.install('tool', {
+    cacheDir,
+    fetch: () => bytes,
+    onProgress: (p) => {
+      calls++;
+      if (p.stage === 'started') throw new Error('progress bar gone');
+      return Promise.reject(new Error('async progress bar gone'));
+    },
+  });
+  await new Promise((r) => setTimeout(r, 50));
+  process.off('uncaughtException', onEscape);
+  process.off('unhandledRejection', onEscape);
+  assert.equal(installed.alreadyInstalled, false);
+  assert.equal(calls, 4);
+  assert.deepEqual(escaped, []);
+
+  await assert.rejects(reg.install('tool', { cacheDir: path.join(dir, 'other'), onProgress: 'bar' }), isAcp('invalid_argument'));
+  assert.equal(fs.existsSync(path.join(dir, 'other')), false);
+});

@@ -45,11 +45,16 @@ import { EventHub, type EventsOptions, type Opening } from './streams';
 import type { AgentSpecDocument, HostOptionsDocument, PoolSettingsDocument, SessionOptionsDocument } from './generated/options';
 // `json` imports `AcpError` from here back: it reads it when it throws, after this module ran.
 import { parseHostJson } from './json';
+import { logDelivery, type LogHandler } from './log';
+import { progressDelivery, type ProgressHandler } from './progress';
+import { handlerFailure } from './failure';
 
 // The typed events and the ACP types (types only: nothing of it exists at runtime).
 export type * from './types';
 export type * from './generated/options';
 export type { EventsOptions } from './streams';
+export type { LogHandler, LogLevel, LogRecord } from './log';
+export type { Progress, ProgressHandler, ProgressPhase, ProgressStage } from './progress';
 export { SESSION_HISTORY_LIMIT } from './streams';
 
 type NativeModule = typeof NativeTypes;
@@ -351,18 +356,18 @@ export type PermissionHandler = (req: PermissionRequest) => string | null | unde
 
 /**
  * Call `handler(req)` and hand its value (awaited when it is a thenable) to `done`, or what it
- * threw or rejected with to `failed`.
+ * threw (`how`: `'threw'`) or rejected with (`'rejected'`) to `failed`.
  */
-function invoke<R>(handler: (req: R) => unknown, req: R, done: (v: unknown) => void, failed: (e: unknown) => void): void {
+function invoke<R>(handler: (req: R) => unknown, req: R, done: (v: unknown) => void, failed: (e: unknown, how: 'threw' | 'rejected') => void): void {
   let result: unknown;
   try {
     result = handler(req);
   } catch (e) {
-    failed(e);
+    failed(e, 'threw');
     return;
   }
   if (result !== null && typeof result === 'object' && typeof (result as PromiseLike<unknown>).then === 'function') {
-    (result as PromiseLike<unknown>).then(done, failed);
+    (result as PromiseLike<unknown>).then(done, (e) => failed(e, 'rejected'));
   } else done(result);
 }
 
@@ -590,6 +595,11 @@ export interface HostOptions extends Omit<HostOptionsDocument, 'fs' | 'terminal'
    * `auth.terminal` and `agent.terminalAuth(methodId)` works.
    */
   onTerminalAuth?: TerminalAuthHandler;
+  /**
+   * Gets the host's log records (`logLevel` and more severe; default `'info'`), in order, on the
+   * JS thread; without it nothing is logged. See `LogHandler` and `host.droppedLogRecords()`.
+   */
+  onLog?: LogHandler;
 }
 
 /** `host.spawn`'s options: the agent spec of docs/OPTIONS.md, and the call's `signal`. */
@@ -717,6 +727,7 @@ export class Host extends EventEmitter {
     const elicit = take<ElicitationHandler>('onElicitation', isFn, 'a function');
     const ext = take<ExtRequestHandler>('onExtRequest', isFn, 'a function');
     const login = take<TerminalAuthHandler>('onTerminalAuth', isFn, 'a function');
+    const onLog = take<LogHandler>('onLog', isFn, 'a function');
     // `fs`/`terminal` are an option value (`'builtin'`, …) or the face's hooks (an object).
     const fs = isHooks(rest.fs) ? take<FsHooks>('fs', isHooks, 'hooks') : undefined;
     const terminal = isHooks(rest.terminal) ? take<TerminalHooks>('terminal', isHooks, 'hooks') : undefined;
@@ -725,7 +736,8 @@ export class Host extends EventEmitter {
     const service = fs || terminal || ext || login ? (json: string) => serve(fs, terminal, ext, login, json) : undefined;
     const elicitation = elicit ? (json: string) => this.elicitationMessage(elicit, json) : undefined;
     const hooks = { fs: !!fs, terminal: !!terminal, ext: !!ext, terminalAuth: !!login };
-    this.native = callSync(() => new native.NativeHost(doc, decide, service, elicitation, hooks));
+    const log = onLog ? logDelivery(onLog) : undefined;
+    this.native = callSync(() => new native.NativeHost(doc, decide, service, elicitation, hooks, log));
     this.hub = new EventHub(this.native, (evs) => this.emitBatch(evs), toAcpError);
   }
 
@@ -756,7 +768,7 @@ export class Host extends EventEmitter {
       else if (typeof answer === 'string') finish(answer);
       else finish(null, `onPermission must return an option id or null, got ${typeof answer}`);
     };
-    invoke(handler, req, accept, (e) => finish(null, errorMessage(e)));
+    invoke(handler, req, accept, (e, how) => finish(null, handlerFailure('onPermission', how, e)));
   }
 
   private settled(id: number): void {
@@ -801,7 +813,7 @@ export class Host extends EventEmitter {
       }
       finish(text);
     };
-    invoke(handler, req, accept, (e) => finish(null, errorMessage(e)));
+    invoke(handler, req, accept, (e, how) => finish(null, handlerFailure('onElicitation', how, e)));
   }
 
   private elicitationSettled(id: number): void {
@@ -842,6 +854,14 @@ export class Host extends EventEmitter {
   /** Capabilities advertised to agents, from what is served. */
   get clientCapabilities(): { readTextFile: boolean; writeTextFile: boolean; terminal: boolean; elicitation: { form: boolean; url: boolean } } {
     return callSync(() => this.native.clientCapabilities());
+  }
+
+  /**
+   * Log records lost so far because `onLog` fell 1024 records behind (it is told how many in a
+   * `warn` record with target `log`); 0 without `onLog`.
+   */
+  droppedLogRecords(): number {
+    return this.native.droppedLogRecords();
   }
 
   /** Whether `close()` was called. */
@@ -1923,6 +1943,13 @@ export interface InstallOptions {
    * ```
    */
   fetch?: (url: string) => ArchiveBytes | PromiseLike<ArchiveBytes>;
+  /**
+   * Gets the install's progress, in order, each before the install settles: the download
+   * (`started` with its URL as `message`, then `done` with `bytes`, or `failed` with why) and the
+   * extraction (`started`, `done` or `failed`). Nothing for an install that is already there.
+   * What it throws is ignored.
+   */
+  onProgress?: ProgressHandler;
 }
 
 /** The bytes of an archive, as `InstallOptions.fetch` gives them (a `Buffer` is a `Uint8Array`). */
@@ -2044,6 +2071,11 @@ export class Registry {
     if (hook !== undefined && hook !== null && typeof hook !== 'function') {
       return Promise.reject(new AcpError('invalid_argument', 'install: fetch must be a function (url) => bytes'));
     }
-    return call(() => this.native.install(id, options.cacheDir, options.platform ?? null, hook ? archiveFetcher(hook) : null)) as Promise<InstalledAgent>;
+    const onProgress = options.onProgress;
+    if (onProgress !== undefined && onProgress !== null && typeof onProgress !== 'function') {
+      return Promise.reject(new AcpError('invalid_argument', 'install: onProgress must be a function (progress) => void'));
+    }
+    const progress = onProgress ? progressDelivery(onProgress) : null;
+    return call(() => this.native.install(id, options.cacheDir, options.platform ?? null, hook ? archiveFetcher(hook) : null, progress)) as Promise<InstalledAgent>;
   }
 }

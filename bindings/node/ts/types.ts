@@ -6,6 +6,7 @@
  */
 
 import type { EventData, StopReason, ToolCall } from './generated/events';
+import type { Progress } from './progress';
 
 /** Every ACP and host type of the event schema, by its schema name (`acp.ToolCall`, `acp.Diff`, …). */
 export type * as acp from './generated/events';
@@ -79,6 +80,14 @@ export type {
  */
 export type EventKind = keyof EventData;
 
+/**
+ * Each kind's `data`: the generated types, with `progress`'s phase and stage names spelled out
+ * (the schema has them as strings).
+ */
+export interface HostEventData extends Omit<EventData, 'progress'> {
+  progress: Progress;
+}
+
 /** The envelope fields every event has (docs/EVENTS.md). */
 export interface EventEnvelope {
   /** Strictly increasing per host, from 1, without gaps: the one total order. */
@@ -115,7 +124,7 @@ export type AcpEvent = {
     /** The event kind (snake_case); selects the type of `data`. */
     kind: K;
     /** The payload of this kind. */
-    data: EventData[K];
+    data: HostEventData[K];
   };
 }[EventKind];
 

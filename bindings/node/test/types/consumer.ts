@@ -9,9 +9,12 @@ import type {
   AcpEventOf,
   ContentBlock,
   EventKind,
+  LogLevel,
+  LogRecord,
   PermissionRequest,
   PoolSettings,
   PoolStats,
+  Progress,
   RestartPolicy,
   SessionState,
   SessionUpdate,
@@ -317,4 +320,45 @@ export async function options(socket: import('node:net').Socket): Promise<void> 
   const agent: Agent = await host.connect(socket, { signal: AbortSignal.timeout(1000) });
   await host.connect({ readable: socket, writable: socket });
   console.log(agent.id);
+}
+
+/** The log handler's records, `progress` events and install progress are typed. */
+export async function logsAndProgress(registry: Registry): Promise<void> {
+  const seen: LogRecord[] = [];
+  await using host = new Host({
+    logLevel: 'debug',
+    progressEvents: true,
+    onLog: (record) => {
+      const level: LogLevel = record.level;
+      const agent: number | undefined = record.agent;
+      const session: string | undefined = record.session;
+      const at: string = record.at;
+      // @ts-expect-error the level is one of the five names
+      void (record.level === 'verbose');
+      console.log(level, agent, session, at, record.target, record.message);
+      seen.push(record);
+    },
+  });
+  // Any handler fits: one returning what `push` returns, an async one.
+  new Host({ onLog: (r) => seen.push(r) });
+  new Host({ onLog: async (r) => void (await Promise.resolve(r)) });
+  // @ts-expect-error not a level
+  new Host({ logLevel: 'verbose' });
+  const dropped: number = host.droppedLogRecords();
+  for await (const ev of host.events()) {
+    if (ev.kind === 'progress') {
+      const p: Progress = ev.data;
+      const waited: number = p.elapsedMs;
+      const bytes: number | null = p.bytes;
+      if (p.phase === 'handshake' && p.stage === 'waiting') console.log(waited, bytes, p.message);
+      // @ts-expect-error progress data has no exitCode
+      void ev.data.exitCode;
+    }
+  }
+  await registry.install('my-agent', {
+    cacheDir: '/abs/cache',
+    onProgress: (p: Progress) => console.log(p.phase, p.stage, p.bytes, dropped),
+  });
+  // @ts-expect-error the hook gets a Progress, not a string
+  await registry.install('my-agent', { cacheDir: '/abs/cache', onProgress: (p: string) => console.log(p) });
 }
