@@ -46,7 +46,7 @@ def main() -> int:
 
     with acp_host.Host(on_permission=decide, permission_timeout=600) as host:
         agent = host.spawn(command)
-        session = agent.new_session(args.cwd)
+        session = agent.new_session(os.path.abspath(args.cwd))  # the host takes absolute paths only
         events = session.events()  # subscribe before prompting
 
         def show() -> None:

@@ -15,6 +15,7 @@ use crate::connect::Bridge;
 use crate::elicitation::PyElicitor;
 use crate::errors;
 use crate::events::{Filter, Pump, Subscription};
+use crate::log::LogBridge;
 use crate::opening::OpeningHandle;
 use crate::permission::{LoopSlot, PyDecider};
 use crate::pool::{NativePool, Pools};
@@ -63,6 +64,8 @@ pub(crate) struct NativeHost {
     /// The pools made on this host and not shut down yet: `close` shuts them down first (so that
     /// none starts a spare after the host's agents were shut down).
     pools: Pools,
+    /// The log thread, when the host was given `log_level` (`log.rs`).
+    log: Option<Arc<LogBridge>>,
 }
 
 impl NativeHost {
@@ -117,8 +120,15 @@ impl NativeHost {
         on_ext_request: Option<Py<PyAny>>,
         on_terminal_auth: Option<Py<PyAny>>,
     ) -> PyResult<NativeHost> {
-        let parsed =
-            options::host(&doc(py, doc_json)?, Face::Python).map_err(|e| errors::to_py(py, &e))?;
+        let document = doc(py, doc_json)?;
+        let parsed = options::host(&document, Face::Python).map_err(|e| errors::to_py(py, &e))?;
+        // Records only when asked for: `log_level` given (the core's `logLevel` then applies).
+        let log = match document.get("logLevel") {
+            Some(v) if !v.is_null() => Some(LogBridge::start().map_err(|e| {
+                errors::local(py, "io", format!("cannot start the log thread: {e}"))
+            })?),
+            _ => None,
+        };
         let event_loop: LoopSlot = Arc::new(Mutex::new(None));
         let hooks = Hooks {
             permission: on_permission.map(|handler| {
@@ -157,8 +167,7 @@ impl NativeHost {
                     event_loop: event_loop.clone(),
                 }) as Arc<dyn acp_host::auth::TerminalAuthRunner>
             }),
-            // No log hook in this face yet: `log_level` is checked, and nothing is logged.
-            log: None,
+            log: log.as_ref().map(|(_, sink)| sink.clone()),
         };
         let config = parsed
             .with_hooks(hooks)
@@ -175,6 +184,7 @@ impl NativeHost {
             closed: Arc::new(AtomicBool::new(false)),
             agents: Arc::new(Mutex::new(Vec::new())),
             pools: Pools::default(),
+            log: log.map(|(bridge, _)| bridge),
         })
     }
 
@@ -189,6 +199,13 @@ impl NativeHost {
     #[getter]
     fn closed(&self) -> bool {
         self.closed.load(Ordering::SeqCst)
+    }
+
+    /// Log records dropped because the `logging` handlers fell [`crate::log::QUEUE`] records
+    /// behind (0 without `log_level`).
+    #[getter]
+    fn dropped_log_records(&self) -> u64 {
+        self.log.as_ref().map_or(0, |l| l.dropped())
     }
 
     /// Name of the effective policy (preset name, or `custom`).
@@ -335,6 +352,8 @@ impl NativeHost {
         let pump = self.pump.clone();
         let agents = self.agents.clone();
         let pools = self.pools.take_all();
+        // From a logging handler (the log thread): never wait for the thread we are on.
+        let log = self.log.clone().filter(|_| !crate::log::on_log_thread());
         call(py, aio, async move {
             // First the pools: once shut down they start nothing more.
             crate::pool::shutdown_all(pools).await;
@@ -347,6 +366,10 @@ impl NativeHost {
             // The pump delivers what is queued (agent_exited last) and then ends every
             // subscription; it does not hold `close` up while a subscriber is not pulling.
             pump.close();
+            // The shutdown's records (agent exits) reach `logging` before `close` returns.
+            if let Some(log) = log {
+                log.flush(crate::log::FLUSH_LIMIT).await;
+            }
             Ok::<(), acp_host::Error>(())
         })
     }

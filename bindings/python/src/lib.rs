@@ -13,6 +13,7 @@ mod errors;
 mod events;
 mod handler_thread;
 mod host;
+mod log;
 mod opening;
 mod permission;
 mod pool;

@@ -6,9 +6,10 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use acp_host::progress::{NoProgress, ProgressSink};
 use acp_host::registry::{
-    DistributionKind, Fetcher, FileFetcher, Installed, LocalOnlyFetcher, Platform, Registry,
-    ResolveOptions, Resolved, install_binary,
+    DistributionKind, Fetcher, FileFetcher, InstallLimits, Installed, LocalOnlyFetcher, Platform,
+    Registry, ResolveOptions, Resolved, install_binary_with_progress,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyIterator, PyMemoryView, PyString};
@@ -198,6 +199,20 @@ impl Fetcher for HookFetcher {
     }
 }
 
+/// The embedder's `progress=` callable as the core's sink: called on the install thread with the
+/// report as JSON text (the package makes it a `Progress`), the GIL taken for each call. What it
+/// raises is dropped: the install goes on.
+struct PyProgress(Py<PyAny>);
+
+impl ProgressSink for PyProgress {
+    fn progress(&self, p: &acp_host::progress::Progress) {
+        let text = p.to_json().to_string();
+        let _ = crate::attach(|py| {
+            let _ = self.0.bind(py).call1((text,));
+        });
+    }
+}
+
 #[pymethods]
 impl NativeRegistry {
     /// Parse a registry document or one agent manifest (`invalid_config` with `data.path`).
@@ -282,7 +297,8 @@ impl NativeRegistry {
     /// `file://` URL or a local path (the core's `FileFetcher`), or through `fetch(url)` for any
     /// other URL when given, as JSON. Blocks, the GIL released (taken again for each call of
     /// `fetch`); an install interrupted by Ctrl-C finishes (or cleans up) in the background.
-    #[pyo3(signature = (id, cache_dir, *, platform=None, fetch=None))]
+    /// `progress(json)`, when given, gets each report of the download and the extraction.
+    #[pyo3(signature = (id, cache_dir, *, platform=None, fetch=None, progress=None))]
     fn install(
         &self,
         py: Python<'_>,
@@ -290,6 +306,7 @@ impl NativeRegistry {
         cache_dir: PathBuf,
         platform: Option<String>,
         fetch: Option<Bound<'_, PyAny>>,
+        progress: Option<Bound<'_, PyAny>>,
     ) -> PyResult<String> {
         let registry = self.registry.clone();
         let cause = Arc::new(Mutex::new(None));
@@ -310,6 +327,20 @@ impl NativeRegistry {
             }),
             None => None,
         };
+        let progress = match progress {
+            Some(f) if !f.is_callable() => {
+                return Err(errors::local(
+                    py,
+                    "invalid_argument",
+                    format!(
+                        "progress must be a callable (Progress) -> None, not `{}`",
+                        type_name(&f)
+                    ),
+                ));
+            }
+            Some(f) => Some(PyProgress(f.unbind())),
+            None => None,
+        };
         let out = crate::block(py, async move {
             let work = move || -> Result<String, acp_host::Error> {
                 let platform = match platform_arg(platform.as_deref())? {
@@ -326,10 +357,17 @@ impl NativeRegistry {
                     Some(h) => h,
                     None => &LocalOnlyFetcher,
                 };
-                let installed = install_binary(agent, platform, &cache_dir, fetcher);
-                // The callable is released with the GIL held.
-                if let Some(h) = hook {
-                    crate::attach(move |_| drop(h));
+                let sink: &dyn ProgressSink = match &progress {
+                    Some(p) => p,
+                    None => &NoProgress,
+                };
+                let limits = InstallLimits::default();
+                let installed = install_binary_with_progress(
+                    agent, platform, &cache_dir, fetcher, &limits, sink,
+                );
+                // The callables are released with the GIL held.
+                if hook.is_some() || progress.is_some() {
+                    crate::attach(move |_| drop((hook, progress)));
                 }
                 Ok(installed_json(&installed?))
             };

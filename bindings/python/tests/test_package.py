@@ -315,7 +315,7 @@ def test_readme_python_runs_on_the_oldest_python(tmp_path: Path) -> None:
     for i in quick:
         blocks[i] = (blocks[i].replace('["claude-agent-acp"]', json.dumps([MOCK]))
                      .replace('["my-agent", "--acp"]', json.dumps([MOCK]))
-                     .replace('"/work/project"', json.dumps(str(project))))
+                     .replace('"/abs/project"', json.dumps(str(project))))
     src = tmp_path / "blocks.json"
     src.write_text(json.dumps(blocks))
     out = _run([py, "-I", "-c", README_CHECK, str(src), json.dumps(quick)], cwd=project)

@@ -34,11 +34,16 @@ interpreter exit). ``spawn(..., restart=RestartPolicy())`` supervises an agent: 
 dies is started again, its sessions reopened, and the same ``Agent``/``Session`` objects go on.
 ``host.pool(command, ...)`` keeps agents started ahead and hands out sessions on them
 (process per session or shared, warm spares, a cap); a pooled session's prompts queue.
+``Host(log_level="info")`` sends the host's log records to the ``logging`` logger ``acp_host``
+(one child per part of the host: ``acp_host.spawn``, ``acp_host.permission``, ...; a
+``NullHandler`` is installed, so nothing is printed until logging is configured);
+``progress_events=True`` adds ``progress`` events for slow steps (spawn, handshake, login).
 """
 
 from __future__ import annotations
 
 from . import _native, registry, types
+from ._logging import TRACE
 from ._aio import AsyncAgent, AsyncEventStream, AsyncHost, AsyncPool, AsyncPooledSession, AsyncSession
 from ._errors import (
     AcpError,
@@ -81,6 +86,9 @@ from ._types import (
     PermissionRequest,
     PoolMode,
     PoolStats,
+    Progress,
+    ProgressPhase,
+    ProgressStage,
     RestartPolicy,
     SessionModels,
     SessionState,
@@ -108,6 +116,10 @@ __all__ = [
     "AsyncPooledSession",
     "PoolStats",
     "PoolMode",
+    "Progress",
+    "ProgressPhase",
+    "ProgressStage",
+    "TRACE",
     "Event",
     "AnyEvent",
     "EventKind",

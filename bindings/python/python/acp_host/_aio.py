@@ -523,6 +523,7 @@ class AsyncHost:
         event_stall_timeout: Union[Optional[float], NotGiven] = UNSET,
         event_stall_timeout_ms: Union[Optional[int], NotGiven] = UNSET,
         wire_events: Optional[bool] = None,
+        progress_events: Optional[bool] = None,
         coalesce_tool_call_updates: Optional[bool] = None,
         max_line_bytes: Optional[int] = None,
         stderr_tail_bytes: Optional[int] = None,
@@ -558,6 +559,13 @@ class AsyncHost:
     @property
     def closed(self) -> bool:
         return self._n.closed
+
+    @property
+    def dropped_log_records(self) -> int:
+        """Log records the host dropped because the ``acp_host`` logging handlers fell 1024
+        records behind (each loss is also told by one ``warn`` record on ``acp_host.log``); 0
+        without ``log_level``."""
+        return self._n.dropped_log_records
 
     @property
     def policy_name(self) -> str:

@@ -10,7 +10,8 @@
 
 Any exception, a wrong answer, or a closed loop answers an error: for permissions the core turns
 it into a deny (``decidedBy: "invalid_answer"``), for elicitations into ``cancel`` (the same
-``decidedBy``), for services into a JSON-RPC error. The returned callable (or ``None``) cancels a
+``decidedBy``), whose ``reason`` carries the exception's type, message and traceback; for
+services into a JSON-RPC error. The returned callable (or ``None``) cancels a
 still-pending coroutine when the core no longer wants the answer (timeout, cancel).
 """
 
@@ -20,6 +21,7 @@ import asyncio
 import inspect
 import json
 import threading
+import traceback
 from typing import Any, Awaitable, Callable, Dict, Optional
 
 from ._errors import ServiceError, _loads
@@ -114,6 +116,17 @@ def _run(call: Callable[[], Any], ok: Ok, fail: Fail,
     return cancel
 
 
+def failure(what: str, exc: BaseException) -> str:
+    """The reason a failed handler gives the core (``permission_resolved``/``elicitation_resolved``
+    ``reason``, and the log): the exception's type and message, then its traceback."""
+    tb = exc.__traceback__
+    # The handler's own frames: the bridge's (calling it) are noise to whoever reads the reason.
+    while tb is not None and tb.tb_next is not None and tb.tb_frame.f_code.co_filename == __file__:
+        tb = tb.tb_next
+    trace = "".join(traceback.format_exception(type(exc), exc, tb)).rstrip()
+    return f"{what} handler raised {type(exc).__name__}: {exc}\n{trace}"
+
+
 def dispatch(handler: Callable[[PermissionRequest], Any], raw: str, settled: Any,
              loop: Optional[asyncio.AbstractEventLoop], reply: Callable[..., Any]) -> Optional[Callable[[], Any]]:
     """Ask a permission handler: ``reply(option_id_or_None, error_or_None)``."""
@@ -126,7 +139,7 @@ def dispatch(handler: Callable[[PermissionRequest], Any], raw: str, settled: Any
             reply(None, f"permission handler returned {type(value).__name__}, expected an option id or None")
 
     def fail(exc: BaseException) -> None:
-        reply(None, f"permission handler raised {type(exc).__name__}: {exc}")
+        reply(None, failure("permission", exc))
 
     return _run(lambda: handler(request), ok, fail, loop)
 
@@ -145,7 +158,7 @@ def dispatch_elicitation(handler: Callable[[ElicitationRequest], Any], raw: str,
             reply(text, None)
 
     def fail(exc: BaseException) -> None:
-        reply(None, f"elicitation handler raised {type(exc).__name__}: {exc}")
+        reply(None, failure("elicitation", exc))
 
     return _run(lambda: handler(request), ok, fail, loop)
 

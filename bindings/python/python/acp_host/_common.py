@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import atexit
 import json
+# Before `atexit.register(_close_all)`: atexit runs last-in first-out, so logging's own hook
+# (`logging.shutdown`, flushing handlers) runs after the hosts closed and their records arrived.
+import logging  # noqa: F401
 import os
 import threading
 import weakref

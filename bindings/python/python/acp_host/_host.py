@@ -597,6 +597,13 @@ class Host:
     canonical field path (``maxLineBytes``, ``roots[1]``; a bad policy is its subclass
     ``PolicyError``). Paths must be absolute (a relative one is refused, not resolved).
 
+    ``log_level`` (``"error"``, ``"warn"``, ``"info"``, ``"debug"``, ``"trace"``; default: none,
+    no record is made): the host's log records at that level and above go to the ``logging``
+    logger ``acp_host.<part>`` (``acp_host.spawn``, ``acp_host.permission``, ...), in order, on the
+    host's ``acp-host-log`` thread (never the caller's, never one of the host's own); see
+    ``dropped_log_records``. ``progress_events=True``: ``progress`` events for the slow steps of
+    an agent's start (``Progress.from_dict(ev.data)``).
+
     ``with Host(...) as host:`` closes it: every agent is shut down, process groups included.
     Hosts still open at interpreter exit are closed then.
     """
@@ -629,6 +636,7 @@ class Host:
         event_stall_timeout: Union[Optional[float], NotGiven] = UNSET,
         event_stall_timeout_ms: Union[Optional[int], NotGiven] = UNSET,
         wire_events: Optional[bool] = None,
+        progress_events: Optional[bool] = None,
         coalesce_tool_call_updates: Optional[bool] = None,
         max_line_bytes: Optional[int] = None,
         stderr_tail_bytes: Optional[int] = None,
@@ -657,6 +665,13 @@ class Host:
     @property
     def closed(self) -> bool:
         return self._n.closed
+
+    @property
+    def dropped_log_records(self) -> int:
+        """Log records the host dropped because the ``acp_host`` logging handlers fell 1024
+        records behind (each loss is also told by one ``warn`` record on ``acp_host.log``); 0
+        without ``log_level``."""
+        return self._n.dropped_log_records
 
     @property
     def policy_name(self) -> str:
@@ -747,7 +762,9 @@ class Host:
         return EventStream(self._n.subscribe())
 
     def close(self) -> None:
-        """Shut every pool and every agent down and end the event streams. Idempotent."""
+        """Shut every pool and every agent down and end the event streams. Idempotent. With
+        ``log_level``, returns once the shutdown's log records were handed to ``logging`` (waiting
+        at most 5 s for the handlers)."""
         self._n.close(aio=False)
 
     def _close_at_exit(self) -> None:

@@ -42,6 +42,9 @@ __all__ = [
     "RestartPolicy",
     "PoolMode",
     "PoolStats",
+    "Progress",
+    "ProgressPhase",
+    "ProgressStage",
 ]
 
 
@@ -526,3 +529,45 @@ class PoolStats:
 
     def to_dict(self) -> Dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+#: The slow step a ``Progress`` is about: the host's own (``spawn``, ``handshake``, ``login``:
+#: ``progress`` events) or a registry install's (``download``, ``extract``: ``Registry.install``'s
+#: ``progress`` callback). Other names may come later.
+ProgressPhase = Union[Literal["spawn"], Literal["handshake"], Literal["login"], Literal["download"],
+                      Literal["extract"]]
+#: Where the step is: ``waiting`` repeats every 5 s while a step of the host's has not ended.
+ProgressStage = Union[Literal["started"], Literal["waiting"], Literal["done"], Literal["failed"]]
+
+
+@dataclasses.dataclass(frozen=True)
+class Progress:
+    """One report of a slow step (the core's ``acp_host::progress::Progress``): a ``progress``
+    event's ``data`` (``Progress.from_dict(ev.data)``; with ``progress_events=True``), or what
+    ``Registry.install(..., progress=...)`` is called with."""
+
+    phase: ProgressPhase
+    stage: ProgressStage
+    #: Milliseconds since the step started.
+    elapsed_ms: int
+    #: Bytes done (a download's size once fetched).
+    bytes: Optional[int] = None
+    #: What failed, or what is being waited for (a download's URL when it starts).
+    message: Optional[str] = None
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Progress":
+        """From the JSON shape (``{"phase", "stage", "elapsedMs", "bytes", "message"}``, a
+        ``progress`` event's ``data``)."""
+        return cls(
+            phase=d["phase"],
+            stage=d["stage"],
+            elapsed_ms=int(d["elapsedMs"]),
+            bytes=d.get("bytes"),
+            message=d.get("message"),
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON shape, as in a ``progress`` event's ``data``."""
+        return {"phase": self.phase, "stage": self.stage, "elapsedMs": self.elapsed_ms,
+                "bytes": self.bytes, "message": self.message}

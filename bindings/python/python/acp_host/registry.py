@@ -32,7 +32,8 @@ from typing import Any, Callable, Dict, Iterable, List, Literal, Optional, Seque
 
 from . import _native
 from ._common import PathLike
-from ._types import AgentSpec
+from ._errors import InvalidArgumentError
+from ._types import AgentSpec, Progress
 
 __all__ = [
     "Registry",
@@ -42,6 +43,7 @@ __all__ = [
     "AgentSpec",
     "DistributionKind",
     "Fetch",
+    "Progress",
 ]
 
 #: A distribution of an agent, as the registry names it.
@@ -199,6 +201,7 @@ class Registry:
         *,
         platform: Optional[str] = None,
         fetch: Optional[Fetch] = None,
+        progress: Optional[Callable[[Progress], None]] = None,
     ) -> InstalledAgent:
         """Install ``agent_id``'s binary for ``platform`` (default: this machine's) under
         ``cache_dir``: the archive's sha256 is checked, it is extracted safely (no links, nothing
@@ -226,9 +229,26 @@ class Registry:
         so). An entry without ``sha256``, a digest mismatch (whatever ``fetch`` returned), an
         archive over the size limit (1 GiB) or a refused archive raise ``ConfigError``
         (``data["path"]`` names the entry's field). In every failure nothing is installed.
+
+        ``progress``: called with a ``Progress`` for the download (``phase="download"``: ``started``
+        with the URL as ``message``, then ``done`` with the archive's size in ``bytes``, or
+        ``failed`` with why) and the extraction (``extract``: ``started``, ``done`` or
+        ``failed``), on the install thread, in order; nothing when the binary was installed
+        already. What it raises is ignored (the install goes on).
         """
+        report: Optional[Callable[[str], None]] = None
+        if progress is not None:
+            if not callable(progress):
+                raise InvalidArgumentError(
+                    f"progress must be a callable (Progress) -> None, not `{type(progress).__name__}`",
+                    code="invalid_argument")
+            on_progress = progress
+
+            def report(text: str) -> None:
+                on_progress(Progress.from_dict(json.loads(text)))
+
         d = json.loads(self._n.install(agent_id, os.path.abspath(_path(cache_dir)), platform=platform,
-                                       fetch=fetch))
+                                       fetch=fetch, progress=report))
         return InstalledAgent(dir=d["dir"], cmd=d["cmd"], already_installed=d["alreadyInstalled"])
 
     def __len__(self) -> int:
