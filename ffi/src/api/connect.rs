@@ -17,7 +17,7 @@ use crate::status::{acph_error, acph_status};
 /// Ownership: when the call returns `ACPH_STATUS_NULL_ARGUMENT` or
 /// `ACPH_STATUS_INVALID_ARGUMENT` (a negative, closed or unusable descriptor) nothing was taken:
 /// both are left as they were, still the caller's to close. On every other outcome (success,
-/// `closed`, then a failed handshake, a timeout) the library owns both from this call on and closes
+/// `closed`, a failed handshake, a timeout) the library owns both from this call on and closes
 /// them when the connection ends (`acph_agent_shutdown`, `acph_agent_release`, the peer closing
 /// its end, `acph_host_free`), or at once when nothing started.
 /// Never read, write or close them afterwards. Closing our writing end is all the agent gets at
