@@ -25,8 +25,9 @@
 #define ACPH_VERSION_NUMBER 1000
 
 // Version of the C ABI (`acph_abi_version()`): bumped on every incompatible change of the header
-// (a removed or changed function, type or field). Additions keep it.
-#define ACPH_ABI_VERSION 1
+// (a removed or changed function, type or field). Additions keep it. 2: one `acph_call_wait`
+// and `acph_call_free` for every asynchronous call instead of a blocking `_wait` twin per call.
+#define ACPH_ABI_VERSION 2
 
 // No timeout: wait as long as it takes.
 #define ACPH_TIMEOUT_INFINITE UINT32_MAX
@@ -64,18 +65,22 @@ enum acph_status
     // The error's `data` is `{"path": ...}`, the same path every face reports.
     ACPH_STATUS_INVALID_CONFIG = 104,
     // The handle (agent, session, call) is unknown to this host: never issued, issued by another
-    // host, or released.
+    // host, or released (a call id by `acph_call_wait` returning its outcome, or
+    // `acph_call_free`).
     ACPH_STATUS_STALE_ID = 105,
     // The request was already answered (a second `acph_permission_respond` or
-    // `acph_service_respond`), or already resolved by someone else (timeout, cancel, exit).
+    // `acph_service_respond`), or already resolved by someone else (timeout, cancel, exit); or
+    // the call `acph_call_cancel` names has already completed.
     ACPH_STATUS_ALREADY_RESOLVED = 106,
-    // A blocking function was called from a library thread (inside a callback). Callbacks may
-    // only call the non-blocking functions; see docs/FFI.md.
+    // A blocking function (`acph_call_wait` or `acph_host_next_event` with a timeout) was called
+    // from a library thread (inside a callback). Callbacks may only call the non-blocking
+    // functions; see docs/FFI.md.
     ACPH_STATUS_WRONG_THREAD = 107,
     // The agent exited while the operation was pending (or before it was started).
     ACPH_STATUS_AGENT_EXITED = 200,
-    // The operation did not complete in time (a blocking variant's `timeout_ms`, or the host's
-    // request timeout).
+    // The operation did not complete in time: the host's request timeout (the call failed), or
+    // `acph_call_wait`'s `timeout_ms` (the call keeps running; the error's `data.running` is
+    // true).
     ACPH_STATUS_TIMEOUT = 201,
     // The agent does not advertise the capability this call needs; nothing was sent.
     ACPH_STATUS_UNSUPPORTED = 202,
@@ -101,9 +106,9 @@ enum acph_status
     // The thing named is not known: a session that is not open, a permission, elicitation or
     // service request id this host never issued.
     ACPH_STATUS_NOT_FOUND = 212,
-    // A blocking call gave up because the event queue is full and nobody has pulled an event
-    // for the stall timeout (`eventStallTimeoutMs`); pull events from another thread while
-    // calls are pending. The call was abandoned (a prompt is cancelled).
+    // A call gave up because the event queue is full and nobody has pulled an event for the
+    // stall timeout (`eventStallTimeoutMs`); pull events (from another thread than one blocked in
+    // `acph_call_wait`) while calls are pending. The call was abandoned (a prompt is cancelled).
     ACPH_STATUS_EVENTS_STALLED = 213,
     // An error kind this version of the C ABI does not know (a newer core); see the error's
     // `kind`.
@@ -298,7 +303,8 @@ typedef struct acph_event {
     // pass to `acph_elicitation_respond` (`data.requestId`); `service_requested`: the one to pass
     // to `acph_service_respond` / `acph_service_fail` (`data.requestId`); else 0.
     uint64_t request;
-    // `call_completed`: the call id returned by the asynchronous call (`data.call`); else 0.
+    // `call_completed`: the call id returned by the asynchronous call (`data.call`; still the
+    // caller's to release: `acph_call_free`, or `acph_call_wait` for the outcome); else 0.
     uint64_t call;
     // The kind; `ACPH_EVENT_UNKNOWN` for kinds newer than this header.
     acph_event_kind kind;
@@ -603,6 +609,62 @@ acph_status acph_host_try_next_event(struct acph_host *host, struct acph_event *
 // `event` is NULL or an event returned by this library that was not freed yet.
 void acph_event_free(struct acph_event *event);
 
+// Wait for an asynchronous call to complete, up to `timeout_ms` milliseconds
+// (`ACPH_TIMEOUT_INFINITE`: no limit; 0: do not wait, a poll), and take its outcome.
+//
+// Completed: returns the call's own status (`ACPH_STATUS_OK`, or its failure with the error in
+// `*error_out`) and releases the call: its id is stale from then on. On success `*id_out` (NULL:
+// not wanted) is the call's primary id (the agent of `acph_host_spawn`, `acph_host_connect` and
+// `acph_agent_terminal_auth`; the session handle of the session-opening calls and
+// `acph_pool_open_session`; 0 for the others) and `*result_out` (NULL: not wanted; owned, free
+// with `acph_string_free`) the call's `result` JSON, the same as its `call_completed` event's.
+// It does not matter whether an event thread took that event first: the outcome is kept until
+// the call is released.
+//
+// Not completed in time: `ACPH_STATUS_TIMEOUT` with `data` `{"what": "acph_call_wait",
+// "afterMs", "call", "running": true}`; the call keeps running and its id stays the caller's
+// (wait again, `acph_call_cancel` it, or `acph_call_free` it). A call that itself failed with a
+// timeout (an agent that did not answer within `requestTimeoutMs`) is completed and released:
+// its error's `data` has no `running`.
+//
+// `ACPH_STATUS_STALE_ID` for an id that is not the caller's: never issued, another host's, or
+// already released. `ACPH_STATUS_WRONG_THREAD` when called with a non-zero timeout on a library
+// thread (inside a callback); a poll (0) is fine anywhere. Two threads may wait for the same
+// call: one gets the outcome, the other `ACPH_STATUS_STALE_ID`.
+//
+// # Safety
+// `host` is NULL or a live host; `id_out`, `result_out` and `error_out` are NULL or writable.
+acph_status acph_call_wait(struct acph_host *host,
+                           uint64_t call,
+                           uint32_t timeout_ms,
+                           uint64_t *id_out,
+                           char **result_out,
+                           struct acph_error **error_out);
+
+// Release a call id without waiting for it. A completed call's outcome is dropped; a running
+// call goes on (releasing is not cancelling: `acph_call_cancel` first for that) and its outcome
+// is dropped when it comes (its `call_completed` event still arrives). `ACPH_STATUS_STALE_ID`
+// for an id that is not the caller's (never issued, another host's, or already released).
+// Non-blocking; any thread.
+//
+// # Safety
+// `host` is NULL or a live host; `error_out` is NULL or writable.
+acph_status acph_call_free(struct acph_host *host, uint64_t call, struct acph_error **error_out);
+
+// Cancel a running call: it completes with `cancelled` (its outcome and `call_completed`
+// follow; the id stays the caller's until released); the work is dropped, which tells the agent
+// (`$/cancel_request`). A prompt call is told `session/cancel` instead (pending permission
+// requests of the session are answered `cancelled` at once) and completes with the agent's
+// answer (normally stop reason `cancelled`) if it comes within `cancelGraceMs`, else with
+// `cancelled`: it always completes, even when the agent ignores the cancel. Cancelling again
+// while it settles changes nothing. `ACPH_STATUS_ALREADY_RESOLVED` when the call has already
+// completed (nothing changes: its outcome waits for `acph_call_wait`); `ACPH_STATUS_STALE_ID`
+// for an id that is not the caller's. Non-blocking; any thread.
+//
+// # Safety
+// `host` is NULL or a live host; `error_out` is NULL or writable.
+acph_status acph_call_cancel(struct acph_host *host, uint64_t call, struct acph_error **error_out);
+
 // Spawn an agent process and perform the handshake (`initialize`, protocol version check).
 // `spec_json`: `{"command": "/path/or/name", "args": [...], "env": {"NAME": "value" | null},
 // "cwd": "/dir", "restart": {...}}` (the command runs directly, without a shell, in its own
@@ -614,10 +676,11 @@ void acph_event_free(struct acph_event *event);
 // The spec is an option document (docs/OPTIONS.md, "Agent spec"): a bad one (text that is not
 // JSON, an unknown field, a `cwd` that is not an existing directory, a bad `restart`) is
 // `ACPH_STATUS_INVALID_CONFIG` with the core's message and `data.path` (`cwd`,
-// `restart.backoffMs`, ...) and nothing is started. `result`: `{"agent": id, "protocolVersion", "agentInfo", "agentCapabilities",
-// "authMethods", "exited": null, "restartsExhausted": false}`; the `agent_ready` event precedes
-// it. A failed handshake still reports the agent it started, as an `agent_exited` event under an
-// agent id the caller never receives.
+// `restart.backoffMs`, ...) and nothing is started. `result`: `{"agent": id, "protocolVersion",
+// "agentInfo", "agentCapabilities", "authMethods", "exited": null, "restartsExhausted": false}`
+// (`acph_call_wait`'s `*id_out`: the agent id); the `agent_ready` event precedes it. A failed
+// handshake still reports the agent it started, as an `agent_exited` event under an agent id the
+// caller never receives.
 //
 // # Safety
 // `host` is NULL or a live host; `spec_json` points to `spec_len` readable bytes; `call_out` and
@@ -627,17 +690,6 @@ acph_status acph_host_spawn(struct acph_host *host,
                             size_t spec_len,
                             uint64_t *call_out,
                             struct acph_error **error_out);
-
-// Blocking `acph_host_spawn`: on success `*agent_out` is the new agent's id.
-//
-// # Safety
-// As `acph_host_spawn`; `agent_out` is NULL or writable.
-acph_status acph_host_spawn_wait(struct acph_host *host,
-                                 const char *spec_json,
-                                 size_t spec_len,
-                                 uint32_t timeout_ms,
-                                 uint64_t *agent_out,
-                                 struct acph_error **error_out);
 
 // What the agent negotiated, as JSON: `{"agent", "protocolVersion", "agentInfo",
 // "agentCapabilities", "authMethods", "exited": null | {"exitCode", "signal", "stderrTail"},
@@ -670,9 +722,11 @@ acph_status acph_agent_authenticate(struct acph_host *host,
 // method, or one with the legacy `_meta["terminal-auth"]`) through the service handler (config
 // `"terminalAuth": "embedder"`: method `acph/terminal_auth`, answered `{"exitCode": n}`); when it
 // exits 0 the agent is shut down and started again from its spec. `result`: the new agent, as
-// `acph_host_spawn`'s (`{"agent": id, ...}`); retry the call that failed with `auth_required`
-// on it. A login that exits non-zero is `ACPH_STATUS_AUTH_REQUIRED` (the agent keeps running);
-// without `terminalAuth` it is `ACPH_STATUS_UNSUPPORTED`. `authenticate` is never sent.
+// `acph_host_spawn`'s (`{"agent": id, ...}`; `acph_call_wait`'s `*id_out`: the new agent id);
+// retry the call that failed with `auth_required` on it. A login that exits non-zero is
+// `ACPH_STATUS_AUTH_REQUIRED` (the agent keeps running); without `terminalAuth` it is
+// `ACPH_STATUS_UNSUPPORTED`. `authenticate` is never sent. The service handler must answer
+// from another thread than one blocked in `acph_call_wait` on this call.
 //
 // # Safety
 // As `acph_agent_authenticate`.
@@ -683,19 +737,6 @@ acph_status acph_agent_terminal_auth(struct acph_host *host,
                                      uint64_t *call_out,
                                      struct acph_error **error_out);
 
-// Blocking `acph_agent_terminal_auth`: `*agent_out` is the relaunched agent's id. The service
-// handler must answer from another thread (or before returning) while this blocks.
-//
-// # Safety
-// As `acph_agent_terminal_auth`; `agent_out` is NULL or writable.
-acph_status acph_agent_terminal_auth_wait(struct acph_host *host,
-                                          uint64_t agent,
-                                          const char *method_id,
-                                          size_t method_len,
-                                          uint32_t timeout_ms,
-                                          uint64_t *agent_out,
-                                          struct acph_error **error_out);
-
 // `logout` (needs `agentCapabilities.auth.logout`; else `ACPH_STATUS_UNSUPPORTED` and nothing
 // is sent). `result`: `{}`.
 //
@@ -705,15 +746,6 @@ acph_status acph_agent_logout(struct acph_host *host,
                               uint64_t agent,
                               uint64_t *call_out,
                               struct acph_error **error_out);
-
-// Blocking `acph_agent_logout`.
-//
-// # Safety
-// As `acph_agent_logout`.
-acph_status acph_agent_logout_wait(struct acph_host *host,
-                                   uint64_t agent,
-                                   uint32_t timeout_ms,
-                                   struct acph_error **error_out);
 
 // An extension request to the agent: `method` starts with `_` (`_vendor/thing`; anything else
 // is `ACPH_STATUS_INVALID_ARGUMENT`), `params_json` is its params (any JSON; NULL: `{}`).
@@ -732,36 +764,36 @@ acph_status acph_agent_ext_request(struct acph_host *host,
                                    uint64_t *call_out,
                                    struct acph_error **error_out);
 
-// Blocking `acph_agent_ext_request`: `*json_out` (owned, `acph_string_free`) is the result.
+// Shut the agent down: stdin EOF, grace, SIGTERM to its process group, grace, SIGKILL. Pending
+// calls of the agent complete with `closed`. `result`: `{"exitCode", "signal", "stderrTail"}`,
+// after the agent's `agent_exited` event. The id stays valid until `acph_agent_release`: calls
+// then fail with `ACPH_STATUS_CLOSED` (`ACPH_STATUS_AGENT_EXITED` for an agent that exited on
+// its own).
 //
 // # Safety
-// As `acph_agent_ext_request`; `json_out` is NULL or writable.
-acph_status acph_agent_ext_request_wait(struct acph_host *host,
-                                        uint64_t agent,
-                                        const char *method,
-                                        size_t method_len,
-                                        const char *params_json,
-                                        size_t params_len,
-                                        uint32_t timeout_ms,
-                                        char **json_out,
-                                        struct acph_error **error_out);
+// `host` is NULL or a live host; `call_out` and `error_out` are NULL or writable.
+acph_status acph_agent_shutdown(struct acph_host *host,
+                                uint64_t agent,
+                                uint64_t *call_out,
+                                struct acph_error **error_out);
 
-// Blocking `acph_agent_authenticate`.
+// Forget an agent: its id and the handles of its sessions become stale
+// (`ACPH_STATUS_STALE_ID`). A running agent is shut down in the background (its events still
+// arrive). Non-blocking.
 //
 // # Safety
-// As `acph_agent_authenticate`.
-acph_status acph_agent_authenticate_wait(struct acph_host *host,
-                                         uint64_t agent,
-                                         const char *method_id,
-                                         size_t method_len,
-                                         uint32_t timeout_ms,
-                                         struct acph_error **error_out);
+// `host` is NULL or a live host; `error_out` is NULL or writable.
+acph_status acph_agent_release(struct acph_host *host,
+                               uint64_t agent,
+                               struct acph_error **error_out);
 
 // `session/new`. `options_json`: `{"cwd": "/absolute/dir", "additionalDirectories": [...],
 // "mcpServers": [...]}` (`cwd` required; docs/OPTIONS.md, "Session options": a bad document is
 // `ACPH_STATUS_INVALID_CONFIG` with the core's `data.path`, e.g. `additionalDirectories[1]`).
-// `result`: `{"session": handle, "sessionId": "..."}`, after the `session_opened` event (which carries the same handle in `acph_event.session`).
-// Session handles stay valid until the agent is released or the host freed.
+// `result`: `{"session": handle, "sessionId": "..."}` (`acph_call_wait`'s `*id_out`: the
+// handle), after the `session_opened` event (which carries the same handle in
+// `acph_event.session`). Session handles stay valid until the agent is released or the host
+// freed.
 //
 // # Safety
 // `host` is NULL or a live host; `options_json` points to `options_len` readable bytes;
@@ -772,18 +804,6 @@ acph_status acph_agent_new_session(struct acph_host *host,
                                    size_t options_len,
                                    uint64_t *call_out,
                                    struct acph_error **error_out);
-
-// Blocking `acph_agent_new_session`: `*session_out` is the session handle.
-//
-// # Safety
-// As `acph_agent_new_session`; `session_out` is NULL or writable.
-acph_status acph_agent_new_session_wait(struct acph_host *host,
-                                        uint64_t agent,
-                                        const char *options_json,
-                                        size_t options_len,
-                                        uint32_t timeout_ms,
-                                        uint64_t *session_out,
-                                        struct acph_error **error_out);
 
 // `session/load` (the agent must advertise `loadSession`): the agent replays the conversation,
 // delivered as `session_update` events with `replay: true` after `session_opened`. Options and
@@ -800,20 +820,6 @@ acph_status acph_agent_load_session(struct acph_host *host,
                                     uint64_t *call_out,
                                     struct acph_error **error_out);
 
-// Blocking `acph_agent_load_session`.
-//
-// # Safety
-// As `acph_agent_load_session`; `session_out` is NULL or writable.
-acph_status acph_agent_load_session_wait(struct acph_host *host,
-                                         uint64_t agent,
-                                         const char *session_id,
-                                         size_t session_id_len,
-                                         const char *options_json,
-                                         size_t options_len,
-                                         uint32_t timeout_ms,
-                                         uint64_t *session_out,
-                                         struct acph_error **error_out);
-
 // `session/resume` (needs `sessionCapabilities.resume`): reopen without replay. As
 // `acph_agent_load_session`.
 //
@@ -827,20 +833,6 @@ acph_status acph_agent_resume_session(struct acph_host *host,
                                       size_t options_len,
                                       uint64_t *call_out,
                                       struct acph_error **error_out);
-
-// Blocking `acph_agent_resume_session`.
-//
-// # Safety
-// As `acph_agent_load_session_wait`.
-acph_status acph_agent_resume_session_wait(struct acph_host *host,
-                                           uint64_t agent,
-                                           const char *session_id,
-                                           size_t session_id_len,
-                                           const char *options_json,
-                                           size_t options_len,
-                                           uint32_t timeout_ms,
-                                           uint64_t *session_out,
-                                           struct acph_error **error_out);
 
 // `session/fork` (unstable in ACP): a new session that starts from `session_id`'s history.
 // Needs `"unstable": ["session/fork"]` in the host's config and the agent's
@@ -858,20 +850,6 @@ acph_status acph_agent_fork_session(struct acph_host *host,
                                     uint64_t *call_out,
                                     struct acph_error **error_out);
 
-// Blocking `acph_agent_fork_session`.
-//
-// # Safety
-// As `acph_agent_load_session_wait`.
-acph_status acph_agent_fork_session_wait(struct acph_host *host,
-                                         uint64_t agent,
-                                         const char *session_id,
-                                         size_t session_id_len,
-                                         const char *options_json,
-                                         size_t options_len,
-                                         uint32_t timeout_ms,
-                                         uint64_t *session_out,
-                                         struct acph_error **error_out);
-
 // `session/list` (needs `sessionCapabilities.list`). `params_json`: NULL or `{"cwd":
 // "/abs", "cursor": "..."}`. `result`: the agent's answer, `{"sessions": [...], "nextCursor"?}`.
 //
@@ -885,18 +863,6 @@ acph_status acph_agent_list_sessions(struct acph_host *host,
                                      uint64_t *call_out,
                                      struct acph_error **error_out);
 
-// Blocking `acph_agent_list_sessions`: `*json_out` (owned, `acph_string_free`) is the result.
-//
-// # Safety
-// As `acph_agent_list_sessions`; `json_out` is NULL or writable.
-acph_status acph_agent_list_sessions_wait(struct acph_host *host,
-                                          uint64_t agent,
-                                          const char *params_json,
-                                          size_t params_len,
-                                          uint32_t timeout_ms,
-                                          char **json_out,
-                                          struct acph_error **error_out);
-
 // `session/delete` (needs `sessionCapabilities.delete`) of a session by its ACP id (it need not
 // be open). `result`: `{}`.
 //
@@ -909,106 +875,6 @@ acph_status acph_agent_delete_session(struct acph_host *host,
                                       size_t session_id_len,
                                       uint64_t *call_out,
                                       struct acph_error **error_out);
-
-// Blocking `acph_agent_delete_session`.
-//
-// # Safety
-// As `acph_agent_delete_session`.
-acph_status acph_agent_delete_session_wait(struct acph_host *host,
-                                           uint64_t agent,
-                                           const char *session_id,
-                                           size_t session_id_len,
-                                           uint32_t timeout_ms,
-                                           struct acph_error **error_out);
-
-// Shut the agent down: stdin EOF, grace, SIGTERM to its process group, grace, SIGKILL. Pending
-// calls of the agent complete with `closed`. `result`: `{"exitCode", "signal", "stderrTail"}`,
-// after the agent's `agent_exited` event. The id stays valid until `acph_agent_release`: calls
-// then fail with `ACPH_STATUS_CLOSED` (`ACPH_STATUS_AGENT_EXITED` for an agent that exited on
-// its own).
-//
-// # Safety
-// `host` is NULL or a live host; `call_out` and `error_out` are NULL or writable.
-acph_status acph_agent_shutdown(struct acph_host *host,
-                                uint64_t agent,
-                                uint64_t *call_out,
-                                struct acph_error **error_out);
-
-// Blocking `acph_agent_shutdown`; `*exit_json_out` (NULL: not wanted) receives the result.
-//
-// # Safety
-// As `acph_agent_shutdown`; `exit_json_out` is NULL or writable.
-acph_status acph_agent_shutdown_wait(struct acph_host *host,
-                                     uint64_t agent,
-                                     uint32_t timeout_ms,
-                                     char **exit_json_out,
-                                     struct acph_error **error_out);
-
-// Forget an agent: its id and the handles of its sessions become stale
-// (`ACPH_STATUS_STALE_ID`). A running agent is shut down in the background (its events still
-// arrive). Non-blocking.
-//
-// # Safety
-// `host` is NULL or a live host; `error_out` is NULL or writable.
-acph_status acph_agent_release(struct acph_host *host,
-                               uint64_t agent,
-                               struct acph_error **error_out);
-
-// Cancel an asynchronous call: it completes with `cancelled` (its `call_completed` event
-// follows); the work is dropped, which tells the agent (`$/cancel_request`). A prompt call is
-// told `session/cancel` instead (pending permission requests of the session are answered
-// `cancelled` at once) and completes with the agent's answer (normally stop reason `cancelled`)
-// if it comes within `cancelGraceMs`, else with `cancelled`: it always completes, even when the
-// agent ignores the cancel. `ACPH_STATUS_STALE_ID` when the call is unknown or already completed
-// (cancelling a finished call changes nothing).
-// Non-blocking.
-//
-// # Safety
-// `host` is NULL or a live host; `error_out` is NULL or writable.
-acph_status acph_call_cancel(struct acph_host *host, uint64_t call, struct acph_error **error_out);
-
-// Answer a pending permission request (`acph_event.request` of a `permission_requested` event,
-// i.e. its `data.requestId`) with one of the offered option ids, or deny it with `option_id`
-// NULL. Requires `"permission": "manual"` in the config (otherwise nobody waits for an answer).
-// Returns at once, from any thread (also from callbacks); the `permission_resolved` event tells
-// who decided (a timeout or a cancel may have won the race).
-//
-// `ACPH_STATUS_ALREADY_RESOLVED` for a second answer or a request already resolved;
-// `ACPH_STATUS_INVALID_ARGUMENT` for an option that was not offered (the request is then
-// denied, fail-closed); `ACPH_STATUS_NOT_FOUND` for an id this host never announced.
-//
-// # Safety
-// `host` is NULL or a live host; `option_id` is NULL or points to `option_len` readable bytes;
-// `error_out` is NULL or writable.
-acph_status acph_permission_respond(struct acph_host *host,
-                                    uint64_t request_id,
-                                    const char *option_id,
-                                    size_t option_len,
-                                    struct acph_error **error_out);
-
-// Answer a pending elicitation request (`acph_event.request` of an `elicitation_requested`
-// event, i.e. its `data.requestId`). `answer_json` is the ACP response shape:
-// `{"action": "accept", "content": {...}}` (form mode; `content` must match the requested
-// schema), `{"action": "accept"}` (URL mode: the user consented to open the URL),
-// `{"action": "decline"}` or `{"action": "cancel"}`. Requires `"elicitation": [modes]` in the
-// config. Returns at once, from any thread (also from callbacks); the `elicitation_resolved`
-// event tells how it ended: content that does not match the schema is answered `cancel`
-// (`decidedBy: invalid_answer`, with the `reason`), and a timeout or a cancel may have won the
-// race.
-//
-// `ACPH_STATUS_INVALID_JSON` / `ACPH_STATUS_INVALID_ARGUMENT` for an answer that is not of that
-// shape (nothing is sent; the request stays pending); `ACPH_STATUS_ALREADY_RESOLVED` for a
-// second answer or a request already resolved; `ACPH_STATUS_NOT_FOUND` for an id this host never
-// announced.
-//
-// # Safety
-// `host` is NULL or a live host; `answer_json` points to `answer_len` readable bytes;
-// `error_out` is NULL or writable.
-acph_status acph_elicitation_respond(struct acph_host *host,
-                                     uint64_t request_id,
-                                     const char *answer_json,
-                                     size_t answer_len,
-                                     struct acph_error **error_out);
 
 // Speak ACP over a byte stream the embedder opened, and perform the handshake (`initialize`,
 // protocol version check) as `acph_host_spawn` does: an agent in a container, behind an SSH
@@ -1033,7 +899,8 @@ acph_status acph_elicitation_respond(struct acph_host *host,
 // exist, and the agent's exit status is unknown. When the peer goes away (EOF or an error on
 // the stream) pending calls complete at once with `ACPH_STATUS_AGENT_EXITED` and `agent_exited`
 // follows (`exitCode` and `signal` null). `result` and events as for `acph_host_spawn`:
-// `{"agent": id, "protocolVersion", ...}` after `agent_ready`.
+// `{"agent": id, "protocolVersion", ...}` after `agent_ready` (`acph_call_wait`'s `*id_out`:
+// the agent id).
 //
 // # Safety
 // `host` is NULL or a live host; `call_out` and `error_out` are NULL or writable; `read_fd` and
@@ -1043,19 +910,6 @@ acph_status acph_host_connect(struct acph_host *host,
                               ptrdiff_t write_fd,
                               uint64_t *call_out,
                               struct acph_error **error_out);
-
-// Blocking `acph_host_connect`: on success `*agent_out` is the new agent's id. Ownership as
-// for `acph_host_connect`; `ACPH_STATUS_WRONG_THREAD` (a library thread) also leaves the
-// descriptors untouched.
-//
-// # Safety
-// As `acph_host_connect`; `agent_out` is NULL or writable.
-acph_status acph_host_connect_wait(struct acph_host *host,
-                                   ptrdiff_t read_fd,
-                                   ptrdiff_t write_fd,
-                                   uint32_t timeout_ms,
-                                   uint64_t *agent_out,
-                                   struct acph_error **error_out);
 
 // The session handle of an agent's session, by its ACP id (the `session_id` of events).
 // `ACPH_STATUS_STALE_ID` when this host has none. Non-blocking.
@@ -1105,7 +959,8 @@ acph_status acph_session_state(struct acph_host *host,
 // Send a prompt: `content_json` is a JSON array of ACP content blocks (`[{"type": "text",
 // "text": "..."}]`; blocks the agent did not advertise are refused locally). The turn's events
 // follow (`turn_started`, `session_update`s, `turn_ended`), every one of them before the call's
-// `call_completed` (or before a `_wait` variant returns). `result` (the same in every face):
+// `call_completed`, and queued before `acph_call_wait` hands the outcome over. `result` (the
+// same in every face):
 // `{"turn": id, "stopReason": "end_turn" | "cancelled" | ..., "usage": {the turn's token usage}
 // | null, "raw": {the agent's prompt response}, "text": the turn's agent message text,
 // "thought": its thought text, "textTruncated": bool}` (text assembled from the turn's text
@@ -1124,19 +979,6 @@ acph_status acph_session_prompt(struct acph_host *host,
                                 uint64_t *call_out,
                                 struct acph_error **error_out);
 
-// Blocking `acph_session_prompt`; `*result_out` (NULL: not wanted; owned, `acph_string_free`)
-// receives the result JSON. On `ACPH_STATUS_TIMEOUT` the turn is cancelled.
-//
-// # Safety
-// As `acph_session_prompt`; `result_out` is NULL or writable.
-acph_status acph_session_prompt_wait(struct acph_host *host,
-                                     uint64_t session,
-                                     const char *content_json,
-                                     size_t content_len,
-                                     uint32_t timeout_ms,
-                                     char **result_out,
-                                     struct acph_error **error_out);
-
 // `acph_session_prompt` with one text block (`text` is plain UTF-8, not JSON).
 //
 // # Safety
@@ -1148,18 +990,6 @@ acph_status acph_session_prompt_text(struct acph_host *host,
                                      size_t text_len,
                                      uint64_t *call_out,
                                      struct acph_error **error_out);
-
-// Blocking `acph_session_prompt_text`.
-//
-// # Safety
-// As `acph_session_prompt_text`; `result_out` is NULL or writable.
-acph_status acph_session_prompt_text_wait(struct acph_host *host,
-                                          uint64_t session,
-                                          const char *text,
-                                          size_t text_len,
-                                          uint32_t timeout_ms,
-                                          char **result_out,
-                                          struct acph_error **error_out);
 
 // `session/cancel`: the agent should end the turn in flight with `cancelled`; every pending
 // permission request of the session is answered `cancelled` at once. Returns at once (any
@@ -1184,17 +1014,6 @@ acph_status acph_session_set_mode(struct acph_host *host,
                                   size_t mode_len,
                                   uint64_t *call_out,
                                   struct acph_error **error_out);
-
-// Blocking `acph_session_set_mode`.
-//
-// # Safety
-// As `acph_session_set_mode`.
-acph_status acph_session_set_mode_wait(struct acph_host *host,
-                                       uint64_t session,
-                                       const char *mode_id,
-                                       size_t mode_len,
-                                       uint32_t timeout_ms,
-                                       struct acph_error **error_out);
 
 // The session's models as JSON, owned by the caller (`acph_string_free`): `{"current": "id" |
 // null, "available": [{"id", "name", "description"}], "via": {"kind": "config_option",
@@ -1222,17 +1041,6 @@ acph_status acph_session_set_model(struct acph_host *host,
                                    uint64_t *call_out,
                                    struct acph_error **error_out);
 
-// Blocking `acph_session_set_model`.
-//
-// # Safety
-// As `acph_session_set_model`.
-acph_status acph_session_set_model_wait(struct acph_host *host,
-                                        uint64_t session,
-                                        const char *model_id,
-                                        size_t model_len,
-                                        uint32_t timeout_ms,
-                                        struct acph_error **error_out);
-
 // `session/set_config_option`: `value_json` is the new value as JSON (`"architect"`, `true`).
 // `result`: `{"configOptions": [the complete updated list]}`.
 //
@@ -1248,21 +1056,6 @@ acph_status acph_session_set_config_option(struct acph_host *host,
                                            uint64_t *call_out,
                                            struct acph_error **error_out);
 
-// Blocking `acph_session_set_config_option`; `*options_out` (NULL: not wanted; owned) receives
-// the complete updated option list as a JSON array.
-//
-// # Safety
-// As `acph_session_set_config_option`; `options_out` is NULL or writable.
-acph_status acph_session_set_config_option_wait(struct acph_host *host,
-                                                uint64_t session,
-                                                const char *config_id,
-                                                size_t config_len,
-                                                const char *value_json,
-                                                size_t value_len,
-                                                uint32_t timeout_ms,
-                                                char **options_out,
-                                                struct acph_error **error_out);
-
 // `session/close` (needs `sessionCapabilities.close`). `result`: `{}`, after `session_closed`.
 // The handle stays valid (for `acph_session_id`, and a later load/resume gets it again). A
 // pooled session is given back with `acph_pool_release_session` instead
@@ -1275,14 +1068,48 @@ acph_status acph_session_close(struct acph_host *host,
                                uint64_t *call_out,
                                struct acph_error **error_out);
 
-// Blocking `acph_session_close`.
+// Answer a pending permission request (`acph_event.request` of a `permission_requested` event,
+// i.e. its `data.requestId`) with one of the offered option ids, or deny it with `option_id`
+// NULL. Requires `"permission": "manual"` in the config (otherwise nobody waits for an answer).
+// Returns at once, from any thread (also from callbacks); the `permission_resolved` event tells
+// who decided (a timeout or a cancel may have won the race).
+//
+// `ACPH_STATUS_ALREADY_RESOLVED` for a second answer or a request already resolved;
+// `ACPH_STATUS_INVALID_ARGUMENT` for an option that was not offered (the request is then
+// denied, fail-closed); `ACPH_STATUS_NOT_FOUND` for an id this host never announced.
 //
 // # Safety
-// As `acph_session_close`.
-acph_status acph_session_close_wait(struct acph_host *host,
-                                    uint64_t session,
-                                    uint32_t timeout_ms,
+// `host` is NULL or a live host; `option_id` is NULL or points to `option_len` readable bytes;
+// `error_out` is NULL or writable.
+acph_status acph_permission_respond(struct acph_host *host,
+                                    uint64_t request_id,
+                                    const char *option_id,
+                                    size_t option_len,
                                     struct acph_error **error_out);
+
+// Answer a pending elicitation request (`acph_event.request` of an `elicitation_requested`
+// event, i.e. its `data.requestId`). `answer_json` is the ACP response shape:
+// `{"action": "accept", "content": {...}}` (form mode; `content` must match the requested
+// schema), `{"action": "accept"}` (URL mode: the user consented to open the URL),
+// `{"action": "decline"}` or `{"action": "cancel"}`. Requires `"elicitation": "manual"` in the
+// config. Returns at once, from any thread (also from callbacks); the `elicitation_resolved`
+// event tells how it ended: content that does not match the schema is answered `cancel`
+// (`decidedBy: invalid_answer`, with the `reason`), and a timeout or a cancel may have won the
+// race.
+//
+// `ACPH_STATUS_INVALID_JSON` / `ACPH_STATUS_INVALID_ARGUMENT` for an answer that is not of that
+// shape (nothing is sent; the request stays pending); `ACPH_STATUS_ALREADY_RESOLVED` for a
+// second answer or a request already resolved; `ACPH_STATUS_NOT_FOUND` for an id this host never
+// announced.
+//
+// # Safety
+// `host` is NULL or a live host; `answer_json` points to `answer_len` readable bytes;
+// `error_out` is NULL or writable.
+acph_status acph_elicitation_respond(struct acph_host *host,
+                                     uint64_t request_id,
+                                     const char *answer_json,
+                                     size_t answer_len,
+                                     struct acph_error **error_out);
 
 // Create a pool of agents for one spec. `spec_json` is an agent spec as for `acph_host_spawn`
 // (`restart` included: a supervised pooled process is restarted in place). `pool_json` (NULL:
@@ -1323,19 +1150,10 @@ acph_status acph_pool_ready(struct acph_host *host,
                             uint64_t *call_out,
                             struct acph_error **error_out);
 
-// Blocking `acph_pool_ready`.
-//
-// # Safety
-// As `acph_pool_ready`.
-acph_status acph_pool_ready_wait(struct acph_host *host,
-                                 uint64_t pool,
-                                 uint32_t timeout_ms,
-                                 struct acph_error **error_out);
-
 // Open a session on a pooled process: a shared process with room, else a warm spare, else a new
 // process while under `maxAgents`, else `ACPH_STATUS_BUSY` at once. `options_json` as for
 // `acph_agent_new_session`. `result`: `{"session": handle, "sessionId": "...", "agent": id}`
-// (after the `session_opened` event; the call's `call_completed` carries the pooled agent's
+// (`acph_call_wait`'s `*id_out`: the handle; after the `session_opened` event; the call's `call_completed` carries the pooled agent's
 // id). The handle works with the session calls (prompt, cancel, modes, models, config options,
 // state); prompts on it queue (docs/FFI.md, "Pools"). The agent id works with `acph_agent_info`
 // while this host holds a session on it; the pool starts and ends the process.
@@ -1350,20 +1168,6 @@ acph_status acph_pool_open_session(struct acph_host *host,
                                    uint64_t *call_out,
                                    struct acph_error **error_out);
 
-// Blocking `acph_pool_open_session`: `*session_out` is the session handle, `*agent_out` (NULL:
-// not wanted) the pooled agent's id.
-//
-// # Safety
-// As `acph_pool_open_session`; `session_out` and `agent_out` are NULL or writable.
-acph_status acph_pool_open_session_wait(struct acph_host *host,
-                                        uint64_t pool,
-                                        const char *options_json,
-                                        size_t options_len,
-                                        uint32_t timeout_ms,
-                                        uint64_t *session_out,
-                                        uint64_t *agent_out,
-                                        struct acph_error **error_out);
-
 // Give a pooled session back: its handle is stale from this call on (`ACPH_STATUS_STALE_ID`;
 // later events of the session carry `session` 0), prompts still queued on it fail with
 // `ACPH_STATUS_CLOSED`, the session is closed on the agent (when it supports `session/close`),
@@ -1376,15 +1180,6 @@ acph_status acph_pool_release_session(struct acph_host *host,
                                       uint64_t session,
                                       uint64_t *call_out,
                                       struct acph_error **error_out);
-
-// Blocking `acph_pool_release_session`.
-//
-// # Safety
-// As `acph_pool_release_session`.
-acph_status acph_pool_release_session_wait(struct acph_host *host,
-                                           uint64_t session,
-                                           uint32_t timeout_ms,
-                                           struct acph_error **error_out);
 
 // What the pool holds now, as JSON owned by the caller (`acph_string_free`): `{"agents": n
 // (processes serving sessions, or idle shared ones), "spares": n, "starting": n, "sessions": n
@@ -1408,15 +1203,6 @@ acph_status acph_pool_shutdown(struct acph_host *host,
                                uint64_t pool,
                                uint64_t *call_out,
                                struct acph_error **error_out);
-
-// Blocking `acph_pool_shutdown`.
-//
-// # Safety
-// As `acph_pool_shutdown`.
-acph_status acph_pool_shutdown_wait(struct acph_host *host,
-                                    uint64_t pool,
-                                    uint32_t timeout_ms,
-                                    struct acph_error **error_out);
 
 // Forget a pool: its id and the handles of its sessions become stale (`ACPH_STATUS_STALE_ID`);
 // its processes are shut down in the background (their `agent_exited` events still arrive).
@@ -1562,7 +1348,7 @@ acph_status acph_registry_is_installed(const struct acph_registry *registry,
 //
 // `fetch(user_data, url, url_len, sink)` runs on a library thread (the host's blocking pool),
 // once per install that needs the download; it may block, must not unwind, and must not wait
-// for a thread that is blocked in `acph_registry_install_wait`. It writes the bytes with
+// for a thread that is blocked in `acph_call_wait` on this install. It writes the bytes with
 // `acph_fetch_sink_write` (from any thread, until it returns) and returns 0, or nonzero on
 // failure (`acph_fetch_sink_fail` first says why).
 //
@@ -1607,31 +1393,10 @@ acph_status acph_registry_install(struct acph_host *host,
                                   uint64_t *call_out,
                                   struct acph_error **error_out);
 
-// Blocking `acph_registry_install`: `*json_out` (owned, `acph_string_free`) is the result JSON.
-// On `ACPH_STATUS_TIMEOUT` the install is abandoned as for `acph_call_cancel` (the finalizer
-// may run after this returns). `fetch` and `progress` run on a library thread, never on the
-// calling one.
-//
-// # Safety
-// As `acph_registry_install`; `json_out` is NULL or writable.
-acph_status acph_registry_install_wait(struct acph_host *host,
-                                       const struct acph_registry *registry,
-                                       const char *id,
-                                       size_t id_len,
-                                       const char *options_json,
-                                       size_t options_len,
-                                       acph_fetch_fn fetch,
-                                       acph_progress_fn progress,
-                                       void *user_data,
-                                       acph_free_fn finalizer,
-                                       uint32_t timeout_ms,
-                                       char **json_out,
-                                       struct acph_error **error_out);
-
 // Inside a fetch callback: append `len` bytes of the archive (`data` may be NULL when `len` is
 // 0). Any thread, until the callback returns; calls are serialised. Fails with
-// `ACPH_STATUS_CANCELLED` once the install was abandoned (`acph_call_cancel`, a `_wait`
-// timeout, the host's shutdown) and `ACPH_STATUS_IO` when the bytes cannot be taken (more than
+// `ACPH_STATUS_CANCELLED` once the install was abandoned (`acph_call_cancel`, the host's
+// shutdown) and `ACPH_STATUS_IO` when the bytes cannot be taken (more than
 // `maxArchiveBytes` in all, which the install then reports as `ACPH_STATUS_INVALID_CONFIG`, or
 // a disk error): stop and return; the install fails whatever the callback returns then.
 //

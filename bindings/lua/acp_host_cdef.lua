@@ -17,7 +17,7 @@ static const uint32_t ACPH_VERSION_MAJOR = 0;
 static const uint32_t ACPH_VERSION_MINOR = 1;
 static const uint32_t ACPH_VERSION_PATCH = 0;
 static const uint32_t ACPH_VERSION_NUMBER = 1000;
-static const uint32_t ACPH_ABI_VERSION = 1;
+static const uint32_t ACPH_ABI_VERSION = 2;
 static const uint32_t ACPH_TIMEOUT_INFINITE = 0xffffffff;
 enum acph_status
  {
@@ -190,17 +190,19 @@ acph_status acph_host_next_event(struct acph_host *host,
                                  struct acph_event **event_out);
 acph_status acph_host_try_next_event(struct acph_host *host, struct acph_event **event_out);
 void acph_event_free(struct acph_event *event);
+acph_status acph_call_wait(struct acph_host *host,
+                           uint64_t call,
+                           uint32_t timeout_ms,
+                           uint64_t *id_out,
+                           char **result_out,
+                           struct acph_error **error_out);
+acph_status acph_call_free(struct acph_host *host, uint64_t call, struct acph_error **error_out);
+acph_status acph_call_cancel(struct acph_host *host, uint64_t call, struct acph_error **error_out);
 acph_status acph_host_spawn(struct acph_host *host,
                             const char *spec_json,
                             size_t spec_len,
                             uint64_t *call_out,
                             struct acph_error **error_out);
-acph_status acph_host_spawn_wait(struct acph_host *host,
-                                 const char *spec_json,
-                                 size_t spec_len,
-                                 uint32_t timeout_ms,
-                                 uint64_t *agent_out,
-                                 struct acph_error **error_out);
 acph_status acph_agent_info(struct acph_host *host,
                             uint64_t agent,
                             char **json_out,
@@ -217,21 +219,10 @@ acph_status acph_agent_terminal_auth(struct acph_host *host,
                                      size_t method_len,
                                      uint64_t *call_out,
                                      struct acph_error **error_out);
-acph_status acph_agent_terminal_auth_wait(struct acph_host *host,
-                                          uint64_t agent,
-                                          const char *method_id,
-                                          size_t method_len,
-                                          uint32_t timeout_ms,
-                                          uint64_t *agent_out,
-                                          struct acph_error **error_out);
 acph_status acph_agent_logout(struct acph_host *host,
                               uint64_t agent,
                               uint64_t *call_out,
                               struct acph_error **error_out);
-acph_status acph_agent_logout_wait(struct acph_host *host,
-                                   uint64_t agent,
-                                   uint32_t timeout_ms,
-                                   struct acph_error **error_out);
 acph_status acph_agent_ext_request(struct acph_host *host,
                                    uint64_t agent,
                                    const char *method,
@@ -240,34 +231,19 @@ acph_status acph_agent_ext_request(struct acph_host *host,
                                    size_t params_len,
                                    uint64_t *call_out,
                                    struct acph_error **error_out);
-acph_status acph_agent_ext_request_wait(struct acph_host *host,
-                                        uint64_t agent,
-                                        const char *method,
-                                        size_t method_len,
-                                        const char *params_json,
-                                        size_t params_len,
-                                        uint32_t timeout_ms,
-                                        char **json_out,
-                                        struct acph_error **error_out);
-acph_status acph_agent_authenticate_wait(struct acph_host *host,
-                                         uint64_t agent,
-                                         const char *method_id,
-                                         size_t method_len,
-                                         uint32_t timeout_ms,
-                                         struct acph_error **error_out);
+acph_status acph_agent_shutdown(struct acph_host *host,
+                                uint64_t agent,
+                                uint64_t *call_out,
+                                struct acph_error **error_out);
+acph_status acph_agent_release(struct acph_host *host,
+                               uint64_t agent,
+                               struct acph_error **error_out);
 acph_status acph_agent_new_session(struct acph_host *host,
                                    uint64_t agent,
                                    const char *options_json,
                                    size_t options_len,
                                    uint64_t *call_out,
                                    struct acph_error **error_out);
-acph_status acph_agent_new_session_wait(struct acph_host *host,
-                                        uint64_t agent,
-                                        const char *options_json,
-                                        size_t options_len,
-                                        uint32_t timeout_ms,
-                                        uint64_t *session_out,
-                                        struct acph_error **error_out);
 acph_status acph_agent_load_session(struct acph_host *host,
                                     uint64_t agent,
                                     const char *session_id,
@@ -276,15 +252,6 @@ acph_status acph_agent_load_session(struct acph_host *host,
                                     size_t options_len,
                                     uint64_t *call_out,
                                     struct acph_error **error_out);
-acph_status acph_agent_load_session_wait(struct acph_host *host,
-                                         uint64_t agent,
-                                         const char *session_id,
-                                         size_t session_id_len,
-                                         const char *options_json,
-                                         size_t options_len,
-                                         uint32_t timeout_ms,
-                                         uint64_t *session_out,
-                                         struct acph_error **error_out);
 acph_status acph_agent_resume_session(struct acph_host *host,
                                       uint64_t agent,
                                       const char *session_id,
@@ -293,15 +260,6 @@ acph_status acph_agent_resume_session(struct acph_host *host,
                                       size_t options_len,
                                       uint64_t *call_out,
                                       struct acph_error **error_out);
-acph_status acph_agent_resume_session_wait(struct acph_host *host,
-                                           uint64_t agent,
-                                           const char *session_id,
-                                           size_t session_id_len,
-                                           const char *options_json,
-                                           size_t options_len,
-                                           uint32_t timeout_ms,
-                                           uint64_t *session_out,
-                                           struct acph_error **error_out);
 acph_status acph_agent_fork_session(struct acph_host *host,
                                     uint64_t agent,
                                     const char *session_id,
@@ -310,74 +268,23 @@ acph_status acph_agent_fork_session(struct acph_host *host,
                                     size_t options_len,
                                     uint64_t *call_out,
                                     struct acph_error **error_out);
-acph_status acph_agent_fork_session_wait(struct acph_host *host,
-                                         uint64_t agent,
-                                         const char *session_id,
-                                         size_t session_id_len,
-                                         const char *options_json,
-                                         size_t options_len,
-                                         uint32_t timeout_ms,
-                                         uint64_t *session_out,
-                                         struct acph_error **error_out);
 acph_status acph_agent_list_sessions(struct acph_host *host,
                                      uint64_t agent,
                                      const char *params_json,
                                      size_t params_len,
                                      uint64_t *call_out,
                                      struct acph_error **error_out);
-acph_status acph_agent_list_sessions_wait(struct acph_host *host,
-                                          uint64_t agent,
-                                          const char *params_json,
-                                          size_t params_len,
-                                          uint32_t timeout_ms,
-                                          char **json_out,
-                                          struct acph_error **error_out);
 acph_status acph_agent_delete_session(struct acph_host *host,
                                       uint64_t agent,
                                       const char *session_id,
                                       size_t session_id_len,
                                       uint64_t *call_out,
                                       struct acph_error **error_out);
-acph_status acph_agent_delete_session_wait(struct acph_host *host,
-                                           uint64_t agent,
-                                           const char *session_id,
-                                           size_t session_id_len,
-                                           uint32_t timeout_ms,
-                                           struct acph_error **error_out);
-acph_status acph_agent_shutdown(struct acph_host *host,
-                                uint64_t agent,
-                                uint64_t *call_out,
-                                struct acph_error **error_out);
-acph_status acph_agent_shutdown_wait(struct acph_host *host,
-                                     uint64_t agent,
-                                     uint32_t timeout_ms,
-                                     char **exit_json_out,
-                                     struct acph_error **error_out);
-acph_status acph_agent_release(struct acph_host *host,
-                               uint64_t agent,
-                               struct acph_error **error_out);
-acph_status acph_call_cancel(struct acph_host *host, uint64_t call, struct acph_error **error_out);
-acph_status acph_permission_respond(struct acph_host *host,
-                                    uint64_t request_id,
-                                    const char *option_id,
-                                    size_t option_len,
-                                    struct acph_error **error_out);
-acph_status acph_elicitation_respond(struct acph_host *host,
-                                     uint64_t request_id,
-                                     const char *answer_json,
-                                     size_t answer_len,
-                                     struct acph_error **error_out);
 acph_status acph_host_connect(struct acph_host *host,
                               ptrdiff_t read_fd,
                               ptrdiff_t write_fd,
                               uint64_t *call_out,
                               struct acph_error **error_out);
-acph_status acph_host_connect_wait(struct acph_host *host,
-                                   ptrdiff_t read_fd,
-                                   ptrdiff_t write_fd,
-                                   uint32_t timeout_ms,
-                                   uint64_t *agent_out,
-                                   struct acph_error **error_out);
 acph_status acph_host_find_session(struct acph_host *host,
                                    uint64_t agent,
                                    const char *session_id,
@@ -403,26 +310,12 @@ acph_status acph_session_prompt(struct acph_host *host,
                                 size_t content_len,
                                 uint64_t *call_out,
                                 struct acph_error **error_out);
-acph_status acph_session_prompt_wait(struct acph_host *host,
-                                     uint64_t session,
-                                     const char *content_json,
-                                     size_t content_len,
-                                     uint32_t timeout_ms,
-                                     char **result_out,
-                                     struct acph_error **error_out);
 acph_status acph_session_prompt_text(struct acph_host *host,
                                      uint64_t session,
                                      const char *text,
                                      size_t text_len,
                                      uint64_t *call_out,
                                      struct acph_error **error_out);
-acph_status acph_session_prompt_text_wait(struct acph_host *host,
-                                          uint64_t session,
-                                          const char *text,
-                                          size_t text_len,
-                                          uint32_t timeout_ms,
-                                          char **result_out,
-                                          struct acph_error **error_out);
 acph_status acph_session_cancel(struct acph_host *host,
                                 uint64_t session,
                                 struct acph_error **error_out);
@@ -432,12 +325,6 @@ acph_status acph_session_set_mode(struct acph_host *host,
                                   size_t mode_len,
                                   uint64_t *call_out,
                                   struct acph_error **error_out);
-acph_status acph_session_set_mode_wait(struct acph_host *host,
-                                       uint64_t session,
-                                       const char *mode_id,
-                                       size_t mode_len,
-                                       uint32_t timeout_ms,
-                                       struct acph_error **error_out);
 acph_status acph_session_models(struct acph_host *host,
                                 uint64_t session,
                                 char **json_out,
@@ -448,12 +335,6 @@ acph_status acph_session_set_model(struct acph_host *host,
                                    size_t model_len,
                                    uint64_t *call_out,
                                    struct acph_error **error_out);
-acph_status acph_session_set_model_wait(struct acph_host *host,
-                                        uint64_t session,
-                                        const char *model_id,
-                                        size_t model_len,
-                                        uint32_t timeout_ms,
-                                        struct acph_error **error_out);
 acph_status acph_session_set_config_option(struct acph_host *host,
                                            uint64_t session,
                                            const char *config_id,
@@ -462,23 +343,20 @@ acph_status acph_session_set_config_option(struct acph_host *host,
                                            size_t value_len,
                                            uint64_t *call_out,
                                            struct acph_error **error_out);
-acph_status acph_session_set_config_option_wait(struct acph_host *host,
-                                                uint64_t session,
-                                                const char *config_id,
-                                                size_t config_len,
-                                                const char *value_json,
-                                                size_t value_len,
-                                                uint32_t timeout_ms,
-                                                char **options_out,
-                                                struct acph_error **error_out);
 acph_status acph_session_close(struct acph_host *host,
                                uint64_t session,
                                uint64_t *call_out,
                                struct acph_error **error_out);
-acph_status acph_session_close_wait(struct acph_host *host,
-                                    uint64_t session,
-                                    uint32_t timeout_ms,
+acph_status acph_permission_respond(struct acph_host *host,
+                                    uint64_t request_id,
+                                    const char *option_id,
+                                    size_t option_len,
                                     struct acph_error **error_out);
+acph_status acph_elicitation_respond(struct acph_host *host,
+                                     uint64_t request_id,
+                                     const char *answer_json,
+                                     size_t answer_len,
+                                     struct acph_error **error_out);
 acph_status acph_pool_new(struct acph_host *host,
                           const char *spec_json,
                           size_t spec_len,
@@ -490,32 +368,16 @@ acph_status acph_pool_ready(struct acph_host *host,
                             uint64_t pool,
                             uint64_t *call_out,
                             struct acph_error **error_out);
-acph_status acph_pool_ready_wait(struct acph_host *host,
-                                 uint64_t pool,
-                                 uint32_t timeout_ms,
-                                 struct acph_error **error_out);
 acph_status acph_pool_open_session(struct acph_host *host,
                                    uint64_t pool,
                                    const char *options_json,
                                    size_t options_len,
                                    uint64_t *call_out,
                                    struct acph_error **error_out);
-acph_status acph_pool_open_session_wait(struct acph_host *host,
-                                        uint64_t pool,
-                                        const char *options_json,
-                                        size_t options_len,
-                                        uint32_t timeout_ms,
-                                        uint64_t *session_out,
-                                        uint64_t *agent_out,
-                                        struct acph_error **error_out);
 acph_status acph_pool_release_session(struct acph_host *host,
                                       uint64_t session,
                                       uint64_t *call_out,
                                       struct acph_error **error_out);
-acph_status acph_pool_release_session_wait(struct acph_host *host,
-                                           uint64_t session,
-                                           uint32_t timeout_ms,
-                                           struct acph_error **error_out);
 acph_status acph_pool_stats(struct acph_host *host,
                             uint64_t pool,
                             char **json_out,
@@ -524,10 +386,6 @@ acph_status acph_pool_shutdown(struct acph_host *host,
                                uint64_t pool,
                                uint64_t *call_out,
                                struct acph_error **error_out);
-acph_status acph_pool_shutdown_wait(struct acph_host *host,
-                                    uint64_t pool,
-                                    uint32_t timeout_ms,
-                                    struct acph_error **error_out);
 acph_status acph_pool_release(struct acph_host *host, uint64_t pool, struct acph_error **error_out);
 acph_status acph_registry_from_file(const char *path,
                                     size_t path_len,
@@ -575,19 +433,6 @@ acph_status acph_registry_install(struct acph_host *host,
                                   acph_free_fn finalizer,
                                   uint64_t *call_out,
                                   struct acph_error **error_out);
-acph_status acph_registry_install_wait(struct acph_host *host,
-                                       const struct acph_registry *registry,
-                                       const char *id,
-                                       size_t id_len,
-                                       const char *options_json,
-                                       size_t options_len,
-                                       acph_fetch_fn fetch,
-                                       acph_progress_fn progress,
-                                       void *user_data,
-                                       acph_free_fn finalizer,
-                                       uint32_t timeout_ms,
-                                       char **json_out,
-                                       struct acph_error **error_out);
 acph_status acph_fetch_sink_write(struct acph_fetch_sink *sink,
                                   const uint8_t *data,
                                   size_t len,
@@ -611,6 +456,6 @@ return {
   VERSION_MINOR = 1,
   VERSION_PATCH = 0,
   VERSION_NUMBER = 1000,
-  ABI_VERSION = 1,
+  ABI_VERSION = 2,
   TIMEOUT_INFINITE = 0xffffffff,
 }

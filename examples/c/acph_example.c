@@ -2,7 +2,8 @@
  * acph_example: run one prompt turn against an ACP agent through libacp_host, printing every
  * event as one JSON line (docs/EVENTS.md). A single-threaded event loop: poll() on the host's
  * event fd, then drain the queue with acph_host_try_next_event. Every step is an asynchronous
- * call whose outcome arrives as a `call_completed` event.
+ * call whose outcome arrives as a `call_completed` event; the call id is then given back with
+ * acph_call_free (a thread of its own could acph_call_wait for it instead).
  *
  *   cc -std=c11 acph_example.c $(pkg-config --cflags --libs acp_host) -o acph_example
  *   ./acph_example [--permission allow|deny] [--cwd DIR] [--prompt TEXT] -- AGENT_COMMAND [ARGS...]
@@ -125,6 +126,9 @@ int main(int argc, char **argv) {
                 st = acph_permission_respond(host, ev->request, allow ? option : NULL, allow ? strlen(option) : 0, &err);
                 if (st != ACPH_STATUS_OK) fail("permission", st, err), err = NULL;
             } else if (ev->kind == ACPH_EVENT_CALL_COMPLETED && ev->call == call) {
+                /* The outcome is in the event: release the id (the host keeps every call's
+                 * outcome for acph_call_wait until it is released). */
+                if ((st = acph_call_free(host, call, &err)) != ACPH_STATUS_OK) fail("release", st, err), err = NULL;
                 int ok = strstr(ev->json, "\"ok\":true") != NULL;
                 if (!ok) {
                     fprintf(stderr, "acph_example: step failed\n");

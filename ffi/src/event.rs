@@ -101,7 +101,8 @@ pub struct acph_event {
     /// pass to `acph_elicitation_respond` (`data.requestId`); `service_requested`: the one to pass
     /// to `acph_service_respond` / `acph_service_fail` (`data.requestId`); else 0.
     pub request: u64,
-    /// `call_completed`: the call id returned by the asynchronous call (`data.call`); else 0.
+    /// `call_completed`: the call id returned by the asynchronous call (`data.call`; still the
+    /// caller's to release: `acph_call_free`, or `acph_call_wait` for the outcome); else 0.
     pub call: u64,
     /// The kind; `ACPH_EVENT_UNKNOWN` for kinds newer than this header.
     pub kind: acph_event_kind,

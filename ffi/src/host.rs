@@ -11,13 +11,16 @@ use std::time::Duration;
 use acp_host::{Agent, Error, Event, EventKind, Host, Pool, PoolConfig, PooledSession, Session};
 use serde_json::Value;
 use tokio::runtime::{Handle, Runtime};
-use tokio::sync::{Notify, oneshot, watch};
+use tokio::sync::{oneshot, watch};
 
+use crate::answers::Answers;
+use crate::calls::{Calls, Primary};
 use crate::event::kind_of;
 use crate::log::LogBridge;
 use crate::ptr::{self, Callback, EventBox, EventFields, acph_log_fn, acph_wakeup_fn};
 use crate::queue::Queue;
 use crate::services::Bridge;
+use crate::sessions::Sessions;
 use crate::status::{Failure, acph_status};
 
 /// Ids the face issues (sessions, calls, service requests) come from one process-wide counter, so
@@ -49,13 +52,10 @@ pub(crate) struct State {
     agents: Mutex<HashMap<u64, Agent>>,
     pools: Mutex<HashMap<u64, Pool>>,
     sessions: Mutex<Sessions>,
-    perms: Mutex<Perms>,
-    elicits: Mutex<Elicits>,
-    calls: Mutex<HashMap<u64, oneshot::Sender<Error>>>,
-    /// Calls started and not yet reported (a call leaves `calls` before its report is queued,
-    /// so that cancelling a call whose `call_completed` is visible is a stale id).
-    outstanding: AtomicU64,
-    calls_idle: Notify,
+    /// The permission and elicitation requests the embedder answers (`src/answers.rs`).
+    pub answers: Answers,
+    /// Every call id the embedder holds, with its outcome once completed (`src/calls.rs`).
+    pub calls: Calls,
     pub bridge: Bridge,
     /// The log callback's thread, when the host was created with one.
     pub log: Option<LogBridge>,
@@ -63,89 +63,6 @@ pub(crate) struct State {
     closing: watch::Sender<bool>,
     shutdown_started: AtomicBool,
     grace: Duration,
-}
-
-// ----- id tables ------------------------------------------------------------------------------
-
-#[derive(Debug, Default)]
-struct Sessions {
-    by_handle: HashMap<u64, SessionEntry>,
-    by_key: HashMap<(u64, Arc<str>), u64>,
-}
-
-#[derive(Debug)]
-struct SessionEntry {
-    agent: u64,
-    sid: Arc<str>,
-    session: Option<Session>,
-    /// A session handed out by a pool (`acph_pool_open_session`): the pool's id and its lease.
-    pooled: Option<(u64, PooledSession)>,
-}
-
-impl Sessions {
-    /// The handle of (agent, session id), created on first sight. Handles live until their agent
-    /// is released or the host freed; a session reopened by load/resume keeps its handle.
-    fn get_or_create(&mut self, agent: u64, sid: &str) -> u64 {
-        let key = (agent, Arc::<str>::from(sid));
-        if let Some(h) = self.by_key.get(&key) {
-            return *h;
-        }
-        let h = next_id();
-        self.by_handle.insert(
-            h,
-            SessionEntry {
-                agent,
-                sid: key.1.clone(),
-                session: None,
-                pooled: None,
-            },
-        );
-        self.by_key.insert(key, h);
-        h
-    }
-
-    fn find(&self, agent: u64, sid: &str) -> Option<u64> {
-        self.by_key.get(&(agent, Arc::<str>::from(sid))).copied()
-    }
-
-    fn remove_agent(&mut self, agent: u64) {
-        self.by_handle.retain(|_, e| e.agent != agent);
-        self.by_key.retain(|(a, _), _| *a != agent);
-    }
-
-    fn remove(&mut self, handle: u64) -> Option<SessionEntry> {
-        let e = self.by_handle.remove(&handle)?;
-        self.by_key.remove(&(e.agent, e.sid.clone()));
-        Some(e)
-    }
-
-    /// Drop the handles `keep` refuses (and their keys).
-    fn retain(&mut self, keep: impl Fn(&SessionEntry) -> bool) {
-        self.by_handle.retain(|_, e| keep(e));
-        let live = &self.by_handle;
-        self.by_key.retain(|_, h| live.contains_key(h));
-    }
-}
-
-#[derive(Debug, Default)]
-struct Perms {
-    /// Requests announced by `permission_requested` and not yet resolved.
-    pending: HashMap<u64, PendingPermission>,
-    /// The highest request id announced so far (ids increase per host).
-    max_seen: u64,
-}
-
-/// Elicitation requests announced by `elicitation_requested` (id → answered?).
-#[derive(Debug, Default)]
-struct Elicits {
-    pending: HashMap<u64, bool>,
-    max_seen: u64,
-}
-
-#[derive(Debug)]
-struct PendingPermission {
-    options: Vec<String>,
-    answered: bool,
 }
 
 // ----- creation, teardown ---------------------------------------------------------------------
@@ -200,11 +117,8 @@ impl acph_host {
             agents: Mutex::default(),
             pools: Mutex::default(),
             sessions: Mutex::default(),
-            perms: Mutex::default(),
-            elicits: Mutex::default(),
-            calls: Mutex::default(),
-            outstanding: AtomicU64::new(0),
-            calls_idle: Notify::new(),
+            answers: Answers::default(),
+            calls: Calls::default(),
             bridge,
             log,
             wakeup: Mutex::default(),
@@ -227,7 +141,8 @@ impl acph_host {
     }
 
     /// `acph_host_free`: shut every agent down (bounded), complete pending calls with `closed`
-    /// (their events are discarded), stop the runtime, run the callbacks' finalizers.
+    /// (their events are discarded), release every call id left, stop the runtime, run the
+    /// callbacks' finalizers.
     pub(crate) fn teardown(self: Box<Self>) {
         if Handle::try_current().is_ok() || crate::log::on_log_thread() {
             // Called from a library thread (a callback): the runtime cannot be stopped from one
@@ -270,10 +185,8 @@ impl State {
         drop(pools);
         let sessions = std::mem::take(&mut *lock(&self.sessions));
         drop(sessions);
-        *lock(&self.perms) = Perms::default();
-        *lock(&self.elicits) = Elicits::default();
-        let calls = std::mem::take(&mut *lock(&self.calls));
-        drop(calls);
+        self.answers.clear();
+        self.calls.clear();
         self.bridge.clear();
         let wakeup = lock(&self.wakeup).take();
         drop(wakeup);
@@ -314,17 +227,7 @@ impl State {
             let _ = t.await;
         }
         let deadline = tokio::time::Instant::now() + self.grace + Duration::from_secs(1);
-        loop {
-            let idle = self.calls_idle.notified();
-            tokio::pin!(idle);
-            idle.as_mut().enable();
-            if self.outstanding.load(Ordering::SeqCst) == 0 {
-                break;
-            }
-            if tokio::time::timeout_at(deadline, idle).await.is_err() {
-                break;
-            }
-        }
+        self.calls.all_reported(deadline).await;
     }
 
     /// `acph_host_shutdown`: start shutting down; returns at once.
@@ -381,31 +284,11 @@ impl State {
         let (mut request, mut call) = (0, 0);
         match ev.kind {
             EventKind::PermissionRequested => {
-                let data = ev.data_value();
-                request = data["requestId"].as_u64().unwrap_or(0);
-                let options = data["options"]
-                    .as_array()
-                    .map(|o| {
-                        o.iter()
-                            .filter_map(|x| x["optionId"].as_str().map(str::to_owned))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                let mut p = lock(&self.perms);
-                p.max_seen = p.max_seen.max(request);
-                p.pending.insert(
-                    request,
-                    PendingPermission {
-                        options,
-                        answered: false,
-                    },
-                );
+                request = self.answers.permission_requested(&ev.data_value());
             }
             EventKind::PermissionResolved => {
                 request = ev.data_value()["requestId"].as_u64().unwrap_or(0);
-                let mut p = lock(&self.perms);
-                p.max_seen = p.max_seen.max(request);
-                p.pending.remove(&request);
+                self.answers.permission_resolved(request);
             }
             EventKind::CallCompleted => {
                 call = ev.data_value()["call"].as_u64().unwrap_or(0);
@@ -415,15 +298,11 @@ impl State {
             }
             EventKind::ElicitationRequested => {
                 request = ev.data_value()["requestId"].as_u64().unwrap_or(0);
-                let mut e = lock(&self.elicits);
-                e.max_seen = e.max_seen.max(request);
-                e.pending.insert(request, false);
+                self.answers.elicitation_requested(request);
             }
             EventKind::ElicitationResolved => {
                 request = ev.data_value()["requestId"].as_u64().unwrap_or(0);
-                let mut e = lock(&self.elicits);
-                e.max_seen = e.max_seen.max(request);
-                e.pending.remove(&request);
+                self.answers.elicitation_resolved(request);
             }
             EventKind::AgentExited => {
                 // A pooled process ended: forget the handles its released sessions left (a
@@ -679,15 +558,21 @@ impl State {
 
     // ----- calls ------------------------------------------------------------------------------
 
-    /// Run `fut` as an asynchronous call: returns its id at once; the outcome arrives as a
-    /// `call_completed` event (in order with everything else). `agent` is the agent the call
-    /// concerns (0: none; a spawn reports the new agent).
-    pub(crate) fn start_call<F, D>(self: &Arc<Self>, agent: u64, fut: F) -> Result<u64, Failure>
+    /// Run `fut` as an asynchronous call: returns its id at once (the embedder's until released,
+    /// `src/calls.rs`); the outcome is kept for `acph_call_wait` and arrives as a `call_completed`
+    /// event (in order with everything else). `agent` is the agent the call concerns (0: none; a
+    /// spawn reports the new agent); `primary` the id of the result `acph_call_wait` hands over.
+    pub(crate) fn start_call<F, D>(
+        self: &Arc<Self>,
+        agent: u64,
+        primary: Primary,
+        fut: F,
+    ) -> Result<u64, Failure>
     where
         F: Future<Output = Result<D, Error>> + Send + 'static,
         D: Into<Value> + Send + 'static,
     {
-        self.spawn_call(agent, |cancel| async move {
+        self.spawn_call(agent, primary, |cancel| async move {
             tokio::select! {
                 r = fut => r,
                 Ok(e) = cancel => Err(e),
@@ -707,7 +592,7 @@ impl State {
         F: Future<Output = Result<D, Error>> + Send + 'static,
         D: Into<Value> + Send + 'static,
     {
-        self.spawn_call(agent, |cancel| {
+        self.spawn_call(agent, Primary::Nothing, |cancel| {
             make(Box::pin(async move {
                 if cancel.await.is_err() {
                     std::future::pending::<()>().await;
@@ -719,6 +604,7 @@ impl State {
     fn spawn_call<F, D>(
         self: &Arc<Self>,
         agent: u64,
+        primary: Primary,
         make: impl FnOnce(oneshot::Receiver<Error>) -> F,
     ) -> Result<u64, Failure>
     where
@@ -728,8 +614,7 @@ impl State {
         self.check_open()?;
         let id = next_id();
         let (cancel_tx, cancel_rx) = oneshot::channel::<Error>();
-        self.outstanding.fetch_add(1, Ordering::SeqCst);
-        lock(&self.calls).insert(id, cancel_tx);
+        self.calls.start(id, primary, cancel_tx);
         let st = self.clone();
         let mut closing = self.closing.subscribe();
         let fut = make(cancel_rx);
@@ -742,59 +627,16 @@ impl State {
                 (Ok(v), 0) => v["agent"].as_u64().unwrap_or(0),
                 _ => agent,
             };
-            lock(&st.calls).remove(&id);
-            st.host
-                .report_call(id, agent, result.as_ref().cloned())
-                .await;
-            if st.outstanding.fetch_sub(1, Ordering::SeqCst) == 1 {
-                st.calls_idle.notify_waiters();
-            }
+            // Kept before the event is queued: whoever sees `call_completed` finds the outcome.
+            st.calls.complete(id, &result);
+            let reported = match &result {
+                Ok(v) => Ok(v.clone()),
+                Err(e) => Err(e),
+            };
+            st.host.report_call(id, agent, reported).await;
+            st.calls.reported();
         });
         Ok(id)
-    }
-
-    /// `acph_call_cancel`: the call completes with `cancelled` (dropping its work tells the
-    /// agent with `$/cancel_request`); a prompt is told `session/cancel` and completes with the
-    /// agent's answer if it comes within the cancel grace, else `cancelled`.
-    pub(crate) fn cancel_call(&self, id: u64) -> Result<(), Failure> {
-        let tx = lock(&self.calls).remove(&id);
-        match tx {
-            Some(tx) => {
-                let _ = tx.send(Error::Cancelled);
-                Ok(())
-            }
-            None => Err(Failure::stale("pending call", id)),
-        }
-    }
-
-    /// Run `fut` on the caller's thread, for at most `timeout_ms` (`u32::MAX`: no limit). On
-    /// timeout the work is dropped (the agent is told, as for a cancelled call).
-    pub(crate) fn wait<T, F>(&self, what: &str, timeout_ms: u32, fut: F) -> Result<T, Failure>
-    where
-        F: Future<Output = Result<T, Error>>,
-    {
-        if Handle::try_current().is_ok() {
-            return Err(Failure::wrong_thread(what));
-        }
-        self.check_open()?;
-        let mut closing = self.closing.subscribe();
-        self.rt.block_on(async move {
-            let timeout = async {
-                if timeout_ms == u32::MAX {
-                    std::future::pending::<()>().await
-                } else {
-                    tokio::time::sleep(Duration::from_millis(u64::from(timeout_ms))).await
-                }
-            };
-            tokio::select! {
-                r = fut => r.map_err(Failure::from),
-                _ = timeout => Err(Failure::from(Error::Timeout {
-                    what: what.to_owned(),
-                    after_ms: u64::from(timeout_ms),
-                })),
-                _ = closing.wait_for(|c| *c) => Err(Failure::closed()),
-            }
-        })
     }
 
     /// Start a fire-and-forget task (no call id).
@@ -862,98 +704,6 @@ impl State {
             let sid = session.id().to_owned();
             let h = st.register_session(agent.id(), session);
             Ok(serde_json::json!({ "session": h, "sessionId": sid }))
-        }
-    }
-
-    /// `acph_elicitation_respond`: checked here as far as the tables allow (unknown, resolved,
-    /// answered, malformed answer), then handed to the core; content that does not match the
-    /// requested schema is answered `cancel` and reported by `elicitation_resolved`.
-    pub(crate) fn respond_elicitation(
-        self: &Arc<Self>,
-        id: u64,
-        answer: &str,
-    ) -> Result<(), Failure> {
-        self.check_open()?;
-        let value: Value = serde_json::from_str(answer).map_err(|e| {
-            Failure::new(
-                acph_status::ACPH_STATUS_INVALID_JSON,
-                format!("answer_json: not valid JSON: {e}"),
-            )
-        })?;
-        let answer = acp_host::ElicitationAnswer::from_json(&value)
-            .map_err(|e| Failure::invalid(format!("answer_json: {e}")))?;
-        {
-            let mut e = lock(&self.elicits);
-            let max_seen = e.max_seen;
-            match e.pending.get_mut(&id) {
-                None if id != 0 && id <= max_seen => {
-                    return Err(Failure::new(
-                        acph_status::ACPH_STATUS_ALREADY_RESOLVED,
-                        format!("elicitation request {id} was already resolved"),
-                    ));
-                }
-                None => return Err(Failure::unknown_request("elicitation request", id)),
-                Some(true) => {
-                    return Err(Failure::new(
-                        acph_status::ACPH_STATUS_ALREADY_RESOLVED,
-                        format!("elicitation request {id} was already answered"),
-                    ));
-                }
-                Some(answered) => *answered = true,
-            }
-        }
-        let host = self.host.clone();
-        self.spawn_detached(async move {
-            // The outcome (and who won a race with a timeout or a cancel) is reported by the
-            // `elicitation_resolved` event.
-            let _ = host.respond_elicitation(id, answer).await;
-        });
-        Ok(())
-    }
-
-    pub(crate) fn respond_permission(
-        self: &Arc<Self>,
-        id: u64,
-        option: Option<&str>,
-    ) -> Result<(), Failure> {
-        self.check_open()?;
-        let valid = {
-            let mut p = lock(&self.perms);
-            let max_seen = p.max_seen;
-            match p.pending.get_mut(&id) {
-                None if id != 0 && id <= max_seen => {
-                    return Err(Failure::new(
-                        acph_status::ACPH_STATUS_ALREADY_RESOLVED,
-                        format!("permission request {id} was already resolved"),
-                    ));
-                }
-                None => return Err(Failure::unknown_request("permission request", id)),
-                Some(e) if e.answered => {
-                    return Err(Failure::new(
-                        acph_status::ACPH_STATUS_ALREADY_RESOLVED,
-                        format!("permission request {id} was already answered"),
-                    ));
-                }
-                Some(e) => {
-                    e.answered = true;
-                    option.is_none_or(|o| e.options.iter().any(|x| x == o))
-                }
-            }
-        };
-        let host = self.host.clone();
-        let answer = option.map(str::to_owned);
-        self.spawn_detached(async move {
-            // The outcome (and who won a race with a timeout or a cancel) is reported by the
-            // `permission_resolved` event.
-            let _ = host.respond_permission(id, answer).await;
-        });
-        if valid {
-            Ok(())
-        } else {
-            Err(Failure::invalid(format!(
-                "`{}` is not one of the offered options; the request was denied",
-                option.unwrap_or_default()
-            )))
         }
     }
 

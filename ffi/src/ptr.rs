@@ -1,6 +1,8 @@
 //! Every raw pointer of the C ABI is read, written, cast, allocated or freed here, and every C
-//! function pointer is called from here. The exported functions (`src/api/`) call these helpers
-//! inside `unsafe` blocks whose justification is the contract in their `# Safety` sections.
+//! function pointer is called from here. The exported functions (`src/api/`) reach the argument
+//! helpers through the one-line argument macros of `src/lib.rs` (`try_host!`, `try_str!`,
+//! `try_out!`, ...), whose one safety comment rests on the contract in every export's `# Safety`
+//! section.
 
 use std::alloc::{Layout, alloc, dealloc, handle_alloc_error};
 use std::ffi::{c_char, c_int, c_void};

@@ -62,7 +62,7 @@ impl FetchSink<'_> {
         if self.abandoned.load(Ordering::Acquire) {
             return Err(Failure::new(
                 acph_status::ACPH_STATUS_CANCELLED,
-                "the install was abandoned (acph_call_cancel, a _wait timeout or the host's shutdown): stop fetching and return",
+                "the install was abandoned (acph_call_cancel or the host's shutdown): stop fetching and return",
             ));
         }
         let mut st = lock(&self.state);

@@ -36,18 +36,22 @@ pub enum acph_status {
     /// The error's `data` is `{"path": ...}`, the same path every face reports.
     ACPH_STATUS_INVALID_CONFIG = 104,
     /// The handle (agent, session, call) is unknown to this host: never issued, issued by another
-    /// host, or released.
+    /// host, or released (a call id by `acph_call_wait` returning its outcome, or
+    /// `acph_call_free`).
     ACPH_STATUS_STALE_ID = 105,
     /// The request was already answered (a second `acph_permission_respond` or
-    /// `acph_service_respond`), or already resolved by someone else (timeout, cancel, exit).
+    /// `acph_service_respond`), or already resolved by someone else (timeout, cancel, exit); or
+    /// the call `acph_call_cancel` names has already completed.
     ACPH_STATUS_ALREADY_RESOLVED = 106,
-    /// A blocking function was called from a library thread (inside a callback). Callbacks may
-    /// only call the non-blocking functions; see docs/FFI.md.
+    /// A blocking function (`acph_call_wait` or `acph_host_next_event` with a timeout) was called
+    /// from a library thread (inside a callback). Callbacks may only call the non-blocking
+    /// functions; see docs/FFI.md.
     ACPH_STATUS_WRONG_THREAD = 107,
     /// The agent exited while the operation was pending (or before it was started).
     ACPH_STATUS_AGENT_EXITED = 200,
-    /// The operation did not complete in time (a blocking variant's `timeout_ms`, or the host's
-    /// request timeout).
+    /// The operation did not complete in time: the host's request timeout (the call failed), or
+    /// `acph_call_wait`'s `timeout_ms` (the call keeps running; the error's `data.running` is
+    /// true).
     ACPH_STATUS_TIMEOUT = 201,
     /// The agent does not advertise the capability this call needs; nothing was sent.
     ACPH_STATUS_UNSUPPORTED = 202,
@@ -73,9 +77,9 @@ pub enum acph_status {
     /// The thing named is not known: a session that is not open, a permission, elicitation or
     /// service request id this host never issued.
     ACPH_STATUS_NOT_FOUND = 212,
-    /// A blocking call gave up because the event queue is full and nobody has pulled an event
-    /// for the stall timeout (`eventStallTimeoutMs`); pull events from another thread while
-    /// calls are pending. The call was abandoned (a prompt is cancelled).
+    /// A call gave up because the event queue is full and nobody has pulled an event for the
+    /// stall timeout (`eventStallTimeoutMs`); pull events (from another thread than one blocked in
+    /// `acph_call_wait`) while calls are pending. The call was abandoned (a prompt is cancelled).
     ACPH_STATUS_EVENTS_STALLED = 213,
     /// An error kind this version of the C ABI does not know (a newer core); see the error's
     /// `kind`.
@@ -242,8 +246,8 @@ impl Failure {
         Failure::new(
             ACPH_STATUS_WRONG_THREAD,
             format!(
-                "{what} blocks and must not be called from a library thread (a callback); \
-                 use the asynchronous variant"
+                "{what} blocks and must not be called from a library thread (a callback): \
+                 poll with a timeout of 0, or wait on a thread of your own"
             ),
         )
     }

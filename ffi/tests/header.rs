@@ -102,5 +102,12 @@ fn version_macros_follow_cargo() {
         "#define ACPH_VERSION_STRING \"{}\"",
         env!("CARGO_PKG_VERSION")
     )));
-    assert!(header.contains("#define ACPH_ABI_VERSION 1"));
+    // The ABI version is src/lib.rs's constant (build.rs makes the SONAME of the same line).
+    let lib = std::fs::read_to_string(crate_dir().join("src/lib.rs")).unwrap();
+    let abi = lib
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("pub const ACPH_ABI_VERSION: u32 = "))
+        .map(|rest| rest.trim_end_matches(';').trim().to_owned())
+        .unwrap();
+    assert!(header.contains(&format!("#define ACPH_ABI_VERSION {abi}\n")));
 }

@@ -1,7 +1,7 @@
 /* acph_host_connect: ACP over a stream the embedder opened. The mock agent connects out to a
  * loopback listener this test opens on 127.0.0.1:0 (`--connect`; the library never listens):
  * a turn over the socket (one descriptor for both directions), the same over a pipe pair to the
- * agent's stdio with the blocking variant, the peer going away mid-turn (the prompt completes
+ * agent's stdio waited for with acph_call_wait, the peer going away mid-turn (the prompt completes
  * with agent_exited at once), and bad descriptors (a typed error; nothing taken). On Windows
  * (cross-compiled, under Wine) the socket cases and bad handles; the pipe pair is POSIX only. */
 #define _POSIX_C_SOURCE 200809L
@@ -142,7 +142,7 @@ static void a_turn_over_a_socket(void) {
 
     char *opts = session_options(scratch_dir());
     uint64_t session = 0;
-    EXPECT(ACPH_STATUS_OK, acph_agent_new_session_wait(h, agent, opts, strlen(opts), T_WAIT, &session, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_agent_new_session(h, agent, opts, strlen(opts), CALL, ERR), &session, NULL);
     free(opts);
     EXPECT(ACPH_STATUS_OK, acph_session_prompt_text(h, session, "hello", 5, &call, ERR));
     done = wait_call(h, &evs, call, T_WAIT);
@@ -157,7 +157,7 @@ static void a_turn_over_a_socket(void) {
 
     /* Shutting the agent down closes our writing end: the agent sees EOF and leaves. */
     char *exit_json = NULL;
-    EXPECT(ACPH_STATUS_OK, acph_agent_shutdown_wait(h, agent, T_WAIT, &exit_json, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_agent_shutdown(h, agent, CALL, ERR), NULL, &exit_json);
     acph_string_free(exit_json);
     CHECK_MSG(mock_exit(pid) == 0, "the connected agent did not exit cleanly");
     EXPECT(ACPH_STATUS_OK, acph_agent_release(h, agent, ERR));
@@ -171,7 +171,7 @@ static void a_turn_over_a_socket(void) {
 
 #ifndef _WIN32
 
-/* A container's stdio, as pipes: the blocking variant, two descriptors. */
+/* A container's stdio, as pipes, each call waited for with acph_call_wait: two descriptors. */
 static void a_turn_over_a_pipe_pair(void) {
     int to_agent[2], from_agent[2];
     CHECK(pipe(to_agent) == 0 && pipe(from_agent) == 0);
@@ -189,14 +189,14 @@ static void a_turn_over_a_pipe_pair(void) {
 
     acph_host *h = make_host(NULL);
     uint64_t agent = 0;
-    EXPECT(ACPH_STATUS_OK, acph_host_connect_wait(h, from_agent[0], to_agent[1], T_WAIT, &agent, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_host_connect(h, from_agent[0], to_agent[1], CALL, ERR), &agent, NULL);
     CHECK(agent != 0);
     char *opts = session_options(scratch_dir());
     uint64_t session = 0;
-    EXPECT(ACPH_STATUS_OK, acph_agent_new_session_wait(h, agent, opts, strlen(opts), T_WAIT, &session, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_agent_new_session(h, agent, opts, strlen(opts), CALL, ERR), &session, NULL);
     free(opts);
     char *result = NULL;
-    EXPECT(ACPH_STATUS_OK, acph_session_prompt_text_wait(h, session, "hello", 5, T_WAIT, &result, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_session_prompt_text(h, session, "hello", 5, CALL, ERR), NULL, &result);
     json *r = json_parse(result, strlen(result));
     check_turn_result(r);
     json_free(r);
@@ -214,9 +214,9 @@ static void the_peer_going_away_fails_the_turn_at_once(void) {
     acph_host *h = make_host(NULL);
     event_list evs = {0};
     uint64_t agent = 0, session = 0, call = 0;
-    EXPECT(ACPH_STATUS_OK, acph_host_connect_wait(h, (intptr_t)s, (intptr_t)s, T_WAIT, &agent, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_host_connect(h, (intptr_t)s, (intptr_t)s, CALL, ERR), &agent, NULL);
     char *opts = session_options(scratch_dir());
-    EXPECT(ACPH_STATUS_OK, acph_agent_new_session_wait(h, agent, opts, strlen(opts), T_WAIT, &session, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_agent_new_session(h, agent, opts, strlen(opts), CALL, ERR), &session, NULL);
     free(opts);
     EXPECT(ACPH_STATUS_OK, acph_session_prompt_text(h, session, "hang", 4, &call, ERR));
     wait_kind(h, &evs, "turn_started", T_WAIT);
@@ -247,7 +247,7 @@ static void bad_descriptors_are_typed_errors(void) {
     /* INVALID_HANDLE_VALUE, NULL, and a value that names no handle. */
     EXPECT(ACPH_STATUS_INVALID_ARGUMENT, acph_host_connect(h, -1, -1, &call, ERR));
     EXPECT(ACPH_STATUS_INVALID_ARGUMENT, acph_host_connect(h, 0, 0, &call, ERR));
-    EXPECT(ACPH_STATUS_INVALID_ARGUMENT, acph_host_connect_wait(h, 0x7ffff0, 0x7ffff4, T_WAIT, &agent, ERR));
+    EXPECT_CALL(ACPH_STATUS_INVALID_ARGUMENT, h, acph_host_connect(h, 0x7ffff0, 0x7ffff4, CALL, ERR), &agent, NULL);
     EXPECT(ACPH_STATUS_NULL_ARGUMENT, acph_host_connect(h, -1, -1, NULL, ERR));
     CHECK(call == 0 && agent == 0);
     acph_host_free(h);
@@ -266,7 +266,7 @@ static void bad_descriptors_are_typed_errors(void) {
     close(fds[0]);
     close(fds[1]);
     EXPECT(ACPH_STATUS_INVALID_ARGUMENT, acph_host_connect(h, fds[0], fds[1], &call, ERR));
-    EXPECT(ACPH_STATUS_INVALID_ARGUMENT, acph_host_connect_wait(h, fds[0], fds[1], T_WAIT, &agent, ERR));
+    EXPECT_CALL(ACPH_STATUS_INVALID_ARGUMENT, h, acph_host_connect(h, fds[0], fds[1], CALL, ERR), &agent, NULL);
     /* A regular file cannot be polled; the wrong ends of a pipe; nothing is taken. */
     char path[600];
     snprintf(path, sizeof path, "%s/connect-file", scratch_dir());

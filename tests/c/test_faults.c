@@ -20,17 +20,17 @@ static void start(fixture *f, const char *config, const char *scenario) {
     memset(f, 0, sizeof *f);
     f->h = make_host(config);
     char *spec = mock_spec(scenario);
-    EXPECT(ACPH_STATUS_OK, acph_host_spawn_wait(f->h, spec, strlen(spec), T_WAIT, &f->agent, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, f->h, acph_host_spawn(f->h, spec, strlen(spec), CALL, ERR), &f->agent, NULL);
     free(spec);
     char *opts = session_options(scratch_dir());
-    EXPECT(ACPH_STATUS_OK, acph_agent_new_session_wait(f->h, f->agent, opts, strlen(opts), T_WAIT, &f->session, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, f->h, acph_agent_new_session(f->h, f->agent, opts, strlen(opts), CALL, ERR), &f->session, NULL);
     free(opts);
     wait_kind(f->h, &f->evs, "session_opened", T_WAIT);
     f->pid = agent_pid(&f->evs);
 }
 
 static void finish(fixture *f) {
-    EXPECT(ACPH_STATUS_OK, acph_agent_shutdown_wait(f->h, f->agent, T_WAIT, NULL, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, f->h, acph_agent_shutdown(f->h, f->agent, CALL, ERR), NULL, NULL);
     if (!find_kind(&f->evs, "agent_exited")) wait_kind(f->h, &f->evs, "agent_exited", T_WAIT);
     CHECK(wait_gone(f->pid, 5000));
     check_seq_increasing(&f->evs);
@@ -38,10 +38,10 @@ static void finish(fixture *f) {
     acph_host_free(f->h);
 }
 
-/* Prompt (blocking) and collect the turn's events; returns the stop reason (malloc'd). */
+/* Prompt (waited for) and collect the turn's events; returns the stop reason (malloc'd). */
 static char *turn(fixture *f, const char *text) {
     char *result = NULL;
-    EXPECT(ACPH_STATUS_OK, acph_session_prompt_text_wait(f->h, f->session, text, strlen(text), T_WAIT, &result, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, f->h, acph_session_prompt_text(f->h, f->session, text, strlen(text), CALL, ERR), NULL, &result);
     json *r = json_parse(result, strlen(result));
     CHECK(r != NULL);
     char *stop = strdup(json_str(json_get(r, "stopReason")));
@@ -67,7 +67,7 @@ static void crash_mid_turn(void) {
     fixture f;
     start(&f, NULL, "crash-mid-turn");
     acph_error *err = NULL;
-    EXPECT_E(ACPH_STATUS_AGENT_EXITED, acph_session_prompt_text_wait(f.h, f.session, "go", 2, T_WAIT, NULL, ERR), &err);
+    EXPECT_CALL_E(ACPH_STATUS_AGENT_EXITED, f.h, acph_session_prompt_text(f.h, f.session, "go", 2, CALL, ERR), NULL, NULL, &err);
     json *data = json_parse(err->data, strlen(err->data));
     uint64_t code = 0;
     CHECK(json_u64(json_get(data, "exitCode"), &code) && code == 3);
@@ -84,56 +84,54 @@ static void crash_mid_turn(void) {
     CHECK(event_is(exited, "agent_exited") && strstr(exited->json, "\"exitCode\":3") != NULL);
     CHECK(wait_gone(f.pid, 5000));
     /* Later calls fail at once with the same status. */
-    EXPECT(ACPH_STATUS_AGENT_EXITED, acph_session_prompt_text_wait(f.h, f.session, "again", 5, T_WAIT, NULL, ERR));
+    EXPECT_CALL(ACPH_STATUS_AGENT_EXITED, f.h, acph_session_prompt_text(f.h, f.session, "again", 5, CALL, ERR), NULL, NULL);
     char *opts = session_options(scratch_dir());
     uint64_t s2 = 0;
-    EXPECT(ACPH_STATUS_AGENT_EXITED, acph_agent_new_session_wait(f.h, f.agent, opts, strlen(opts), T_WAIT, &s2, ERR));
+    EXPECT_CALL(ACPH_STATUS_AGENT_EXITED, f.h, acph_agent_new_session(f.h, f.agent, opts, strlen(opts), CALL, ERR), &s2, NULL);
     free(opts);
     finish(&f);
 }
 
 static void hang(void) {
     fixture f;
-    start(&f, "{\"shutdownGraceMs\":300}", "hang");
-    /* A blocking prompt gives up after its timeout (the turn is cancelled; the mock ignores it). */
-    uint64_t t0 = now_ms();
-    EXPECT(ACPH_STATUS_TIMEOUT, acph_session_prompt_text_wait(f.h, f.session, "go", 2, 300, NULL, ERR));
+    start(&f, "{\"shutdownGraceMs\":300,\"cancelGraceMs\":300}", "hang");
+    /* A wait gives up after its timeout; the prompt keeps running, so a poll finds it running
+     * too. Released without a cancel, its turn stays in flight: another prompt is `busy`. */
+    uint64_t call = 0, t0 = now_ms();
+    acph_error *err = NULL;
+    EXPECT(ACPH_STATUS_OK, acph_session_prompt_text(f.h, f.session, "go", 2, &call, ERR));
+    EXPECT_E(ACPH_STATUS_TIMEOUT, acph_call_wait(f.h, call, 300, NULL, NULL, ERR), &err);
     CHECK(now_ms() - t0 < 20000);
-    /* An asynchronous prompt stays pending until the agent is shut down: then it completes. */
-    uint64_t call = 0;
-    EXPECT(ACPH_STATUS_OK, acph_session_prompt_text(f.h, f.session, "again", 5, &call, ERR));
-    const acph_event *done = wait_call(f.h, &f.evs, call, T_WAIT);
-    char *kind = NULL;
-    /* The abandoned turn is still in flight on the agent's side. */
-    CHECK(!call_result(done, &kind, NULL));
-    CHECK_MSG(strcmp(kind, "busy") == 0, kind);
-    free(kind);
-    /* In a second session, a prompt stays pending until the agent is shut down. */
+    CHECK_MSG(strstr(err->data, "\"running\":true") != NULL, err->data);
+    acph_error_free(err);
+    EXPECT(ACPH_STATUS_TIMEOUT, acph_call_wait(f.h, call, 0, NULL, NULL, ERR));
+    EXPECT(ACPH_STATUS_OK, acph_call_free(f.h, call, ERR));
+    EXPECT_CALL(ACPH_STATUS_BUSY, f.h, acph_session_prompt_text(f.h, f.session, "again", 5, CALL, ERR), NULL, NULL);
+
+    /* In a second session: cancelled after a timed-out wait, the prompt settles as `cancelled`
+     * after the cancel grace (the mock ignores the cancel), and the session takes the next
+     * prompt, which stays pending until the agent is shut down. */
     char *opts = session_options(scratch_dir());
     uint64_t s2 = 0;
-    EXPECT(ACPH_STATUS_OK, acph_agent_new_session_wait(f.h, f.agent, opts, strlen(opts), T_WAIT, &s2, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, f.h, acph_agent_new_session(f.h, f.agent, opts, strlen(opts), CALL, ERR), &s2, NULL);
     free(opts);
     EXPECT(ACPH_STATUS_OK, acph_session_prompt_text(f.h, s2, "third", 5, &call, ERR));
+    EXPECT(ACPH_STATUS_TIMEOUT, acph_call_wait(f.h, call, 300, NULL, NULL, ERR));
+    EXPECT(ACPH_STATUS_OK, acph_call_cancel(f.h, call, ERR));
+    EXPECT(ACPH_STATUS_CANCELLED, acph_call_wait(f.h, call, T_WAIT, NULL, NULL, ERR));
+    EXPECT(ACPH_STATUS_OK, acph_session_prompt_text(f.h, s2, "fourth", 6, &call, ERR));
     const acph_event *started;
+    size_t seen_starts = 0;
     do {
         started = wait_kind(f.h, &f.evs, "turn_started", T_WAIT);
-    } while (started->session != s2);
+        if (started->session == s2) seen_starts++;
+    } while (seen_starts < 2);
     uint64_t shut = 0;
     EXPECT(ACPH_STATUS_OK, acph_agent_shutdown(f.h, f.agent, &shut, ERR));
-    done = wait_call(f.h, &f.evs, shut, T_WAIT);
+    EXPECT(ACPH_STATUS_CLOSED, acph_call_wait(f.h, call, T_WAIT, NULL, NULL, ERR));
+    const acph_event *done = wait_call(f.h, &f.evs, shut, T_WAIT);
     CHECK(call_result(done, NULL, NULL));
     CHECK(wait_gone(f.pid, 5000));
-    /* The pending prompt completed with `closed` (its call_completed came before or after). */
-    bool seen = false;
-    for (size_t i = 0; i < f.evs.len; i++)
-        if (f.evs.items[i]->call == call) seen = true;
-    if (!seen) wait_call(f.h, &f.evs, call, T_WAIT);
-    for (size_t i = 0; i < f.evs.len; i++) {
-        if (f.evs.items[i]->call != call) continue;
-        CHECK(!call_result(f.evs.items[i], &kind, NULL));
-        CHECK_MSG(strcmp(kind, "closed") == 0, kind);
-        free(kind);
-    }
     finish(&f);
 }
 
@@ -251,7 +249,7 @@ static void ignore_stdin_eof(void) {
     free(stop);
     uint64_t t0 = now_ms();
     char *exit_json = NULL;
-    EXPECT(ACPH_STATUS_OK, acph_agent_shutdown_wait(f.h, f.agent, T_WAIT, &exit_json, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, f.h, acph_agent_shutdown(f.h, f.agent, CALL, ERR), NULL, &exit_json);
     CHECK(now_ms() - t0 < 10000);
 #ifdef _WIN32
     /* It had to be killed: TerminateJobObject ends it with exit code 1 (there are no signals). */
@@ -269,9 +267,9 @@ static void ignore_stdin_eof(void) {
 static void stderr_flood(void) {
     fixture f;
     start(&f, NULL, "stderr-flood");
-    /* 20,000 stderr lines are 20,000 events: more than the queue holds. A blocking prompt that
-     * nobody pulls events for would stall the agent (backpressure), so prompt asynchronously and
-     * pull while the turn runs. */
+    /* 20,000 stderr lines are 20,000 events: more than the queue holds. Waiting for the prompt
+     * with nobody pulling events would stall the agent (backpressure), so pull while the turn
+     * runs. */
     uint64_t call = 0;
     EXPECT(ACPH_STATUS_OK, acph_session_prompt_text(f.h, f.session, "log", 3, &call, ERR));
     const acph_event *done = wait_call(f.h, &f.evs, call, T_WAIT);
@@ -291,7 +289,7 @@ static void version_mismatch(void) {
     char *spec = mock_spec("version-mismatch");
     uint64_t agent = 0;
     acph_error *err = NULL;
-    EXPECT_E(ACPH_STATUS_VERSION_UNSUPPORTED, acph_host_spawn_wait(h, spec, strlen(spec), T_WAIT, &agent, ERR), &err);
+    EXPECT_CALL_E(ACPH_STATUS_VERSION_UNSUPPORTED, h, acph_host_spawn(h, spec, strlen(spec), CALL, ERR), &agent, NULL, &err);
     CHECK(agent == 0); /* out-params are written only on success */
     CHECK(strstr(err->data, "\"agentVersion\":2") != NULL);
     acph_error_free(err);

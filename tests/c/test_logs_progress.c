@@ -177,7 +177,7 @@ static acph_host *logged_host(const char *config, collector *c) {
 static uint64_t spawn(acph_host *h, const char *scenario) {
     char *spec = mock_spec(scenario);
     uint64_t agent = 0;
-    EXPECT(ACPH_STATUS_OK, acph_host_spawn_wait(h, spec, strlen(spec), T_WAIT, &agent, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_host_spawn(h, spec, strlen(spec), CALL, ERR), &agent, NULL);
     free(spec);
     return agent;
 }
@@ -333,7 +333,7 @@ static void a_bad_permission_answer_is_logged(void) {
     uint64_t agent = spawn(h, NULL);
     char *opts = session_options(scratch_dir());
     uint64_t session = 0, call = 0;
-    EXPECT(ACPH_STATUS_OK, acph_agent_new_session_wait(h, agent, opts, strlen(opts), T_WAIT, &session, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_agent_new_session(h, agent, opts, strlen(opts), CALL, ERR), &session, NULL);
     free(opts);
     EXPECT(ACPH_STATUS_OK, acph_session_prompt_text(h, session, "Take some notes", 15, &call, ERR));
     event_list evs = {0};
@@ -375,7 +375,9 @@ static void a_silent_agent_is_reported_waiting(void) {
     json_free(spec);
     uint64_t agent = 0;
     acph_error *e = NULL;
-    EXPECT_E(ACPH_STATUS_TIMEOUT, acph_host_spawn_wait(h, text, strlen(text), T_WAIT, &agent, ERR), &e);
+    EXPECT_CALL_E(ACPH_STATUS_TIMEOUT, h, acph_host_spawn(h, text, strlen(text), CALL, ERR), &agent, NULL, &e);
+    /* The call's own timeout (it completed): not a wait that gave up on a running call. */
+    CHECK_MSG(strstr(e->data, "\"running\"") == NULL, e->data);
     acph_error_free(e);
     free(text);
     event_list evs = {0};

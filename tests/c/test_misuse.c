@@ -27,6 +27,9 @@ static void null_arguments(void) {
     EXPECT(ACPH_STATUS_NULL_ARGUMENT, acph_permission_respond(NULL, 1, NULL, 0, ERR));
     EXPECT(ACPH_STATUS_NULL_ARGUMENT, acph_session_cancel(NULL, 1, ERR));
     EXPECT(ACPH_STATUS_NULL_ARGUMENT, acph_agent_info(NULL, 1, &s, ERR));
+    EXPECT(ACPH_STATUS_NULL_ARGUMENT, acph_call_wait(NULL, 1, 0, &id, &s, ERR));
+    EXPECT(ACPH_STATUS_NULL_ARGUMENT, acph_call_free(NULL, 1, ERR));
+    EXPECT(ACPH_STATUS_NULL_ARGUMENT, acph_call_cancel(NULL, 1, ERR));
     CHECK(acph_host_next_event(NULL, 0, &ev) == ACPH_STATUS_NULL_ARGUMENT);
     CHECK(acph_host_try_next_event(NULL, &ev) == ACPH_STATUS_NULL_ARGUMENT);
     /* NULL out-params: refused before anything happens (no call is started). */
@@ -84,14 +87,16 @@ static void bad_strings_and_json(void) {
     memcpy(spec_and_junk, spec, spec_len);
     memcpy(spec_and_junk + spec_len, "\xff\xff", 3);
     uint64_t agent = 0;
-    EXPECT(ACPH_STATUS_VERSION_UNSUPPORTED, acph_host_spawn_wait(h, spec_and_junk, spec_len, T_WAIT, &agent, ERR));
+    EXPECT_CALL(ACPH_STATUS_VERSION_UNSUPPORTED, h, acph_host_spawn(h, spec_and_junk, spec_len, CALL, ERR), &agent, NULL);
     free(spec_and_junk);
     free(spec);
     /* A command that does not exist: spawn_failed (or, where exec failures surface as an exit, as
      * under valgrind, agent_exited with exit code 127). */
     acph_error *e = NULL;
     const char *missing = "{\"command\":\"/nonexistent/agent\"}";
-    acph_status st = acph_host_spawn_wait(h, missing, strlen(missing), T_WAIT, &agent, &e);
+    uint64_t call = 0;
+    acph_status st = call_sync(h, acph_host_spawn(h, missing, strlen(missing), &call, &e), &call, T_WAIT, &agent,
+                               NULL, &e);
     CHECK(st == ACPH_STATUS_SPAWN_FAILED || (st == ACPH_STATUS_AGENT_EXITED && strstr(e->data, "127")));
     acph_error_free(e);
     CHECK(agent == 0);
@@ -103,16 +108,18 @@ static void stale_and_foreign_ids(void) {
     acph_host *b = make_host("{\"permission\":\"manual\"}");
     uint64_t agent = 0, session = 0, call = 0, out = 0;
     char *spec = mock_spec(NULL);
-    EXPECT(ACPH_STATUS_OK, acph_host_spawn_wait(a, spec, strlen(spec), T_WAIT, &agent, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, a, acph_host_spawn(a, spec, strlen(spec), CALL, ERR), &agent, NULL);
     free(spec);
     char *opts = session_options(scratch_dir());
-    EXPECT(ACPH_STATUS_OK, acph_agent_new_session_wait(a, agent, opts, strlen(opts), T_WAIT, &session, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, a, acph_agent_new_session(a, agent, opts, strlen(opts), CALL, ERR), &session, NULL);
 
     /* Never issued. */
     EXPECT(ACPH_STATUS_STALE_ID, acph_agent_new_session(a, 999, opts, strlen(opts), &call, ERR));
     EXPECT(ACPH_STATUS_STALE_ID, acph_session_prompt_text(a, 123456789, "x", 1, &call, ERR));
     EXPECT(ACPH_STATUS_STALE_ID, acph_session_cancel(a, 0, ERR));
     EXPECT(ACPH_STATUS_STALE_ID, acph_call_cancel(a, 987654321, ERR));
+    EXPECT(ACPH_STATUS_STALE_ID, acph_call_wait(a, 987654321, 0, &out, NULL, ERR));
+    EXPECT(ACPH_STATUS_STALE_ID, acph_call_free(a, 987654321, ERR));
     EXPECT(ACPH_STATUS_NOT_FOUND, acph_permission_respond(a, 4242, NULL, 0, ERR));
     EXPECT(ACPH_STATUS_NOT_FOUND, acph_service_respond(a, 5555555, "{}", 2, ERR));
     EXPECT(ACPH_STATUS_STALE_ID, acph_host_find_session(a, agent, "sess_nope", 9, &out, ERR));
@@ -120,6 +127,10 @@ static void stale_and_foreign_ids(void) {
     EXPECT(ACPH_STATUS_STALE_ID, acph_session_prompt_text(b, session, "x", 1, &call, ERR));
     EXPECT(ACPH_STATUS_STALE_ID, acph_session_agent(b, session, &out, ERR));
     EXPECT(ACPH_STATUS_STALE_ID, acph_agent_new_session(b, agent, opts, strlen(opts), &call, ERR));
+    EXPECT(ACPH_STATUS_OK, acph_agent_new_session(a, agent, opts, strlen(opts), &call, ERR));
+    EXPECT(ACPH_STATUS_STALE_ID, acph_call_wait(b, call, 0, &out, NULL, ERR));
+    EXPECT(ACPH_STATUS_STALE_ID, acph_call_free(b, call, ERR));
+    EXPECT(ACPH_STATUS_OK, acph_call_wait(a, call, T_WAIT, &out, NULL, ERR));
 
     /* Released: the agent's id and its sessions' handles become stale. */
     event_list evs = {0};
@@ -150,10 +161,10 @@ static void answering_twice(void) {
     acph_host *h = make_host("{\"permission\":\"manual\"}");
     uint64_t agent = 0, session = 0, call = 0;
     char *spec = mock_spec(NULL);
-    EXPECT(ACPH_STATUS_OK, acph_host_spawn_wait(h, spec, strlen(spec), T_WAIT, &agent, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_host_spawn(h, spec, strlen(spec), CALL, ERR), &agent, NULL);
     free(spec);
     char *opts = session_options(scratch_dir());
-    EXPECT(ACPH_STATUS_OK, acph_agent_new_session_wait(h, agent, opts, strlen(opts), T_WAIT, &session, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_agent_new_session(h, agent, opts, strlen(opts), CALL, ERR), &session, NULL);
     free(opts);
     event_list evs = {0};
 
@@ -191,10 +202,15 @@ static void answering_twice(void) {
     EXPECT(ACPH_STATUS_OK, acph_permission_respond(h, req->request, NULL, 0, ERR));
     resolved = wait_kind(h, &evs, "permission_resolved", T_WAIT);
     CHECK(strstr(resolved->json, "\"optionKind\":\"reject_once\"") != NULL);
-    const acph_event *done = wait_call(h, &evs, call, T_WAIT);
+    const acph_event *done;
+    do done = wait_kind(h, &evs, "call_completed", T_WAIT);
+    while (done->call != call);
     CHECK(call_result(done, NULL, NULL));
-    /* Cancelling a completed call. */
+    /* Cancelling a completed call changes nothing: its outcome is still there, until released. */
+    EXPECT(ACPH_STATUS_ALREADY_RESOLVED, acph_call_cancel(h, call, ERR));
+    EXPECT(ACPH_STATUS_OK, acph_call_wait(h, call, 0, NULL, NULL, ERR));
     EXPECT(ACPH_STATUS_STALE_ID, acph_call_cancel(h, call, ERR));
+    EXPECT(ACPH_STATUS_STALE_ID, acph_call_free(h, call, ERR));
     events_free(&evs);
     acph_host_free(h);
 }
@@ -205,6 +221,9 @@ typedef struct {
     _Atomic int calls;
     _Atomic int next_event_status;
     _Atomic int spawn_status;
+    _Atomic int wait_status;
+    _Atomic int poll_status;
+    _Atomic int free_status;
     _Atomic int try_status;
     _Atomic int finalized;
     _Atomic int done;
@@ -216,9 +235,16 @@ static void on_wake(void *user_data) {
     acph_event *ev = NULL;
     atomic_store(&c->next_event_status, (int)acph_host_next_event(c->host, 100, &ev));
     acph_event_free(ev);
-    uint64_t agent = 0;
+    /* Starting a call is fine; waiting for it is not, polling it is. */
+    uint64_t call = 0;
     const char *spec = "{\"command\":\"/nonexistent\"}";
-    atomic_store(&c->spawn_status, (int)acph_host_spawn_wait(c->host, spec, strlen(spec), 100, &agent, NULL));
+    atomic_store(&c->spawn_status, (int)acph_host_spawn(c->host, spec, strlen(spec), &call, NULL));
+    atomic_store(&c->wait_status, (int)acph_call_wait(c->host, call, 100, NULL, NULL, NULL));
+    acph_status polled = acph_call_wait(c->host, call, 0, NULL, NULL, NULL);
+    atomic_store(&c->poll_status, (int)polled);
+    /* Still running: released here (a poll that got the outcome released it already). */
+    atomic_store(&c->free_status, (int)(polled == ACPH_STATUS_TIMEOUT ? acph_call_free(c->host, call, NULL)
+                                                                      : ACPH_STATUS_OK));
     /* Non-blocking calls are fine. */
     ev = NULL;
     atomic_store(&c->try_status, (int)acph_host_try_next_event(c->host, &ev));
@@ -246,7 +272,11 @@ static void blocking_in_a_callback(void) {
     }
     CHECK(atomic_load(&c.done));
     CHECK(atomic_load(&c.next_event_status) == ACPH_STATUS_WRONG_THREAD);
-    CHECK(atomic_load(&c.spawn_status) == ACPH_STATUS_WRONG_THREAD);
+    CHECK(atomic_load(&c.spawn_status) == ACPH_STATUS_OK);
+    CHECK(atomic_load(&c.wait_status) == ACPH_STATUS_WRONG_THREAD);
+    int polled = atomic_load(&c.poll_status);
+    CHECK(polled == ACPH_STATUS_TIMEOUT || polled == ACPH_STATUS_SPAWN_FAILED || polled == ACPH_STATUS_AGENT_EXITED);
+    CHECK(atomic_load(&c.free_status) == ACPH_STATUS_OK);
     CHECK(atomic_load(&c.try_status) == ACPH_STATUS_OK || atomic_load(&c.try_status) == ACPH_STATUS_EMPTY);
     /* Replacing the callback runs the old finalizer once. */
     EXPECT(ACPH_STATUS_OK, acph_host_set_wakeup(c.host, NULL, NULL, NULL, ERR));
@@ -259,18 +289,23 @@ static void after_shutdown(void) {
     acph_host *h = make_host(NULL);
     char *spec = mock_spec(NULL);
     uint64_t agent = 0, call = 0;
-    EXPECT(ACPH_STATUS_OK, acph_host_spawn_wait(h, spec, strlen(spec), T_WAIT, &agent, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_host_spawn(h, spec, strlen(spec), CALL, ERR), &agent, NULL);
     EXPECT(ACPH_STATUS_OK, acph_host_shutdown(h, ERR));
     EXPECT(ACPH_STATUS_OK, acph_host_shutdown(h, ERR)); /* idempotent */
     EXPECT(ACPH_STATUS_CLOSED, acph_host_spawn(h, spec, strlen(spec), &call, ERR));
-    EXPECT(ACPH_STATUS_CLOSED, acph_host_spawn_wait(h, spec, strlen(spec), T_WAIT, &agent, ERR));
+    EXPECT_CALL(ACPH_STATUS_CLOSED, h, acph_host_spawn(h, spec, strlen(spec), CALL, ERR), &agent, NULL);
     free(spec);
     event_list evs = {0};
     acph_event *ev = NULL;
     acph_status st;
     while ((st = acph_host_next_event(h, T_WAIT, &ev)) == ACPH_STATUS_OK) events_push(&evs, ev);
     CHECK(st == ACPH_STATUS_CLOSED);
-    CHECK(evs.len > 0 && event_is(evs.items[evs.len - 1], "agent_exited"));
+    /* The agent's exit ends the stream; only the spawn's call_completed may come after it (a
+     * waited call's event may be queued a moment after its wait returned). */
+    size_t last = evs.len;
+    while (last > 0 && event_is(evs.items[last - 1], "call_completed")) last--;
+    CHECK(last > 0 && event_is(evs.items[last - 1], "agent_exited"));
+    CHECK(count_kind(&evs, "call_completed", NULL) == 1);
     /* The event fd stays readable once the stream has ended (pollers see the end). */
     int fd = -1;
 #ifdef _WIN32
@@ -296,18 +331,18 @@ static void free_with_operations_pending(void) {
     EXPECT(ACPH_STATUS_OK, acph_host_set_service_handler(h, on_service, &service_request, NULL, ERR));
     char *spec = mock_spec("hang");
     uint64_t hang_agent = 0, hang_session = 0, call = 0;
-    EXPECT(ACPH_STATUS_OK, acph_host_spawn_wait(h, spec, strlen(spec), T_WAIT, &hang_agent, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_host_spawn(h, spec, strlen(spec), CALL, ERR), &hang_agent, NULL);
     free(spec);
     char *opts = session_options(scratch_dir());
-    EXPECT(ACPH_STATUS_OK, acph_agent_new_session_wait(h, hang_agent, opts, strlen(opts), T_WAIT, &hang_session, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_agent_new_session(h, hang_agent, opts, strlen(opts), CALL, ERR), &hang_session, NULL);
     /* A prompt that never ends. */
     EXPECT(ACPH_STATUS_OK, acph_session_prompt_text(h, hang_session, "go", 2, &call, ERR));
     /* A permission request nobody answers, and an fs request the embedder never answers. */
     spec = mock_spec(NULL);
     uint64_t agent = 0, session = 0;
-    EXPECT(ACPH_STATUS_OK, acph_host_spawn_wait(h, spec, strlen(spec), T_WAIT, &agent, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_host_spawn(h, spec, strlen(spec), CALL, ERR), &agent, NULL);
     free(spec);
-    EXPECT(ACPH_STATUS_OK, acph_agent_new_session_wait(h, agent, opts, strlen(opts), T_WAIT, &session, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_agent_new_session(h, agent, opts, strlen(opts), CALL, ERR), &session, NULL);
     EXPECT(ACPH_STATUS_OK, acph_session_prompt_text(h, session, "go", 2, &call, ERR));
     event_list evs = {0};
     wait_kind(h, &evs, "permission_requested", T_WAIT);

@@ -1,6 +1,7 @@
 /* Every case of tests/options/cases.json (ACPH_OPTION_CASES) through the C ABI, as a C program
- * hands its options over: `host` to acph_host_new, `agent` to acph_host_spawn_wait (ok cases
- * really spawn the mock agent), `session` to acph_agent_new_session_wait on a spawned mock agent,
+ * hands its options over: `host` to acph_host_new, `agent` to acph_host_spawn (ok cases
+ * really spawn the mock agent), `session` to acph_agent_new_session on a spawned mock agent (both
+ * waited for with acph_call_wait),
  * `pool` to acph_pool_new over the mock agent's spec. Each must give the case's outcome: ok, or
  * the error kind and data.path (a case whose `except` names "c" is ok here: the option is the C
  * face's own). Prints one line per case; fails on any difference. */
@@ -120,7 +121,7 @@ int main(void) {
     acph_host *shared = make_host(NULL);
     char *spec = mock_spec(NULL);
     uint64_t agent = 0;
-    EXPECT(ACPH_STATUS_OK, acph_host_spawn_wait(shared, spec, strlen(spec), T_WAIT, &agent, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, shared, acph_host_spawn(shared, spec, strlen(spec), CALL, ERR), &agent, NULL);
 
     size_t failures = 0, counts[4] = {0};
     for (size_t i = 0; i < cases->length; i++) {
@@ -139,13 +140,16 @@ int main(void) {
         } else if (strcmp(document, "agent") == 0) {
             acph_host *h = make_host(NULL);
             uint64_t a = 0;
-            st = acph_host_spawn_wait(h, body, strlen(body), T_WAIT, &a, &err);
+            uint64_t call = 0;
+            st = call_sync(h, acph_host_spawn(h, body, strlen(body), &call, &err), &call, T_WAIT, &a, NULL, &err);
             CHECK((st == ACPH_STATUS_OK) == (a != 0));
             acph_host_free(h);
             counts[1]++;
         } else if (strcmp(document, "session") == 0) {
             uint64_t s = 0;
-            st = acph_agent_new_session_wait(shared, agent, body, strlen(body), T_WAIT, &s, &err);
+            uint64_t call = 0;
+            st = call_sync(shared, acph_agent_new_session(shared, agent, body, strlen(body), &call, &err), &call,
+                           T_WAIT, &s, NULL, &err);
             CHECK((st == ACPH_STATUS_OK) == (s != 0));
             counts[2]++;
         } else if (strcmp(document, "pool") == 0) {

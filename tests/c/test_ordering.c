@@ -6,8 +6,9 @@
  *    of 16 events (so the agent is held back by the consumer), the consumer sleeps while
  *    pulling; every chunk and the `turn_ended` of the turn are pulled before its
  *    `call_completed`, none after. Runs alternate acph_session_prompt and _prompt_text.
- * 2. Pulled late: two turns run through the blocking calls with nobody pulling; pulled
- *    afterwards, every event of the session is there, once, in order. */
+ * 2. Pulled late: two turns waited for with acph_call_wait with nobody pulling; pulled
+ *    afterwards, every event of the session is there, once, in order, each call's
+ *    call_completed included. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,8 +46,8 @@ static void slow_consumer_sees_the_whole_turn_before_its_result(const char *cwd)
     char *spec = flood_spec(FLOOD);
     char *opts = session_options(cwd);
     uint64_t agent = 0, session = 0;
-    EXPECT(ACPH_STATUS_OK, acph_host_spawn_wait(h, spec, strlen(spec), T_WAIT, &agent, ERR));
-    EXPECT(ACPH_STATUS_OK, acph_agent_new_session_wait(h, agent, opts, strlen(opts), T_WAIT, &session, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_host_spawn(h, spec, strlen(spec), CALL, ERR), &agent, NULL);
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_agent_new_session(h, agent, opts, strlen(opts), CALL, ERR), &session, NULL);
     free(spec);
     free(opts);
     acph_event *ev = NULL;
@@ -108,13 +109,13 @@ static void events_pulled_late_are_all_there(const char *cwd) {
     char *spec = flood_spec(FLOOD);
     char *opts = session_options(cwd);
     uint64_t agent = 0, session = 0;
-    EXPECT(ACPH_STATUS_OK, acph_host_spawn_wait(h, spec, strlen(spec), T_WAIT, &agent, ERR));
-    EXPECT(ACPH_STATUS_OK, acph_agent_new_session_wait(h, agent, opts, strlen(opts), T_WAIT, &session, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_host_spawn(h, spec, strlen(spec), CALL, ERR), &agent, NULL);
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_agent_new_session(h, agent, opts, strlen(opts), CALL, ERR), &session, NULL);
     free(spec);
     free(opts);
     for (int i = 0; i < 2; i++) {
         char *result = NULL;
-        EXPECT(ACPH_STATUS_OK, acph_session_prompt_text_wait(h, session, "go", 2, T_WAIT, &result, ERR));
+        EXPECT_CALL(ACPH_STATUS_OK, h, acph_session_prompt_text(h, session, "go", 2, CALL, ERR), NULL, &result);
         acph_string_free(result);
     }
     sleep_ms(300);
@@ -135,7 +136,11 @@ static void events_pulled_late_are_all_there(const char *cwd) {
     for (size_t i = 0; i < evs.len; i++) {
         if (event_is(evs.items[i], "session_update")) CHECK(evs.items[i]->session == session);
     }
-    CHECK(event_is(evs.items[evs.len - 1], "turn_ended"));
+    /* Waited calls still post their call_completed (spawn, session, two prompts): the last event
+     * is the second prompt's, right after its turn_ended. */
+    CHECK(count_kind(&evs, "call_completed", NULL) == 4);
+    CHECK(evs.len >= 2 && event_is(evs.items[evs.len - 1], "call_completed"));
+    CHECK(event_is(evs.items[evs.len - 2], "turn_ended"));
     events_free(&evs);
     acph_host_free(h);
 }

@@ -25,13 +25,24 @@ static uint64_t new_pool(acph_host *h, const char *scenario, const char *pool_js
     return pool;
 }
 
-/* Open a pooled session (blocking) and pull its `session_opened`; `*agent_out` is its agent. */
+/* The `agent` of an open session's result JSON (freed). */
+static uint64_t agent_of(char *result) {
+    json *r = json_parse(result, strlen(result));
+    uint64_t agent = 0, session = 0;
+    CHECK_MSG(r && json_u64(json_get(r, "agent"), &agent) && json_u64(json_get(r, "session"), &session), result);
+    json_free(r);
+    acph_string_free(result);
+    return agent;
+}
+
+/* Open a pooled session (waited for) and pull its `session_opened`; `*agent_out` is its agent. */
 static uint64_t open_pooled(acph_host *h, uint64_t pool, event_list *evs, uint64_t *agent_out) {
     char *opts = session_options(scratch_dir());
-    uint64_t session = 0, agent = 0;
-    EXPECT(ACPH_STATUS_OK,
-           acph_pool_open_session_wait(h, pool, opts, strlen(opts), T_WAIT, &session, &agent, ERR));
+    uint64_t session = 0;
+    char *result = NULL;
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_pool_open_session(h, pool, opts, strlen(opts), CALL, ERR), &session, &result);
     free(opts);
+    uint64_t agent = agent_of(result);
     CHECK(session != 0 && agent != 0);
     const acph_event *opened = wait_kind(h, evs, "session_opened", T_WAIT);
     CHECK(opened->session == session && opened->agent == agent);
@@ -102,7 +113,7 @@ static char *stop_reason_of(const char *result_json) {
 
 static void prompt_ends(acph_host *h, uint64_t session, const char *want) {
     char *result = NULL;
-    EXPECT(ACPH_STATUS_OK, acph_session_prompt_text_wait(h, session, "hi", 2, T_WAIT, &result, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_session_prompt_text(h, session, "hi", 2, CALL, ERR), NULL, &result);
     char *stop = stop_reason_of(result);
     CHECK_MSG(strcmp(stop, want) == 0, stop);
     free(stop);
@@ -158,7 +169,7 @@ static void process_per_session_and_the_cap(void) {
     acph_host *h = make_host("{\"shutdownGraceMs\":500}");
     event_list evs = {0};
     uint64_t pool = new_pool(h, NULL, "{\"mode\":\"process-per-session\",\"warmSpares\":1,\"maxAgents\":2}");
-    EXPECT(ACPH_STATUS_OK, acph_pool_ready_wait(h, pool, T_WAIT, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_pool_ready(h, pool, CALL, ERR), NULL, NULL);
     CHECK(stat_of(h, pool, "spares") == 1);
 
     uint64_t a1 = 0, a2 = 0;
@@ -174,8 +185,8 @@ static void process_per_session_and_the_cap(void) {
     char *opts = session_options(scratch_dir());
     uint64_t s3 = 0;
     acph_error *err = NULL;
-    EXPECT_E(ACPH_STATUS_BUSY, acph_pool_open_session_wait(h, pool, opts, strlen(opts), T_WAIT, &s3, NULL, ERR),
-             &err);
+    EXPECT_CALL_E(ACPH_STATUS_BUSY, h, acph_pool_open_session(h, pool, opts, strlen(opts), CALL, ERR), &s3, NULL,
+                  &err);
     CHECK(err != NULL && strcmp(err->kind, "busy") == 0 && s3 == 0);
     acph_error_free(err);
     uint64_t call = 0;
@@ -191,12 +202,12 @@ static void process_per_session_and_the_cap(void) {
     CHECK(strstr(info, "\"exited\":null") != NULL);
     acph_string_free(info);
     EXPECT(ACPH_STATUS_STALE_ID, acph_agent_release(h, a1, ERR));
-    EXPECT(ACPH_STATUS_INVALID_ARGUMENT, acph_session_close_wait(h, s1, T_WAIT, ERR));
+    EXPECT_CALL(ACPH_STATUS_INVALID_ARGUMENT, h, acph_session_close(h, s1, CALL, ERR), NULL, NULL);
 
     /* Release ends the session's process; its handle is stale from then on. */
     EXPECT(ACPH_STATUS_OK, acph_pool_release_session(h, s1, &call, ERR));
-    EXPECT(ACPH_STATUS_STALE_ID, acph_session_prompt_text_wait(h, s1, "late", 4, T_WAIT, NULL, ERR));
-    EXPECT(ACPH_STATUS_STALE_ID, acph_pool_release_session_wait(h, s1, T_WAIT, ERR));
+    EXPECT_CALL(ACPH_STATUS_STALE_ID, h, acph_session_prompt_text(h, s1, "late", 4, CALL, ERR), NULL, NULL);
+    EXPECT_CALL(ACPH_STATUS_STALE_ID, h, acph_pool_release_session(h, s1, CALL, ERR), NULL, NULL);
     completion(h, &evs, call);
     wait_exited(h, &evs, a1);
     CHECK(wait_gone(p1, 10000));
@@ -212,7 +223,7 @@ static void process_per_session_and_the_cap(void) {
     CHECK(stat_of(h, pool, "sessions") == 2);
 
     /* Shutdown ends every process of the pool; the id stays until released. */
-    EXPECT(ACPH_STATUS_OK, acph_pool_shutdown_wait(h, pool, T_WAIT, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_pool_shutdown(h, pool, CALL, ERR), NULL, NULL);
     wait_exited(h, &evs, a2);
     wait_exited(h, &evs, a3);
     CHECK(wait_gone(p2, 10000) && wait_gone(p3, 10000));
@@ -222,15 +233,16 @@ static void process_per_session_and_the_cap(void) {
     CHECK(json_equal(st, zero));
     json_free(st);
     json_free(zero);
-    EXPECT(ACPH_STATUS_CLOSED, acph_pool_open_session_wait(h, pool, opts, strlen(opts), T_WAIT, &s3, NULL, ERR));
-    CHECK(acph_session_prompt_text_wait(h, s2, "gone", 4, T_WAIT, NULL, NULL) != ACPH_STATUS_OK);
+    EXPECT_CALL(ACPH_STATUS_CLOSED, h, acph_pool_open_session(h, pool, opts, strlen(opts), CALL, ERR), &s3, NULL);
+    CHECK(call_sync(h, acph_session_prompt_text(h, s2, "gone", 4, &call, NULL), &call, T_WAIT, NULL, NULL, NULL) !=
+          ACPH_STATUS_OK);
     free(opts);
 
     EXPECT(ACPH_STATUS_OK, acph_pool_release(h, pool, ERR));
     EXPECT(ACPH_STATUS_STALE_ID, acph_pool_release(h, pool, ERR));
     EXPECT(ACPH_STATUS_STALE_ID, acph_pool_stats(h, pool, &info, ERR));
-    EXPECT(ACPH_STATUS_STALE_ID, acph_session_prompt_text_wait(h, s2, "x", 1, T_WAIT, NULL, ERR));
-    EXPECT(ACPH_STATUS_STALE_ID, acph_pool_release_session_wait(h, s4, T_WAIT, ERR));
+    EXPECT_CALL(ACPH_STATUS_STALE_ID, h, acph_session_prompt_text(h, s2, "x", 1, CALL, ERR), NULL, NULL);
+    EXPECT_CALL(ACPH_STATUS_STALE_ID, h, acph_pool_release_session(h, s4, CALL, ERR), NULL, NULL);
     events_free(&evs);
     acph_host_free(h);
 }
@@ -247,7 +259,7 @@ static void shared_mode_packs_sessions(void) {
     CHECK(stat_of(h, pool, "agents") == 2 && stat_of(h, pool, "sessions") == 3);
     prompt_ends(h, s2, "end_turn");
     /* Releasing a session of a shared process keeps the process for the others. */
-    EXPECT(ACPH_STATUS_OK, acph_pool_release_session_wait(h, s1, T_WAIT, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_pool_release_session(h, s1, CALL, ERR), NULL, NULL);
     CHECK(pid_alive(pid_of(&evs, a1)));
     prompt_ends(h, s2, "end_turn");
     (void)s3;
@@ -257,7 +269,7 @@ static void shared_mode_packs_sessions(void) {
     wait_exited(h, &evs, a1);
     wait_exited(h, &evs, a3);
     CHECK(wait_gone(p1, 10000) && wait_gone(p3, 10000));
-    EXPECT(ACPH_STATUS_STALE_ID, acph_session_prompt_text_wait(h, s2, "x", 1, T_WAIT, NULL, ERR));
+    EXPECT_CALL(ACPH_STATUS_STALE_ID, h, acph_session_prompt_text(h, s2, "x", 1, CALL, ERR), NULL, NULL);
     events_free(&evs);
     acph_host_free(h);
 }
@@ -293,7 +305,7 @@ static void a_second_prompt_queues(void) {
         n++;
     }
     CHECK(n == 4);
-    EXPECT(ACPH_STATUS_OK, acph_pool_shutdown_wait(h, pool, T_WAIT, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_pool_shutdown(h, pool, CALL, ERR), NULL, NULL);
     events_free(&evs);
     acph_host_free(h);
 }
@@ -307,11 +319,14 @@ typedef struct {
 
 static void *prompt_thread(void *arg) {
     prompter *p = arg;
-    p->status = acph_session_prompt_text_wait(p->h, p->session, "from a thread", 13, T_WAIT, &p->result, NULL);
+    uint64_t call = 0;
+    p->status = call_sync(p->h, acph_session_prompt_text(p->h, p->session, "from a thread", 13, &call, NULL), &call,
+                          T_WAIT, NULL, &p->result, NULL);
     return NULL;
 }
 
-/* The blocking prompt from two threads at once: both end `end_turn`, one turn after the other. */
+/* A prompt from two threads at once, each waiting for its own: both end `end_turn`, one turn after
+ * the other. */
 static void two_threads_prompt_one_session(void) {
     acph_host *h = make_host("{\"shutdownGraceMs\":500}");
     event_list evs = {0};
@@ -349,13 +364,14 @@ static void two_threads_prompt_one_session(void) {
             ended++;
         }
     }
-    EXPECT(ACPH_STATUS_OK, acph_pool_shutdown_wait(h, pool, T_WAIT, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_pool_shutdown(h, pool, CALL, ERR), NULL, NULL);
     events_free(&evs);
     acph_host_free(h);
 }
 
-/* Cancel drops the queued prompts (never sent); acph_call_cancel and a blocking timeout take a
- * queued prompt out of the line without wedging it; release fails the queued ones `closed`. */
+/* Cancel drops the queued prompts (never sent); acph_call_cancel takes a queued prompt out of the
+ * line without wedging it (a wait that times out does not: the prompt stays in line); release
+ * fails the queued ones `closed`. */
 static void cancel_drops_the_queued_prompts(void) {
     acph_host *h = make_host("{\"shutdownGraceMs\":500}");
     event_list evs = {0};
@@ -378,8 +394,13 @@ static void cancel_drops_the_queued_prompts(void) {
     uint64_t d = prompt_async(h, session, "queued, then called off");
     EXPECT(ACPH_STATUS_OK, acph_call_cancel(h, d, ERR));
     expect_call(h, &evs, d, false, "cancelled");
-    /* A blocking prompt that times out while queued leaves the line too. */
-    EXPECT(ACPH_STATUS_TIMEOUT, acph_session_prompt_text_wait(h, session, "too late", 8, 100, NULL, ERR));
+    /* A wait that times out leaves a queued prompt in line (still running, still the caller's);
+     * acph_call_cancel then takes it out, and a second wait gets `cancelled`. */
+    uint64_t late = prompt_async(h, session, "too late");
+    EXPECT(ACPH_STATUS_TIMEOUT, acph_call_wait(h, late, 100, NULL, NULL, ERR));
+    EXPECT(ACPH_STATUS_TIMEOUT, acph_call_wait(h, late, 0, NULL, NULL, ERR));
+    EXPECT(ACPH_STATUS_OK, acph_call_cancel(h, late, ERR));
+    EXPECT(ACPH_STATUS_CANCELLED, acph_call_wait(h, late, T_WAIT, NULL, NULL, ERR));
     EXPECT(ACPH_STATUS_OK, acph_session_cancel(h, session, ERR));
     expect_call(h, &evs, c, true, "cancelled");
     CHECK(count_kind(&evs, "turn_started", NULL) == 2);
@@ -391,7 +412,7 @@ static void cancel_drops_the_queued_prompts(void) {
     /* Released with a prompt waiting: it fails `closed`; the running turn ends; the process goes. */
     uint64_t f = prompt_async(h, session, "queued at release");
     long pid = pid_of(&evs, agent);
-    EXPECT(ACPH_STATUS_OK, acph_pool_release_session_wait(h, session, T_WAIT, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_pool_release_session(h, session, CALL, ERR), NULL, NULL);
     expect_call(h, &evs, f, false, "closed");
     completion(h, &evs, e);
     wait_exited(h, &evs, agent);
@@ -402,8 +423,9 @@ static void cancel_drops_the_queued_prompts(void) {
     acph_host_free(h);
 }
 
-/* An open abandoned midway (acph_call_cancel, a `_wait` timeout) gives its place under the cap
- * back: the next session opens, and shutdown does not wait for a start nobody finishes. */
+/* An open abandoned midway (acph_call_cancel, also after a wait that timed out) gives its place
+ * under the cap back: the next session opens, and shutdown does not wait for a start nobody
+ * finishes. */
 static void an_abandoned_open_gives_its_place_back(void) {
     acph_host *h = make_host("{\"shutdownGraceMs\":500}");
     event_list evs = {0};
@@ -419,7 +441,7 @@ static void an_abandoned_open_gives_its_place_back(void) {
     if (ok) { /* it finished first: give it back */
         uint64_t session = 0;
         CHECK(json_u64(json_get(result, "session"), &session));
-        EXPECT(ACPH_STATUS_OK, acph_pool_release_session_wait(h, session, T_WAIT, ERR));
+        EXPECT_CALL(ACPH_STATUS_OK, h, acph_pool_release_session(h, session, CALL, ERR), NULL, NULL);
     } else {
         CHECK(cancelled == ACPH_STATUS_OK && kind && strcmp(kind, "cancelled") == 0);
     }
@@ -427,14 +449,21 @@ static void an_abandoned_open_gives_its_place_back(void) {
     free(kind);
     json_free(result);
     uint64_t session = 0;
-    acph_status st = acph_pool_open_session_wait(h, pool, opts, strlen(opts), 1, &session, NULL, NULL);
-    printf("open with a 1 ms timeout: %s\n", acph_status_str(st));
-    if (st == ACPH_STATUS_OK) EXPECT(ACPH_STATUS_OK, acph_pool_release_session_wait(h, session, T_WAIT, ERR));
-    else CHECK_MSG(st == ACPH_STATUS_TIMEOUT, acph_status_str(st));
-    EXPECT(ACPH_STATUS_OK, acph_pool_open_session_wait(h, pool, opts, strlen(opts), T_WAIT, &session, NULL, ERR));
+    EXPECT(ACPH_STATUS_OK, acph_pool_open_session(h, pool, opts, strlen(opts), &call, ERR));
+    acph_status st = acph_call_wait(h, call, 1, &session, NULL, NULL);
+    printf("open waited for 1 ms: %s\n", acph_status_str(st));
+    if (st == ACPH_STATUS_TIMEOUT) {
+        acph_status c = acph_call_cancel(h, call, NULL);
+        CHECK(c == ACPH_STATUS_OK || c == ACPH_STATUS_ALREADY_RESOLVED);
+        st = acph_call_wait(h, call, T_WAIT, &session, NULL, NULL);
+        CHECK_MSG(st == ACPH_STATUS_OK || st == ACPH_STATUS_CANCELLED, acph_status_str(st));
+    }
+    if (st == ACPH_STATUS_OK) EXPECT_CALL(ACPH_STATUS_OK, h, acph_pool_release_session(h, session, CALL, ERR), NULL, NULL);
+    else CHECK_MSG(st == ACPH_STATUS_CANCELLED, acph_status_str(st));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_pool_open_session(h, pool, opts, strlen(opts), CALL, ERR), &session, NULL);
     free(opts);
     prompt_ends(h, session, "end_turn");
-    EXPECT(ACPH_STATUS_OK, acph_pool_shutdown_wait(h, pool, T_WAIT, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_pool_shutdown(h, pool, CALL, ERR), NULL, NULL);
     CHECK(stat_of(h, pool, "starting") == 0 && stat_of(h, pool, "agents") == 0);
     events_free(&evs);
     acph_host_free(h);
@@ -445,7 +474,7 @@ static void host_free_ends_the_pool(void) {
     acph_host *h = make_host("{\"shutdownGraceMs\":500}");
     event_list evs = {0};
     uint64_t pool = new_pool(h, NULL, "{\"warmSpares\":2,\"maxAgents\":3}");
-    EXPECT(ACPH_STATUS_OK, acph_pool_ready_wait(h, pool, T_WAIT, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_pool_ready(h, pool, CALL, ERR), NULL, NULL);
     uint64_t agent = 0;
     open_pooled(h, pool, &evs, &agent);
     long pids[3];
@@ -507,26 +536,26 @@ static void bad_pool_documents_and_stale_ids(void) {
     char *text = NULL;
     char *opts = session_options(scratch_dir());
     EXPECT(ACPH_STATUS_STALE_ID, acph_pool_stats(h, stale, &text, ERR));
-    EXPECT(ACPH_STATUS_STALE_ID, acph_pool_ready_wait(h, stale, T_WAIT, ERR));
+    EXPECT_CALL(ACPH_STATUS_STALE_ID, h, acph_pool_ready(h, stale, CALL, ERR), NULL, NULL);
     EXPECT(ACPH_STATUS_STALE_ID, acph_pool_ready(h, stale, &call, ERR));
     EXPECT(ACPH_STATUS_STALE_ID, acph_pool_open_session(h, stale, opts, strlen(opts), &call, ERR));
-    EXPECT(ACPH_STATUS_STALE_ID, acph_pool_open_session_wait(h, stale, opts, strlen(opts), T_WAIT, &out, NULL, ERR));
+    EXPECT_CALL(ACPH_STATUS_STALE_ID, h, acph_pool_open_session(h, stale, opts, strlen(opts), CALL, ERR), &out, NULL);
     EXPECT(ACPH_STATUS_STALE_ID, acph_pool_shutdown(h, stale, &call, ERR));
-    EXPECT(ACPH_STATUS_STALE_ID, acph_pool_shutdown_wait(h, stale, T_WAIT, ERR));
+    EXPECT_CALL(ACPH_STATUS_STALE_ID, h, acph_pool_shutdown(h, stale, CALL, ERR), NULL, NULL);
     EXPECT(ACPH_STATUS_STALE_ID, acph_pool_release(h, stale, ERR));
     EXPECT(ACPH_STATUS_STALE_ID, acph_pool_release_session(h, stale, &call, ERR));
-    EXPECT(ACPH_STATUS_STALE_ID, acph_pool_release_session_wait(h, stale, T_WAIT, ERR));
+    EXPECT_CALL(ACPH_STATUS_STALE_ID, h, acph_pool_release_session(h, stale, CALL, ERR), NULL, NULL);
     EXPECT(ACPH_STATUS_NULL_ARGUMENT, acph_pool_stats(NULL, stale, &text, ERR));
     CHECK(call == 0 && out == 0 && text == NULL);
 
     /* A plain session is not a pool's; a session option error is the usual one. */
     uint64_t agent = 0, session = 0;
-    EXPECT(ACPH_STATUS_OK, acph_host_spawn_wait(h, spec, strlen(spec), T_WAIT, &agent, ERR));
-    EXPECT(ACPH_STATUS_OK, acph_agent_new_session_wait(h, agent, opts, strlen(opts), T_WAIT, &session, ERR));
-    EXPECT(ACPH_STATUS_INVALID_ARGUMENT, acph_pool_release_session_wait(h, session, T_WAIT, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_host_spawn(h, spec, strlen(spec), CALL, ERR), &agent, NULL);
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_agent_new_session(h, agent, opts, strlen(opts), CALL, ERR), &session, NULL);
+    EXPECT_CALL(ACPH_STATUS_INVALID_ARGUMENT, h, acph_pool_release_session(h, session, CALL, ERR), NULL, NULL);
     prompt_ends(h, session, "end_turn");
     EXPECT(ACPH_STATUS_OK, acph_pool_new(h, spec, strlen(spec), "{\"warmSpares\":0}", 16, &pool, ERR));
-    EXPECT(ACPH_STATUS_INVALID_CONFIG, acph_pool_open_session_wait(h, pool, "{}", 2, T_WAIT, &out, NULL, ERR));
+    EXPECT_CALL(ACPH_STATUS_INVALID_CONFIG, h, acph_pool_open_session(h, pool, "{}", 2, CALL, ERR), &out, NULL);
     CHECK(stat_of(h, pool, "agents") == 0 && stat_of(h, pool, "starting") == 0);
     free(opts);
     free(spec);

@@ -96,12 +96,12 @@ int main(void) {
 
     char *spec = mock_spec(NULL);
     uint64_t agent = 0, session = 0, call = 0;
-    EXPECT(ACPH_STATUS_OK, acph_host_spawn_wait(s.host, spec, strlen(spec), T_WAIT, &agent, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, s.host, acph_host_spawn(s.host, spec, strlen(spec), CALL, ERR), &agent, NULL);
     free(spec);
     /* The handshake advertised what the embedder serves. */
     const char *cwd = scratch_dir();
     char *opts = session_options(cwd);
-    EXPECT(ACPH_STATUS_OK, acph_agent_new_session_wait(s.host, agent, opts, strlen(opts), T_WAIT, &session, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, s.host, acph_agent_new_session(s.host, agent, opts, strlen(opts), CALL, ERR), &session, NULL);
     free(opts);
     EXPECT(ACPH_STATUS_OK, acph_session_prompt_text(s.host, session, "notes", 5, &call, ERR));
     event_list evs = {0};
@@ -146,7 +146,7 @@ int main(void) {
     }
     CHECK(embedded == 1 && completed >= 1);
 
-    EXPECT(ACPH_STATUS_OK, acph_agent_shutdown_wait(s.host, agent, T_WAIT, NULL, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, s.host, acph_agent_shutdown(s.host, agent, CALL, ERR), NULL, NULL);
     /* Removing the handler runs its finalizer. */
     EXPECT(ACPH_STATUS_OK, acph_host_set_service_handler(s.host, NULL, NULL, NULL, ERR));
     CHECK(atomic_load(&s.finalized) == 1);

@@ -61,10 +61,10 @@ int main(void) {
 
     char *spec = mock_spec(NULL);
     uint64_t agent = 0, session = 0, call = 0;
-    EXPECT(ACPH_STATUS_OK, acph_host_spawn_wait(h, spec, strlen(spec), T_WAIT, &agent, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_host_spawn(h, spec, strlen(spec), CALL, ERR), &agent, NULL);
     const char *cwd = scratch_dir();
     char *opts = session_options(cwd);
-    EXPECT(ACPH_STATUS_OK, acph_agent_new_session_wait(h, agent, opts, strlen(opts), T_WAIT, &session, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_agent_new_session(h, agent, opts, strlen(opts), CALL, ERR), &session, NULL);
     EXPECT(ACPH_STATUS_OK, acph_session_prompt_text(h, session, "notes", 5, &call, ERR));
 
     /* One thread: pull, answer permissions and service requests as they come. */
@@ -159,8 +159,8 @@ int main(void) {
      * request is abandoned; answering it afterwards is already_resolved, and the turn ends with
      * the agent's exit. */
     uint64_t agent2 = 0, session2 = 0, call2 = 0;
-    EXPECT(ACPH_STATUS_OK, acph_host_spawn_wait(h, spec, strlen(spec), T_WAIT, &agent2, ERR));
-    EXPECT(ACPH_STATUS_OK, acph_agent_new_session_wait(h, agent2, opts, strlen(opts), T_WAIT, &session2, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_host_spawn(h, spec, strlen(spec), CALL, ERR), &agent2, NULL);
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_agent_new_session(h, agent2, opts, strlen(opts), CALL, ERR), &session2, NULL);
     EXPECT(ACPH_STATUS_OK, acph_session_prompt_text(h, session2, "notes", 5, &call2, ERR));
     uint64_t pending = 0;
     while (!pending) {
@@ -207,8 +207,8 @@ int main(void) {
 
     /* A request pending when the host is freed: freeing is safe, nothing is left behind. */
     uint64_t agent3 = 0, session3 = 0, call3 = 0;
-    EXPECT(ACPH_STATUS_OK, acph_host_spawn_wait(h, spec, strlen(spec), T_WAIT, &agent3, ERR));
-    EXPECT(ACPH_STATUS_OK, acph_agent_new_session_wait(h, agent3, opts, strlen(opts), T_WAIT, &session3, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_host_spawn(h, spec, strlen(spec), CALL, ERR), &agent3, NULL);
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_agent_new_session(h, agent3, opts, strlen(opts), CALL, ERR), &session3, NULL);
     EXPECT(ACPH_STATUS_OK, acph_session_prompt_text(h, session3, "notes", 5, &call3, ERR));
     const acph_event *perm = wait_kind(h, &evs, "permission_requested", T_WAIT);
     char *allow = allow_option(perm);

@@ -111,7 +111,7 @@ static bool str_is(const json *v, const char *want) {
 static uint64_t open_session(acph_host *h, uint64_t agent, event_list *evs) {
     char *opts = session_options(scratch_dir());
     uint64_t session = 0;
-    EXPECT(ACPH_STATUS_OK, acph_agent_new_session_wait(h, agent, opts, strlen(opts), T_WAIT, &session, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_agent_new_session(h, agent, opts, strlen(opts), CALL, ERR), &session, NULL);
     free(opts);
     wait_kind(h, evs, "session_opened", T_WAIT);
     return session;
@@ -119,7 +119,7 @@ static uint64_t open_session(acph_host *h, uint64_t agent, event_list *evs) {
 
 static char *prompt_stop_reason(acph_host *h, uint64_t session, const char *text) {
     char *result = NULL;
-    EXPECT(ACPH_STATUS_OK, acph_session_prompt_text_wait(h, session, text, strlen(text), T_WAIT, &result, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_session_prompt_text(h, session, text, strlen(text), CALL, ERR), NULL, &result);
     json *r = json_parse(result, strlen(result));
     CHECK(r != NULL);
     char *stop = strdup(json_str(json_get(r, "stopReason")));
@@ -145,7 +145,7 @@ static void bad_policy_is_refused(void) {
         char *spec = wrapper_spec(dir, bad[i].policy);
         uint64_t agent = 4242;
         acph_error *err = NULL;
-        EXPECT_E(ACPH_STATUS_INVALID_CONFIG, acph_host_spawn_wait(h, spec, strlen(spec), T_WAIT, &agent, ERR), &err);
+        EXPECT_CALL_E(ACPH_STATUS_INVALID_CONFIG, h, acph_host_spawn(h, spec, strlen(spec), CALL, ERR), &agent, NULL, &err);
         CHECK(agent == 4242); /* out-params are written only on success */
         CHECK(strcmp(err->kind, "invalid_config") == 0);
         CHECK_MSG(strstr(err->message, bad[i].says) != NULL, err->message);
@@ -173,7 +173,7 @@ static void crash_mid_turn_is_restarted(void) {
     event_list evs = {0};
     char *spec = wrapper_spec(dir, "{\"maxRestarts\":3,\"backoffMs\":20,\"maxBackoffMs\":200}");
     uint64_t agent = 0;
-    EXPECT(ACPH_STATUS_OK, acph_host_spawn_wait(h, spec, strlen(spec), T_WAIT, &agent, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_host_spawn(h, spec, strlen(spec), CALL, ERR), &agent, NULL);
     free(spec);
     uint64_t session = open_session(h, agent, &evs);
     long first_pid = agent_pid(&evs);
@@ -181,7 +181,7 @@ static void crash_mid_turn_is_restarted(void) {
 
     /* The turn in flight fails with the typed exit status. */
     acph_error *err = NULL;
-    EXPECT_E(ACPH_STATUS_AGENT_EXITED, acph_session_prompt_text_wait(h, session, "go", 2, T_WAIT, NULL, ERR), &err);
+    EXPECT_CALL_E(ACPH_STATUS_AGENT_EXITED, h, acph_session_prompt_text(h, session, "go", 2, CALL, ERR), NULL, NULL, &err);
     CHECK_MSG(strstr(err->data, "\"exitCode\":3") != NULL, err->data);
     acph_error_free(err);
 
@@ -195,9 +195,10 @@ static void crash_mid_turn_is_restarted(void) {
     const acph_event *restarting = NULL, *reopened = NULL;
     for (size_t i = before; i < evs.len; i++) {
         const acph_event *ev = evs.items[i];
-        /* The turn's own events and the agents' stderr lines (their timing is the OS's). */
+        /* The turn's own events (its call's call_completed too) and the agents' stderr lines
+         * (their timing is the OS's). */
         if (event_is(ev, "agent_stderr") || event_is(ev, "turn_started") || event_is(ev, "session_update") ||
-            event_is(ev, "turn_ended"))
+            event_is(ev, "turn_ended") || event_is(ev, "call_completed"))
             continue;
         CHECK(ev->agent == agent);
         CHECK_MSG(w < sizeof want / sizeof want[0] && event_is(ev, want[w]), ev->kind_name);
@@ -244,7 +245,7 @@ static void crash_mid_turn_is_restarted(void) {
     CHECK(starts(dir) == 2);
 
     /* Shutdown ends supervision: the agent is not started again. */
-    EXPECT(ACPH_STATUS_OK, acph_agent_shutdown_wait(h, agent, T_WAIT, NULL, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_agent_shutdown(h, agent, CALL, ERR), NULL, NULL);
     CHECK(wait_gone(new_pid, 5000));
     acph_event *ev = NULL;
     while (acph_host_next_event(h, 300, &ev) == ACPH_STATUS_OK) {
@@ -266,12 +267,12 @@ static void an_agent_that_cannot_start_again_fails(void) {
     event_list evs = {0};
     char *spec = wrapper_spec(dir, "{\"maxRestarts\":2,\"backoffMs\":20,\"maxBackoffMs\":100}");
     uint64_t agent = 0;
-    EXPECT(ACPH_STATUS_OK, acph_host_spawn_wait(h, spec, strlen(spec), T_WAIT, &agent, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_host_spawn(h, spec, strlen(spec), CALL, ERR), &agent, NULL);
     free(spec);
     uint64_t session = open_session(h, agent, &evs);
     long pid = agent_pid(&evs);
 
-    EXPECT(ACPH_STATUS_AGENT_EXITED, acph_session_prompt_text_wait(h, session, "go", 2, T_WAIT, NULL, ERR));
+    EXPECT_CALL(ACPH_STATUS_AGENT_EXITED, h, acph_session_prompt_text(h, session, "go", 2, CALL, ERR), NULL, NULL);
     const acph_event *failed = wait_kind(h, &evs, "agent_failed", T_WAIT);
     check_seq_increasing(&evs);
     CHECK(failed->kind == ACPH_EVENT_AGENT_FAILED && failed->agent == agent);
@@ -298,13 +299,19 @@ static void an_agent_that_cannot_start_again_fails(void) {
     json *info = agent_info(h, agent);
     CHECK(!json_is_null(json_get(info, "exited")));
     json_free(info);
-    EXPECT(ACPH_STATUS_AGENT_EXITED, acph_session_prompt_text_wait(h, session, "again", 5, T_WAIT, NULL, ERR));
+    EXPECT_CALL(ACPH_STATUS_AGENT_EXITED, h, acph_session_prompt_text(h, session, "again", 5, CALL, ERR), NULL, NULL);
     char *opts = session_options(scratch_dir());
     uint64_t s2 = 0;
-    EXPECT(ACPH_STATUS_AGENT_EXITED, acph_agent_new_session_wait(h, agent, opts, strlen(opts), T_WAIT, &s2, ERR));
+    EXPECT_CALL(ACPH_STATUS_AGENT_EXITED, h, acph_agent_new_session(h, agent, opts, strlen(opts), CALL, ERR), &s2, NULL);
     free(opts);
+    /* Nothing more happens: no start, no event but those two calls' own call_completed. */
     acph_event *ev = NULL;
-    CHECK(acph_host_next_event(h, 300, &ev) == ACPH_STATUS_EMPTY);
+    acph_status st;
+    while ((st = acph_host_next_event(h, 300, &ev)) == ACPH_STATUS_OK) {
+        CHECK_MSG(ev->kind == ACPH_EVENT_CALL_COMPLETED, ev->kind_name);
+        acph_event_free(ev);
+    }
+    CHECK(st == ACPH_STATUS_EMPTY);
     CHECK(starts(dir) == 3);
     events_free(&evs);
     acph_host_free(h);

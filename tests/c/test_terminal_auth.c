@@ -70,28 +70,28 @@ int main(void) {
     /* Without the runner: not advertised, refused locally. */
     acph_host *plain = make_host(NULL);
     uint64_t agent = 0, fresh = 0, session = 0;
-    EXPECT(ACPH_STATUS_OK, acph_host_spawn_wait(plain, spec, strlen(spec), T_WAIT, &agent, ERR));
-    EXPECT(ACPH_STATUS_UNSUPPORTED, acph_agent_terminal_auth_wait(plain, agent, "mock-terminal", 13, T_WAIT, &fresh, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, plain, acph_host_spawn(plain, spec, strlen(spec), CALL, ERR), &agent, NULL);
+    EXPECT_CALL(ACPH_STATUS_UNSUPPORTED, plain, acph_agent_terminal_auth(plain, agent, "mock-terminal", 13, CALL, ERR), &fresh, NULL);
     acph_host_free(plain);
 
     login l = {.creds = creds, .exit_code = 3};
     l.host = make_host("{\"terminalAuth\":\"embedder\"}");
     EXPECT(ACPH_STATUS_OK, acph_host_set_service_handler(l.host, on_service, &l, NULL, ERR));
-    EXPECT(ACPH_STATUS_OK, acph_host_spawn_wait(l.host, spec, strlen(spec), T_WAIT, &agent, ERR));
-    EXPECT(ACPH_STATUS_AUTH_REQUIRED, acph_agent_new_session_wait(l.host, agent, opts, strlen(opts), T_WAIT, &session, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, l.host, acph_host_spawn(l.host, spec, strlen(spec), CALL, ERR), &agent, NULL);
+    EXPECT_CALL(ACPH_STATUS_AUTH_REQUIRED, l.host, acph_agent_new_session(l.host, agent, opts, strlen(opts), CALL, ERR), &session, NULL);
     /* An agent method is not a terminal login. */
-    EXPECT(ACPH_STATUS_INVALID_ARGUMENT, acph_agent_terminal_auth_wait(l.host, agent, "mock-login", 10, T_WAIT, &fresh, ERR));
+    EXPECT_CALL(ACPH_STATUS_INVALID_ARGUMENT, l.host, acph_agent_terminal_auth(l.host, agent, "mock-login", 10, CALL, ERR), &fresh, NULL);
     /* A login that fails: auth_required, the agent keeps running. */
-    EXPECT(ACPH_STATUS_AUTH_REQUIRED, acph_agent_terminal_auth_wait(l.host, agent, "mock-terminal", 13, T_WAIT, &fresh, ERR));
-    EXPECT(ACPH_STATUS_AUTH_REQUIRED, acph_agent_new_session_wait(l.host, agent, opts, strlen(opts), T_WAIT, &session, ERR));
+    EXPECT_CALL(ACPH_STATUS_AUTH_REQUIRED, l.host, acph_agent_terminal_auth(l.host, agent, "mock-terminal", 13, CALL, ERR), &fresh, NULL);
+    EXPECT_CALL(ACPH_STATUS_AUTH_REQUIRED, l.host, acph_agent_new_session(l.host, agent, opts, strlen(opts), CALL, ERR), &session, NULL);
     /* A login that succeeds: a relaunched agent on which the failed call succeeds. */
     l.exit_code = 0;
-    EXPECT(ACPH_STATUS_OK, acph_agent_terminal_auth_wait(l.host, agent, "mock-terminal", 13, T_WAIT, &fresh, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, l.host, acph_agent_terminal_auth(l.host, agent, "mock-terminal", 13, CALL, ERR), &fresh, NULL);
     CHECK(fresh != 0 && fresh != agent);
     CHECK(atomic_load(&l.logins) == 2);
-    EXPECT(ACPH_STATUS_OK, acph_agent_new_session_wait(l.host, fresh, opts, strlen(opts), T_WAIT, &session, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, l.host, acph_agent_new_session(l.host, fresh, opts, strlen(opts), CALL, ERR), &session, NULL);
     char *result = NULL;
-    EXPECT(ACPH_STATUS_OK, acph_session_prompt_text_wait(l.host, session, "hi", 2, T_WAIT, &result, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, l.host, acph_session_prompt_text(l.host, session, "hi", 2, CALL, ERR), NULL, &result);
     CHECK(strstr(result, "\"stopReason\":\"end_turn\"") != NULL);
     acph_string_free(result);
     /* The old agent was shut down: its agent_exited is in the stream. */

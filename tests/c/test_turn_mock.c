@@ -1,5 +1,6 @@
 /* A full turn against the mock agent, through the asynchronous calls and the event stream, with
- * the permission request answered manually, then the same turn through the blocking variants. */
+ * the permission request answered manually, then the same turn with each call waited for by
+ * acph_call_wait on this thread (the events drained afterwards, call_completed included). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,7 +127,7 @@ static void asynchronous_turn(const char *cwd) {
     CHECK(wait_gone(pid, 5000));
     /* The id stays valid: calls now fail with closed (the agent was shut down). */
     opts = session_options(cwd);
-    EXPECT(ACPH_STATUS_CLOSED, acph_agent_new_session_wait(h, agent, opts, strlen(opts), T_WAIT, &session, ERR));
+    EXPECT_CALL(ACPH_STATUS_CLOSED, h, acph_agent_new_session(h, agent, opts, strlen(opts), CALL, ERR), &session, NULL);
     free(opts);
     events_free(&evs);
     acph_host_free(h);
@@ -137,19 +138,21 @@ static void blocking_turn(const char *cwd) {
     acph_host *h = make_host(NULL);
     char *spec = mock_spec(NULL);
     uint64_t agent = 0, session = 0;
-    EXPECT(ACPH_STATUS_OK, acph_host_spawn_wait(h, spec, strlen(spec), T_WAIT, &agent, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_host_spawn(h, spec, strlen(spec), CALL, ERR), &agent, NULL);
     free(spec);
     char *opts = session_options(cwd);
-    EXPECT(ACPH_STATUS_OK, acph_agent_new_session_wait(h, agent, opts, strlen(opts), T_WAIT, &session, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_agent_new_session(h, agent, opts, strlen(opts), CALL, ERR), &session, NULL);
     free(opts);
-    EXPECT(ACPH_STATUS_OK, acph_session_set_mode_wait(h, session, "code", 4, T_WAIT, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_session_set_mode(h, session, "code", 4, CALL, ERR), NULL, NULL);
     char *options = NULL;
-    EXPECT(ACPH_STATUS_OK, acph_session_set_config_option_wait(h, session, "model", 5, "\"mock-large\"", 12,
-                                                               T_WAIT, &options, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h,
+                acph_session_set_config_option(h, session, "model", 5, "\"mock-large\"", 12, CALL, ERR), NULL,
+                &options);
+    CHECK(strncmp(options, "{\"configOptions\":[", 18) == 0);
     CHECK(strstr(options, "\"currentValue\":\"mock-large\"") != NULL);
     acph_string_free(options);
     char *result = NULL;
-    EXPECT(ACPH_STATUS_OK, acph_session_prompt_text_wait(h, session, "hello", 5, T_WAIT, &result, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_session_prompt_text(h, session, "hello", 5, CALL, ERR), NULL, &result);
     CHECK(strstr(result, "\"stopReason\":\"end_turn\"") != NULL);
     json *parsed = json_parse(result, strlen(result));
     check_turn_result(parsed);
@@ -170,7 +173,7 @@ static void blocking_turn(const char *cwd) {
     CHECK(strstr(block, "\"mimeType\":\"image/png\"") && strstr(block, "\"data\":\"iVBORw==\""));
     snprintf(prompt, sizeof prompt, "[{\"type\":\"text\",\"text\":\"look\"},%s]", block);
     acph_string_free(block);
-    EXPECT(ACPH_STATUS_OK, acph_session_prompt_wait(h, session, prompt, strlen(prompt), T_WAIT, &result, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_session_prompt(h, session, prompt, strlen(prompt), CALL, ERR), NULL, &result);
     acph_string_free(result);
     snprintf(path, sizeof path, "%s/voice.wav", cwd);
     f = fopen(path, "wb");
@@ -180,17 +183,16 @@ static void blocking_turn(const char *cwd) {
     EXPECT(ACPH_STATUS_OK, acph_content_from_file(path, strlen(path), &block, ERR));
     snprintf(prompt, sizeof prompt, "[%s]", block);
     acph_string_free(block);
-    EXPECT(ACPH_STATUS_UNSUPPORTED, acph_session_prompt_wait(h, session, prompt, strlen(prompt), T_WAIT, &result, ERR));
+    EXPECT_CALL(ACPH_STATUS_UNSUPPORTED, h, acph_session_prompt(h, session, prompt, strlen(prompt), CALL, ERR), NULL, &result);
     EXPECT(ACPH_STATUS_INVALID_ARGUMENT, acph_content_from_file("rel.png", 7, &block, ERR));
     char *list = NULL;
-    EXPECT(ACPH_STATUS_OK, acph_agent_list_sessions_wait(h, agent, NULL, 0, T_WAIT, &list, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_agent_list_sessions(h, agent, NULL, 0, CALL, ERR), NULL, &list);
     CHECK(strstr(list, "\"sess_1\"") != NULL);
     acph_string_free(list);
     /* session/fork is unstable: without the opt-in it is refused locally. */
     uint64_t fork = 0;
     opts = session_options(cwd);
-    EXPECT(ACPH_STATUS_UNSUPPORTED,
-           acph_agent_fork_session_wait(h, agent, "sess_1", 6, opts, strlen(opts), T_WAIT, &fork, ERR));
+    EXPECT_CALL(ACPH_STATUS_UNSUPPORTED, h, acph_agent_fork_session(h, agent, "sess_1", 6, opts, strlen(opts), CALL, ERR), &fork, NULL);
     free(opts);
 
     /* The events of all this are queued meanwhile, in order. */
@@ -202,7 +204,7 @@ static void blocking_turn(const char *cwd) {
     CHECK(evs.items[0]->seq == 1);
 
     char *exit_json = NULL;
-    EXPECT(ACPH_STATUS_OK, acph_agent_shutdown_wait(h, agent, T_WAIT, &exit_json, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_agent_shutdown(h, agent, CALL, ERR), NULL, &exit_json);
     CHECK(strstr(exit_json, "\"exitCode\":0") != NULL);
     acph_string_free(exit_json);
     wait_kind(h, &evs, "agent_exited", T_WAIT);
@@ -214,8 +216,17 @@ static void blocking_turn(const char *cwd) {
     while ((st = acph_host_next_event(h, T_WAIT, &ev)) == ACPH_STATUS_OK) events_push(&evs, ev);
     CHECK(st == ACPH_STATUS_CLOSED);
     CHECK(acph_host_try_next_event(h, &ev) == ACPH_STATUS_CLOSED);
+    /* Waited calls still posted their call_completed (spawn, session, mode, config option, two
+     * prompts, list, shutdown at least), each for an id the wait already released. */
+    size_t completed = 0;
+    for (size_t i = 0; i < evs.len; i++) {
+        if (evs.items[i]->kind != ACPH_EVENT_CALL_COMPLETED) continue;
+        completed++;
+        EXPECT(ACPH_STATUS_STALE_ID, acph_call_free(h, evs.items[i]->call, ERR));
+    }
+    CHECK(completed >= 8);
     spec = mock_spec(NULL);
-    EXPECT(ACPH_STATUS_CLOSED, acph_host_spawn_wait(h, spec, strlen(spec), T_WAIT, &agent, ERR));
+    EXPECT_CALL(ACPH_STATUS_CLOSED, h, acph_host_spawn(h, spec, strlen(spec), CALL, ERR), &agent, NULL);
     free(spec);
     events_free(&evs);
     acph_host_free(h);
@@ -234,16 +245,15 @@ static void forked_session(const char *cwd) {
     acph_host *h = make_host("{\"unstable\":[\"session/fork\"]}");
     char *spec = mock_spec(NULL);
     uint64_t agent = 0, session = 0, fork = 0;
-    EXPECT(ACPH_STATUS_OK, acph_host_spawn_wait(h, spec, strlen(spec), T_WAIT, &agent, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_host_spawn(h, spec, strlen(spec), CALL, ERR), &agent, NULL);
     free(spec);
     char *opts = session_options(cwd);
-    EXPECT(ACPH_STATUS_OK, acph_agent_new_session_wait(h, agent, opts, strlen(opts), T_WAIT, &session, ERR));
-    EXPECT(ACPH_STATUS_OK,
-           acph_agent_fork_session_wait(h, agent, "sess_1", 6, opts, strlen(opts), T_WAIT, &fork, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_agent_new_session(h, agent, opts, strlen(opts), CALL, ERR), &session, NULL);
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_agent_fork_session(h, agent, "sess_1", 6, opts, strlen(opts), CALL, ERR), &fork, NULL);
     free(opts);
     CHECK(fork != 0 && fork != session);
     char *result = NULL;
-    EXPECT(ACPH_STATUS_OK, acph_session_prompt_text_wait(h, fork, "hello", 5, T_WAIT, &result, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_session_prompt_text(h, fork, "hello", 5, CALL, ERR), NULL, &result);
     CHECK(strstr(result, "\"stopReason\":\"end_turn\"") != NULL);
     acph_string_free(result);
     event_list evs = {0};

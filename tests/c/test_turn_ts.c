@@ -32,7 +32,7 @@ int main(void) {
 
     char *opts = session_options(scratch_dir());
     uint64_t session = 0;
-    EXPECT(ACPH_STATUS_OK, acph_agent_new_session_wait(h, agent, opts, strlen(opts), T_WAIT, &session, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_agent_new_session(h, agent, opts, strlen(opts), CALL, ERR), &session, NULL);
     free(opts);
     char *sid = NULL;
     size_t sid_len = 0;
@@ -71,7 +71,7 @@ int main(void) {
     check_seq_increasing(&evs);
 
     long pid = agent_pid(&evs);
-    EXPECT(ACPH_STATUS_OK, acph_agent_shutdown_wait(h, agent, T_WAIT, NULL, ERR));
+    EXPECT_CALL(ACPH_STATUS_OK, h, acph_agent_shutdown(h, agent, CALL, ERR), NULL, NULL);
     wait_kind(h, &evs, "agent_exited", T_WAIT);
     CHECK(wait_gone(pid, 5000));
     events_free(&evs);

@@ -407,9 +407,12 @@ def setup_scratch(root: Path, scratch: Path, target: Path) -> None:
 
     mock = target / "debug" / "acp-mock-agent"
     (scratch / "bin").mkdir(parents=True)
-    # The debug library's SONAME is libacp_host.so.1 (scripts/install-c makes the link in a prefix).
+    # The debug library's SONAME is libacp_host.so.<ACPH_ABI_VERSION> (ffi/build.rs reads it from
+    # ffi/src/lib.rs; scripts/install-c makes the link in a prefix).
+    abi = re.search(r"^pub const ACPH_ABI_VERSION: u32 = (\d+);", (root / "ffi/src/lib.rs").read_text(), re.M)
+    assert abi, "ACPH_ABI_VERSION not found in ffi/src/lib.rs"
     (scratch / "lib").mkdir()
-    (scratch / "lib" / "libacp_host.so.1").symlink_to(target / "debug" / "libacp_host.so")
+    (scratch / "lib" / f"libacp_host.so.{abi.group(1)}").symlink_to(target / "debug" / "libacp_host.so")
     for name in ("claude-agent-acp", "codex-acp", "gemini", "my-agent", "my-acp-agent"):
         # The real agents' arguments (`--acp`, ...) mean nothing to the mock: dropped.
         (scratch / "bin" / name).write_text(f"#!/bin/sh\nexec '{mock}'\n")

@@ -106,6 +106,22 @@ local function run()
     return fail('notes.txt: ' .. vim.inspect(notes))
   end
 
+  -- Each call (spawn, session, prompt) gave its id back at its call_completed: freeing one again
+  -- is stale_id.
+  local lib = require('ffi').load(assert(os.getenv('ACPH_LIB'), 'ACPH_LIB'))
+  local completed = 0
+  for _, ev in ipairs(client.events) do
+    if ev.kind == 'call_completed' then
+      completed = completed + 1
+      if lib.acph_call_free(client.host, ev.data.call, nil) ~= lib.ACPH_STATUS_STALE_ID then
+        return fail('call ' .. tostring(ev.data.call) .. ' was not released at its call_completed')
+      end
+    end
+  end
+  if completed ~= 3 then
+    return fail(completed .. ' call_completed events, wanted 3')
+  end
+
   -- Stopping frees the host: the agent process is gone.
   local pid
   for _, ev in ipairs(client.events) do

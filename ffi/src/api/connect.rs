@@ -1,9 +1,9 @@
 //! Agents the embedder reaches itself: ACP over a stream it opened (a socket, a container's
 //! stdio, an SSH channel) instead of a process the host spawns.
 
+use crate::calls::Primary;
 use crate::host::acph_host;
-use crate::ptr;
-use crate::status::{Failure, acph_error, acph_status};
+use crate::status::{acph_error, acph_status};
 
 /// Speak ACP over a byte stream the embedder opened, and perform the handshake (`initialize`,
 /// protocol version check) as `acph_host_spawn` does: an agent in a container, behind an SSH
@@ -28,7 +28,8 @@ use crate::status::{Failure, acph_error, acph_status};
 /// exist, and the agent's exit status is unknown. When the peer goes away (EOF or an error on
 /// the stream) pending calls complete at once with `ACPH_STATUS_AGENT_EXITED` and `agent_exited`
 /// follows (`exitCode` and `signal` null). `result` and events as for `acph_host_spawn`:
-/// `{"agent": id, "protocolVersion", ...}` after `agent_ready`.
+/// `{"agent": id, "protocolVersion", ...}` after `agent_ready` (`acph_call_wait`'s `*id_out`:
+/// the agent id).
 ///
 /// # Safety
 /// `host` is NULL or a live host; `call_out` and `error_out` are NULL or writable; `read_fd` and
@@ -42,51 +43,12 @@ pub unsafe extern "C" fn acph_host_connect(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::out(call_out, "call_out") }?;
+        let host = try_host!(host);
+        let out = try_out!(call_out);
         let st = &host.state;
         let halves = crate::stream::adopt(&st.rt, read_fd, write_fd)?;
         // From here the descriptors are ours: a host shutting down drops (closes) them.
-        out.write(st.start_call(0, st.op_connect(halves))?);
-        Ok(())
-    })
-}
-
-/// Blocking `acph_host_connect`: on success `*agent_out` is the new agent's id. Ownership as
-/// for `acph_host_connect`; `ACPH_STATUS_WRONG_THREAD` (a library thread) also leaves the
-/// descriptors untouched.
-///
-/// # Safety
-/// As `acph_host_connect`; `agent_out` is NULL or writable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn acph_host_connect_wait(
-    host: *mut acph_host,
-    read_fd: isize,
-    write_fd: isize,
-    timeout_ms: u32,
-    agent_out: *mut u64,
-    error_out: *mut *mut acph_error,
-) -> acph_status {
-    ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::out(agent_out, "agent_out") }?;
-        if tokio::runtime::Handle::try_current().is_ok() {
-            // Refused before the descriptors are taken: they stay the caller's.
-            return Err(Failure::wrong_thread("acph_host_connect_wait"));
-        }
-        let st = &host.state;
-        let halves = crate::stream::adopt(&st.rt, read_fd, write_fd)?;
-        let v = st.wait("acph_host_connect_wait", timeout_ms, st.op_connect(halves))?;
-        out.write(v["agent"].as_u64().ok_or_else(|| {
-            Failure::new(
-                acph_status::ACPH_STATUS_INTERNAL,
-                "connect result without an agent id",
-            )
-        })?);
+        out.write(st.start_call(0, Primary::Agent, st.op_connect(halves))?);
         Ok(())
     })
 }

@@ -28,11 +28,11 @@ pub unsafe extern "C" fn acph_host_next_event(
     event_out: *mut *mut acph_event,
 ) -> acph_status {
     ffi_status!({
-        // SAFETY: the caller's contract.
+        // SAFETY: `host` is NULL or live (this function's contract); NULL is checked.
         let Ok(host) = (unsafe { ptr::host(host) }) else {
             return acph_status::ACPH_STATUS_NULL_ARGUMENT;
         };
-        // SAFETY: the caller's contract.
+        // SAFETY: `event_out` is NULL or writable (this function's contract); NULL is checked.
         let Ok(out) = (unsafe { ptr::out(event_out, "event_out") }) else {
             return acph_status::ACPH_STATUS_NULL_ARGUMENT;
         };
@@ -74,7 +74,7 @@ pub unsafe extern "C" fn acph_host_try_next_event(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn acph_event_free(event: *mut acph_event) {
     ffi_value!((), {
-        // SAFETY: the caller's contract.
+        // SAFETY: `event` is NULL or an unfreed event of this library (this function's contract).
         unsafe { ptr::event_free(event) }
     })
 }

@@ -3,7 +3,7 @@
 use std::ffi::{c_char, c_int, c_void};
 
 use crate::host::acph_host;
-use crate::ptr::{self, Callback, acph_free_fn, acph_log_fn, acph_service_fn, acph_wakeup_fn};
+use crate::ptr::{self, acph_free_fn, acph_log_fn, acph_service_fn, acph_wakeup_fn};
 use crate::services::Delivery;
 use crate::status::{acph_error, acph_status};
 
@@ -33,10 +33,8 @@ pub unsafe extern "C" fn acph_host_new(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let config = unsafe { ptr::opt_str_in(config_json, config_len, "config_json") }?;
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::out(host_out, "host_out") }?;
+        let config = try_opt_str!(config_json, config_len);
+        let out = try_out!(host_out);
         let host = acph_host::new(config, None)?;
         out.write(ptr::host_into_raw(host));
         Ok(())
@@ -77,12 +75,9 @@ pub unsafe extern "C" fn acph_host_new_with_log(
 ) -> acph_status {
     ffi_fn!(error_out, {
         // Taken first: every failure below drops it, so its finalizer runs before we return.
-        // SAFETY: the caller's contract.
-        let cb = unsafe { Callback::new(log, user_data, finalizer) };
-        // SAFETY: the caller's contract.
-        let config = unsafe { ptr::opt_str_in(config_json, config_len, "config_json") }?;
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::out(host_out, "host_out") }?;
+        let cb = callback!(log, user_data, finalizer);
+        let config = try_opt_str!(config_json, config_len);
+        let out = try_out!(host_out);
         let host = acph_host::new(config, log.is_some().then_some(cb))?;
         out.write(ptr::host_into_raw(host));
         Ok(())
@@ -108,8 +103,7 @@ pub unsafe extern "C" fn acph_host_set_log_handler(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
+        let host = try_host!(host);
         let Some(bridge) = &host.state.log else {
             if log.is_some() {
                 // Refused before taking `user_data`: the caller keeps it.
@@ -119,8 +113,7 @@ pub unsafe extern "C" fn acph_host_set_log_handler(
             }
             return Ok(());
         };
-        // SAFETY: the caller's contract.
-        let cb = unsafe { Callback::new(log, user_data, finalizer) };
+        let cb = callback!(log, user_data, finalizer);
         bridge.set(log.is_some().then_some(cb));
         Ok(())
     })
@@ -141,7 +134,7 @@ pub unsafe extern "C" fn acph_host_set_log_handler(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn acph_host_free(host: *mut acph_host) {
     ffi_value!((), {
-        // SAFETY: the caller's contract.
+        // SAFETY: `host` is NULL or live, and no other call on it runs (this function's contract).
         if let Some(host) = unsafe { ptr::host_from_raw(host) } {
             host.teardown();
         }
@@ -162,8 +155,7 @@ pub unsafe extern "C" fn acph_host_shutdown(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
+        let host = try_host!(host);
         host.state.start_shutdown();
         Ok(())
     })
@@ -196,15 +188,12 @@ pub unsafe extern "C" fn acph_host_set_wakeup(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
+        let host = try_host!(host);
         let cb = match callback {
-            // SAFETY: the caller's contract.
-            Some(_) => Some(unsafe { Callback::new(callback, user_data, finalizer) }),
+            Some(_) => Some(callback!(callback, user_data, finalizer)),
             None => {
                 // Nothing will be called: the finalizer (if any) runs now.
-                // SAFETY: the caller's contract.
-                drop(unsafe { Callback::new(callback, user_data, finalizer) });
+                drop(callback!(callback, user_data, finalizer));
                 None
             }
         };
@@ -228,10 +217,8 @@ pub unsafe extern "C" fn acph_host_event_fd(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::out(fd_out, "fd_out") }?;
+        let host = try_host!(host);
+        let out = try_out!(fd_out);
         #[cfg(unix)]
         {
             out.write(host.state.queue.fd());
@@ -277,16 +264,14 @@ pub unsafe extern "C" fn acph_host_set_service_handler(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
+        let host = try_host!(host);
         // Refused before taking `user_data`: the finalizer is not run, the caller keeps it.
         if callback.is_some() && host.state.bridge.delivery() == Delivery::Events {
             return Err(crate::status::Failure::invalid(
                 "this host delivers service requests as service_requested events (\"services\": \"events\"): there is no callback to set",
             ));
         }
-        // SAFETY: the caller's contract.
-        let cb = unsafe { Callback::new(callback, user_data, finalizer) };
+        let cb = callback!(callback, user_data, finalizer);
         if callback.is_some() {
             host.state.bridge.set_handler(Some(cb));
         } else {
@@ -319,10 +304,8 @@ pub unsafe extern "C" fn acph_service_respond(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
-        // SAFETY: the caller's contract.
-        let result = unsafe { ptr::opt_str_in(result_json, result_len, "result_json") }?;
+        let host = try_host!(host);
+        let result = try_opt_str!(result_json, result_len);
         let result = result
             .map(|r| crate::config::any_json("result_json", r))
             .transpose()?;
@@ -352,10 +335,8 @@ pub unsafe extern "C" fn acph_service_fail(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
-        // SAFETY: the caller's contract.
-        let message = unsafe { ptr::str_in(message, message_len, "message") }?;
+        let host = try_host!(host);
+        let message = try_str!(message, message_len);
         host.state.bridge.fail(request_id, code, message, None)
     })
 }

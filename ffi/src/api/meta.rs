@@ -40,7 +40,7 @@ pub extern "C" fn acph_status_str(status: u32) -> *const c_char {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn acph_error_free(error: *mut acph_error) {
     ffi_value!((), {
-        // SAFETY: the caller's contract.
+        // SAFETY: `error` is NULL or an unfreed error of this library (this function's contract).
         unsafe { ptr::error_free(error) }
     })
 }
@@ -52,7 +52,8 @@ pub unsafe extern "C" fn acph_error_free(error: *mut acph_error) {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn acph_string_free(string: *mut c_char) {
     ffi_value!((), {
-        // SAFETY: the caller's contract.
+        // SAFETY: `string` is NULL or an unfreed string of this library (this function's
+        // contract).
         unsafe { ptr::string_free(string) }
     })
 }
@@ -70,8 +71,7 @@ pub unsafe extern "C" fn acph_methods_json(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::out(json_out, "json_out") }?;
+        let out = try_out!(json_out);
         let text = acp_host::protocol::methods_json().to_string();
         out.write(ptr::string_into_raw(text.as_bytes()));
         Ok(())
@@ -95,10 +95,8 @@ pub unsafe extern "C" fn acph_content_from_file(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let path = unsafe { ptr::str_in(path, path_len, "path") }?;
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::out(json_out, "json_out") }?;
+        let path = try_str!(path, path_len);
+        let out = try_out!(json_out);
         let block = acp_host::content::from_file(std::path::Path::new(path))?;
         out.write(ptr::string_into_raw(block.to_string().as_bytes()));
         Ok(())

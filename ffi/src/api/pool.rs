@@ -3,15 +3,16 @@
 //! A pool id (`uint64_t`) names a pool of agent processes for one spec. Its sessions are ordinary
 //! session handles (prompt, cancel, modes, state, events), except that a second prompt while a
 //! turn runs waits its turn instead of failing `busy`, and that the pool owns their lifecycle:
-//! give one back with `acph_pool_release_session` (not `acph_session_close`). Asynchronous calls
-//! and `_wait` variants as in the agent calls.
+//! give one back with `acph_pool_release_session` (not `acph_session_close`). The asynchronous
+//! calls are waited for, released and cancelled as every call (`acph_call_wait`, src/api/call.rs).
 
 use std::ffi::c_char;
 
+use crate::calls::Primary;
 use crate::config;
 use crate::host::acph_host;
 use crate::ptr;
-use crate::status::{Failure, acph_error, acph_status};
+use crate::status::{acph_error, acph_status};
 
 /// Create a pool of agents for one spec. `spec_json` is an agent spec as for `acph_host_spawn`
 /// (`restart` included: a supervised pooled process is restarted in place). `pool_json` (NULL:
@@ -44,14 +45,10 @@ pub unsafe extern "C" fn acph_pool_new(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
-        // SAFETY: the caller's contract.
-        let spec = unsafe { ptr::str_in(spec_json, spec_len, "spec_json") }?;
-        // SAFETY: the caller's contract.
-        let pool = unsafe { ptr::opt_str_in(pool_json, pool_len, "pool_json") }?;
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::out(pool_out, "pool_out") }?;
+        let host = try_host!(host);
+        let spec = try_str!(spec_json, spec_len);
+        let pool = try_opt_str!(pool_json, pool_len);
+        let out = try_out!(pool_out);
         let spec = config::agent_spec(spec)?;
         let cfg = config::pool_config(spec, pool)?;
         out.write(host.state.new_pool(cfg)?);
@@ -73,44 +70,20 @@ pub unsafe extern "C" fn acph_pool_ready(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::out(call_out, "call_out") }?;
+        let host = try_host!(host);
+        let out = try_out!(call_out);
         let p = host.state.pool(pool)?;
-        out.write(host.state.start_call(0, async move {
+        out.write(host.state.start_call(0, Primary::Nothing, async move {
             p.ready().await.map(|()| serde_json::json!({}))
         })?);
         Ok(())
     })
 }
 
-/// Blocking `acph_pool_ready`.
-///
-/// # Safety
-/// As `acph_pool_ready`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn acph_pool_ready_wait(
-    host: *mut acph_host,
-    pool: u64,
-    timeout_ms: u32,
-    error_out: *mut *mut acph_error,
-) -> acph_status {
-    ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
-        let p = host.state.pool(pool)?;
-        host.state
-            .wait("acph_pool_ready_wait", timeout_ms, async move {
-                p.ready().await
-            })
-    })
-}
-
 /// Open a session on a pooled process: a shared process with room, else a warm spare, else a new
 /// process while under `maxAgents`, else `ACPH_STATUS_BUSY` at once. `options_json` as for
 /// `acph_agent_new_session`. `result`: `{"session": handle, "sessionId": "...", "agent": id}`
-/// (after the `session_opened` event; the call's `call_completed` carries the pooled agent's
+/// (`acph_call_wait`'s `*id_out`: the handle; after the `session_opened` event; the call's `call_completed` carries the pooled agent's
 /// id). The handle works with the session calls (prompt, cancel, modes, models, config options,
 /// state); prompts on it queue (docs/FFI.md, "Pools"). The agent id works with `acph_agent_info`
 /// while this host holds a session on it; the pool starts and ends the process.
@@ -128,63 +101,13 @@ pub unsafe extern "C" fn acph_pool_open_session(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
-        // SAFETY: the caller's contract.
-        let options = unsafe { ptr::str_in(options_json, options_len, "options_json") }?;
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::out(call_out, "call_out") }?;
+        let host = try_host!(host);
+        let options = try_str!(options_json, options_len);
+        let out = try_out!(call_out);
         let options = config::session_options(options)?;
         let st = &host.state;
         let p = st.pool(pool)?;
-        out.write(st.start_call(0, st.op_pool_open(pool, p, options))?);
-        Ok(())
-    })
-}
-
-/// Blocking `acph_pool_open_session`: `*session_out` is the session handle, `*agent_out` (NULL:
-/// not wanted) the pooled agent's id.
-///
-/// # Safety
-/// As `acph_pool_open_session`; `session_out` and `agent_out` are NULL or writable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn acph_pool_open_session_wait(
-    host: *mut acph_host,
-    pool: u64,
-    options_json: *const c_char,
-    options_len: usize,
-    timeout_ms: u32,
-    session_out: *mut u64,
-    agent_out: *mut u64,
-    error_out: *mut *mut acph_error,
-) -> acph_status {
-    ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
-        // SAFETY: the caller's contract.
-        let options = unsafe { ptr::str_in(options_json, options_len, "options_json") }?;
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::out(session_out, "session_out") }?;
-        // SAFETY: the caller's contract.
-        let agent_out = unsafe { ptr::opt_out(agent_out) };
-        let options = config::session_options(options)?;
-        let st = &host.state;
-        let p = st.pool(pool)?;
-        let v = st.wait(
-            "acph_pool_open_session_wait",
-            timeout_ms,
-            st.op_pool_open(pool, p, options),
-        )?;
-        let handle = v["session"].as_u64().ok_or_else(|| {
-            Failure::new(
-                acph_status::ACPH_STATUS_INTERNAL,
-                "pooled session without a handle",
-            )
-        })?;
-        out.write(handle);
-        if let Some(a) = agent_out {
-            a.write(v["agent"].as_u64().unwrap_or(0));
-        }
+        out.write(st.start_call(0, Primary::Session, st.op_pool_open(pool, p, options))?);
         Ok(())
     })
 }
@@ -205,38 +128,16 @@ pub unsafe extern "C" fn acph_pool_release_session(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::out(call_out, "call_out") }?;
+        let host = try_host!(host);
+        let out = try_out!(call_out);
         let p = host.state.take_pooled(session)?;
         let agent = p.agent().id();
         // Marked released by this call (queued prompts fail `closed` before it returns).
         let release = p.release();
-        out.write(host.state.start_call(agent, async move {
+        out.write(host.state.start_call(agent, Primary::Nothing, async move {
             release.await.map(|()| serde_json::json!({}))
         })?);
         Ok(())
-    })
-}
-
-/// Blocking `acph_pool_release_session`.
-///
-/// # Safety
-/// As `acph_pool_release_session`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn acph_pool_release_session_wait(
-    host: *mut acph_host,
-    session: u64,
-    timeout_ms: u32,
-    error_out: *mut *mut acph_error,
-) -> acph_status {
-    ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
-        let p = host.state.take_pooled(session)?;
-        host.state
-            .wait("acph_pool_release_session_wait", timeout_ms, p.release())
     })
 }
 
@@ -254,10 +155,8 @@ pub unsafe extern "C" fn acph_pool_stats(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::out(json_out, "json_out") }?;
+        let host = try_host!(host);
+        let out = try_out!(json_out);
         let s = host.state.pool(pool)?.stats();
         let json = serde_json::json!({
             "agents": s.agents,
@@ -285,39 +184,14 @@ pub unsafe extern "C" fn acph_pool_shutdown(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::out(call_out, "call_out") }?;
+        let host = try_host!(host);
+        let out = try_out!(call_out);
         let p = host.state.pool(pool)?;
-        out.write(host.state.start_call(0, async move {
+        out.write(host.state.start_call(0, Primary::Nothing, async move {
             p.shutdown().await;
             Ok(serde_json::json!({}))
         })?);
         Ok(())
-    })
-}
-
-/// Blocking `acph_pool_shutdown`.
-///
-/// # Safety
-/// As `acph_pool_shutdown`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn acph_pool_shutdown_wait(
-    host: *mut acph_host,
-    pool: u64,
-    timeout_ms: u32,
-    error_out: *mut *mut acph_error,
-) -> acph_status {
-    ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
-        let p = host.state.pool(pool)?;
-        host.state
-            .wait("acph_pool_shutdown_wait", timeout_ms, async move {
-                p.shutdown().await;
-                Ok(())
-            })
     })
 }
 
@@ -334,8 +208,7 @@ pub unsafe extern "C" fn acph_pool_release(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
+        let host = try_host!(host);
         host.state.release_pool(pool)
     })
 }

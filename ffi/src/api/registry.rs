@@ -3,14 +3,15 @@
 //!
 //! An `acph_registry *` is a plain immutable object, not tied to a host: load, list, resolve and
 //! `is_installed` need no host and never block on the network (the core never fetches anything).
-//! Only the install, which may download and extract, runs as a host call (asynchronous +
-//! `_wait`) on the host's blocking pool.
+//! Only the install, which may download and extract, runs as an asynchronous call of a host, on
+//! the host's blocking pool.
 
 use std::ffi::{c_char, c_void};
 use std::path::Path;
 
 use acp_host::registry::Registry;
 
+use crate::calls::Primary;
 use crate::config;
 use crate::host::acph_host;
 use crate::ptr::{self, Callback, InstallHooks, acph_fetch_fn, acph_free_fn, acph_progress_fn};
@@ -35,10 +36,8 @@ pub unsafe extern "C" fn acph_registry_from_file(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let path = unsafe { ptr::str_in(path, path_len, "path") }?;
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::out(registry_out, "registry_out") }?;
+        let path = try_str!(path, path_len);
+        let out = try_out!(registry_out);
         let registry = Registry::from_file(Path::new(path))?;
         out.write(ptr::registry_into_raw(Box::new(acph_registry { registry })));
         Ok(())
@@ -60,10 +59,8 @@ pub unsafe extern "C" fn acph_registry_from_json(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let text = unsafe { ptr::str_in(json, json_len, "json") }?;
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::out(registry_out, "registry_out") }?;
+        let text = try_str!(json, json_len);
+        let out = try_out!(registry_out);
         let registry = Registry::from_json(text)?;
         out.write(ptr::registry_into_raw(Box::new(acph_registry { registry })));
         Ok(())
@@ -78,7 +75,7 @@ pub unsafe extern "C" fn acph_registry_from_json(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn acph_registry_free(registry: *mut acph_registry) {
     ffi_value!((), {
-        // SAFETY: the caller's contract.
+        // SAFETY: `registry` is NULL or an unfreed registry (this function's contract).
         unsafe { ptr::registry_free(registry) }
     })
 }
@@ -95,10 +92,8 @@ pub unsafe extern "C" fn acph_registry_version(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let r = unsafe { ptr::registry(registry) }?;
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::out(version_out, "version_out") }?;
+        let r = try_registry!(registry);
+        let out = try_out!(version_out);
         out.write(
             r.registry
                 .version()
@@ -122,10 +117,8 @@ pub unsafe extern "C" fn acph_registry_agents(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let r = unsafe { ptr::registry(registry) }?;
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::out(json_out, "json_out") }?;
+        let r = try_registry!(registry);
+        let out = try_out!(json_out);
         let json = serde_json::to_value(r.registry.agents()).unwrap_or_default();
         out.write(ptr::string_into_raw(json.to_string().as_bytes()));
         Ok(())
@@ -148,12 +141,9 @@ pub unsafe extern "C" fn acph_registry_agent(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let r = unsafe { ptr::registry(registry) }?;
-        // SAFETY: the caller's contract.
-        let id = unsafe { ptr::str_in(id, id_len, "id") }?;
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::out(json_out, "json_out") }?;
+        let r = try_registry!(registry);
+        let id = try_str!(id, id_len);
+        let out = try_out!(json_out);
         let json = serde_json::to_value(r.registry.agent(id)?).unwrap_or_default();
         out.write(ptr::string_into_raw(json.to_string().as_bytes()));
         Ok(())
@@ -193,14 +183,10 @@ pub unsafe extern "C" fn acph_registry_resolve(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let r = unsafe { ptr::registry(registry) }?;
-        // SAFETY: the caller's contract.
-        let id = unsafe { ptr::str_in(id, id_len, "id") }?;
-        // SAFETY: the caller's contract.
-        let options = unsafe { ptr::opt_str_in(options_json, options_len, "options_json") }?;
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::out(json_out, "json_out") }?;
+        let r = try_registry!(registry);
+        let id = try_str!(id, id_len);
+        let options = try_opt_str!(options_json, options_len);
+        let out = try_out!(json_out);
         let options = config::resolve_options(options)?;
         let resolved = r.registry.resolve(id, &options)?;
         out.write(ptr::string_into_raw(
@@ -230,14 +216,10 @@ pub unsafe extern "C" fn acph_registry_is_installed(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let r = unsafe { ptr::registry(registry) }?;
-        // SAFETY: the caller's contract.
-        let id = unsafe { ptr::str_in(id, id_len, "id") }?;
-        // SAFETY: the caller's contract.
-        let options = unsafe { ptr::str_in(options_json, options_len, "options_json") }?;
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::out(installed_out, "installed_out") }?;
+        let r = try_registry!(registry);
+        let id = try_str!(id, id_len);
+        let options = try_str!(options_json, options_len);
+        let out = try_out!(installed_out);
         let options = config::install_options(options, false)?;
         let agent = r.registry.agent(id)?;
         out.write(agent.is_installed(&options.cache_dir, options.platform)?);
@@ -245,25 +227,15 @@ pub unsafe extern "C" fn acph_registry_is_installed(
     })
 }
 
-/// The install job of `acph_registry_install(_wait)`: the callback is taken first, so that every
-/// failure before the job starts drops it (its finalizer runs before the call returns).
-///
-/// # Safety
-/// As `acph_registry_install`, for the pointers it reads.
-unsafe fn install_job(
-    registry: *const acph_registry,
-    id: *const c_char,
-    id_len: usize,
-    options_json: *const c_char,
-    options_len: usize,
+/// The install job of `acph_registry_install`, once the arguments are read. The callback was
+/// taken first, so that every failure before the job starts drops it (its finalizer runs before
+/// the call returns).
+fn install_job(
+    r: &acph_registry,
+    id: &str,
+    options: &str,
     callback: Callback<InstallHooks>,
 ) -> Result<InstallJob, crate::status::Failure> {
-    // SAFETY: the caller's contract.
-    let r = unsafe { ptr::registry(registry) }?;
-    // SAFETY: the caller's contract.
-    let id = unsafe { ptr::str_in(id, id_len, "id") }?;
-    // SAFETY: the caller's contract.
-    let options = unsafe { ptr::str_in(options_json, options_len, "options_json") }?;
     let options = config::install_options(options, true)?;
     Ok(InstallJob {
         agent: r.registry.agent(id)?.clone(),
@@ -296,7 +268,7 @@ unsafe fn install_job(
 ///
 /// `fetch(user_data, url, url_len, sink)` runs on a library thread (the host's blocking pool),
 /// once per install that needs the download; it may block, must not unwind, and must not wait
-/// for a thread that is blocked in `acph_registry_install_wait`. It writes the bytes with
+/// for a thread that is blocked in `acph_call_wait` on this install. It writes the bytes with
 /// `acph_fetch_sink_write` (from any thread, until it returns) and returns 0, or nonzero on
 /// failure (`acph_fetch_sink_fail` first says why).
 ///
@@ -344,67 +316,22 @@ pub unsafe extern "C" fn acph_registry_install(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let callback =
-            unsafe { Callback::new(InstallHooks { fetch, progress }, user_data, finalizer) };
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::out(call_out, "call_out") }?;
-        // SAFETY: the caller's contract.
-        let job =
-            unsafe { install_job(registry, id, id_len, options_json, options_len, callback) }?;
-        out.write(host.state.start_call(0, job.run())?);
-        Ok(())
-    })
-}
-
-/// Blocking `acph_registry_install`: `*json_out` (owned, `acph_string_free`) is the result JSON.
-/// On `ACPH_STATUS_TIMEOUT` the install is abandoned as for `acph_call_cancel` (the finalizer
-/// may run after this returns). `fetch` and `progress` run on a library thread, never on the
-/// calling one.
-///
-/// # Safety
-/// As `acph_registry_install`; `json_out` is NULL or writable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn acph_registry_install_wait(
-    host: *mut acph_host,
-    registry: *const acph_registry,
-    id: *const c_char,
-    id_len: usize,
-    options_json: *const c_char,
-    options_len: usize,
-    fetch: acph_fetch_fn,
-    progress: acph_progress_fn,
-    user_data: *mut c_void,
-    finalizer: acph_free_fn,
-    timeout_ms: u32,
-    json_out: *mut *mut c_char,
-    error_out: *mut *mut acph_error,
-) -> acph_status {
-    ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let callback =
-            unsafe { Callback::new(InstallHooks { fetch, progress }, user_data, finalizer) };
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::out(json_out, "json_out") }?;
-        // SAFETY: the caller's contract.
-        let job =
-            unsafe { install_job(registry, id, id_len, options_json, options_len, callback) }?;
-        let v = host
-            .state
-            .wait("acph_registry_install_wait", timeout_ms, job.run())?;
-        out.write(ptr::string_into_raw(v.to_string().as_bytes()));
+        let callback = callback!(InstallHooks { fetch, progress }, user_data, finalizer);
+        let host = try_host!(host);
+        let out = try_out!(call_out);
+        let r = try_registry!(registry);
+        let id = try_str!(id, id_len);
+        let options = try_str!(options_json, options_len);
+        let job = install_job(r, id, options, callback)?;
+        out.write(host.state.start_call(0, Primary::Nothing, job.run())?);
         Ok(())
     })
 }
 
 /// Inside a fetch callback: append `len` bytes of the archive (`data` may be NULL when `len` is
 /// 0). Any thread, until the callback returns; calls are serialised. Fails with
-/// `ACPH_STATUS_CANCELLED` once the install was abandoned (`acph_call_cancel`, a `_wait`
-/// timeout, the host's shutdown) and `ACPH_STATUS_IO` when the bytes cannot be taken (more than
+/// `ACPH_STATUS_CANCELLED` once the install was abandoned (`acph_call_cancel`, the host's
+/// shutdown) and `ACPH_STATUS_IO` when the bytes cannot be taken (more than
 /// `maxArchiveBytes` in all, which the install then reports as `ACPH_STATUS_INVALID_CONFIG`, or
 /// a disk error): stop and return; the install fails whatever the callback returns then.
 ///
@@ -419,10 +346,8 @@ pub unsafe extern "C" fn acph_fetch_sink_write(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let sink = unsafe { ptr::fetch_sink(sink) }?;
-        // SAFETY: the caller's contract.
-        let data = unsafe { ptr::bytes_in(data, len, "data") }?;
+        let sink = try_sink!(sink);
+        let data = try_bytes!(data, len);
         sink.write(data)
     })
 }
@@ -441,10 +366,8 @@ pub unsafe extern "C" fn acph_fetch_sink_fail(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let sink = unsafe { ptr::fetch_sink(sink) }?;
-        // SAFETY: the caller's contract.
-        let message = unsafe { ptr::str_in(message, message_len, "message") }?;
+        let sink = try_sink!(sink);
+        let message = try_str!(message, message_len);
         sink.fail(message);
         Ok(())
     })

@@ -1,12 +1,14 @@
 //! Sessions: prompt, cancel, modes and config options, close, state.
 //!
 //! Session handles are the `uint64_t` values returned by the session-opening calls and carried
-//! in `acph_event.session`. Asynchronous calls and `_wait` variants as in the agent calls.
+//! in `acph_event.session`. The asynchronous calls are waited for, released and cancelled as
+//! every call (`acph_call_wait`, src/api/call.rs).
 
 use std::ffi::c_char;
 
 use serde_json::Value;
 
+use crate::calls::Primary;
 use crate::config;
 use crate::host::acph_host;
 use crate::ptr;
@@ -28,12 +30,9 @@ pub unsafe extern "C" fn acph_host_find_session(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
-        // SAFETY: the caller's contract.
-        let sid = unsafe { ptr::str_in(session_id, session_id_len, "session_id") }?;
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::out(session_out, "session_out") }?;
+        let host = try_host!(host);
+        let sid = try_str!(session_id, session_id_len);
+        let out = try_out!(session_out);
         out.write(host.state.find_session(agent, sid)?);
         Ok(())
     })
@@ -53,12 +52,9 @@ pub unsafe extern "C" fn acph_session_id(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::out(id_out, "id_out") }?;
-        // SAFETY: the caller's contract.
-        let len = unsafe { ptr::opt_out(len_out) };
+        let host = try_host!(host);
+        let out = try_out!(id_out);
+        let len = opt_out!(len_out);
         let (_, sid) = host.state.session_key(session)?;
         out.write(ptr::string_into_raw(sid.as_bytes()));
         if let Some(len) = len {
@@ -80,10 +76,8 @@ pub unsafe extern "C" fn acph_session_agent(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::out(agent_out, "agent_out") }?;
+        let host = try_host!(host);
+        let out = try_out!(agent_out);
         out.write(host.state.session_key(session)?.0);
         Ok(())
     })
@@ -104,10 +98,8 @@ pub unsafe extern "C" fn acph_session_state(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::out(json_out, "json_out") }?;
+        let host = try_host!(host);
+        let out = try_out!(json_out);
         let s = host.state.session(session)?;
         let json = serde_json::to_string(&s.state()).unwrap_or_else(|_| "null".into());
         out.write(ptr::string_into_raw(json.as_bytes()));
@@ -124,7 +116,8 @@ fn turn_json(t: acp_host::TurnResult) -> Value {
 /// Send a prompt: `content_json` is a JSON array of ACP content blocks (`[{"type": "text",
 /// "text": "..."}]`; blocks the agent did not advertise are refused locally). The turn's events
 /// follow (`turn_started`, `session_update`s, `turn_ended`), every one of them before the call's
-/// `call_completed` (or before a `_wait` variant returns). `result` (the same in every face):
+/// `call_completed`, and queued before `acph_call_wait` hands the outcome over. `result` (the
+/// same in every face):
 /// `{"turn": id, "stopReason": "end_turn" | "cancelled" | ..., "usage": {the turn's token usage}
 /// | null, "raw": {the agent's prompt response}, "text": the turn's agent message text,
 /// "thought": its thought text, "textTruncated": bool}` (text assembled from the turn's text
@@ -146,54 +139,15 @@ pub unsafe extern "C" fn acph_session_prompt(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
-        // SAFETY: the caller's contract.
-        let content = unsafe { ptr::str_in(content_json, content_len, "content_json") }?;
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::out(call_out, "call_out") }?;
+        let host = try_host!(host);
+        let content = try_str!(content_json, content_len);
+        let out = try_out!(call_out);
         let content = config::prompt_content(content)?;
         let p = host.state.prompter(session)?;
         out.write(host.state.start_call_abortable(p.agent(), move |abort| {
             let turn = p.prompt(content, abort);
             async move { turn.await.map(turn_json) }
         })?);
-        Ok(())
-    })
-}
-
-/// Blocking `acph_session_prompt`; `*result_out` (NULL: not wanted; owned, `acph_string_free`)
-/// receives the result JSON. On `ACPH_STATUS_TIMEOUT` the turn is cancelled.
-///
-/// # Safety
-/// As `acph_session_prompt`; `result_out` is NULL or writable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn acph_session_prompt_wait(
-    host: *mut acph_host,
-    session: u64,
-    content_json: *const c_char,
-    content_len: usize,
-    timeout_ms: u32,
-    result_out: *mut *mut c_char,
-    error_out: *mut *mut acph_error,
-) -> acph_status {
-    ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
-        // SAFETY: the caller's contract.
-        let content = unsafe { ptr::str_in(content_json, content_len, "content_json") }?;
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::opt_out(result_out) };
-        let content = config::prompt_content(content)?;
-        let p = host.state.prompter(session)?;
-        let t = host.state.wait(
-            "acph_session_prompt_wait",
-            timeout_ms,
-            p.prompt(content, std::future::pending()),
-        )?;
-        if let Some(out) = out {
-            out.write(ptr::string_into_raw(turn_json(t).to_string().as_bytes()));
-        }
         Ok(())
     })
 }
@@ -213,53 +167,15 @@ pub unsafe extern "C" fn acph_session_prompt_text(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
-        // SAFETY: the caller's contract.
-        let text = unsafe { ptr::str_in(text, text_len, "text") }?.to_owned();
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::out(call_out, "call_out") }?;
+        let host = try_host!(host);
+        let text = try_str!(text, text_len).to_owned();
+        let out = try_out!(call_out);
         let p = host.state.prompter(session)?;
         out.write(host.state.start_call_abortable(p.agent(), move |abort| {
             let content = vec![serde_json::json!({ "type": "text", "text": text })];
             let turn = p.prompt(content, abort);
             async move { turn.await.map(turn_json) }
         })?);
-        Ok(())
-    })
-}
-
-/// Blocking `acph_session_prompt_text`.
-///
-/// # Safety
-/// As `acph_session_prompt_text`; `result_out` is NULL or writable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn acph_session_prompt_text_wait(
-    host: *mut acph_host,
-    session: u64,
-    text: *const c_char,
-    text_len: usize,
-    timeout_ms: u32,
-    result_out: *mut *mut c_char,
-    error_out: *mut *mut acph_error,
-) -> acph_status {
-    ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
-        // SAFETY: the caller's contract.
-        let text = unsafe { ptr::str_in(text, text_len, "text") }?;
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::opt_out(result_out) };
-        let p = host.state.prompter(session)?;
-        let content = vec![serde_json::json!({ "type": "text", "text": text })];
-        let t = host.state.wait(
-            "acph_session_prompt_text_wait",
-            timeout_ms,
-            p.prompt(content, std::future::pending()),
-        )?;
-        if let Some(out) = out {
-            out.write(ptr::string_into_raw(turn_json(t).to_string().as_bytes()));
-        }
         Ok(())
     })
 }
@@ -279,8 +195,7 @@ pub unsafe extern "C" fn acph_session_cancel(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
+        let host = try_host!(host);
         host.state.cancel_session(session)
     })
 }
@@ -300,42 +215,15 @@ pub unsafe extern "C" fn acph_session_set_mode(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
-        // SAFETY: the caller's contract.
-        let mode = unsafe { ptr::str_in(mode_id, mode_len, "mode_id") }?.to_owned();
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::out(call_out, "call_out") }?;
+        let host = try_host!(host);
+        let mode = try_str!(mode_id, mode_len).to_owned();
+        let out = try_out!(call_out);
         let s = host.state.session(session)?;
         let agent = s.agent().id();
-        out.write(host.state.start_call(agent, async move {
+        out.write(host.state.start_call(agent, Primary::Nothing, async move {
             s.set_mode(&mode).await.map(|()| serde_json::json!({}))
         })?);
         Ok(())
-    })
-}
-
-/// Blocking `acph_session_set_mode`.
-///
-/// # Safety
-/// As `acph_session_set_mode`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn acph_session_set_mode_wait(
-    host: *mut acph_host,
-    session: u64,
-    mode_id: *const c_char,
-    mode_len: usize,
-    timeout_ms: u32,
-    error_out: *mut *mut acph_error,
-) -> acph_status {
-    ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
-        // SAFETY: the caller's contract.
-        let mode = unsafe { ptr::str_in(mode_id, mode_len, "mode_id") }?;
-        let s = host.state.session(session)?;
-        host.state
-            .wait("acph_session_set_mode_wait", timeout_ms, s.set_mode(mode))
     })
 }
 
@@ -355,10 +243,8 @@ pub unsafe extern "C" fn acph_session_models(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::out(json_out, "json_out") }?;
+        let host = try_host!(host);
+        let out = try_out!(json_out);
         let s = host.state.session(session)?;
         let json = serde_json::to_string(&s.models()).unwrap_or_else(|_| "null".into());
         out.write(ptr::string_into_raw(json.as_bytes()));
@@ -382,45 +268,15 @@ pub unsafe extern "C" fn acph_session_set_model(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
-        // SAFETY: the caller's contract.
-        let model = unsafe { ptr::str_in(model_id, model_len, "model_id") }?.to_owned();
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::out(call_out, "call_out") }?;
+        let host = try_host!(host);
+        let model = try_str!(model_id, model_len).to_owned();
+        let out = try_out!(call_out);
         let s = host.state.session(session)?;
         let agent = s.agent().id();
-        out.write(host.state.start_call(agent, async move {
+        out.write(host.state.start_call(agent, Primary::Nothing, async move {
             s.set_model(&model).await.map(|()| serde_json::json!({}))
         })?);
         Ok(())
-    })
-}
-
-/// Blocking `acph_session_set_model`.
-///
-/// # Safety
-/// As `acph_session_set_model`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn acph_session_set_model_wait(
-    host: *mut acph_host,
-    session: u64,
-    model_id: *const c_char,
-    model_len: usize,
-    timeout_ms: u32,
-    error_out: *mut *mut acph_error,
-) -> acph_status {
-    ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
-        // SAFETY: the caller's contract.
-        let model = unsafe { ptr::str_in(model_id, model_len, "model_id") }?;
-        let s = host.state.session(session)?;
-        host.state.wait(
-            "acph_session_set_model_wait",
-            timeout_ms,
-            s.set_model(model),
-        )
     })
 }
 
@@ -442,62 +298,18 @@ pub unsafe extern "C" fn acph_session_set_config_option(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
-        // SAFETY: the caller's contract.
-        let id = unsafe { ptr::str_in(config_id, config_len, "config_id") }?.to_owned();
-        // SAFETY: the caller's contract.
-        let value = unsafe { ptr::str_in(value_json, value_len, "value_json") }?;
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::out(call_out, "call_out") }?;
+        let host = try_host!(host);
+        let id = try_str!(config_id, config_len).to_owned();
+        let value = try_str!(value_json, value_len);
+        let out = try_out!(call_out);
         let value = config::any_json("value_json", value)?;
         let s = host.state.session(session)?;
         let agent = s.agent().id();
-        out.write(host.state.start_call(agent, async move {
+        out.write(host.state.start_call(agent, Primary::Nothing, async move {
             s.set_config_option(&id, value)
                 .await
                 .map(|o| serde_json::json!({ "configOptions": o }))
         })?);
-        Ok(())
-    })
-}
-
-/// Blocking `acph_session_set_config_option`; `*options_out` (NULL: not wanted; owned) receives
-/// the complete updated option list as a JSON array.
-///
-/// # Safety
-/// As `acph_session_set_config_option`; `options_out` is NULL or writable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn acph_session_set_config_option_wait(
-    host: *mut acph_host,
-    session: u64,
-    config_id: *const c_char,
-    config_len: usize,
-    value_json: *const c_char,
-    value_len: usize,
-    timeout_ms: u32,
-    options_out: *mut *mut c_char,
-    error_out: *mut *mut acph_error,
-) -> acph_status {
-    ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
-        // SAFETY: the caller's contract.
-        let id = unsafe { ptr::str_in(config_id, config_len, "config_id") }?;
-        // SAFETY: the caller's contract.
-        let value = unsafe { ptr::str_in(value_json, value_len, "value_json") }?;
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::opt_out(options_out) };
-        let value = config::any_json("value_json", value)?;
-        let s = host.state.session(session)?;
-        let options = host.state.wait(
-            "acph_session_set_config_option_wait",
-            timeout_ms,
-            s.set_config_option(id, value),
-        )?;
-        if let Some(out) = out {
-            out.write(ptr::string_into_raw(options.to_string().as_bytes()));
-        }
         Ok(())
     })
 }
@@ -517,38 +329,14 @@ pub unsafe extern "C" fn acph_session_close(
     error_out: *mut *mut acph_error,
 ) -> acph_status {
     ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
-        // SAFETY: the caller's contract.
-        let out = unsafe { ptr::out(call_out, "call_out") }?;
+        let host = try_host!(host);
+        let out = try_out!(call_out);
         let (agent, sid) = host.state.session_key(session)?;
         host.state.not_pooled(session, "acph_session_close")?;
         let a = host.state.agent(agent)?;
-        out.write(host.state.start_call(agent, async move {
+        out.write(host.state.start_call(agent, Primary::Nothing, async move {
             a.close_session(&sid).await.map(|()| serde_json::json!({}))
         })?);
         Ok(())
-    })
-}
-
-/// Blocking `acph_session_close`.
-///
-/// # Safety
-/// As `acph_session_close`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn acph_session_close_wait(
-    host: *mut acph_host,
-    session: u64,
-    timeout_ms: u32,
-    error_out: *mut *mut acph_error,
-) -> acph_status {
-    ffi_fn!(error_out, {
-        // SAFETY: the caller's contract.
-        let host = unsafe { ptr::host(host) }?;
-        let (agent, sid) = host.state.session_key(session)?;
-        host.state.not_pooled(session, "acph_session_close_wait")?;
-        let a = host.state.agent(agent)?;
-        host.state
-            .wait("acph_session_close_wait", timeout_ms, a.close_session(&sid))
     })
 }

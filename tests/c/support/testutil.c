@@ -43,6 +43,12 @@ void expect_status(const char *file, int line, const char *call, acph_status got
     else acph_error_free(err);
 }
 
+acph_status call_sync(acph_host *h, acph_status started, const uint64_t *call, uint32_t timeout_ms,
+                      uint64_t *id_out, char **result_out, acph_error **err) {
+    if (started != ACPH_STATUS_OK) return started;
+    return acph_call_wait(h, *call, timeout_ms, id_out, result_out, err);
+}
+
 static const char *env_or_fail(const char *name) {
     const char *v = getenv(name);
     if (!v || !*v) {
@@ -161,7 +167,10 @@ const acph_event *wait_call(acph_host *h, event_list *l, uint64_t call, uint32_t
         if (st == ACPH_STATUS_EMPTY) break;
         if (st != ACPH_STATUS_OK) test_fail(__FILE__, __LINE__, "wait_call: next_event", acph_status_str(st));
         events_push(l, ev);
-        if (ev->kind == ACPH_EVENT_CALL_COMPLETED && ev->call == call) return ev;
+        if (ev->kind == ACPH_EVENT_CALL_COMPLETED && ev->call == call) {
+            EXPECT(ACPH_STATUS_OK, acph_call_free(h, call, ERR));
+            return ev;
+        }
     }
     char buf[1024], detail[1200];
     describe_tail(l, buf, sizeof buf);

@@ -44,6 +44,28 @@ void test_fail(const char *file, int line, const char *what, const char *detail)
 void expect_status(const char *file, int line, const char *call, acph_status got, acph_error *err,
                    acph_status want, acph_error **keep);
 
+/* `EXPECT_CALL(status, host, start, id_out, result_out)`: `start` is an asynchronous call given
+ * `CALL` as its `call_out` and `ERR` as its `error_out`. The status checked is the start's when
+ * it failed (no call was started), else acph_call_wait's (T_WAIT): the call's own outcome, which
+ * releases the call. `id_out` and `result_out` go to acph_call_wait (NULL: not wanted). */
+#define CALL (&t_call)
+#define EXPECT_CALL(status, host, start, id_out, result_out) \
+    EXPECT_CALL_E(status, host, start, id_out, result_out, NULL)
+/* Same, but the error object is kept in `*(errp)` (NULL on success). */
+#define EXPECT_CALL_E(status, host, start, id_out, result_out, errp)                               \
+    do {                                                                                          \
+        uint64_t t_call = 0;                                                                      \
+        acph_error *t_err = NULL;                                                                 \
+        acph_status t_st = (start);                                                               \
+        if (t_st == ACPH_STATUS_OK)                                                               \
+            t_st = acph_call_wait((host), t_call, T_WAIT, (id_out), (result_out), &t_err);        \
+        expect_status(__FILE__, __LINE__, #start, t_st, t_err, (status), (errp));                 \
+    } while (0)
+/* The function form, for a status kept rather than checked: `started` is what the asynchronous
+ * call returned (it wrote `*call` on success); then acph_call_wait for up to `timeout_ms`. */
+acph_status call_sync(acph_host *h, acph_status started, const uint64_t *call, uint32_t timeout_ms,
+                      uint64_t *id_out, char **result_out, acph_error **err);
+
 /* Paths given by scripts/test-c through the environment. */
 const char *mock_agent_path(void);
 const char *fixtures_dir(void);
@@ -69,7 +91,8 @@ void events_free(event_list *l);
 acph_event *next_event(acph_host *h, uint32_t timeout_ms);
 /* Pull events into `l` until one of kind `kind_name` arrives (inclusive); returns it. */
 const acph_event *wait_kind(acph_host *h, event_list *l, const char *kind_name, uint32_t timeout_ms);
-/* Pull until the `call_completed` of `call`; returns it. */
+/* Pull until the `call_completed` of `call`; returns it, and releases the call (acph_call_free,
+ * which must succeed: an event loop's way of letting go of an id it has the outcome of). */
 const acph_event *wait_call(acph_host *h, event_list *l, uint64_t call, uint32_t timeout_ms);
 /* Parse an event's JSON (free with json_free). */
 json *event_json(const acph_event *ev);

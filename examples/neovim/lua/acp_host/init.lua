@@ -173,7 +173,8 @@ function Client:stop()
   end
 end
 
--- Start an asynchronous call; `done(ok, result_or_error)` runs at its call_completed event.
+-- Start an asynchronous call; `done(ok, result_or_error)` runs at its call_completed event, which
+-- also gives the call id back (acph_call_free: the host keeps every call's outcome until then).
 function Client:_call(what, start, done)
   local callp, errp = ffi.new('uint64_t[1]'), errbox()
   check(what, start(callp, errp), errp)
@@ -229,6 +230,10 @@ function Client:_handle(e)
   if e.kind == lib.ACPH_EVENT_CALL_COMPLETED then
     local done = self.calls[e.call]
     self.calls[e.call] = nil
+    if done and self.host ~= nil then
+      local errp = errbox()
+      check('acph_call_free', lib.acph_call_free(self.host, e.call, errp), errp)
+    end
     if done then
       if data.ok then
         done(true, data.result)
