@@ -64,9 +64,15 @@ target_dylib_ext() { case $1 in linux-*) echo so ;; darwin-*) echo dylib ;; win3
 # macOS, plain cargo with MinGW's gcc as the linker for Windows (what the Wine tests use). Sets
 # the arrays CARGO (the command) and LINK (rustc arguments for a shared library's final link) and
 # CARGO_TRIPLE (the --target value).
+# A fresh machine has only the host's std: rustup adds a target's the first time it is needed.
+need_rust_target() {
+    rustup target list --installed | grep -qx "$1" || { log "rustup target add $1"; rustup target add "$1" >&2; }
+}
+
 target_cargo() {
     local triple gcc libgcc
     triple=$(target_triple "$1")
+    need_rust_target "$triple"
     LINK=()
     case $1 in
         linux-*)

@@ -23,7 +23,9 @@
 //   --from DIR  take the binaries from DIR/acp-host.<platform>.node only (scripts/release-artifacts:
 //               cross-built and stripped there); each platform package is assembled in a temporary
 //               copy of npm/<platform>/, so the source tree is not written
-// Prints one JSON line to stdout: {"main": path, "platforms": {"linux-x64-gnu": path, ...}}.
+// Prints one JSON line to stdout: {"main": path, "platforms": {"linux-x64-gnu": path, ...},
+// "profile": "dev"|"release"|"unknown"} (the cargo profile of the packed addon: a dev build is
+// twice the size of a release one).
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -103,6 +105,23 @@ function npmPack(dir, out, extra = []) {
   return path.join(out, info.filename);
 }
 
+/**
+ * The cargo profile `napi build` copied `file` from (`dev`, `release`), or null: it is a copy of
+ * target/<triple>/<debug|release>/libacp_host_node.so (napi names the triple explicitly).
+ */
+function cargoProfileOf(file) {
+  const targetDir = process.env.CARGO_TARGET_DIR ?? path.join(PKG_DIR, '../../target');
+  const size = fs.statSync(file).size;
+  const triples = fs.existsSync(targetDir) ? fs.readdirSync(targetDir) : [];
+  for (const [dir, profile] of [['debug', 'dev'], ['release', 'release']]) {
+    for (const triple of triples) {
+      const lib = path.join(targetDir, triple, dir, 'libacp_host_node.so');
+      if (fs.existsSync(lib) && fs.statSync(lib).size === size && fs.readFileSync(lib).equals(fs.readFileSync(file))) return profile;
+    }
+  }
+  return null;
+}
+
 async function main() {
   const args = process.argv.slice(2);
   let out = null;
@@ -120,6 +139,8 @@ async function main() {
 
   const { packageName, binaryName, version, targets } = await napiTargets();
   const platforms = {};
+  // What the install test's size bound applies to: --from binaries are release builds.
+  let profile = from ? 'release' : 'unknown';
   const staging = from ? fs.mkdtempSync(path.join(os.tmpdir(), 'acp-host-platforms-')) : null;
   for (const { platform } of targets) {
     const file = `${binaryName}.${platform}.node`;
@@ -132,6 +153,7 @@ async function main() {
     }
     const inNpmDir = path.join(npmDir, file);
     if (fs.existsSync(built)) {
+      if (!from) profile = cargoProfileOf(built) ?? profile;
       splitDebugInfo(built);
       fs.copyFileSync(built, inNpmDir);
     } else if (!from && fs.existsSync(inNpmDir)) {
@@ -167,7 +189,7 @@ async function main() {
     fs.writeFileSync(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
     const main = npmPack(dir, out, ['--ignore-scripts']);
     log(`${path.basename(main)}: ${mb(fs.statSync(main).size)} (${shipped.length} files)`);
-    process.stdout.write(`${JSON.stringify({ main, platforms })}\n`);
+    process.stdout.write(`${JSON.stringify({ main, platforms, profile })}\n`);
   } finally {
     fs.rmSync(stage, { recursive: true, force: true });
   }

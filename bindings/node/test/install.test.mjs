@@ -94,7 +94,9 @@ test('npm install <tarballs> into an empty project, offline, with no Rust toolch
     assert.deepEqual(sections.filter((s) => s.startsWith('.debug_')), [], 'the shipped binary is stripped');
     assert.ok(sections.includes('.gnu_debuglink'), 'it points at its split debug info');
   }
-  assert.ok(fs.statSync(native).size < 15e6, `${NATIVE} is ${mb(fs.statSync(native).size)}`);
+  // scripts/test-node packs a dev build (~29 MB stripped); a release one (scripts/release-artifacts) stays under 15 MB.
+  const bound = tarballs.profile === 'release' ? 15e6 : 40e6;
+  assert.ok(fs.statSync(native).size < bound, `${NATIVE} (${tarballs.profile} build) is ${mb(fs.statSync(native).size)}`);
   const main = treeSize(path.join(nm, 'acp-host'));
   const plat = treeSize(path.join(nm, `acp-host-${HOST_PLATFORM}`));
   t.diagnostic(`installed size: acp-host ${mb(main)} + acp-host-${HOST_PLATFORM} ${mb(plat)} = ${mb(main + plat)} (${NATIVE} ${mb(fs.statSync(native).size)})`);

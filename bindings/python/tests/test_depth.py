@@ -92,8 +92,19 @@ def run_turn(tmp_path: Path) -> tuple[List[acp_host.Event], acp_host.TurnResult]
         agent = host.spawn(agent_cmd())
         session = agent.new_session(tmp_path)
         result = session.prompt("go", timeout=T)
-        # The agent reports the host's answer to its deep request on stderr.
-        events = stream.collect_until(lambda e: e.kind == "agent_stderr" and "answer" in e.data_json, T)
+        # The agent reports the host's answer to its deep request on stderr, after it sent the
+        # rest of the turn on stdout; the two pipes are read apart, so that line may come before
+        # the turn's last updates: collect until both the turn's end and the answer were seen.
+        seen = set()
+
+        def both(e: acp_host.Event) -> bool:
+            if e.kind == "turn_ended":
+                seen.add("turn")
+            elif e.kind == "agent_stderr" and "answer" in e.data_json:
+                seen.add("answer")
+            return len(seen) == 2
+
+        events = stream.collect_until(both, T)
     return events, result
 
 

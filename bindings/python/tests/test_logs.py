@@ -297,7 +297,9 @@ def test_records_of_a_host_closed_at_interpreter_exit_are_delivered(tmp_path: Pa
         "logging.basicConfig(stream=sys.stdout, level=logging.INFO, format='%(name)s %(threadName)s %(message)s')\n"
         f"host = acp_host.Host(log_level='info')\n"
         f"host.spawn([{MOCK!r}])\n"
-        "print('spawned', flush=True)\n"
+        # One write: print() writes the text and the newline apart, and the log thread's records
+        # (the same stream) can come between them.
+        "sys.stdout.write('spawned\\n'); sys.stdout.flush()\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=T)
     assert out.returncode == 0, out.stderr

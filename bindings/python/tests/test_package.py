@@ -1,9 +1,9 @@
-"""The artifacts as their users get them (issue 11): the release wheel that scripts/setup-python built
-into target/python-dist/ (the same file the other tests run, installed in .venv) installs into a fresh,
+"""The artifacts as their users get them (issue 11): the wheel that scripts/setup-python built into
+target/python-dist/ (the same file the other tests run, installed in .venv) installs into a fresh,
 empty venv of the oldest and of the newest supported CPython with no cargo/rustc on PATH, ships its
-typing files and runs a turn, sync and asyncio; it is abi3, manylinux2014 (glibc 2.17), links the
-system's unwinder (libgcc_s) and is stripped. The sdist carries the Rust sources and resolves, and
-pip builds the package from the clone."""
+typing files and runs a turn, sync and asyncio; it is abi3, links the system's unwinder (libgcc_s)
+and is stripped; the release one (`scripts/setup-python --release`) is manylinux2014 (glibc 2.17).
+The sdist carries the Rust sources and resolves, and pip builds the package from the clone."""
 
 from __future__ import annotations
 
@@ -32,8 +32,12 @@ DIST = ROOT / "target" / "python-dist"
 #: The oldest CPython the package supports (pyproject's requires-python) and the newest one this kind
 #: of machine has (pyenv). Each gets a fresh venv with only the wheel in it.
 OLDEST, NEWEST = "3.9", "3.13"
-#: The stripped module is ~7.4 MB; with the release profile's debug info it was 67 MB.
-MAX_NATIVE_BYTES = 16 << 20
+#: How scripts/setup-python built the wheel: `dev` (the suite's: the dev profile, the system
+#: linker, a linux_* tag) or `release` (`--release`: zig, manylinux2014; scripts/release-artifacts
+#: builds the same for every target).
+PROFILE = (DIST / "profile").read_text().strip() if (DIST / "profile").is_file() else "release"
+#: The stripped module is ~7.4 MB in release and ~20 MB in dev; unstripped it is 67 MB and more.
+MAX_NATIVE_BYTES = (16 if PROFILE == "release" else 40) << 20
 GLIBC_FLOOR = (2, 17)  # manylinux2014: zig links against glibc 2.17 stubs (see scripts/setup-python)
 
 
@@ -201,7 +205,7 @@ def test_the_tests_run_the_installed_wheel() -> None:
             f"installed {rel} differs from the source: run scripts/setup-python"
 
 
-def test_the_wheel_is_abi3_manylinux2014_and_stripped() -> None:
+def test_the_wheel_is_abi3_and_stripped() -> None:
     wheel = _wheel()
     with zipfile.ZipFile(wheel) as zf:
         meta = zf.read(next(n for n in zf.namelist() if n.endswith(".dist-info/WHEEL"))).decode()
@@ -211,20 +215,29 @@ def test_the_wheel_is_abi3_manylinux2014_and_stripped() -> None:
         requires = zf.read(next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))).decode()
     tags = re.findall(r"^Tag: (\S+)$", meta, re.M)
     machine = os.uname().machine
-    assert tags == [f"cp39-abi3-manylinux2014_{machine}", f"cp39-abi3-manylinux_2_17_{machine}"], tags
+    if PROFILE == "release":
+        assert tags == [f"cp39-abi3-manylinux2014_{machine}", f"cp39-abi3-manylinux_2_17_{machine}"], tags
+    else:
+        assert tags == [f"cp39-abi3-linux_{machine}"], tags
     assert "Root-Is-Purelib: false" in meta
     assert not re.search(r"^Requires-Dist: (?!.*extra ==)", requires, re.M), "runtime dependencies"
-    assert len(so) < MAX_NATIVE_BYTES, f"_native is {len(so)} bytes: not stripped"
+    assert len(so) < MAX_NATIVE_BYTES, f"_native ({PROFILE}) is {len(so)} bytes: not stripped"
     sections = _elf_sections(so)
     assert ".text" in sections and not [n for n in sections if n.startswith(".debug") or n == ".symtab"], sections
-    versions = {tuple(map(int, v)) for v in re.findall(rb"GLIBC_(\d+)\.(\d+)", so)}
-    assert versions and max(versions) <= GLIBC_FLOOR, f"needs glibc {max(versions)}"
     # The unwinder is the system's libgcc_s, as for any Rust linux-gnu library; not zig's static
     # libunwind, which crashes CPython's exit with threads in the host (scripts/setup-python).
     needed = _elf_needed(so)
     assert "libgcc_s.so.1" in needed, needed
-    print(f"{wheel.name}: {wheel.stat().st_size} bytes, _native {len(so)} bytes, glibc >= "
-          f"{'.'.join(map(str, max(versions)))}")
+    print(f"{wheel.name}: {wheel.stat().st_size} bytes, _native {len(so)} bytes")
+
+
+@pytest.mark.skipif(PROFILE != "release", reason="the release wheel's floor (scripts/setup-python --release; "
+                    "scripts/release-artifacts checks every target's): the suite's dev wheel is linked for this machine")
+def test_the_release_wheel_needs_glibc_2_17_at_most() -> None:
+    with zipfile.ZipFile(_wheel()) as zf:
+        so = zf.read(next(n for n in zf.namelist() if re.fullmatch(r"acp_host/_native\..*so", n)))
+    versions = {tuple(map(int, v)) for v in re.findall(rb"GLIBC_(\d+)\.(\d+)", so)}
+    assert versions and max(versions) <= GLIBC_FLOOR, f"needs glibc {max(versions)}"
 
 
 def test_the_sdist_carries_the_sources_and_resolves(tmp_path: Path) -> None:
@@ -246,13 +259,12 @@ def test_the_sdist_carries_the_sources_and_resolves(tmp_path: Path) -> None:
 
 def test_pip_builds_the_package_from_the_clone(tmp_path: Path) -> None:
     # `pip install ./bindings/python` = pip's PEP 517 build with maturin (pyproject's backend, in the
-    # tree, release, stripped). Given scripts/setup-python's build arguments (zig, manylinux2014,
-    # libgcc_s), it reuses that release build (a few seconds): cargo fingerprints the linker, so a
-    # plain build (the system's cc, as a user's from-source install links) would compile the whole
-    # workspace again. Build isolation is off (it would only fetch the same pinned maturin from PyPI).
-    libgcc_s = _run(["cc", "-print-file-name=libgcc_s.so.1"]).strip()
+    # tree, stripped). Given scripts/setup-python's build arguments ($DIST/build-args: the profile,
+    # the target, the linker), it reuses that build (a few seconds): cargo fingerprints the linker
+    # and the target, so other arguments (a user's plain from-source install) would compile the
+    # whole workspace again. Build isolation is off (it would only fetch the same pinned maturin).
     env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
-               MATURIN_PEP517_ARGS=f"--zig --compatibility manylinux2014 -- -C link-arg={libgcc_s}")
+               MATURIN_PEP517_ARGS=(DIST / "build-args").read_text().strip())
     release = _wheel()
     before = set(DIST.iterdir())
     try:

@@ -12,6 +12,15 @@ fn err_path(r: Result<impl std::fmt::Debug>) -> (String, String) {
     }
 }
 
+/// A Unix-style absolute path as the OS spells one (`C:\...` on Windows, where `/ok` is relative).
+fn abs(unix: &str) -> String {
+    if cfg!(windows) {
+        format!("C:{}", unix.replace('/', "\\"))
+    } else {
+        unix.to_owned()
+    }
+}
+
 fn host_err(doc: Value) -> (String, String) {
     err_path(host(&doc, Face::Rust).map(|o| o.config))
 }
@@ -154,8 +163,12 @@ fn every_value_is_checked_with_its_full_path() {
             "unknown option",
         ),
         (json!({"roots": ["rel/dir"]}), "roots[0]", "absolute"),
-        (json!({"roots": ["/ok", 3]}), "roots[1]", "absolute path"),
-        (json!({"roots": ["/a/../b"]}), "roots[0]", "`..`"),
+        (
+            json!({"roots": [abs("/ok"), 3]}),
+            "roots[1]",
+            "absolute path",
+        ),
+        (json!({"roots": [abs("/a/../b")]}), "roots[0]", "`..`"),
         (json!({"roots": "/one"}), "roots", "list"),
         (
             json!({"permission": "allow"}),
