@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 import { acp, ROOT, PKG_DIR, MOCK, tmpdir } from './helpers.mjs';
 
@@ -167,7 +168,8 @@ test('a session needs its cwd: no default from the Node process', async () => {
 });
 
 test('ts/generated/options.ts is what the core option table generates (no drift)', async () => {
-  const { generate, addonTable, OUTPUT_PATH } = await import(path.join(PKG_DIR, 'scripts', 'gen-options.mjs'));
+  // A file URL: import() of a bare absolute path fails on Windows (`C:` is read as a URL scheme).
+  const { generate, addonTable, OUTPUT_PATH } = await import(pathToFileURL(path.join(PKG_DIR, 'scripts', 'gen-options.mjs')).href);
   const fresh = generate(addonTable());
   assert.ok(fresh === fs.readFileSync(OUTPUT_PATH, 'utf8'), 'ts/generated/options.ts is stale: run `npm run gen-options` in bindings/node');
   // Every option of the table is in it (C-only ones excepted).
