@@ -81,10 +81,28 @@ fn docs_protocol_md_shows_the_table() {
 fn face_names_in_the_table_exist_in_each_face() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let read = |p: &str| std::fs::read_to_string(root.join(p)).unwrap();
+    // A face's sources, every file of a directory tree with this extension: modules move.
+    let tree = |dir: &str, ext: &str| {
+        let mut text = String::new();
+        let mut dirs = vec![root.join(dir)];
+        while let Some(d) = dirs.pop() {
+            for entry in std::fs::read_dir(&d).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == ext) {
+                    text += &std::fs::read_to_string(&path).unwrap();
+                }
+            }
+        }
+        assert!(!text.is_empty(), "no .{ext} file under {dir}");
+        text
+    };
     let header = read("include/acp_host.h");
-    let node = read("bindings/node/ts/index.ts");
-    let python = read("bindings/python/python/acp_host/_host.py")
-        + &read("bindings/python/python/acp_host/_aio.py");
+    let node = tree("bindings/node/ts", "ts");
+    let python = tree("bindings/python/python/acp_host", "py");
+    let kotlin = tree("bindings/uniffi/kotlin/src/main/kotlin", "kt");
+    let swift = tree("bindings/uniffi/swift/Sources/AcpHost", "swift");
     let rust =
         read("core/src/host.rs") + &read("core/src/agent.rs") + &read("core/src/session/handle.rs");
     for m in METHODS {
@@ -104,6 +122,24 @@ fn face_names_in_the_table_exist_in_each_face() {
                 m.name,
                 f.python
             );
+        }
+        // uniffi names: `fun \`newSession\`(` in Kotlin, `func newSession(` in Swift; a
+        // handler column names the interface (protocol) the embedder implements.
+        for (face, name, text, decl) in [
+            ("Kotlin", f.kotlin, &kotlin, "fun `{}`("),
+            ("Swift", f.swift, &swift, "func {}("),
+        ] {
+            if name.contains(' ') || name.is_empty() {
+                continue;
+            }
+            let found = match name.split_once('.') {
+                Some((_, call)) => text.contains(&decl.replace("{}", call)),
+                None => {
+                    text.contains(&format!("interface {name}"))
+                        || text.contains(&format!("protocol {name}"))
+                }
+            };
+            assert!(found, "{}: {face} {name}", m.name);
         }
         if let Some((_, call)) = f.rust.split_once("::") {
             assert!(

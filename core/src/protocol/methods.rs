@@ -79,6 +79,9 @@ pub struct Faces {
     pub c: &'static str,
     pub node: &'static str,
     pub python: &'static str,
+    /// The uniffi face: Kotlin (JetBrains IDEs) and Swift (Xcode) share the generated names.
+    pub kotlin: &'static str,
+    pub swift: &'static str,
 }
 
 /// One ACP method or notification.
@@ -107,6 +110,8 @@ const fn served(how: &'static str) -> Faces {
         c: how,
         node: how,
         python: how,
+        kotlin: how,
+        swift: how,
     }
 }
 
@@ -132,6 +137,8 @@ pub static METHODS: &[Method] = &[
             c: "acph_host_spawn",
             node: "host.spawn",
             python: "host.spawn",
+            kotlin: "host.spawn",
+            swift: "host.spawn",
         },
     },
     Method {
@@ -149,6 +156,8 @@ pub static METHODS: &[Method] = &[
             c: "acph_agent_authenticate",
             node: "agent.authenticate",
             python: "agent.authenticate",
+            kotlin: "agent.authenticate",
+            swift: "agent.authenticate",
         },
     },
     Method {
@@ -166,6 +175,8 @@ pub static METHODS: &[Method] = &[
             c: "acph_agent_logout",
             node: "agent.logout",
             python: "agent.logout",
+            kotlin: "agent.logout",
+            swift: "agent.logout",
         },
     },
     Method {
@@ -183,6 +194,8 @@ pub static METHODS: &[Method] = &[
             c: "acph_agent_new_session",
             node: "agent.newSession",
             python: "agent.new_session",
+            kotlin: "agent.newSession",
+            swift: "agent.newSession",
         },
     },
     Method {
@@ -200,6 +213,8 @@ pub static METHODS: &[Method] = &[
             c: "acph_agent_load_session",
             node: "agent.loadSession",
             python: "agent.load_session",
+            kotlin: "agent.loadSession",
+            swift: "agent.loadSession",
         },
     },
     Method {
@@ -217,6 +232,8 @@ pub static METHODS: &[Method] = &[
             c: "acph_agent_list_sessions",
             node: "agent.listSessions",
             python: "agent.list_sessions",
+            kotlin: "agent.listSessions",
+            swift: "agent.listSessions",
         },
     },
     Method {
@@ -234,6 +251,8 @@ pub static METHODS: &[Method] = &[
             c: "acph_agent_delete_session",
             node: "agent.deleteSession",
             python: "agent.delete_session",
+            kotlin: "agent.deleteSession",
+            swift: "agent.deleteSession",
         },
     },
     Method {
@@ -251,6 +270,8 @@ pub static METHODS: &[Method] = &[
             c: "acph_agent_resume_session",
             node: "agent.resumeSession",
             python: "agent.resume_session",
+            kotlin: "agent.resumeSession",
+            swift: "agent.resumeSession",
         },
     },
     Method {
@@ -268,6 +289,8 @@ pub static METHODS: &[Method] = &[
             c: "acph_session_close",
             node: "session.close",
             python: "session.close",
+            kotlin: "session.closeSession",
+            swift: "session.closeSession",
         },
     },
     Method {
@@ -285,6 +308,8 @@ pub static METHODS: &[Method] = &[
             c: "acph_agent_fork_session",
             node: "agent.forkSession",
             python: "agent.fork_session",
+            kotlin: "agent.forkSession",
+            swift: "agent.forkSession",
         },
     },
     Method {
@@ -302,6 +327,8 @@ pub static METHODS: &[Method] = &[
             c: "acph_session_set_mode",
             node: "session.setMode",
             python: "session.set_mode",
+            kotlin: "session.setMode",
+            swift: "session.setMode",
         },
     },
     Method {
@@ -319,6 +346,8 @@ pub static METHODS: &[Method] = &[
             c: "acph_session_set_config_option",
             node: "session.setConfigOption",
             python: "session.set_config_option",
+            kotlin: "session.setConfigOption",
+            swift: "session.setConfigOption",
         },
     },
     Method {
@@ -336,6 +365,8 @@ pub static METHODS: &[Method] = &[
             c: "acph_session_set_model",
             node: "session.setModel",
             python: "session.set_model",
+            kotlin: "session.setModel",
+            swift: "session.setModel",
         },
     },
     Method {
@@ -353,6 +384,8 @@ pub static METHODS: &[Method] = &[
             c: "acph_session_prompt",
             node: "session.prompt",
             python: "session.prompt",
+            kotlin: "session.prompt",
+            swift: "session.prompt",
         },
     },
     Method {
@@ -370,6 +403,8 @@ pub static METHODS: &[Method] = &[
             c: "acph_session_cancel",
             node: "session.cancel",
             python: "session.cancel",
+            kotlin: "session.cancel",
+            swift: "session.cancel",
         },
     },
     // ----- agent → client --------------------------------------------------------------------
@@ -400,6 +435,8 @@ pub static METHODS: &[Method] = &[
             c: "permission_requested event + acph_permission_respond",
             node: "onPermission",
             python: "on_permission",
+            kotlin: "PermissionHandler",
+            swift: "PermissionHandler",
         },
     },
     Method {
@@ -417,6 +454,8 @@ pub static METHODS: &[Method] = &[
             c: "acph_host_set_service_handler",
             node: "fs hooks",
             python: "fs handler",
+            kotlin: "",
+            swift: "",
         },
     },
     Method {
@@ -434,6 +473,8 @@ pub static METHODS: &[Method] = &[
             c: "acph_host_set_service_handler",
             node: "fs hooks",
             python: "fs handler",
+            kotlin: "",
+            swift: "",
         },
     },
     Method {
@@ -451,6 +492,8 @@ pub static METHODS: &[Method] = &[
             c: "acph_host_set_service_handler",
             node: "terminal hooks",
             python: "terminal handler",
+            kotlin: "",
+            swift: "",
         },
     },
     Method {
@@ -468,6 +511,8 @@ pub static METHODS: &[Method] = &[
             c: "acph_host_set_service_handler",
             node: "terminal hooks",
             python: "terminal handler",
+            kotlin: "",
+            swift: "",
         },
     },
     Method {
@@ -485,6 +530,8 @@ pub static METHODS: &[Method] = &[
             c: "acph_host_set_service_handler",
             node: "terminal hooks",
             python: "terminal handler",
+            kotlin: "",
+            swift: "",
         },
     },
     Method {
@@ -502,6 +549,8 @@ pub static METHODS: &[Method] = &[
             c: "acph_host_set_service_handler",
             node: "terminal hooks",
             python: "terminal handler",
+            kotlin: "",
+            swift: "",
         },
     },
     Method {
@@ -519,6 +568,8 @@ pub static METHODS: &[Method] = &[
             c: "acph_host_set_service_handler",
             node: "terminal hooks",
             python: "terminal handler",
+            kotlin: "",
+            swift: "",
         },
     },
     Method {
@@ -536,6 +587,8 @@ pub static METHODS: &[Method] = &[
             c: "elicitation_requested event + acph_elicitation_respond",
             node: "onElicitation",
             python: "on_elicitation",
+            kotlin: "ElicitationHandler",
+            swift: "ElicitationHandler",
         },
     },
     Method {
@@ -643,8 +696,8 @@ pub fn methods_json() -> Value {
 /// The table as docs/PROTOCOL.md shows it (between its `methods` markers).
 pub fn markdown_table() -> String {
     let mut out = String::from(
-        "| method | direction | kind | stability | gate | host | Rust | C | Node | Python |\n\
-         |---|---|---|---|---|---|---|---|---|---|\n",
+        "| method | direction | kind | stability | gate | host | Rust | C | Node | Python | Kotlin | Swift |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     let code = |s: &str| {
         if s.is_empty() {
@@ -677,12 +730,14 @@ pub fn markdown_table() -> String {
             format!("**not implemented**: {}", m.host)
         };
         out.push_str(&format!(
-            "| `{}` | {direction} | {kind} | {stability} | {gate} | {host} | {} | {} | {} | {} |\n",
+            "| `{}` | {direction} | {kind} | {stability} | {gate} | {host} | {} | {} | {} | {} | {} | {} |\n",
             m.name,
             code(m.faces.rust),
             code(m.faces.c),
             code(m.faces.node),
             code(m.faces.python),
+            code(m.faces.kotlin),
+            code(m.faces.swift),
         ));
     }
     out

@@ -21,6 +21,8 @@ class MethodFaces(TypedDict):
     c: str
     node: str
     python: str
+    kotlin: str
+    swift: str
 
 
 class MethodInfo(TypedDict):
