@@ -286,7 +286,7 @@ export class Answers {
    * Hand `req` to `handler`; `accept` checks what it gave and calls `finish`, which hands the
    * answer (or the handler's failure) to the addon by `decide`.
    */
-  #hand<R extends Handed | object>(
+  #hand<R extends object>(
     kind: 'permission' | 'elicitation',
     id: number,
     req: R,
