@@ -4,8 +4,7 @@
  * than the core's limit, `MAX_JSON_DEPTH` in docs/ARCHITECTURE.md.)
  */
 
-// `index` imports this module; its `AcpError` is read when `parseHostJson` throws, not before.
-import { AcpError } from './index';
+import { AcpError } from './errors';
 
 /** Parse JSON text the host handed over; `what` names it in the error. */
 export function parseHostJson<T = unknown>(text: string, what: string): T {

@@ -1,0 +1,226 @@
+/**
+ * A session: prompts, modes, config options, models and its events.
+ */
+import type {
+  AcpEvent,
+  AvailableCommand,
+  ContentBlock,
+  LegacySessionModels,
+  PlanEntry,
+  PromptResponse,
+  SessionConfigOption,
+  SessionModeState,
+  SessionToolCall,
+  StopReason,
+  TurnUsage,
+  UsageUpdate,
+} from './types';
+import type { EventsOptions } from './streams';
+import { asyncDispose, type NativeSession } from './native';
+import { AcpError, abortable, call, callSync } from './errors';
+import { GONE, type Agent, type CallOptions } from './agent';
+
+export interface TurnResult {
+  /** `end_turn`, `max_tokens`, `max_turn_requests`, `refusal`, `cancelled` (or a future value). */
+  stopReason: StopReason | (string & {});
+  /** `usage` of the prompt response, when the agent sent it. */
+  usage: TurnUsage | null;
+  /** The host's turn id (the `turn` field of this turn's events). */
+  turn: number;
+  /** The whole prompt response. */
+  raw: PromptResponse;
+  /**
+   * The agent's message text of this turn, assembled from its `agent_message_chunk` text blocks
+   * (print the answer without reading events).
+   */
+  text: string;
+  /** The agent's thought text of this turn (`agent_thought_chunk`), kept apart from `text`. */
+  thought: string;
+  /** `text` or `thought` reached 4 MiB and was cut there. */
+  textTruncated: boolean;
+}
+
+/** One model the agent offers. */
+export interface ModelInfo {
+  id: string;
+  name: string;
+  description: string | null;
+}
+
+/** The models of a session (`session.models()`). */
+export interface SessionModels {
+  /** The current model id, when the agent said. */
+  current: string | null;
+  available: ModelInfo[];
+  /**
+   * How `setModel` switches: through the session's config option of category `model` (ACP v1),
+   * or the legacy `session/set_model` (agents that only return `models`).
+   */
+  via: { kind: 'config_option'; configId: string } | { kind: 'legacy' };
+}
+
+/** The materialised session state: what a UI needs without re-deriving it from the events. */
+export interface SessionState {
+  sessionId: string;
+  cwd: string | null;
+  additionalDirectories: string[];
+  /** False once the session was closed, deleted, or its agent exited. */
+  open: boolean;
+  /** The legacy `modes` state, kept current by `current_mode_update` and `setMode`. */
+  modes: SessionModeState | null;
+  currentModeId: string | null;
+  /** The complete list of config options, in the agent's order. */
+  configOptions: SessionConfigOption[] | null;
+  /** The legacy `models` of the open response (agents without a `model` config option). */
+  models: LegacySessionModels | null;
+  /**
+   * Tool calls merged from `tool_call` + `tool_call_update`, in order of first appearance.
+   * Bounded (1,024 calls): past it, finished calls are dropped first, then the oldest.
+   */
+  toolCalls: SessionToolCall[];
+  /** How many tool calls were dropped from `toolCalls` by the bound. */
+  toolCallsDropped: number;
+  /** The current plan entries (each `plan` update replaces them). */
+  plan: PlanEntry[] | null;
+  availableCommands: AvailableCommand[] | null;
+  /** The latest `usage_update` (`{used, size, cost?}`). */
+  usage: UsageUpdate | null;
+  title: string | null;
+  updatedAt: string | null;
+  activeTurn: number | null;
+  lastStopReason: StopReason | (string & {}) | null;
+}
+
+export interface PromptOptions {
+  /**
+   * Aborting sends `session/cancel` (pending permission requests of the session are answered
+   * `cancelled` at once). The promise settles with the agent's answer (normally stop reason
+   * `cancelled`) if it comes within the host's `cancelGraceMs`, otherwise it rejects with
+   * `AcpError` code `cancelled` — it always settles, even when the agent ignores the cancel.
+   * Aborting after the promise settled does nothing.
+   */
+  signal?: AbortSignal;
+}
+
+/** A prompt's input as content blocks (strings are text blocks). */
+export function promptContent(input: string | ContentBlock | (string | ContentBlock)[]): ContentBlock[] {
+  const block = (b: string | ContentBlock): ContentBlock => (typeof b === 'string' ? { type: 'text', text: b } : b);
+  return Array.isArray(input) ? input.map(block) : [block(input)];
+}
+
+/** An open session. */
+export class Session {
+  readonly id: string;
+
+  /** @internal */
+  constructor(
+    readonly agent: Agent,
+    /** @internal */ readonly native: NativeSession,
+  ) {
+    this.id = native.id;
+  }
+
+  /** A snapshot of the materialised state (tool calls, plan, modes, config options, usage, title). */
+  get state(): SessionState {
+    return this.native.state() as SessionState;
+  }
+
+  /**
+   * Send a prompt (a string, one content block or an array of strings and blocks; strings are text
+   * blocks) and wait for the turn to end.
+   * Blocks the agent did not advertise (image, audio, embedded resources) are refused locally.
+   */
+  async prompt(
+    input: string | ContentBlock | (string | ContentBlock)[],
+    options: PromptOptions = {},
+  ): Promise<TurnResult> {
+    const turn = (await abortable(options.signal, (a) => this.native.prompt(promptContent(input), a))) as TurnResult;
+    // Settle after the turn's events reached every stream (the ordering contract).
+    await this.agent.host.hub.turnDelivered(this.agent.id, this.id, turn.turn);
+    return turn;
+  }
+
+  /**
+   * `session/cancel`: the agent should end the turn with `cancelled`; pending permission requests
+   * are answered `cancelled` and pending elicitations `cancel`.
+   */
+  cancel(): Promise<void> {
+    return call(() => this.native.cancel());
+  }
+
+  /** `session/set_mode` (a mode the agent returned). */
+  setMode(modeId: string, options: CallOptions = {}): Promise<void> {
+    return abortable(options.signal, (a) => this.native.setMode(modeId, a));
+  }
+
+  /** `session/set_config_option`; resolves with the complete updated option list. */
+  setConfigOption(configId: string, value: string | boolean, options: CallOptions = {}): Promise<SessionConfigOption[]> {
+    return abortable(options.signal, (a) => this.native.setConfigOption(configId, value, a));
+  }
+
+  /**
+   * The models the agent offers for this session and the current one (from its config option of
+   * category `model`, else the legacy `models` of the session/new, load or resume response), or
+   * `null` when the agent offers no model choice.
+   */
+  models(): SessionModels | null {
+    return callSync(() => this.native.models()) as SessionModels | null;
+  }
+
+  /**
+   * Switch the session's model (one of `models().available`): through the `model` config option,
+   * else the legacy `session/set_model`. An unknown id rejects with `invalid_argument`, no model
+   * choice with `unsupported` (nothing sent).
+   */
+  setModel(modelId: string, options: CallOptions = {}): Promise<void> {
+    return abortable(options.signal, (a) => this.native.setModel(modelId, a));
+  }
+
+  /**
+   * `session/close` (needs `sessionCapabilities.close`; otherwise rejects with `unsupported` and
+   * nothing is sent). The session's streams end after its `session_closed`.
+   */
+  close(options: CallOptions = {}): Promise<void> {
+    return abortable(options.signal, (a) => this.native.close(a));
+  }
+
+  /**
+   * This session's events from its beginning, whenever the stream is opened: the session's
+   * `session_opened`, the updates the agent sent before the open response, a load replay, every
+   * turn so far, then the live events — in `seq` order, without a gap or a duplicate. The
+   * session's history keeps at most `SESSION_HISTORY_LIMIT` events: past it the oldest after the
+   * first are dropped, and the first event yielded then carries `dropped` (exactly how many; their
+   * seqs are missing). Every event of a turn is queued here before that turn's `prompt()`
+   * settles. Ends after the session's `session_closed` (or its agent's exit); a call on a
+   * session that already closed ends at once. A supervised agent's session lives on across
+   * restarts (the `session_closed` of a crash does not end it): its stream ends with its
+   * `session_lost`, or its agent's end. Same options and backpressure as `host.events()`.
+   */
+  events(options: EventsOptions = {}): AsyncIterableIterator<AcpEvent> {
+    return this.agent.host.hub.subscribeSession(this.agent.id, this.id, options);
+  }
+
+  /**
+   * `await using session = await agent.newSession(...)`: at the end of the scope the session is
+   * closed (`session/close`) if it is open and the agent supports closing; otherwise nothing is
+   * sent. Either way its opening history is released. Never throws for a session that is already
+   * closed, an agent that is gone or a closed host; other failures of `session/close` (an agent
+   * error, a timeout) are thrown.
+   */
+  async [asyncDispose](): Promise<void> {
+    this.agent.host.hub.releaseHistory(this.agent.id, this.id);
+    let open = false;
+    try {
+      open = (this.native.state() as SessionState).open === true;
+    } catch {
+      // No state (agent gone): nothing to close.
+    }
+    if (!open) return;
+    try {
+      await this.close();
+    } catch (e) {
+      if (!(e instanceof AcpError && GONE.has(e.code))) throw e;
+    }
+  }
+}
+
