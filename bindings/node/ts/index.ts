@@ -104,7 +104,7 @@ export interface MethodInfo {
   /** Whether this host sends (or serves) it. */
   implemented: boolean;
   /** The call of each face that maps to it (empty: not exposed). */
-  faces: { rust: string; c: string; node: string; python: string };
+  faces: { rust: string; c: string; node: string; python: string; kotlin: string; swift: string };
 }
 
 /** Every ACP v1 method and notification this build knows, and how each face exposes it. */
