@@ -5,6 +5,8 @@ an awaiting task cancels the operation (for a prompt: ``session/cancel`` and the
 grace; for any other request ``$/cancel_request``), so ``asyncio.wait_for(call, timeout)`` is the
 per-call timeout the sync API takes as ``timeout=``. Permission and elicitation handlers of an
 ``AsyncHost`` run on its loop (coroutine functions as tasks).
+
+Only the awaitable calls are written here; the rest is shared with the sync twin in ``_base.py``.
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ threads keep running, and several threads may use one host at once. Ctrl-C inter
 during ``Session.prompt`` it first cancels the turn (``session/cancel``) and waits briefly for
 the agent to end it. Every call that waits for the agent takes ``timeout=`` (seconds): when it
 elapses the call is abandoned the same way and raises ``acp_host.TimeoutError``.
+
+Only the calls are written here; what does not wait for the agent (properties, lookups, the
+host's options) is shared with the asyncio twin (``_aio.py``) in ``_base.py``.
 """
 
 from __future__ import annotations
