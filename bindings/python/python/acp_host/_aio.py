@@ -5,6 +5,8 @@ an awaiting task cancels the operation (for a prompt: ``session/cancel`` and the
 grace; for any other request ``$/cancel_request``), so ``asyncio.wait_for(call, timeout)`` is the
 per-call timeout the sync API takes as ``timeout=``. Permission and elicitation handlers of an
 ``AsyncHost`` run on its loop (coroutine functions as tasks).
+
+Only the awaitable calls are written here; the rest is shared with the sync twin in ``_base.py``.
 """
 
 from __future__ import annotations
@@ -13,54 +15,37 @@ import os
 
 import asyncio
 import collections
-from typing import Any, AsyncIterator, Callable, Deque, Dict, Iterable, List, Literal, Mapping, Optional, Sequence, Union
+from typing import Any, AsyncIterator, Callable, Deque, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 from . import _native
-from ._common import (
-    ContentLike,
-    ElicitationModes,
-    ExtRequestHandler,
-    TerminalAuthHandler,
-    FsHandler,
-    PathLike,
-    PolicyLike,
-    RestartLike,
-    TerminalHandler,
-    answer_json,
-    content_json,
-    params_json,
-    register,
-    timeout_arg,
-)
+from ._base import AgentBase, HostBase, PoolBase, PooledSessionBase, SessionBase, StreamBase
+from ._common import ContentLike, PathLike, RestartLike, answer_json, content_json, params_json, timeout_arg
 from ._connect import bridge_async
-from ._options import UNSET, NotGiven, agent_document, given, host_document, pool_document, session_document
+from ._options import UNSET, NotGiven, agent_document, given, pool_document, session_document
 from ._errors import AcpError, UnsupportedError, _dumps, _loads
-from ._host import ElicitationHandler, PermissionHandler
-from ._schema import AgentCapabilities, AnyEvent, AuthMethod, SessionConfigOption
+from ._schema import AnyEvent, SessionConfigOption
 from ._types import (
     AgentExit,
     AgentSpec,
     ElicitationAnswer,
     PoolMode,
-    PoolStats,
     SessionModels,
-    SessionState,
     TurnResult,
 )
 
 __all__ = ["AsyncHost", "AsyncAgent", "AsyncSession", "AsyncEventStream", "AsyncPool", "AsyncPooledSession"]
 
 
-class AsyncEventStream:
+class AsyncEventStream(StreamBase):
     """``async for ev in stream``: every event reported after it was created (see ``EventStream``)."""
 
-    __slots__ = ("_sub", "_buf", "_limit", "_ready_runs", "_pending", "__weakref__")
+    __slots__ = ("_buf", "_limit", "_ready_runs", "_pending")
 
     #: Batches taken without suspending before the stream yields to the loop anyway.
     _MAX_READY_RUNS = 8
 
     def __init__(self, sub: _native.Subscription, limit: int = 1024) -> None:
-        self._sub = sub
+        super().__init__(sub)
         self._buf: Deque[AnyEvent] = collections.deque()
         self._limit = limit
         self._ready_runs = 0
@@ -139,16 +124,6 @@ class AsyncEventStream:
             if stop(ev):
                 return out
 
-    @property
-    def dropped(self) -> int:
-        """See ``EventStream.dropped``."""
-        return self._sub.dropped
-
-    @property
-    def missed(self) -> int:
-        """See ``EventStream.missed``."""
-        return self._sub.missed
-
     def close(self) -> None:
         self._buf.clear()
         self._sub.close()
@@ -163,27 +138,11 @@ class AsyncEventStream:
         self.close()
 
 
-class AsyncSession:
+class AsyncSession(SessionBase["AsyncAgent"]):
     """See ``Session``. ``async with await agent.new_session(cwd) as session:`` closes it on
     leaving the block (see ``__aexit__``)."""
 
-    __slots__ = ("_n", "_agent", "__weakref__")
-
-    def __init__(self, native: _native.NativeSession, agent: "AsyncAgent") -> None:
-        self._n = native
-        self._agent = agent
-
-    @property
-    def id(self) -> str:
-        return self._n.id
-
-    @property
-    def agent(self) -> "AsyncAgent":
-        return self._agent
-
-    @property
-    def state(self) -> SessionState:
-        return SessionState._from_json(self._n.state_json())
+    __slots__ = ()
 
     async def prompt(self, content: ContentLike) -> TurnResult:
         """Send a prompt and wait for the turn; cancelling the task cancels the turn
@@ -223,9 +182,6 @@ class AsyncSession:
         of the turn in flight during a later turn, else from now on; ends after its ``session_closed`` (see ``Session.events``)."""
         return AsyncEventStream(self._n.subscribe())
 
-    def _open_at_agent(self) -> bool:
-        return self._agent._n.session(self.id) is not None
-
     async def __aenter__(self) -> "AsyncSession":
         return self
 
@@ -242,63 +198,13 @@ class AsyncSession:
         finally:
             self._n.release()
 
-    def __repr__(self) -> str:
-        return f"AsyncSession(id={self.id!r}, agent={self._agent.id})"
 
-
-class AsyncAgent:
-    __slots__ = ("_n", "_host", "__weakref__")
-
-    def __init__(self, native: _native.NativeAgent, host: "AsyncHost") -> None:
-        self._n = native
-        self._host = host
-
-    @property
-    def id(self) -> int:
-        return self._n.id
-
-    @property
-    def info(self) -> Dict[str, Any]:
-        raw = self._n.info_json
-        return _loads(raw, "the initialize result") if raw else {}
-
-    @property
-    def name(self) -> Optional[str]:
-        ai = self.info.get("agentInfo")
-        return ai.get("name") if isinstance(ai, dict) else None
-
-    @property
-    def capabilities(self) -> AgentCapabilities:
-        caps = self.info.get("capabilities")
-        return caps if caps else {}
-
-    @property
-    def auth_methods(self) -> List[AuthMethod]:
-        methods = self.info.get("authMethods")
-        return methods if methods else []
-
-    @property
-    def exit_info(self) -> Optional[AgentExit]:
-        """See ``Agent.exit_info``."""
-        return AgentExit._from_json(self._n.exit_info_json)
-
-    @property
-    def pid(self) -> Optional[int]:
-        """See ``Agent.pid``."""
-        return self._n.pid
-
-    @property
-    def restarts_exhausted(self) -> bool:
-        """See ``Agent.restarts_exhausted``."""
-        return self._n.restarts_exhausted
+class AsyncAgent(AgentBase["AsyncHost", AsyncSession]):
+    __slots__ = ()
+    _Session = AsyncSession
 
     async def authenticate(self, method_id: str) -> None:
         await self._n.authenticate(method_id, aio=True)
-
-    @property
-    def auth_method_kinds(self) -> Dict[str, str]:
-        """See ``Agent.auth_method_kinds``."""
-        return {m["id"]: m["kind"] for m in _loads(self._n.auth_methods(), "the auth methods")}
 
     async def terminal_auth(self, method_id: str) -> "AsyncAgent":
         """See ``Agent.terminal_auth``."""
@@ -346,10 +252,6 @@ class AsyncAgent:
     async def delete_session(self, session_id: str) -> None:
         await self._n.delete_session(session_id, aio=True)
 
-    def session(self, session_id: str) -> Optional[AsyncSession]:
-        n = self._n.session(session_id)
-        return None if n is None else AsyncSession(n, self)
-
     async def shutdown(self) -> AgentExit:
         info = AgentExit._from_json(await self._n.shutdown(aio=True))
         return info if info is not None else AgentExit(None, None, "")
@@ -365,52 +267,14 @@ class AsyncAgent:
     async def __aexit__(self, *exc: object) -> None:
         await self.shutdown()
 
-    def __repr__(self) -> str:
-        return f"AsyncAgent(id={self.id}, name={self.name!r})"
 
-
-class AsyncPooledSession:
+class AsyncPooledSession(PooledSessionBase["AsyncPool", AsyncAgent, AsyncSession]):
     """See ``PooledSession``: prompts of several tasks queue (first come first served).
     ``async with await pool.open_session(cwd) as session:`` releases it on leaving the block."""
 
-    __slots__ = ("_n", "_pool", "_agent", "_session", "__weakref__")
-
-    def __init__(self, native: _native.NativePooledSession, pool: "AsyncPool") -> None:
-        self._n = native
-        self._pool = pool
-        self._agent = AsyncAgent(native.agent(), pool._host)
-        self._session = AsyncSession(native.session(), self._agent)
-
-    @property
-    def id(self) -> str:
-        return self._n.id
-
-    @property
-    def pool(self) -> "AsyncPool":
-        return self._pool
-
-    @property
-    def agent(self) -> AsyncAgent:
-        """See ``PooledSession.agent``."""
-        return self._agent
-
-    @property
-    def session(self) -> AsyncSession:
-        """See ``PooledSession.session``."""
-        return self._session
-
-    @property
-    def state(self) -> SessionState:
-        return self._session.state
-
-    @property
-    def pending_prompts(self) -> int:
-        """See ``PooledSession.pending_prompts``."""
-        return self._n.pending
-
-    @property
-    def released(self) -> bool:
-        return self._n.released
+    __slots__ = ()
+    _Agent = AsyncAgent
+    _Session = AsyncSession
 
     async def prompt(self, content: ContentLike) -> TurnResult:
         """Send a prompt once the prompts before it are done and wait for its turn. Cancelling the
@@ -442,26 +306,11 @@ class AsyncPooledSession:
             if exc_type is None:
                 raise
 
-    def __repr__(self) -> str:
-        return f"AsyncPooledSession(id={self.id!r}, agent={self._agent.id})"
 
-
-class AsyncPool:
+class AsyncPool(PoolBase["AsyncHost"]):
     """See ``Pool``. ``async with host.pool(...) as pool:`` shuts it down on leaving the block."""
 
-    __slots__ = ("_n", "_host", "__weakref__")
-
-    def __init__(self, native: _native.NativePool, host: "AsyncHost") -> None:
-        self._n = native
-        self._host = host
-
-    @property
-    def closed(self) -> bool:
-        return self._n.closed
-
-    @property
-    def stats(self) -> PoolStats:
-        return PoolStats(*self._n.stats())
+    __slots__ = ()
 
     async def open_session(self, cwd: Optional[PathLike] = None, *, additional_directories: Iterable[PathLike] = (),
                            mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None) -> AsyncPooledSession:
@@ -488,88 +337,17 @@ class AsyncPool:
     async def __aexit__(self, *exc: object) -> None:
         await self.shutdown()
 
-    def __repr__(self) -> str:
-        return f"AsyncPool({self.stats}, closed={self.closed})"
 
-
-class AsyncHost:
+class AsyncHost(HostBase[AsyncAgent]):
     """The asyncio twin of ``Host`` (same arguments). ``async with AsyncHost(...) as host:``."""
 
-    def __init__(
-        self,
-        *,
-        policy: PolicyLike = None,
-        permission: Optional[Literal["deny", "manual", "handler"]] = None,
-        on_permission: Union[PermissionHandler, str, None] = None,
-        permission_timeout: Optional[float] = None,
-        permission_timeout_ms: Optional[int] = None,
-        roots: Optional[Iterable[PathLike]] = None,
-        elicitation: Optional[Literal["none", "manual", "handler"]] = None,
-        on_elicitation: Union[ElicitationHandler, str, None] = None,
-        elicitation_modes: Optional[ElicitationModes] = None,
-        elicitation_timeout: Optional[float] = None,
-        elicitation_timeout_ms: Optional[int] = None,
-        request_timeout: Union[Optional[float], NotGiven] = UNSET,
-        request_timeout_ms: Union[Optional[int], NotGiven] = UNSET,
-        prompt_timeout: Union[Optional[float], NotGiven] = UNSET,
-        prompt_timeout_ms: Union[Optional[int], NotGiven] = UNSET,
-        cancel_grace: Optional[float] = None,
-        cancel_grace_ms: Optional[int] = None,
-        shutdown_grace: Optional[float] = None,
-        shutdown_grace_ms: Optional[int] = None,
-        events: Optional[bool] = None,
-        event_capacity: Optional[int] = None,
-        event_queue_bytes: Optional[int] = None,
-        event_stall_timeout: Union[Optional[float], NotGiven] = UNSET,
-        event_stall_timeout_ms: Union[Optional[int], NotGiven] = UNSET,
-        wire_events: Optional[bool] = None,
-        progress_events: Optional[bool] = None,
-        coalesce_tool_call_updates: Optional[bool] = None,
-        max_line_bytes: Optional[int] = None,
-        stderr_tail_bytes: Optional[int] = None,
-        max_outbound_bytes: Optional[int] = None,
-        max_pending_agent_requests: Optional[int] = None,
-        early_update_limit: Optional[int] = None,
-        fs: Union[bool, Literal["builtin", "embedder", "disabled"], FsHandler, None] = None,
-        fs_limits: Optional[Mapping[str, Optional[int]]] = None,
-        terminal: Union[bool, Literal["builtin", "embedder", "disabled"], TerminalHandler, None] = None,
-        terminal_limits: Optional[Mapping[str, Optional[int]]] = None,
-        ext: Optional[Literal["none", "embedder"]] = None,
-        on_ext_request: Optional[ExtRequestHandler] = None,
-        terminal_auth: Optional[Literal["none", "embedder"]] = None,
-        on_terminal_auth: Optional[TerminalAuthHandler] = None,
-        client_info: Optional[Mapping[str, str]] = None,
-        client_name: Optional[str] = None,
-        client_version: Optional[str] = None,
-        unstable: Optional[Sequence[str]] = None,
-        log_level: Optional[Literal["error", "warn", "info", "debug", "trace"]] = None,
-        **options: Any,
-    ) -> None:
-        doc, hooks = host_document({**given(locals()), **options})
-        self._n = _native.NativeHost(doc, **hooks)
-        self._bind_loop()
-        register(self)
+    _Agent = AsyncAgent
 
     def _bind_loop(self) -> None:
         try:
             self._n.set_loop(asyncio.get_running_loop())
         except RuntimeError:
             pass  # not in a loop yet: bound at the first awaited call
-
-    @property
-    def closed(self) -> bool:
-        return self._n.closed
-
-    @property
-    def dropped_log_records(self) -> int:
-        """Log records the host dropped because the ``acp_host`` logging handlers fell 1024
-        records behind (each loss is also told by one ``warn`` record on ``acp_host.log``); 0
-        without ``log_level``."""
-        return self._n.dropped_log_records
-
-    @property
-    def policy_name(self) -> str:
-        return self._n.policy_name
 
     async def spawn(self, command: Union[str, Sequence[str], AgentSpec, None] = None, *,
                     args: Optional[Sequence[str]] = None, cwd: Optional[PathLike] = None,
@@ -601,10 +379,6 @@ class AsyncHost:
         n = self._n.pool(agent_document(command, args, env, cwd, restart), pool_document({**named, **settings}))
         return AsyncPool(n, self)
 
-    def agent(self, agent_id: int) -> Optional[AsyncAgent]:
-        n = self._n.agent(agent_id)
-        return None if n is None else AsyncAgent(n, self)
-
     async def respond_permission(self, request_id: int, option_id: Optional[str]) -> None:
         await self._n.respond_permission(request_id, option_id, aio=True)
 
@@ -622,15 +396,9 @@ class AsyncHost:
 
     aclose = close
 
-    def _close_at_exit(self) -> None:
-        self._n.close(aio=False)
-
     async def __aenter__(self) -> "AsyncHost":
         self._bind_loop()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
-
-    def __repr__(self) -> str:
-        return f"AsyncHost(policy={self.policy_name!r}, closed={self.closed})"

@@ -5,45 +5,30 @@ threads keep running, and several threads may use one host at once. Ctrl-C inter
 during ``Session.prompt`` it first cancels the turn (``session/cancel``) and waits briefly for
 the agent to end it. Every call that waits for the agent takes ``timeout=`` (seconds): when it
 elapses the call is abandoned the same way and raises ``acp_host.TimeoutError``.
+
+Only the calls are written here; what does not wait for the agent (properties, lookups, the
+host's options) is shared with the asyncio twin (``_aio.py``) in ``_base.py``.
 """
 
 from __future__ import annotations
 
 import os
 
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Literal, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Union
 
 from . import _native
-from ._common import (
-    ContentLike,
-    ElicitationModes,
-    ExtRequestHandler,
-    TerminalAuthHandler,
-    FsHandler,
-    PathLike,
-    PolicyLike,
-    RestartLike,
-    TerminalHandler,
-    answer_json,
-    content_json,
-    params_json,
-    register,
-    timeout_arg,
-)
+from ._base import AgentBase, HostBase, PoolBase, PooledSessionBase, SessionBase, StreamBase
+from ._common import ContentLike, PathLike, RestartLike, answer_json, content_json, params_json, timeout_arg
 from ._connect import bridge_sync
-from ._options import UNSET, NotGiven, agent_document, given, host_document, pool_document, session_document
+from ._options import UNSET, NotGiven, agent_document, given, pool_document, session_document
 from ._errors import AcpError, UnsupportedError, _dumps, _loads
-from ._schema import AgentCapabilities, AnyEvent, AuthMethod, SessionConfigOption
+from ._schema import AnyEvent, SessionConfigOption
 from ._types import (
     AgentExit,
     AgentSpec,
     ElicitationAnswer,
-    ElicitationRequest,
-    PermissionRequest,
     PoolMode,
-    PoolStats,
     SessionModels,
-    SessionState,
     TurnResult,
 )
 
@@ -52,7 +37,7 @@ Event = _native.Event
 __all__ = ["Host", "Agent", "Session", "EventStream", "Pool", "PooledSession"]
 
 
-class EventStream:
+class EventStream(StreamBase):
     """Every event reported after it was created: ``for ev in stream`` (or ``stream.next(timeout)``).
     A session's stream created before the session's first turn ended starts at the session's
     beginning, one created during a later turn at that turn's start (``Session.events``).
@@ -63,10 +48,7 @@ class EventStream:
     while it is open and full, the host stops reading the agents (backpressure; nothing is dropped).
     """
 
-    __slots__ = ("_sub", "__weakref__")
-
-    def __init__(self, sub: _native.Subscription) -> None:
-        self._sub = sub
+    __slots__ = ()
 
     def __iter__(self) -> Iterator[AnyEvent]:
         return self._sub
@@ -103,22 +85,6 @@ class EventStream:
             if stop(ev):
                 return out
 
-    @property
-    def dropped(self) -> int:
-        """Events of the session's beginning this stream lacks: the host keeps at most 65,536 of
-        them per session, dropping the oldest updates past that (0 unless a very long load
-        replay, or a session flooded before its first prompt, reached that)."""
-        return self._sub.dropped
-
-    @property
-    def missed(self) -> int:
-        """Events of the session, from its ``session_opened`` on, that this stream does not have
-        (``dropped`` included): 0 for a stream opened before the session's first turn ended;
-        opened during a turn, it begins with that turn's ``turn_started`` and misses what came
-        before; opened between turns, it starts from now and misses every earlier event. 0 for
-        host and agent streams and a pooled session's (from now on)."""
-        return self._sub.missed
-
     def close(self) -> None:
         """Stop receiving (the host no longer waits for this stream)."""
         self._sub.close()
@@ -130,30 +96,13 @@ class EventStream:
         self.close()
 
 
-class Session:
+class Session(SessionBase["Agent"]):
     """An open ACP session. Methods block; see the module docs.
 
     ``with agent.new_session(cwd) as session:`` closes it on leaving the block (see ``__exit__``).
     """
 
-    __slots__ = ("_n", "_agent", "__weakref__")
-
-    def __init__(self, native: _native.NativeSession, agent: "Agent") -> None:
-        self._n = native
-        self._agent = agent
-
-    @property
-    def id(self) -> str:
-        return self._n.id
-
-    @property
-    def agent(self) -> "Agent":
-        return self._agent
-
-    @property
-    def state(self) -> SessionState:
-        """A snapshot: modes, config options, merged tool calls, plan, usage, title, ..."""
-        return SessionState._from_json(self._n.state_json())
+    __slots__ = ()
 
     def prompt(self, content: ContentLike, *, cancel_grace: Optional[float] = None,
                timeout: Optional[float] = None) -> TurnResult:
@@ -215,9 +164,6 @@ class Session:
         ``session_closed`` and ``session_opened`` pass through)."""
         return EventStream(self._n.subscribe())
 
-    def _open_at_agent(self) -> bool:
-        return self._agent._n.session(self.id) is not None
-
     def __enter__(self) -> "Session":
         return self
 
@@ -237,72 +183,15 @@ class Session:
         finally:
             self._n.release()
 
-    def __repr__(self) -> str:
-        return f"Session(id={self.id!r}, agent={self._agent.id})"
 
-
-class Agent:
+class Agent(AgentBase["Host", Session]):
     """A running, initialized agent process. ``with host.spawn(...) as agent:`` shuts it down."""
 
-    __slots__ = ("_n", "_host", "__weakref__")
-
-    def __init__(self, native: _native.NativeAgent, host: "Host") -> None:
-        self._n = native
-        self._host = host
-
-    @property
-    def id(self) -> int:
-        """The host's id for the agent (the ``agent`` field of events)."""
-        return self._n.id
-
-    @property
-    def info(self) -> Dict[str, Any]:
-        """``{protocolVersion, agentInfo, capabilities, authMethods}`` from ``initialize``."""
-        raw = self._n.info_json
-        return _loads(raw, "the initialize result") if raw else {}
-
-    @property
-    def name(self) -> Optional[str]:
-        ai = self.info.get("agentInfo")
-        return ai.get("name") if isinstance(ai, dict) else None
-
-    @property
-    def capabilities(self) -> AgentCapabilities:
-        caps = self.info.get("capabilities")
-        return caps if caps else {}
-
-    @property
-    def auth_methods(self) -> List[AuthMethod]:
-        methods = self.info.get("authMethods")
-        return methods if methods else []
-
-    @property
-    def exit_info(self) -> Optional[AgentExit]:
-        """How the agent's process ended, once it has (``None`` again once a supervised agent was
-        restarted)."""
-        return AgentExit._from_json(self._n.exit_info_json)
-
-    @property
-    def pid(self) -> Optional[int]:
-        """The agent's process id (a restarted agent has a new one)."""
-        return self._n.pid
-
-    @property
-    def restarts_exhausted(self) -> bool:
-        """Whether the supervisor gave up on this agent (``agent_failed``): it stays down and its
-        calls raise ``AgentExitedError``. Always ``False`` for an agent spawned without
-        ``restart``."""
-        return self._n.restarts_exhausted
+    __slots__ = ()
+    _Session = Session
 
     def authenticate(self, method_id: str, *, timeout: Optional[float] = None) -> None:
         self._n.authenticate(method_id, aio=False, timeout=timeout_arg(timeout))
-
-    @property
-    def auth_method_kinds(self) -> Dict[str, str]:
-        """How each of ``auth_methods`` authenticates, by id: ``"agent"`` (use ``authenticate``),
-        ``"terminal"`` or ``"legacy_terminal"`` (``_meta["terminal-auth"]``; use
-        ``terminal_auth``)."""
-        return {m["id"]: m["kind"] for m in _loads(self._n.auth_methods(), "the auth methods")}
 
     def terminal_auth(self, method_id: str, *, timeout: Optional[float] = None) -> "Agent":
         """Terminal login: runs the login of ``method_id`` through the host's
@@ -376,11 +265,6 @@ class Agent:
     def delete_session(self, session_id: str, *, timeout: Optional[float] = None) -> None:
         self._n.delete_session(session_id, aio=False, timeout=timeout_arg(timeout))
 
-    def session(self, session_id: str) -> Optional[Session]:
-        """A handle to an open session of this agent."""
-        n = self._n.session(session_id)
-        return None if n is None else Session(n, self)
-
     def shutdown(self) -> AgentExit:
         """Stdin EOF → SIGTERM → SIGKILL to the agent's process group; how it ended."""
         info = AgentExit._from_json(self._n.shutdown(aio=False))
@@ -399,11 +283,8 @@ class Agent:
     def __exit__(self, *exc: object) -> None:
         self.shutdown()
 
-    def __repr__(self) -> str:
-        return f"Agent(id={self.id}, name={self.name!r})"
 
-
-class PooledSession:
+class PooledSession(PooledSessionBase["Pool", Agent, Session]):
     """A session handed out by a ``Pool``, on one of its processes. Methods block.
 
     ``prompt`` while another prompt of this session runs (from another thread) waits its turn,
@@ -413,48 +294,9 @@ class PooledSession:
     ``release()``, and dropping the object.
     """
 
-    __slots__ = ("_n", "_pool", "_agent", "_session", "__weakref__")
-
-    def __init__(self, native: _native.NativePooledSession, pool: "Pool") -> None:
-        self._n = native
-        self._pool = pool
-        self._agent = Agent(native.agent(), pool._host)
-        self._session = Session(native.session(), self._agent)
-
-    @property
-    def id(self) -> str:
-        return self._n.id
-
-    @property
-    def pool(self) -> "Pool":
-        return self._pool
-
-    @property
-    def agent(self) -> Agent:
-        """The pooled process serving the session (``agent.pid``, ``agent.info``, ...). Shutting
-        it down yourself ends the session."""
-        return self._agent
-
-    @property
-    def session(self) -> Session:
-        """The underlying ``Session``: ``set_mode``, ``models``, ``set_config_option``, ...
-        (its ``prompt`` does not queue: it raises ``BusyError`` while a turn runs)."""
-        return self._session
-
-    @property
-    def state(self) -> SessionState:
-        """A snapshot of the session's state (``session.state``)."""
-        return self._session.state
-
-    @property
-    def pending_prompts(self) -> int:
-        """Prompts of this session handed over and not finished: the running one and the queued
-        ones."""
-        return self._n.pending
-
-    @property
-    def released(self) -> bool:
-        return self._n.released
+    __slots__ = ()
+    _Agent = Agent
+    _Session = Session
 
     def prompt(self, content: ContentLike, *, timeout: Optional[float] = None) -> TurnResult:
         """Send a prompt (text, a content block, or a list of them) once the prompts before it
@@ -489,11 +331,8 @@ class PooledSession:
             if exc_type is None:
                 raise
 
-    def __repr__(self) -> str:
-        return f"PooledSession(id={self.id!r}, agent={self._agent.id})"
 
-
-class Pool:
+class Pool(PoolBase["Host"]):
     """Agents of one command, started ahead and shared out as sessions (``host.pool(...)``).
 
     ``open_session`` takes a process with room (shared mode), else a warm spare, else starts a new
@@ -501,21 +340,7 @@ class Pool:
     pool:`` shuts every process of the pool down on leaving the block; so does ``Host.close()``.
     """
 
-    __slots__ = ("_n", "_host", "__weakref__")
-
-    def __init__(self, native: _native.NativePool, host: "Host") -> None:
-        self._n = native
-        self._host = host
-
-    @property
-    def closed(self) -> bool:
-        """Whether the pool was shut down (``shutdown()`` or ``Host.close()``)."""
-        return self._n.closed
-
-    @property
-    def stats(self) -> PoolStats:
-        """What the pool holds right now."""
-        return PoolStats(*self._n.stats())
+    __slots__ = ()
 
     def open_session(self, cwd: Optional[PathLike] = None, *, additional_directories: Iterable[PathLike] = (),
                      mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None,
@@ -548,16 +373,8 @@ class Pool:
     def __exit__(self, *exc: object) -> None:
         self.shutdown()
 
-    def __repr__(self) -> str:
-        return f"Pool({self.stats}, closed={self.closed})"
 
-
-PermissionHandler = Callable[[PermissionRequest], Any]
-#: ``on_elicitation``: ``(ElicitationRequest) -> ElicitationAnswer`` (or a coroutine function).
-ElicitationHandler = Callable[[ElicitationRequest], Any]
-
-
-class Host:
+class Host(HostBase[Agent]):
     """Runs ACP agents: spawns them, streams their events, answers their permission requests
     (and their elicitations, with ``on_elicitation``).
 
@@ -608,75 +425,7 @@ class Host:
     Hosts still open at interpreter exit are closed then.
     """
 
-    def __init__(
-        self,
-        *,
-        policy: PolicyLike = None,
-        permission: Optional[Literal["deny", "manual", "handler"]] = None,
-        on_permission: Union[PermissionHandler, str, None] = None,
-        permission_timeout: Optional[float] = None,
-        permission_timeout_ms: Optional[int] = None,
-        roots: Optional[Iterable[PathLike]] = None,
-        elicitation: Optional[Literal["none", "manual", "handler"]] = None,
-        on_elicitation: Union[ElicitationHandler, str, None] = None,
-        elicitation_modes: Optional[ElicitationModes] = None,
-        elicitation_timeout: Optional[float] = None,
-        elicitation_timeout_ms: Optional[int] = None,
-        request_timeout: Union[Optional[float], NotGiven] = UNSET,
-        request_timeout_ms: Union[Optional[int], NotGiven] = UNSET,
-        prompt_timeout: Union[Optional[float], NotGiven] = UNSET,
-        prompt_timeout_ms: Union[Optional[int], NotGiven] = UNSET,
-        cancel_grace: Optional[float] = None,
-        cancel_grace_ms: Optional[int] = None,
-        shutdown_grace: Optional[float] = None,
-        shutdown_grace_ms: Optional[int] = None,
-        events: Optional[bool] = None,
-        event_capacity: Optional[int] = None,
-        event_queue_bytes: Optional[int] = None,
-        event_stall_timeout: Union[Optional[float], NotGiven] = UNSET,
-        event_stall_timeout_ms: Union[Optional[int], NotGiven] = UNSET,
-        wire_events: Optional[bool] = None,
-        progress_events: Optional[bool] = None,
-        coalesce_tool_call_updates: Optional[bool] = None,
-        max_line_bytes: Optional[int] = None,
-        stderr_tail_bytes: Optional[int] = None,
-        max_outbound_bytes: Optional[int] = None,
-        max_pending_agent_requests: Optional[int] = None,
-        early_update_limit: Optional[int] = None,
-        fs: Union[bool, Literal["builtin", "embedder", "disabled"], FsHandler, None] = None,
-        fs_limits: Optional[Mapping[str, Optional[int]]] = None,
-        terminal: Union[bool, Literal["builtin", "embedder", "disabled"], TerminalHandler, None] = None,
-        terminal_limits: Optional[Mapping[str, Optional[int]]] = None,
-        ext: Optional[Literal["none", "embedder"]] = None,
-        on_ext_request: Optional[ExtRequestHandler] = None,
-        terminal_auth: Optional[Literal["none", "embedder"]] = None,
-        on_terminal_auth: Optional[TerminalAuthHandler] = None,
-        client_info: Optional[Mapping[str, str]] = None,
-        client_name: Optional[str] = None,
-        client_version: Optional[str] = None,
-        unstable: Optional[Sequence[str]] = None,
-        log_level: Optional[Literal["error", "warn", "info", "debug", "trace"]] = None,
-        **options: Any,
-    ) -> None:
-        doc, hooks = host_document({**given(locals()), **options})
-        self._n = _native.NativeHost(doc, **hooks)
-        register(self)
-
-    @property
-    def closed(self) -> bool:
-        return self._n.closed
-
-    @property
-    def dropped_log_records(self) -> int:
-        """Log records the host dropped because the ``acp_host`` logging handlers fell 1024
-        records behind (each loss is also told by one ``warn`` record on ``acp_host.log``); 0
-        without ``log_level``."""
-        return self._n.dropped_log_records
-
-    @property
-    def policy_name(self) -> str:
-        """The effective policy's name (a preset name, or ``custom``)."""
-        return self._n.policy_name
+    _Agent = Agent
 
     def spawn(self, command: Union[str, Sequence[str], AgentSpec, None] = None, *,
               args: Optional[Sequence[str]] = None, cwd: Optional[PathLike] = None,
@@ -734,10 +483,6 @@ class Host:
         n = self._n.pool(agent_document(command, args, env, cwd, restart), pool_document({**named, **settings}))
         return Pool(n, self)
 
-    def agent(self, agent_id: int) -> Optional[Agent]:
-        n = self._n.agent(agent_id)
-        return None if n is None else Agent(n, self)
-
     def respond_permission(self, request_id: int, option_id: Optional[str]) -> None:
         """Answer a pending request: an offered option id, or ``None`` to deny.
 
@@ -767,14 +512,8 @@ class Host:
         at most 5 s for the handlers)."""
         self._n.close(aio=False)
 
-    def _close_at_exit(self) -> None:
-        self._n.close(aio=False)
-
     def __enter__(self) -> "Host":
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    def __repr__(self) -> str:
-        return f"Host(policy={self.policy_name!r}, closed={self.closed})"
