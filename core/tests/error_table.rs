@@ -137,7 +137,8 @@ fn every_face_kinds() -> BTreeSet<String> {
 
 #[test]
 fn node_error_codes_are_the_every_face_kinds() {
-    let text = std::fs::read_to_string(root().join("bindings/node/ts/index.ts")).expect("index.ts");
+    let text =
+        std::fs::read_to_string(root().join("bindings/node/ts/errors.ts")).expect("errors.ts");
     let start = text
         .find("export type AcpErrorCode =")
         .expect("AcpErrorCode");
