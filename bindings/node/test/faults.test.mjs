@@ -238,11 +238,13 @@ test('a control request timeout is a typed timeout error', async () => {
   const dir = tmpdir();
   const scenario = path.join(dir, 'new-session-hangs.json');
   fs.writeFileSync(scenario, JSON.stringify({ description: 'session/new is never answered', newSession: { before: [{ hang: true }] } }));
-  const host = new acp.Host({ requestTimeoutMs: 200, wireEvents: true });
+  // The timeout covers `initialize` too: long enough for a spawn on a loaded machine (the suite runs
+  // the faces side by side), short enough for the test.
+  const host = new acp.Host({ requestTimeoutMs: 1500, wireEvents: true });
   const stream = host.events();
   try {
     const agent = await host.spawn(mock(scenario));
-    await assert.rejects(agent.newSession({ cwd: CWD }), (e) => e.code === 'timeout' && e.data.afterMs === 200);
+    await assert.rejects(agent.newSession({ cwd: CWD }), (e) => e.code === 'timeout' && e.data.afterMs === 1500);
     const evs = await drain(stream, 300);
     const sent = evs.filter((e) => e.kind === 'wire' && e.data.direction === 'out').map((e) => e.data.message.method);
     assert.ok(sent.includes('$/cancel_request'), sent.join());
