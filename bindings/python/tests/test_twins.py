@@ -18,9 +18,9 @@ TWINS = [
     (acp_host.EventStream, acp_host.AsyncEventStream),
 ]
 #: Not awaitable on either side and still written twice, because they differ: ``events`` returns
-#: the twin's stream class, ``pool`` binds the loop in ``AsyncHost``, ``models`` says it is not
-#: awaitable, the async stream's ``close`` also drops its buffer.
-HAND_WRITTEN = {"events", "models", "pool", "close"}
+#: the twin's stream class, ``pool`` binds the loop in ``AsyncHost``, the async stream's ``close``
+#: also drops its buffer.
+HAND_WRITTEN = {"events", "pool", "close"}
 #: Class plumbing: the twin's related classes (``_Agent``, ``_Session``) and what Python adds.
 PLUMBING = {"_Agent", "_Session", "__doc__", "__module__", "__orig_bases__", "__parameters__", "__slots__"}
 

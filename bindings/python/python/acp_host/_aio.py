@@ -6,7 +6,8 @@ grace; for any other request ``$/cancel_request``), so ``asyncio.wait_for(call, 
 per-call timeout the sync API takes as ``timeout=``. Permission and elicitation handlers of an
 ``AsyncHost`` run on its loop (coroutine functions as tasks).
 
-Only the awaitable calls are written here; the rest is shared with the sync twin in ``_base.py``.
+Only the awaitable calls are written here; the rest is shared with the sync twin in ``_base.py``, the
+event streams are ``_streams.py``.
 """
 
 from __future__ import annotations
@@ -14,128 +15,24 @@ from __future__ import annotations
 import os
 
 import asyncio
-import collections
-from typing import Any, AsyncIterator, Callable, Deque, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
-from . import _native
-from ._base import AgentBase, HostBase, PoolBase, PooledSessionBase, SessionBase, StreamBase
+from ._base import AgentBase, HostBase, PoolBase, PooledSessionBase, SessionBase
 from ._common import ContentLike, PathLike, RestartLike, answer_json, content_json, params_json, timeout_arg
 from ._connect import bridge_async
 from ._options import UNSET, NotGiven, agent_document, given, pool_document, session_document
 from ._errors import AcpError, UnsupportedError, _dumps, _loads
-from ._schema import AnyEvent, SessionConfigOption
+from ._schema import SessionConfigOption
+from ._streams import AsyncEventStream
 from ._types import (
     AgentExit,
     AgentSpec,
     ElicitationAnswer,
     PoolMode,
-    SessionModels,
     TurnResult,
 )
 
 __all__ = ["AsyncHost", "AsyncAgent", "AsyncSession", "AsyncEventStream", "AsyncPool", "AsyncPooledSession"]
-
-
-class AsyncEventStream(StreamBase):
-    """``async for ev in stream``: every event reported after it was created (see ``EventStream``)."""
-
-    __slots__ = ("_buf", "_limit", "_ready_runs", "_pending")
-
-    #: Batches taken without suspending before the stream yields to the loop anyway.
-    _MAX_READY_RUNS = 8
-
-    def __init__(self, sub: _native.Subscription, limit: int = 1024) -> None:
-        super().__init__(sub)
-        self._buf: Deque[AnyEvent] = collections.deque()
-        self._limit = limit
-        self._ready_runs = 0
-        #: The pull in flight. A caller that stops waiting (``next(timeout)``, a cancelled task)
-        #: leaves it running, and the next call takes its batch: cancelling it would lose the
-        #: events the host had already handed over.
-        self._pending: "Optional[asyncio.Future[Optional[List[AnyEvent]]]]" = None
-
-    async def _pull(self) -> Optional[List[AnyEvent]]:
-        if self._pending is None:
-            self._pending = asyncio.ensure_future(self._sub.next_batch_async(self._limit))
-        batch = await asyncio.shield(self._pending)
-        self._pending = None
-        return batch
-
-    def __aiter__(self) -> "AsyncEventStream":
-        return self
-
-    async def __anext__(self) -> AnyEvent:
-        buf = self._buf
-        if buf:
-            return buf.popleft()
-        if self._ready_runs < self._MAX_READY_RUNS and self._pending is None:
-            # Events already waiting are taken without a round trip through the loop...
-            ready = self._sub.try_next_batch(self._limit)
-            if ready is None:
-                raise StopAsyncIteration
-            if ready:
-                self._ready_runs += 1
-                buf.extend(ready)
-                return buf.popleft()
-        # ...but every few batches (and whenever nothing is ready) the stream really awaits, so
-        # other tasks (permission handlers, the prompt itself) keep running during a flood.
-        self._ready_runs = 0
-        batch = await self._pull()
-        if batch is None:
-            raise StopAsyncIteration
-        buf.extend(batch)
-        return buf.popleft()
-
-    async def next(self, timeout: Optional[float] = None) -> Optional[AnyEvent]:
-        """The next event, ``None`` if the stream ended; raises ``acp_host.TimeoutError``."""
-        try:
-            return await asyncio.wait_for(self.__anext__(), timeout)
-        except StopAsyncIteration:
-            return None
-        except asyncio.TimeoutError:
-            from ._errors import TimeoutError as AcpTimeout
-
-            raise AcpTimeout(f"no event within {timeout} s", data=None) from None
-
-    async def batches(self) -> AsyncIterator[List[AnyEvent]]:
-        """``async for batch in stream.batches()``: lists of ready events (the fastest way)."""
-        while True:
-            batch = await self.next_batch()
-            if batch is None:
-                return
-            yield batch
-
-    async def next_batch(self) -> Optional[List[AnyEvent]]:
-        """Up to ``limit`` ready events (waits for one), or ``None`` at the end."""
-        if self._buf:
-            out = list(self._buf)
-            self._buf.clear()
-            return out
-        return await self._pull()
-
-    async def collect_until(self, stop: Callable[[AnyEvent], bool], timeout: Optional[float] = None) -> List[AnyEvent]:
-        """Events up to and including the first one ``stop`` accepts (or the end)."""
-        out: List[AnyEvent] = []
-        while True:
-            ev = await self.next(timeout)
-            if ev is None:
-                return out
-            out.append(ev)
-            if stop(ev):
-                return out
-
-    def close(self) -> None:
-        self._buf.clear()
-        self._sub.close()
-
-    async def aclose(self) -> None:
-        self.close()
-
-    async def __aenter__(self) -> "AsyncEventStream":
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.close()
 
 
 class AsyncSession(SessionBase["AsyncAgent"]):
@@ -160,10 +57,6 @@ class AsyncSession(SessionBase["AsyncAgent"]):
 
     async def set_mode(self, mode_id: str) -> None:
         await self._n.set_mode(mode_id, aio=True)
-
-    def models(self) -> Optional[SessionModels]:
-        """See ``Session.models`` (not awaitable: it reads the session's state)."""
-        return SessionModels._from_json(self._n.models_json())
 
     async def set_model(self, model_id: str) -> None:
         """See ``Session.set_model``."""

@@ -24,7 +24,7 @@ from ._common import (
 from ._errors import _loads
 from ._options import UNSET, NotGiven, given, host_document
 from ._schema import AgentCapabilities, AuthMethod
-from ._types import AgentExit, ElicitationRequest, PermissionRequest, PoolStats, SessionState
+from ._types import AgentExit, ElicitationRequest, PermissionRequest, PoolStats, SessionModels, SessionState
 
 PermissionHandler = Callable[[PermissionRequest], Any]
 #: ``on_elicitation``: ``(ElicitationRequest) -> ElicitationAnswer`` (or a coroutine function).
@@ -80,6 +80,13 @@ class SessionBase(Generic[AgentT]):
     def state(self) -> SessionState:
         """A snapshot: modes, config options, merged tool calls, plan, usage, title, ..."""
         return SessionState._from_json(self._n.state_json())
+
+    def models(self) -> Optional[SessionModels]:
+        """The models the agent offers for this session and the current one (from its config
+        option of category ``model``, else the legacy ``models`` of the session/new, load or resume
+        response), or ``None`` when the agent offers no model choice. Not awaitable in asyncio
+        either: it reads the session's state."""
+        return SessionModels._from_json(self._n.models_json())
 
     def _open_at_agent(self) -> bool:
         return self._agent._n.session(self.id) is not None

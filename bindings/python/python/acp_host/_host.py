@@ -7,93 +7,35 @@ the agent to end it. Every call that waits for the agent takes ``timeout=`` (sec
 elapses the call is abandoned the same way and raises ``acp_host.TimeoutError``.
 
 Only the calls are written here; what does not wait for the agent (properties, lookups, the
-host's options) is shared with the asyncio twin (``_aio.py``) in ``_base.py``.
+host's options) is shared with the asyncio twin (``_aio.py``) in ``_base.py``, the event
+streams are ``_streams.py``.
 """
 
 from __future__ import annotations
 
 import os
 
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 from . import _native
-from ._base import AgentBase, HostBase, PoolBase, PooledSessionBase, SessionBase, StreamBase
+from ._base import AgentBase, HostBase, PoolBase, PooledSessionBase, SessionBase
 from ._common import ContentLike, PathLike, RestartLike, answer_json, content_json, params_json, timeout_arg
 from ._connect import bridge_sync
 from ._options import UNSET, NotGiven, agent_document, given, pool_document, session_document
 from ._errors import AcpError, UnsupportedError, _dumps, _loads
-from ._schema import AnyEvent, SessionConfigOption
+from ._schema import SessionConfigOption
+from ._streams import EventStream
 from ._types import (
     AgentExit,
     AgentSpec,
     ElicitationAnswer,
     PoolMode,
-    SessionModels,
     TurnResult,
 )
 
 Event = _native.Event
 
 __all__ = ["Host", "Agent", "Session", "EventStream", "Pool", "PooledSession"]
-
-
-class EventStream(StreamBase):
-    """Every event reported after it was created: ``for ev in stream`` (or ``stream.next(timeout)``).
-    A session's stream created before the session's first turn ended starts at the session's
-    beginning, one created during a later turn at that turn's start (``Session.events``).
-
-    Ends when the host closes (for an agent's or a session's stream: after its ``agent_exited`` /
-    ``session_closed``; at once when that already happened; a supervised agent's streams continue
-    across its restarts and end after ``agent_failed``, ``session_lost`` or its shutdown). Pull it continuously or close it:
-    while it is open and full, the host stops reading the agents (backpressure; nothing is dropped).
-    """
-
-    __slots__ = ()
-
-    def __iter__(self) -> Iterator[AnyEvent]:
-        return self._sub
-
-    def __next__(self) -> AnyEvent:
-        ev = self._sub.next(None)
-        if ev is None:
-            raise StopIteration
-        return ev
-
-    def next(self, timeout: Optional[float] = None) -> Optional[AnyEvent]:
-        """The next event, ``None`` if the stream ended; raises ``acp_host.TimeoutError``."""
-        return self._sub.next(timeout)
-
-    def batches(self, limit: int = 1024) -> Iterator[List[AnyEvent]]:
-        """Iterate in lists of up to ``limit`` ready events (the fastest way to consume)."""
-        while True:
-            batch = self._sub.next_batch(limit)
-            if batch is None:
-                return
-            yield batch
-
-    def collect_until(self, stop: Callable[[AnyEvent], bool], timeout: Optional[float] = None) -> List[AnyEvent]:
-        """Events up to and including the first one ``stop`` accepts (or the end of the stream).
-
-        ``timeout`` bounds the wait for each event (``acp_host.TimeoutError``).
-        """
-        out: List[AnyEvent] = []
-        while True:
-            ev = self._sub.next(timeout)
-            if ev is None:
-                return out
-            out.append(ev)
-            if stop(ev):
-                return out
-
-    def close(self) -> None:
-        """Stop receiving (the host no longer waits for this stream)."""
-        self._sub.close()
-
-    def __enter__(self) -> "EventStream":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 class Session(SessionBase["Agent"]):
@@ -128,12 +70,6 @@ class Session(SessionBase["Agent"]):
 
     def set_mode(self, mode_id: str, *, timeout: Optional[float] = None) -> None:
         self._n.set_mode(mode_id, aio=False, timeout=timeout_arg(timeout))
-
-    def models(self) -> Optional[SessionModels]:
-        """The models the agent offers for this session and the current one (from its config
-        option of category ``model``, else the legacy ``models`` of the session/new, load or resume
-        response), or ``None`` when the agent offers no model choice."""
-        return SessionModels._from_json(self._n.models_json())
 
     def set_model(self, model_id: str, *, timeout: Optional[float] = None) -> None:
         """Switch the session's model (one of ``models().available``): through the ``model``
