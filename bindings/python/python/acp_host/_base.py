@@ -2,8 +2,9 @@
 
 Each class here holds the members that do not wait for the agent: the native handle, the
 properties and lookups read from it, ``__repr__``, and ``Host``'s option list. A twin adds only
-its calls — blocking with ``timeout=`` in ``_host.py``, awaitables in ``_aio.py`` — and builds its
-own kind of related object through the class attributes ``_Session`` / ``_Agent``.
+its calls — awaitables in ``_aio.py``, and their blocking rewrite in ``_host.py``, generated from
+it by scripts/unasync.py — and builds its own kind of related object through the class attributes
+``_Session`` / ``_Agent``.
 """
 
 from __future__ import annotations

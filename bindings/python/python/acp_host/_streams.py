@@ -2,7 +2,8 @@
 
 Written by hand, both: the sync stream iterates the native subscription itself, the asyncio one
 takes batches into a buffer and shields its pull so that a caller who stops waiting loses no
-event. ``_host.py`` and ``_aio.py`` each return their own kind from ``events()``.
+event. ``_host.py`` is generated from ``_aio.py`` (scripts/unasync.py), which names
+``AsyncEventStream``; the generated module names ``EventStream`` in its place.
 """
 
 from __future__ import annotations
