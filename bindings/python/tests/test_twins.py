@@ -1,6 +1,8 @@
 """The sync classes and their asyncio twins are written once: what does not wait for the agent
 (properties, lookups, ``__repr__``, ``Host``'s options) lives in ``acp_host/_base.py``; each twin
-defines only its calls, which differ in shape (``timeout=`` and blocking vs awaitables)."""
+defines only its calls, written as awaitables in ``_aio.py`` and generated from there into
+``_host.py`` (tests/test_unasync.py checks the generated file); the event streams are written by
+hand in ``_streams.py``."""
 
 from __future__ import annotations
 
@@ -17,10 +19,10 @@ TWINS = [
     (acp_host.PooledSession, acp_host.AsyncPooledSession),
     (acp_host.EventStream, acp_host.AsyncEventStream),
 ]
-#: Not awaitable on either side and still written twice, because they differ: ``events`` returns
-#: the twin's stream class, ``pool`` binds the loop in ``AsyncHost``, ``models`` says it is not
-#: awaitable, the async stream's ``close`` also drops its buffer.
-HAND_WRITTEN = {"events", "models", "pool", "close"}
+#: Not awaitable on either side and defined in both, because they differ: ``events`` returns the
+#: twin's stream class and ``pool`` binds the loop in ``AsyncHost`` (both generated in
+#: ``_host.py``); the async stream's ``close`` also drops its buffer.
+HAND_WRITTEN = {"events", "pool", "close"}
 #: Class plumbing: the twin's related classes (``_Agent``, ``_Session``) and what Python adds.
 PLUMBING = {"_Agent", "_Session", "__doc__", "__module__", "__orig_bases__", "__parameters__", "__slots__"}
 

@@ -1,192 +1,119 @@
-"""The asyncio API: ``AsyncHost``, ``AsyncAgent``, ``AsyncSession``, ``AsyncEventStream``.
+"""The asyncio API: ``AsyncHost``, ``AsyncAgent``, ``AsyncSession``, ``AsyncPool``, ...
 
-The same core as the sync twin; calls return awaitables resolved on the caller's loop. Cancelling
+The same core as the sync API; calls return awaitables resolved on the caller's loop. Cancelling
 an awaiting task cancels the operation (for a prompt: ``session/cancel`` and the host's cancel
-grace; for any other request ``$/cancel_request``), so ``asyncio.wait_for(call, timeout)`` is the
-per-call timeout the sync API takes as ``timeout=``. Permission and elicitation handlers of an
-``AsyncHost`` run on its loop (coroutine functions as tasks).
+grace; for any other request ``$/cancel_request``). Every call that waits for the agent takes
+``timeout=`` (seconds), as in the sync API: when it elapses the call is abandoned the same way and
+raises ``acp_host.TimeoutError`` (``asyncio.wait_for(call, timeout)`` still works, and raises
+``asyncio.TimeoutError``). Permission and elicitation handlers of an ``AsyncHost`` run on its loop
+(coroutine functions as tasks).
 
-Only the awaitable calls are written here; the rest is shared with the sync twin in ``_base.py``.
+This module is the one source of both APIs: ``_host.py`` is generated from it by
+``bindings/python/scripts/unasync.py`` (``async def`` -> ``def``, ``await`` dropped,
+``aio=True`` -> ``aio=False``, ``Async`` class names -> the sync ones, and the docstring
+phrases listed there). A line marked ``# unasync: async-only`` (with its block) is left out of
+``_host.py``; a comment ``# unasync: sync-only: <code>`` is ``<code>`` there. After an edit, run
+``python3 bindings/python/scripts/unasync.py`` (tests/test_unasync.py fails until then). What does
+not wait for the agent is shared in ``_base.py``; the event streams are ``_streams.py``.
 """
 
 from __future__ import annotations
 
 import os
 
-import asyncio
-import collections
-from typing import Any, AsyncIterator, Callable, Deque, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+import asyncio  # unasync: async-only
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
-from . import _native
-from ._base import AgentBase, HostBase, PoolBase, PooledSessionBase, SessionBase, StreamBase
+from ._base import AgentBase, HostBase, PoolBase, PooledSessionBase, SessionBase
 from ._common import ContentLike, PathLike, RestartLike, answer_json, content_json, params_json, timeout_arg
 from ._connect import bridge_async
 from ._options import UNSET, NotGiven, agent_document, given, pool_document, session_document
 from ._errors import AcpError, UnsupportedError, _dumps, _loads
-from ._schema import AnyEvent, SessionConfigOption
+from ._schema import SessionConfigOption
+from ._streams import AsyncEventStream
 from ._types import (
     AgentExit,
     AgentSpec,
     ElicitationAnswer,
     PoolMode,
-    SessionModels,
     TurnResult,
 )
 
 __all__ = ["AsyncHost", "AsyncAgent", "AsyncSession", "AsyncEventStream", "AsyncPool", "AsyncPooledSession"]
 
 
-class AsyncEventStream(StreamBase):
-    """``async for ev in stream``: every event reported after it was created (see ``EventStream``)."""
-
-    __slots__ = ("_buf", "_limit", "_ready_runs", "_pending")
-
-    #: Batches taken without suspending before the stream yields to the loop anyway.
-    _MAX_READY_RUNS = 8
-
-    def __init__(self, sub: _native.Subscription, limit: int = 1024) -> None:
-        super().__init__(sub)
-        self._buf: Deque[AnyEvent] = collections.deque()
-        self._limit = limit
-        self._ready_runs = 0
-        #: The pull in flight. A caller that stops waiting (``next(timeout)``, a cancelled task)
-        #: leaves it running, and the next call takes its batch: cancelling it would lose the
-        #: events the host had already handed over.
-        self._pending: "Optional[asyncio.Future[Optional[List[AnyEvent]]]]" = None
-
-    async def _pull(self) -> Optional[List[AnyEvent]]:
-        if self._pending is None:
-            self._pending = asyncio.ensure_future(self._sub.next_batch_async(self._limit))
-        batch = await asyncio.shield(self._pending)
-        self._pending = None
-        return batch
-
-    def __aiter__(self) -> "AsyncEventStream":
-        return self
-
-    async def __anext__(self) -> AnyEvent:
-        buf = self._buf
-        if buf:
-            return buf.popleft()
-        if self._ready_runs < self._MAX_READY_RUNS and self._pending is None:
-            # Events already waiting are taken without a round trip through the loop...
-            ready = self._sub.try_next_batch(self._limit)
-            if ready is None:
-                raise StopAsyncIteration
-            if ready:
-                self._ready_runs += 1
-                buf.extend(ready)
-                return buf.popleft()
-        # ...but every few batches (and whenever nothing is ready) the stream really awaits, so
-        # other tasks (permission handlers, the prompt itself) keep running during a flood.
-        self._ready_runs = 0
-        batch = await self._pull()
-        if batch is None:
-            raise StopAsyncIteration
-        buf.extend(batch)
-        return buf.popleft()
-
-    async def next(self, timeout: Optional[float] = None) -> Optional[AnyEvent]:
-        """The next event, ``None`` if the stream ended; raises ``acp_host.TimeoutError``."""
-        try:
-            return await asyncio.wait_for(self.__anext__(), timeout)
-        except StopAsyncIteration:
-            return None
-        except asyncio.TimeoutError:
-            from ._errors import TimeoutError as AcpTimeout
-
-            raise AcpTimeout(f"no event within {timeout} s", data=None) from None
-
-    async def batches(self) -> AsyncIterator[List[AnyEvent]]:
-        """``async for batch in stream.batches()``: lists of ready events (the fastest way)."""
-        while True:
-            batch = await self.next_batch()
-            if batch is None:
-                return
-            yield batch
-
-    async def next_batch(self) -> Optional[List[AnyEvent]]:
-        """Up to ``limit`` ready events (waits for one), or ``None`` at the end."""
-        if self._buf:
-            out = list(self._buf)
-            self._buf.clear()
-            return out
-        return await self._pull()
-
-    async def collect_until(self, stop: Callable[[AnyEvent], bool], timeout: Optional[float] = None) -> List[AnyEvent]:
-        """Events up to and including the first one ``stop`` accepts (or the end)."""
-        out: List[AnyEvent] = []
-        while True:
-            ev = await self.next(timeout)
-            if ev is None:
-                return out
-            out.append(ev)
-            if stop(ev):
-                return out
-
-    def close(self) -> None:
-        self._buf.clear()
-        self._sub.close()
-
-    async def aclose(self) -> None:
-        self.close()
-
-    async def __aenter__(self) -> "AsyncEventStream":
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.close()
-
-
 class AsyncSession(SessionBase["AsyncAgent"]):
-    """See ``Session``. ``async with await agent.new_session(cwd) as session:`` closes it on
-    leaving the block (see ``__aexit__``)."""
+    """An open ACP session. Its calls are awaitables; see the module docs.
+
+    ``async with await agent.new_session(cwd) as session:`` closes it on leaving the block (see ``__aexit__``).
+    """
 
     __slots__ = ()
 
-    async def prompt(self, content: ContentLike) -> TurnResult:
-        """Send a prompt and wait for the turn; cancelling the task cancels the turn
-        (``session/cancel``; the turn ends within the host's ``cancel_grace``). For a time limit,
-        ``asyncio.wait_for(session.prompt(...), timeout)``."""
-        text = content_json(content)
-        try:
-            return TurnResult._from_native(await self._n.prompt(text, aio=True))
+    async def prompt(self, content: ContentLike, *,
+                     # unasync: sync-only: cancel_grace: Optional[float] = None,
+                     timeout: Optional[float] = None) -> TurnResult:
+        """Send a prompt (text, a content block, or a list of them) and wait for the turn to end.
+
+        When the awaiting task is cancelled, the turn is cancelled (``session/cancel``; pending
+        permission requests are answered ``cancelled``) and ``asyncio.CancelledError`` propagates
+        at once; the turn ends within the host's ``cancel_grace``. After ``timeout`` seconds the turn is cancelled the same way and, once it settled
+        (within the host's ``cancel_grace``), ``acp_host.TimeoutError`` is raised — unless the
+        agent's answer in the meantime was not ``cancelled`` (then that result is returned).
+        """
+        content_text, limit = content_json(content), timeout_arg(timeout)
+        try:  # the native call pins the turn's log until `prompt_returned`, whatever happens
+            turn = await self._n.prompt(content_text, aio=True, timeout=limit)  # unasync: async-only
+            # unasync: sync-only: turn = self._n.prompt(content_text, aio=False, cancel_grace=cancel_grace, timeout=limit)
+            return TurnResult._from_native(turn)
         finally:
-            # Back in this task: a stream opened by a task created before this call has run.
+            # In asyncio, back in this task: a stream opened by a task created before this call has run.
             self._n.prompt_returned()
 
     async def cancel(self) -> None:
+        """``session/cancel``: the turn should end ``cancelled``; pending permissions are cancelled."""
         await self._n.cancel(aio=True)
 
-    async def set_mode(self, mode_id: str) -> None:
-        await self._n.set_mode(mode_id, aio=True)
+    async def set_mode(self, mode_id: str, *, timeout: Optional[float] = None) -> None:
+        await self._n.set_mode(mode_id, aio=True, timeout=timeout_arg(timeout))
 
-    def models(self) -> Optional[SessionModels]:
-        """See ``Session.models`` (not awaitable: it reads the session's state)."""
-        return SessionModels._from_json(self._n.models_json())
+    async def set_model(self, model_id: str, *, timeout: Optional[float] = None) -> None:
+        """Switch the session's model (one of ``models().available``): through the ``model``
+        config option, else the legacy ``session/set_model``. An unknown id raises
+        ``InvalidArgumentError``, no model choice ``UnsupportedError`` (nothing is sent)."""
+        await self._n.set_model(model_id, aio=True, timeout=timeout_arg(timeout))
 
-    async def set_model(self, model_id: str) -> None:
-        """See ``Session.set_model``."""
-        await self._n.set_model(model_id, aio=True)
-
-    async def set_config_option(self, config_id: str, value: Any) -> List[SessionConfigOption]:
-        out = await self._n.set_config_option(config_id, _dumps(value, "value"), aio=True)
+    async def set_config_option(self, config_id: str, value: Any, *,
+                                timeout: Optional[float] = None) -> List[SessionConfigOption]:
+        """Set a config option; returns the complete updated option list."""
+        out = await self._n.set_config_option(config_id, _dumps(value, "value"), aio=True, timeout=timeout_arg(timeout))
         return _loads(out, "the session/set_config_option result")  # type: ignore[no-any-return]
 
-    async def close(self) -> None:
-        await self._n.close(aio=True)
+    async def close(self, *, timeout: Optional[float] = None) -> None:
+        """``session/close`` (needs the agent's ``sessionCapabilities.close``; otherwise
+        ``UnsupportedError`` and nothing is sent)."""
+        await self._n.close(aio=True, timeout=timeout_arg(timeout))
 
     def events(self) -> AsyncEventStream:
-        """This session's events: from the session's beginning (``session_opened``, early
-        updates, a load's replay, ...) when created before its first turn ended, from the start
-        of the turn in flight during a later turn, else from now on; ends after its ``session_closed`` (see ``Session.events``)."""
+        """This session's events. Created before the session's first turn ended, the stream
+        begins at the session's beginning — its ``session_opened``, the updates the agent sent
+        before answering the open call, a ``load_session`` replay (``replay=True``), and whatever
+        came since — then continues live, in ``seq`` order; every such call does. Created while a
+        later turn runs, it begins with that turn's ``turn_started``; between turns, from now
+        (``missed`` counts what it lacks). Ends after the session's ``session_closed`` or its agent's exit (at
+        once when that already happened); for a supervised agent, after its close, its
+        ``session_lost``, the agent's ``agent_failed`` or its shutdown (a restart's
+        ``session_closed`` and ``session_opened`` pass through)."""
         return AsyncEventStream(self._n.subscribe())
 
     async def __aenter__(self) -> "AsyncSession":
         return self
 
     async def __aexit__(self, exc_type: Optional[type], exc: Optional[BaseException], tb: object) -> None:
-        """See ``Session.__exit__``."""
+        """Close the session: ``session/close`` when the agent supports it; otherwise it is only
+        forgotten here (the host drops what it kept for the session's streams). Never raises for
+        a session that is already closed or an agent that is gone, and never replaces the block's
+        own exception."""
         try:
             if self._open_at_agent():
                 await self._n.close(aio=True)
@@ -200,65 +127,96 @@ class AsyncSession(SessionBase["AsyncAgent"]):
 
 
 class AsyncAgent(AgentBase["AsyncHost", AsyncSession]):
+    """A running, initialized agent process. ``async with await host.spawn(...) as agent:`` shuts it down."""
+
     __slots__ = ()
     _Session = AsyncSession
 
-    async def authenticate(self, method_id: str) -> None:
-        await self._n.authenticate(method_id, aio=True)
+    async def authenticate(self, method_id: str, *, timeout: Optional[float] = None) -> None:
+        await self._n.authenticate(method_id, aio=True, timeout=timeout_arg(timeout))
 
-    async def terminal_auth(self, method_id: str) -> "AsyncAgent":
-        """See ``Agent.terminal_auth``."""
-        return AsyncAgent(await self._n.terminal_auth(method_id, aio=True), self._host)
+    async def terminal_auth(self, method_id: str, *, timeout: Optional[float] = None) -> "AsyncAgent":
+        """Terminal login: runs the login of ``method_id`` through the host's
+        ``on_terminal_auth``; when it exits 0 this agent is shut down and started again from the
+        same command, and the new agent is returned — retry the call that raised
+        ``AuthRequiredError`` on it (this agent's sessions are gone). A non-zero exit raises
+        ``AuthRequiredError`` and leaves this agent running. ``authenticate`` is never sent."""
+        return AsyncAgent(await self._n.terminal_auth(method_id, aio=True, timeout=timeout), self._host)
 
-    async def logout(self) -> None:
-        """See ``Agent.logout``."""
-        await self._n.logout(aio=True)
+    async def logout(self, *, timeout: Optional[float] = None) -> None:
+        """``logout`` (needs ``agentCapabilities.auth.logout``; otherwise ``UnsupportedError`` and
+        nothing is sent): the agent forgets its credentials; calls that need them raise
+        ``AuthRequiredError`` until ``authenticate`` again."""
+        await self._n.logout(aio=True, timeout=timeout_arg(timeout))
 
-    async def ext_request(self, method: str, params: Any = None) -> Any:
-        """See ``Agent.ext_request``."""
-        return _loads(await self._n.ext_request(method, params_json(params), aio=True), f"the {method} result")
+    async def ext_request(self, method: str, params: Any = None, *, timeout: Optional[float] = None) -> Any:
+        """Send an extension request (a ``_``-prefixed method, e.g. ``"_vendor/thing"``) and return
+        the agent's result. ``params``: any JSON-serialisable value (``None``: ``{}``).
+
+        Any other method raises ``InvalidArgumentError`` (nothing is sent); the agent's JSON-RPC
+        error raises ``AgentError`` (``rpc_code``)."""
+        return _loads(await self._n.ext_request(method, params_json(params), aio=True, timeout=timeout_arg(timeout)),
+                      f"the {method} result")
 
     async def new_session(self, cwd: Optional[PathLike] = None, *, additional_directories: Iterable[PathLike] = (),
-                          mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None) -> AsyncSession:
-        n = await self._n.new_session(session_document(cwd, additional_directories, mcp_servers), aio=True)
+                          mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None,
+                          timeout: Optional[float] = None) -> AsyncSession:
+        """``session/new`` in ``cwd`` (required: an absolute path of an existing directory), also a
+        sandbox root."""
+        n = await self._n.new_session(session_document(cwd, additional_directories, mcp_servers), aio=True,
+                                      timeout=timeout_arg(timeout))
         return AsyncSession(n, self)
 
     async def load_session(self, session_id: str, cwd: Optional[PathLike] = None, *,
                            additional_directories: Iterable[PathLike] = (),
-                           mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None) -> AsyncSession:
-        n = await self._n.load_session(session_id, session_document(cwd, additional_directories, mcp_servers), resume=False, aio=True)
+                           mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None,
+                           timeout: Optional[float] = None) -> AsyncSession:
+        """``session/load``: the agent replays the conversation (events with ``replay=True``;
+        ``session.events()`` starts with them)."""
+        n = await self._n.load_session(session_id, session_document(cwd, additional_directories, mcp_servers), resume=False, aio=True, timeout=timeout_arg(timeout))
         return AsyncSession(n, self)
 
     async def resume_session(self, session_id: str, cwd: Optional[PathLike] = None, *,
                              additional_directories: Iterable[PathLike] = (),
-                             mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None) -> AsyncSession:
-        n = await self._n.load_session(session_id, session_document(cwd, additional_directories, mcp_servers), resume=True, aio=True)
+                             mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None,
+                             timeout: Optional[float] = None) -> AsyncSession:
+        """``session/resume``: reopen without replay."""
+        n = await self._n.load_session(session_id, session_document(cwd, additional_directories, mcp_servers), resume=True, aio=True, timeout=timeout_arg(timeout))
         return AsyncSession(n, self)
 
     async def fork_session(self, session_id: str, cwd: Optional[PathLike] = None, *,
                            additional_directories: Iterable[PathLike] = (),
-                           mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None) -> AsyncSession:
-        """``session/fork`` (unstable): needs ``AsyncHost(unstable=["session/fork"])``."""
-        n = await self._n.fork_session(session_id, session_document(cwd, additional_directories, mcp_servers), aio=True)
+                           mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None,
+                           timeout: Optional[float] = None) -> AsyncSession:
+        """``session/fork`` (unstable in ACP): a new session that starts from ``session_id``'s
+        history. Needs ``AsyncHost(unstable=["session/fork"])`` and the agent's
+        ``sessionCapabilities.fork``; otherwise ``UnsupportedError`` and nothing is sent."""
+        n = await self._n.fork_session(session_id, session_document(cwd, additional_directories, mcp_servers), aio=True, timeout=timeout_arg(timeout))
         return AsyncSession(n, self)
 
-    async def list_sessions(self, cwd: Optional[PathLike] = None, cursor: Optional[str] = None) -> Dict[str, Any]:
+    async def list_sessions(self, cwd: Optional[PathLike] = None, cursor: Optional[str] = None, *,
+                            timeout: Optional[float] = None) -> Dict[str, Any]:
+        """``session/list``: ``{"sessions": [...], "nextCursor": ...}`` (one page)."""
         c = None if cwd is None else os.fspath(cwd)
-        return _loads(await self._n.list_sessions(c, cursor, aio=True), "the session/list result")  # type: ignore[no-any-return]
+        out = await self._n.list_sessions(c, cursor, aio=True, timeout=timeout_arg(timeout))
+        return _loads(out, "the session/list result")  # type: ignore[no-any-return]
 
-    async def close_session(self, session_id: str) -> None:
-        await self._n.close_session(session_id, aio=True)
+    async def close_session(self, session_id: str, *, timeout: Optional[float] = None) -> None:
+        await self._n.close_session(session_id, aio=True, timeout=timeout_arg(timeout))
 
-    async def delete_session(self, session_id: str) -> None:
-        await self._n.delete_session(session_id, aio=True)
+    async def delete_session(self, session_id: str, *, timeout: Optional[float] = None) -> None:
+        await self._n.delete_session(session_id, aio=True, timeout=timeout_arg(timeout))
 
     async def shutdown(self) -> AgentExit:
+        """Stdin EOF → SIGTERM → SIGKILL to the agent's process group; how it ended."""
         info = AgentExit._from_json(await self._n.shutdown(aio=True))
         return info if info is not None else AgentExit(None, None, "")
 
     close = shutdown
 
     def events(self) -> AsyncEventStream:
+        """This agent's events from now on. Ends after its ``agent_exited`` — for a supervised
+        agent, after its ``agent_failed`` or its shutdown: it continues across restarts."""
         return AsyncEventStream(self._n.subscribe())
 
     async def __aenter__(self) -> "AsyncAgent":
@@ -269,26 +227,35 @@ class AsyncAgent(AgentBase["AsyncHost", AsyncSession]):
 
 
 class AsyncPooledSession(PooledSessionBase["AsyncPool", AsyncAgent, AsyncSession]):
-    """See ``PooledSession``: prompts of several tasks queue (first come first served).
-    ``async with await pool.open_session(cwd) as session:`` releases it on leaving the block."""
+    """A session handed out by an ``AsyncPool``, on one of its processes. Its calls are awaitables.
+
+    ``prompt`` while another prompt of this session runs (from another task) waits its turn,
+    first come first served, instead of raising ``BusyError``; ``cancel`` ends the running turn
+    and makes every prompt queued behind it raise ``CancelledError`` (they are never sent).
+    ``async with await pool.open_session(cwd) as session:`` releases it on leaving the block; so does
+    ``release()``, and dropping the object.
+    """
 
     __slots__ = ()
     _Agent = AsyncAgent
     _Session = AsyncSession
 
-    async def prompt(self, content: ContentLike) -> TurnResult:
-        """Send a prompt once the prompts before it are done and wait for its turn. Cancelling the
-        task takes a queued prompt out of the queue (nothing is sent) or abandons the running turn
-        (``session/cancel``); ``asyncio.wait_for(session.prompt(...), timeout)`` for a time
-        limit."""
-        return TurnResult._from_native(await self._n.prompt(content_json(content), aio=True))
+    async def prompt(self, content: ContentLike, *, timeout: Optional[float] = None) -> TurnResult:
+        """Send a prompt (text, a content block, or a list of them) once the prompts before it
+        are done, and wait for its turn to end. ``timeout`` counts the wait in the queue too; when
+        it elapses (or when the awaiting task is cancelled) a queued prompt leaves the queue without being sent and a
+        running turn is abandoned (``session/cancel``), then ``acp_host.TimeoutError`` (or
+        ``asyncio.CancelledError``) is raised. After ``release()``: ``ClosedError``."""
+        return TurnResult._from_native(await self._n.prompt(content_json(content), aio=True, timeout=timeout_arg(timeout)))
 
     async def cancel(self) -> None:
-        """See ``PooledSession.cancel``."""
+        """Cancel the running turn (``session/cancel``; it ends ``cancelled``): every prompt queued
+        behind it then raises ``CancelledError`` without being sent."""
         await self._n.cancel(aio=True)
 
     async def release(self) -> None:
-        """See ``PooledSession.release``."""
+        """Give the session back: ``session/close`` when the agent supports it; in
+        process-per-session mode its process is shut down. Idempotent."""
         await self._n.release(aio=True)
 
     def events(self) -> AsyncEventStream:
@@ -299,7 +266,7 @@ class AsyncPooledSession(PooledSessionBase["AsyncPool", AsyncAgent, AsyncSession
         return self
 
     async def __aexit__(self, exc_type: Optional[type], exc: Optional[BaseException], tb: object) -> None:
-        """See ``PooledSession.__exit__``."""
+        """Release the session; an error doing so is raised only when the block raised none."""
         try:
             await self.release()
         except AcpError:
@@ -308,28 +275,41 @@ class AsyncPooledSession(PooledSessionBase["AsyncPool", AsyncAgent, AsyncSession
 
 
 class AsyncPool(PoolBase["AsyncHost"]):
-    """See ``Pool``. ``async with host.pool(...) as pool:`` shuts it down on leaving the block."""
+    """Agents of one command, started ahead and shared out as sessions (``host.pool(...)``).
+
+    ``open_session`` takes a process with room (shared mode), else a warm spare, else starts a new
+    process while under ``max_agents``, else raises ``BusyError`` at once. ``async with host.pool(...) as
+    pool:`` shuts every process of the pool down on leaving the block; so does ``AsyncHost.close()``.
+    """
 
     __slots__ = ()
 
     async def open_session(self, cwd: Optional[PathLike] = None, *, additional_directories: Iterable[PathLike] = (),
-                           mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None) -> AsyncPooledSession:
-        """See ``Pool.open_session`` (a session opened for a cancelled task is released)."""
-        self._host._bind_loop()
-        n = await self._n.open_session(session_document(cwd, additional_directories, mcp_servers),
-                                       aio=True)
+                           mcp_servers: Optional[Sequence[Mapping[str, Any]]] = None,
+                           timeout: Optional[float] = None) -> AsyncPooledSession:
+        """A session (``session/new`` in ``cwd``, an absolute path) on a pooled
+        process. ``BusyError`` when the pool is at ``max_agents`` and none has room,
+        ``ClosedError`` once it is shut down, ``SpawnError`` / ``AgentExitedError`` when a process
+        needed for it cannot start. ``timeout`` bounds the whole call (a session opened
+        nonetheless, or for a cancelled task, is released)."""
+        self._host._bind_loop()  # unasync: async-only
+        n = await self._n.open_session(session_document(cwd, additional_directories, mcp_servers), aio=True,
+                                       timeout=timeout_arg(timeout))
         return AsyncPooledSession(n, self)
 
     async def ready(self, timeout: Optional[float] = None) -> None:
-        """See ``Pool.ready``."""
+        """Wait until the warm spares are started and initialized (or the pool is at its cap).
+        Raises the error of a spare that could not start (``SpawnError``, ...), ``ClosedError``
+        once shut down, ``acp_host.TimeoutError`` after ``timeout`` seconds."""
         await self._n.ready(aio=True, timeout=timeout_arg(timeout))
 
     async def shutdown(self) -> None:
-        """See ``Pool.shutdown``."""
+        """End every process of the pool (spares, idle and busy ones: their sessions end) and stop
+        starting new ones; ``open_session`` then raises ``ClosedError``. Idempotent."""
         await self._n.shutdown(aio=True)
 
     close = shutdown
-    aclose = shutdown
+    aclose = shutdown  # unasync: async-only
 
     async def __aenter__(self) -> "AsyncPool":
         return self
@@ -339,11 +319,59 @@ class AsyncPool(PoolBase["AsyncHost"]):
 
 
 class AsyncHost(HostBase[AsyncAgent]):
-    """The asyncio twin of ``Host`` (same arguments). ``async with AsyncHost(...) as host:``."""
+    """Runs ACP agents: spawns them, streams their events, answers their permission requests
+    (and their elicitations, with ``on_elicitation``).
+
+    ``on_permission``: a function or coroutine function ``(PermissionRequest) -> option id | None``
+    (``None`` denies; exceptions, other answers and ``permission_timeout`` deny), or ``"manual"``
+    (answer ``permission_requested`` events with ``respond_permission``). ``policy``: a preset
+    (``"deny-all"`` — the default without a handler —, ``"read-only"``, ``"ask"``), a policy
+    document (dict or JSON text; docs/PERMISSIONS.md) or a path to one. ``roots``: extra sandbox
+    roots for the agents' ``fs/*`` and ``terminal/*`` requests (each session's cwd is one).
+    ``fs`` / ``terminal``: ``True`` (the built-in sandboxed services), ``False`` (not served, not
+    advertised), or a handler (``FsHandler`` / ``TerminalHandler``) that serves them instead.
+
+    ``on_ext_request``: a function or coroutine function ``(method, params) -> result`` serving
+    the agents' extension requests (``_``-prefixed methods); the returned JSON-serialisable value
+    is the result. Raise ``acp_host.ServiceError`` to answer with that JSON-RPC error; any other
+    exception answers -32603. Without it such requests are answered -32601 (method not found).
+
+    ``on_elicitation``: a function or coroutine function ``(ElicitationRequest) -> answer``
+    (``{"action": "accept", "content": {...}}``, ``{"action": "decline"}``,
+    ``{"action": "cancel"}``; exceptions, other answers, content that does not match the form's
+    schema and ``elicitation_timeout`` answer ``cancel``), or ``"manual"`` (answer
+    ``elicitation_requested`` events with ``respond_elicitation``). ``elicitation_modes``: the
+    modes it renders, ``"form"`` and/or ``"url"`` (default both); only those are advertised.
+    Without ``on_elicitation`` elicitation is not advertised and agents' requests are refused.
+
+    ``unstable``: unstable ACP methods to opt into (``["session/fork"]`` enables
+    ``AsyncAgent.fork_session``); any other name raises ``ConfigError``. ``coalesce_tool_call_updates``:
+    merge a ``tool_call_update`` into the previous event when that is a not-yet-pulled update of
+    the same tool call (docs/EVENTS.md). ``stderr_tail_bytes``: the agent stderr kept for exit
+    errors (default 64 KiB). ``events=False``: no events are queued at all, for scripts that only
+    use return values (every ``events()`` stream ends at once).
+
+    Every option of docs/OPTIONS.md is a keyword here, in snake_case (``max_line_bytes``,
+    ``event_queue_bytes``, ``fs_limits={"max_read_bytes": ...}``, ...); a ``…_ms`` option is also
+    taken in seconds without the suffix (``request_timeout=120.0``; not both). The core checks
+    them: one it refuses, or an unknown keyword, raises ``ConfigError`` whose ``path`` is the
+    canonical field path (``maxLineBytes``, ``roots[1]``; a bad policy is its subclass
+    ``PolicyError``). Paths must be absolute (a relative one is refused, not resolved).
+
+    ``log_level`` (``"error"``, ``"warn"``, ``"info"``, ``"debug"``, ``"trace"``; default: none,
+    no record is made): the host's log records at that level and above go to the ``logging``
+    logger ``acp_host.<part>`` (``acp_host.spawn``, ``acp_host.permission``, ...), in order, on the
+    host's ``acp-host-log`` thread (never the caller's, never one of the host's own); see
+    ``dropped_log_records``. ``progress_events=True``: ``progress`` events for the slow steps of
+    an agent's start (``Progress.from_dict(ev.data)``).
+
+    ``async with AsyncHost(...) as host:`` closes it: every agent is shut down, process groups included.
+    Hosts still open at interpreter exit are closed then.
+    """
 
     _Agent = AsyncAgent
 
-    def _bind_loop(self) -> None:
+    def _bind_loop(self) -> None:  # unasync: async-only
         try:
             self._n.set_loop(asyncio.get_running_loop())
         except RuntimeError:
@@ -351,19 +379,39 @@ class AsyncHost(HostBase[AsyncAgent]):
 
     async def spawn(self, command: Union[str, Sequence[str], AgentSpec, None] = None, *,
                     args: Optional[Sequence[str]] = None, cwd: Optional[PathLike] = None,
-                    env: Optional[Mapping[str, Optional[str]]] = None, restart: RestartLike = None) -> AsyncAgent:
-        """See ``Host.spawn`` (``command`` may be an ``AgentSpec``; ``restart`` supervises the agent)."""
-        self._bind_loop()
-        n = await self._n.spawn(agent_document(command, args, env, cwd, restart), aio=True)
+                    env: Optional[Mapping[str, Optional[str]]] = None, timeout: Optional[float] = None,
+                    restart: RestartLike = None) -> AsyncAgent:
+        """Start ``command`` (``[program, *args]``, or an ``AgentSpec`` such as a registry
+        resolution's ``spec``; no shell) and perform the ACP handshake.
+
+        ``env`` overlays the inherited environment (and an ``AgentSpec``'s env; ``None`` removes a
+        variable). ``timeout`` bounds the start and the handshake (an agent given up on is shut
+        down). ``restart``: supervise the agent — a ``RestartPolicy`` or its JSON form
+        (``{"maxRestarts": 5, "backoffMs": 100}``); it replaces an ``AgentSpec``'s ``restart``. A
+        supervised agent whose process dies is started again with its sessions reopened, and this
+        ``AsyncAgent`` and its ``AsyncSession`` objects keep working (README: Supervised agents). A policy
+        that cannot be used raises ``ConfigError`` and nothing is started.
+        """
+        self._bind_loop()  # unasync: async-only
+        spec = agent_document(command, args, env, cwd, restart)
+        n = await self._n.spawn(spec, aio=True, timeout=timeout_arg(timeout))
         return AsyncAgent(n, self)
 
-    async def connect(self, stream: Any, writer: Any = None) -> AsyncAgent:
-        """See ``Host.connect``: a ``socket.socket``, a pair of asyncio streams
-        (``asyncio.StreamReader``, ``asyncio.StreamWriter``; bridged by tasks on this loop), or
-        a pair of binary file objects (bridged by threads)."""
-        self._bind_loop()
+    async def connect(self, stream: Any, writer: Any = None, *, timeout: Optional[float] = None) -> AsyncAgent:
+        """Speak ACP over a stream you already have, instead of starting a process: a connected
+        ``socket.socket`` (``host.connect(sock)``; the host uses a duplicate of its descriptor,
+        your object stays yours to close), or a pair of binary file objects —
+        ``host.connect(reader, writer)``, e.g. an SSH channel's, or a container's stdout and
+        stdin (``reader.read1``/``recv``/``read(n)``, ``writer.write(bytes)``; both are closed
+        when the connection ends), or a pair of asyncio streams (``asyncio.StreamReader``,
+        ``asyncio.StreamWriter``; bridged by tasks on this loop). Then the ACP handshake, as for ``spawn`` (``timeout`` bounds
+        it). Every guarantee of a spawned agent holds except process containment (there is no
+        process to contain): ordering, backpressure (the stream is read only as fast as the host
+        takes the messages), timeouts, and a peer that goes away fails a pending call at once
+        with ``AgentExitedError``. ``agent.shutdown()`` closes the connection."""
+        self._bind_loop()  # unasync: async-only
         bridge = await bridge_async(stream, writer)
-        return AsyncAgent(await self._n.connect_bridge(bridge, aio=True), self)
+        return AsyncAgent(await self._n.connect_bridge(bridge, aio=True, timeout=timeout_arg(timeout)), self)
 
     def pool(self, command: Union[str, Sequence[str], AgentSpec], *, mode: Optional[PoolMode] = None,
              max_sessions_per_agent: Optional[int] = None, warm_spares: Optional[int] = None,
@@ -371,33 +419,57 @@ class AsyncHost(HostBase[AsyncAgent]):
              idle_timeout_ms: Union[Optional[int], NotGiven] = UNSET, restart: RestartLike = None,
              cwd: Optional[PathLike] = None, env: Optional[Mapping[str, Optional[str]]] = None,
              args: Optional[Sequence[str]] = None, **settings: Any) -> AsyncPool:
-        """See ``Host.pool`` (not awaitable: the pool starts its spares in the background;
-        ``await pool.ready()`` waits for them)."""
-        self._bind_loop()
+        """A pool of agents started from ``command`` (as for ``spawn``; ``env``, ``cwd`` and
+        ``restart`` too) that hands out sessions (README: Pools). Returns at once (not awaitable); the warm
+        spares start in the background (``await pool.ready()`` waits for them).
+
+        ``mode``: ``"process-per-session"`` (each session its own process, shut down when the
+        session is released) or ``"shared"`` (up to ``max_sessions_per_agent`` sessions per
+        process, default 8; the least loaded one first). ``warm_spares``: processes kept started
+        and initialized. ``max_agents``: live processes at most (spares and starting ones count).
+        ``idle_timeout``: seconds a shared process without sessions is kept (``None``: forever).
+        Settings that cannot be used raise ``ConfigError`` (``path``: the core's, e.g.
+        ``pool.maxAgents``, ``pool.warmSpares``) and nothing is started (docs/OPTIONS.md).
+        """
+        self._bind_loop()  # unasync: async-only
         named = given({"mode": mode, "max_sessions_per_agent": max_sessions_per_agent, "warm_spares": warm_spares,
                        "max_agents": max_agents, "idle_timeout": idle_timeout, "idle_timeout_ms": idle_timeout_ms})
         n = self._n.pool(agent_document(command, args, env, cwd, restart), pool_document({**named, **settings}))
         return AsyncPool(n, self)
 
     async def respond_permission(self, request_id: int, option_id: Optional[str]) -> None:
+        """Answer a pending request: an offered option id, or ``None`` to deny.
+
+        An id that was not offered denies (and raises); an already resolved request raises
+        ``AlreadyResolvedError``; an unknown one ``NotFoundError``.
+        """
         await self._n.respond_permission(request_id, option_id, aio=True)
 
     async def respond_elicitation(self, request_id: int, answer: ElicitationAnswer) -> None:
-        """See ``Host.respond_elicitation``."""
+        """Answer a pending elicitation: ``{"action": "accept", "content": {...}}`` (form values,
+        or consent to open the URL), ``{"action": "decline"}`` or ``{"action": "cancel"}``.
+
+        Content that does not match the form's schema, or an answer that is not one of these,
+        cancels the request and raises ``InvalidArgumentError``; an already resolved request raises
+        ``AlreadyResolvedError``; an unknown one ``NotFoundError``.
+        """
         text, problem = answer_json(answer)
         await self._n.respond_elicitation(request_id, text, problem, aio=True)
 
     def events(self) -> AsyncEventStream:
-        """Every event of the host from now on: ``async for ev in host.events()``."""
+        """Every event of the host from now on, in ``seq`` order (docs/EVENTS.md)."""
         return AsyncEventStream(self._n.subscribe())
 
     async def close(self) -> None:
+        """Shut every pool and every agent down and end the event streams. Idempotent. With
+        ``log_level``, returns once the shutdown's log records were handed to ``logging`` (waiting
+        at most 5 s for the handlers)."""
         await self._n.close(aio=True)
 
-    aclose = close
+    aclose = close  # unasync: async-only
 
     async def __aenter__(self) -> "AsyncHost":
-        self._bind_loop()
+        self._bind_loop()  # unasync: async-only
         return self
 
     async def __aexit__(self, *exc: object) -> None:

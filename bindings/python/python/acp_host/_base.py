@@ -2,8 +2,9 @@
 
 Each class here holds the members that do not wait for the agent: the native handle, the
 properties and lookups read from it, ``__repr__``, and ``Host``'s option list. A twin adds only
-its calls — blocking with ``timeout=`` in ``_host.py``, awaitables in ``_aio.py`` — and builds its
-own kind of related object through the class attributes ``_Session`` / ``_Agent``.
+its calls — awaitables in ``_aio.py``, and their blocking rewrite in ``_host.py``, generated from
+it by scripts/unasync.py — and builds its own kind of related object through the class attributes
+``_Session`` / ``_Agent``.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from ._common import (
 from ._errors import _loads
 from ._options import UNSET, NotGiven, given, host_document
 from ._schema import AgentCapabilities, AuthMethod
-from ._types import AgentExit, ElicitationRequest, PermissionRequest, PoolStats, SessionState
+from ._types import AgentExit, ElicitationRequest, PermissionRequest, PoolStats, SessionModels, SessionState
 
 PermissionHandler = Callable[[PermissionRequest], Any]
 #: ``on_elicitation``: ``(ElicitationRequest) -> ElicitationAnswer`` (or a coroutine function).
@@ -80,6 +81,13 @@ class SessionBase(Generic[AgentT]):
     def state(self) -> SessionState:
         """A snapshot: modes, config options, merged tool calls, plan, usage, title, ..."""
         return SessionState._from_json(self._n.state_json())
+
+    def models(self) -> Optional[SessionModels]:
+        """The models the agent offers for this session and the current one (from its config
+        option of category ``model``, else the legacy ``models`` of the session/new, load or resume
+        response), or ``None`` when the agent offers no model choice. Not awaitable in asyncio
+        either: it reads the session's state."""
+        return SessionModels._from_json(self._n.models_json())
 
     def _open_at_agent(self) -> bool:
         return self._agent._n.session(self.id) is not None
