@@ -104,7 +104,9 @@ impl Host {
         let config = config(&options.unwrap_or_default(), handlers)?;
         let _enter = rt().enter();
         let host = acp_host::Host::new(config);
-        let hub = host.events().map(|s| EventHub::start(s, host.config()));
+        let hub = host
+            .events()
+            .map(|s| EventHub::start(s, host.config(), rt().handle()));
         Ok(Arc::new(Host {
             host,
             hub,

@@ -310,25 +310,33 @@ impl Shared {
 }
 
 impl EventHub {
-    /// Start pumping the host's stream (spawns a task: call it inside a tokio runtime).
-    pub fn start(stream: EventStream, config: &HostConfig) -> EventHub {
-        let hub = EventHub::with_limits(HubLimits::from_config(config));
-        let shared = hub.shared.clone();
-        tokio::spawn(async move {
-            let mut buf = Vec::with_capacity(PUMP_BATCH);
-            while stream.next_batch(&mut buf, PUMP_BATCH).await > 0 {
-                for ev in buf.drain(..) {
-                    shared.put(Arc::new(ev)).await;
-                }
-            }
-            shared.lock().ended = true;
-            shared.wake();
-        });
+    /// A hub over the host's stream, pumped by a task spawned on `runtime`.
+    pub fn start(
+        stream: EventStream,
+        config: &HostConfig,
+        runtime: &tokio::runtime::Handle,
+    ) -> EventHub {
+        let hub = EventHub::new(HubLimits::from_config(config));
+        let pump = hub.clone();
+        runtime.spawn(async move { pump.pump(stream).await });
         hub
     }
 
-    /// A hub fed by [`EventHub::feed`] and [`EventHub::end`] instead of a host (tests, replays).
-    pub fn with_limits(limits: HubLimits) -> EventHub {
+    /// Move everything `stream` yields into the readers, then end them (what [`EventHub::start`]
+    /// runs; for embedders that run it on a task of their own).
+    pub async fn pump(&self, stream: EventStream) {
+        let mut buf = Vec::with_capacity(PUMP_BATCH);
+        while stream.next_batch(&mut buf, PUMP_BATCH).await > 0 {
+            for ev in buf.drain(..) {
+                self.shared.put(Arc::new(ev)).await;
+            }
+        }
+        self.end();
+    }
+
+    /// A hub without a pump: fed by [`EventHub::feed`] or [`EventHub::pump`], ended by
+    /// [`EventHub::end`].
+    pub fn new(limits: HubLimits) -> EventHub {
         let limits = HubLimits {
             max_events: limits.max_events.max(1),
             max_bytes: limits.max_bytes.max(1),

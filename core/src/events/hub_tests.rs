@@ -58,7 +58,7 @@ async fn settle() {
 
 #[tokio::test]
 async fn every_reader_sees_the_one_order() {
-    let hub = EventHub::with_limits(limits(100, 100));
+    let hub = EventHub::new(limits(100, 100));
     let host = hub.take_host().expect("first take");
     assert!(hub.take_host().is_none(), "the host reader is taken once");
     let all = hub.subscribe(Scope::All);
@@ -93,7 +93,7 @@ async fn every_reader_sees_the_one_order() {
 
 #[tokio::test]
 async fn late_session_reader_starts_at_the_session_beginning() {
-    let hub = EventHub::with_limits(limits(100, 100));
+    let hub = EventHub::new(limits(100, 100));
     let opened = ev(1, Some("s"), EventKind::SessionOpened, None);
     let first = opened.seq;
     feed_all(&hub, vec![opened, update(1, "s"), update(1, "s")])
@@ -114,7 +114,7 @@ async fn late_session_reader_starts_at_the_session_beginning() {
 
 #[tokio::test]
 async fn overflowed_history_reports_what_it_left_out() {
-    let hub = EventHub::with_limits(limits(100, 4));
+    let hub = EventHub::new(limits(100, 4));
     let events: Vec<Event> = std::iter::once(ev(1, Some("s"), EventKind::SessionOpened, None))
         .chain((0..9).map(|_| update(1, "s")))
         .collect();
@@ -129,7 +129,7 @@ async fn overflowed_history_reports_what_it_left_out() {
 
 #[tokio::test]
 async fn slow_session_reader_holds_the_pump_and_loses_nothing() {
-    let hub = EventHub::with_limits(limits(100, 4));
+    let hub = EventHub::new(limits(100, 4));
     let reader = hub.session(1, "s");
     let events: Vec<Event> = (0..12).map(|_| update(1, "s")).collect();
     let want: Vec<u64> = events.iter().map(|e| e.seq).collect();
@@ -150,7 +150,7 @@ async fn slow_session_reader_holds_the_pump_and_loses_nothing() {
 
 #[tokio::test]
 async fn full_host_and_live_readers_make_the_pump_wait() {
-    let hub = EventHub::with_limits(limits(2, 100));
+    let hub = EventHub::new(limits(2, 100));
     let host = hub.take_host().expect("taken");
     let live = hub.subscribe(Scope::All);
     let events: Vec<Event> = (0..6)
@@ -181,7 +181,7 @@ async fn full_host_and_live_readers_make_the_pump_wait() {
 
 #[tokio::test]
 async fn a_dropped_reader_frees_its_hold() {
-    let hub = EventHub::with_limits(limits(2, 2));
+    let hub = EventHub::new(limits(2, 2));
     let live = hub.subscribe(Scope::Agent(1));
     let sess = hub.session(1, "s");
     let feeding = feed_all(&hub, (0..10).map(|_| update(1, "s")).collect());
@@ -201,7 +201,7 @@ async fn a_dropped_reader_frees_its_hold() {
 
 #[tokio::test]
 async fn the_host_reader_before_it_is_taken_drops_the_oldest_and_counts() {
-    let hub = EventHub::with_limits(limits(3, 100));
+    let hub = EventHub::new(limits(3, 100));
     let events: Vec<Event> = (0..10)
         .map(|i| ev(i, None, EventKind::AgentReady, None))
         .collect();
@@ -227,7 +227,7 @@ async fn the_host_reader_before_it_is_taken_drops_the_oldest_and_counts() {
 
 #[tokio::test]
 async fn session_reader_ends_after_session_closed() {
-    let hub = EventHub::with_limits(limits(10, 10));
+    let hub = EventHub::new(limits(10, 10));
     let r = hub.session(1, "s");
     feed_all(
         &hub,
@@ -249,7 +249,7 @@ async fn session_reader_ends_after_session_closed() {
 
 #[tokio::test]
 async fn closed_sessions_are_kept_bounded() {
-    let hub = EventHub::with_limits(limits(10, 3));
+    let hub = EventHub::new(limits(10, 3));
     let mut events = Vec::new();
     for i in 0..(CLOSED_KEPT + 40) {
         let s = format!("s{i}");
@@ -276,7 +276,7 @@ async fn closed_sessions_are_kept_bounded() {
 
 #[tokio::test]
 async fn turn_delivered_without_readers_needs_only_the_pump() {
-    let hub = EventHub::with_limits(limits(10, 10));
+    let hub = EventHub::new(limits(10, 10));
     let waiting = {
         let hub = hub.clone();
         tokio::spawn(async move { hub.turn_delivered(1, "s", 7).await })
@@ -295,7 +295,7 @@ async fn turn_delivered_without_readers_needs_only_the_pump() {
 
 #[tokio::test]
 async fn turn_delivered_waits_for_every_open_reader_to_hand_it_on() {
-    let hub = EventHub::with_limits(limits(10, 10));
+    let hub = EventHub::new(limits(10, 10));
     let reader = hub.session(1, "s");
     feed_all(
         &hub,
@@ -323,7 +323,7 @@ async fn turn_delivered_waits_for_every_open_reader_to_hand_it_on() {
 async fn turn_delivered_fails_typed_when_a_reader_stalls() {
     let mut l = limits(10, 10);
     l.stall = Some(Duration::from_millis(100));
-    let hub = EventHub::with_limits(l);
+    let hub = EventHub::new(l);
     let _stuck = hub.session(1, "s");
     feed_all(&hub, vec![ev(1, Some("s"), EventKind::TurnEnded, Some(3))])
         .await
@@ -337,7 +337,7 @@ async fn turn_delivered_fails_typed_when_a_reader_stalls() {
 
 #[tokio::test]
 async fn a_flood_nobody_reads_stays_bounded() {
-    let hub = EventHub::with_limits(HubLimits {
+    let hub = EventHub::new(HubLimits {
         max_events: 50,
         max_bytes: 4096,
         history_events: 100,
@@ -368,7 +368,7 @@ fn blocking_pulls_wait_time_out_and_end() {
         .enable_all()
         .build()
         .expect("runtime");
-    let hub = EventHub::with_limits(limits(10, 10));
+    let hub = EventHub::new(limits(10, 10));
     let reader = hub.session(1, "s");
     let got = reader.blocking_next_batch(10, Some(Duration::from_millis(30)));
     assert!(got.is_some_and(|v| v.is_empty()), "timed out");
@@ -381,4 +381,16 @@ fn blocking_pulls_wait_time_out_and_end() {
     let got = reader.blocking_next_batch(10, None).expect("one event");
     assert_eq!(got.len(), 1);
     assert!(reader.blocking_next_batch(10, None).is_none(), "ended");
+}
+
+#[tokio::test]
+async fn a_hub_over_a_host_ends_with_the_hosts_stream() {
+    let host = crate::Host::new(crate::HostConfig::default());
+    let stream = host.events().expect("first call");
+    let hub = EventHub::start(stream, host.config(), &tokio::runtime::Handle::current());
+    let reader = hub.take_host().expect("taken");
+    host.close_events();
+    let got = tokio::time::timeout(Duration::from_secs(5), reader.next_batch(10)).await;
+    assert!(got.is_ok_and(|v| v.is_empty()), "ended");
+    assert!(hub.is_ended() && reader.is_ended());
 }
