@@ -20,7 +20,7 @@
 //! has to read them, else the pump waits. While the pump waits the core's queue fills and the
 //! agents are no longer read (docs/EVENTS.md, "Backpressure"): nothing is lost silently. A reader
 //! that is dropped frees whatever it held up. Closed sessions keep their history for late readers,
-//! at most [`CLOSED_KEPT`] of them.
+//! at most [`CLOSED_KEPT`] of them; histories of sessions never opened, at most [`STRAYS_KEPT`].
 //!
 //! Pulls come in three shapes over one state: async ([`HubReader::next_batch`]), blocking with a
 //! timeout for threads outside any runtime ([`HubReader::blocking_next_batch`]) and non-blocking
@@ -37,6 +37,10 @@ use crate::host::{EventStream, HostConfig};
 
 /// Closed sessions whose history is kept for late readers (older ones are forgotten).
 pub const CLOSED_KEPT: usize = 64;
+/// Histories of sessions never opened (updates an agent sent for a session id the host does not
+/// know are still delivered) kept while nobody reads them: an agent that makes up ids cannot
+/// make the hub keep a history per id.
+pub const STRAYS_KEPT: usize = 64;
 /// Turn ends remembered per session (a prompt looks its own up right after it returns).
 const TURN_ENDS_KEPT: usize = 64;
 /// Events the pump takes from the core at once.
@@ -150,6 +154,8 @@ struct History {
     turn_ends: VecDeque<(u64, u64)>,
     readers: HashMap<u64, Cursor>,
     closed: bool,
+    /// Its `session_opened` was seen.
+    opened: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -172,6 +178,8 @@ struct State {
     live: HashMap<u64, LiveReader>,
     sessions: HashMap<Key, History>,
     closed: VecDeque<Key>,
+    /// Sessions whose history began without a `session_opened`, oldest first.
+    strays: VecDeque<Key>,
     next_reader: u64,
     /// The core's stream ended (the host shut down and everything was pumped).
     ended: bool,
@@ -257,7 +265,15 @@ impl Shared {
         }
         let Some(id) = ev.session.clone() else { return };
         let key = (ev.agent, id);
-        let log = s.sessions.entry(key.clone()).or_default();
+        let log = match s.sessions.entry(key.clone()) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                if ev.kind != EventKind::SessionOpened {
+                    s.strays.push_back(key.clone());
+                }
+                e.insert(History::default())
+            }
+        };
         if ev.kind == EventKind::TurnEnded
             && let Some(turn) = ev.turn
         {
@@ -268,12 +284,24 @@ impl Shared {
         }
         match ev.kind {
             EventKind::SessionClosed => log.closed = true,
-            EventKind::SessionOpened => log.closed = false,
+            EventKind::SessionOpened => {
+                log.closed = false;
+                log.opened = true;
+            }
             _ => {}
         }
         let closed = log.closed;
         log.bytes += size(&ev);
         log.events.push_back(ev);
+        while s.strays.len() > STRAYS_KEPT {
+            if let Some(old) = s.strays.pop_front()
+                && s.sessions
+                    .get(&old)
+                    .is_some_and(|l| !l.opened && l.readers.is_empty())
+            {
+                s.sessions.remove(&old);
+            }
+        }
         if closed {
             s.closed.retain(|k| *k != key);
             s.closed.push_back(key);

@@ -394,3 +394,26 @@ async fn a_hub_over_a_host_ends_with_the_hosts_stream() {
     assert!(got.is_ok_and(|v| v.is_empty()), "ended");
     assert!(hub.is_ended() && reader.is_ended());
 }
+
+#[tokio::test]
+async fn made_up_session_ids_do_not_pile_up_histories() {
+    let hub = EventHub::new(limits(10, 10));
+    let opened = ev(1, Some("real"), EventKind::SessionOpened, None);
+    let mut events = vec![opened];
+    for i in 0..5_000 {
+        events.push(update(1, &format!("made-up-{i}")));
+    }
+    events.push(update(1, "real"));
+    feed_all(&hub, events).await.expect("fed");
+    let st = hub.shared.lock();
+    assert!(
+        st.sessions.len() <= STRAYS_KEPT + 1,
+        "{} kept",
+        st.sessions.len()
+    );
+    assert_eq!(
+        st.sessions[&(1, Arc::from("real"))].events.len(),
+        2,
+        "an opened session stays"
+    );
+}
