@@ -44,7 +44,7 @@ pub use elicitation::{
     ElicitationRequest,
 };
 pub use error::{Error, ExitInfo, Result};
-pub use events::{DecodeNote, Decoded, Event, EventKind, Payload};
+pub use events::{DecodeNote, Decoded, Event, EventHub, EventKind, HubReader, Payload};
 pub use host::{ClientInfo, EventStream, Host, HostConfig};
 pub use orchestration::{Pool, PoolConfig, PoolMode, PoolStats, PooledSession, RestartPolicy};
 pub use permission::{

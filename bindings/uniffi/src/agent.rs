@@ -6,9 +6,9 @@ use serde_json::Value;
 
 use crate::error::AcpError;
 use crate::events::SessionEventStream;
-use crate::hub::Hub;
 use crate::options::SessionOptions;
 use crate::runtime::on_rt;
+use acp_host::EventHub;
 
 /// How a prompt turn ended: the core's one result shape (`turn`, `stopReason`, `usage`, `raw`,
 /// `text`, `thought`, `textTruncated`), JSON values as JSON text; `json` is the whole result as
@@ -80,14 +80,14 @@ pub struct Agent {
     agent: acp_host::Agent,
     /// The host's list of the agents it owns (a relaunched agent joins it).
     owned: Arc<Mutex<Vec<acp_host::Agent>>>,
-    hub: Option<Arc<Hub>>,
+    hub: Option<EventHub>,
 }
 
 impl Agent {
     pub(crate) fn new(
         agent: acp_host::Agent,
         owned: Arc<Mutex<Vec<acp_host::Agent>>>,
-        hub: Option<Arc<Hub>>,
+        hub: Option<EventHub>,
     ) -> Agent {
         Agent { agent, owned, hub }
     }
@@ -286,26 +286,35 @@ impl Agent {
 #[derive(Debug, uniffi::Object)]
 pub struct Session {
     session: acp_host::Session,
-    hub: Option<Arc<Hub>>,
+    hub: Option<EventHub>,
 }
 
 impl Session {
-    pub(crate) fn wrap(session: acp_host::Session, hub: Option<Arc<Hub>>) -> Arc<Session> {
+    pub(crate) fn wrap(session: acp_host::Session, hub: Option<EventHub>) -> Arc<Session> {
         Arc::new(Session { session, hub })
     }
 }
 
 /// A turn's result once its events reached the session's open streams (docs: the ordering
-/// contract; `Hub::delivered`).
+/// contract; `EventHub::turn_delivered`).
 pub(crate) async fn settled(
     turn: acp_host::Result<acp_host::TurnResult>,
     session: &acp_host::Session,
-    hub: Option<Arc<Hub>>,
+    hub: Option<EventHub>,
 ) -> Result<TurnResult, AcpError> {
     let turn = turn?;
     if let Some(hub) = hub {
-        hub.delivered(session.agent().id(), session.id(), turn.turn)
-            .await?;
+        let delivered = hub.turn_delivered(session.agent().id(), session.id(), turn.turn);
+        if let Err(acp_host::Error::EventsStalled { waited_ms }) = delivered.await {
+            // Kotlin's usual cause: a prompt awaited inside its own session's collector.
+            return Err(AcpError::EventsStalled {
+                detail: format!(
+                    "turn {} ended, but an open event stream of its session took nothing for {waited_ms} ms (a prompt awaited inside that session's own collector waits for itself: launch it instead)",
+                    turn.turn
+                ),
+                data: None,
+            });
+        }
     }
     Ok(turn.into())
 }
@@ -340,10 +349,8 @@ impl Session {
     /// has handed on the turn's `turn_ended`. `Unsupported` when events are disabled.
     pub fn event_stream(&self) -> Result<Arc<SessionEventStream>, AcpError> {
         match &self.hub {
-            Some(hub) => Ok(Arc::new(SessionEventStream::open(
-                hub.clone(),
-                self.session.agent().id(),
-                self.session.id().to_owned(),
+            Some(hub) => Ok(Arc::new(SessionEventStream::new(
+                hub.session(self.session.agent().id(), self.session.id()),
             ))),
             None => Err(AcpError::Unsupported {
                 detail: "events are disabled (events = false)".into(),

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use crate::hub::Hub;
 use crate::runtime::on_rt;
+use acp_host::HubReader;
 
 /// One event of the envelope in docs/EVENTS.md. `data` is the payload as JSON text (for
 /// protocol-derived events the ACP JSON exactly as the agent sent it).
@@ -195,24 +195,41 @@ fn block_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Block>
     Ok(serde_json::from_value(v).ok())
 }
 
+// The core's host reader (`acp_host::EventHub`).
 /// The host's single event stream ([`crate::Host::event_stream`]).
 #[derive(Debug, uniffi::Object)]
 pub struct EventStream {
-    hub: Arc<Hub>,
+    reader: Arc<HubReader>,
 }
 
 impl EventStream {
-    pub(crate) fn new(hub: Arc<Hub>) -> EventStream {
-        EventStream { hub }
+    pub(crate) fn new(reader: HubReader) -> EventStream {
+        EventStream {
+            reader: Arc::new(reader),
+        }
     }
 }
 
 impl Drop for EventStream {
     /// Closing the stream (a Kotlin collection that ended) drops later events, so a reader that
-    /// went away never stalls the agents.
+    /// went away never stalls the agents (also while a pull is still in flight).
     fn drop(&mut self) {
-        self.hub.close_host();
+        self.reader.close();
     }
+}
+
+/// Up to `max` (1 when 0) events of `reader`, waiting for at least one; empty once it ended.
+async fn pull(reader: &Arc<HubReader>, max: u32) -> Vec<RawEvent> {
+    let reader = reader.clone();
+    on_rt(async move {
+        reader
+            .next_batch((max as usize).max(1))
+            .await
+            .iter()
+            .map(|e| RawEvent::from_core(e))
+            .collect()
+    })
+    .await
 }
 
 #[uniffi::export]
@@ -220,27 +237,18 @@ impl EventStream {
     /// Wait for the next events: at least one, at most `max` (1 when 0). Empty only when the
     /// stream ended (the host was shut down and everything was delivered).
     pub async fn next_batch(&self, max: u32) -> Vec<RawEvent> {
-        let limit = (max as usize).max(1);
-        let hub = self.hub.clone();
-        on_rt(async move {
-            hub.next_host(limit)
-                .await
-                .iter()
-                .map(|e| RawEvent::from_core(e))
-                .collect()
-        })
-        .await
+        pull(&self.reader, max).await
     }
 
     /// How many events were dropped because they arrived before the stream was taken and the
     /// buffer that holds them (as large as the core's queue) was full.
     pub fn dropped_before_taken(&self) -> u64 {
-        self.hub.host_dropped()
+        self.reader.dropped()
     }
 
     /// True once the stream ended and everything was delivered.
     pub fn is_ended(&self) -> bool {
-        self.hub.host_ended()
+        self.reader.is_ended()
     }
 }
 
@@ -249,25 +257,17 @@ impl EventStream {
 /// then the first event's `dropped` says how many were left out), then live, until its
 /// `session_closed` or the host's end. While it is open, `prompt` returns only after it has
 /// handed on the turn's `turn_ended`.
+// The core's session reader (`acp_host::EventHub`).
 #[derive(Debug, uniffi::Object)]
 pub struct SessionEventStream {
-    hub: Arc<Hub>,
-    agent: u64,
-    session: String,
-    id: u64,
-    missed: u64,
+    reader: Arc<HubReader>,
     first: std::sync::atomic::AtomicBool,
 }
 
 impl SessionEventStream {
-    pub(crate) fn open(hub: Arc<Hub>, agent: u64, session: String) -> SessionEventStream {
-        let (id, missed) = hub.open_session(agent, &session);
+    pub(crate) fn new(reader: HubReader) -> SessionEventStream {
         SessionEventStream {
-            hub,
-            agent,
-            session,
-            id,
-            missed,
+            reader: Arc::new(reader),
             first: std::sync::atomic::AtomicBool::new(true),
         }
     }
@@ -275,7 +275,7 @@ impl SessionEventStream {
 
 impl Drop for SessionEventStream {
     fn drop(&mut self) {
-        self.hub.close_session(self.agent, &self.session, self.id);
+        self.reader.close();
     }
 }
 
@@ -285,22 +285,13 @@ impl SessionEventStream {
     /// when the stream ended (its `session_closed` was delivered, or the host ended). Calling
     /// it again says the previous batch was handed on.
     pub async fn next_batch(&self, max: u32) -> Vec<RawEvent> {
-        let limit = (max as usize).max(1);
-        let (hub, agent, session, id) =
-            (self.hub.clone(), self.agent, self.session.clone(), self.id);
-        let mut out: Vec<RawEvent> = on_rt(async move {
-            hub.next_session(agent, &session, id, limit)
-                .await
-                .iter()
-                .map(|e| RawEvent::from_core(e))
-                .collect()
-        })
-        .await;
+        let mut out = pull(&self.reader, max).await;
+        let missed = self.reader.missed();
         if let Some(e) = out.first_mut()
             && self.first.swap(false, std::sync::atomic::Ordering::SeqCst)
-            && self.missed > 0
+            && missed > 0
         {
-            e.dropped = Some(self.missed);
+            e.dropped = Some(missed);
         }
         out
     }
@@ -308,6 +299,6 @@ impl SessionEventStream {
     /// How many of the session's events were left out before this stream's first one (its
     /// history had overflowed before the stream was opened); 0 normally.
     pub fn missed(&self) -> u64 {
-        self.missed
+        self.reader.missed()
     }
 }

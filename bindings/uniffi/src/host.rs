@@ -3,8 +3,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
-use acp_host::HostConfig;
 use acp_host::options::{Face, Hooks};
+use acp_host::{EventHub, HostConfig};
 
 use crate::agent::Agent;
 use crate::error::AcpError;
@@ -13,7 +13,6 @@ use crate::handlers::{
     ElicitationHandler, ExtHandler, PermissionHandler, TerminalAuthRunner, elicitation_decider,
     ext_handler, parse_elicitation_answer, permission_decider, terminal_auth,
 };
-use crate::hub::Hub;
 use crate::log::{self, LogHandler};
 use crate::options::{AgentSpec, HostOptions, PoolOptions};
 use crate::pool::{Pool, PoolShared};
@@ -52,7 +51,7 @@ pub struct Host {
     host: acp_host::Host,
     /// The pump between the core's event stream and this face's host and session streams
     /// (none when events are disabled).
-    hub: Option<Arc<Hub>>,
+    hub: Option<EventHub>,
     /// The host owns its agents until it is shut down (a dropped `Agent` handle does not lose
     /// the agent).
     agents: Arc<Mutex<Vec<acp_host::Agent>>>,
@@ -105,7 +104,9 @@ impl Host {
         let config = config(&options.unwrap_or_default(), handlers)?;
         let _enter = rt().enter();
         let host = acp_host::Host::new(config);
-        let hub = host.events().map(|s| Hub::start(s, host.config()));
+        let hub = host
+            .events()
+            .map(|s| EventHub::start(s, host.config(), rt().handle()));
         Ok(Arc::new(Host {
             host,
             hub,
@@ -133,9 +134,9 @@ impl Host {
                 data: None,
             });
         }
-        match &self.hub {
-            Some(hub) if hub.take_host() => Ok(Arc::new(EventStream::new(hub.clone()))),
-            _ => Err(AcpError::invalid_argument(
+        match self.hub.as_ref().and_then(EventHub::take_host) {
+            Some(reader) => Ok(Arc::new(EventStream::new(reader))),
+            None => Err(AcpError::invalid_argument(
                 "events() was already called",
                 None,
             )),

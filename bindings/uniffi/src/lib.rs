@@ -11,7 +11,6 @@ mod error;
 mod events;
 mod handlers;
 mod host;
-mod hub;
 mod log;
 mod options;
 mod pool;

@@ -4,9 +4,9 @@ use std::sync::{Arc, Mutex};
 
 use crate::agent::{Agent, Session, TurnResult, json_arg, settled};
 use crate::error::AcpError;
-use crate::hub::Hub;
 use crate::options::SessionOptions;
 use crate::runtime::{on_rt, rt};
+use acp_host::EventHub;
 
 /// What a pool holds right now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, uniffi::Record)]
@@ -41,7 +41,7 @@ pub struct Pool {
     shared: Arc<PoolShared>,
     /// The host's agents list (an `Agent` object of a pooled process shares it).
     owned: Arc<Mutex<Vec<acp_host::Agent>>>,
-    hub: Option<Arc<Hub>>,
+    hub: Option<EventHub>,
 }
 
 impl Pool {
@@ -49,7 +49,7 @@ impl Pool {
         host: &acp_host::Host,
         config: acp_host::PoolConfig,
         owned: Arc<Mutex<Vec<acp_host::Agent>>>,
-        hub: Option<Arc<Hub>>,
+        hub: Option<EventHub>,
     ) -> Result<(Arc<Pool>, Arc<PoolShared>), AcpError> {
         let core = {
             let _enter = rt().enter();
@@ -128,7 +128,7 @@ pub struct PooledSession {
     /// Keeps the pool alive while one of its sessions is held.
     _pool: Arc<PoolShared>,
     owned: Arc<Mutex<Vec<acp_host::Agent>>>,
-    hub: Option<Arc<Hub>>,
+    hub: Option<EventHub>,
 }
 
 impl Drop for PooledSession {

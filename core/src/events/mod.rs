@@ -4,6 +4,7 @@
 
 mod bus;
 mod decode;
+pub mod hub;
 pub mod payload;
 
 use std::sync::Arc;
@@ -14,6 +15,7 @@ use serde_json::value::RawValue;
 pub(crate) use bus::{Consumer, EventBus, Pulled};
 pub use bus::{QueueLimits, Waker};
 pub use decode::{DecodeNote, Decoded, Payload, lenient, lenient_value};
+pub use hub::{EventHub, HubLimits, HubReader, Scope};
 
 /// Decode the `data` of an event of `kind` given as JSON text (what [`Event::decode`] does; for
 /// events that crossed a face as JSON).
