@@ -6,14 +6,12 @@
     clippy::print_stderr
 )]
 
-use crate::common;
-
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use acp_host::services::fs::{FsError, FsLimits, locate, read_text_file, write_text_file};
 #[cfg(target_os = "linux")]
-use common::LeaseHolder;
+use crate::common::LeaseHolder;
+use acp_host::services::fs::{FsError, FsLimits, locate, read_text_file, write_text_file};
 use tempfile::TempDir;
 
 /// One session root plus a sibling directory outside every root.

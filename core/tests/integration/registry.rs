@@ -3,6 +3,7 @@
 //! an installed archive. Nothing here touches the network.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[cfg(unix)]
 use crate::common;
 
 use std::cell::Cell;
