@@ -57,7 +57,7 @@ fn committed_header_matches_the_generated_one() {
             .unwrap_or(committed.lines().count().min(generated.lines().count()));
         panic!(
             "include/acp_host.h is out of date (first difference at line {}); regenerate it with \
-             `ACPH_UPDATE_HEADER=1 cargo test -p acp-host-ffi --test header` and commit it",
+             `ACPH_UPDATE_HEADER=1 cargo test -p acp-host-ffi --test integration header::` and commit it",
             line + 1
         );
     }

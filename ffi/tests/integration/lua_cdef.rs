@@ -152,8 +152,8 @@ fn generate() -> String {
     let c = convert(&header);
     let mut out = String::new();
     out.push_str(
-        "-- GENERATED from include/acp_host.h by ffi/tests/lua_cdef.rs; do not edit. Regenerate with\n\
-         -- `ACPH_UPDATE_LUA_CDEF=1 cargo test -p acp-host-ffi --test lua_cdef` after the header changes.\n\
+        "-- GENERATED from include/acp_host.h by ffi/tests/integration/lua_cdef.rs; do not edit. Regenerate with\n\
+         -- `ACPH_UPDATE_LUA_CDEF=1 cargo test -p acp-host-ffi --test integration lua_cdef::` after the header changes.\n\
          --\n\
          -- The C ABI of libacp_host for LuaJIT's FFI (Neovim, any LuaJIT program), as a C11\n\
          -- compiler sees the header. Reference: docs/FFI.md. Usage:\n\
@@ -209,7 +209,7 @@ fn committed_lua_cdef_matches_the_header() {
     assert!(
         committed == generated,
         "bindings/lua/acp_host_cdef.lua is out of date; regenerate it with \
-         `ACPH_UPDATE_LUA_CDEF=1 cargo test -p acp-host-ffi --test lua_cdef` and commit it"
+         `ACPH_UPDATE_LUA_CDEF=1 cargo test -p acp-host-ffi --test integration lua_cdef::` and commit it"
     );
 }
 
