@@ -1,5 +1,5 @@
--- GENERATED from include/acp_host.h by ffi/tests/lua_cdef.rs; do not edit. Regenerate with
--- `ACPH_UPDATE_LUA_CDEF=1 cargo test -p acp-host-ffi --test lua_cdef` after the header changes.
+-- GENERATED from include/acp_host.h by ffi/tests/integration/lua_cdef.rs; do not edit. Regenerate with
+-- `ACPH_UPDATE_LUA_CDEF=1 cargo test -p acp-host-ffi --test integration lua_cdef::` after the header changes.
 --
 -- The C ABI of libacp_host for LuaJIT's FFI (Neovim, any LuaJIT program), as a C11
 -- compiler sees the header. Reference: docs/FFI.md. Usage:

@@ -1,11 +1,11 @@
-//! The harnesses of `core/tests/fuzz_support/`, compiled once more for libFuzzer: the property
+//! The harnesses of `core/tests/integration/fuzz_support/`, compiled once more for libFuzzer: the property
 //! tests and the fuzz targets check the very same invariants.
 #![allow(dead_code, clippy::all)]
 
-#[path = "../../core/tests/fuzz_support/wire.rs"]
+#[path = "../../core/tests/integration/fuzz_support/wire.rs"]
 pub mod wire;
 
-#[path = "../../core/tests/fuzz_support/dispatch.rs"]
+#[path = "../../core/tests/integration/fuzz_support/dispatch.rs"]
 pub mod dispatch;
 
 /// One runtime for the whole fuzzing process (building one per input would dominate).
