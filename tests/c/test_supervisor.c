@@ -4,7 +4,7 @@
  * and the same session handle prompts again; an agent that cannot start again ends in
  * `agent_failed` and reports `restartsExhausted`. The agent is the mock behind a small shell
  * wrapper that counts its starts in a directory and sources `start.N` (else `start.rest`) before
- * exec'ing the mock, so each start can crash or fail (as core/tests/supervisor.rs does). */
+ * exec'ing the mock, so each start can crash or fail (as core/tests/integration/supervisor.rs does). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdio.h>

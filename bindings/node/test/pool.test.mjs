@@ -3,7 +3,7 @@
 // process and nothing that keeps Node alive, and a bad config as a typed error that starts nothing.
 //
 // The agent is the mock behind a wrapper that counts its starts in the test's directory (as in
-// core/tests/pool.rs), so "no cold start happened" is checked, not timed. Every process of a test
+// core/tests/integration/pool.rs), so "no cold start happened" is checked, not timed. Every process of a test
 // carries a tag of its own in its environment: the process table says what is left.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

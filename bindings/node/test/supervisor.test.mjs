@@ -3,7 +3,7 @@
 // up with `agent_failed`; shutdown and close stop a restart at once and leave no process; a bad
 // policy is an `invalid_config` error and starts nothing.
 //
-// The agent is the mock behind a small shell wrapper (as in core/tests/supervisor.rs) that counts
+// The agent is the mock behind a small shell wrapper (as in core/tests/integration/supervisor.rs) that counts
 // its starts in the test's directory and runs that start's instructions (`start.N`, else
 // `start.rest`) before exec'ing the mock: set ARGS, export a variable, or `exit N`.
 // ACP_MOCK_STATE_DIR makes the mock keep its sessions across processes, as real agents do.

@@ -21,7 +21,7 @@
 //!   line), and `%` (std's `%%cd:~,%` trick relies on `cmd` substring expansion: through it,
 //!   Wine 8's `cmd` still turned `%PATH%` into the path and `x%OS%y` into `xWindows_NTy`, and a
 //!   real `cmd` may differ by version). `%` or `"` in the script's own path is refused too.
-//!   The escaping is checked under Wine by `core/tests/batch_files.rs` (without the quoting,
+//!   The escaping is checked under Wine by `core/tests/integration/batch_files.rs` (without the quoting,
 //!   `&calc` ran as a command there).
 
 use std::ffi::OsString;
