@@ -47,7 +47,7 @@ import kotlinx.coroutines.suspendCancellableCoroutine
  * @suppress
  */
 @Structure.FieldOrder("capacity", "len", "data")
-open class RustBuffer : Structure() {
+internal open class RustBuffer : Structure() {
     // Note: `capacity` and `len` are actually `ULong` values, but JVM only supports signed values.
     // When dealing with these fields, make sure to call `toULong()`.
     @JvmField var capacity: Long = 0
@@ -151,7 +151,7 @@ internal object FfiConverterByRefBytes : FfiConverter<java.nio.ByteBuffer, Forei
  *
  * @suppress
  */
-public interface FfiConverter<KotlinType, FfiType> {
+internal interface FfiConverter<KotlinType, FfiType> {
     // Convert an FFI type to a Kotlin type
     fun lift(value: FfiType): KotlinType
 
@@ -218,7 +218,7 @@ public interface FfiConverter<KotlinType, FfiType> {
  *
  * @suppress
  */
-public interface FfiConverterRustBuffer<KotlinType>: FfiConverter<KotlinType, RustBuffer.ByValue> {
+internal interface FfiConverterRustBuffer<KotlinType>: FfiConverter<KotlinType, RustBuffer.ByValue> {
     override fun lift(value: RustBuffer.ByValue) = liftFromRustBuffer(value)
     override fun lower(value: KotlinType) = lowerIntoRustBuffer(value)
 }
@@ -265,7 +265,7 @@ class InternalException(message: String) : kotlin.Exception(message)
  *
  * @suppress
  */
-interface UniffiRustCallStatusErrorHandler<E> {
+internal interface UniffiRustCallStatusErrorHandler<E> {
     fun lift(error_buf: RustBuffer.ByValue): E;
 }
 
@@ -306,7 +306,7 @@ private fun<E: kotlin.Exception> uniffiCheckCallStatus(errorHandler: UniffiRustC
  *
  * @suppress
  */
-object UniffiNullRustCallStatusErrorHandler: UniffiRustCallStatusErrorHandler<InternalException> {
+internal object UniffiNullRustCallStatusErrorHandler: UniffiRustCallStatusErrorHandler<InternalException> {
     override fun lift(error_buf: RustBuffer.ByValue): InternalException {
         RustBuffer.free(error_buf)
         return InternalException("Unexpected CALL_ERROR")
@@ -1697,7 +1697,7 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
 /**
  * @suppress
  */
-public fun uniffiEnsureInitialized() {
+internal fun uniffiEnsureInitialized() {
     // Call arbitrary methods on IntegrityCheckingUniffiLib and UniffiLib to ensure that
     // their init blocks run. This ensures initialization across crates works as expected.
     IntegrityCheckingUniffiLib.ensureInitialized()
@@ -1833,7 +1833,7 @@ internal object uniffiForeignFutureDroppedCallbackImpl: UniffiForeignFutureDropp
 }
 
 // For testing
-public fun uniffiForeignFutureHandleCount() = uniffiForeignFutureHandleMap.size
+internal fun uniffiForeignFutureHandleCount() = uniffiForeignFutureHandleMap.size
 
 // Public interface members begin here.
 
@@ -1905,7 +1905,7 @@ inline fun <T : Disposable?, R> T.use(block: (T) -> R) =
  *
  * @suppress
  * */
-object UniffiWithHandle
+internal object UniffiWithHandle
 
 /** 
  * Used to instantiate an interface without an actual pointer, for fakes in tests, mostly.
@@ -1923,7 +1923,7 @@ internal const val UNIFFI_CALLBACK_UNEXPECTED_ERROR = 2
 /**
  * @suppress
  */
-public abstract class FfiConverterCallbackInterface<CallbackInterface: Any>: FfiConverter<CallbackInterface, Long> {
+internal abstract class FfiConverterCallbackInterface<CallbackInterface: Any>: FfiConverter<CallbackInterface, Long> {
     internal val handleMap = UniffiHandleMap<CallbackInterface>()
 
     internal fun drop(handle: Long) {
@@ -1954,7 +1954,7 @@ public abstract class FfiConverterCallbackInterface<CallbackInterface: Any>: Ffi
  *
  * @suppress
  */
-interface UniffiCleaner {
+internal interface UniffiCleaner {
     interface Cleanable {
         fun clean()
     }
@@ -2012,7 +2012,7 @@ private class JavaLangRefCleanable(
 /**
  * @suppress
  */
-public object FfiConverterUShort: FfiConverter<UShort, Short> {
+internal object FfiConverterUShort: FfiConverter<UShort, Short> {
     override fun lift(value: Short): UShort {
         return value.toUShort()
     }
@@ -2039,7 +2039,7 @@ public object FfiConverterUShort: FfiConverter<UShort, Short> {
 /**
  * @suppress
  */
-public object FfiConverterUInt: FfiConverter<UInt, Int> {
+internal object FfiConverterUInt: FfiConverter<UInt, Int> {
     override fun lift(value: Int): UInt {
         return value.toUInt()
     }
@@ -2062,7 +2062,7 @@ public object FfiConverterUInt: FfiConverter<UInt, Int> {
 /**
  * @suppress
  */
-public object FfiConverterInt: FfiConverter<Int, Int> {
+internal object FfiConverterInt: FfiConverter<Int, Int> {
     override fun lift(value: Int): Int {
         return value
     }
@@ -2085,7 +2085,7 @@ public object FfiConverterInt: FfiConverter<Int, Int> {
 /**
  * @suppress
  */
-public object FfiConverterULong: FfiConverter<ULong, Long> {
+internal object FfiConverterULong: FfiConverter<ULong, Long> {
     override fun lift(value: Long): ULong {
         return value.toULong()
     }
@@ -2108,7 +2108,7 @@ public object FfiConverterULong: FfiConverter<ULong, Long> {
 /**
  * @suppress
  */
-public object FfiConverterLong: FfiConverter<Long, Long> {
+internal object FfiConverterLong: FfiConverter<Long, Long> {
     override fun lift(value: Long): Long {
         return value
     }
@@ -2131,7 +2131,7 @@ public object FfiConverterLong: FfiConverter<Long, Long> {
 /**
  * @suppress
  */
-public object FfiConverterBoolean: FfiConverter<Boolean, Byte> {
+internal object FfiConverterBoolean: FfiConverter<Boolean, Byte> {
     override fun lift(value: Byte): Boolean {
         return value.toInt() != 0
     }
@@ -2154,7 +2154,7 @@ public object FfiConverterBoolean: FfiConverter<Boolean, Byte> {
 /**
  * @suppress
  */
-public object FfiConverterString: FfiConverter<String, RustBuffer.ByValue> {
+internal object FfiConverterString: FfiConverter<String, RustBuffer.ByValue> {
     // Note: we don't inherit from FfiConverterRustBuffer, because we use a
     // special encoding when lowering/lifting.  We can use `RustBuffer.len` to
     // store our length and avoid writing it out to the buffer.
@@ -2211,7 +2211,7 @@ public object FfiConverterString: FfiConverter<String, RustBuffer.ByValue> {
 /**
  * @suppress
  */
-public object FfiConverterByteArray: FfiConverterRustBuffer<ByteArray> {
+internal object FfiConverterByteArray: FfiConverterRustBuffer<ByteArray> {
     override fun read(buf: ByteBuffer): ByteArray {
         val len = buf.getInt()
         val byteArr = ByteArray(len)
@@ -2231,7 +2231,7 @@ public object FfiConverterByteArray: FfiConverterRustBuffer<ByteArray> {
 /**
  * @suppress
  */
-public object FfiConverterTimestamp: FfiConverterRustBuffer<java.time.Instant> {
+internal object FfiConverterTimestamp: FfiConverterRustBuffer<java.time.Instant> {
     override fun read(buf: ByteBuffer): java.time.Instant {
         val seconds = buf.getLong()
         // Type mismatch (should be u32) but we check for overflow/underflow below
@@ -2484,7 +2484,7 @@ open class Agent: Disposable, AutoCloseable, AgentInterface
     /**
      * @suppress
      */
-    constructor(withHandle: UniffiWithHandle, handle: Long) {
+    internal constructor(withHandle: UniffiWithHandle, handle: Long) {
         this.handle = handle
         this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
     }
@@ -2503,7 +2503,7 @@ open class Agent: Disposable, AutoCloseable, AgentInterface
     }
 
     protected val handle: Long
-    protected val cleanable: UniffiCleaner.Cleanable?
+    internal val cleanable: UniffiCleaner.Cleanable?
 
     private val wasDestroyed = AtomicBoolean(false)
     private val callCounter = AtomicLong(1)
@@ -3027,7 +3027,7 @@ open class Agent: Disposable, AutoCloseable, AgentInterface
 /**
  * @suppress
  */
-public object FfiConverterTypeAgent: FfiConverter<Agent, Long> {
+internal object FfiConverterTypeAgent: FfiConverter<Agent, Long> {
     override fun lower(value: Agent): Long {
         return value.uniffiCloneHandle()
     }
@@ -3176,14 +3176,14 @@ public interface ByteStream {
  * on threads of the library's own (never on the caller's), and may block. Kotlin:
  * `host.connect(input, output)` or `host.connect(socket)` build one.
  */
-open class ByteStreamImpl: Disposable, AutoCloseable, ByteStream
+internal open class ByteStreamImpl: Disposable, AutoCloseable, ByteStream
 {
 
     @Suppress("UNUSED_PARAMETER")
     /**
      * @suppress
      */
-    constructor(withHandle: UniffiWithHandle, handle: Long) {
+    internal constructor(withHandle: UniffiWithHandle, handle: Long) {
         this.handle = handle
         this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
     }
@@ -3202,7 +3202,7 @@ open class ByteStreamImpl: Disposable, AutoCloseable, ByteStream
     }
 
     protected val handle: Long
-    protected val cleanable: UniffiCleaner.Cleanable?
+    internal val cleanable: UniffiCleaner.Cleanable?
 
     private val wasDestroyed = AtomicBoolean(false)
     private val callCounter = AtomicLong(1)
@@ -3430,7 +3430,7 @@ internal object uniffiCallbackInterfaceByteStream {
 /**
  * @suppress
  */
-public object FfiConverterTypeByteStream: FfiConverter<ByteStream, Long> {
+internal object FfiConverterTypeByteStream: FfiConverter<ByteStream, Long> {
     internal val handleMap = UniffiHandleMap<ByteStream>()
 
     override fun lower(value: ByteStream): Long {
@@ -3578,14 +3578,14 @@ public interface ElicitationHandler {
  * "content": {...}}`, `{"action": "decline"}` or `{"action": "cancel"}`. Throwing, timing out,
  * or content that does not match the requested schema answers `cancel`.
  */
-open class ElicitationHandlerImpl: Disposable, AutoCloseable, ElicitationHandler
+internal open class ElicitationHandlerImpl: Disposable, AutoCloseable, ElicitationHandler
 {
 
     @Suppress("UNUSED_PARAMETER")
     /**
      * @suppress
      */
-    constructor(withHandle: UniffiWithHandle, handle: Long) {
+    internal constructor(withHandle: UniffiWithHandle, handle: Long) {
         this.handle = handle
         this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
     }
@@ -3604,7 +3604,7 @@ open class ElicitationHandlerImpl: Disposable, AutoCloseable, ElicitationHandler
     }
 
     protected val handle: Long
-    protected val cleanable: UniffiCleaner.Cleanable?
+    internal val cleanable: UniffiCleaner.Cleanable?
 
     private val wasDestroyed = AtomicBoolean(false)
     private val callCounter = AtomicLong(1)
@@ -3782,7 +3782,7 @@ internal object uniffiCallbackInterfaceElicitationHandler {
 /**
  * @suppress
  */
-public object FfiConverterTypeElicitationHandler: FfiConverter<ElicitationHandler, Long> {
+internal object FfiConverterTypeElicitationHandler: FfiConverter<ElicitationHandler, Long> {
     internal val handleMap = UniffiHandleMap<ElicitationHandler>()
 
     override fun lower(value: ElicitationHandler): Long {
@@ -3948,7 +3948,7 @@ open class EventStream: Disposable, AutoCloseable, EventStreamInterface
     /**
      * @suppress
      */
-    constructor(withHandle: UniffiWithHandle, handle: Long) {
+    internal constructor(withHandle: UniffiWithHandle, handle: Long) {
         this.handle = handle
         this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
     }
@@ -3967,7 +3967,7 @@ open class EventStream: Disposable, AutoCloseable, EventStreamInterface
     }
 
     protected val handle: Long
-    protected val cleanable: UniffiCleaner.Cleanable?
+    internal val cleanable: UniffiCleaner.Cleanable?
 
     private val wasDestroyed = AtomicBoolean(false)
     private val callCounter = AtomicLong(1)
@@ -4118,7 +4118,7 @@ open class EventStream: Disposable, AutoCloseable, EventStreamInterface
 /**
  * @suppress
  */
-public object FfiConverterTypeEventStream: FfiConverter<EventStream, Long> {
+internal object FfiConverterTypeEventStream: FfiConverter<EventStream, Long> {
     override fun lower(value: EventStream): Long {
         return value.uniffiCloneHandle()
     }
@@ -4249,14 +4249,14 @@ public interface ExtHandler {
  * Serves the agent's extension requests (`_`-prefixed methods; `params` as JSON text). Without
  * one they are answered -32601; a handler that throws answers -32603.
  */
-open class ExtHandlerImpl: Disposable, AutoCloseable, ExtHandler
+internal open class ExtHandlerImpl: Disposable, AutoCloseable, ExtHandler
 {
 
     @Suppress("UNUSED_PARAMETER")
     /**
      * @suppress
      */
-    constructor(withHandle: UniffiWithHandle, handle: Long) {
+    internal constructor(withHandle: UniffiWithHandle, handle: Long) {
         this.handle = handle
         this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
     }
@@ -4275,7 +4275,7 @@ open class ExtHandlerImpl: Disposable, AutoCloseable, ExtHandler
     }
 
     protected val handle: Long
-    protected val cleanable: UniffiCleaner.Cleanable?
+    internal val cleanable: UniffiCleaner.Cleanable?
 
     private val wasDestroyed = AtomicBoolean(false)
     private val callCounter = AtomicLong(1)
@@ -4455,7 +4455,7 @@ internal object uniffiCallbackInterfaceExtHandler {
 /**
  * @suppress
  */
-public object FfiConverterTypeExtHandler: FfiConverter<ExtHandler, Long> {
+internal object FfiConverterTypeExtHandler: FfiConverter<ExtHandler, Long> {
     internal val handleMap = UniffiHandleMap<ExtHandler>()
 
     override fun lower(value: ExtHandler): Long {
@@ -4684,7 +4684,7 @@ open class Host: Disposable, AutoCloseable, HostInterface
     /**
      * @suppress
      */
-    constructor(withHandle: UniffiWithHandle, handle: Long) {
+    internal constructor(withHandle: UniffiWithHandle, handle: Long) {
         this.handle = handle
         this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
     }
@@ -4726,7 +4726,7 @@ open class Host: Disposable, AutoCloseable, HostInterface
     )
 
     protected val handle: Long
-    protected val cleanable: UniffiCleaner.Cleanable?
+    internal val cleanable: UniffiCleaner.Cleanable?
 
     private val wasDestroyed = AtomicBoolean(false)
     private val callCounter = AtomicLong(1)
@@ -5093,7 +5093,7 @@ open class Host: Disposable, AutoCloseable, HostInterface
 /**
  * @suppress
  */
-public object FfiConverterTypeHost: FfiConverter<Host, Long> {
+internal object FfiConverterTypeHost: FfiConverter<Host, Long> {
     override fun lower(value: Host): Long {
         return value.uniffiCloneHandle()
     }
@@ -5224,14 +5224,14 @@ public interface LogHandler {
  * Gets the host's log records, in order, on a thread of its own (never the host's: it may be
  * slow, but records past 1024 waiting are dropped). What it throws is ignored.
  */
-open class LogHandlerImpl: Disposable, AutoCloseable, LogHandler
+internal open class LogHandlerImpl: Disposable, AutoCloseable, LogHandler
 {
 
     @Suppress("UNUSED_PARAMETER")
     /**
      * @suppress
      */
-    constructor(withHandle: UniffiWithHandle, handle: Long) {
+    internal constructor(withHandle: UniffiWithHandle, handle: Long) {
         this.handle = handle
         this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
     }
@@ -5250,7 +5250,7 @@ open class LogHandlerImpl: Disposable, AutoCloseable, LogHandler
     }
 
     protected val handle: Long
-    protected val cleanable: UniffiCleaner.Cleanable?
+    internal val cleanable: UniffiCleaner.Cleanable?
 
     private val wasDestroyed = AtomicBoolean(false)
     private val callCounter = AtomicLong(1)
@@ -5403,7 +5403,7 @@ internal object uniffiCallbackInterfaceLogHandler {
 /**
  * @suppress
  */
-public object FfiConverterTypeLogHandler: FfiConverter<LogHandler, Long> {
+internal object FfiConverterTypeLogHandler: FfiConverter<LogHandler, Long> {
     internal val handleMap = UniffiHandleMap<LogHandler>()
 
     override fun lower(value: LogHandler): Long {
@@ -5549,14 +5549,14 @@ public interface PermissionHandler {
  * Answers permission requests no policy rule decided. Return the chosen option's id, or null
  * to deny. Throwing, timing out or naming an option that was not offered denies.
  */
-open class PermissionHandlerImpl: Disposable, AutoCloseable, PermissionHandler
+internal open class PermissionHandlerImpl: Disposable, AutoCloseable, PermissionHandler
 {
 
     @Suppress("UNUSED_PARAMETER")
     /**
      * @suppress
      */
-    constructor(withHandle: UniffiWithHandle, handle: Long) {
+    internal constructor(withHandle: UniffiWithHandle, handle: Long) {
         this.handle = handle
         this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
     }
@@ -5575,7 +5575,7 @@ open class PermissionHandlerImpl: Disposable, AutoCloseable, PermissionHandler
     }
 
     protected val handle: Long
-    protected val cleanable: UniffiCleaner.Cleanable?
+    internal val cleanable: UniffiCleaner.Cleanable?
 
     private val wasDestroyed = AtomicBoolean(false)
     private val callCounter = AtomicLong(1)
@@ -5753,7 +5753,7 @@ internal object uniffiCallbackInterfacePermissionHandler {
 /**
  * @suppress
  */
-public object FfiConverterTypePermissionHandler: FfiConverter<PermissionHandler, Long> {
+internal object FfiConverterTypePermissionHandler: FfiConverter<PermissionHandler, Long> {
     internal val handleMap = UniffiHandleMap<PermissionHandler>()
 
     override fun lower(value: PermissionHandler): Long {
@@ -5926,7 +5926,7 @@ open class Pool: Disposable, AutoCloseable, PoolInterface
     /**
      * @suppress
      */
-    constructor(withHandle: UniffiWithHandle, handle: Long) {
+    internal constructor(withHandle: UniffiWithHandle, handle: Long) {
         this.handle = handle
         this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
     }
@@ -5945,7 +5945,7 @@ open class Pool: Disposable, AutoCloseable, PoolInterface
     }
 
     protected val handle: Long
-    protected val cleanable: UniffiCleaner.Cleanable?
+    internal val cleanable: UniffiCleaner.Cleanable?
 
     private val wasDestroyed = AtomicBoolean(false)
     private val callCounter = AtomicLong(1)
@@ -6132,7 +6132,7 @@ open class Pool: Disposable, AutoCloseable, PoolInterface
 /**
  * @suppress
  */
-public object FfiConverterTypePool: FfiConverter<Pool, Long> {
+internal object FfiConverterTypePool: FfiConverter<Pool, Long> {
     override fun lower(value: Pool): Long {
         return value.uniffiCloneHandle()
     }
@@ -6310,7 +6310,7 @@ open class PooledSession: Disposable, AutoCloseable, PooledSessionInterface
     /**
      * @suppress
      */
-    constructor(withHandle: UniffiWithHandle, handle: Long) {
+    internal constructor(withHandle: UniffiWithHandle, handle: Long) {
         this.handle = handle
         this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
     }
@@ -6329,7 +6329,7 @@ open class PooledSession: Disposable, AutoCloseable, PooledSessionInterface
     }
 
     protected val handle: Long
-    protected val cleanable: UniffiCleaner.Cleanable?
+    internal val cleanable: UniffiCleaner.Cleanable?
 
     private val wasDestroyed = AtomicBoolean(false)
     private val callCounter = AtomicLong(1)
@@ -6575,7 +6575,7 @@ open class PooledSession: Disposable, AutoCloseable, PooledSessionInterface
 /**
  * @suppress
  */
-public object FfiConverterTypePooledSession: FfiConverter<PooledSession, Long> {
+internal object FfiConverterTypePooledSession: FfiConverter<PooledSession, Long> {
     override fun lower(value: PooledSession): Long {
         return value.uniffiCloneHandle()
     }
@@ -6706,14 +6706,14 @@ public interface ProgressHandler {
  * Gets a registry install's progress, on the install's own thread (a slow handler slows only
  * that install). What it throws is ignored.
  */
-open class ProgressHandlerImpl: Disposable, AutoCloseable, ProgressHandler
+internal open class ProgressHandlerImpl: Disposable, AutoCloseable, ProgressHandler
 {
 
     @Suppress("UNUSED_PARAMETER")
     /**
      * @suppress
      */
-    constructor(withHandle: UniffiWithHandle, handle: Long) {
+    internal constructor(withHandle: UniffiWithHandle, handle: Long) {
         this.handle = handle
         this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
     }
@@ -6732,7 +6732,7 @@ open class ProgressHandlerImpl: Disposable, AutoCloseable, ProgressHandler
     }
 
     protected val handle: Long
-    protected val cleanable: UniffiCleaner.Cleanable?
+    internal val cleanable: UniffiCleaner.Cleanable?
 
     private val wasDestroyed = AtomicBoolean(false)
     private val callCounter = AtomicLong(1)
@@ -6885,7 +6885,7 @@ internal object uniffiCallbackInterfaceProgressHandler {
 /**
  * @suppress
  */
-public object FfiConverterTypeProgressHandler: FfiConverter<ProgressHandler, Long> {
+internal object FfiConverterTypeProgressHandler: FfiConverter<ProgressHandler, Long> {
     internal val handleMap = UniffiHandleMap<ProgressHandler>()
 
     override fun lower(value: ProgressHandler): Long {
@@ -7076,7 +7076,7 @@ open class Registry: Disposable, AutoCloseable, RegistryInterface
     /**
      * @suppress
      */
-    constructor(withHandle: UniffiWithHandle, handle: Long) {
+    internal constructor(withHandle: UniffiWithHandle, handle: Long) {
         this.handle = handle
         this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
     }
@@ -7095,7 +7095,7 @@ open class Registry: Disposable, AutoCloseable, RegistryInterface
     }
 
     protected val handle: Long
-    protected val cleanable: UniffiCleaner.Cleanable?
+    internal val cleanable: UniffiCleaner.Cleanable?
 
     private val wasDestroyed = AtomicBoolean(false)
     private val callCounter = AtomicLong(1)
@@ -7328,7 +7328,7 @@ open class Registry: Disposable, AutoCloseable, RegistryInterface
 /**
  * @suppress
  */
-public object FfiConverterTypeRegistry: FfiConverter<Registry, Long> {
+internal object FfiConverterTypeRegistry: FfiConverter<Registry, Long> {
     override fun lower(value: Registry): Long {
         return value.uniffiCloneHandle()
     }
@@ -7473,14 +7473,14 @@ public interface RegistryFetcher {
  * with `Io` naming the URL and the exception. Nothing is installed on any failure. The whole
  * archive is held in memory once returned.
  */
-open class RegistryFetcherImpl: Disposable, AutoCloseable, RegistryFetcher
+internal open class RegistryFetcherImpl: Disposable, AutoCloseable, RegistryFetcher
 {
 
     @Suppress("UNUSED_PARAMETER")
     /**
      * @suppress
      */
-    constructor(withHandle: UniffiWithHandle, handle: Long) {
+    internal constructor(withHandle: UniffiWithHandle, handle: Long) {
         this.handle = handle
         this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
     }
@@ -7499,7 +7499,7 @@ open class RegistryFetcherImpl: Disposable, AutoCloseable, RegistryFetcher
     }
 
     protected val handle: Long
-    protected val cleanable: UniffiCleaner.Cleanable?
+    internal val cleanable: UniffiCleaner.Cleanable?
 
     private val wasDestroyed = AtomicBoolean(false)
     private val callCounter = AtomicLong(1)
@@ -7677,7 +7677,7 @@ internal object uniffiCallbackInterfaceRegistryFetcher {
 /**
  * @suppress
  */
-public object FfiConverterTypeRegistryFetcher: FfiConverter<RegistryFetcher, Long> {
+internal object FfiConverterTypeRegistryFetcher: FfiConverter<RegistryFetcher, Long> {
     internal val handleMap = UniffiHandleMap<RegistryFetcher>()
 
     override fun lower(value: RegistryFetcher): Long {
@@ -7893,7 +7893,7 @@ open class Session: Disposable, AutoCloseable, SessionInterface
     /**
      * @suppress
      */
-    constructor(withHandle: UniffiWithHandle, handle: Long) {
+    internal constructor(withHandle: UniffiWithHandle, handle: Long) {
         this.handle = handle
         this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
     }
@@ -7912,7 +7912,7 @@ open class Session: Disposable, AutoCloseable, SessionInterface
     }
 
     protected val handle: Long
-    protected val cleanable: UniffiCleaner.Cleanable?
+    internal val cleanable: UniffiCleaner.Cleanable?
 
     private val wasDestroyed = AtomicBoolean(false)
     private val callCounter = AtomicLong(1)
@@ -8282,7 +8282,7 @@ open class Session: Disposable, AutoCloseable, SessionInterface
 /**
  * @suppress
  */
-public object FfiConverterTypeSession: FfiConverter<Session, Long> {
+internal object FfiConverterTypeSession: FfiConverter<Session, Long> {
     override fun lower(value: Session): Long {
         return value.uniffiCloneHandle()
     }
@@ -8437,7 +8437,7 @@ open class SessionEventStream: Disposable, AutoCloseable, SessionEventStreamInte
     /**
      * @suppress
      */
-    constructor(withHandle: UniffiWithHandle, handle: Long) {
+    internal constructor(withHandle: UniffiWithHandle, handle: Long) {
         this.handle = handle
         this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
     }
@@ -8456,7 +8456,7 @@ open class SessionEventStream: Disposable, AutoCloseable, SessionEventStreamInte
     }
 
     protected val handle: Long
-    protected val cleanable: UniffiCleaner.Cleanable?
+    internal val cleanable: UniffiCleaner.Cleanable?
 
     private val wasDestroyed = AtomicBoolean(false)
     private val callCounter = AtomicLong(1)
@@ -8592,7 +8592,7 @@ open class SessionEventStream: Disposable, AutoCloseable, SessionEventStreamInte
 /**
  * @suppress
  */
-public object FfiConverterTypeSessionEventStream: FfiConverter<SessionEventStream, Long> {
+internal object FfiConverterTypeSessionEventStream: FfiConverter<SessionEventStream, Long> {
     override fun lower(value: SessionEventStream): Long {
         return value.uniffiCloneHandle()
     }
@@ -8723,14 +8723,14 @@ public interface TerminalAuthRunner {
  * Runs terminal logins in a terminal the user sees; returns the login's exit code (0: logged
  * in, and the agent is relaunched). With one the host advertises `auth.terminal`.
  */
-open class TerminalAuthRunnerImpl: Disposable, AutoCloseable, TerminalAuthRunner
+internal open class TerminalAuthRunnerImpl: Disposable, AutoCloseable, TerminalAuthRunner
 {
 
     @Suppress("UNUSED_PARAMETER")
     /**
      * @suppress
      */
-    constructor(withHandle: UniffiWithHandle, handle: Long) {
+    internal constructor(withHandle: UniffiWithHandle, handle: Long) {
         this.handle = handle
         this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
     }
@@ -8749,7 +8749,7 @@ open class TerminalAuthRunnerImpl: Disposable, AutoCloseable, TerminalAuthRunner
     }
 
     protected val handle: Long
-    protected val cleanable: UniffiCleaner.Cleanable?
+    internal val cleanable: UniffiCleaner.Cleanable?
 
     private val wasDestroyed = AtomicBoolean(false)
     private val callCounter = AtomicLong(1)
@@ -8927,7 +8927,7 @@ internal object uniffiCallbackInterfaceTerminalAuthRunner {
 /**
  * @suppress
  */
-public object FfiConverterTypeTerminalAuthRunner: FfiConverter<TerminalAuthRunner, Long> {
+internal object FfiConverterTypeTerminalAuthRunner: FfiConverter<TerminalAuthRunner, Long> {
     internal val handleMap = UniffiHandleMap<TerminalAuthRunner>()
 
     override fun lower(value: TerminalAuthRunner): Long {
@@ -9009,7 +9009,7 @@ data class AgentSpec (
 /**
  * @suppress
  */
-public object FfiConverterTypeAgentSpec: FfiConverterRustBuffer<AgentSpec> {
+internal object FfiConverterTypeAgentSpec: FfiConverterRustBuffer<AgentSpec> {
     override fun read(buf: ByteBuffer): AgentSpec {
         return AgentSpec(
             FfiConverterOptionalString.read(buf),
@@ -9062,7 +9062,7 @@ data class ClientInfo (
 /**
  * @suppress
  */
-public object FfiConverterTypeClientInfo: FfiConverterRustBuffer<ClientInfo> {
+internal object FfiConverterTypeClientInfo: FfiConverterRustBuffer<ClientInfo> {
     override fun read(buf: ByteBuffer): ClientInfo {
         return ClientInfo(
             FfiConverterOptionalString.read(buf),
@@ -9131,7 +9131,7 @@ data class ElicitationRequest (
 /**
  * @suppress
  */
-public object FfiConverterTypeElicitationRequest: FfiConverterRustBuffer<ElicitationRequest> {
+internal object FfiConverterTypeElicitationRequest: FfiConverterRustBuffer<ElicitationRequest> {
     override fun read(buf: ByteBuffer): ElicitationRequest {
         return ElicitationRequest(
             FfiConverterULong.read(buf),
@@ -9205,7 +9205,7 @@ data class EventError (
 /**
  * @suppress
  */
-public object FfiConverterTypeEventError: FfiConverterRustBuffer<EventError> {
+internal object FfiConverterTypeEventError: FfiConverterRustBuffer<EventError> {
     override fun read(buf: ByteBuffer): EventError {
         return EventError(
             FfiConverterString.read(buf),
@@ -9257,7 +9257,7 @@ data class ExitStatus (
 /**
  * @suppress
  */
-public object FfiConverterTypeExitStatus: FfiConverterRustBuffer<ExitStatus> {
+internal object FfiConverterTypeExitStatus: FfiConverterRustBuffer<ExitStatus> {
     override fun read(buf: ByteBuffer): ExitStatus {
         return ExitStatus(
             FfiConverterOptionalInt.read(buf),
@@ -9301,7 +9301,7 @@ data class FsLimits (
 /**
  * @suppress
  */
-public object FfiConverterTypeFsLimits: FfiConverterRustBuffer<FsLimits> {
+internal object FfiConverterTypeFsLimits: FfiConverterRustBuffer<FsLimits> {
     override fun read(buf: ByteBuffer): FsLimits {
         return FsLimits(
             FfiConverterOptionalULong.read(buf),
@@ -9457,7 +9457,7 @@ data class HostOptions (
 /**
  * @suppress
  */
-public object FfiConverterTypeHostOptions: FfiConverterRustBuffer<HostOptions> {
+internal object FfiConverterTypeHostOptions: FfiConverterRustBuffer<HostOptions> {
     override fun read(buf: ByteBuffer): HostOptions {
         return HostOptions(
             FfiConverterOptionalTypeClientInfo.read(buf),
@@ -9605,7 +9605,7 @@ data class InstalledAgent (
 /**
  * @suppress
  */
-public object FfiConverterTypeInstalledAgent: FfiConverterRustBuffer<InstalledAgent> {
+internal object FfiConverterTypeInstalledAgent: FfiConverterRustBuffer<InstalledAgent> {
     override fun read(buf: ByteBuffer): InstalledAgent {
         return InstalledAgent(
             FfiConverterString.read(buf),
@@ -9670,7 +9670,7 @@ data class LogRecord (
 /**
  * @suppress
  */
-public object FfiConverterTypeLogRecord: FfiConverterRustBuffer<LogRecord> {
+internal object FfiConverterTypeLogRecord: FfiConverterRustBuffer<LogRecord> {
     override fun read(buf: ByteBuffer): LogRecord {
         return LogRecord(
             FfiConverterTypeLogLevel.read(buf),
@@ -9728,7 +9728,7 @@ data class PermissionOption (
 /**
  * @suppress
  */
-public object FfiConverterTypePermissionOption: FfiConverterRustBuffer<PermissionOption> {
+internal object FfiConverterTypePermissionOption: FfiConverterRustBuffer<PermissionOption> {
     override fun read(buf: ByteBuffer): PermissionOption {
         return PermissionOption(
             FfiConverterString.read(buf),
@@ -9802,7 +9802,7 @@ data class PermissionRequest (
 /**
  * @suppress
  */
-public object FfiConverterTypePermissionRequest: FfiConverterRustBuffer<PermissionRequest> {
+internal object FfiConverterTypePermissionRequest: FfiConverterRustBuffer<PermissionRequest> {
     override fun read(buf: ByteBuffer): PermissionRequest {
         return PermissionRequest(
             FfiConverterULong.read(buf),
@@ -9881,7 +9881,7 @@ data class PoolOptions (
 /**
  * @suppress
  */
-public object FfiConverterTypePoolOptions: FfiConverterRustBuffer<PoolOptions> {
+internal object FfiConverterTypePoolOptions: FfiConverterRustBuffer<PoolOptions> {
     override fun read(buf: ByteBuffer): PoolOptions {
         return PoolOptions(
             FfiConverterOptionalTypePoolMode.read(buf),
@@ -9950,7 +9950,7 @@ data class PoolStats (
 /**
  * @suppress
  */
-public object FfiConverterTypePoolStats: FfiConverterRustBuffer<PoolStats> {
+internal object FfiConverterTypePoolStats: FfiConverterRustBuffer<PoolStats> {
     override fun read(buf: ByteBuffer): PoolStats {
         return PoolStats(
             FfiConverterUInt.read(buf),
@@ -10018,7 +10018,7 @@ data class Progress (
 /**
  * @suppress
  */
-public object FfiConverterTypeProgress: FfiConverterRustBuffer<Progress> {
+internal object FfiConverterTypeProgress: FfiConverterRustBuffer<Progress> {
     override fun read(buf: ByteBuffer): Progress {
         return Progress(
             FfiConverterString.read(buf),
@@ -10119,7 +10119,7 @@ data class RawEvent (
 /**
  * @suppress
  */
-public object FfiConverterTypeRawEvent: FfiConverterRustBuffer<RawEvent> {
+internal object FfiConverterTypeRawEvent: FfiConverterRustBuffer<RawEvent> {
     override fun read(buf: ByteBuffer): RawEvent {
         return RawEvent(
             FfiConverterULong.read(buf),
@@ -10193,7 +10193,7 @@ data class RecoveredSession (
 /**
  * @suppress
  */
-public object FfiConverterTypeRecoveredSession: FfiConverterRustBuffer<RecoveredSession> {
+internal object FfiConverterTypeRecoveredSession: FfiConverterRustBuffer<RecoveredSession> {
     override fun read(buf: ByteBuffer): RecoveredSession {
         return RecoveredSession(
             FfiConverterString.read(buf),
@@ -10253,7 +10253,7 @@ data class RegistryAgent (
 /**
  * @suppress
  */
-public object FfiConverterTypeRegistryAgent: FfiConverterRustBuffer<RegistryAgent> {
+internal object FfiConverterTypeRegistryAgent: FfiConverterRustBuffer<RegistryAgent> {
     override fun read(buf: ByteBuffer): RegistryAgent {
         return RegistryAgent(
             FfiConverterString.read(buf),
@@ -10342,7 +10342,7 @@ data class ResolveOptions (
 /**
  * @suppress
  */
-public object FfiConverterTypeResolveOptions: FfiConverterRustBuffer<ResolveOptions> {
+internal object FfiConverterTypeResolveOptions: FfiConverterRustBuffer<ResolveOptions> {
     override fun read(buf: ByteBuffer): ResolveOptions {
         return ResolveOptions(
             FfiConverterOptionalString.read(buf),
@@ -10415,7 +10415,7 @@ data class ResolvedAgent (
 /**
  * @suppress
  */
-public object FfiConverterTypeResolvedAgent: FfiConverterRustBuffer<ResolvedAgent> {
+internal object FfiConverterTypeResolvedAgent: FfiConverterRustBuffer<ResolvedAgent> {
     override fun read(buf: ByteBuffer): ResolvedAgent {
         return ResolvedAgent(
             FfiConverterString.read(buf),
@@ -10487,7 +10487,7 @@ data class RestartPolicy (
 /**
  * @suppress
  */
-public object FfiConverterTypeRestartPolicy: FfiConverterRustBuffer<RestartPolicy> {
+internal object FfiConverterTypeRestartPolicy: FfiConverterRustBuffer<RestartPolicy> {
     override fun read(buf: ByteBuffer): RestartPolicy {
         return RestartPolicy(
             FfiConverterOptionalULong.read(buf),
@@ -10550,7 +10550,7 @@ data class SessionOptions (
 /**
  * @suppress
  */
-public object FfiConverterTypeSessionOptions: FfiConverterRustBuffer<SessionOptions> {
+internal object FfiConverterTypeSessionOptions: FfiConverterRustBuffer<SessionOptions> {
     override fun read(buf: ByteBuffer): SessionOptions {
         return SessionOptions(
             FfiConverterOptionalString.read(buf),
@@ -10609,7 +10609,7 @@ data class TerminalAuthCommand (
 /**
  * @suppress
  */
-public object FfiConverterTypeTerminalAuthCommand: FfiConverterRustBuffer<TerminalAuthCommand> {
+internal object FfiConverterTypeTerminalAuthCommand: FfiConverterRustBuffer<TerminalAuthCommand> {
     override fun read(buf: ByteBuffer): TerminalAuthCommand {
         return TerminalAuthCommand(
             FfiConverterString.read(buf),
@@ -10665,7 +10665,7 @@ data class TerminalLimits (
 /**
  * @suppress
  */
-public object FfiConverterTypeTerminalLimits: FfiConverterRustBuffer<TerminalLimits> {
+internal object FfiConverterTypeTerminalLimits: FfiConverterRustBuffer<TerminalLimits> {
     override fun read(buf: ByteBuffer): TerminalLimits {
         return TerminalLimits(
             FfiConverterOptionalULong.read(buf),
@@ -10744,7 +10744,7 @@ data class TurnResult (
 /**
  * @suppress
  */
-public object FfiConverterTypeTurnResult: FfiConverterRustBuffer<TurnResult> {
+internal object FfiConverterTypeTurnResult: FfiConverterRustBuffer<TurnResult> {
     override fun read(buf: ByteBuffer): TurnResult {
         return TurnResult(
             FfiConverterULong.read(buf),
@@ -10965,7 +10965,7 @@ sealed class AcpException: kotlin.Exception() {
     
 
 
-    companion object ErrorHandler : UniffiRustCallStatusErrorHandler<AcpException> {
+    internal companion object ErrorHandler : UniffiRustCallStatusErrorHandler<AcpException> {
         override fun lift(error_buf: RustBuffer.ByValue): AcpException = FfiConverterTypeAcpError.lift(error_buf)
     }
 
@@ -10975,7 +10975,7 @@ sealed class AcpException: kotlin.Exception() {
 /**
  * @suppress
  */
-public object FfiConverterTypeAcpError : FfiConverterRustBuffer<AcpException> {
+internal object FfiConverterTypeAcpError : FfiConverterRustBuffer<AcpException> {
     override fun read(buf: ByteBuffer): AcpException {
         
 
@@ -11290,7 +11290,7 @@ enum class DistributionKind {
 /**
  * @suppress
  */
-public object FfiConverterTypeDistributionKind: FfiConverterRustBuffer<DistributionKind> {
+internal object FfiConverterTypeDistributionKind: FfiConverterRustBuffer<DistributionKind> {
     override fun read(buf: ByteBuffer) = try {
         DistributionKind.values()[buf.getInt() - 1]
     } catch (e: IndexOutOfBoundsException) {
@@ -11352,7 +11352,7 @@ sealed class ExtReply {
 /**
  * @suppress
  */
-public object FfiConverterTypeExtReply : FfiConverterRustBuffer<ExtReply>{
+internal object FfiConverterTypeExtReply : FfiConverterRustBuffer<ExtReply>{
     override fun read(buf: ByteBuffer): ExtReply {
         return when(buf.getInt()) {
             1 -> ExtReply.Result(
@@ -11428,7 +11428,7 @@ sealed class HandlerException: kotlin.Exception() {
     
 
 
-    companion object ErrorHandler : UniffiRustCallStatusErrorHandler<HandlerException> {
+    internal companion object ErrorHandler : UniffiRustCallStatusErrorHandler<HandlerException> {
         override fun lift(error_buf: RustBuffer.ByValue): HandlerException = FfiConverterTypeHandlerError.lift(error_buf)
     }
 
@@ -11438,7 +11438,7 @@ sealed class HandlerException: kotlin.Exception() {
 /**
  * @suppress
  */
-public object FfiConverterTypeHandlerError : FfiConverterRustBuffer<HandlerException> {
+internal object FfiConverterTypeHandlerError : FfiConverterRustBuffer<HandlerException> {
     override fun read(buf: ByteBuffer): HandlerException {
         
 
@@ -11497,7 +11497,7 @@ enum class LogLevel {
 /**
  * @suppress
  */
-public object FfiConverterTypeLogLevel: FfiConverterRustBuffer<LogLevel> {
+internal object FfiConverterTypeLogLevel: FfiConverterRustBuffer<LogLevel> {
     override fun read(buf: ByteBuffer) = try {
         LogLevel.values()[buf.getInt() - 1]
     } catch (e: IndexOutOfBoundsException) {
@@ -11540,7 +11540,7 @@ enum class PoolMode {
 /**
  * @suppress
  */
-public object FfiConverterTypePoolMode: FfiConverterRustBuffer<PoolMode> {
+internal object FfiConverterTypePoolMode: FfiConverterRustBuffer<PoolMode> {
     override fun read(buf: ByteBuffer) = try {
         PoolMode.values()[buf.getInt() - 1]
     } catch (e: IndexOutOfBoundsException) {
@@ -11634,7 +11634,7 @@ sealed class SupervisorEvent {
 /**
  * @suppress
  */
-public object FfiConverterTypeSupervisorEvent : FfiConverterRustBuffer<SupervisorEvent>{
+internal object FfiConverterTypeSupervisorEvent : FfiConverterRustBuffer<SupervisorEvent>{
     override fun read(buf: ByteBuffer): SupervisorEvent {
         return when(buf.getInt()) {
             1 -> SupervisorEvent.AgentRestarting(
@@ -11742,7 +11742,7 @@ public object FfiConverterTypeSupervisorEvent : FfiConverterRustBuffer<Superviso
 /**
  * @suppress
  */
-public object FfiConverterOptionalUInt: FfiConverterRustBuffer<kotlin.UInt?> {
+internal object FfiConverterOptionalUInt: FfiConverterRustBuffer<kotlin.UInt?> {
     override fun read(buf: ByteBuffer): kotlin.UInt? {
         if (buf.get().toInt() == 0) {
             return null
@@ -11774,7 +11774,7 @@ public object FfiConverterOptionalUInt: FfiConverterRustBuffer<kotlin.UInt?> {
 /**
  * @suppress
  */
-public object FfiConverterOptionalInt: FfiConverterRustBuffer<kotlin.Int?> {
+internal object FfiConverterOptionalInt: FfiConverterRustBuffer<kotlin.Int?> {
     override fun read(buf: ByteBuffer): kotlin.Int? {
         if (buf.get().toInt() == 0) {
             return null
@@ -11806,7 +11806,7 @@ public object FfiConverterOptionalInt: FfiConverterRustBuffer<kotlin.Int?> {
 /**
  * @suppress
  */
-public object FfiConverterOptionalULong: FfiConverterRustBuffer<kotlin.ULong?> {
+internal object FfiConverterOptionalULong: FfiConverterRustBuffer<kotlin.ULong?> {
     override fun read(buf: ByteBuffer): kotlin.ULong? {
         if (buf.get().toInt() == 0) {
             return null
@@ -11838,7 +11838,7 @@ public object FfiConverterOptionalULong: FfiConverterRustBuffer<kotlin.ULong?> {
 /**
  * @suppress
  */
-public object FfiConverterOptionalBoolean: FfiConverterRustBuffer<kotlin.Boolean?> {
+internal object FfiConverterOptionalBoolean: FfiConverterRustBuffer<kotlin.Boolean?> {
     override fun read(buf: ByteBuffer): kotlin.Boolean? {
         if (buf.get().toInt() == 0) {
             return null
@@ -11870,7 +11870,7 @@ public object FfiConverterOptionalBoolean: FfiConverterRustBuffer<kotlin.Boolean
 /**
  * @suppress
  */
-public object FfiConverterOptionalString: FfiConverterRustBuffer<kotlin.String?> {
+internal object FfiConverterOptionalString: FfiConverterRustBuffer<kotlin.String?> {
     override fun read(buf: ByteBuffer): kotlin.String? {
         if (buf.get().toInt() == 0) {
             return null
@@ -11902,7 +11902,7 @@ public object FfiConverterOptionalString: FfiConverterRustBuffer<kotlin.String?>
 /**
  * @suppress
  */
-public object FfiConverterOptionalTypeAgent: FfiConverterRustBuffer<Agent?> {
+internal object FfiConverterOptionalTypeAgent: FfiConverterRustBuffer<Agent?> {
     override fun read(buf: ByteBuffer): Agent? {
         if (buf.get().toInt() == 0) {
             return null
@@ -11934,7 +11934,7 @@ public object FfiConverterOptionalTypeAgent: FfiConverterRustBuffer<Agent?> {
 /**
  * @suppress
  */
-public object FfiConverterOptionalTypeElicitationHandler: FfiConverterRustBuffer<ElicitationHandler?> {
+internal object FfiConverterOptionalTypeElicitationHandler: FfiConverterRustBuffer<ElicitationHandler?> {
     override fun read(buf: ByteBuffer): ElicitationHandler? {
         if (buf.get().toInt() == 0) {
             return null
@@ -11966,7 +11966,7 @@ public object FfiConverterOptionalTypeElicitationHandler: FfiConverterRustBuffer
 /**
  * @suppress
  */
-public object FfiConverterOptionalTypeExtHandler: FfiConverterRustBuffer<ExtHandler?> {
+internal object FfiConverterOptionalTypeExtHandler: FfiConverterRustBuffer<ExtHandler?> {
     override fun read(buf: ByteBuffer): ExtHandler? {
         if (buf.get().toInt() == 0) {
             return null
@@ -11998,7 +11998,7 @@ public object FfiConverterOptionalTypeExtHandler: FfiConverterRustBuffer<ExtHand
 /**
  * @suppress
  */
-public object FfiConverterOptionalTypeLogHandler: FfiConverterRustBuffer<LogHandler?> {
+internal object FfiConverterOptionalTypeLogHandler: FfiConverterRustBuffer<LogHandler?> {
     override fun read(buf: ByteBuffer): LogHandler? {
         if (buf.get().toInt() == 0) {
             return null
@@ -12030,7 +12030,7 @@ public object FfiConverterOptionalTypeLogHandler: FfiConverterRustBuffer<LogHand
 /**
  * @suppress
  */
-public object FfiConverterOptionalTypePermissionHandler: FfiConverterRustBuffer<PermissionHandler?> {
+internal object FfiConverterOptionalTypePermissionHandler: FfiConverterRustBuffer<PermissionHandler?> {
     override fun read(buf: ByteBuffer): PermissionHandler? {
         if (buf.get().toInt() == 0) {
             return null
@@ -12062,7 +12062,7 @@ public object FfiConverterOptionalTypePermissionHandler: FfiConverterRustBuffer<
 /**
  * @suppress
  */
-public object FfiConverterOptionalTypeProgressHandler: FfiConverterRustBuffer<ProgressHandler?> {
+internal object FfiConverterOptionalTypeProgressHandler: FfiConverterRustBuffer<ProgressHandler?> {
     override fun read(buf: ByteBuffer): ProgressHandler? {
         if (buf.get().toInt() == 0) {
             return null
@@ -12094,7 +12094,7 @@ public object FfiConverterOptionalTypeProgressHandler: FfiConverterRustBuffer<Pr
 /**
  * @suppress
  */
-public object FfiConverterOptionalTypeRegistryFetcher: FfiConverterRustBuffer<RegistryFetcher?> {
+internal object FfiConverterOptionalTypeRegistryFetcher: FfiConverterRustBuffer<RegistryFetcher?> {
     override fun read(buf: ByteBuffer): RegistryFetcher? {
         if (buf.get().toInt() == 0) {
             return null
@@ -12126,7 +12126,7 @@ public object FfiConverterOptionalTypeRegistryFetcher: FfiConverterRustBuffer<Re
 /**
  * @suppress
  */
-public object FfiConverterOptionalTypeSession: FfiConverterRustBuffer<Session?> {
+internal object FfiConverterOptionalTypeSession: FfiConverterRustBuffer<Session?> {
     override fun read(buf: ByteBuffer): Session? {
         if (buf.get().toInt() == 0) {
             return null
@@ -12158,7 +12158,7 @@ public object FfiConverterOptionalTypeSession: FfiConverterRustBuffer<Session?> 
 /**
  * @suppress
  */
-public object FfiConverterOptionalTypeTerminalAuthRunner: FfiConverterRustBuffer<TerminalAuthRunner?> {
+internal object FfiConverterOptionalTypeTerminalAuthRunner: FfiConverterRustBuffer<TerminalAuthRunner?> {
     override fun read(buf: ByteBuffer): TerminalAuthRunner? {
         if (buf.get().toInt() == 0) {
             return null
@@ -12190,7 +12190,7 @@ public object FfiConverterOptionalTypeTerminalAuthRunner: FfiConverterRustBuffer
 /**
  * @suppress
  */
-public object FfiConverterOptionalTypeClientInfo: FfiConverterRustBuffer<ClientInfo?> {
+internal object FfiConverterOptionalTypeClientInfo: FfiConverterRustBuffer<ClientInfo?> {
     override fun read(buf: ByteBuffer): ClientInfo? {
         if (buf.get().toInt() == 0) {
             return null
@@ -12222,7 +12222,7 @@ public object FfiConverterOptionalTypeClientInfo: FfiConverterRustBuffer<ClientI
 /**
  * @suppress
  */
-public object FfiConverterOptionalTypeExitStatus: FfiConverterRustBuffer<ExitStatus?> {
+internal object FfiConverterOptionalTypeExitStatus: FfiConverterRustBuffer<ExitStatus?> {
     override fun read(buf: ByteBuffer): ExitStatus? {
         if (buf.get().toInt() == 0) {
             return null
@@ -12254,7 +12254,7 @@ public object FfiConverterOptionalTypeExitStatus: FfiConverterRustBuffer<ExitSta
 /**
  * @suppress
  */
-public object FfiConverterOptionalTypeFsLimits: FfiConverterRustBuffer<FsLimits?> {
+internal object FfiConverterOptionalTypeFsLimits: FfiConverterRustBuffer<FsLimits?> {
     override fun read(buf: ByteBuffer): FsLimits? {
         if (buf.get().toInt() == 0) {
             return null
@@ -12286,7 +12286,7 @@ public object FfiConverterOptionalTypeFsLimits: FfiConverterRustBuffer<FsLimits?
 /**
  * @suppress
  */
-public object FfiConverterOptionalTypeHostOptions: FfiConverterRustBuffer<HostOptions?> {
+internal object FfiConverterOptionalTypeHostOptions: FfiConverterRustBuffer<HostOptions?> {
     override fun read(buf: ByteBuffer): HostOptions? {
         if (buf.get().toInt() == 0) {
             return null
@@ -12318,7 +12318,7 @@ public object FfiConverterOptionalTypeHostOptions: FfiConverterRustBuffer<HostOp
 /**
  * @suppress
  */
-public object FfiConverterOptionalTypeResolveOptions: FfiConverterRustBuffer<ResolveOptions?> {
+internal object FfiConverterOptionalTypeResolveOptions: FfiConverterRustBuffer<ResolveOptions?> {
     override fun read(buf: ByteBuffer): ResolveOptions? {
         if (buf.get().toInt() == 0) {
             return null
@@ -12350,7 +12350,7 @@ public object FfiConverterOptionalTypeResolveOptions: FfiConverterRustBuffer<Res
 /**
  * @suppress
  */
-public object FfiConverterOptionalTypeRestartPolicy: FfiConverterRustBuffer<RestartPolicy?> {
+internal object FfiConverterOptionalTypeRestartPolicy: FfiConverterRustBuffer<RestartPolicy?> {
     override fun read(buf: ByteBuffer): RestartPolicy? {
         if (buf.get().toInt() == 0) {
             return null
@@ -12382,7 +12382,7 @@ public object FfiConverterOptionalTypeRestartPolicy: FfiConverterRustBuffer<Rest
 /**
  * @suppress
  */
-public object FfiConverterOptionalTypeTerminalLimits: FfiConverterRustBuffer<TerminalLimits?> {
+internal object FfiConverterOptionalTypeTerminalLimits: FfiConverterRustBuffer<TerminalLimits?> {
     override fun read(buf: ByteBuffer): TerminalLimits? {
         if (buf.get().toInt() == 0) {
             return null
@@ -12414,7 +12414,7 @@ public object FfiConverterOptionalTypeTerminalLimits: FfiConverterRustBuffer<Ter
 /**
  * @suppress
  */
-public object FfiConverterOptionalTypePoolMode: FfiConverterRustBuffer<PoolMode?> {
+internal object FfiConverterOptionalTypePoolMode: FfiConverterRustBuffer<PoolMode?> {
     override fun read(buf: ByteBuffer): PoolMode? {
         if (buf.get().toInt() == 0) {
             return null
@@ -12446,7 +12446,7 @@ public object FfiConverterOptionalTypePoolMode: FfiConverterRustBuffer<PoolMode?
 /**
  * @suppress
  */
-public object FfiConverterOptionalTypeSupervisorEvent: FfiConverterRustBuffer<SupervisorEvent?> {
+internal object FfiConverterOptionalTypeSupervisorEvent: FfiConverterRustBuffer<SupervisorEvent?> {
     override fun read(buf: ByteBuffer): SupervisorEvent? {
         if (buf.get().toInt() == 0) {
             return null
@@ -12478,7 +12478,7 @@ public object FfiConverterOptionalTypeSupervisorEvent: FfiConverterRustBuffer<Su
 /**
  * @suppress
  */
-public object FfiConverterOptionalSequenceString: FfiConverterRustBuffer<List<kotlin.String>?> {
+internal object FfiConverterOptionalSequenceString: FfiConverterRustBuffer<List<kotlin.String>?> {
     override fun read(buf: ByteBuffer): List<kotlin.String>? {
         if (buf.get().toInt() == 0) {
             return null
@@ -12510,7 +12510,7 @@ public object FfiConverterOptionalSequenceString: FfiConverterRustBuffer<List<ko
 /**
  * @suppress
  */
-public object FfiConverterOptionalSequenceTypeDistributionKind: FfiConverterRustBuffer<List<DistributionKind>?> {
+internal object FfiConverterOptionalSequenceTypeDistributionKind: FfiConverterRustBuffer<List<DistributionKind>?> {
     override fun read(buf: ByteBuffer): List<DistributionKind>? {
         if (buf.get().toInt() == 0) {
             return null
@@ -12542,7 +12542,7 @@ public object FfiConverterOptionalSequenceTypeDistributionKind: FfiConverterRust
 /**
  * @suppress
  */
-public object FfiConverterOptionalMapStringOptionalString: FfiConverterRustBuffer<Map<kotlin.String, kotlin.String?>?> {
+internal object FfiConverterOptionalMapStringOptionalString: FfiConverterRustBuffer<Map<kotlin.String, kotlin.String?>?> {
     override fun read(buf: ByteBuffer): Map<kotlin.String, kotlin.String?>? {
         if (buf.get().toInt() == 0) {
             return null
@@ -12574,7 +12574,7 @@ public object FfiConverterOptionalMapStringOptionalString: FfiConverterRustBuffe
 /**
  * @suppress
  */
-public object FfiConverterSequenceString: FfiConverterRustBuffer<List<kotlin.String>> {
+internal object FfiConverterSequenceString: FfiConverterRustBuffer<List<kotlin.String>> {
     override fun read(buf: ByteBuffer): List<kotlin.String> {
         val len = buf.getInt()
         return List<kotlin.String>(len) {
@@ -12602,7 +12602,7 @@ public object FfiConverterSequenceString: FfiConverterRustBuffer<List<kotlin.Str
 /**
  * @suppress
  */
-public object FfiConverterSequenceTypePermissionOption: FfiConverterRustBuffer<List<PermissionOption>> {
+internal object FfiConverterSequenceTypePermissionOption: FfiConverterRustBuffer<List<PermissionOption>> {
     override fun read(buf: ByteBuffer): List<PermissionOption> {
         val len = buf.getInt()
         return List<PermissionOption>(len) {
@@ -12630,7 +12630,7 @@ public object FfiConverterSequenceTypePermissionOption: FfiConverterRustBuffer<L
 /**
  * @suppress
  */
-public object FfiConverterSequenceTypeRawEvent: FfiConverterRustBuffer<List<RawEvent>> {
+internal object FfiConverterSequenceTypeRawEvent: FfiConverterRustBuffer<List<RawEvent>> {
     override fun read(buf: ByteBuffer): List<RawEvent> {
         val len = buf.getInt()
         return List<RawEvent>(len) {
@@ -12658,7 +12658,7 @@ public object FfiConverterSequenceTypeRawEvent: FfiConverterRustBuffer<List<RawE
 /**
  * @suppress
  */
-public object FfiConverterSequenceTypeRecoveredSession: FfiConverterRustBuffer<List<RecoveredSession>> {
+internal object FfiConverterSequenceTypeRecoveredSession: FfiConverterRustBuffer<List<RecoveredSession>> {
     override fun read(buf: ByteBuffer): List<RecoveredSession> {
         val len = buf.getInt()
         return List<RecoveredSession>(len) {
@@ -12686,7 +12686,7 @@ public object FfiConverterSequenceTypeRecoveredSession: FfiConverterRustBuffer<L
 /**
  * @suppress
  */
-public object FfiConverterSequenceTypeRegistryAgent: FfiConverterRustBuffer<List<RegistryAgent>> {
+internal object FfiConverterSequenceTypeRegistryAgent: FfiConverterRustBuffer<List<RegistryAgent>> {
     override fun read(buf: ByteBuffer): List<RegistryAgent> {
         val len = buf.getInt()
         return List<RegistryAgent>(len) {
@@ -12714,7 +12714,7 @@ public object FfiConverterSequenceTypeRegistryAgent: FfiConverterRustBuffer<List
 /**
  * @suppress
  */
-public object FfiConverterSequenceTypeDistributionKind: FfiConverterRustBuffer<List<DistributionKind>> {
+internal object FfiConverterSequenceTypeDistributionKind: FfiConverterRustBuffer<List<DistributionKind>> {
     override fun read(buf: ByteBuffer): List<DistributionKind> {
         val len = buf.getInt()
         return List<DistributionKind>(len) {
@@ -12742,7 +12742,7 @@ public object FfiConverterSequenceTypeDistributionKind: FfiConverterRustBuffer<L
 /**
  * @suppress
  */
-public object FfiConverterMapStringString: FfiConverterRustBuffer<Map<kotlin.String, kotlin.String>> {
+internal object FfiConverterMapStringString: FfiConverterRustBuffer<Map<kotlin.String, kotlin.String>> {
     override fun read(buf: ByteBuffer): Map<kotlin.String, kotlin.String> {
         val len = buf.getInt()
         return buildMap<kotlin.String, kotlin.String>(len) {
@@ -12781,7 +12781,7 @@ public object FfiConverterMapStringString: FfiConverterRustBuffer<Map<kotlin.Str
 /**
  * @suppress
  */
-public object FfiConverterMapStringOptionalString: FfiConverterRustBuffer<Map<kotlin.String, kotlin.String?>> {
+internal object FfiConverterMapStringOptionalString: FfiConverterRustBuffer<Map<kotlin.String, kotlin.String?>> {
     override fun read(buf: ByteBuffer): Map<kotlin.String, kotlin.String?> {
         val len = buf.getInt()
         return buildMap<kotlin.String, kotlin.String?>(len) {
