@@ -195,8 +195,9 @@ fn block_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Block>
     Ok(serde_json::from_value(v).ok())
 }
 
-// The core's host reader (`acp_host::EventHub`).
-/// The host's single event stream ([`crate::Host::event_stream`]).
+// The core's host reader or one of its live readers (`acp_host::EventHub`).
+/// One of the host's event streams ([`crate::Host::event_stream`]; any number may be open, each
+/// sees every event from its start, in `seq` order).
 #[derive(Debug, uniffi::Object)]
 pub struct EventStream {
     reader: Arc<HubReader>,
@@ -240,8 +241,8 @@ impl EventStream {
         pull(&self.reader, max).await
     }
 
-    /// How many events were dropped because they arrived before the stream was taken and the
-    /// buffer that holds them (as large as the core's queue) was full.
+    /// How many events were dropped because they arrived before the first stream was opened and
+    /// the buffer that holds them (as large as the core's queue) was full (0 for later streams).
     pub fn dropped_before_taken(&self) -> u64 {
         self.reader.dropped()
     }

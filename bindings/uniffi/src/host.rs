@@ -125,8 +125,10 @@ impl Host {
             .map_or(0, |d| d.total.load(Ordering::Relaxed))
     }
 
-    /// The host's event stream, pulled (once per host; `InvalidArgument` on a second call,
-    /// `Unsupported` when events are disabled). Kotlin: `host.events()` is its `Flow`.
+    /// A new stream of the host's events, pulled (`Unsupported` when events are disabled). Any
+    /// number may be open: each gets every event from its opening on (the first one ever also
+    /// those kept before it), in `seq` order; the slowest open stream sets the pace, none is
+    /// dropped. Kotlin: `host.events()` is a `Flow` over them.
     pub fn event_stream(&self) -> Result<Arc<EventStream>, AcpError> {
         if !self.host.config().events_enabled {
             return Err(AcpError::Unsupported {
@@ -134,12 +136,17 @@ impl Host {
                 data: None,
             });
         }
-        match self.hub.as_ref().and_then(EventHub::take_host) {
-            Some(reader) => Ok(Arc::new(EventStream::new(reader))),
-            None => Err(AcpError::invalid_argument(
-                "events() was already called",
-                None,
-            )),
+        // The first stream is the core's host reader (it also gets what was kept before it);
+        // later ones are live readers of every event, bounded and backpressured alike.
+        match &self.hub {
+            Some(hub) => Ok(Arc::new(EventStream::new(
+                hub.take_host()
+                    .unwrap_or_else(|| hub.subscribe(acp_host::events::Scope::All)),
+            ))),
+            None => Err(AcpError::Unsupported {
+                detail: "events are disabled (eventsEnabled = false)".into(),
+                data: None,
+            }),
         }
     }
 

@@ -1759,13 +1759,14 @@ public func FfiConverterTypeElicitationHandler_lower(_ value: ElicitationHandler
 
 
 /**
- * The host's single event stream ([`crate::Host::event_stream`]).
+ * One of the host's event streams ([`crate::Host::event_stream`]; any number may be open, each
+ * sees every event from its start, in `seq` order).
  */
 public protocol EventStreamProtocol: AnyObject, Sendable {
     
     /**
-     * How many events were dropped because they arrived before the stream was taken and the
-     * buffer that holds them (as large as the core's queue) was full.
+     * How many events were dropped because they arrived before the first stream was opened and
+     * the buffer that holds them (as large as the core's queue) was full (0 for later streams).
      */
     func droppedBeforeTaken()  -> UInt64
     
@@ -1782,7 +1783,8 @@ public protocol EventStreamProtocol: AnyObject, Sendable {
     
 }
 /**
- * The host's single event stream ([`crate::Host::event_stream`]).
+ * One of the host's event streams ([`crate::Host::event_stream`]; any number may be open, each
+ * sees every event from its start, in `seq` order).
  */
 open class EventStream: EventStreamProtocol, @unchecked Sendable {
     fileprivate let handle: UInt64
@@ -1838,8 +1840,8 @@ open class EventStream: EventStreamProtocol, @unchecked Sendable {
 
     
     /**
-     * How many events were dropped because they arrived before the stream was taken and the
-     * buffer that holds them (as large as the core's queue) was full.
+     * How many events were dropped because they arrived before the first stream was opened and
+     * the buffer that holds them (as large as the core's queue) was full (0 for later streams).
      */
 open func droppedBeforeTaken() -> UInt64  {
     return try!  FfiConverterUInt64.lift(try! rustCall() {
@@ -2204,8 +2206,10 @@ public protocol HostProtocol: AnyObject, Sendable {
     func effectiveOptions()  -> String
     
     /**
-     * The host's event stream, pulled (once per host; `InvalidArgument` on a second call,
-     * `Unsupported` when events are disabled). Kotlin: `host.events()` is its `Flow`.
+     * A new stream of the host's events, pulled (`Unsupported` when events are disabled). Any
+     * number may be open: each gets every event from its opening on (the first one ever also
+     * those kept before it), in `seq` order; the slowest open stream sets the pace, none is
+     * dropped. Kotlin: `host.events()` is a `Flow` over them.
      */
     func eventStream() throws  -> EventStream
     
@@ -2406,8 +2410,10 @@ open func effectiveOptions() -> String  {
 }
     
     /**
-     * The host's event stream, pulled (once per host; `InvalidArgument` on a second call,
-     * `Unsupported` when events are disabled). Kotlin: `host.events()` is its `Flow`.
+     * A new stream of the host's events, pulled (`Unsupported` when events are disabled). Any
+     * number may be open: each gets every event from its opening on (the first one ever also
+     * those kept before it), in `seq` order; the slowest open stream sets the pace, none is
+     * dropped. Kotlin: `host.events()` is a `Flow` over them.
      */
 open func eventStream()throws  -> EventStream  {
     return try  FfiConverterTypeEventStream_lift(try rustCallWithError(FfiConverterTypeAcpError_lift) {
@@ -9338,7 +9344,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_acp_host_uniffi_checksum_method_session_state() != 34535) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_acp_host_uniffi_checksum_method_eventstream_dropped_before_taken() != 19761) {
+    if (uniffi_acp_host_uniffi_checksum_method_eventstream_dropped_before_taken() != 45825) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_eventstream_is_ended() != 10633) {
@@ -9380,7 +9386,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_acp_host_uniffi_checksum_method_host_effective_options() != 28065) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_acp_host_uniffi_checksum_method_host_event_stream() != 13449) {
+    if (uniffi_acp_host_uniffi_checksum_method_host_event_stream() != 56548) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_host_is_shut_down() != 28419) {

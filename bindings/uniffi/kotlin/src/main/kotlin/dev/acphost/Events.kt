@@ -6,6 +6,7 @@ package dev.acphost
 import kotlinx.coroutines.flow.Flow
 import kotlinx.coroutines.flow.emitAll
 import kotlinx.coroutines.flow.flow
+import java.util.concurrent.atomic.AtomicReference
 
 /** One event of the host's ordered stream. Unknown future kinds arrive as [Unknown]. */
 sealed class Event {
@@ -165,11 +166,11 @@ sealed class Event {
 }
 
 /**
- * This stream as a [Flow], collected once: each pull takes up to [batch] events and emits them in
- * order; it completes when the host is shut down and everything was delivered. When the collection
- * ends for any reason (completion, an exception, cancellation, an operator such as `first {}` that
- * stops early) the stream is closed: later events are dropped, so a collector that went away never
- * stalls the agents.
+ * This stream as a [Flow], collected once ([Host.events] opens a stream per collection): each pull
+ * takes up to [batch] events and emits them in order; it completes when the host is shut down and
+ * everything was delivered. When the collection ends for any reason (completion, an exception,
+ * cancellation, an operator such as `first {}` that stops early) the stream is closed: it no
+ * longer receives events, so a collector that went away never stalls the agents.
  */
 fun EventStream.asFlow(batch: UInt = 256u): Flow<Event> = flow {
     try {
@@ -184,12 +185,21 @@ fun EventStream.asFlow(batch: UInt = 256u): Flow<Event> = flow {
 }
 
 /**
- * The host's events as a [Flow] (one per host: a second call throws
- * [AcpException.InvalidArgument]). Collecting slowly slows the agents down (their stdout is not
- * read while the queue is full); it never drops events. Events that arrive before this is called
- * are kept (as many as the event queue holds) and delivered first.
+ * The host's events as a [Flow]. Call it, and collect the flow, as often as you like: each
+ * collection reads a stream of its own ([Host.eventStream]) and gets every event from its start,
+ * in `seq` order: all collections see the same events in the same order. The first collection of
+ * a call reads the stream opened by the call, so it starts at the call (the very first call of a
+ * host also gets the events that arrived before it, as many as the event queue holds); a further
+ * collection of the same flow starts when it starts. The slowest running collection sets the
+ * pace: while it is `eventCapacity` events (or `eventQueueBytes`) behind, the agents' stdout is
+ * not read (backpressure); no collection ever loses an event. When a collection ends, its stream
+ * is closed and no longer holds anything back. [AcpException.Unsupported] when events are
+ * disabled.
  */
-fun Host.events(batch: UInt = 256u): Flow<Event> = eventStream().asFlow(batch)
+fun Host.events(batch: UInt = 256u): Flow<Event> {
+    val opened = AtomicReference<EventStream?>(eventStream())
+    return flow { emitAll((opened.getAndSet(null) ?: eventStream()).asFlow(batch)) }
+}
 
 /**
  * This session stream as a [Flow], collected once (see [Session.events]); the stream is closed when

@@ -1551,7 +1551,7 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_acp_host_uniffi_checksum_method_session_state() and 0xFFFF) != 34535) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_acp_host_uniffi_checksum_method_eventstream_dropped_before_taken() and 0xFFFF) != 19761) {
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_eventstream_dropped_before_taken() and 0xFFFF) != 45825) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_eventstream_is_ended() and 0xFFFF) != 10633) {
@@ -1593,7 +1593,7 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_acp_host_uniffi_checksum_method_host_effective_options() and 0xFFFF) != 28065) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_acp_host_uniffi_checksum_method_host_event_stream() and 0xFFFF) != 13449) {
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_host_event_stream() and 0xFFFF) != 56548) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_host_is_shut_down() and 0xFFFF) != 28419) {
@@ -3914,13 +3914,14 @@ internal object FfiConverterTypeElicitationHandler: FfiConverter<ElicitationHand
 
 
 /**
- * The host's single event stream ([`crate::Host::event_stream`]).
+ * One of the host's event streams ([`crate::Host::event_stream`]; any number may be open, each
+ * sees every event from its start, in `seq` order).
  */
 public interface EventStreamInterface {
     
     /**
-     * How many events were dropped because they arrived before the stream was taken and the
-     * buffer that holds them (as large as the core's queue) was full.
+     * How many events were dropped because they arrived before the first stream was opened and
+     * the buffer that holds them (as large as the core's queue) was full (0 for later streams).
      */
     fun `droppedBeforeTaken`(): kotlin.ULong
     
@@ -3939,7 +3940,8 @@ public interface EventStreamInterface {
 }
 
 /**
- * The host's single event stream ([`crate::Host::event_stream`]).
+ * One of the host's event streams ([`crate::Host::event_stream`]; any number may be open, each
+ * sees every event from its start, in `seq` order).
  */
 open class EventStream: Disposable, AutoCloseable, EventStreamInterface
 {
@@ -4044,8 +4046,8 @@ open class EventStream: Disposable, AutoCloseable, EventStreamInterface
 
     
     /**
-     * How many events were dropped because they arrived before the stream was taken and the
-     * buffer that holds them (as large as the core's queue) was full.
+     * How many events were dropped because they arrived before the first stream was opened and
+     * the buffer that holds them (as large as the core's queue) was full (0 for later streams).
      */override fun `droppedBeforeTaken`(): kotlin.ULong {
             return FfiConverterULong.lift(
     callWithHandle {
@@ -4623,8 +4625,10 @@ public interface HostInterface {
     fun `effectiveOptions`(): kotlin.String
     
     /**
-     * The host's event stream, pulled (once per host; `InvalidArgument` on a second call,
-     * `Unsupported` when events are disabled). Kotlin: `host.events()` is its `Flow`.
+     * A new stream of the host's events, pulled (`Unsupported` when events are disabled). Any
+     * number may be open: each gets every event from its opening on (the first one ever also
+     * those kept before it), in `seq` order; the slowest open stream sets the pace, none is
+     * dropped. Kotlin: `host.events()` is a `Flow` over them.
      */
     fun `eventStream`(): EventStream
     
@@ -4898,8 +4902,10 @@ open class Host: Disposable, AutoCloseable, HostInterface
 
     
     /**
-     * The host's event stream, pulled (once per host; `InvalidArgument` on a second call,
-     * `Unsupported` when events are disabled). Kotlin: `host.events()` is its `Flow`.
+     * A new stream of the host's events, pulled (`Unsupported` when events are disabled). Any
+     * number may be open: each gets every event from its opening on (the first one ever also
+     * those kept before it), in `seq` order; the slowest open stream sets the pace, none is
+     * dropped. Kotlin: `host.events()` is a `Flow` over them.
      */
     @Throws(AcpException::class)override fun `eventStream`(): EventStream {
             return FfiConverterTypeEventStream.lift(
