@@ -18,16 +18,19 @@ def _jar(group: str, artifact: str, version: str) -> Path:
 
 def _pom_versions(root: Path) -> dict[str, str]:
     pom = (root / "bindings/uniffi/kotlin/pom.xml").read_text()
-    return dict(re.findall(r"<(kotlin\.version|coroutines\.version|jna\.version)>([^<]+)<", pom))
+    return dict(re.findall(r"<(kotlin\.version|coroutines\.version|jna\.version|serialization\.version)>([^<]+)<", pom))
 
 
 def compile_blocks(root: Path, work: Path, blocks: list) -> dict[str, str | None]:
     """where -> None (compiled) or the compiler's errors for that block. Raises RuntimeError when
     the compiler is not there."""
     v = _pom_versions(root)
-    kv, cv, jv = v["kotlin.version"], v["coroutines.version"], v["jna.version"]
+    kv, cv, jv, sv = v["kotlin.version"], v["coroutines.version"], v["jna.version"], v["serialization.version"]
     stdlib = _jar("org.jetbrains.kotlin", "kotlin-stdlib", kv)
-    libs = [stdlib, _jar("org.jetbrains.kotlinx", "kotlinx-coroutines-core-jvm", cv), _jar("net.java.dev.jna", "jna", jv)]
+    libs = [stdlib, _jar("org.jetbrains.kotlinx", "kotlinx-coroutines-core-jvm", cv), _jar("net.java.dev.jna", "jna", jv),
+            # The typed event payloads (dev.acphost.payloads) decode with kotlinx.serialization's JSON tree.
+            _jar("org.jetbrains.kotlinx", "kotlinx-serialization-json-jvm", sv),
+            _jar("org.jetbrains.kotlinx", "kotlinx-serialization-core-jvm", sv)]
     compiler = [_jar("org.jetbrains.kotlin", "kotlin-compiler-embeddable", kv), stdlib,
                 _jar("org.jetbrains.kotlin", "kotlin-script-runtime", kv),
                 _jar("org.jetbrains.kotlin", "kotlin-daemon-embeddable", kv),

@@ -96,7 +96,7 @@ tr ':' '\n' <<< "$classpath" > "$tmp/classpath-entries.txt"
 resolved=$(grep -m1 "/acp-host-$version\.jar$" "$tmp/classpath-entries.txt" || true)
 [ -n "$resolved" ] || fail "acp-host is not on the consumer's classpath: $classpath"
 cmp -s "$jar" "$resolved" || fail "the classpath's $resolved is not the jar under test"
-for dep in kotlin-stdlib kotlinx-coroutines-core-jvm jna; do
+for dep in kotlin-stdlib kotlinx-coroutines-core-jvm jna kotlinx-serialization-json-jvm; do
     grep -q "/$dep-[0-9][^/]*\.jar$" "$tmp/classpath-entries.txt" || fail "$dep did not come with acp-host's pom"
 done
 ! grep -q "^$proj/" "$tmp/classpath-entries.txt" || fail "the classpath reaches into $proj"
@@ -125,6 +125,7 @@ set -e
 sed 's/^/consumer: | /' "$tmp/out.txt" >&2
 [ $rc -eq 0 ] || { sed 's/^/consumer: ! /' "$tmp/err.txt" >&2; fail "the consumer exited $rc"; }
 grep -qx 'stopReason=end_turn' "$tmp/out.txt" || fail "no stopReason=end_turn in its output"
+grep -qx 'typedStopReason=end_turn' "$tmp/out.txt" || fail "no typedStopReason=end_turn (the typed turn_ended payload) in its output"
 events=$(sed -n 's/^events=\([0-9][0-9]*\)$/\1/p' "$tmp/out.txt")
 [ -n "$events" ] && [ "$events" -ge 5 ] || fail "expected events=N with N >= 5"
 # JNA says where it found the library: in the jar under test, extracted (nothing else had it).

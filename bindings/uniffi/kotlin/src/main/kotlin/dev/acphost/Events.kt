@@ -1,8 +1,10 @@
 // The events as Kotlin sees them: a Flow over the pulled uniffi stream (the collector's pace is
 // the pull's pace, so the core's backpressure holds and nothing is dropped) and a sealed class per
-// kind, the payload kept as JSON text (docs/EVENTS.md, schema/events.schema.json).
+// kind, the payload as JSON text (`data`) and typed (`payload`, dev.acphost.payloads, generated from
+// schema/events.schema.json; docs/EVENTS.md).
 package dev.acphost
 
+import dev.acphost.payloads.EventPayload
 import kotlinx.coroutines.flow.Flow
 import kotlinx.coroutines.flow.emitAll
 import kotlinx.coroutines.flow.flow
@@ -27,6 +29,14 @@ sealed class Event {
     val replay: Boolean get() = raw.replay
     /** The payload as JSON text. */
     val data: String get() = raw.data
+
+    /**
+     * The payload, typed: the kind's class of [dev.acphost.payloads] (generated from
+     * schema/events.schema.json), decoded from [data] on first use. Never throws: a kind this
+     * version does not know, or data that does not decode as its kind's, is
+     * [EventPayload.Unknown]; inside, unknown tags and enum values are their type's `Unknown`.
+     */
+    val payload: EventPayload by lazy(LazyThreadSafetyMode.PUBLICATION) { EventPayload.decode(raw.kind, raw.data) }
     /**
      * Only on the first event of a [Session.events] flow whose session's history had overflowed
      * before the flow was collected: how many of the session's events were left out before it.
