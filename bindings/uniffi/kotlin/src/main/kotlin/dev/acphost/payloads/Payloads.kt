@@ -682,14 +682,14 @@ data class AgentExited(
 /** Why an agent ended. */
 sealed interface ExitReason {
     /** The value on the wire. */
-    val value: String
+    val value: kotlin.String
     /** It exited (or closed its stdout) on its own. */
-    data object Exited : ExitReason { override val value: String get() = "exited" }
+    data object Exited : ExitReason { override val value: kotlin.String get() = "exited" }
     /** The host shut it down (`shutdown`, the host dropped, a failed handshake). */
-    data object Shutdown : ExitReason { override val value: String get() = "shutdown" }
+    data object Shutdown : ExitReason { override val value: kotlin.String get() = "shutdown" }
     /** A value this version does not know (a newer agent): [raw] as sent. */
     data class Unknown(val raw: JsonElement) : ExitReason {
-        override val value: String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
+        override val value: kotlin.String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
     }
     companion object {
         internal fun decode(e: JsonElement): ExitReason = when ((e as? JsonPrimitive)?.takeIf { it.isString }?.content) {
@@ -747,14 +747,14 @@ data class SessionOpened(
 /** How a session was opened. */
 sealed interface SessionOrigin {
     /** The value on the wire. */
-    val value: String
-    data object New : SessionOrigin { override val value: String get() = "new" }
-    data object Load : SessionOrigin { override val value: String get() = "load" }
-    data object Resume : SessionOrigin { override val value: String get() = "resume" }
-    data object Fork : SessionOrigin { override val value: String get() = "fork" }
+    val value: kotlin.String
+    data object New : SessionOrigin { override val value: kotlin.String get() = "new" }
+    data object Load : SessionOrigin { override val value: kotlin.String get() = "load" }
+    data object Resume : SessionOrigin { override val value: kotlin.String get() = "resume" }
+    data object Fork : SessionOrigin { override val value: kotlin.String get() = "fork" }
     /** A value this version does not know (a newer agent): [raw] as sent. */
     data class Unknown(val raw: JsonElement) : SessionOrigin {
-        override val value: String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
+        override val value: kotlin.String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
     }
     companion object {
         internal fun decode(e: JsonElement): SessionOrigin = when ((e as? JsonPrimitive)?.takeIf { it.isString }?.content) {
@@ -913,18 +913,18 @@ sealed interface SessionConfigOptionVariant {
 /** Semantic category for a session configuration option. */
 sealed interface SessionConfigOptionCategory {
     /** The value on the wire. */
-    val value: String
+    val value: kotlin.String
     /** Session mode selector. */
-    data object Mode : SessionConfigOptionCategory { override val value: String get() = "mode" }
+    data object Mode : SessionConfigOptionCategory { override val value: kotlin.String get() = "mode" }
     /** Model selector. */
-    data object Model : SessionConfigOptionCategory { override val value: String get() = "model" }
+    data object Model : SessionConfigOptionCategory { override val value: kotlin.String get() = "model" }
     /** Model-related configuration parameter. */
-    data object ModelConfig : SessionConfigOptionCategory { override val value: String get() = "model_config" }
+    data object ModelConfig : SessionConfigOptionCategory { override val value: kotlin.String get() = "model_config" }
     /** Thought/reasoning level selector. */
-    data object ThoughtLevel : SessionConfigOptionCategory { override val value: String get() = "thought_level" }
+    data object ThoughtLevel : SessionConfigOptionCategory { override val value: kotlin.String get() = "thought_level" }
     /** A value this version does not know (a newer agent): [raw] as sent. */
     data class Unknown(val raw: JsonElement) : SessionConfigOptionCategory {
-        override val value: String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
+        override val value: kotlin.String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
     }
     companion object {
         internal fun decode(e: JsonElement): SessionConfigOptionCategory = when ((e as? JsonPrimitive)?.takeIf { it.isString }?.content) {
@@ -1045,14 +1045,14 @@ data class SessionClosed(
 /** Why a session closed. */
 sealed interface CloseReason {
     /** The value on the wire. */
-    val value: String
-    data object Closed : CloseReason { override val value: String get() = "closed" }
-    data object Deleted : CloseReason { override val value: String get() = "deleted" }
-    data object AgentExited : CloseReason { override val value: String get() = "agent_exited" }
-    data object Shutdown : CloseReason { override val value: String get() = "shutdown" }
+    val value: kotlin.String
+    data object Closed : CloseReason { override val value: kotlin.String get() = "closed" }
+    data object Deleted : CloseReason { override val value: kotlin.String get() = "deleted" }
+    data object AgentExited : CloseReason { override val value: kotlin.String get() = "agent_exited" }
+    data object Shutdown : CloseReason { override val value: kotlin.String get() = "shutdown" }
     /** A value this version does not know (a newer agent): [raw] as sent. */
     data class Unknown(val raw: JsonElement) : CloseReason {
-        override val value: String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
+        override val value: kotlin.String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
     }
     companion object {
         internal fun decode(e: JsonElement): CloseReason = when ((e as? JsonPrimitive)?.takeIf { it.isString }?.content) {
@@ -1859,14 +1859,14 @@ data class Annotations(
 /** The sender or recipient of messages and data in a conversation. */
 sealed interface Role {
     /** The value on the wire. */
-    val value: String
+    val value: kotlin.String
     /** The assistant side of a conversation. */
-    data object Assistant : Role { override val value: String get() = "assistant" }
+    data object Assistant : Role { override val value: kotlin.String get() = "assistant" }
     /** The user side of a conversation. */
-    data object User : Role { override val value: String get() = "user" }
+    data object User : Role { override val value: kotlin.String get() = "user" }
     /** A value this version does not know (a newer agent): [raw] as sent. */
     data class Unknown(val raw: JsonElement) : Role {
-        override val value: String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
+        override val value: kotlin.String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
     }
     companion object {
         internal fun decode(e: JsonElement): Role = when ((e as? JsonPrimitive)?.takeIf { it.isString }?.content) {
@@ -2181,30 +2181,30 @@ data class ContentChunk(
 /** Categories of tools that can be invoked. */
 sealed interface ToolKind {
     /** The value on the wire. */
-    val value: String
+    val value: kotlin.String
     /** Reading files or data. */
-    data object Read : ToolKind { override val value: String get() = "read" }
+    data object Read : ToolKind { override val value: kotlin.String get() = "read" }
     /** Modifying files or content. */
-    data object Edit : ToolKind { override val value: String get() = "edit" }
+    data object Edit : ToolKind { override val value: kotlin.String get() = "edit" }
     /** Removing files or data. */
-    data object Delete : ToolKind { override val value: String get() = "delete" }
+    data object Delete : ToolKind { override val value: kotlin.String get() = "delete" }
     /** Moving or renaming files. */
-    data object Move : ToolKind { override val value: String get() = "move" }
+    data object Move : ToolKind { override val value: kotlin.String get() = "move" }
     /** Searching for information. */
-    data object Search : ToolKind { override val value: String get() = "search" }
+    data object Search : ToolKind { override val value: kotlin.String get() = "search" }
     /** Running commands or code. */
-    data object Execute : ToolKind { override val value: String get() = "execute" }
+    data object Execute : ToolKind { override val value: kotlin.String get() = "execute" }
     /** Internal reasoning or planning. */
-    data object Think : ToolKind { override val value: String get() = "think" }
+    data object Think : ToolKind { override val value: kotlin.String get() = "think" }
     /** Retrieving external data. */
-    data object Fetch : ToolKind { override val value: String get() = "fetch" }
+    data object Fetch : ToolKind { override val value: kotlin.String get() = "fetch" }
     /** Switching the current session mode. */
-    data object SwitchMode : ToolKind { override val value: String get() = "switch_mode" }
+    data object SwitchMode : ToolKind { override val value: kotlin.String get() = "switch_mode" }
     /** Other tool types (default). */
-    data object Other : ToolKind { override val value: String get() = "other" }
+    data object Other : ToolKind { override val value: kotlin.String get() = "other" }
     /** A value this version does not know (a newer agent): [raw] as sent. */
     data class Unknown(val raw: JsonElement) : ToolKind {
-        override val value: String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
+        override val value: kotlin.String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
     }
     companion object {
         internal fun decode(e: JsonElement): ToolKind = when ((e as? JsonPrimitive)?.takeIf { it.isString }?.content) {
@@ -2226,21 +2226,21 @@ sealed interface ToolKind {
 /** Execution status of a tool call. */
 sealed interface ToolCallStatus {
     /** The value on the wire. */
-    val value: String
+    val value: kotlin.String
     /**
      * The tool call hasn't started running yet because the input is either streaming or we're
      * awaiting approval.
      */
-    data object Pending : ToolCallStatus { override val value: String get() = "pending" }
+    data object Pending : ToolCallStatus { override val value: kotlin.String get() = "pending" }
     /** The tool call is currently running. */
-    data object InProgress : ToolCallStatus { override val value: String get() = "in_progress" }
+    data object InProgress : ToolCallStatus { override val value: kotlin.String get() = "in_progress" }
     /** The tool call completed successfully. */
-    data object Completed : ToolCallStatus { override val value: String get() = "completed" }
+    data object Completed : ToolCallStatus { override val value: kotlin.String get() = "completed" }
     /** The tool call failed with an error. */
-    data object Failed : ToolCallStatus { override val value: String get() = "failed" }
+    data object Failed : ToolCallStatus { override val value: kotlin.String get() = "failed" }
     /** A value this version does not know (a newer agent): [raw] as sent. */
     data class Unknown(val raw: JsonElement) : ToolCallStatus {
-        override val value: String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
+        override val value: kotlin.String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
     }
     companion object {
         internal fun decode(e: JsonElement): ToolCallStatus = when ((e as? JsonPrimitive)?.takeIf { it.isString }?.content) {
@@ -2620,16 +2620,16 @@ data class PlanEntry(
 /** Priority levels for plan entries. */
 sealed interface PlanEntryPriority {
     /** The value on the wire. */
-    val value: String
+    val value: kotlin.String
     /** High priority task - critical to the overall goal. */
-    data object High : PlanEntryPriority { override val value: String get() = "high" }
+    data object High : PlanEntryPriority { override val value: kotlin.String get() = "high" }
     /** Medium priority task - important but not critical. */
-    data object Medium : PlanEntryPriority { override val value: String get() = "medium" }
+    data object Medium : PlanEntryPriority { override val value: kotlin.String get() = "medium" }
     /** Low priority task - nice to have but not essential. */
-    data object Low : PlanEntryPriority { override val value: String get() = "low" }
+    data object Low : PlanEntryPriority { override val value: kotlin.String get() = "low" }
     /** A value this version does not know (a newer agent): [raw] as sent. */
     data class Unknown(val raw: JsonElement) : PlanEntryPriority {
-        override val value: String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
+        override val value: kotlin.String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
     }
     companion object {
         internal fun decode(e: JsonElement): PlanEntryPriority = when ((e as? JsonPrimitive)?.takeIf { it.isString }?.content) {
@@ -2644,16 +2644,16 @@ sealed interface PlanEntryPriority {
 /** Status of a plan entry in the execution flow. */
 sealed interface PlanEntryStatus {
     /** The value on the wire. */
-    val value: String
+    val value: kotlin.String
     /** The task has not started yet. */
-    data object Pending : PlanEntryStatus { override val value: String get() = "pending" }
+    data object Pending : PlanEntryStatus { override val value: kotlin.String get() = "pending" }
     /** The task is currently being worked on. */
-    data object InProgress : PlanEntryStatus { override val value: String get() = "in_progress" }
+    data object InProgress : PlanEntryStatus { override val value: kotlin.String get() = "in_progress" }
     /** The task has been successfully completed. */
-    data object Completed : PlanEntryStatus { override val value: String get() = "completed" }
+    data object Completed : PlanEntryStatus { override val value: kotlin.String get() = "completed" }
     /** A value this version does not know (a newer agent): [raw] as sent. */
     data class Unknown(val raw: JsonElement) : PlanEntryStatus {
-        override val value: String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
+        override val value: kotlin.String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
     }
     companion object {
         internal fun decode(e: JsonElement): PlanEntryStatus = when ((e as? JsonPrimitive)?.takeIf { it.isString }?.content) {
@@ -3096,16 +3096,16 @@ data class UsageUpdate(
 /** Severity hint for a session notice. */
 sealed interface NoticeSeverity {
     /** The value on the wire. */
-    val value: String
+    val value: kotlin.String
     /** Informational notice. */
-    data object Info : NoticeSeverity { override val value: String get() = "info" }
+    data object Info : NoticeSeverity { override val value: kotlin.String get() = "info" }
     /** Warning notice. */
-    data object Warning : NoticeSeverity { override val value: String get() = "warning" }
+    data object Warning : NoticeSeverity { override val value: kotlin.String get() = "warning" }
     /** Error notice. */
-    data object Error : NoticeSeverity { override val value: String get() = "error" }
+    data object Error : NoticeSeverity { override val value: kotlin.String get() = "error" }
     /** A value this version does not know (a newer agent): [raw] as sent. */
     data class Unknown(val raw: JsonElement) : NoticeSeverity {
-        override val value: String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
+        override val value: kotlin.String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
     }
     companion object {
         internal fun decode(e: JsonElement): NoticeSeverity = when ((e as? JsonPrimitive)?.takeIf { it.isString }?.content) {
@@ -3144,18 +3144,18 @@ data class Notice(
 /** Lifecycle state of a context compaction. */
 sealed interface CompactionStatus {
     /** The value on the wire. */
-    val value: String
+    val value: kotlin.String
     /** Compaction has started and has not finished. */
-    data object InProgress : CompactionStatus { override val value: String get() = "in_progress" }
+    data object InProgress : CompactionStatus { override val value: kotlin.String get() = "in_progress" }
     /** Compaction finished successfully. */
-    data object Completed : CompactionStatus { override val value: String get() = "completed" }
+    data object Completed : CompactionStatus { override val value: kotlin.String get() = "completed" }
     /** Compaction finished unsuccessfully. */
-    data object Failed : CompactionStatus { override val value: String get() = "failed" }
+    data object Failed : CompactionStatus { override val value: kotlin.String get() = "failed" }
     /** Compaction was cancelled before it finished. */
-    data object Cancelled : CompactionStatus { override val value: String get() = "cancelled" }
+    data object Cancelled : CompactionStatus { override val value: kotlin.String get() = "cancelled" }
     /** A value this version does not know (a newer agent): [raw] as sent. */
     data class Unknown(val raw: JsonElement) : CompactionStatus {
-        override val value: String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
+        override val value: kotlin.String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
     }
     companion object {
         internal fun decode(e: JsonElement): CompactionStatus = when ((e as? JsonPrimitive)?.takeIf { it.isString }?.content) {
@@ -3705,26 +3705,26 @@ data class TurnEnded(
 /** Reasons why an agent stops processing a prompt turn. */
 sealed interface StopReason {
     /** The value on the wire. */
-    val value: String
+    val value: kotlin.String
     /** The turn ended successfully. */
-    data object EndTurn : StopReason { override val value: String get() = "end_turn" }
+    data object EndTurn : StopReason { override val value: kotlin.String get() = "end_turn" }
     /** The turn ended because the agent reached the maximum number of tokens. */
-    data object MaxTokens : StopReason { override val value: String get() = "max_tokens" }
+    data object MaxTokens : StopReason { override val value: kotlin.String get() = "max_tokens" }
     /**
      * The turn ended because the agent reached the maximum number of allowed agent requests
      * between user turns.
      */
-    data object MaxTurnRequests : StopReason { override val value: String get() = "max_turn_requests" }
+    data object MaxTurnRequests : StopReason { override val value: kotlin.String get() = "max_turn_requests" }
     /**
      * The turn ended because the agent refused to continue. The user prompt and everything that
      * comes after it won't be included in the next prompt, so this should be reflected in the UI.
      */
-    data object Refusal : StopReason { override val value: String get() = "refusal" }
+    data object Refusal : StopReason { override val value: kotlin.String get() = "refusal" }
     /** The turn was cancelled by the client via `session/cancel`. */
-    data object Cancelled : StopReason { override val value: String get() = "cancelled" }
+    data object Cancelled : StopReason { override val value: kotlin.String get() = "cancelled" }
     /** A value this version does not know (a newer agent): [raw] as sent. */
     data class Unknown(val raw: JsonElement) : StopReason {
-        override val value: String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
+        override val value: kotlin.String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
     }
     companion object {
         internal fun decode(e: JsonElement): StopReason = when ((e as? JsonPrimitive)?.takeIf { it.isString }?.content) {
@@ -3791,18 +3791,18 @@ data class PermissionOption(
 /** The type of permission option being presented to the user. */
 sealed interface PermissionOptionKind {
     /** The value on the wire. */
-    val value: String
+    val value: kotlin.String
     /** Allow this operation only this time. */
-    data object AllowOnce : PermissionOptionKind { override val value: String get() = "allow_once" }
+    data object AllowOnce : PermissionOptionKind { override val value: kotlin.String get() = "allow_once" }
     /** Allow this operation and remember the choice. */
-    data object AllowAlways : PermissionOptionKind { override val value: String get() = "allow_always" }
+    data object AllowAlways : PermissionOptionKind { override val value: kotlin.String get() = "allow_always" }
     /** Reject this operation only this time. */
-    data object RejectOnce : PermissionOptionKind { override val value: String get() = "reject_once" }
+    data object RejectOnce : PermissionOptionKind { override val value: kotlin.String get() = "reject_once" }
     /** Reject this operation and remember the choice. */
-    data object RejectAlways : PermissionOptionKind { override val value: String get() = "reject_always" }
+    data object RejectAlways : PermissionOptionKind { override val value: kotlin.String get() = "reject_always" }
     /** A value this version does not know (a newer agent): [raw] as sent. */
     data class Unknown(val raw: JsonElement) : PermissionOptionKind {
-        override val value: String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
+        override val value: kotlin.String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
     }
     companion object {
         internal fun decode(e: JsonElement): PermissionOptionKind = when ((e as? JsonPrimitive)?.takeIf { it.isString }?.content) {
@@ -3872,18 +3872,18 @@ data class SelectedPermissionOutcome(
 /** Who or what settled a permission or elicitation request. */
 sealed interface DecidedBy {
     /** The value on the wire. */
-    val value: String
-    data object Rule : DecidedBy { override val value: String get() = "rule" }
-    data object Grant : DecidedBy { override val value: String get() = "grant" }
-    data object Host : DecidedBy { override val value: String get() = "host" }
-    data object Timeout : DecidedBy { override val value: String get() = "timeout" }
-    data object Cancelled : DecidedBy { override val value: String get() = "cancelled" }
-    data object Disconnected : DecidedBy { override val value: String get() = "disconnected" }
-    data object InvalidAnswer : DecidedBy { override val value: String get() = "invalid_answer" }
-    data object AgentCancelled : DecidedBy { override val value: String get() = "agent_cancelled" }
+    val value: kotlin.String
+    data object Rule : DecidedBy { override val value: kotlin.String get() = "rule" }
+    data object Grant : DecidedBy { override val value: kotlin.String get() = "grant" }
+    data object Host : DecidedBy { override val value: kotlin.String get() = "host" }
+    data object Timeout : DecidedBy { override val value: kotlin.String get() = "timeout" }
+    data object Cancelled : DecidedBy { override val value: kotlin.String get() = "cancelled" }
+    data object Disconnected : DecidedBy { override val value: kotlin.String get() = "disconnected" }
+    data object InvalidAnswer : DecidedBy { override val value: kotlin.String get() = "invalid_answer" }
+    data object AgentCancelled : DecidedBy { override val value: kotlin.String get() = "agent_cancelled" }
     /** A value this version does not know (a newer agent): [raw] as sent. */
     data class Unknown(val raw: JsonElement) : DecidedBy {
-        override val value: String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
+        override val value: kotlin.String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
     }
     companion object {
         internal fun decode(e: JsonElement): DecidedBy = when ((e as? JsonPrimitive)?.takeIf { it.isString }?.content) {
@@ -3942,12 +3942,12 @@ data class ElicitationRequested(
 /** The mode of an elicitation. */
 sealed interface ElicitationMode {
     /** The value on the wire. */
-    val value: String
-    data object Form : ElicitationMode { override val value: String get() = "form" }
-    data object Url : ElicitationMode { override val value: String get() = "url" }
+    val value: kotlin.String
+    data object Form : ElicitationMode { override val value: kotlin.String get() = "form" }
+    data object Url : ElicitationMode { override val value: kotlin.String get() = "url" }
     /** A value this version does not know (a newer agent): [raw] as sent. */
     data class Unknown(val raw: JsonElement) : ElicitationMode {
-        override val value: String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
+        override val value: kotlin.String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
     }
     companion object {
         internal fun decode(e: JsonElement): ElicitationMode = when ((e as? JsonPrimitive)?.takeIf { it.isString }?.content) {
@@ -3995,12 +3995,12 @@ data class ElicitationSchema(
 /** Type discriminator for elicitation schemas. */
 sealed interface ElicitationSchemaType {
     /** The value on the wire. */
-    val value: String
+    val value: kotlin.String
     /** Object schema type. */
-    data object Object : ElicitationSchemaType { override val value: String get() = "object" }
+    data object Object : ElicitationSchemaType { override val value: kotlin.String get() = "object" }
     /** A value this version does not know (a newer agent): [raw] as sent. */
     data class Unknown(val raw: JsonElement) : ElicitationSchemaType {
-        override val value: String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
+        override val value: kotlin.String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
     }
     companion object {
         internal fun decode(e: JsonElement): ElicitationSchemaType = when ((e as? JsonPrimitive)?.takeIf { it.isString }?.content) {
@@ -4224,18 +4224,18 @@ sealed interface ElicitationPropertySchema {
 /** String format types for string properties in elicitation schemas. */
 sealed interface StringFormat {
     /** The value on the wire. */
-    val value: String
+    val value: kotlin.String
     /** Email address format. */
-    data object Email : StringFormat { override val value: String get() = "email" }
+    data object Email : StringFormat { override val value: kotlin.String get() = "email" }
     /** URI format. */
-    data object Uri : StringFormat { override val value: String get() = "uri" }
+    data object Uri : StringFormat { override val value: kotlin.String get() = "uri" }
     /** Date format (YYYY-MM-DD). */
-    data object Date : StringFormat { override val value: String get() = "date" }
+    data object Date : StringFormat { override val value: kotlin.String get() = "date" }
     /** Date-time format (ISO 8601). */
-    data object DateTime : StringFormat { override val value: String get() = "date-time" }
+    data object DateTime : StringFormat { override val value: kotlin.String get() = "date-time" }
     /** A value this version does not know (a newer agent): [raw] as sent. */
     data class Unknown(val raw: JsonElement) : StringFormat {
-        override val value: String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
+        override val value: kotlin.String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
     }
     companion object {
         internal fun decode(e: JsonElement): StringFormat = when ((e as? JsonPrimitive)?.takeIf { it.isString }?.content) {
@@ -4602,13 +4602,13 @@ data class ElicitationResolved(
 /** The action an elicitation was answered with (the `action` of ACP's `ElicitationAction`). */
 sealed interface ElicitationActionKind {
     /** The value on the wire. */
-    val value: String
-    data object Accept : ElicitationActionKind { override val value: String get() = "accept" }
-    data object Decline : ElicitationActionKind { override val value: String get() = "decline" }
-    data object Cancel : ElicitationActionKind { override val value: String get() = "cancel" }
+    val value: kotlin.String
+    data object Accept : ElicitationActionKind { override val value: kotlin.String get() = "accept" }
+    data object Decline : ElicitationActionKind { override val value: kotlin.String get() = "decline" }
+    data object Cancel : ElicitationActionKind { override val value: kotlin.String get() = "cancel" }
     /** A value this version does not know (a newer agent): [raw] as sent. */
     data class Unknown(val raw: JsonElement) : ElicitationActionKind {
-        override val value: String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
+        override val value: kotlin.String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
     }
     companion object {
         internal fun decode(e: JsonElement): ElicitationActionKind = when ((e as? JsonPrimitive)?.takeIf { it.isString }?.content) {
@@ -4866,12 +4866,12 @@ data class Wire(
 /** Direction of a `wire` event's message. */
 sealed interface WireDirection {
     /** The value on the wire. */
-    val value: String
-    data object In : WireDirection { override val value: String get() = "in" }
-    data object Out : WireDirection { override val value: String get() = "out" }
+    val value: kotlin.String
+    data object In : WireDirection { override val value: kotlin.String get() = "in" }
+    data object Out : WireDirection { override val value: kotlin.String get() = "out" }
     /** A value this version does not know (a newer agent): [raw] as sent. */
     data class Unknown(val raw: JsonElement) : WireDirection {
-        override val value: String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
+        override val value: kotlin.String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
     }
     companion object {
         internal fun decode(e: JsonElement): WireDirection = when ((e as? JsonPrimitive)?.takeIf { it.isString }?.content) {
