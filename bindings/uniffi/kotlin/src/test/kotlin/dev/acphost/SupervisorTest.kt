@@ -3,7 +3,7 @@
 // agent that cannot start again ends in AgentFailed with restartsExhausted(); a session the new
 // process cannot reopen is reported SessionLost. The agent is the mock behind a small shell
 // wrapper that counts its starts in a directory and sources `start.N` (else `start.rest`) before
-// exec'ing the mock, so each start can crash or fail (the technique of core/tests/supervisor.rs).
+// exec'ing the mock, so each start can crash or fail (the technique of core/tests/integration/supervisor.rs).
 package dev.acphost
 
 import kotlinx.serialization.json.int
