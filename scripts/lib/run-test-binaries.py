@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 
@@ -58,7 +58,8 @@ def main() -> int:
     # The longest first (the integration binaries), so the short ones fill in beside them.
     items.sort(key=lambda i: -i[1].stat().st_size)
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        for label, rc, out, secs in pool.map(run, items):
+        for done in as_completed([pool.submit(run, i) for i in items]):
+            label, rc, out, secs = done.result()
             print(f"\n     Running {label}\n{out}", end="", flush=True)
             counts = {k: 0 for k in totals}
             for m in re.finditer(r"^test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored", out, re.M):
