@@ -85,22 +85,39 @@ pub(super) struct ServedResult {
     pub result: Result<Encoded, ServiceError>,
     /// The event describing the call (emitted when the answer is sent).
     pub event: Option<(EventKind, Value)>,
-    /// For a created terminal: watch its exit to report `terminal_exited`.
-    pub new_terminal: Option<String>,
+    /// The built-in terminal the call created or used (see [`TerminalRef`]).
+    pub terminal: Option<TerminalRef>,
 }
 
-/// What a service's work hands back: the result, the event reporting the call, a new terminal.
+/// A built-in terminal whose `terminal_exited` is not reported yet.
+#[derive(Debug)]
+pub(super) struct ExitWatch {
+    pub session: Arc<str>,
+    pub exit: tokio::sync::watch::Receiver<Option<crate::services::terminal::TerminalExit>>,
+}
+
+/// A built-in terminal a served call touched, for its `terminal_exited` event.
+#[derive(Debug)]
+pub(super) enum TerminalRef {
+    /// `terminal/create` made it: watch its exit.
+    Created(String),
+    /// Another `terminal/*` call used it: if its exit is recorded, report it before the answer
+    /// (which may reveal the exit to the agent, and so end its turn before the watcher reports).
+    Used(String),
+}
+
+/// What a service's work hands back: the result, the event reporting the call, the terminal.
 type ServedOutput = (
     Result<Value, ServiceError>,
     Option<(EventKind, Value)>,
-    Option<String>,
+    Option<TerminalRef>,
 );
 
 /// [`ServedOutput`] with the result made into its answer line: what reaches the actor.
 type Answered = (
     Result<Encoded, ServiceError>,
     Option<(EventKind, Value)>,
-    Option<String>,
+    Option<TerminalRef>,
 );
 
 /// Why a call was refused before being served: the agent's error and the event reporting it.
@@ -379,7 +396,7 @@ impl Actor {
         let tx = self.done_tx.clone();
         let (id, session) = (id.clone(), session.cloned());
         let served_gate = gate.clone();
-        let report = move |(result, event, new_terminal): Answered| {
+        let report = move |(result, event, terminal): Answered| {
             let _ = tx.send(Completion::Served(Box::new(ServedResult {
                 token,
                 gate: served_gate,
@@ -387,7 +404,7 @@ impl Actor {
                 session,
                 result,
                 event,
-                new_terminal,
+                terminal,
             })));
         };
         (gate, report)
@@ -406,12 +423,12 @@ impl Actor {
         self.spawn_answered(id, session, move |gate| {
             let work = work(gate);
             async move {
-                let (result, event, new_terminal) = work.await;
+                let (result, event, terminal) = work.await;
                 let result = match result {
                     Ok(value) => answer::encode_result(&answer_id, &value, &budget).await,
                     Err(e) => Err(e),
                 };
-                (result, event, new_terminal)
+                (result, event, terminal)
             }
         });
     }
@@ -749,7 +766,11 @@ impl Actor {
                         .get("terminalId")
                         .and_then(Value::as_str)
                         .map(str::to_owned);
-                    (report("ok", serde_json::json!({ "terminalId": tid })), tid)
+                    let created = tid.clone().map(TerminalRef::Created);
+                    (
+                        report("ok", serde_json::json!({ "terminalId": tid })),
+                        created,
+                    )
                 }
                 Err(e) => (
                     report("error", serde_json::json!({ "error": e.message })),
@@ -818,7 +839,8 @@ impl Actor {
                     );
                 }
             };
-            (result.map_err(|e| terminal_error(&e)), None, None)
+            let used = Some(TerminalRef::Used(terminal_id));
+            (result.map_err(|e| terminal_error(&e)), None, used)
         });
         Ok(())
     }
@@ -832,7 +854,7 @@ impl Actor {
             session,
             result,
             mut event,
-            new_terminal,
+            terminal,
         } = done;
         // The agent is gone (a task that outlived it, e.g. an embedder answering late or a
         // request abandoned at the exit): nothing of it follows `agent_exited`.
@@ -845,8 +867,10 @@ impl Actor {
         if mine {
             self.served.remove(&id);
         }
-        if let (Some(tid), Some(session)) = (&new_terminal, &session) {
-            self.watch_terminal(session, tid);
+        match (&terminal, &session) {
+            (Some(TerminalRef::Created(tid)), Some(session)) => self.watch_terminal(session, tid),
+            (Some(TerminalRef::Used(tid)), _) => self.terminal_exited(tid, false).await,
+            _ => {}
         }
         if gate.cancelled()
             && let Some((_, data)) = &mut event
@@ -863,22 +887,56 @@ impl Actor {
         }
     }
 
-    fn watch_terminal(&self, session: &Arc<str>, terminal_id: &str) {
-        let Some(mut rx) = self.terminals.exit_notifier(terminal_id) else {
+    /// Report a built-in terminal's exit once: from the watcher task (`watcher`: the exit is
+    /// recorded or the terminal is gone), or before answering a call on it that finds the exit
+    /// recorded, whichever comes first. The agent can learn the exit only from such an answer,
+    /// so `terminal_exited` precedes whatever the agent does knowing it (ending its turn).
+    pub(super) async fn terminal_exited(&mut self, terminal_id: &str, watcher: bool) {
+        let Some(watched) = self.terminal_exits.get(terminal_id) else {
             return;
         };
-        let tx = self.done_tx.clone();
-        let (session, terminal_id) = (session.clone(), terminal_id.to_owned());
-        tokio::spawn(async move {
-            let exit = match rx.wait_for(Option::is_some).await {
-                Ok(v) => v.clone(),
-                Err(_) => None,
-            };
-            let _ = tx.send(Completion::TerminalExited {
-                session,
-                terminal_id,
+        let exit = watched.exit.borrow().clone();
+        if exit.is_none() && !watcher {
+            return;
+        }
+        let Some(watched) = self.terminal_exits.remove(terminal_id) else {
+            return;
+        };
+        let data = serde_json::json!({
+            "terminalId": terminal_id,
+            "exitCode": exit.as_ref().and_then(|e| e.exit_code),
+            "signal": exit.as_ref().and_then(|e| e.signal.clone()),
+        });
+        self.emit(
+            self.event(EventKind::TerminalExited, raw_json(&data))
+                .session(Some(watched.session)),
+        )
+        .await;
+    }
+
+    fn watch_terminal(&mut self, session: &Arc<str>, terminal_id: &str) {
+        let Some(exit) = self.terminals.exit_notifier(terminal_id) else {
+            return;
+        };
+        let mut rx = exit.clone();
+        self.terminal_exits.insert(
+            terminal_id.to_owned(),
+            ExitWatch {
+                session: session.clone(),
                 exit,
-            });
+            },
+        );
+        let tx = self.done_tx.clone();
+        let terminal_id = terminal_id.to_owned();
+        tokio::spawn(async move {
+            // Err: the terminal is gone without a recorded exit; reported with no status.
+            let _ = rx.wait_for(Option::is_some).await;
+            #[cfg(test)]
+            let _ = super::terminal_exit_tests::WATCHERS_HELD
+                .subscribe()
+                .wait_for(|held| !held)
+                .await;
+            let _ = tx.send(Completion::TerminalExited { terminal_id });
         });
     }
 

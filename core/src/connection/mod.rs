@@ -21,6 +21,8 @@ mod output;
 mod permission;
 mod responses;
 mod state;
+#[cfg(test)]
+mod terminal_exit_tests;
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
@@ -39,7 +41,7 @@ pub(crate) use state::AgentShared;
 pub use state::{AgentInfo, PROTOCOL_VERSION};
 
 use crate::error::{Error, ExitInfo, Result};
-use crate::events::{EventBus, EventKind, PendingEvent, raw_json};
+use crate::events::{EventBus, PendingEvent, raw_json};
 use crate::host::HostConfig;
 use crate::permission::policy::{Grants, Subject};
 use crate::permission::{DecidedBy, PermissionOption, deny_outcome};
@@ -209,9 +211,7 @@ enum Completion {
     Served(Box<inbound::ServedResult>),
     /// A terminal's command exited.
     TerminalExited {
-        session: Arc<str>,
         terminal_id: String,
-        exit: Option<crate::services::terminal::TerminalExit>,
     },
     ExitGraceElapsed,
 }
@@ -429,6 +429,7 @@ pub(crate) fn start(
         writer_dead: false,
         inbound_overflow: false,
         terminals: TerminalManager::new(host.config.terminal_limits),
+        terminal_exits: HashMap::new(),
     };
     tokio::spawn(actor.run(cmd_rx, reader_rx, done_rx));
     cmd_tx
@@ -488,6 +489,9 @@ struct Actor {
     inbound_overflow: bool,
     /// This agent's terminals; all killed when a session closes or the agent goes away.
     terminals: TerminalManager,
+    /// Built-in terminals whose exit is not reported yet, by id (bounded by the terminal limits:
+    /// an entry goes when its exit is reported).
+    terminal_exits: HashMap<String, inbound::ExitWatch>,
 }
 
 impl Actor {
@@ -638,21 +642,8 @@ impl Actor {
                 }
             }
             Completion::Served(done) => self.on_served(*done).await,
-            Completion::TerminalExited {
-                session,
-                terminal_id,
-                exit,
-            } => {
-                let data = serde_json::json!({
-                    "terminalId": terminal_id,
-                    "exitCode": exit.as_ref().and_then(|e| e.exit_code),
-                    "signal": exit.as_ref().and_then(|e| e.signal.clone()),
-                });
-                self.emit(
-                    self.event(EventKind::TerminalExited, raw_json(&data))
-                        .session(Some(session)),
-                )
-                .await;
+            Completion::TerminalExited { terminal_id } => {
+                self.terminal_exited(&terminal_id, true).await;
             }
             Completion::WriterDone(res) => {
                 if let Err(e) = res {
