@@ -227,9 +227,11 @@ pub fn host(doc: &Value, face: Face) -> Result<HostOptions> {
         c.wire_events = b;
     }
     if let Some(r) = given(map, "record").and_then(Value::as_object) {
-        let mut rec = crate::record::RecordConfig::default();
-        rec.dir = given(r, "dir").and_then(Value::as_str).map(PathBuf::from);
-        rec.file = given(r, "file").and_then(Value::as_str).map(PathBuf::from);
+        let mut rec = crate::record::RecordConfig {
+            dir: given(r, "dir").and_then(Value::as_str).map(PathBuf::from),
+            file: given(r, "file").and_then(Value::as_str).map(PathBuf::from),
+            ..crate::record::RecordConfig::default()
+        };
         if rec.dir.is_some() == rec.file.is_some() {
             return Err(check::bad("record", "give one of `dir` and `file`"));
         }
