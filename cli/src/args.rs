@@ -20,12 +20,23 @@ pub(crate) fn version_text() -> &'static str {
     &TEXT
 }
 
+/// `acph --help`'s end: the default agent, then the exit status table ([`crate::exit::HELP`]).
+fn after_help() -> &'static str {
+    static TEXT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        format!(
+            "Without an AGENT_CMD after `--`, the bundled mock agent (acp-mock-agent) runs.\n\n{}",
+            crate::exit::HELP
+        )
+    });
+    &TEXT
+}
+
 #[derive(Debug, Parser)]
 #[command(
     name = "acph",
     version = version_text(),
     about = "Run and inspect ACP (Agent Client Protocol) agents from the terminal",
-    after_help = "Without an AGENT_CMD after `--`, the bundled mock agent (acp-mock-agent) runs."
+    after_help = after_help()
 )]
 pub(crate) struct Cli {
     /// Also show the agent's stderr lines (on stderr) and a few more host events
@@ -119,6 +130,12 @@ pub(crate) struct HostArgs {
     /// set theirs on top
     #[arg(long, value_name = "FILE")]
     pub(crate) options: Option<PathBuf>,
+    /// Give up when the agent does not answer initialize, or a later request other than the
+    /// prompt (authenticate, session/new, ...), within SECS seconds: one `acph: timeout: ...`
+    /// line, exit 124, the agent stopped. While it starts, a line on the terminal says what acph
+    /// waits for [default: the `requestTimeoutMs` option, 120]
+    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    pub(crate) timeout: Option<Duration>,
 }
 
 #[derive(Debug, Args)]

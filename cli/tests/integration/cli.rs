@@ -15,7 +15,7 @@ const ACPH: &str = env!("CARGO_BIN_EXE_acph");
 const TIMEOUT: Duration = Duration::from_secs(20);
 
 /// The mock agent must sit next to `acph`; build it once if it is missing.
-fn ensure_mock() -> PathBuf {
+pub(crate) fn ensure_mock() -> PathBuf {
     static MOCK: OnceLock<PathBuf> = OnceLock::new();
     MOCK.get_or_init(|| {
         let dir = Path::new(ACPH).parent().unwrap();
@@ -38,10 +38,10 @@ fn ensure_mock() -> PathBuf {
 
 /// A fresh directory under the system temp dir, removed on drop.
 #[derive(Debug)]
-struct Scratch(PathBuf);
+pub(crate) struct Scratch(PathBuf);
 
 impl Scratch {
-    fn new(tag: &str) -> Scratch {
+    pub(crate) fn new(tag: &str) -> Scratch {
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let dir = std::env::temp_dir().join(format!("acph-{tag}-{}-{n}", std::process::id()));
@@ -61,11 +61,11 @@ impl Scratch {
         &self.0
     }
 
-    fn str(&self) -> &str {
+    pub(crate) fn str(&self) -> &str {
         self.0.to_str().unwrap()
     }
 
-    fn join(&self, name: &str) -> PathBuf {
+    pub(crate) fn join(&self, name: &str) -> PathBuf {
         self.0.join(name)
     }
 }
