@@ -360,7 +360,7 @@ fn the_start_says_what_it_waits_for() {
         if cmd == "run" {
             args.extend(["--permission", "deny"]);
         }
-        args.extend(["--", mock, "--sleep", "1500"]);
+        args.extend(["--", mock, "--sleep", "2500"]);
         let pane = Pane::start(&args, 100);
         let waiting = "acph: waiting for acp-mock-agent to answer initialize…";
         let rows = pane.wait_for("the waiting line", |r| r == waiting);
