@@ -2,17 +2,23 @@
 //! that came before the request, with nothing printed after it until it is answered, so the
 //! cursor waits on the question.
 //!
-//! The decider registers its request as soon as the core calls it (in the step that queues the
-//! request's `permission_requested` event, so before the printer can see that event), waits until
-//! the printer has shown the event, then asks. The printer, having shown the event of a
-//! registered request, stops pulling events (the core stops reading the agent meanwhile) until
-//! the registration is dropped: the question answered, or the request settled otherwise
-//! (timeout, Ctrl-C, the agent's exit), which drops the decider.
+//! The decider registers its request as soon as the core calls it (the connection's actor calls
+//! it in the step that hands the request's `permission_requested` event to the queue, so the
+//! printer sees the registration with the event), waits until the printer has shown the event,
+//! then asks. The printer, having shown the event of a registered request, stops pulling events
+//! (the core stops reading the agent meanwhile) until the registration is dropped: the question
+//! answered, or the request settled otherwise (timeout, Ctrl-C, the agent's exit), which drops
+//! the decider. Were the event shown before the registration, the question would still come
+//! after it; only the hold would be missed.
 
 use std::collections::HashSet;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::watch;
+
+/// The longest a question waits for the printer to show its request.
+const SHOWN_WAIT: Duration = Duration::from_secs(5);
 
 #[derive(Debug, Default)]
 struct State {
@@ -51,10 +57,13 @@ impl PromptOrder {
         }
     }
 
-    /// Until the printer has shown request `id`'s event (or ended).
+    /// Until the printer has shown request `id`'s event (or ended), for at most [`SHOWN_WAIT`]:
+    /// printing is quick, and a printer held by another question must not keep this one from
+    /// being asked.
     pub async fn wait_shown(&self, id: u64) {
         let mut rx = self.state.subscribe();
-        let _ = rx.wait_for(|s| s.closed || s.shown_upto >= id).await;
+        let shown = rx.wait_for(|s| s.closed || s.shown_upto >= id);
+        let _ = tokio::time::timeout(SHOWN_WAIT, shown).await;
     }
 
     /// The printer showed request `id`'s event (and flushed it).
@@ -93,7 +102,6 @@ impl Drop for Asking {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
     /// The printer waits for the answer; the question waits for the printer.
     #[tokio::test]
