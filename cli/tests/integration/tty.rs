@@ -26,6 +26,11 @@ struct Pane {
 
 impl Pane {
     fn start(args: &[&str], width: u16) -> Pane {
+        Pane::start_redirected(args, None, width)
+    }
+
+    /// [`Pane::start`] with acph's stdout going to `stdout` (a file) instead of the terminal.
+    fn start_redirected(args: &[&str], stdout: Option<&Path>, width: u16) -> Pane {
         ensure_mock();
         if Command::new("tmux").arg("-V").output().is_err() {
             panic!(
@@ -37,6 +42,9 @@ impl Pane {
         for a in args {
             line.push(' ');
             line.push_str(&sh_quote(a));
+        }
+        if let Some(file) = stdout {
+            line.push_str(&format!(" >{}", sh_quote(file.to_str().unwrap())));
         }
         line.push_str("; echo \"[exit $?]\"; sleep 600");
         let pane = Pane { dir };
@@ -377,6 +385,42 @@ fn the_start_says_what_it_waits_for() {
         };
         assert!(rows[0].starts_with(first), "{cmd}:\n{screen}");
     }
+}
+
+/// With `--json` the waiting line is still on the terminal (stderr), and stdout holds the
+/// events only: none of the `progress` events acph asked for to draw it.
+#[test]
+fn json_output_has_no_status_events() {
+    let mock = ensure_mock();
+    let dir = Scratch::new("tty-json");
+    let file = dir.join("events.ndjson");
+    let args = [
+        "run",
+        "--json",
+        "--permission",
+        "deny",
+        "--",
+        mock.to_str().unwrap(),
+        "--sleep",
+        "2500",
+    ];
+    let pane = Pane::start_redirected(&args, Some(&file), 100);
+    let waiting = "acph: waiting for acp-mock-agent to answer initialize…";
+    pane.wait_for("the waiting line", |r| r == waiting);
+    let (code, rows) = pane.exit();
+    assert_eq!(code, 0, "{rows:?}");
+    assert_eq!(rows, ["[exit 0]"], "the waiting line is erased");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let kinds: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value =
+                serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}"));
+            v["kind"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    assert!(kinds.iter().any(|k| k == "turn_ended"), "{kinds:?}");
+    assert!(!kinds.iter().any(|k| k == "progress"), "{kinds:?}");
 }
 
 /// `--timeout` bounds the start: one typed line, exit 124, and the agent is stopped.
