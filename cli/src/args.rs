@@ -134,7 +134,7 @@ pub(crate) struct HostArgs {
     /// prompt (authenticate, session/new, ...), within SECS seconds: one `acph: timeout: ...`
     /// line, exit 124, the agent stopped. While it starts, a line on the terminal says what acph
     /// waits for [default: the `requestTimeoutMs` option, 120]
-    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
+    #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
     pub(crate) timeout: Option<Duration>,
 }
 
@@ -172,4 +172,21 @@ pub(crate) fn parse_secs(s: &str) -> Result<Duration, String> {
         return Err("must be more than 0 seconds".into());
     }
     Duration::try_from_secs_f64(secs).map_err(|e| e.to_string())
+}
+
+/// `--timeout`: the range of the host's `requestTimeoutMs` (1 ms ..= 30 days), so a bad value is
+/// a usage error naming the flag.
+pub(crate) fn parse_timeout(s: &str) -> Result<Duration, String> {
+    const MAX: Duration = Duration::from_secs(30 * 24 * 3600);
+    let d = parse_secs(s)?;
+    if d < Duration::from_millis(1) {
+        return Err("must be at least 0.001 seconds".into());
+    }
+    if d > MAX {
+        return Err(format!(
+            "must be at most {} seconds (30 days)",
+            MAX.as_secs()
+        ));
+    }
+    Ok(d)
 }

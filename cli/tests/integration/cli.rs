@@ -983,6 +983,13 @@ fn usage_errors_exit_2() {
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     let out = acph(&["run", "--permission-timeout", "0"]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
+    for bad in ["0", "-1", "soon", "nan", "1e400", "1e15", "0.0000001"] {
+        for cmd in ["run", "probe"] {
+            let out = acph(&[cmd, &format!("--timeout={bad}")]);
+            assert_eq!(out.status.code(), Some(2), "{cmd} --timeout {bad}: {out:?}");
+            assert!(out.stderr.contains("--timeout"), "{out:?}");
+        }
+    }
     let out = acph(&["frobnicate"]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
 }
