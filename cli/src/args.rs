@@ -20,12 +20,23 @@ pub(crate) fn version_text() -> &'static str {
     &TEXT
 }
 
+/// `acph --help`'s end: the default agent, then the exit status table ([`crate::exit::HELP`]).
+fn after_help() -> &'static str {
+    static TEXT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        format!(
+            "Without an AGENT_CMD after `--`, the bundled mock agent (acp-mock-agent) runs.\n\n{}",
+            crate::exit::HELP
+        )
+    });
+    &TEXT
+}
+
 #[derive(Debug, Parser)]
 #[command(
     name = "acph",
     version = version_text(),
     about = "Run and inspect ACP (Agent Client Protocol) agents from the terminal",
-    after_help = "Without an AGENT_CMD after `--`, the bundled mock agent (acp-mock-agent) runs."
+    after_help = after_help()
 )]
 pub(crate) struct Cli {
     /// Also show the agent's stderr lines (on stderr) and a few more host events
@@ -119,6 +130,12 @@ pub(crate) struct HostArgs {
     /// set theirs on top
     #[arg(long, value_name = "FILE")]
     pub(crate) options: Option<PathBuf>,
+    /// Give up when the agent does not answer initialize, or a later request other than the
+    /// prompt (authenticate, session/new, ...), within SECS seconds: one `acph: timeout: ...`
+    /// line, exit 124, the agent stopped. While it starts, a line on the terminal says what acph
+    /// waits for [default: the `requestTimeoutMs` option, 120]
+    #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
+    pub(crate) timeout: Option<Duration>,
 }
 
 #[derive(Debug, Args)]
@@ -155,4 +172,21 @@ pub(crate) fn parse_secs(s: &str) -> Result<Duration, String> {
         return Err("must be more than 0 seconds".into());
     }
     Duration::try_from_secs_f64(secs).map_err(|e| e.to_string())
+}
+
+/// `--timeout`: the range of the host's `requestTimeoutMs` (1 ms ..= 30 days), so a bad value is
+/// a usage error naming the flag.
+pub(crate) fn parse_timeout(s: &str) -> Result<Duration, String> {
+    const MAX: Duration = Duration::from_secs(30 * 24 * 3600);
+    let d = parse_secs(s)?;
+    if d < Duration::from_millis(1) {
+        return Err("must be at least 0.001 seconds".into());
+    }
+    if d > MAX {
+        return Err(format!(
+            "must be at most {} seconds (30 days)",
+            MAX.as_secs()
+        ));
+    }
+    Ok(d)
 }

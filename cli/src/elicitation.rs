@@ -64,6 +64,7 @@ pub fn handler(mode: ElicitationMode, out: SharedOut, gate: PromptGate) -> Elici
 /// Show text on stderr without asking anything.
 fn tell(text: &str) {
     use std::io::Write;
+    crate::status::clear();
     let mut e = std::io::stderr().lock();
     let _ = e.write_all(text.as_bytes());
     let _ = e.flush();

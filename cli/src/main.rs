@@ -4,8 +4,8 @@
 //! acph run [--json] [--options FILE] [--agent-options FILE] [--session-options FILE]
 //!          [--cwd DIR] [--root DIR]... [--mode MODE] [--policy FILE|PRESET]
 //!          [--permission ask|allow|deny] [--elicitation ask|off] [--permission-timeout SECS]
-//!          [--auth METHOD] [--scenario NAME] [PROMPT] [-- AGENT_CMD ARGS...]
-//! acph probe [--json] [--options FILE] [--agent-options FILE] [--scenario NAME]
+//!          [--auth METHOD] [--timeout SECS] [--scenario NAME] [PROMPT] [-- AGENT_CMD ARGS...]
+//! acph probe [--json] [--options FILE] [--agent-options FILE] [--timeout SECS] [--scenario NAME]
 //!            [-- AGENT_CMD ARGS...]
 //! ```
 //!
@@ -16,18 +16,21 @@
 //! Everything of the agent's that is printed is escaped by `acp_host::display` (bidi controls,
 //! invisible and control characters as `<U+XXXX>`; docs/PERMISSIONS.md, "Showing agent text").
 //! `-v` also shows the host's log on stderr (spawn, handshake, a handshake still waiting every 5 s,
-//! handler failures, the agent's exit).
-//! Exit status: 0 when the turn ended with a stop reason (run) or the handshake succeeded (probe);
-//! 1 with one line on stderr otherwise; 2 for usage errors; 130 when interrupted (Ctrl-C twice).
+//! handler failures, the agent's exit); on a terminal a transient line says what acph waits for
+//! while the agent starts (`status`), and `--timeout` bounds that wait.
+//! The exit status says how the turn ended or what failed (`exit::HELP`, also in `acph --help`).
 
 mod args;
 mod documents;
 mod elicitation;
+mod exit;
 mod login;
+mod order;
 mod permission;
 mod probe;
 mod render;
 mod signals;
+mod status;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -74,7 +77,8 @@ impl Failure {
     fn exit_code(&self) -> i32 {
         match self {
             Failure::Interrupted(code) => *code,
-            _ => 1,
+            Failure::Core(e) if e.kind() == "timeout" => exit::TIMEOUT,
+            _ => exit::FAILED,
         }
     }
 
@@ -87,6 +91,11 @@ impl Failure {
             // Our own text about the user's options (it may quote a long file name): never
             // shortened.
             Failure::Core(e) if e.kind() == "invalid_config" => flat_line(&e.to_string()),
+            // Typed, with where the limit comes from.
+            Failure::Core(e) if e.kind() == "timeout" => format!(
+                "timeout: {} (--timeout SECS sets the limit)",
+                one_line(&e.to_string())
+            ),
             Failure::Core(e) => {
                 let mut line = one_line(&e.to_string());
                 if e.kind() == "auth_required" {
@@ -229,8 +238,13 @@ fn verbose_log(verbose: bool) -> Option<std::sync::Arc<dyn acp_host::log::LogSin
 
 /// The host options: `--options` with the flags on top. A handler of the CLI's answers only
 /// what the document leaves to it (an explicit flag replaces the document's choice).
-fn host_config(args: &RunArgs, out: &SharedOut, verbose: bool) -> Result<HostConfig, Failure> {
-    let mut doc = documents::read("--options", args.host.options.as_deref())?;
+fn host_config(
+    args: &RunArgs,
+    out: &SharedOut,
+    order: &order::SharedOrder,
+    verbose: bool,
+) -> Result<HostConfig, Failure> {
+    let mut doc = host_document(&args.host)?;
     if let Some(p) = &args.policy {
         doc.insert(
             "policy".into(),
@@ -258,7 +272,7 @@ fn host_config(args: &RunArgs, out: &SharedOut, verbose: bool) -> Result<HostCon
         let mode = args
             .permission
             .unwrap_or_else(PermissionMode::default_for_stdin);
-        match permission::handler(mode, out.clone(), gate.clone()) {
+        match permission::handler(mode, out.clone(), gate.clone(), order.clone()) {
             PermissionHandler::Decider(d) => {
                 doc.remove("permission");
                 hooks.permission = Some(d);
@@ -301,6 +315,29 @@ fn host_config(args: &RunArgs, out: &SharedOut, verbose: bool) -> Result<HostCon
     Ok(options::host(&Value::Object(doc), Face::Cli)?.with_hooks(hooks)?)
 }
 
+/// The `--options` document with `--timeout` on top (the host's `requestTimeoutMs`: it bounds
+/// `initialize` and the other requests of the start; the core stops an agent whose handshake
+/// times out).
+fn host_document(args: &args::HostArgs) -> Result<serde_json::Map<String, Value>, Failure> {
+    let mut doc = documents::read("--options", args.options.as_deref())?;
+    if let Some(t) = args.timeout {
+        let ms = u64::try_from(t.as_millis()).unwrap_or(u64::MAX).max(1);
+        doc.insert("requestTimeoutMs".into(), Value::from(ms));
+    }
+    status::request_events(&mut doc);
+    Ok(doc)
+}
+
+/// `command arg...` of an agent spec, for one line.
+fn command_line(spec: &AgentSpec) -> String {
+    let mut line = spec.command.clone();
+    for a in &spec.args {
+        line.push(' ');
+        line.push_str(a);
+    }
+    one_line(&line)
+}
+
 /// Print the failure line (after whatever stdout already shows) and return the exit code.
 fn fail(out: Option<&SharedOut>, failure: &Failure, agent: Option<&Agent>) -> i32 {
     if let Some(out) = out {
@@ -317,8 +354,9 @@ async fn run(args: RunArgs, verbose: bool, mut interrupts: watch::Receiver<Signa
     // Everything from the command line is checked before anything is spawned: the host, agent
     // and session documents, by the core, as for every face.
     let out = Out::shared();
+    let order = order::PromptOrder::shared();
     let checked = (|| {
-        let config = host_config(&args, &out, verbose)?;
+        let config = host_config(&args, &out, &order, verbose)?;
         let spec = agent_spec(&args.agent)?;
         let doc = documents::read("--session-options", args.session_options.as_deref())?;
         let cwd = match &args.cwd {
@@ -343,7 +381,14 @@ async fn run(args: RunArgs, verbose: bool, mut interrupts: watch::Receiver<Signa
     // Pulled concurrently with everything else: the queue is bounded and a stalled reader would
     // stall the agent.
     let relaunching = render::Relaunching::default();
-    let renderer = Renderer::new(out.clone(), args.json, verbose, relaunching.clone());
+    let renderer = Renderer::new(
+        out.clone(),
+        args.json,
+        verbose,
+        relaunching.clone(),
+        order,
+        command_line(&spec),
+    );
     let printer = tokio::spawn(renderer.pump(events));
 
     let mut agent = None;
@@ -371,11 +416,18 @@ async fn run(args: RunArgs, verbose: bool, mut interrupts: watch::Receiver<Signa
     drop(host);
     let _ = tokio::time::timeout(drain, printer).await;
     match result {
-        Ok(()) => {
-            let mut o = lock(&out);
-            o.newline();
-            o.flush();
-            0
+        Ok(reason) => {
+            {
+                let mut o = lock(&out);
+                o.newline();
+                o.flush();
+            }
+            let code = exit::for_stop_reason(&reason);
+            if code != exit::OK {
+                // The transcript says `[turn ended: ...]`; this line is for --json and scripts.
+                eprint_line(&format!("acph: the turn ended with {}", one_line(&reason)));
+            }
+            code
         }
         Err(f) => fail(Some(&out), &f, agent.as_ref()),
     }
@@ -393,7 +445,7 @@ async fn drive(
     agent_slot: &mut Option<Agent>,
     interrupts: &mut watch::Receiver<Signals>,
     relaunching: &render::Relaunching,
-) -> Result<(), Failure> {
+) -> Result<String, Failure> {
     let mut agent = interruptible(host.spawn(spec), interrupts).await?;
     *agent_slot = Some(agent.clone());
     let terminal = login::terminal_methods(&agent);
@@ -431,9 +483,15 @@ async fn drive(
     loop {
         tokio::select! {
             r = &mut prompt => {
-                // Any stop reason (end_turn, max_tokens, refusal, cancelled, ...) is success.
-                r?;
-                return Ok(());
+                return match r {
+                    // The stop reason decides the exit status (`exit::for_stop_reason`).
+                    Ok(turn) => Ok(turn.stop_reason),
+                    // Ctrl-C, and the agent did not end the turn in time: still a cancelled turn.
+                    Err(e) if cancelling && e.kind() == "cancelled" => {
+                        Err(Failure::Interrupted(exit::INTERRUPTED))
+                    }
+                    Err(e) => Err(Failure::Core(e)),
+                };
             }
             s = next_interrupt(interrupts) => {
                 if cancelling || s.terminate.is_some() {

@@ -9,6 +9,7 @@ use acp_host::{PermissionAnswer, PermissionHandler, PermissionOption, Permission
 use clap::ValueEnum;
 use serde_json::Value;
 
+use crate::order::SharedOrder;
 use crate::render::{SharedOut, full_line, lock, one_line};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -34,7 +35,12 @@ impl PermissionMode {
 /// One prompt on the terminal at a time: permission and elicitation prompts queue up here.
 pub type PromptGate = Arc<tokio::sync::Mutex<()>>;
 
-pub fn handler(mode: PermissionMode, out: SharedOut, gate: PromptGate) -> PermissionHandler {
+pub fn handler(
+    mode: PermissionMode,
+    out: SharedOut,
+    gate: PromptGate,
+    order: SharedOrder,
+) -> PermissionHandler {
     match mode {
         PermissionMode::Allow => {
             PermissionHandler::Decider(Arc::new(|req: PermissionRequest| async move {
@@ -50,8 +56,14 @@ pub fn handler(mode: PermissionMode, out: SharedOut, gate: PromptGate) -> Permis
             PermissionHandler::Decider(Arc::new(move |req: PermissionRequest| {
                 let gate = gate.clone();
                 let out = out.clone();
+                // Now, before the request's event can be printed (`order`).
+                let asking = order.register(req.request_id);
+                let order = order.clone();
                 async move {
+                    let _asking = asking;
                     let _turn = gate.lock().await;
+                    // After every transcript line of the events before the request.
+                    order.wait_shown(req.request_id).await;
                     {
                         // Start the prompt on a fresh line, after what stdout already shows.
                         let mut out = lock(&out);
@@ -116,6 +128,7 @@ fn prompt_text(tool: &Value, options: &[PermissionOption]) -> String {
 /// Show the prompt on stderr and read one answer line from the terminal (stdin when it is one,
 /// else `/dev/tty`, else whatever stdin is). `None` on EOF or error.
 pub(crate) fn ask_terminal(prompt: &str) -> Option<String> {
+    crate::status::clear();
     {
         let mut e = std::io::stderr().lock();
         let _ = e.write_all(prompt.as_bytes());

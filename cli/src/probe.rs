@@ -10,7 +10,7 @@ use tokio::sync::watch;
 use crate::args::ProbeArgs;
 use crate::render::{self, eprint_line, one_line};
 use crate::signals::{Signals, interruptible};
-use crate::{DRAIN_TIMEOUT, Failure, agent_spec, documents, fail, verbose_log};
+use crate::{DRAIN_TIMEOUT, Failure, agent_spec, command_line, fail, host_document, verbose_log};
 
 pub(crate) async fn probe(
     args: ProbeArgs,
@@ -18,7 +18,7 @@ pub(crate) async fn probe(
     mut interrupts: watch::Receiver<Signals>,
 ) -> i32 {
     let checked = (|| {
-        let doc = documents::read("--options", args.host.options.as_deref())?;
+        let doc = host_document(&args.host)?;
         let hooks = options::Hooks {
             log: verbose_log(verbose),
             ..options::Hooks::default()
@@ -30,6 +30,7 @@ pub(crate) async fn probe(
         Ok(c) => c,
         Err(f) => return fail(None, &f, None),
     };
+    let command = command_line(&spec);
     let host = Host::new(config);
     let Some(events) = host.events() else {
         return fail(
@@ -42,6 +43,7 @@ pub(crate) async fn probe(
     let drain = tokio::spawn(async move {
         while let Some(ev) = events.next().await {
             match ev.kind {
+                EventKind::Progress => crate::status::progress(&ev.data_value()),
                 EventKind::AgentStderr if verbose => {
                     let line = ev.data_value();
                     let line = line.get("line").and_then(Value::as_str).unwrap_or("");
@@ -55,7 +57,7 @@ pub(crate) async fn probe(
     let result = interruptible(host.spawn(spec), &mut interrupts).await;
     let code = match &result {
         Ok(agent) => {
-            print_probe(agent, args.json);
+            print_probe(agent, args.json, &command);
             agent.shutdown().await;
             0
         }
@@ -69,7 +71,8 @@ pub(crate) async fn probe(
     }
 }
 
-fn print_probe(agent: &Agent, json: bool) {
+fn print_probe(agent: &Agent, json: bool, command: &str) {
+    crate::status::finish();
     let Some(info) = agent.info() else { return };
     let mut w = std::io::stdout().lock();
     if json {
@@ -86,7 +89,8 @@ fn print_probe(agent: &Agent, json: bool) {
     let ai = &info.agent_info;
     let field = |k: &str| ai.get(k).and_then(Value::as_str).map(one_line);
     let agent_line = match (field("name"), field("version"), field("title")) {
-        (None, _, _) => "(not reported)".to_owned(),
+        // No name: what was started, so the line still says which agent this is.
+        (None, _, _) => format!("{command} (no name sent)"),
         (Some(n), v, t) => {
             let mut s = n;
             if let Some(v) = v {

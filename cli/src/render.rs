@@ -11,6 +11,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use acp_host::{Event, EventKind, EventStream, display};
 use serde_json::Value;
 
+use crate::order::SharedOrder;
+
 /// What was written last on stdout, so streamed text and bracketed lines stay tidy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stream {
@@ -49,6 +51,7 @@ impl Out {
         if s.is_empty() {
             return;
         }
+        crate::status::clear();
         let _ = self.w.write_all(s.as_bytes());
         self.at_line_start = s.ends_with('\n');
     }
@@ -103,6 +106,7 @@ pub fn lock(out: &SharedOut) -> MutexGuard<'_, Out> {
 
 /// Write one line to stderr (the caller flushes stdout first when ordering matters).
 pub fn eprint_line(text: &str) {
+    crate::status::clear();
     let mut e = std::io::stderr().lock();
     let _ = writeln!(e, "{text}");
 }
@@ -172,13 +176,24 @@ pub struct Renderer {
     permissions: HashMap<u64, String>,
     /// Agents being relaunched after a terminal login: their `agent_exited` does not end output.
     relaunching: Relaunching,
+    /// Held after a permission request's event while its question is asked.
+    order: SharedOrder,
+    /// The agent's command line, shown when it sends no name.
+    command: String,
 }
 
 /// Ids of agents `acph run` is replacing (terminal login): set before the old one is shut down.
 pub type Relaunching = std::sync::Arc<std::sync::Mutex<std::collections::HashSet<u64>>>;
 
 impl Renderer {
-    pub fn new(out: SharedOut, json: bool, verbose: bool, relaunching: Relaunching) -> Renderer {
+    pub fn new(
+        out: SharedOut,
+        json: bool,
+        verbose: bool,
+        relaunching: Relaunching,
+        order: SharedOrder,
+        command: String,
+    ) -> Renderer {
         Renderer {
             out,
             json,
@@ -186,6 +201,8 @@ impl Renderer {
             tools: HashMap::new(),
             permissions: HashMap::new(),
             relaunching,
+            order,
+            command,
         }
     }
 
@@ -198,24 +215,53 @@ impl Renderer {
             if events.next_batch(&mut batch, 256).await == 0 {
                 break;
             }
-            if self.handle_batch(&batch) {
+            if self.handle_batch(&batch).await {
                 break;
             }
         }
         lock(&self.out).flush();
+        self.order.close();
     }
 
     /// Returns true once `agent_exited` was handled.
-    fn handle_batch(&mut self, batch: &[Event]) -> bool {
-        let out = self.out.clone();
-        let mut out = lock(&out);
-        let mut done = false;
-        for ev in batch {
+    async fn handle_batch(&mut self, batch: &[Event]) -> bool {
+        let mut rest = batch;
+        loop {
+            let (done, held) = self.print_some(&mut rest);
+            if let Some(id) = held {
+                // Shown: the question may follow; nothing more until it is answered.
+                self.order.shown(id);
+                self.order.wait_answered(id).await;
+            }
+            if done || rest.is_empty() {
+                return done;
+            }
+        }
+    }
+
+    /// Print events from the front of `rest` up to the end, an `agent_exited` that ends the
+    /// output (`.0`) or a permission request (`.1`, its id: the printer holds there).
+    fn print_some(&mut self, rest: &mut &[Event]) -> (bool, Option<u64>) {
+        let shared = self.out.clone();
+        let mut out = lock(&shared);
+        while let Some((ev, tail)) = rest.split_first() {
+            *rest = tail;
+            if ev.kind == EventKind::Progress {
+                crate::status::progress(&ev.data_value());
+            }
             if self.json {
-                out.raw(&ev.to_json());
-                out.raw("\n");
+                if ev.kind != EventKind::Progress || !crate::status::own_events() {
+                    out.raw(&ev.to_json());
+                    out.raw("\n");
+                }
             } else {
                 self.readable(&mut out, ev);
+            }
+            if ev.kind == EventKind::PermissionRequested
+                && let Some(id) = ev.data_value().get("requestId").and_then(Value::as_u64)
+            {
+                out.flush();
+                return (false, Some(id));
             }
             if ev.kind == EventKind::AgentExited
                 && !self
@@ -224,12 +270,12 @@ impl Renderer {
                     .map(|r| r.contains(&ev.agent))
                     .unwrap_or(false)
             {
-                done = true;
-                break;
+                out.flush();
+                return (true, None);
             }
         }
         out.flush();
-        done
+        (false, None)
     }
 
     /// A warning on stderr, after what stdout already shows.
@@ -243,15 +289,17 @@ impl Renderer {
         match ev.kind {
             EventKind::AgentReady => {
                 let info = data.get("agentInfo").cloned().unwrap_or(Value::Null);
-                let name = str_at(&info, "title")
-                    .or_else(|| str_at(&info, "name"))
-                    .unwrap_or("agent");
-                let version = str_at(&info, "version").unwrap_or("");
                 let proto = data.get("protocolVersion").cloned().unwrap_or(Value::Null);
-                out.line(
-                    &one_line(&format!("[agent] {name} {version} (protocol {proto})")),
-                    true,
-                );
+                let name = str_at(&info, "title").or_else(|| str_at(&info, "name"));
+                let line = match name.filter(|n| !n.trim().is_empty()) {
+                    Some(name) => match str_at(&info, "version").filter(|v| !v.is_empty()) {
+                        Some(v) => format!("[agent] {name} {v} (protocol {proto})"),
+                        None => format!("[agent] {name} (protocol {proto})"),
+                    },
+                    // No name: what was started, so the line still says which agent this is.
+                    None => format!("[agent] {} (protocol {proto}; no name sent)", self.command),
+                };
+                out.line(&one_line(&line), true);
             }
             EventKind::SessionOpened => {
                 let id = str_at(&data, "sessionId").unwrap_or("?");

@@ -15,7 +15,7 @@ const ACPH: &str = env!("CARGO_BIN_EXE_acph");
 const TIMEOUT: Duration = Duration::from_secs(20);
 
 /// The mock agent must sit next to `acph`; build it once if it is missing.
-fn ensure_mock() -> PathBuf {
+pub(crate) fn ensure_mock() -> PathBuf {
     static MOCK: OnceLock<PathBuf> = OnceLock::new();
     MOCK.get_or_init(|| {
         let dir = Path::new(ACPH).parent().unwrap();
@@ -38,10 +38,10 @@ fn ensure_mock() -> PathBuf {
 
 /// A fresh directory under the system temp dir, removed on drop.
 #[derive(Debug)]
-struct Scratch(PathBuf);
+pub(crate) struct Scratch(PathBuf);
 
 impl Scratch {
-    fn new(tag: &str) -> Scratch {
+    pub(crate) fn new(tag: &str) -> Scratch {
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let dir = std::env::temp_dir().join(format!("acph-{tag}-{}-{n}", std::process::id()));
@@ -61,11 +61,11 @@ impl Scratch {
         &self.0
     }
 
-    fn str(&self) -> &str {
+    pub(crate) fn str(&self) -> &str {
         self.0.to_str().unwrap()
     }
 
-    fn join(&self, name: &str) -> PathBuf {
+    pub(crate) fn join(&self, name: &str) -> PathBuf {
         self.0.join(name)
     }
 }
@@ -983,6 +983,13 @@ fn usage_errors_exit_2() {
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     let out = acph(&["run", "--permission-timeout", "0"]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
+    for bad in ["0", "-1", "soon", "nan", "1e400", "1e15", "0.0000001"] {
+        for cmd in ["run", "probe"] {
+            let out = acph(&[cmd, &format!("--timeout={bad}")]);
+            assert_eq!(out.status.code(), Some(2), "{cmd} --timeout {bad}: {out:?}");
+            assert!(out.stderr.contains("--timeout"), "{out:?}");
+        }
+    }
     let out = acph(&["frobnicate"]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
 }

@@ -4,3 +4,4 @@
 
 mod cli;
 mod options_cases;
+mod tty;
