@@ -106,6 +106,10 @@ pub(crate) struct RunArgs {
     /// Deny permission requests nobody answered within SECS seconds [default: 300]
     #[arg(long, value_name = "SECS", value_parser = parse_secs)]
     pub(crate) permission_timeout: Option<Duration>,
+    /// Record the connection to FILE (created; never over an existing file): the wire both ways
+    /// and the events, secrets redacted (docs/RECORDING.md; the `record` host option)
+    #[arg(long, value_name = "FILE")]
+    pub(crate) record: Option<PathBuf>,
     /// Authenticate with this auth method (see `acph probe`) before opening the session; a
     /// terminal login runs in this terminal, then the agent is relaunched. Without it, an agent
     /// that answers "authentication required" and offers exactly one terminal login gets that

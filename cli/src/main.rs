@@ -260,6 +260,25 @@ fn host_config(
             .map_err(Failure::Message)?;
         doc.insert("roots".into(), Value::from(roots));
     }
+    if let Some(file) = &args.record {
+        // The option takes an absolute path; a relative one is the user's, from here.
+        let file = std::path::absolute(file)
+            .map_err(|e| Failure::Message(format!("--record {}: {e}", file.display())))?;
+        // The core never writes over a file (it would log and not record): say so before starting.
+        if file.exists() {
+            return Err(Failure::Message(format!(
+                "--record {}: the file exists (a recording is never written over)",
+                file.display()
+            )));
+        }
+        let mut record = doc
+            .remove("record")
+            .and_then(|v| v.as_object().cloned())
+            .unwrap_or_default();
+        record.remove("dir");
+        record.insert("file".into(), Value::from(file.to_string_lossy().into_owned()));
+        doc.insert("record".into(), Value::Object(record));
+    }
     if let Some(t) = args.permission_timeout {
         doc.insert(
             "permissionTimeoutMs".into(),

@@ -1,4 +1,5 @@
-//! The recording's own thread: lines in, the file out, never a wait for the connection.
+//! The recording's own thread: lines in, the file out. The connection never waits for it, but
+//! at its end (up to 2 s, for the file to be whole when the agent's shutdown returns).
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -17,13 +18,21 @@ struct Queue {
     dropped: u64,
     /// The connection ended: write what is queued, the `end` line, close.
     finished: Option<f64>,
+    /// The thread wrote the `end` line and flushed the file.
+    closed: bool,
 }
 
 #[derive(Debug, Default)]
 struct Shared {
     queue: Mutex<Queue>,
     ready: Condvar,
+    /// Signalled when the file is closed.
+    closed: Condvar,
 }
+
+/// How long the connection's end waits for the file to be complete (a process that exits right
+/// after its agent's shutdown must find the recording whole; a stuck disk must not hold it).
+const CLOSE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The connection's side: hands lines to the thread.
 #[derive(Debug)]
@@ -73,8 +82,20 @@ impl Sink {
         if std::mem::replace(&mut self.finished, true) {
             return;
         }
-        self.queue().finished = Some(t);
+        let mut q = self.queue();
+        q.finished = Some(t);
         self.shared.ready.notify_one();
+        let deadline = std::time::Instant::now() + CLOSE_WAIT;
+        while !q.closed {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            q = match self.shared.closed.wait_timeout(q, left) {
+                Ok((q, _)) => q,
+                Err(p) => p.into_inner().0,
+            };
+        }
     }
 }
 
@@ -118,6 +139,12 @@ fn write_all(shared: &Shared, mut file: BufWriter<File>, max_bytes: u64) {
             // The `end` line is written even past the bound: it says the file is whole.
             let _ = writeln!(file, "{end}");
             let _ = file.flush();
+            shared
+                .queue
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .closed = true;
+            shared.closed.notify_all();
             return;
         }
         // Written out while the connection is quiet: a reader (or a crash) sees what happened.
