@@ -1,7 +1,10 @@
 //! The end of a connection: the agent's stdout closing, shutdown, and the last events.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
+
+use serde_json::Value;
 
 use tokio::sync::mpsc;
 
@@ -123,6 +126,13 @@ impl Actor {
 
     pub(super) async fn finish(&mut self, gone: Gone, reason: &str) {
         self.gone = Some(gone.clone());
+        // Decided once, before the first event that says it: the supervisor (unless it was
+        // stopped, or the host is going away) follows with a restart or `agent_failed`.
+        let restart =
+            self.shared.supervised.load(Ordering::SeqCst) && self.host.alive.has_changed().is_ok();
+        self.shared
+            .restart_announced
+            .store(restart, Ordering::SeqCst);
         let error = gone.error();
         // 1. every outbound request fails at once (turns end with the error)
         self.fail_pending(&error).await;
@@ -165,7 +175,10 @@ impl Actor {
                 } else {
                     "agent_exited"
                 };
-                let data = serde_json::json!({ "sessionId": &*id, "reason": why });
+                let mut data = serde_json::json!({ "sessionId": &*id, "reason": why });
+                if restart {
+                    data["restart"] = Value::Bool(true);
+                }
                 self.emit(
                     self.event(EventKind::SessionClosed, raw_json(&data))
                         .session(Some(id)),
@@ -187,6 +200,9 @@ impl Actor {
         let mut data = data;
         if let Some(error) = self.shutdown_error.take() {
             data["error"] = error;
+        }
+        if restart {
+            data["restart"] = Value::Bool(true);
         }
         self.host.config.log.emit(
             crate::log::Level::Info,

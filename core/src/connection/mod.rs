@@ -555,7 +555,9 @@ impl Actor {
                     }
                     Some(cmd) => self.on_command(cmd).await,
                     None => {
-                        // Every handle is gone: nobody can use this agent any more.
+                        // Every handle is gone: nobody can use this agent any more (nor restart
+                        // it: this end is its last).
+                        self.shared.supervised.store(false, std::sync::atomic::Ordering::SeqCst);
                         self.shutdown(&mut reader_rx).await;
                         self.hand_off_backlog();
                         break;

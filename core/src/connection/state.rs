@@ -108,6 +108,10 @@ pub(crate) struct AgentShared {
     pub exited: tokio::sync::Notify,
     /// The agent process id (spawned agents only).
     pub pid: OnceLock<u32>,
+    /// A supervisor acts on this process's end (set and cleared by the supervisor).
+    pub supervised: std::sync::atomic::AtomicBool,
+    /// The end was reported with `"restart": true` (the supervisor owes what follows).
+    pub restart_announced: std::sync::atomic::AtomicBool,
 }
 
 impl AgentShared {

@@ -2,11 +2,17 @@
 //!
 //! [`EventHub::start`] takes the host's [`EventStream`](crate::EventStream) and pumps it into:
 //! - the **host reader** ([`EventHub::take_host`], once): every event from the host's start;
-//! - **live readers** ([`EventHub::subscribe`]): every event, or one agent's, from now on;
+//! - **live readers** ([`EventHub::subscribe`]): every event, or one agent's, from now on (an
+//!   agent's ends after that agent's last event);
 //! - **session readers** ([`EventHub::session`]): one session's events from the oldest its
 //!   bounded history still holds (its `session_opened`, or a load's replay, unless the history
 //!   overflowed: then [`HubReader::missed`] says how many were left out), then live, until the
-//!   session's `session_closed` was handed on or the host's stream ended.
+//!   session's last event was handed on or the host's stream ended.
+//!
+//! Last events (docs/EVENTS.md, "The one session-stream rule"): a session's is its
+//! `session_closed` without `"restart": true` or its `session_lost`; an agent's is `agent_failed`
+//! or an `agent_exited` without `"restart": true`, and it ends its sessions' readers too. A
+//! supervised agent's crash is marked `restart`, so its readers live on across the restart.
 //!
 //! And [`EventHub::turn_delivered`]: a prompt's answer waits until its turn's `turn_ended` reached
 //! every open reader of its session, so a caller that sees the answer has seen the turn's events.
@@ -45,6 +51,38 @@ pub const STRAYS_KEPT: usize = 64;
 const TURN_ENDS_KEPT: usize = 64;
 /// Events the pump takes from the core at once.
 const PUMP_BATCH: usize = 1024;
+/// Ended agents remembered (so a reader of one opened later ends at once). Past it the oldest are
+/// forgotten: a reader opened for such an agent then waits until the host's stream ends.
+pub const ENDED_AGENTS_KEPT: usize = 65_536;
+
+/// Whether `ev` carries `"restart": true` (a supervisor follows; docs/EVENTS.md).
+fn restarts(ev: &Event) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Mark {
+        #[serde(default)]
+        restart: bool,
+    }
+    serde_json::from_str::<Mark>(ev.data.get()).is_ok_and(|m| m.restart)
+}
+
+/// Whether `ev` is its agent's last event: `agent_failed`, or `agent_exited` without `restart`.
+fn ends_agent(ev: &Event) -> bool {
+    match ev.kind {
+        EventKind::AgentFailed => true,
+        EventKind::AgentExited => !restarts(ev),
+        _ => false,
+    }
+}
+
+/// Whether `ev` is its session's last event: `session_lost`, or `session_closed` without
+/// `restart` (a supervised agent's session reopens under the same id).
+fn ends_session(ev: &Event) -> bool {
+    match ev.kind {
+        EventKind::SessionLost => true,
+        EventKind::SessionClosed => !restarts(ev),
+        _ => false,
+    }
+}
 
 /// What an event costs a bound: its payload and an estimate for the envelope.
 fn size(ev: &Event) -> usize {
@@ -154,6 +192,8 @@ struct History {
     turn_ends: VecDeque<(u64, u64)>,
     readers: HashMap<u64, Cursor>,
     closed: bool,
+    /// The index of its last event (`ends_session`), until it is opened again.
+    finished_at: Option<u64>,
     /// Its `session_opened` was seen.
     opened: bool,
 }
@@ -183,6 +223,15 @@ struct State {
     next_reader: u64,
     /// The core's stream ended (the host shut down and everything was pumped).
     ended: bool,
+    /// Agents whose last event was pumped (at most [`ENDED_AGENTS_KEPT`], oldest first).
+    ended_agents: std::collections::HashSet<u64>,
+    ended_order: VecDeque<u64>,
+}
+
+impl State {
+    fn agent_ended(&self, agent: u64) -> bool {
+        self.ended_agents.contains(&agent)
+    }
 }
 
 #[derive(Debug)]
@@ -263,6 +312,14 @@ impl Shared {
                 r.queue.push(ev.clone());
             }
         }
+        if ends_agent(&ev) && s.ended_agents.insert(ev.agent) {
+            s.ended_order.push_back(ev.agent);
+            while s.ended_order.len() > ENDED_AGENTS_KEPT {
+                if let Some(old) = s.ended_order.pop_front() {
+                    s.ended_agents.remove(&old);
+                }
+            }
+        }
         let Some(id) = ev.session.clone() else { return };
         let key = (ev.agent, id);
         let log = match s.sessions.entry(key.clone()) {
@@ -286,9 +343,13 @@ impl Shared {
             EventKind::SessionClosed => log.closed = true,
             EventKind::SessionOpened => {
                 log.closed = false;
+                log.finished_at = None;
                 log.opened = true;
             }
             _ => {}
+        }
+        if ends_session(&ev) {
+            log.finished_at = Some(log.end());
         }
         let closed = log.closed;
         log.bytes += size(&ev);
@@ -544,10 +605,15 @@ impl HubReader {
     /// what it took before was handed on (see [`EventHub::turn_delivered`]). The flag: whether
     /// it changed anything others wait for (room for the pump, a cursor for a turn wait).
     fn step(&self, s: &mut State, limit: usize) -> (Step, bool) {
-        let ended = s.ended;
+        let mut ended = s.ended;
         let queue = match &self.kind {
             Kind::Host => Some(&mut s.host.queue),
-            Kind::Live(id) => s.live.get_mut(id).map(|r| &mut r.queue),
+            Kind::Live(id) => {
+                if let Some(Scope::Agent(a)) = s.live.get(id).map(|r| r.scope) {
+                    ended |= s.agent_ended(a);
+                }
+                s.live.get_mut(id).map(|r| &mut r.queue)
+            }
             Kind::Session(key, id) => return session_step(s, key, *id, limit),
         };
         let step = match queue {
@@ -661,11 +727,12 @@ impl Drop for HubReader {
 }
 
 fn session_step(s: &mut State, key: &Key, id: u64, limit: usize) -> (Step, bool) {
-    let ended = s.ended;
+    let ended = s.ended || s.agent_ended(key.0);
     let Some(log) = s.sessions.get_mut(key) else {
         return (Step::Ended, false);
     };
-    let (base, end) = (log.base, log.end());
+    // Nothing after the session's last event is handed on (an agent's late update for it).
+    let (base, end) = (log.base, log.finished_at.map_or(log.end(), |at| at + 1));
     let Some(r) = log.readers.get_mut(&id) else {
         return (Step::Ended, false);
     };
@@ -688,11 +755,8 @@ fn session_step(s: &mut State, key: &Key, id: u64, limit: usize) -> (Step, bool)
     } else if from < end {
         return (Step::Wait, false);
     }
-    let last_closed = log
-        .events
-        .back()
-        .is_some_and(|e| e.kind == EventKind::SessionClosed);
-    if ended || (log.closed && last_closed) {
+    // Caught up: ended once its last event was taken, or its agent's.
+    if ended || log.finished_at.is_some_and(|at| from > at) {
         (Step::Ended, moved)
     } else {
         (Step::Wait, moved)

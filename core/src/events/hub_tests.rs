@@ -417,3 +417,123 @@ async fn made_up_session_ids_do_not_pile_up_histories() {
         "an opened session stays"
     );
 }
+
+fn with(agent: u64, session: Option<&str>, kind: EventKind, data: serde_json::Value) -> Event {
+    Event {
+        data: raw_json(&data),
+        ..ev(agent, session, kind, None)
+    }
+}
+
+/// Pull until the reader ends (bounded): everything it yielded.
+async fn drain(r: &HubReader) -> Vec<Arc<Event>> {
+    let mut out = Vec::new();
+    loop {
+        let got = tokio::time::timeout(Duration::from_secs(5), r.next_batch(100))
+            .await
+            .expect("the reader ends");
+        if got.is_empty() {
+            return out;
+        }
+        out.extend(got);
+    }
+}
+
+fn kinds(v: &[Arc<Event>]) -> Vec<EventKind> {
+    v.iter().map(|e| e.kind).collect()
+}
+
+#[tokio::test]
+async fn a_supervised_restart_does_not_end_session_or_agent_readers() {
+    let hub = EventHub::new(limits(100, 100));
+    let sess = hub.session(1, "s");
+    let agent = hub.subscribe(Scope::Agent(1));
+    let restart = serde_json::json!({"reason": "agent_exited", "restart": true});
+    feed_all(
+        &hub,
+        vec![
+            ev(1, Some("s"), EventKind::SessionOpened, None),
+            with(1, Some("s"), EventKind::SessionClosed, restart.clone()),
+            with(1, None, EventKind::AgentExited, restart),
+            ev(1, None, EventKind::AgentRestarting, None),
+            ev(1, Some("s"), EventKind::SessionOpened, None),
+            update(1, "s"),
+            ev(1, None, EventKind::AgentRestarted, None),
+        ],
+    )
+    .await
+    .expect("fed");
+    settle().await;
+    let got = sess.try_next_batch(100).expect("open");
+    assert_eq!(got.len(), 4, "{:?}", kinds(&got));
+    assert!(!sess.is_ended(), "the session lives on across the restart");
+    assert!(!agent.is_ended());
+    // The supervisor gives up: the agent's last event ends both.
+    feed_all(&hub, vec![ev(1, None, EventKind::AgentFailed, None)])
+        .await
+        .expect("fed");
+    assert!(drain(&sess).await.is_empty());
+    assert_eq!(
+        kinds(&drain(&agent).await).last(),
+        Some(&EventKind::AgentFailed)
+    );
+    // Opened after the end: end at once (the session's history first).
+    assert_eq!(drain(&hub.subscribe(Scope::Agent(1))).await.len(), 0);
+    assert_eq!(drain(&hub.session(1, "s")).await.len(), 4);
+}
+
+#[tokio::test]
+async fn the_agents_final_exit_ends_its_readers_and_a_stray_after_a_close_does_not_hold_one() {
+    let hub = EventHub::new(limits(100, 100));
+    let lost = hub.session(1, "lost");
+    let closed = hub.session(1, "closed");
+    let open = hub.session(1, "open");
+    let agent = hub.subscribe(Scope::Agent(1));
+    let other = hub.subscribe(Scope::Agent(2));
+    feed_all(
+        &hub,
+        vec![
+            ev(1, Some("lost"), EventKind::SessionOpened, None),
+            ev(1, Some("closed"), EventKind::SessionOpened, None),
+            ev(1, Some("open"), EventKind::SessionOpened, None),
+            ev(1, Some("lost"), EventKind::SessionLost, None),
+            with(
+                1,
+                Some("closed"),
+                EventKind::SessionClosed,
+                serde_json::json!({"reason": "closed"}),
+            ),
+            // An agent may still send updates for a session id it closed: delivered to
+            // nobody waiting on the closed session's reader.
+            update(1, "closed"),
+            // A crash's exit with a restart pending, then the final exit of a shutdown.
+            with(
+                1,
+                None,
+                EventKind::AgentExited,
+                serde_json::json!({"reason": "exited", "restart": true}),
+            ),
+            with(
+                1,
+                None,
+                EventKind::AgentExited,
+                serde_json::json!({"reason": "shutdown"}),
+            ),
+            ev(2, None, EventKind::AgentReady, None),
+        ],
+    )
+    .await
+    .expect("fed");
+    assert_eq!(
+        kinds(&drain(&lost).await).last(),
+        Some(&EventKind::SessionLost)
+    );
+    assert_eq!(
+        kinds(&drain(&closed).await).last(),
+        Some(&EventKind::SessionClosed)
+    );
+    assert_eq!(kinds(&drain(&open).await), vec![EventKind::SessionOpened]);
+    assert_eq!(drain(&agent).await.len(), 9 - 1);
+    settle().await;
+    assert!(!other.is_ended(), "another agent's reader goes on");
+}

@@ -68,6 +68,10 @@ pub struct AgentExited {
     /// Why a handshake failed (`version_unsupported`, …).
     #[serde(default)]
     pub error: Option<ErrorInfo>,
+    /// A supervisor acts on this exit (`agent_restarting` or `agent_failed` follows): not the
+    /// agent's last event. Absent otherwise.
+    #[serde(default)]
+    pub restart: bool,
 }
 
 /// How a session was opened.
@@ -118,6 +122,10 @@ pub enum CloseReason {
 pub struct SessionClosed {
     pub session_id: String,
     pub reason: CloseReason,
+    /// Its agent's process died and the supervisor reopens it under the same id: not the
+    /// session's last event. Absent otherwise.
+    #[serde(default)]
+    pub restart: bool,
 }
 
 /// `turn_started`: the prompt as sent.

@@ -96,12 +96,18 @@ struct Ctl {
     stopping: AtomicBool,
     stop: Notify,
     gave_up: AtomicBool,
+    /// The process the supervisor acts on when it ends (the running one, or an attempt's).
+    current: std::sync::Mutex<Option<Arc<AgentShared>>>,
 }
 
 impl Supervision {
     /// Stop restarting; returns once the task has ended (a process it was starting is down).
     pub(crate) async fn stop(self) {
         self.ctl.stopping.store(true, Ordering::SeqCst);
+        // From here an end of the current process is final (no `restart` mark).
+        if let Some(shared) = self.ctl.current.lock().ok().and_then(|c| c.clone()) {
+            shared.supervised.store(false, Ordering::SeqCst);
+        }
         self.ctl.stop.notify_waiters();
         let _ = self.task.await;
     }
@@ -114,6 +120,7 @@ impl Supervision {
 /// Start supervising `agent` (called once its first handshake succeeded).
 pub(crate) fn supervise(agent: &Agent, policy: RestartPolicy) {
     let ctl = Arc::new(Ctl::default());
+    ctl.watch(&agent.link().shared);
     let task = tokio::spawn(run(agent.downgrade(), agent.id(), ctl.clone(), policy));
     if let Ok(mut s) = agent.inner_supervision().lock() {
         *s = Some(Supervision { ctl, task });
@@ -121,6 +128,14 @@ pub(crate) fn supervise(agent: &Agent, policy: RestartPolicy) {
 }
 
 impl Ctl {
+    /// `shared`'s end is the supervisor's to act on (unless a stop came first).
+    fn watch(&self, shared: &Arc<AgentShared>) {
+        if let Ok(mut current) = self.current.lock() {
+            shared.supervised.store(!self.stopping(), Ordering::SeqCst);
+            *current = Some(shared.clone());
+        }
+    }
+
     fn stopping(&self) -> bool {
         self.stopping.load(Ordering::SeqCst)
     }
@@ -150,6 +165,39 @@ enum Attempt {
 }
 
 async fn run(weak: Weak<AgentInner>, id: u64, ctl: Arc<Ctl>, policy: RestartPolicy) {
+    let mut latest = None;
+    let failed = supervise_loop(&weak, id, &ctl, &policy, &mut latest).await;
+    // The last process's end was reported with `"restart": true` and no restart or
+    // `agent_failed` follows (a stop, every handle dropped): mark the agent's end. Emitted from a
+    // task of its own, so an embedder that does not pull events cannot make `shutdown` wait.
+    if let (false, Some(link)) = (failed, latest)
+        && link.shared.exit.get().is_some()
+        && link.shared.restart_announced.load(Ordering::SeqCst)
+    {
+        let info = link.shared.exit.get().cloned().unwrap_or_default();
+        let data = serde_json::json!({
+            "reason": "shutdown",
+            "exitCode": info.code,
+            "signal": info.signal,
+            "stderrTail": info.stderr_tail,
+        });
+        tokio::spawn(async move {
+            link.emit(vec![event(id, EventKind::AgentExited, &data)])
+                .await;
+        });
+    }
+}
+
+/// Restart the agent each time its process ends, until a stop, every handle dropped, the host
+/// gone, or giving up (then `true`: `agent_failed` was emitted). `latest`: the last process
+/// whose end is the supervisor's to report.
+async fn supervise_loop(
+    weak: &Weak<AgentInner>,
+    id: u64,
+    ctl: &Ctl,
+    policy: &RestartPolicy,
+    latest: &mut Option<Link>,
+) -> bool {
     let mut attempts = 0u32;
     let mut started = Instant::now();
     loop {
@@ -159,22 +207,25 @@ async fn run(weak: Weak<AgentInner>, id: u64, ctl: Arc<Ctl>, policy: RestartPoli
             let link = Agent::from_inner(a).link();
             (link.shared, link.cmd.downgrade())
         }) else {
-            return;
+            return false;
         };
         tokio::select! {
             () = exited(&shared) => {}
-            () = ctl.stopped() => return,
+            () = ctl.stopped() => return false,
         }
-        if ctl.stopping() {
-            return;
-        }
-        let (Some(agent), Some(cmd)) = (weak.upgrade().map(Agent::from_inner), cmd.upgrade())
-        else {
-            return;
+        let Some(cmd) = cmd.upgrade() else {
+            return false;
         };
         let link = Link { cmd, shared };
+        *latest = Some(link.clone());
+        if ctl.stopping() {
+            return false;
+        }
+        let Some(agent) = weak.upgrade().map(Agent::from_inner) else {
+            return false;
+        };
         if agent.owner().is_none() {
-            return;
+            return false;
         }
         if started.elapsed() >= policy.reset_after {
             attempts = 0;
@@ -195,8 +246,7 @@ async fn run(weak: Weak<AgentInner>, id: u64, ctl: Arc<Ctl>, policy: RestartPoli
             if attempts >= policy.max_restarts {
                 ctl.gave_up.store(true, Ordering::SeqCst);
                 let data = serde_json::json!({ "attempts": attempts, "error": why.to_json() });
-                emit(&last, &ctl, vec![event(id, EventKind::AgentFailed, &data)]).await;
-                return;
+                return emit(&last, ctl, vec![event(id, EventKind::AgentFailed, &data)]).await;
             }
             attempts += 1;
             let delay = policy.delay(attempts);
@@ -208,24 +258,24 @@ async fn run(weak: Weak<AgentInner>, id: u64, ctl: Arc<Ctl>, policy: RestartPoli
             });
             if !emit(
                 &last,
-                &ctl,
+                ctl,
                 vec![event(id, EventKind::AgentRestarting, &data)],
             )
             .await
             {
-                return;
+                return false;
             }
             tokio::select! {
                 () = tokio::time::sleep(delay) => {}
-                () = ctl.stopped() => return,
+                () = ctl.stopped() => return false,
             }
-            match attempt(&weak, id, &ctl, &sessions, attempts, &mut last).await {
+            match attempt(weak, id, ctl, &sessions, attempts, &mut last, latest).await {
                 Attempt::Up => {
                     started = Instant::now();
                     break;
                 }
                 Attempt::Failed(e) => why = e,
-                Attempt::Stop => return,
+                Attempt::Stop => return false,
             }
         }
     }
@@ -240,6 +290,7 @@ async fn attempt(
     sessions: &[(Arc<str>, SessionOptions)],
     attempt: u32,
     last: &mut Link,
+    latest: &mut Option<Link>,
 ) -> Attempt {
     let Some(agent) = weak.upgrade().map(Agent::from_inner) else {
         return Attempt::Stop;
@@ -251,6 +302,9 @@ async fn attempt(
         Ok(fresh) => fresh,
         Err(e) => return Attempt::Failed(e),
     };
+    // Its end (a failed handshake, a death during recovery) is the supervisor's to act on.
+    ctl.watch(&fresh.link().shared);
+    *latest = Some(fresh.link());
     // The agent is held from here to the end of this attempt (bounded by the handshake's and
     // the reopen calls' timeouts); a stop request shuts the new process down at once.
     let work = async {

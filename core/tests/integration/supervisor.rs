@@ -198,6 +198,15 @@ async fn an_agent_killed_while_idle_comes_back_with_its_sessions() {
     let got = collect_until(&mut events, LONG, is(EventKind::AgentRestarted)).await;
     let exited = &data(&got, EventKind::AgentExited)[0];
     assert_eq!(exited["signal"], "SIGKILL");
+    // The crash's end is marked: a reader knows the agent and its sessions go on.
+    assert_eq!(exited["restart"], true, "{exited}");
+    let closes = data(&got, EventKind::SessionClosed);
+    assert!(
+        closes
+            .iter()
+            .any(|c| c["reason"] == "agent_exited" && c["restart"] == true),
+        "{closes:?}"
+    );
     let restarted = &data(&got, EventKind::AgentRestarted)[0];
     // Only the sessions still open are reopened, in id order.
     let mut want = vec![a.id().to_owned(), b.id().to_owned()];
@@ -387,6 +396,8 @@ async fn max_restarts_zero_reports_failed_without_restarting() {
     let got = collect_until(&mut events, LONG, is(EventKind::AgentFailed)).await;
     assert!(data(&got, EventKind::AgentRestarting).is_empty());
     assert_eq!(data(&got, EventKind::AgentFailed)[0]["attempts"], 0);
+    // `agent_failed` follows, so the exit is not the agent's last event.
+    assert_eq!(data(&got, EventKind::AgentExited)[0]["restart"], true);
     assert_eq!(starts(dir.path()), 1);
 }
 
@@ -434,6 +445,11 @@ async fn shutdown_is_not_a_crash() {
         trace(&got)
     );
     assert_eq!(starts(dir.path()), 1);
+    // The shutdown's exit is the agent's last event, marked as such (no `restart`).
+    let exits = data(&got, EventKind::AgentExited);
+    assert_eq!(exits.len(), 1, "{exits:?}");
+    assert_eq!(exits[0]["reason"], "shutdown");
+    assert!(exits[0].get("restart").is_none(), "{exits:?}");
 }
 
 #[tokio::test]
@@ -457,6 +473,47 @@ async fn shutdown_during_the_backoff_stops_the_restart_at_once() {
     assert!(agent.is_gone());
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(starts(dir.path()), 1);
+    // The crash's exit said a restart follows; none does: a final `agent_exited` marks the end.
+    let got = common::drain(&mut events, Duration::from_millis(500)).await;
+    assert_eq!(trace(&got), ["agent_exited"], "{:?}", trace(&got));
+    let last = &data(&got, EventKind::AgentExited)[0];
+    assert_eq!(last["reason"], "shutdown");
+    assert!(last.get("restart").is_none(), "{last}");
+    assert_eq!(
+        last["signal"], "SIGKILL",
+        "the dead process's status: {last}"
+    );
+}
+
+#[tokio::test]
+async fn a_shutdown_racing_a_crash_still_marks_the_end() {
+    // Whatever the order of the crash and the shutdown, exactly one `agent_exited` without
+    // `restart` ends the agent's events, and nothing follows it.
+    for round in 0..10 {
+        let dir = tempfile::tempdir().unwrap();
+        let (host, mut events) = host();
+        let agent = host.spawn(agent(dir.path(), &[], fast(3))).await.unwrap();
+        nix_kill(agent.pid().unwrap());
+        if round % 2 == 1 {
+            tokio::time::sleep(Duration::from_millis(round * 5)).await;
+        }
+        agent.shutdown().await;
+        let got = common::drain(&mut events, Duration::from_millis(800)).await;
+        let exits = data(&got, EventKind::AgentExited);
+        let finals: Vec<_> = exits
+            .iter()
+            .filter(|e| e.get("restart").is_none())
+            .collect();
+        assert_eq!(finals.len(), 1, "round {round}: {:?}", trace(&got));
+        let last = got.iter().rev().find(|e| e.agent == agent.id()).unwrap();
+        assert_eq!(
+            last.kind,
+            EventKind::AgentExited,
+            "round {round}: {:?}",
+            trace(&got)
+        );
+        assert!(last.data_value().get("restart").is_none(), "round {round}");
+    }
 }
 
 #[tokio::test]
@@ -503,6 +560,16 @@ async fn dropping_every_handle_ends_a_supervised_agent_without_a_restart() {
     let got = common::drain(&mut events, Duration::from_millis(500)).await;
     assert!(
         !trace(&got).iter().any(|k| k.starts_with("agent_restart")),
+        "{:?}",
+        trace(&got)
+    );
+    let last = got
+        .iter()
+        .rev()
+        .find(|e| e.kind == EventKind::AgentExited)
+        .unwrap();
+    assert!(
+        last.data_value().get("restart").is_none(),
         "{:?}",
         trace(&got)
     );

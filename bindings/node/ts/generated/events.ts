@@ -1046,6 +1046,11 @@ export interface AgentExited {
    * Why a handshake failed (`version_unsupported`, …).
    */
   error?: ErrorInfo | null;
+  /**
+   * A supervisor acts on this exit (`agent_restarting` or `agent_failed` follows): not the
+   * agent's last event. Absent otherwise.
+   */
+  restart?: boolean;
 }
 /**
  * An error as every face reports it: `{kind, message, data}` (kinds in docs/ERRORS.md).
@@ -1206,6 +1211,11 @@ export interface SessionConfigBoolean {
 export interface SessionClosed {
   sessionId: string;
   reason: CloseReason;
+  /**
+   * Its agent's process died and the supervisor reopens it under the same id: not the
+   * session's last event. Absent otherwise.
+   */
+  restart?: boolean;
 }
 /**
  * A streamed item of content

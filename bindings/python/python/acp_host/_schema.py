@@ -227,6 +227,9 @@ class AgentExited(_AgentExitedRequired, total=False):
     stderrTail: str
     #: Why a handshake failed (`version_unsupported`, …).
     error: Optional[ErrorInfo]
+    #: A supervisor acts on this exit (`agent_restarting` or `agent_failed` follows): not the
+    #: agent's last event.
+    restart: bool
 
 
 #: Why an agent ended.
@@ -399,11 +402,17 @@ class SessionConfigSelectGroup(_SessionConfigSelectGroupRequired, total=False):
 SessionConfigGroupId = str
 
 
-class SessionClosed(TypedDict):
-    """`session_closed`."""
-
+class _SessionClosedRequired(TypedDict):
     sessionId: str
     reason: CloseReason
+
+
+class SessionClosed(_SessionClosedRequired, total=False):
+    """`session_closed`."""
+
+    #: Its agent's process died and the supervisor reopens it under the same id: not the session's
+    #: last event.
+    restart: bool
 
 
 #: Why a session closed.

@@ -664,6 +664,11 @@ data class AgentExited(
     val stderrTail: kotlin.String? = null,
     /** Why a handshake failed (`version_unsupported`, …). */
     val error: ErrorInfo? = null,
+    /**
+     * A supervisor acts on this exit (`agent_restarting` or `agent_failed` follows): not the
+     * agent's last event. Absent otherwise.
+     */
+    val restart: kotlin.Boolean? = null,
 ) : EventPayload {
     internal companion object {
         fun decode(e: JsonElement): AgentExited {
@@ -674,6 +679,7 @@ data class AgentExited(
                 D.opt(o, "signal", D::str),
                 D.opt(o, "stderrTail", D::str),
                 D.opt(o, "error", ErrorInfo::decode),
+                D.opt(o, "restart", D::bool),
             )
         }
     }
@@ -1030,6 +1036,11 @@ data class SessionConfigBoolean(
 data class SessionClosed(
     val sessionId: kotlin.String,
     val reason: CloseReason,
+    /**
+     * Its agent's process died and the supervisor reopens it under the same id: not the session's
+     * last event. Absent otherwise.
+     */
+    val restart: kotlin.Boolean? = null,
 ) : EventPayload {
     internal companion object {
         fun decode(e: JsonElement): SessionClosed {
@@ -1037,6 +1048,7 @@ data class SessionClosed(
             return SessionClosed(
                 D.req(o, "sessionId", D::str),
                 D.req(o, "reason", CloseReason::decode),
+                D.opt(o, "restart", D::bool),
             )
         }
     }
