@@ -209,10 +209,12 @@ export class Host extends EventEmitter {
     for (const ev of evs) {
       if (ev.kind === 'agent_restarted') this.agents.get(ev.agent)?.restarted();
       else if (this.hub.isLast(ev)) {
-        // agent_exited, or a supervised agent's agent_failed: it is gone.
+        // Its last event (`agent_failed`, or `agent_exited` without `restart`): it is gone.
         const agent = this.agents.get(ev.agent);
         if (agent) {
-          const exit = this.hub.exits.get(ev.agent) ?? (agent.native.exitInfo() as ExitInfo | null);
+          // A supervised agent's is how its last process ended (what `shutdown()` returns).
+          const native = agent.native.exitInfo() as ExitInfo | null;
+          const exit = (agent.supervised ? native : null) ?? this.hub.exits.get(ev.agent) ?? native;
           this.agents.delete(ev.agent);
           this.hub.exits.delete(ev.agent);
           agent.markExited(exit ?? { exitCode: null, signal: null, stderrTail: '' });
