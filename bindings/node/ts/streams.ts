@@ -78,21 +78,53 @@ export function decodeBatch(text: string): AcpEvent[] {
   return out;
 }
 
-/** Pull `reader` while `want()` holds, handing each batch to `take`; true once the reader ended. */
-async function pullWhile(reader: NativeEventReader, want: () => boolean, take: (evs: AcpEvent[]) => void): Promise<boolean> {
-  while (want()) {
-    const text = await reader.nextBatch(BATCH);
-    if (text === null) return true;
-    // `""`: interrupted, decide again.
-    if (text !== '') take(decodeBatch(text));
+/**
+ * Pulls one reader while `want()` holds, handing each batch to `take`, and `end(error)` once the
+ * reader ended (`null`) or failed. `kick()` after anything that changes `want()`.
+ */
+class Puller {
+  private pulling = false;
+
+  constructor(
+    private readonly reader: NativeEventReader,
+    private readonly want: () => boolean,
+    private readonly take: (evs: AcpEvent[]) => void,
+    private readonly end: (error: unknown) => void,
+  ) {}
+
+  /** Pull if wanted; stop a pending pull that is not (a pending napi call keeps Node alive). */
+  kick(): void {
+    if (this.pulling) {
+      if (!this.want()) this.reader.interrupt();
+    } else if (this.want()) void this.run();
   }
-  return false;
+
+  private async run(): Promise<void> {
+    this.pulling = true;
+    try {
+      while (this.want()) {
+        const text = await this.reader.nextBatch(BATCH);
+        if (text === null) {
+          this.end(null);
+          break;
+        }
+        // `""`: interrupted, decide again.
+        if (text !== '') this.take(decodeBatch(text));
+      }
+    } catch (e) {
+      this.end(e);
+    } finally {
+      this.pulling = false;
+    }
+    // Wanted again while the loop was winding down.
+    this.kick();
+  }
 }
 
 /**
  * One stream: a hub reader and the events pulled from it not yet taken. It pulls while its
- * consumer waits, and ahead while a prompt of the host is in flight (up to `highWater`; past it
- * once the answer came and waits for its turn's events to be handed on) or the host closes.
+ * consumer waits, and ahead while the hub is eager (up to `highWater`; past it once a prompt's
+ * answer came and waits for its turn's events to be handed on).
  */
 export class Subscription implements AsyncIterableIterator<AcpEvent> {
   private queue: AcpEvent[] = [];
@@ -100,8 +132,8 @@ export class Subscription implements AsyncIterableIterator<AcpEvent> {
   private waiter: Waiter | null = null;
   private done = false;
   private error: unknown = null;
-  private pulling = false;
   private first = true;
+  private readonly puller: Puller | null = null;
   private readonly onAbort?: () => void;
 
   constructor(
@@ -115,11 +147,21 @@ export class Subscription implements AsyncIterableIterator<AcpEvent> {
       this.end();
       return;
     }
+    const take = (evs: AcpEvent[]) => {
+      if (this.first && evs.length > 0) {
+        this.first = false;
+        const missed = reader.missed;
+        if (missed > 0) evs[0] = { ...evs[0], dropped: missed } as AcpEvent;
+      }
+      this.push(evs);
+    };
+    this.puller = new Puller(reader, () => this.wants(), take, (e) => this.end(e === null ? null : hub.mapError(e)));
     hub.subs.add(this);
     if (signal) {
       this.onAbort = () => this.close();
       signal.addEventListener('abort', this.onAbort, { once: true });
     }
+    this.kick();
   }
 
   private get buffered(): number {
@@ -138,34 +180,8 @@ export class Subscription implements AsyncIterableIterator<AcpEvent> {
     return false;
   }
 
-  /** Pull if it should; stop a pending pull it no longer needs. */
   kick(): void {
-    if (this.pulling) {
-      if (!this.wants() && !this.done) this.reader?.interrupt();
-    } else if (this.wants()) void this.pull();
-  }
-
-  private async pull(): Promise<void> {
-    const reader = this.reader;
-    if (!reader) return;
-    this.pulling = true;
-    try {
-      const take = (evs: AcpEvent[]) => {
-        if (this.first && evs.length > 0) {
-          this.first = false;
-          const missed = reader.missed;
-          if (missed > 0) evs[0] = { ...evs[0], dropped: missed } as AcpEvent;
-        }
-        this.push(evs);
-      };
-      if (await pullWhile(reader, () => this.wants(), take)) this.end();
-    } catch (e) {
-      this.end(this.hub.mapError(e));
-    } finally {
-      this.pulling = false;
-    }
-    // A consumer that came back while the loop was winding down.
-    this.kick();
+    this.puller?.kick();
   }
 
   private push(evs: AcpEvent[]): void {
@@ -206,7 +222,7 @@ export class Subscription implements AsyncIterableIterator<AcpEvent> {
         this.queue = this.queue.slice(this.head);
         this.head = 0;
       }
-      if (!this.pulling && this.hub.eager) this.kick();
+      if (this.hub.eager) this.kick();
       return Promise.resolve({ value, done: false });
     }
     if (this.done) {
@@ -254,9 +270,8 @@ export class EventHub {
   draining = false;
   private drainWaiters: Array<() => void> = [];
 
-  /** The emitter's reader (`null`: events are disabled). */
-  private readonly hostReader: NativeEventReader | null;
-  private pumping = false;
+  /** Pumps the emitter's reader (`null`: events are disabled). */
+  private readonly pump: Puller | null;
   private ended = false;
   pendingSpawns = 0;
   /** Pools not shut down: their processes (spares too) come and go without a spawn call. */
@@ -271,13 +286,18 @@ export class EventHub {
     private readonly dispatch: (evs: AcpEvent[]) => void,
     readonly mapError: (e: unknown) => unknown,
   ) {
-    this.hostReader = nativeHost.hostReader();
-    this.ended = this.hostReader === null;
+    const reader = nativeHost.hostReader();
+    this.pump = reader && new Puller(reader, () => this.shouldPump(), (evs) => this.emit(evs), () => this.finish(reader));
+    this.ended = reader === null;
   }
 
-  /** Whether the streams pull ahead of their consumers (up to their mark). */
+  /**
+   * Whether the streams pull ahead of their consumers (up to their mark): while something can
+   * produce events (as the emitter pumps) or a prompt is in flight. Otherwise a stream pulls only
+   * while its consumer waits, so an idle stream keeps no native call pending.
+   */
   get eager(): boolean {
-    return this.prompts > 0 || this.draining;
+    return this.prompts > 0 || this.shouldPump();
   }
 
   /** Whether the streams pull ahead past their mark. */
@@ -344,34 +364,20 @@ export class EventHub {
     return !this.ended && (this.draining || this.pendingSpawns > 0 || this.openPools > 0 || this.liveAgents.size > 0);
   }
 
-  /** Pump the emitter's reader if something can produce events; stop a pull nothing needs. */
+  /** After a change of what can produce events: pull, or stop pulls nothing needs. */
   kick(): void {
-    if (this.pumping) {
-      if (!this.shouldPump()) this.hostReader?.interrupt();
-    } else if (this.shouldPump()) void this.pump();
-  }
-
-  private async pump(): Promise<void> {
-    const reader = this.hostReader;
-    if (!reader) return;
-    this.pumping = true;
-    try {
-      if (await pullWhile(reader, () => this.shouldPump(), (evs) => this.emit(evs))) this.finish();
-    } catch {
-      this.finish();
-    } finally {
-      this.pumping = false;
-    }
-    // Something to pump for came up while the loop was winding down.
-    this.kick();
+    this.pump?.kick();
+    this.kickAll();
   }
 
   private emit(evs: AcpEvent[]): void {
+    let gone = false;
     for (const ev of evs) {
       if (!this.isLast(ev)) continue;
-      this.liveAgents.delete(ev.agent);
+      gone = this.liveAgents.delete(ev.agent) || gone;
       if (ev.kind === 'agent_exited') this.exits.set(ev.agent, ev.data as ExitInfo);
     }
+    if (gone) this.kickAll();
     try {
       this.dispatch(evs);
     } catch (e) {
@@ -383,9 +389,9 @@ export class EventHub {
     }
   }
 
-  private finish(): void {
+  private finish(reader: NativeEventReader): void {
     this.ended = true;
-    this.hostReader?.close();
+    reader.close();
     for (const w of this.drainWaiters) w();
     this.drainWaiters = [];
   }
@@ -394,7 +400,6 @@ export class EventHub {
   beginDrain(): void {
     this.draining = true;
     this.kick();
-    this.kickAll();
   }
 
   /** Resolves when the emitter's reader ended (after the native `close`). */
