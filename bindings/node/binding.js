@@ -837,6 +837,7 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.NativeAgent = nativeBinding.NativeAgent
 module.exports.NativeConnection = nativeBinding.NativeConnection
+module.exports.NativeEventReader = nativeBinding.NativeEventReader
 module.exports.NativeHost = nativeBinding.NativeHost
 module.exports.NativePool = nativeBinding.NativePool
 module.exports.NativePooledSession = nativeBinding.NativePooledSession

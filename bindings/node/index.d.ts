@@ -71,6 +71,28 @@ export declare class NativeConnection {
   close(): void
 }
 
+/**
+ * One reader of the host's `EventHub`. Closed when the facade's stream ends, or when it is
+ * garbage-collected (the hub no longer waits for it either way).
+ */
+export declare class NativeEventReader {
+  /**
+   * Up to `limit` events as one batch (see `encode_batch`), waiting for at least one; `null`
+   * once the reader ended; `""` when interrupted. A session reader's pull also tells the hub
+   * that the previous batch was handed on (what a prompt's answer waits for).
+   */
+  nextBatch(limit: number): Promise<string | null>
+  /** End the pending (or the next) `next_batch` with `""`. */
+  interrupt(): void
+  /** Stop reading: what the reader holds is dropped and the hub no longer waits for it. */
+  close(): void
+  /**
+   * For a session reader: how many of the session's events were left out before its first
+   * one (its bounded history had overflowed); 0 otherwise.
+   */
+  get missed(): number
+}
+
 export declare class NativeHost {
   /**
    * `options_json`: the host's option document (docs/OPTIONS.md, checked by the core);
@@ -109,18 +131,25 @@ export declare class NativeHost {
    */
   respondElicitation(requestId: number, answerJson: string): Promise<void>
   /**
-   * Up to `limit` events as one batch (see `encode_batch`), waiting for at least one; `null`
-   * when the stream ended (host closed and drained, or events disabled). `wait: false` takes
-   * only what is queued already: an empty batch `""` when nothing is (everything queued
-   * before the call has been handed out once such a call returns `""`).
+   * The host reader: every event from the host's start (the facade's emitter reads it);
+   * `null` when events are disabled or it was taken already.
    */
-  nextEvents(limit: number, wait?: boolean | undefined | null): Promise<string | null>
+  hostReader(): NativeEventReader | null
   /**
-   * End the pending (or the next) `next_events` wait with an empty batch `""`: the facade has
-   * nothing left to wait for (no live agent, no spawn, no waiting subscriber), and a pending
-   * call would keep the process alive.
+   * A live reader: every event from now on, or one agent's (`agent`) until its last event;
+   * `null` when events are disabled.
    */
-  interruptWait(): void
+  liveReader(agent?: number | undefined | null): NativeEventReader | null
+  /**
+   * A session reader: the session's events from the oldest its history holds, then live,
+   * until the session's last event; `null` when events are disabled.
+   */
+  sessionReader(agent: number, session: string): NativeEventReader | null
+  /**
+   * Resolves once turn `turn`'s `turn_ended` was handed on by every open reader of the session
+   * (`events_stalled` when nothing moves for `eventStallTimeoutMs`); at once without events.
+   */
+  turnDelivered(agent: number, session: string, turn: number): Promise<void>
   /**
    * Shut every agent down (stdin EOF → SIGTERM → SIGKILL, whole process groups), end the event
    * stream once drained, and drop the host; resolves once the log handler (if any) was handed

@@ -1,14 +1,70 @@
-//! Events cross to the facade in batches: one columnar JSON document per `nextEvents` call.
+//! The core's event readers (`acp_host::EventHub`: host, live and session readers) for the
+//! facade: one native reader object per stream, pulled in batches, each batch one columnar JSON
+//! document. Which events a reader yields and when it ends is the hub's rule, not decided here.
 
+use std::borrow::Borrow;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use acp_host::{Event, EventStream};
+use acp_host::{Event, HubReader};
+use napi_derive::napi;
+use tokio::sync::Notify;
 
+/// One reader of the host's `EventHub`. Closed when the facade's stream ends, or when it is
+/// garbage-collected (the hub no longer waits for it either way).
+#[napi]
 #[derive(Debug)]
-pub(crate) struct EventState {
-    pub(crate) stream: EventStream,
-    pub(crate) buf: Vec<Event>,
+pub struct NativeEventReader {
+    reader: Arc<HubReader>,
+    /// Ends a pending `next_batch` early (`interrupt`): a pending napi call keeps the Node
+    /// process alive, so the facade stops waiting when nobody waits for the stream.
+    wake: Arc<Notify>,
+}
+
+impl NativeEventReader {
+    pub(crate) fn new(reader: HubReader) -> NativeEventReader {
+        NativeEventReader {
+            reader: Arc::new(reader),
+            wake: Arc::new(Notify::new()),
+        }
+    }
+}
+
+#[napi]
+impl NativeEventReader {
+    /// Up to `limit` events as one batch (see `encode_batch`), waiting for at least one; `null`
+    /// once the reader ended; `""` when interrupted. A session reader's pull also tells the hub
+    /// that the previous batch was handed on (what a prompt's answer waits for).
+    #[napi]
+    pub async fn next_batch(&self, limit: u32) -> Option<String> {
+        let (reader, wake) = (self.reader.clone(), self.wake.clone());
+        let limit = (limit as usize).max(1);
+        // The hub's pull takes events only in the poll that returns them: dropping it loses none.
+        tokio::select! {
+            biased;
+            evs = reader.next_batch(limit) => (!evs.is_empty()).then(|| encode_batch(&evs)),
+            _ = wake.notified() => Some(String::new()),
+        }
+    }
+
+    /// End the pending (or the next) `next_batch` with `""`.
+    #[napi]
+    pub fn interrupt(&self) {
+        self.wake.notify_one();
+    }
+
+    /// Stop reading: what the reader holds is dropped and the hub no longer waits for it.
+    #[napi]
+    pub fn close(&self) {
+        self.reader.close();
+    }
+
+    /// For a session reader: how many of the session's events were left out before its first
+    /// one (its bounded history had overflowed); 0 otherwise.
+    #[napi(getter)]
+    pub fn missed(&self) -> f64 {
+        self.reader.missed() as f64
+    }
 }
 
 /// The `at` of the last event serialised, formatted once per millisecond (events of one batch
@@ -68,20 +124,21 @@ struct EnvKey {
 /// not, `"seqs":[…]` lists them), envelope `envs[idx[i]]` and payload `data[i]` (verbatim). The
 /// facade rebuilds exactly the envelope of docs/EVENTS.md from it: one `JSON.parse` of the
 /// payloads plus a few distinct envelopes is much cheaper in V8 than parsing every envelope.
-pub(crate) fn encode_batch(buf: &mut [Event]) -> String {
+pub(crate) fn encode_batch<E: Borrow<Event>>(buf: &[E]) -> String {
     use std::fmt::Write as _;
-    let payload: usize = buf.iter().map(|e| e.data.get().len() + 8).sum();
+    let payload: usize = buf.iter().map(|e| e.borrow().data.get().len() + 8).sum();
     let mut envs = String::with_capacity(256);
     let mut idx = String::with_capacity(buf.len() * 2);
     let mut keys: Vec<EnvKey> = Vec::new();
     let mut clock = Clock::default();
-    let first = buf.first().map(|e| e.seq).unwrap_or(0);
+    let first = buf.first().map(|e| e.borrow().seq).unwrap_or(0);
     let contiguous = buf
         .iter()
         .enumerate()
-        .all(|(i, e)| e.seq == first + i as u64);
+        .all(|(i, e)| e.borrow().seq == first + i as u64);
     let mut last = usize::MAX;
     for (i, ev) in buf.iter().enumerate() {
+        let ev = ev.borrow();
         let key = EnvKey {
             millis: ev.at.duration_since(UNIX_EPOCH).map(|d| d.as_millis()).ok(),
             agent: ev.agent,
@@ -128,7 +185,7 @@ pub(crate) fn encode_batch(buf: &mut [Event]) -> String {
             if i > 0 {
                 out.push(',');
             }
-            let _ = write!(out, "{}", ev.seq);
+            let _ = write!(out, "{}", ev.borrow().seq);
         }
         out.push(']');
     }
@@ -137,24 +194,10 @@ pub(crate) fn encode_batch(buf: &mut [Event]) -> String {
         if i > 0 {
             out.push(',');
         }
-        out.push_str(ev.data.get());
+        out.push_str(ev.borrow().data.get());
     }
     out.push_str("]}");
     out
-}
-
-pub(crate) fn drain_ready(st: &mut EventState, limit: usize) -> usize {
-    let mut n = 0;
-    while n < limit {
-        match st.stream.try_next() {
-            Some(ev) => {
-                st.buf.push(ev);
-                n += 1;
-            }
-            None => break,
-        }
-    }
-    n
 }
 
 #[cfg(test)]
@@ -191,13 +234,13 @@ mod tests {
 
     #[test]
     fn batches_are_columnar_and_rebuild_the_core_envelopes() {
-        let mut buf = vec![
+        let buf = vec![
             event(7, Some("s\"1"), Some(2), r#"{"a":1}"#),
             event(8, Some("s\"1"), Some(2), r#"{"a":2}"#),
             event(9, None, None, r#"{"b":[1,2]}"#),
         ];
         let want: Vec<Value> = buf.iter().map(Event::to_value).collect();
-        let batch: Value = serde_json::from_str(&encode_batch(&mut buf)).unwrap();
+        let batch: Value = serde_json::from_str(&encode_batch(&buf)).unwrap();
         assert_eq!(batch["seq"], 7);
         assert!(batch.get("seqs").is_none());
         assert_eq!(batch["idx"], serde_json::json!([0, 0, 1]));
@@ -223,8 +266,8 @@ mod tests {
             .collect();
         assert_eq!(rebuilt, want);
         // A gap (never produced by the core) is spelled out.
-        let mut gap = vec![event(1, None, None, "{}"), event(3, None, None, "{}")];
-        let batch: Value = serde_json::from_str(&encode_batch(&mut gap)).unwrap();
+        let gap = vec![event(1, None, None, "{}"), event(3, None, None, "{}")];
+        let batch: Value = serde_json::from_str(&encode_batch(&gap)).unwrap();
         assert_eq!(batch["seqs"], serde_json::json!([1, 3]));
     }
 }

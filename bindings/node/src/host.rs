@@ -4,9 +4,10 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use acp_host::events::Scope;
 use acp_host::options::{Face, Hooks};
 use acp_host::services::{ExtHandler, FsHandler, TerminalHandler};
-use acp_host::{ElicitationDecider, Host, HostConfig, PermissionDecider, Pool};
+use acp_host::{ElicitationDecider, EventHub, Host, HostConfig, PermissionDecider, Pool};
 use napi::bindgen_prelude::Result;
 use napi_derive::napi;
 use serde_json::Value;
@@ -15,7 +16,7 @@ use tokio::sync::watch;
 use crate::abort::abortable;
 use crate::agent::NativeAgent;
 use crate::answers::{Dispatch, JsDecider, JsElicitor, parse_answer};
-use crate::events::{EventState, drain_ready, encode_batch};
+use crate::events::NativeEventReader;
 use crate::services::{JsServices, ServiceFn};
 use crate::{closed_err, connect, core_err, doc, invalid, log, pool, spawn_spec};
 
@@ -34,13 +35,12 @@ pub struct NativeHooks {
 pub(crate) struct HostCore {
     /// `None` once closed: the `Host` is dropped so every task and process goes with it.
     pub(crate) host: Mutex<Option<Host>>,
-    pub(crate) events: tokio::sync::Mutex<Option<EventState>>,
+    /// The readers of the host's events (`None` when events are disabled): the facade's streams
+    /// are its readers, so their rule (start, end, bounds, turn delivery) is the core's.
+    pub(crate) hub: Option<EventHub>,
     pub(crate) closed: watch::Sender<bool>,
     /// The log handler's bridge, when there is one (`onLog`).
     pub(crate) log: Option<log::LogBridge>,
-    /// Ends a pending `next_events` wait early (`interrupt_wait`): a pending napi call keeps the
-    /// Node process alive, so the facade stops waiting once nothing can be waited for.
-    pub(crate) wake: tokio::sync::Notify,
     /// The pools not shut down yet, by id (`close` shuts them down first: a pool holds the host
     /// and would start new spares on it); `None` once closed: no pool can be made any more.
     pub(crate) pools: Mutex<Option<HashMap<u64, Pool>>>,
@@ -136,18 +136,19 @@ impl NativeHost {
         )?;
         // Host::new does not spawn; agents run on napi's tokio runtime (every call below is async).
         let host = Host::new(config);
-        let stream = host.events();
+        let hub = host.events().map(|stream| {
+            let hub = EventHub::new(acp_host::events::HubLimits::from_config(host.config()));
+            let pump = hub.clone();
+            napi::bindgen_prelude::spawn(async move { pump.pump(stream).await });
+            hub
+        });
         let (closed, _) = watch::channel(false);
         Ok(NativeHost {
             core: Arc::new(HostCore {
                 host: Mutex::new(Some(host)),
-                events: tokio::sync::Mutex::new(stream.map(|stream| EventState {
-                    stream,
-                    buf: Vec::new(),
-                })),
+                hub,
                 closed,
                 log,
-                wake: tokio::sync::Notify::new(),
                 pools: Mutex::new(Some(HashMap::new())),
             }),
         })
@@ -237,51 +238,46 @@ impl NativeHost {
         }
     }
 
-    /// Up to `limit` events as one batch (see `encode_batch`), waiting for at least one; `null`
-    /// when the stream ended (host closed and drained, or events disabled). `wait: false` takes
-    /// only what is queued already: an empty batch `""` when nothing is (everything queued
-    /// before the call has been handed out once such a call returns `""`).
+    /// The host reader: every event from the host's start (the facade's emitter reads it);
+    /// `null` when events are disabled or it was taken already.
     #[napi]
-    pub async fn next_events(&self, limit: u32, wait: Option<bool>) -> Result<Option<String>> {
-        let core = self.core.clone();
-        let limit = (limit as usize).max(1);
-        let mut closed = core.closed.subscribe();
-        let mut guard = core.events.lock().await;
-        let Some(st) = guard.as_mut() else {
-            return Ok(None);
-        };
-        let n = if *closed.borrow() {
-            drain_ready(st, limit)
-        } else if wait == Some(false) {
-            let n = drain_ready(st, limit);
-            if n == 0 && !st.stream.is_ended() {
-                return Ok(Some(String::new()));
-            }
-            n
-        } else {
-            tokio::select! {
-                biased;
-                n = st.stream.next_batch(&mut st.buf, limit) => n,
-                _ = closed.wait_for(|c| *c) => drain_ready(st, limit),
-                // Interrupted: an empty batch ("", not the end), the facade decides again.
-                _ = core.wake.notified() => return Ok(Some(String::new())),
-            }
-        };
-        if n == 0 {
-            *guard = None;
-            return Ok(None);
-        }
-        let out = encode_batch(&mut st.buf);
-        st.buf.clear();
-        Ok(Some(out))
+    pub fn host_reader(&self) -> Option<NativeEventReader> {
+        let hub = self.core.hub.as_ref()?;
+        hub.take_host().map(NativeEventReader::new)
     }
 
-    /// End the pending (or the next) `next_events` wait with an empty batch `""`: the facade has
-    /// nothing left to wait for (no live agent, no spawn, no waiting subscriber), and a pending
-    /// call would keep the process alive.
+    /// A live reader: every event from now on, or one agent's (`agent`) until its last event;
+    /// `null` when events are disabled.
     #[napi]
-    pub fn interrupt_wait(&self) {
-        self.core.wake.notify_one();
+    pub fn live_reader(&self, agent: Option<u32>) -> Option<NativeEventReader> {
+        let scope = agent.map_or(Scope::All, |a| Scope::Agent(u64::from(a)));
+        let hub = self.core.hub.as_ref()?;
+        Some(NativeEventReader::new(hub.subscribe(scope)))
+    }
+
+    /// A session reader: the session's events from the oldest its history holds, then live,
+    /// until the session's last event; `null` when events are disabled.
+    #[napi]
+    pub fn session_reader(&self, agent: u32, session: String) -> Option<NativeEventReader> {
+        let hub = self.core.hub.as_ref()?;
+        Some(NativeEventReader::new(
+            hub.session(u64::from(agent), &session),
+        ))
+    }
+
+    /// Resolves once turn `turn`'s `turn_ended` was handed on by every open reader of the session
+    /// (`events_stalled` when nothing moves for `eventStallTimeoutMs`); at once without events.
+    #[napi]
+    pub async fn turn_delivered(&self, agent: u32, session: String, turn: f64) -> Result<()> {
+        let Some(hub) = self.core.hub.clone() else {
+            return Ok(());
+        };
+        if !(turn >= 0.0 && turn.fract() == 0.0) {
+            return Err(invalid("turn must be a non-negative integer"));
+        }
+        hub.turn_delivered(u64::from(agent), &session, turn as u64)
+            .await
+            .map_err(core_err)
     }
 
     /// Shut every agent down (stdin EOF → SIGTERM → SIGKILL, whole process groups), end the event
@@ -308,6 +304,8 @@ impl NativeHost {
         let host = self.core.host.lock().ok().and_then(|h| h.clone());
         if let Some(host) = host {
             host.shutdown().await;
+            // The readers end once they have what the shutdown queued.
+            host.close_events();
         }
         if let Ok(mut h) = self.core.host.lock() {
             h.take();

@@ -4,16 +4,17 @@
 //! Conventions of this layer:
 //! - every core error crosses as a JS `Error` whose message is `ERR_PREFIX` + the core's
 //!   `{kind, message, data}` JSON; the facade turns it into an `AcpError`;
-//! - events cross in batches, as one JSON array string per `nextEvents` call (one `JSON.parse`
-//!   on the JS side is far cheaper than building objects property by property through napi);
+//! - events are read through the core's `EventHub` readers (`NativeEventReader`, one per stream)
+//!   and cross in batches, as one columnar JSON string per `nextBatch` call (one `JSON.parse` on
+//!   the JS side is far cheaper than building objects property by property through napi);
 //! - JS callbacks (permission and elicitation dispatchers, fs/terminal/extension hooks) are weak
 //!   threadsafe functions: they never keep the Node event loop alive on
 //!   their own;
-//! - a pending `nextEvents` call ends (with `null`) when the host is closed, so after `close()`
-//!   no napi work is left pending.
+//! - a pending `nextBatch` call ends (with `null`) once the host is closed and its reader drained,
+//!   so after `close()` no napi work is left pending.
 //!
 //! Modules, by concern: `host` (the host and its close), `agent`, `session`, `events` (event
-//! batches), `answers` (permission and elicitation requests answered by the facade), `services`
+//! readers and batches), `answers` (permission and elicitation requests answered by the facade), `services`
 //! (fs/terminal/extension/terminal-login requests), `abort` (abort handles), `pool`, `connect`,
 //! `log`, `registry`.
 

@@ -3,7 +3,7 @@
  */
 import type { AcpEvent, ListSessionsResult } from './types';
 import type { SessionOptionsDocument } from './generated/options';
-import type { EventsOptions, Opening } from './streams';
+import type { EventsOptions } from './streams';
 import { asyncDispose, type NativeAgent, type NativeSession } from './native';
 import { AcpError, abortable, call, optionDocument } from './errors';
 import type { AuthMethodInfo } from './services';
@@ -124,8 +124,8 @@ export class Agent {
     hub.kick();
     try {
       const n = await abortable(options.signal, (a) => this.native.terminalAuth(methodId, a));
-      // This agent was shut down; a supervised one has no last event to say so.
-      if (this.supervised) this.host.retire(this);
+      // This agent was shut down: it is gone (its last event ends its streams).
+      this.host.retire(this);
       return this.host.adopt(n);
     } finally {
       hub.pendingSpawns--;
@@ -161,23 +161,9 @@ export class Agent {
     return this.open(options?.signal, (a) => this.native.forkSession(sessionId, sessionOptions(options), a));
   }
 
-  /**
-   * Run an open call. While it is in flight the hub keeps the events of sessions nobody holds
-   * yet; the one it returns keeps them as its opening history (`session.events()` starts there).
-   */
+  /** Run an open call (the session's stream starts at its history's oldest event, whenever opened). */
   private async open(signal: AbortSignal | undefined, f: (abort: number | undefined) => Promise<NativeSession>): Promise<Session> {
-    const hub = this.host.hub;
-    const op: Opening = hub.beginOpening(this.id);
-    let session: Session | null = null;
-    try {
-      const n = await abortable(signal, f);
-      // In one tick with making the Session: an event dispatched in between would be in neither.
-      hub.endOpening(op, n.id);
-      session = new Session(this, n);
-      return session;
-    } finally {
-      if (!session) hub.endOpening(op, null);
-    }
+    return new Session(this, await abortable(signal, f));
   }
 
   /** `session/list` (needs `sessionCapabilities.list`): one page. */
@@ -207,9 +193,10 @@ export class Agent {
   }
 
   /**
-   * This agent's events (every event whose `agent` is this one), from now on, ending after its
-   * `agent_exited` (at once when that was already delivered). A supervised agent's go on across
-   * restarts and end after its `agent_failed` or, once shut down, after its last event. Same
+   * This agent's events (every event whose `agent` is this one; a live reader of the core's hub),
+   * from now on, ending after its last event — `agent_failed`, or an `agent_exited` without
+   * `restart: true` (a supervised agent's go on across restarts; one shut down while down gets a
+   * final `agent_exited`) — at once when that was already delivered. Same
    * options and backpressure as `host.events()`. `agent_ready` and what came before `spawn`
    * resolved are in `host.events()`.
    */
@@ -225,7 +212,6 @@ export class Agent {
   async shutdown(): Promise<ExitInfo> {
     const e = (await call(() => this.native.shutdown())) as ExitInfo;
     this.markExited(e);
-    if (this.supervised) this.host.retire(this);
     return e;
   }
 

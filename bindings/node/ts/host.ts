@@ -209,10 +209,12 @@ export class Host extends EventEmitter {
     for (const ev of evs) {
       if (ev.kind === 'agent_restarted') this.agents.get(ev.agent)?.restarted();
       else if (this.hub.isLast(ev)) {
-        // agent_exited, or a supervised agent's agent_failed: it is gone.
+        // Its last event (`agent_failed`, or `agent_exited` without `restart`): it is gone.
         const agent = this.agents.get(ev.agent);
         if (agent) {
-          const exit = this.hub.exits.get(ev.agent) ?? (agent.native.exitInfo() as ExitInfo | null);
+          // A supervised agent's is how its last process ended (what `shutdown()` returns).
+          const native = agent.native.exitInfo() as ExitInfo | null;
+          const exit = (agent.supervised ? native : null) ?? this.hub.exits.get(ev.agent) ?? native;
           this.agents.delete(ev.agent);
           this.hub.exits.delete(ev.agent);
           agent.markExited(exit ?? { exitCode: null, signal: null, stderrTail: '' });
@@ -228,10 +230,11 @@ export class Host extends EventEmitter {
 
   /**
    * The host's ordered event stream, from now on (subscribe before `spawn` to see everything).
-   * Each call makes an independent subscriber; pulling drives backpressure. Ends after `close()`.
+   * Each call opens an independent reader of the core's hub (a live reader, docs/EVENTS.md);
+   * pulling drives backpressure. Ends after `close()`.
    */
   events(options: EventsOptions = {}): AsyncIterableIterator<AcpEvent> {
-    return this.hub.subscribe(null, options);
+    return this.hub.subscribe(options);
   }
 
   /** Capabilities advertised to agents, from what is served. */
@@ -334,20 +337,13 @@ export class Host extends EventEmitter {
   adopt(n: NativeAgent, pooled = false): Agent {
     const agent = new Agent(this, n);
     const exit = this.hub.exits.get(agent.id);
-    if (agent.supervised) {
-      // Its agent_exited may have been dispatched already: a supervised agent is gone only when
-      // no restart is coming (the addon knows).
-      if (n.isGone()) {
-        if (exit) agent.markExited(exit);
-      } else {
-        this.agents.set(agent.id, agent);
-        this.hub.adoptSupervised(agent.id, !pooled);
-      }
-    } else if (exit) agent.markExited(exit); // it already ended (its agent_exited was dispatched)
-    else {
-      // Running, or already ended with its agent_exited not dispatched yet (an agent that exits
-      // right after the handshake): either way the pump keeps going until that event marks it
-      // exited. (Skipping an ended one here left `exited` pending with nothing keeping Node up.)
+    if (exit) {
+      // Its last event was dispatched before the call returned.
+      this.hub.exits.delete(agent.id);
+      agent.markExited(exit);
+    } else {
+      // Running, or ended with its last event not dispatched yet: the pump goes on until that
+      // event marks it exited (a supervised agent's too: the core marks its last event).
       this.agents.set(agent.id, agent);
       if (!pooled) this.hub.liveAgents.add(agent.id);
     }
@@ -355,14 +351,11 @@ export class Host extends EventEmitter {
   }
 
   /**
-   * @internal A supervised agent was shut down (by `shutdown`, or a terminal login that replaced
-   * it): no event marks its end, so it is gone now, and its streams end once its remaining events
-   * were delivered.
+   * @internal An agent was shut down (by `shutdown`, a terminal login that replaced it, its pool
+   * or the host closing): it is gone now; its last event still ends its streams.
    */
   retire(agent: Agent): void {
     agent.markExited((agent.native.exitInfo() as ExitInfo | null) ?? { exitCode: null, signal: null, stderrTail: '' });
-    if (this.agents.get(agent.id) === agent) this.agents.delete(agent.id);
-    this.hub.retire(agent.id);
   }
 
   /**
@@ -408,8 +401,9 @@ export class Host extends EventEmitter {
           await this.hub.drainToEnd();
           // The native close shut every pool down.
           for (const pool of [...this.pools]) pool.hostClosed();
-          // A supervised agent's end has no event of its own (it was shut down): it is gone too.
+          // Whatever the stream did not say ended is gone too.
           for (const agent of [...this.agents.values()]) this.retire(agent);
+          this.agents.clear();
           this.answers.settleAll();
         }
       })();

@@ -7,7 +7,7 @@ import { AcpError, abortable, call } from './errors';
 import type { Host, PoolStats } from './host';
 import { GONE, sessionOptions, type Agent, type CallOptions, type SessionOptions } from './agent';
 import { Session, promptContent, type PromptOptions, type SessionState, type TurnResult } from './session';
-import type { EventsOptions, Opening } from './streams';
+import type { EventsOptions } from './streams';
 
 /**
  * A pool of agents for one spawn spec (`host.pool(...)`): sessions are handed out on pooled
@@ -40,19 +40,8 @@ export class Pool {
    */
   async openSession(options: SessionOptions): Promise<PooledSession> {
     if (this.closing) throw new AcpError('closed', 'the pool is shut down');
-    const hub = this.host.hub;
-    // The pool picks the agent: keep the events of any session opening meanwhile.
-    const op: Opening = hub.beginOpening(null);
-    let made: PooledSession | null = null;
-    try {
-      const n = await abortable(options?.signal, (a) => this.native.openSession(sessionOptions(options), a));
-      // In one tick with making the PooledSession: an event dispatched in between would be in neither.
-      hub.endOpening(op, n.id, n.agentId);
-      made = new PooledSession(this.agentOf(n), n);
-      return made;
-    } finally {
-      if (!made) hub.endOpening(op, null);
-    }
+    const n = await abortable(options?.signal, (a) => this.native.openSession(sessionOptions(options), a));
+    return new PooledSession(this.agentOf(n), n);
   }
 
   /** The `Agent` of a pooled session's process: one object per process. */
@@ -61,8 +50,7 @@ export class Pool {
     for (const [id, agent] of this.agents) {
       if (!agent.native.isGone()) continue;
       this.agents.delete(id);
-      // A supervised agent's end has no event of its own.
-      if (agent.supervised) this.host.retire(agent);
+      this.host.retire(agent);
     }
     const known = this.agents.get(n.agentId);
     if (known) return known;
@@ -166,11 +154,8 @@ export class PooledSession {
    */
   prompt(input: string | ContentBlock | (string | ContentBlock)[], options: PromptOptions = {}): Promise<TurnResult> {
     const content = promptContent(input);
-    return (abortable(options.signal, (a) => this.native.prompt(content, a)) as Promise<TurnResult>).then(async (turn) => {
-      // Settle after the turn's events reached every stream (the ordering contract).
-      await this.agent.host.hub.turnDelivered(this.agent.id, this.id, turn.turn);
-      return turn;
-    });
+    // Settles after the turn's events reached every stream of the session (the ordering contract).
+    return this.agent.host.hub.prompt(this.agent.id, this.id, () => abortable(options.signal, (a) => this.native.prompt(content, a)) as Promise<TurnResult>);
   }
 
   /**
@@ -192,7 +177,7 @@ export class PooledSession {
     return call(() => this.native.release());
   }
 
-  /** This session's events (as `session.events()`: from its `session_opened`, whenever called). */
+  /** This session's events (as `session.events()`: from its history's oldest event, whenever called). */
   events(options: EventsOptions = {}): AsyncIterableIterator<AcpEvent> {
     return this.session.events(options);
   }
@@ -202,7 +187,6 @@ export class PooledSession {
    * throws for a session whose agent is gone, a pool shut down or a closed host.
    */
   async [asyncDispose](): Promise<void> {
-    this.agent.host.hub.releaseHistory(this.agent.id, this.id);
     try {
       await this.release();
     } catch (e) {

@@ -134,10 +134,9 @@ export class Session {
     input: string | ContentBlock | (string | ContentBlock)[],
     options: PromptOptions = {},
   ): Promise<TurnResult> {
-    const turn = (await abortable(options.signal, (a) => this.native.prompt(promptContent(input), a))) as TurnResult;
-    // Settle after the turn's events reached every stream (the ordering contract).
-    await this.agent.host.hub.turnDelivered(this.agent.id, this.id, turn.turn);
-    return turn;
+    // Settles after the turn's events reached every stream of the session (the ordering contract).
+    const content = promptContent(input);
+    return this.agent.host.hub.prompt(this.agent.id, this.id, () => abortable(options.signal, (a) => this.native.prompt(content, a)) as Promise<TurnResult>);
   }
 
   /**
@@ -185,16 +184,18 @@ export class Session {
   }
 
   /**
-   * This session's events from its beginning, whenever the stream is opened: the session's
-   * `session_opened`, the updates the agent sent before the open response, a load replay, every
-   * turn so far, then the live events — in `seq` order, without a gap or a duplicate. The
-   * session's history keeps at most `SESSION_HISTORY_LIMIT` events: past it the oldest after the
-   * first are dropped, and the first event yielded then carries `dropped` (exactly how many; their
-   * seqs are missing). Every event of a turn is queued here before that turn's `prompt()`
-   * settles. Ends after the session's `session_closed` (or its agent's exit); a call on a
-   * session that already closed ends at once. A supervised agent's session lives on across
-   * restarts (the `session_closed` of a crash does not end it): its stream ends with its
-   * `session_lost`, or its agent's end. Same options and backpressure as `host.events()`.
+   * This session's events (a session reader of the core's hub, docs/EVENTS.md "The one
+   * session-stream rule"): whenever it is opened — before the first prompt, mid-turn, between
+   * turns, after the session closed — it starts at the oldest event the session's history holds
+   * (its `session_opened`, the updates sent before the open response, a load replay), then the
+   * live events, in `seq` order, without a gap or a duplicate. The history holds at most
+   * `earlyUpdateLimit` events (default `SESSION_HISTORY_LIMIT`) / `eventQueueBytes` bytes; a
+   * stream opened after it overflowed yields `dropped: N` (how many it left out) on a copy of its
+   * first event. A turn's `prompt()` settles only after every open stream of the session has
+   * handed on the turn's `turn_ended` (`events_stalled` after `eventStallTimeoutMs` when one
+   * stops moving). Ends after the session's last event: its `session_closed` (unless it carries
+   * `restart: true`: a supervised agent's crash, the session is reopened), its `session_lost`,
+   * or its agent's last event. Same options and backpressure as `host.events()`.
    */
   events(options: EventsOptions = {}): AsyncIterableIterator<AcpEvent> {
     return this.agent.host.hub.subscribeSession(this.agent.id, this.id, options);
@@ -203,12 +204,11 @@ export class Session {
   /**
    * `await using session = await agent.newSession(...)`: at the end of the scope the session is
    * closed (`session/close`) if it is open and the agent supports closing; otherwise nothing is
-   * sent. Either way its opening history is released. Never throws for a session that is already
+   * sent. Never throws for a session that is already
    * closed, an agent that is gone or a closed host; other failures of `session/close` (an agent
    * error, a timeout) are thrown.
    */
   async [asyncDispose](): Promise<void> {
-    this.agent.host.hub.releaseHistory(this.agent.id, this.id);
     let open = false;
     try {
       open = (this.native.state() as SessionState).open === true;

@@ -1,12 +1,13 @@
 /**
- * The event streams: one pump (`EventHub`) between the addon's event queue and the subscribers
- * (`host.events()`, `agent.events()`, `session.events()`), and what a session stream needs to
- * start at the session's beginning (its opening history).
+ * The event streams: each `host.events()`, `agent.events()` and `session.events()` is an async
+ * iterator over one reader of the core's `EventHub` (docs/EVENTS.md, "Readers"), pulled in
+ * batches. Where a stream starts, when it ends, its bounds and when a prompt's answer may settle
+ * are the hub's rule; this file only translates (batches into events, `missed` into `dropped`,
+ * errors into `AcpError`s) and decides when to pull, so that an idle stream keeps no native call
+ * pending (a pending one keeps the Node process alive).
  *
- * Why the opening history: `session_opened`, the updates an agent sends before its
- * `session/new` response, and a `session/load` replay are dispatched while the open call is in
- * flight, before the caller has a `Session` to subscribe with. The hub keeps them (bounded) so
- * that `session.events()` can yield them before the live events, without a gap or a duplicate.
+ * The host's `EventEmitter` reads the hub's host reader, pulled while something can produce
+ * events (a live agent, a spawn or connect in flight, an open pool, a closing host).
  */
 
 import type * as NativeTypes from '../index';
@@ -15,16 +16,16 @@ import type { AcpEvent } from './types';
 import { parseHostJson } from './json';
 
 type NativeHost = NativeTypes.NativeHost;
+type NativeEventReader = NativeTypes.NativeEventReader;
 
 /** Options of an event subscription. */
 export interface EventsOptions {
   /** Ends the iteration when aborted. */
   signal?: AbortSignal;
   /**
-   * Events buffered for this subscriber before the host stops pulling from the agents
-   * (backpressure: the agent's stdout is then not read). Default 8192. A turn's events are
-   * queued in every stream before its `prompt()` settles, so a settling prompt pulls them past
-   * this mark (they are held by the core's bounded queue already, `eventCapacity`).
+   * Events buffered for this subscriber in JS before it stops pulling (the core's reader then
+   * holds the next ones within its bounds, `eventCapacity`/`eventQueueBytes`, and past them the
+   * host stops reading the agents: backpressure). Default 8192.
    */
   highWaterMark?: number;
 }
@@ -33,16 +34,13 @@ const BATCH = 4096;
 const DEFAULT_HIGH_WATER = 8192;
 
 /**
- * Events of one session kept for its `session.events()` streams while it is open, so a stream
- * opened at any time starts at its `session_opened`: the core's own bound on updates held back
- * while a session opens (`earlyUpdateLimit`'s default), so a session whose whole opening the core
- * delivered is never cut here. Past it the oldest after `session_opened` are dropped, and a
- * stream opened later is told exactly how many (`dropped` on its first event).
+ * How many events a session's history keeps by default (the host option `earlyUpdateLimit`,
+ * whose default this is): a session stream opened later starts at the oldest one kept, and one
+ * opened after the history overflowed says how many it left out (`dropped` on its first event).
  */
 export const SESSION_HISTORY_LIMIT = 65_536;
 
 type Waiter = { resolve: (r: IteratorResult<AcpEvent>) => void; reject: (e: unknown) => void };
-type Predicate = (ev: AcpEvent) => boolean;
 
 type Envelope = [at: string, agent: number, session: string | null, turn: number | null, kind: string, replay: boolean];
 interface Batch {
@@ -81,8 +79,52 @@ export function decodeBatch(text: string): AcpEvent[] {
 }
 
 /**
- * One subscriber's queue. Registered synchronously when created, so an iterator made before a
- * `spawn` sees every event of that agent. Pulling (calling `next`) is what lets the host read on.
+ * Pulls one reader while `want()` holds, handing each batch to `take`, and `end(error)` once the
+ * reader ended (`null`) or failed. `kick()` after anything that changes `want()`.
+ */
+class Puller {
+  private pulling = false;
+
+  constructor(
+    private readonly reader: NativeEventReader,
+    private readonly want: () => boolean,
+    private readonly take: (evs: AcpEvent[]) => void,
+    private readonly end: (error: unknown) => void,
+  ) {}
+
+  /** Pull if wanted; stop a pending pull that is not (a pending napi call keeps Node alive). */
+  kick(): void {
+    if (this.pulling) {
+      if (!this.want()) this.reader.interrupt();
+    } else if (this.want()) void this.run();
+  }
+
+  private async run(): Promise<void> {
+    this.pulling = true;
+    try {
+      while (this.want()) {
+        const text = await this.reader.nextBatch(BATCH);
+        if (text === null) {
+          this.end(null);
+          break;
+        }
+        // `""`: interrupted, decide again.
+        if (text !== '') this.take(decodeBatch(text));
+      }
+    } catch (e) {
+      this.end(e);
+    } finally {
+      this.pulling = false;
+    }
+    // Wanted again while the loop was winding down.
+    this.kick();
+  }
+}
+
+/**
+ * One stream: a hub reader and the events pulled from it not yet taken. It pulls while its
+ * consumer waits, and ahead while the hub is eager (up to `highWater`; past it once a prompt's
+ * answer came and waits for its turn's events to be handed on).
  */
 export class Subscription implements AsyncIterableIterator<AcpEvent> {
   private queue: AcpEvent[] = [];
@@ -90,61 +132,62 @@ export class Subscription implements AsyncIterableIterator<AcpEvent> {
   private waiter: Waiter | null = null;
   private done = false;
   private error: unknown = null;
+  private first = true;
+  private readonly puller: Puller | null = null;
   private readonly onAbort?: () => void;
 
   constructor(
     private readonly hub: EventHub,
-    /** Which events this subscriber gets (`null`: all). */
-    readonly filter: Predicate | null,
-    /** The event after which the stream ends (yielded when `filter` accepts it). */
-    readonly until: Predicate | null,
+    /** `null`: events are disabled, the stream is over at once. */
+    private readonly reader: NativeEventReader | null,
     readonly highWater: number,
     private readonly signal?: AbortSignal,
-    /** The agent whose end (also one no event marks: a supervised agent shut down) ends it. */
-    readonly agent: number | null = null,
   ) {
+    if (!reader || signal?.aborted) {
+      this.end();
+      return;
+    }
+    const take = (evs: AcpEvent[]) => {
+      if (this.first && evs.length > 0) {
+        this.first = false;
+        const missed = reader.missed;
+        if (missed > 0) evs[0] = { ...evs[0], dropped: missed } as AcpEvent;
+      }
+      this.push(evs);
+    };
+    this.puller = new Puller(reader, () => this.wants(), take, (e) => this.end(e === null ? null : hub.mapError(e)));
+    hub.subs.add(this);
     if (signal) {
-      if (signal.aborted) this.done = true;
-      else {
-        this.onAbort = () => this.close();
-        signal.addEventListener('abort', this.onAbort, { once: true });
-      }
+      this.onAbort = () => this.close();
+      signal.addEventListener('abort', this.onAbort, { once: true });
     }
+    this.kick();
   }
 
-  get waiting(): boolean {
-    return this.waiter !== null;
+  private get buffered(): number {
+    return this.queue.length - this.head;
   }
 
-  get full(): boolean {
-    return this.queue.length - this.head >= this.highWater;
+  /** Whether to pull now. A full stream of a closing host ends instead (it must not hold the shutdown). */
+  private wants(): boolean {
+    if (this.done) return false;
+    // A settling prompt's turn is in the core's bounded queues already: taken past the mark.
+    if (this.waiter || this.hub.settling) return true;
+    if (!this.hub.eager) return false;
+    if (this.buffered < this.highWater) return true;
+    // What it buffered stays readable.
+    if (this.hub.draining) this.end();
+    return false;
   }
 
-  get finished(): boolean {
-    return this.done;
+  kick(): void {
+    this.puller?.kick();
   }
 
-  /** Called by the hub with every event of a batch: takes its own, ends after `until`. */
-  offer(evs: AcpEvent[]): void {
+  private push(evs: AcpEvent[]): void {
     if (this.done) return;
-    let part = evs;
-    let stop = false;
-    if (this.until) {
-      const i = evs.findIndex(this.until);
-      if (i >= 0) {
-        part = evs.slice(0, i + 1);
-        stop = true;
-      }
-    }
-    this.push(this.filter === null ? part : part.filter(this.filter));
-    if (stop) this.end();
-  }
-
-  /** Queue events (already this subscriber's). */
-  push(evs: AcpEvent[]): void {
-    if (this.done || evs.length === 0) return;
     let i = 0;
-    if (this.waiter) {
+    if (this.waiter && evs.length > 0) {
       const w = this.waiter;
       this.waiter = null;
       w.resolve({ value: evs[0], done: false });
@@ -153,41 +196,33 @@ export class Subscription implements AsyncIterableIterator<AcpEvent> {
     for (; i < evs.length; i++) this.queue.push(evs[i]);
   }
 
-  end(error: unknown = null): void {
+  private end(error: unknown = null): void {
     if (this.done) return;
     this.done = true;
     this.error = error;
-    this.settleWaiter();
-    this.detach();
-  }
-
-  private settleWaiter(): void {
-    if (!this.waiter || this.head < this.queue.length) return;
-    const w = this.waiter;
-    this.waiter = null;
-    if (this.error) w.reject(this.error);
-    else w.resolve({ value: undefined, done: true });
-  }
-
-  private detach(): void {
+    if (this.waiter && this.buffered === 0) {
+      const w = this.waiter;
+      this.waiter = null;
+      if (error) w.reject(error);
+      else w.resolve({ value: undefined, done: true });
+    }
     if (this.signal && this.onAbort) this.signal.removeEventListener('abort', this.onAbort);
-    this.hub.unsubscribe(this);
+    this.hub.subs.delete(this);
+    // The hub no longer waits for it (a pending pull comes back with the end).
+    this.reader?.close();
   }
 
   next(): Promise<IteratorResult<AcpEvent>> {
     if (this.head < this.queue.length) {
       const value = this.queue[this.head++];
-      if (this.head >= 1024 && this.head * 2 >= this.queue.length) {
-        this.queue = this.queue.slice(this.head);
-        this.head = 0;
-      }
       if (this.head === this.queue.length) {
         this.queue = [];
         this.head = 0;
-        this.hub.kick();
-      } else if (this.queue.length - this.head === this.highWater >> 1) {
-        this.hub.kick();
+      } else if (this.head >= 1024 && this.head * 2 >= this.queue.length) {
+        this.queue = this.queue.slice(this.head);
+        this.head = 0;
       }
+      if (this.hub.eager) this.kick();
       return Promise.resolve({ value, done: false });
     }
     if (this.done) {
@@ -200,17 +235,8 @@ export class Subscription implements AsyncIterableIterator<AcpEvent> {
     }
     return new Promise((resolve, reject) => {
       this.waiter = { resolve, reject };
-      this.hub.kick();
+      this.kick();
     });
-  }
-
-  /** Drain what is buffered right now without waiting (for batch consumers). */
-  takeBuffered(): AcpEvent[] {
-    const out = this.head === 0 ? this.queue : this.queue.slice(this.head);
-    this.queue = [];
-    this.head = 0;
-    this.hub.kick();
-    return out;
   }
 
   /** Stop the subscription (what `break` in a `for await` does). */
@@ -231,419 +257,143 @@ export class Subscription implements AsyncIterableIterator<AcpEvent> {
 }
 
 /**
- * The events of one session from its first one on, bounded: past `limit` the oldest after the
- * first are dropped (and counted), so what is kept is always contiguous with the live events.
- */
-class SessionLog {
-  private first: AcpEvent | null = null;
-  private rest: AcpEvent[] = [];
-  private head = 0;
-  dropped = 0;
-  closed = false;
-
-  constructor(private readonly limit: number) {}
-
-  get size(): number {
-    return (this.first ? 1 : 0) + this.rest.length - this.head;
-  }
-
-  add(ev: AcpEvent): void {
-    if (ev.kind === 'session_closed') this.closed = true;
-    if (!this.first) {
-      this.first = ev;
-      return;
-    }
-    this.rest.push(ev);
-    if (this.size > this.limit) {
-      this.head++;
-      this.dropped++;
-      if (this.head >= 1024 && this.head * 2 >= this.rest.length) {
-        this.rest = this.rest.slice(this.head);
-        this.head = 0;
-      }
-    }
-  }
-
-  /** The kept events; the first says how many after it were dropped (`dropped`), if any. */
-  snapshot(): AcpEvent[] {
-    if (!this.first) return [];
-    const first = this.dropped > 0 ? { ...this.first, dropped: this.dropped } : this.first;
-    return [first, ...this.rest.slice(this.head)];
-  }
-}
-
-/**
- * An open call (`session/new`, load, resume, fork) in flight on one agent, or on whichever agent
- * a pool picks (`agent: null`).
- */
-export interface Opening {
-  readonly agent: number | null;
-  /** Per session not yet known to be open (by `sessionKey`): its events seen while the call is in flight. */
-  readonly logs: Map<string, SessionLog>;
-}
-
-const sessionKey = (agent: number, session: string): string => `${agent}\u0000${session}`;
-const turnKey = (agent: number, session: string, turn: number): string => `${agent}\u0000${session}\u0000${turn}`;
-const TURNS_KEPT = 4096;
-
-/**
- * The one pump between the addon's event stream and the subscribers. It pulls batches only while
- * someone needs them (a live agent, an open pool or a waiting subscriber) and no subscriber is
- * full, so a slow consumer slows the agent down instead of growing memory, and an idle host keeps
- * no native call pending (nothing holds the Node event loop open).
+ * The host's streams: it makes them, tells them when to pull ahead, and pumps the host reader
+ * into the `EventEmitter` (which also tells the facade that an agent is gone).
  */
 export class EventHub {
-  private readonly subs = new Set<Subscription>();
-  private pumping = false;
-  private ended = false;
-  private endError: unknown = null;
-  pendingSpawns = 0;
-  /** Pools not shut down: their processes (spares too) come and go without a spawn call. */
-  openPools = 0;
-  /** Agents that are not gone: running, or supervised and between a crash and its restart. */
-  readonly liveAgents = new Set<number>();
-  /**
-   * Agents spawned with a restart policy: their `agent_exited` is not their end (`agent_failed`,
-   * or a shutdown, is). Known from `spawn` on; an agent is taken for unsupervised before.
-   */
-  readonly supervised = new Set<number>();
-  /** How each agent ended (`agent_exited` data), for agents whose spawn had not returned yet. */
-  readonly exits = new Map<number, ExitInfo>();
-  /** Agents that are gone (their last event was dispatched): their streams end at once. */
-  private readonly exitedAgents = new Set<number>();
-  /**
-   * Supervised agents that were shut down: no event marks their end, so once everything queued
-   * until then was dispatched (a pull that does not wait came back empty) their streams end.
-   */
-  private readonly fences = new Set<number>();
+  /** @internal The open streams. */
+  readonly subs = new Set<Subscription>();
+  /** Prompts waiting for their turn (or for its events to be handed on). */
+  private prompts = 0;
+  /** Of them, those whose answer came and wait for its events to be handed on. */
+  private settlingPrompts = 0;
   draining = false;
   private drainWaiters: Array<() => void> = [];
 
-  /** Open calls in flight. */
-  private readonly openings = new Set<Opening>();
-  /** Sessions an open call returned that have not closed (by `sessionKey`). */
-  private readonly openSessions = new Set<string>();
-  /** The history of each open session (from its `session_opened`, bounded by `historyLimit`). */
-  private readonly histories = new Map<string, SessionLog>();
-  /** @internal How many events a session's history keeps (tests lower it). */
-  historyLimit = SESSION_HISTORY_LIMIT;
-  /**
-   * Turns whose `turn_ended` was dispatched and whose prompt has not asked yet (by `turnKey`;
-   * bounded: a turn nobody prompted through this facade is forgotten after `TURNS_KEPT` more).
-   */
-  private readonly endedTurns = new Set<string>();
-  /** Prompts waiting for their turn's `turn_ended` to reach the subscribers. */
-  private readonly turnWaiters = new Map<string, () => void>();
+  /** Pumps the emitter's reader (`null`: events are disabled). */
+  private readonly pump: Puller | null;
+  private ended = false;
+  pendingSpawns = 0;
+  /** Pools not shut down: their processes (spares too) come and go without a spawn call. */
+  openPools = 0;
+  /** Agents whose last event the emitter has not had yet. */
+  readonly liveAgents = new Set<number>();
+  /** How each agent ended (`agent_exited` data), for agents whose spawn had not returned yet. */
+  readonly exits = new Map<number, ExitInfo>();
 
   constructor(
     private readonly nativeHost: NativeHost,
     private readonly dispatch: (evs: AcpEvent[]) => void,
-    private readonly mapError: (e: unknown) => unknown,
-  ) {}
-
-  subscribe(
-    filter: Predicate | null,
-    opts: EventsOptions = {},
-    until: Predicate | null = null,
-    history: AcpEvent[] = [],
-    ended = false,
-    agent: number | null = null,
-  ): Subscription {
-    const sub = new Subscription(this, filter, until, Math.max(1, opts.highWaterMark ?? DEFAULT_HIGH_WATER), opts.signal, agent);
-    sub.push(history);
-    if (this.ended) sub.end(this.endError);
-    else if (ended) sub.end();
-    else if (!sub.finished) this.subs.add(sub);
-    return sub;
+    readonly mapError: (e: unknown) => unknown,
+  ) {
+    const reader = nativeHost.hostReader();
+    this.pump = reader && new Puller(reader, () => this.shouldPump(), (evs) => this.emit(evs), () => this.finish(reader));
+    this.ended = reader === null;
   }
 
   /**
-   * Whether `ev` is the last event of its agent: its `agent_exited`, or for a supervised agent
-   * `agent_failed` (a supervised agent's `agent_exited` is followed by a restart).
+   * Whether the streams pull ahead of their consumers (up to their mark): while something can
+   * produce events (as the emitter pumps) or a prompt is in flight. Otherwise a stream pulls only
+   * while its consumer waits, so an idle stream keeps no native call pending.
    */
-  isLast(ev: AcpEvent): boolean {
-    return ev.kind === 'agent_failed' || (ev.kind === 'agent_exited' && !this.supervised.has(ev.agent));
+  get eager(): boolean {
+    return this.prompts > 0 || this.shouldPump();
   }
 
-  /** A `session_closed` that does not end the session: its supervised agent died and reopens it. */
-  private survives(ev: AcpEvent): boolean {
-    return ev.kind === 'session_closed' && this.supervised.has(ev.agent) && (ev.data as { reason?: string }).reason === 'agent_exited';
+  /** Whether the streams pull ahead past their mark. */
+  get settling(): boolean {
+    return this.settlingPrompts > 0;
   }
 
-  /**
-   * Every event of `agent`, ending after its last one (`agent_exited`; for a supervised agent
-   * `agent_failed` or its shutdown), at once when that was dispatched.
-   */
+  private make(reader: NativeEventReader | null, opts: EventsOptions): Subscription {
+    return new Subscription(this, reader, Math.max(1, opts.highWaterMark ?? DEFAULT_HIGH_WATER), opts.signal);
+  }
+
+  /** Every event from now on. */
+  subscribe(opts: EventsOptions = {}): Subscription {
+    return this.make(this.nativeHost.liveReader(null), opts);
+  }
+
+  /** Every event of `agent` from now on, until its last one. */
   subscribeAgent(agent: number, opts: EventsOptions = {}): Subscription {
-    const mine = (ev: AcpEvent) => ev.agent === agent;
-    const last = (ev: AcpEvent) => ev.agent === agent && this.isLast(ev);
-    return this.subscribe(mine, opts, last, [], this.exitedAgents.has(agent), agent);
+    return this.make(this.nativeHost.liveReader(agent), opts);
   }
 
-  /**
-   * The events of one session: its opening history while it is kept, then the live ones, ending
-   * after its `session_closed` (or its agent's end; at once when the session already closed). A
-   * supervised agent's session lives on across restarts: its stream ends with its
-   * `session_lost`, not with the `session_closed` of a crash.
-   */
+  /** The events of one session, from the oldest its history holds, until its last one. */
   subscribeSession(agent: number, session: string, opts: EventsOptions = {}): Subscription {
-    const key = sessionKey(agent, session);
-    const mine = (ev: AcpEvent) => ev.session === session && ev.agent === agent;
-    const last = (ev: AcpEvent) =>
-      ev.agent === agent &&
-      (this.isLast(ev) ||
-        (ev.session === session && (ev.kind === 'session_lost' || (ev.kind === 'session_closed' && !this.survives(ev)))));
-    const history = this.histories.get(key)?.snapshot() ?? [];
-    return this.subscribe(mine, opts, last, history, !this.openSessions.has(key), agent);
+    return this.make(this.nativeHost.sessionReader(agent, session), opts);
+  }
+
+  /** An agent's last event: `agent_failed`, or an `agent_exited` after which no restart comes. */
+  isLast(ev: AcpEvent): boolean {
+    return ev.kind === 'agent_failed' || (ev.kind === 'agent_exited' && (ev.data as { restart?: boolean }).restart !== true);
   }
 
   /**
-   * @internal `spawn` returned a supervised agent that is not gone. Its `agent_exited` may have
-   * been dispatched already, taken for its end: a restart follows, it is live again.
+   * Run a prompt and settle once its turn's events were handed on by every open stream of the
+   * session (the core's turn delivery; `events_stalled` when nothing moves for
+   * `eventStallTimeoutMs`). Meanwhile the streams pull ahead, so a stream nobody iterates yet
+   * takes the turn's events.
    */
-  adoptSupervised(agent: number, live = true): void {
-    this.supervised.add(agent);
-    this.exits.delete(agent);
-    this.exitedAgents.delete(agent);
-    // A pooled agent is pulled for while its pool is open, not on its own.
-    if (live) this.liveAgents.add(agent);
-  }
-
-  /**
-   * @internal A supervised agent was shut down (no event marks its end): its streams end once
-   * everything queued until now was dispatched.
-   */
-  retire(agent: number): void {
-    this.liveAgents.delete(agent);
-    if (this.ended || this.exitedAgents.has(agent)) return;
-    this.fences.add(agent);
-    // A pull waiting for more must come back: the next one only takes what is queued.
-    if (this.pumping) this.nativeHost.interruptWait();
-    this.kick();
-  }
-
-  /** Everything queued before these agents were retired was dispatched: they are gone. */
-  private passFences(agents: number[]): void {
-    for (const agent of agents) {
-      if (!this.fences.delete(agent)) continue;
-      this.forgetAgent(agent);
-      for (const s of [...this.subs]) if (s.agent === agent) s.end();
-    }
-  }
-
-  /** An open call on `agent` (`null`: any, a pool's) is about to be sent: keep what its session will need. */
-  beginOpening(agent: number | null): Opening {
-    const op: Opening = { agent, logs: new Map() };
-    this.openings.add(op);
-    return op;
-  }
-
-  /**
-   * The open call settled: with the session id it returned, that session's events seen so far
-   * become its opening history (recorded on while it is open); `null` (it failed):
-   * nothing is kept. Called in the same tick as the `Session` is made, so nothing falls between.
-   */
-  endOpening(op: Opening, session: string | null, agent: number | null = op.agent): void {
-    if (!this.openings.delete(op) || session === null || agent === null) return;
-    const key = sessionKey(agent, session);
-    const log = op.logs.get(key) ?? new SessionLog(this.historyLimit);
-    op.logs.clear();
-    // Gone already (closed, or its agent exited, before the caller got it): nothing to stream.
-    if (this.ended || log.closed || this.exitedAgents.has(agent)) return;
-    this.openSessions.add(key);
-    this.histories.set(key, log);
-  }
-
-  /** @internal Drop a session's opening history (its `Session` was disposed). */
-  releaseHistory(agent: number, session: string): void {
-    this.histories.delete(sessionKey(agent, session));
-  }
-
-  /** @internal Events held for session streams (opening histories and open calls in flight). */
-  get retainedEvents(): number {
-    let n = 0;
-    for (const h of this.histories.values()) n += h.size;
-    for (const op of this.openings) for (const l of op.logs.values()) n += l.size;
-    return n;
-  }
-
-  /** Keep the opening histories and the open-session set current with a dispatched batch. */
-  private record(evs: AcpEvent[]): void {
-    // The common case (a turn streaming, nothing opening) costs a few comparisons per event.
-    const keeping = this.histories.size > 0 || this.openings.size > 0;
-    for (const ev of evs) {
-      if (this.isLast(ev)) {
-        this.forgetAgent(ev.agent);
-        continue;
-      }
-      if (!keeping && ev.kind !== 'session_closed' && ev.kind !== 'session_lost') continue;
-      const session = ev.session;
-      if (session === undefined) continue;
-      const key = sessionKey(ev.agent, session);
-      const history = this.histories.get(key);
-      history?.add(ev);
-      if (ev.kind === 'session_lost' || (ev.kind === 'session_closed' && !this.survives(ev))) {
-        this.histories.delete(key);
-        this.openSessions.delete(key);
-      } else if (ev.kind === 'session_closed') {
-        // Closed by the crash of its supervised agent: reopened (or lost) by the restart.
-      } else if (this.openings.size > 0 && !this.openSessions.has(key)) {
-        // Not a session anybody holds yet: maybe the one an open call in flight will return.
-        for (const op of this.openings) {
-          if (op.agent !== null && op.agent !== ev.agent) continue;
-          let log = op.logs.get(key);
-          if (!log) op.logs.set(key, (log = new SessionLog(this.historyLimit)));
-          log.add(ev);
-        }
-      }
-    }
-  }
-
-  private forgetAgent(agent: number): void {
-    this.exitedAgents.add(agent);
-    this.liveAgents.delete(agent);
-    const prefix = `${agent}\u0000`;
-    for (const key of this.histories.keys()) if (key.startsWith(prefix)) this.histories.delete(key);
-    for (const key of this.openSessions) if (key.startsWith(prefix)) this.openSessions.delete(key);
-    for (const op of this.openings) {
-      if (op.agent === agent) op.logs.clear();
-      else if (op.agent === null) for (const key of op.logs.keys()) if (key.startsWith(prefix)) op.logs.delete(key);
-    }
-  }
-
-  unsubscribe(sub: Subscription): void {
-    if (this.subs.delete(sub)) queueMicrotask(() => this.kick());
-  }
-
-  private shouldPull(): boolean {
-    if (this.ended) return false;
-    // A prompt waits for its turn's events to reach the streams. They, and everything queued
-    // before them, are in the core's queue already (bounded by `eventCapacity` and
-    // `eventQueueBytes`), so pulling them past the high-water marks buffers no more than that;
-    // not pulling would leave the prompt waiting on a consumer that waits on the prompt.
-    if (this.turnWaiters.size > 0) return true;
-    let waiting =
-      this.draining || this.pendingSpawns > 0 || this.openPools > 0 || this.liveAgents.size > 0 || this.fences.size > 0 || this.turnWaiters.size > 0;
-    let stalled: Subscription[] | null = null;
-    for (const s of this.subs) {
-      if (s.full) {
-        // While closing, a subscriber that stopped pulling must not block the shutdown: its
-        // subscription ends (what it buffered stays readable) and the others read on.
-        if (!this.draining) return false;
-        (stalled ??= []).push(s);
-      } else if (s.waiting) waiting = true;
-    }
-    if (stalled) for (const s of stalled) s.end();
-    return waiting;
-  }
-
-  kick(): void {
-    if (this.pumping) {
-      // A pull still waits natively although nothing is left to wait for (e.g. the last agent
-      // exited while a spawn was pending): end it, or the pending call keeps Node alive.
-      if (!this.shouldPull()) this.nativeHost.interruptWait();
-      return;
-    }
-    if (!this.shouldPull()) return;
-    void this.pump();
-  }
-
-  private async pump(): Promise<void> {
-    this.pumping = true;
+  async prompt<T extends { turn: number }>(agent: number, session: string, run: () => Promise<T>): Promise<T> {
+    this.prompts++;
+    this.kickAll();
     try {
-      while (this.shouldPull()) {
-        // Retired agents: take only what is queued, until nothing is (then they are gone).
-        const fenced = this.fences.size > 0 ? [...this.fences] : null;
-        const text = await this.nativeHost.nextEvents(BATCH, fenced === null);
-        if (text === null) {
-          this.finish(null);
-          break;
-        }
-        if (text === '') {
-          // Nothing queued (a pull that does not wait), or interrupted: decide again whether to wait.
-          if (fenced) this.passFences(fenced);
-          continue;
-        }
-        const evs = decodeBatch(text);
-        for (const ev of evs) {
-          if (!this.isLast(ev)) continue;
-          this.liveAgents.delete(ev.agent);
-          // A supervised agent's exit is its agent's (`agent.exitInfo`), not an event's.
-          if (ev.kind === 'agent_exited') this.exits.set(ev.agent, ev.data as ExitInfo);
-        }
-        try {
-          this.dispatch(evs);
-        } catch (e) {
-          // A throwing 'event' listener behaves as in any EventEmitter (an uncaught exception);
-          // it must not end the stream for everyone else.
-          queueMicrotask(() => {
-            throw e;
-          });
-        }
-        // After the emitter (a stream opened by a listener gets this batch live, not twice) and
-        // before the subscribers, in one tick: a history snapshot plus what follows has no gap.
-        this.record(evs);
-        for (const s of this.subs) s.offer(evs);
-        // Last: the prompts of the turns that ended here settle with every event of them queued.
-        this.turnsEnded(evs);
+      const turn = await run();
+      this.settlingPrompts++;
+      this.kickAll();
+      try {
+        await this.nativeHost.turnDelivered(agent, session, turn.turn);
+      } catch (e) {
+        throw this.mapError(e);
+      } finally {
+        this.settlingPrompts--;
       }
-    } catch (e) {
-      this.finish(this.mapError(e));
+      return turn;
     } finally {
-      this.pumping = false;
+      this.prompts--;
+      this.kickAll();
     }
   }
 
-  /**
-   * Resolves once the `turn_ended` of `turn` was handed to every subscriber (and the emitter): a
-   * prompt settles after that, so the turn's events are already queued in every stream. The core
-   * queues a turn's events before it answers the prompt, so the pump only has to reach it (it
-   * waits for a slow consumer like any pull: nothing is dropped or reordered). At once when the
-   * stream ended (or events are off).
-   */
-  turnDelivered(agent: number, session: string, turn: number): Promise<void> {
-    const key = turnKey(agent, session, turn);
-    if (this.ended || this.endedTurns.delete(key)) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.turnWaiters.set(key, resolve);
-      this.kick();
-    });
+  private kickAll(): void {
+    for (const s of [...this.subs]) s.kick();
   }
 
-  private turnsEnded(evs: AcpEvent[]): void {
+  private shouldPump(): boolean {
+    return !this.ended && (this.draining || this.pendingSpawns > 0 || this.openPools > 0 || this.liveAgents.size > 0);
+  }
+
+  /** After a change of what can produce events: pull, or stop pulls nothing needs. */
+  kick(): void {
+    this.pump?.kick();
+    this.kickAll();
+  }
+
+  private emit(evs: AcpEvent[]): void {
+    let gone = false;
     for (const ev of evs) {
-      if (ev.kind !== 'turn_ended' || ev.session === undefined || ev.turn === undefined) continue;
-      const key = turnKey(ev.agent, ev.session, ev.turn);
-      const waiter = this.turnWaiters.get(key);
-      if (waiter) {
-        this.turnWaiters.delete(key);
-        waiter();
-        continue;
-      }
-      this.endedTurns.add(key);
-      if (this.endedTurns.size > TURNS_KEPT) {
-        for (const old of this.endedTurns) {
-          this.endedTurns.delete(old);
-          break;
-        }
-      }
+      if (!this.isLast(ev)) continue;
+      gone = this.liveAgents.delete(ev.agent) || gone;
+      if (ev.kind === 'agent_exited') this.exits.set(ev.agent, ev.data as ExitInfo);
+    }
+    if (gone) this.kickAll();
+    try {
+      this.dispatch(evs);
+    } catch (e) {
+      // A throwing 'event' listener behaves as in any EventEmitter (an uncaught exception);
+      // it must not end the pump.
+      queueMicrotask(() => {
+        throw e;
+      });
     }
   }
 
-  private finish(error: unknown): void {
-    if (this.ended) return;
+  private finish(reader: NativeEventReader): void {
     this.ended = true;
-    this.endError = error;
-    for (const s of [...this.subs]) s.end(error);
-    this.subs.clear();
-    this.fences.clear();
-    this.histories.clear();
-    this.openSessions.clear();
-    for (const op of this.openings) op.logs.clear();
+    reader.close();
     for (const w of this.drainWaiters) w();
     this.drainWaiters = [];
-    for (const w of this.turnWaiters.values()) w();
-    this.turnWaiters.clear();
   }
 
   /** From now on pull whatever arrives, whoever waits: the host is closing. */
@@ -652,10 +402,10 @@ export class EventHub {
     this.kick();
   }
 
-  /** Resolves when the native stream ended (after the native `close`). */
+  /** Resolves when the emitter's reader ended (after the native `close`). */
   drainToEnd(): Promise<void> {
-    if (this.ended) return Promise.resolve();
     this.beginDrain();
+    if (this.ended) return Promise.resolve();
     return new Promise((resolve) => {
       this.drainWaiters.push(resolve);
       this.kick();
