@@ -13,5 +13,22 @@
 build_workspace() {
     [[ ${ACPH_WORKSPACE_BUILT:-} == 1 ]] && return 0
     cargo build -q --workspace --exclude acp-host-uniffi-bindgen --all-targets --all-features
+}
+
+# The uniffi bindgen (scripts/gen-uniffi, Kotlin/Swift only): apart, and built where it is used,
+# not in the build every job waits for (its own large dependency tree, ~80 s cold on 2 cores).
+build_bindgen() {
     cargo build -q -p acp-host-uniffi-bindgen
 }
+
+# Lints in the one build, not in a check of their own: `cargo clippy` is `cargo check` with
+# clippy-driver as the workspace's rustc wrapper, and the same wrapper on the build lints every
+# workspace crate as it compiles it (`-D warnings`, the workspace's [lints] and clippy.toml), so the
+# dependency tree is not checked a second time (~350 s of a cold run on 2 cores). Every cargo run
+# on this target dir (napi's, maturin's, `cargo install`, `cargo test`) inherits it: with another
+# wrapper cargo would rebuild the workspace's crates. scripts/test runs the other platforms' builds without it.
+if [[ -z ${ACPH_NO_LINT_BUILD:-} ]]; then
+    RUSTC_WORKSPACE_WRAPPER="$(rustc --print sysroot)/bin/clippy-driver"
+    CLIPPY_ARGS=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__
+    export RUSTC_WORKSPACE_WRAPPER CLIPPY_ARGS
+fi

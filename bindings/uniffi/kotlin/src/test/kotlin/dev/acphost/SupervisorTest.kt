@@ -6,6 +6,11 @@
 // exec'ing the mock, so each start can crash or fail (the technique of core/tests/integration/supervisor.rs).
 package dev.acphost
 
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.async
+import kotlinx.coroutines.flow.toList
+import kotlinx.coroutines.withTimeout
+import kotlinx.serialization.json.boolean
 import kotlinx.serialization.json.int
 import kotlinx.serialization.json.jsonPrimitive
 import org.junit.jupiter.api.Assertions.assertEquals
@@ -109,6 +114,32 @@ class SupervisorTest {
             agent.shutdown()
             assertTrue(waitGone(newPid.toLong()))
             assertEquals(2, starts(dir))
+        }
+    }
+
+    @Test
+    fun `a session stream lives on across a restart and ends with the agent's shutdown`() = test {
+        // docs/EVENTS.md, "The one session-stream rule": the crash's session_closed carries
+        // restart: true, so the stream goes on with the reopened session; the shutdown's exit
+        // (no restart) is the agent's last event and ends it.
+        val dir = tmp()
+        Host().use { host ->
+            val log = EventLog(this, host)
+            val agent = host.spawn(wrapper(dir, fast(3u), "1" to "ARGS=\"--scenario crash-mid-turn\""))
+            val session = agent.newSession(SessionOptions(cwd = tmp().toString()))
+            val stream = async(Dispatchers.IO) { withTimeout(30_000) { session.events().toList() } }
+            assertThrows<AcpException.AgentExited> { session.prompt("go") }
+            log.until { it is Event.AgentRestarted }
+            assertEquals("end_turn", session.prompt("again").stopReason)
+            agent.shutdown()
+            val kinds = trace(stream.await())
+            assertEquals("session_opened", kinds.first())
+            val closed = stream.await().filterIsInstance<Event.SessionClosed>()
+            // The crash's close (restart follows), then the shutdown's: the stream's last event.
+            assertEquals(listOf(true, null), closed.map { obj(it.data)["restart"]?.jsonPrimitive?.boolean })
+            assertEquals("session_closed", kinds.last())
+            assertEquals(2, kinds.count { it == "session_opened" }, "$kinds")
+            assertEquals(2, kinds.count { it == "turn_ended" }, "both turns: $kinds")
         }
     }
 
