@@ -77,6 +77,8 @@ pub struct HostConfig {
     pub stderr_tail_bytes: usize,
     /// Emit raw `wire` events for every message in and out (protocol log views).
     pub wire_events: bool,
+    /// Record every connection to a file (docs/RECORDING.md); `None`: no recording.
+    pub record: Option<crate::record::RecordConfig>,
     /// Who answers permission requests no rule decided.
     pub permission: PermissionHandler,
     /// Who answers `elicitation/create` (forms and URL consent), and which modes are advertised.
@@ -148,6 +150,7 @@ impl Default for HostConfig {
             shutdown_grace: Duration::from_secs(2),
             stderr_tail_bytes: 64 * 1024,
             wire_events: false,
+            record: None,
             permission: PermissionHandler::DenyAll,
             elicitation: ElicitationHandler::Unsupported,
             elicitation_timeout: Duration::from_secs(300),
@@ -181,6 +184,8 @@ pub(crate) struct HostInner {
     shared: Arc<HostShared>,
     events: Mutex<Option<Consumer>>,
     next_agent: AtomicU64,
+    /// Connections opened (numbers the recordings of `record.file`).
+    connections: AtomicU64,
     /// The host's weak view of its agents: it must not keep an agent alive.
     agents: Mutex<BTreeMap<u64, std::sync::Weak<AgentInner>>>,
     _alive: watch::Sender<()>,
@@ -223,6 +228,7 @@ impl Host {
                 shared,
                 events: Mutex::new(rx),
                 next_agent: AtomicU64::new(0),
+                connections: AtomicU64::new(0),
                 agents: Mutex::new(BTreeMap::new()),
                 _alive: alive_tx,
             }),
@@ -343,12 +349,31 @@ impl Host {
     /// A new connection over `transport`, as agent `id` (not registered, not initialized).
     pub(crate) fn open(&self, id: u64, transport: Transport, spec: Option<AgentSpec>) -> Agent {
         let shared = Arc::new(AgentShared::default());
+        let n = self.inner.connections.fetch_add(1, Ordering::Relaxed) + 1;
+        let recorder = self.inner.shared.config.record.as_ref().and_then(|config| {
+            let log = &self.inner.shared.config.log;
+            match crate::record::Recorder::start(config, id, n, spec.as_ref()) {
+                Ok(r) => {
+                    log.emit(crate::log::Level::Info, "record", Some(id), None, || {
+                        format!("recording this connection to {}", r.path().display())
+                    });
+                    Some(r)
+                }
+                Err(e) => {
+                    log.emit(crate::log::Level::Warn, "record", Some(id), None, || {
+                        format!("not recording this connection: {e}")
+                    });
+                    None
+                }
+            }
+        });
         let cmd = connection::start(
             id,
             self.inner.shared.clone(),
             shared.clone(),
             self.served_capabilities(),
             transport,
+            recorder,
         );
         Agent::new(
             id,

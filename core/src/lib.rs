@@ -29,6 +29,7 @@ pub mod orchestration;
 pub mod permission;
 pub mod progress;
 pub mod protocol;
+pub mod record;
 pub mod registry;
 pub mod services;
 pub mod session;

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import concurrent.futures
 import json
 import os
 import re
@@ -56,13 +57,15 @@ class Harness:
         self.policies: list[tuple[Block, object]] = []
 
     # ---- helpers -------------------------------------------------------------------------
-    def add(self, b: Block, status: str, note: str = "") -> None:
-        self.results.append(Result(b, status, note))
+    def add(self, b: Block, status: str, note: str = "") -> Result:
+        r = Result(b, status, note)
+        self.results.append(r)
+        return r
 
-    def sh(self, cmd: list[str], cwd: Path | None = None, timeout: int = 120, stdin: str | None = None
-           ) -> subprocess.CompletedProcess[str]:
+    def sh(self, cmd: list[str], cwd: Path | None = None, timeout: int = 120, stdin: str | None = None,
+           env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         try:
-            return subprocess.run(cmd, cwd=cwd or self.scratch, env=self.env, text=True,
+            return subprocess.run(cmd, cwd=cwd or self.scratch, env=env or self.env, text=True,
                                   input=stdin if stdin is not None else "",
                                   capture_output=True, timeout=timeout)
         except subprocess.TimeoutExpired as e:
@@ -77,12 +80,11 @@ class Harness:
             shutil.copy(self.scratch / f, d / f)
         return d
 
-    def outcome(self, b: Block, p: subprocess.CompletedProcess[str], ok: str) -> None:
+    def outcome(self, b: Block, p: subprocess.CompletedProcess[str], ok: str) -> Result:
         if p.returncode == 0:
-            self.add(b, ok)
-        else:
-            tail = (p.stderr.strip() or p.stdout.strip()).splitlines()[-12:]
-            self.add(b, "fail", f"exit {p.returncode}\n" + "\n".join("    " + l for l in tail))
+            return self.add(b, ok)
+        tail = (p.stderr.strip() or p.stdout.strip()).splitlines()[-12:]
+        return self.add(b, "fail", f"exit {p.returncode}\n" + "\n".join("    " + l for l in tail))
 
     def abs_paths(self, code: str) -> str:
         """`/abs/...` in the docs stands for an absolute path of the reader's: the scratch dir's."""
@@ -144,9 +146,9 @@ class Harness:
         f = d / "block.json"
         f.write_text(text)
         p = self.sh([str(self.bin / "doc-check"), kind, str(f)], d)
-        self.outcome(b, p, "checked")
+        r = self.outcome(b, p, "checked")
         if p.returncode == 0:
-            self.results[-1].note = p.stdout.strip()
+            r.note = p.stdout.strip()
 
     def option_names(self) -> set[str]:
         """The top-level option names of docs/OPTIONS.md (generated from the core's table)."""
@@ -200,9 +202,9 @@ class Harness:
         # `run root`: a command of the repository's (a clone's root is where the reader types it).
         d = self.root if b.marker_arg.split()[:1] == ["root"] else self.work(b)
         p = self.sh(["bash", "-euo", "pipefail", "-c", b.code], d, timeout=120)
-        self.outcome(b, p, "ran")
+        r = self.outcome(b, p, "ran")
         if b.marker_arg:
-            self.results[-1].note = f"in {'the repository root' if d == self.root else 'a scratch dir'}"
+            r.note = f"in {'the repository root' if d == self.root else 'a scratch dir'}"
 
     def rust_block(self, b: Block) -> None:
         self.rust.append(b)  # run together by finish_rust
@@ -288,16 +290,18 @@ class Harness:
         notes = []
         for label, py in pys:
             # A block that iterates the prelude's session events needs that stream to end.
-            self.env["ACP_DOC_SESSION_ENDS"] = "1" if "session.events()" in b.code else ""
-            p = self.sh([py, str(self.root / "tests/docs/pyrun.py"), str(f)], d, timeout=30)
+            env = dict(self.env, ACP_DOC_SESSION_ENDS="1" if "session.events()" in b.code else "")
+            # 60 s as for node: with pages side by side, the Ray block's local cluster can take
+            # more than 30 s to start on 2 busy cores (a hang still fails).
+            p = self.sh([py, str(self.root / "tests/docs/pyrun.py"), str(f)], d, timeout=60, env=env)
             missing = re.search(r"ModuleNotFoundError: No module named '([\w.]+)'", p.stderr)
             if p.returncode != 0 and label and missing and missing.group(1).split(".")[0] != "acp_host":
                 # The 3.9 venv holds the wheel alone; an optional third-party module is not there.
                 notes.append(f"not on 3.9: no module {missing.group(1)} in that venv")
                 continue
             if p.returncode != 0:
-                self.outcome(b, p, "ran")
-                self.results[-1].note = f"python{label}: " + self.results[-1].note
+                r = self.outcome(b, p, "ran")
+                r.note = f"python{label}: " + r.note
                 return
             notes.append("python" + label)
         self.add(b, "ran", " + ".join(notes))
@@ -336,9 +340,9 @@ class Harness:
         (d / "check.lua").write_text("local f, e = loadfile('block.lua')\n"
                                      "if not f then io.stderr:write(e, '\\n'); os.exit(1) end\nos.exit(0)\n")
         p = self.sh(["nvim", "--clean", "--headless", "-u", "NONE", "-c", "luafile check.lua"], d, timeout=20)
-        self.outcome(b, p, "checked")
+        r = self.outcome(b, p, "checked")
         if p.returncode == 0:
-            self.results[-1].note = "LuaJIT syntax (nvim luafile); examples/neovim/test runs the plugin"
+            r.note = "LuaJIT syntax (nvim luafile); examples/neovim/test runs the plugin"
 
     def kotlin_block(self, b: Block) -> None:
         self.kotlin.append(b)  # compiled together by finish_kotlin
@@ -463,14 +467,29 @@ def main() -> int:
     h.env["ACP_DOC_AGENT_PORT"] = str(serve_agents(h.target / "debug" / "acp-mock-agent", h.env))
     print(f"test-docs: scratch dir {scratch}; `/abs/…` in a block is {scratch}/abs/…; agent names "
           "(claude-agent-acp, codex-acp, gemini, my-agent, my-acp-agent) are the mock agent, their arguments dropped")
+    # The docs side by side (ACP_DOC_JOBS, default 3): most blocks wait on an agent, node or a
+    # compiler. One file's blocks run in order, one after another: a block may load the session
+    # an earlier block of its page opened (the mock agents share ACP_MOCK_STATE_DIR). The Rust
+    # blocks run after all the others, as before, next to the Kotlin compile. Results are printed
+    # at the end, sorted by file and line, as before.
+    jobs = max(1, int(os.environ.get("ACP_DOC_JOBS", "3")))
+    pages = [[b for b in extract(root / f, f) if not only or b.lang in only] for f in files]
+
+    def run_page(blocks: list[Block]) -> None:
+        for b in blocks:
+            h.run_block(b)
+
+    order = {f: i for i, f in enumerate(files)}
     try:
-        for f in files:
-            for b in extract(root / f, f):
-                if only and b.lang not in only:
-                    continue
-                h.run_block(b)
-        h.finish_rust(files)
-        h.finish_kotlin()
+        with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+            # Longest pages first, so that no long page starts last.
+            for fut in [pool.submit(run_page, p) for p in sorted(pages, key=len, reverse=True)]:
+                fut.result()
+            # Collected from several threads: back in page order.
+            h.rust.sort(key=lambda b: (order.get(b.path, len(order)), b.line))
+            h.kotlin.sort(key=lambda b: (order.get(b.path, len(order)), b.line))
+            for fut in [pool.submit(h.finish_rust, files), pool.submit(h.finish_kotlin)]:
+                fut.result()
         h.finish_policies()
     finally:
         if not os.environ.get("ACP_DOC_KEEP"):

@@ -260,9 +260,9 @@ def test_the_sdist_carries_the_sources_and_resolves(tmp_path: Path) -> None:
 def test_pip_builds_the_package_from_the_clone(tmp_path: Path) -> None:
     # `pip install ./bindings/python` = pip's PEP 517 build with maturin (pyproject's backend, in the
     # tree, stripped). Given scripts/setup-python's build arguments ($DIST/build-args: the profile,
-    # the target, the linker), it reuses that build (a few seconds): cargo fingerprints the linker
-    # and the target, so other arguments (a user's plain from-source install) would compile the
-    # whole workspace again. Build isolation is off (it would only fetch the same pinned maturin).
+    # the features, the linker), it reuses that build (a few seconds): cargo fingerprints the
+    # profile, the features and the linker, so other arguments (a user's plain from-source
+    # install) would compile the whole workspace again. Build isolation is off (it would only fetch the same pinned maturin).
     env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
                MATURIN_PEP517_ARGS=(DIST / "build-args").read_text().strip())
     release = _wheel()

@@ -28,6 +28,19 @@ pub struct FsLimits {
     pub max_write_bytes: Option<u64>,
 }
 
+/// `record`: record every agent connection to a file (docs/RECORDING.md); one of `dir`, `file`.
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct RecordOptions {
+    #[uniffi(default = None)]
+    pub dir: Option<String>,
+    #[uniffi(default = None)]
+    pub file: Option<String>,
+    #[uniffi(default = None)]
+    pub max_bytes: Option<u64>,
+    #[uniffi(default = None)]
+    pub redact: Option<bool>,
+}
+
 /// `terminalLimits`: limits of the built-in terminal manager.
 #[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
 pub struct TerminalLimits {
@@ -86,6 +99,8 @@ pub struct HostOptions {
     pub event_stall_timeout_ms: Option<u64>,
     #[uniffi(default = None)]
     pub wire_events: Option<bool>,
+    #[uniffi(default = None)]
+    pub record: Option<RecordOptions>,
     #[uniffi(default = None)]
     pub coalesce_tool_call_updates: Option<bool>,
     #[uniffi(default = None)]
@@ -329,6 +344,17 @@ impl HostOptions {
         d.set("eventStallTimeoutMs", num(self.event_stall_timeout_ms));
         d.set("progressEvents", flag(self.progress_events));
         d.set("wireEvents", flag(self.wire_events));
+        d.nest(
+            "record",
+            self.record.as_ref().map(|r| {
+                vec![
+                    ("dir", text(&r.dir)),
+                    ("file", text(&r.file)),
+                    ("maxBytes", num(r.max_bytes)),
+                    ("redact", flag(r.redact)),
+                ]
+            }),
+        );
         d.set(
             "coalesceToolCallUpdates",
             flag(self.coalesce_tool_call_updates),

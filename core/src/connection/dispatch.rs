@@ -17,9 +17,12 @@ impl Actor {
         match msg {
             ReaderMsg::Message { msg, lossy, raw } => {
                 if let Some(raw) = raw {
-                    let data = format!("{{\"direction\":\"in\",\"message\":{}}}", raw.get());
-                    if let Ok(data) = RawValue::from_string(data) {
-                        self.emit(self.event(EventKind::Wire, data)).await;
+                    self.record(|r| r.wire_in(raw.get()));
+                    if self.host.config.wire_events {
+                        let data = format!("{{\"direction\":\"in\",\"message\":{}}}", raw.get());
+                        if let Ok(data) = RawValue::from_string(data) {
+                            self.emit(self.event(EventKind::Wire, data)).await;
+                        }
                     }
                 }
                 if lossy {

@@ -224,6 +224,8 @@ impl Actor {
         self.stderr = None;
         self.emit(self.event(EventKind::AgentExited, raw_json(&data)))
             .await;
+        // The connection's last event: its recording is complete.
+        self.record(crate::record::Recorder::finish);
     }
 
     /// Take the agent's remaining stderr lines until its stderr closes (bounded by `limit`).

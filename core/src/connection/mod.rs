@@ -366,6 +366,7 @@ pub(crate) fn start(
     agent_shared: Arc<AgentShared>,
     caps: ClientCapabilities,
     transport: Transport,
+    recorder: Option<crate::record::Recorder>,
 ) -> mpsc::Sender<Command> {
     let (cmd_tx, cmd_rx) = mpsc::channel(COMMAND_QUEUE);
     let (reader_tx, reader_rx) = mpsc::channel(READER_QUEUE);
@@ -378,7 +379,7 @@ pub(crate) fn start(
     tokio::spawn(reader_task(
         transport.reader,
         host.config.max_line_bytes,
-        host.config.wire_events,
+        host.config.wire_events || recorder.is_some(),
         reader_tx,
     ));
     {
@@ -430,6 +431,7 @@ pub(crate) fn start(
         inbound_overflow: false,
         terminals: TerminalManager::new(host.config.terminal_limits),
         terminal_exits: HashMap::new(),
+        recorder: recorder.map(Mutex::new),
     };
     tokio::spawn(actor.run(cmd_rx, reader_rx, done_rx));
     cmd_tx
@@ -492,6 +494,8 @@ struct Actor {
     /// Built-in terminals whose exit is not reported yet, by id (bounded by the terminal limits:
     /// an entry goes when its exit is reported).
     terminal_exits: HashMap<String, inbound::ExitWatch>,
+    /// This connection's recording (`HostConfig::record`), fed the raw lines and the events.
+    recorder: Option<Mutex<crate::record::Recorder>>,
 }
 
 impl Actor {

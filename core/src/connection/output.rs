@@ -18,6 +18,7 @@ impl Actor {
     /// Queue an event; it reaches the host's stream at the next flush (end of this step, or when
     /// the outbox is full). Order is preserved; batching amortises the queue's synchronisation.
     pub(super) async fn emit(&self, ev: PendingEvent) {
+        self.record(|r| r.event(&ev));
         let full = {
             let mut out = self.outbox.lock().unwrap_or_else(|p| p.into_inner());
             out.push(ev);
@@ -25,6 +26,13 @@ impl Actor {
         };
         if full {
             self.flush();
+        }
+    }
+
+    /// Feed this connection's recording, if it is recorded.
+    pub(super) fn record(&self, f: impl FnOnce(&mut crate::record::Recorder)) {
+        if let Some(r) = &self.recorder {
+            f(&mut r.lock().unwrap_or_else(|p| p.into_inner()));
         }
     }
 
@@ -150,12 +158,15 @@ impl Actor {
         if self.writer_dead {
             return Ok(());
         }
-        let wire = self.host.config.wire_events.then(|| line.clone());
+        let wire = (self.host.config.wire_events || self.recorder.is_some()).then(|| line.clone());
         let sent = self.out.send(line);
         match sent {
             Ok(()) => {
                 if let Some(line) = wire {
-                    self.wire_out(&line).await;
+                    self.record(|r| r.wire_out(line.trim_end()));
+                    if self.host.config.wire_events {
+                        self.wire_out(&line).await;
+                    }
                 }
             }
             Err(Refused::Full { queued }) => self.stdin_stalled(queued).await,
@@ -194,11 +205,14 @@ impl Actor {
         if self.writer_dead {
             return;
         }
-        if self.host.config.wire_events {
+        if self.host.config.wire_events || self.recorder.is_some() {
             let text =
                 String::from_utf8_lossy(answer.line.strip_suffix(b"\n").unwrap_or(&answer.line));
             let text = text.into_owned();
-            self.wire_out(&text).await;
+            self.record(|r| r.wire_out(&text));
+            if self.host.config.wire_events {
+                self.wire_out(&text).await;
+            }
         }
         self.out.send_answer(answer);
     }

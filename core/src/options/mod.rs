@@ -226,6 +226,23 @@ pub fn host(doc: &Value, face: Face) -> Result<HostOptions> {
     if let Some(b) = given(map, "wireEvents").and_then(Value::as_bool) {
         c.wire_events = b;
     }
+    if let Some(r) = given(map, "record").and_then(Value::as_object) {
+        let mut rec = crate::record::RecordConfig {
+            dir: given(r, "dir").and_then(Value::as_str).map(PathBuf::from),
+            file: given(r, "file").and_then(Value::as_str).map(PathBuf::from),
+            ..crate::record::RecordConfig::default()
+        };
+        if rec.dir.is_some() == rec.file.is_some() {
+            return Err(check::bad("record", "give one of `dir` and `file`"));
+        }
+        if let Some(n) = count(r, "maxBytes") {
+            rec.max_bytes = n;
+        }
+        if let Some(b) = given(r, "redact").and_then(Value::as_bool) {
+            rec.redact = b;
+        }
+        c.record = Some(rec);
+    }
     if let Some(b) = given(map, "coalesceToolCallUpdates").and_then(Value::as_bool) {
         c.coalesce_tool_call_updates = b;
     }
@@ -584,6 +601,10 @@ pub fn effective(config: &HostConfig) -> Value {
         }
     };
     let ClientInfo { name, version } = &config.client_info;
+    // No recording: no `dir` nor `file`, the other fields at their defaults.
+    let r = config.record.clone().unwrap_or_default();
+    let record =
+        json!({ "dir": r.dir, "file": r.file, "maxBytes": r.max_bytes, "redact": r.redact });
     json!({
         "clientInfo": {"name": name, "version": version},
         "policy": config.policy.as_ref().map_or("default", |p| p.name()),
@@ -603,6 +624,7 @@ pub fn effective(config: &HostConfig) -> Value {
         "eventStallTimeoutMs": opt_ms(config.event_stall_timeout),
         "progressEvents": config.progress_events,
         "wireEvents": config.wire_events,
+        "record": record,
         "coalesceToolCallUpdates": config.coalesce_tool_call_updates,
         "maxLineBytes": config.max_line_bytes,
         "stderrTailBytes": config.stderr_tail_bytes,

@@ -112,6 +112,39 @@ pub const FS_LIMITS: &[Opt] = &[
     ),
 ];
 
+pub const RECORD: &[Opt] = &[
+    opt(
+        "dir",
+        Ty::Path { dir: true },
+        "none",
+        "Record each connection into a new file of this directory \
+         (`agent<id>-<n>-<pid>-<ms>.acprec.jsonl`). One of `dir` and `file`.",
+    ),
+    opt(
+        "file",
+        Ty::Path { dir: false },
+        "none",
+        "Record the host's first connection into this file (created; never over an existing \
+         one), later ones into `FILE.2`, `FILE.3`, …. One of `dir` and `file`.",
+    ),
+    opt(
+        "maxBytes",
+        Ty::Int {
+            min: 4096,
+            max: 64 * GIB,
+        },
+        "268435456 (256 MiB)",
+        "A recording's bound: past it a `truncated` line ends the file.",
+    ),
+    opt(
+        "redact",
+        Ty::Bool,
+        "true",
+        "Leave secrets out: environment and header values, `authenticate` payloads, `_meta` keys \
+         named like credentials, elicitation form values (docs/RECORDING.md).",
+    ),
+];
+
 pub const TERMINAL_LIMITS: &[Opt] = &[
     opt(
         "maxOutputBytes",
@@ -281,6 +314,13 @@ pub const HOST: &[Opt] = &[
         Ty::Bool,
         "false",
         "Emit a `wire` event for every message in and out (protocol log views).",
+    ),
+    opt(
+        "record",
+        Ty::Object(RECORD),
+        "none (no recording)",
+        "Record every agent connection to a file: the wire in both directions and the events \
+         (docs/RECORDING.md).",
     ),
     opt(
         "coalesceToolCallUpdates",

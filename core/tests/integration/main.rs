@@ -47,6 +47,7 @@ mod ordering;
 mod policy;
 mod policy_commands;
 mod pool;
+mod record;
 mod registry;
 mod services;
 mod sessions_and_turns;

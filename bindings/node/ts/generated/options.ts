@@ -157,6 +157,41 @@ export interface HostOptionsDocument {
    */
   wireEvents?: boolean;
   /**
+   * Record every agent connection to a file: the wire in both directions and the events
+   * (docs/RECORDING.md).
+   *
+   * Type: object. Default: none (no recording).
+   */
+  record?: {
+    /**
+     * Record each connection into a new file of this directory
+     * (`agent<id>-<n>-<pid>-<ms>.acprec.jsonl`). One of `dir` and `file`.
+     *
+     * Type: absolute path of an existing directory. Default: none.
+     */
+    dir?: string;
+    /**
+     * Record the host's first connection into this file (created; never over an existing one),
+     * later ones into `FILE.2`, `FILE.3`, …. One of `dir` and `file`.
+     *
+     * Type: absolute path. Default: none.
+     */
+    file?: string;
+    /**
+     * A recording's bound: past it a `truncated` line ends the file.
+     *
+     * Type: integer 4 KiB ..= 64 GiB. Default: 268435456 (256 MiB).
+     */
+    maxBytes?: number;
+    /**
+     * Leave secrets out: environment and header values, `authenticate` payloads, `_meta` keys
+     * named like credentials, elicitation form values (docs/RECORDING.md).
+     *
+     * Type: boolean. Default: true.
+     */
+    redact?: boolean;
+  };
+  /**
    * Merge a `tool_call_update` into the queued, not yet pulled update of the same tool call.
    *
    * Type: boolean. Default: false.

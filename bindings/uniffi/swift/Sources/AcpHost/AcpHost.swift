@@ -5543,6 +5543,7 @@ public struct HostOptions: Equatable, Hashable {
     public var eventQueueBytes: UInt64?
     public var eventStallTimeoutMs: UInt64?
     public var wireEvents: Bool?
+    public var record: RecordOptions?
     public var coalesceToolCallUpdates: Bool?
     public var maxLineBytes: UInt64?
     public var stderrTailBytes: UInt64?
@@ -5610,7 +5611,7 @@ public struct HostOptions: Equatable, Hashable {
          */elicitationModes: [String]? = nil, elicitationTimeoutMs: UInt64? = nil, requestTimeoutMs: UInt64? = nil, promptTimeoutMs: UInt64? = nil, cancelGraceMs: UInt64? = nil, shutdownGraceMs: UInt64? = nil, 
         /**
          * False: no event is queued (for embedders that only use return values).
-         */events: Bool? = nil, eventCapacity: UInt64? = nil, eventQueueBytes: UInt64? = nil, eventStallTimeoutMs: UInt64? = nil, wireEvents: Bool? = nil, coalesceToolCallUpdates: Bool? = nil, maxLineBytes: UInt64? = nil, stderrTailBytes: UInt64? = nil, maxOutboundBytes: UInt64? = nil, maxPendingAgentRequests: UInt64? = nil, earlyUpdateLimit: UInt64? = nil, 
+         */events: Bool? = nil, eventCapacity: UInt64? = nil, eventQueueBytes: UInt64? = nil, eventStallTimeoutMs: UInt64? = nil, wireEvents: Bool? = nil, record: RecordOptions? = nil, coalesceToolCallUpdates: Bool? = nil, maxLineBytes: UInt64? = nil, stderrTailBytes: UInt64? = nil, maxOutboundBytes: UInt64? = nil, maxPendingAgentRequests: UInt64? = nil, earlyUpdateLimit: UInt64? = nil, 
         /**
          * `builtin` or `disabled` (`embedder` needs fs hooks, which this face does not take).
          */fs: String? = nil, fsLimits: FsLimits? = nil, 
@@ -5656,6 +5657,7 @@ public struct HostOptions: Equatable, Hashable {
         self.eventQueueBytes = eventQueueBytes
         self.eventStallTimeoutMs = eventStallTimeoutMs
         self.wireEvents = wireEvents
+        self.record = record
         self.coalesceToolCallUpdates = coalesceToolCallUpdates
         self.maxLineBytes = maxLineBytes
         self.stderrTailBytes = stderrTailBytes
@@ -5708,6 +5710,7 @@ public struct FfiConverterTypeHostOptions: FfiConverterRustBuffer {
                 eventQueueBytes: FfiConverterOptionUInt64.read(from: &buf), 
                 eventStallTimeoutMs: FfiConverterOptionUInt64.read(from: &buf), 
                 wireEvents: FfiConverterOptionBool.read(from: &buf), 
+                record: FfiConverterOptionTypeRecordOptions.read(from: &buf), 
                 coalesceToolCallUpdates: FfiConverterOptionBool.read(from: &buf), 
                 maxLineBytes: FfiConverterOptionUInt64.read(from: &buf), 
                 stderrTailBytes: FfiConverterOptionUInt64.read(from: &buf), 
@@ -5746,6 +5749,7 @@ public struct FfiConverterTypeHostOptions: FfiConverterRustBuffer {
         FfiConverterOptionUInt64.write(value.eventQueueBytes, into: &buf)
         FfiConverterOptionUInt64.write(value.eventStallTimeoutMs, into: &buf)
         FfiConverterOptionBool.write(value.wireEvents, into: &buf)
+        FfiConverterOptionTypeRecordOptions.write(value.record, into: &buf)
         FfiConverterOptionBool.write(value.coalesceToolCallUpdates, into: &buf)
         FfiConverterOptionUInt64.write(value.maxLineBytes, into: &buf)
         FfiConverterOptionUInt64.write(value.stderrTailBytes, into: &buf)
@@ -6583,6 +6587,71 @@ public func FfiConverterTypeRawEvent_lift(_ buf: RustBuffer) throws -> RawEvent 
 #endif
 public func FfiConverterTypeRawEvent_lower(_ value: RawEvent) -> RustBuffer {
     return FfiConverterTypeRawEvent.lower(value)
+}
+
+
+/**
+ * `record`: record every agent connection to a file (docs/RECORDING.md); one of `dir`, `file`.
+ */
+public struct RecordOptions: Equatable, Hashable {
+    public var dir: String?
+    public var file: String?
+    public var maxBytes: UInt64?
+    public var redact: Bool?
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(dir: String? = nil, file: String? = nil, maxBytes: UInt64? = nil, redact: Bool? = nil) {
+        self.dir = dir
+        self.file = file
+        self.maxBytes = maxBytes
+        self.redact = redact
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension RecordOptions: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeRecordOptions: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> RecordOptions {
+        return
+            try RecordOptions(
+                dir: FfiConverterOptionString.read(from: &buf), 
+                file: FfiConverterOptionString.read(from: &buf), 
+                maxBytes: FfiConverterOptionUInt64.read(from: &buf), 
+                redact: FfiConverterOptionBool.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: RecordOptions, into buf: inout [UInt8]) {
+        FfiConverterOptionString.write(value.dir, into: &buf)
+        FfiConverterOptionString.write(value.file, into: &buf)
+        FfiConverterOptionUInt64.write(value.maxBytes, into: &buf)
+        FfiConverterOptionBool.write(value.redact, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeRecordOptions_lift(_ buf: RustBuffer) throws -> RecordOptions {
+    return try FfiConverterTypeRecordOptions.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeRecordOptions_lower(_ value: RecordOptions) -> RustBuffer {
+    return FfiConverterTypeRecordOptions.lower(value)
 }
 
 
@@ -8615,6 +8684,30 @@ fileprivate struct FfiConverterOptionTypeHostOptions: FfiConverterRustBuffer {
         switch try readInt(&buf) as Int8 {
         case 0: return nil
         case 1: return try FfiConverterTypeHostOptions.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionTypeRecordOptions: FfiConverterRustBuffer {
+    typealias SwiftType = RecordOptions?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeRecordOptions.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeRecordOptions.read(from: &buf)
         default: throw UniffiInternalError.unexpectedOptionalTag
         }
     }

@@ -9392,6 +9392,8 @@ data class HostOptions (
     , 
     val `wireEvents`: kotlin.Boolean? = null 
     , 
+    val `record`: RecordOptions? = null 
+    , 
     val `coalesceToolCallUpdates`: kotlin.Boolean? = null 
     , 
     val `maxLineBytes`: kotlin.ULong? = null 
@@ -9484,6 +9486,7 @@ internal object FfiConverterTypeHostOptions: FfiConverterRustBuffer<HostOptions>
             FfiConverterOptionalULong.read(buf),
             FfiConverterOptionalULong.read(buf),
             FfiConverterOptionalBoolean.read(buf),
+            FfiConverterOptionalTypeRecordOptions.read(buf),
             FfiConverterOptionalBoolean.read(buf),
             FfiConverterOptionalULong.read(buf),
             FfiConverterOptionalULong.read(buf),
@@ -9522,6 +9525,7 @@ internal object FfiConverterTypeHostOptions: FfiConverterRustBuffer<HostOptions>
             FfiConverterOptionalULong.allocationSize(value.`eventQueueBytes`) +
             FfiConverterOptionalULong.allocationSize(value.`eventStallTimeoutMs`) +
             FfiConverterOptionalBoolean.allocationSize(value.`wireEvents`) +
+            FfiConverterOptionalTypeRecordOptions.allocationSize(value.`record`) +
             FfiConverterOptionalBoolean.allocationSize(value.`coalesceToolCallUpdates`) +
             FfiConverterOptionalULong.allocationSize(value.`maxLineBytes`) +
             FfiConverterOptionalULong.allocationSize(value.`stderrTailBytes`) +
@@ -9559,6 +9563,7 @@ internal object FfiConverterTypeHostOptions: FfiConverterRustBuffer<HostOptions>
             FfiConverterOptionalULong.write(value.`eventQueueBytes`, buf)
             FfiConverterOptionalULong.write(value.`eventStallTimeoutMs`, buf)
             FfiConverterOptionalBoolean.write(value.`wireEvents`, buf)
+            FfiConverterOptionalTypeRecordOptions.write(value.`record`, buf)
             FfiConverterOptionalBoolean.write(value.`coalesceToolCallUpdates`, buf)
             FfiConverterOptionalULong.write(value.`maxLineBytes`, buf)
             FfiConverterOptionalULong.write(value.`stderrTailBytes`, buf)
@@ -10171,6 +10176,57 @@ internal object FfiConverterTypeRawEvent: FfiConverterRustBuffer<RawEvent> {
             FfiConverterString.write(value.`data`, buf)
             FfiConverterOptionalTypeSupervisorEvent.write(value.`supervisor`, buf)
             FfiConverterOptionalULong.write(value.`dropped`, buf)
+    }
+}
+
+
+
+/**
+ * `record`: record every agent connection to a file (docs/RECORDING.md); one of `dir`, `file`.
+ */
+data class RecordOptions (
+    val `dir`: kotlin.String? = null 
+    , 
+    val `file`: kotlin.String? = null 
+    , 
+    val `maxBytes`: kotlin.ULong? = null 
+    , 
+    val `redact`: kotlin.Boolean? = null 
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+internal object FfiConverterTypeRecordOptions: FfiConverterRustBuffer<RecordOptions> {
+    override fun read(buf: ByteBuffer): RecordOptions {
+        return RecordOptions(
+            FfiConverterOptionalString.read(buf),
+            FfiConverterOptionalString.read(buf),
+            FfiConverterOptionalULong.read(buf),
+            FfiConverterOptionalBoolean.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: RecordOptions) = (
+            FfiConverterOptionalString.allocationSize(value.`dir`) +
+            FfiConverterOptionalString.allocationSize(value.`file`) +
+            FfiConverterOptionalULong.allocationSize(value.`maxBytes`) +
+            FfiConverterOptionalBoolean.allocationSize(value.`redact`)
+    )
+
+    override fun write(value: RecordOptions, buf: ByteBuffer) {
+            FfiConverterOptionalString.write(value.`dir`, buf)
+            FfiConverterOptionalString.write(value.`file`, buf)
+            FfiConverterOptionalULong.write(value.`maxBytes`, buf)
+            FfiConverterOptionalBoolean.write(value.`redact`, buf)
     }
 }
 
@@ -12314,6 +12370,38 @@ internal object FfiConverterOptionalTypeHostOptions: FfiConverterRustBuffer<Host
         } else {
             buf.put(1)
             FfiConverterTypeHostOptions.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
+internal object FfiConverterOptionalTypeRecordOptions: FfiConverterRustBuffer<RecordOptions?> {
+    override fun read(buf: ByteBuffer): RecordOptions? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterTypeRecordOptions.read(buf)
+    }
+
+    override fun allocationSize(value: RecordOptions?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterTypeRecordOptions.allocationSize(value)
+        }
+    }
+
+    override fun write(value: RecordOptions?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterTypeRecordOptions.write(value, buf)
         }
     }
 }

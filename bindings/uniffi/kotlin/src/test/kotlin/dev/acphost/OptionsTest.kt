@@ -119,6 +119,7 @@ class OptionsTest {
             eventQueueBytes = 8_192u,
             eventStallTimeoutMs = 9_000u,
             wireEvents = true,
+            record = RecordOptions(dir = dir.toString(), maxBytes = 1_000_000u, redact = false),
             coalesceToolCallUpdates = true,
             maxLineBytes = 2_048u,
             stderrTailBytes = 10u,
@@ -148,9 +149,39 @@ class OptionsTest {
         assertEquals("""{"name":"my-editor","version":"1.2.3"}""", eff.getValue("clientInfo").toString())
         assertEquals("""{"maxReadBytes":13,"maxWriteBytes":14}""", eff.getValue("fsLimits").toString())
         assertEquals("""{"maxOutputBytes":15,"maxTerminals":16}""", eff.getValue("terminalLimits").toString())
+        assertEquals(
+            """{"dir":${JsonPrimitive(dir.toString())},"file":null,"maxBytes":1000000,"redact":false}""",
+            eff.getValue("record").toString(),
+        )
         assertEquals("""["form"]""", eff.getValue("elicitationModes").toString())
         assertEquals("""["session/fork"]""", eff.getValue("unstable").toString())
         assertEquals("[${JsonPrimitive(dir.toString())}]", eff.getValue("roots").toString())
+    }
+
+    @Test
+    fun `a recorded connection writes its header, wire and events to the file`() = test {
+        // docs/RECORDING.md; the format is the core's (core/tests/integration/record.rs).
+        val file = dir.resolve("kotlin.acprec.jsonl")
+        Host(HostOptions(record = RecordOptions(file = file.toString()))).use { host ->
+            val agent = host.spawn(Fixtures.mock("default"))
+            val session = agent.newSession(SessionOptions(cwd = dir.toString()))
+            assertEquals("end_turn", session.prompt("hello").stopReason)
+            agent.shutdown()
+        }
+        var lines = emptyList<JsonObject>()
+        val deadline = System.nanoTime() + 10_000_000_000
+        while (lines.lastOrNull()?.containsKey("end") != true) {
+            assertTrue(System.nanoTime() < deadline, "the recording ends with its end line")
+            Thread.sleep(20)
+            lines = file.readText().lines().filter { it.isNotBlank() }.map { Json.parseToJsonElement(it).jsonObject }
+        }
+        assertEquals(1, lines.first().getValue("acpRecording").jsonPrimitive.content.toInt())
+        assertEquals(1, lines.first().getValue("protocolVersion").jsonPrimitive.content.toInt())
+        val methods = lines.mapNotNull { (it["msg"] as? JsonObject)?.get("method")?.jsonPrimitive?.content }
+        assertTrue(methods.containsAll(listOf("initialize", "session/new", "session/prompt", "session/update")), "$methods")
+        val kinds = lines.mapNotNull { (it["event"] as? JsonObject)?.get("kind")?.jsonPrimitive?.content }
+        assertEquals("agent_exited", kinds.last())
+        assertThrows<AcpException.InvalidConfig> { Host(HostOptions(record = RecordOptions())) }
     }
 
     @Test

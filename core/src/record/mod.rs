@@ -1,0 +1,291 @@
+//! Recording an agent connection (`HostConfig::record`; docs/RECORDING.md): one JSON Lines file
+//! per connection, a header (versions, platform, the agent's command, both sides' capabilities,
+//! the agent's `initialize` answer), then every wire message in both directions and every event
+//! of the connection, each with a monotonic time `t` (seconds since the connection started).
+//!
+//! Never in the connection's way: the actor formats a line (a raw copy, parsed again only when
+//! it may hold a secret, see `redact.rs`) and hands it to the recording's own thread through a
+//! queue bounded by bytes; when the disk falls behind the queue's bound, lines are dropped and a
+//! `gap` line says how many. The file is bounded too (`maxBytes`): past it a `truncated` line
+//! ends it. The last line, `end`, counts what was written and dropped.
+
+pub mod redact;
+mod writer;
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde_json::Value;
+
+use crate::events::{EventKind, PendingEvent};
+use crate::transport::AgentSpec;
+
+/// The recording format's version (the header's `acpRecording`).
+pub const FORMAT_VERSION: u32 = 1;
+/// Lines held back until the handshake's answer completes the header (past it the header is
+/// written without the answer).
+const HELD_BEFORE_HEADER: usize = 256;
+/// Elicitation request ids remembered (their answers' form values are redacted).
+const ELICITATIONS_KEPT: usize = 256;
+
+/// Where and how connections are recorded (`HostConfig::record`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordConfig {
+    /// A file per connection in this directory (`agent<id>-<n>-<pid>-<ms>.acprec.jsonl`).
+    pub dir: Option<PathBuf>,
+    /// This file for the host's first connection; `FILE.2`, `FILE.3`, … for later ones (a
+    /// supervised agent's restarts, other agents).
+    pub file: Option<PathBuf>,
+    /// The file's bound in bytes: past it a `truncated` line ends the recording.
+    pub max_bytes: u64,
+    /// Leave secrets out (`redact.rs`); on by default.
+    pub redact: bool,
+}
+
+impl Default for RecordConfig {
+    fn default() -> Self {
+        RecordConfig {
+            dir: None,
+            file: None,
+            max_bytes: 256 << 20,
+            redact: true,
+        }
+    }
+}
+
+/// Where connection `n` (1-based, per host) of agent `agent` is recorded.
+fn path_for(config: &RecordConfig, agent: u64, n: u64) -> Option<PathBuf> {
+    if let Some(file) = &config.file {
+        if n == 1 {
+            return Some(file.clone());
+        }
+        let mut name = file.as_os_str().to_owned();
+        name.push(format!(".{n}"));
+        return Some(PathBuf::from(name));
+    }
+    let dir = config.dir.as_ref()?;
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    let process = std::process::id();
+    Some(dir.join(format!("agent{agent}-{n}-{process}-{ms}.acprec.jsonl")))
+}
+
+/// One connection's recording, owned by its actor.
+#[derive(Debug)]
+pub(crate) struct Recorder {
+    out: writer::Sink,
+    start: Instant,
+    redact: bool,
+    /// The header's fields known at the start; completed by the handshake.
+    header: Option<Value>,
+    /// Lines made before the header could be written.
+    held: Vec<String>,
+    /// Ids (as JSON text) of the agent's `elicitation/create` requests not answered yet.
+    elicitations: VecDeque<String>,
+}
+
+impl Recorder {
+    /// Start recording agent `agent`'s new connection (`n`: the host's count of connections), or
+    /// `Err` with why the file could not be created.
+    pub(crate) fn start(
+        config: &RecordConfig,
+        agent: u64,
+        n: u64,
+        spec: Option<&AgentSpec>,
+    ) -> Result<Recorder, String> {
+        let path = path_for(config, agent, n).ok_or("no `dir` or `file` to record into")?;
+        let out = writer::Sink::create(&path, config.max_bytes)
+            .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+        let agent_json = spec.map(|s| {
+            serde_json::json!({
+                "command": s.command,
+                "args": s.args,
+                "cwd": s.cwd,
+                // Names only: values are secrets as often as not (and with `redact` off, still
+                // the embedder's environment, not the protocol's).
+                "env": s.env.keys().collect::<Vec<_>>(),
+            })
+        });
+        let header = serde_json::json!({
+            "acpRecording": FORMAT_VERSION,
+            "acpHost": env!("CARGO_PKG_VERSION"),
+            "startedAt": crate::events::format_timestamp(std::time::SystemTime::now()),
+            "platform": {
+                "os": std::env::consts::OS,
+                "arch": std::env::consts::ARCH,
+                "family": std::env::consts::FAMILY,
+            },
+            "agentId": agent,
+            "connection": n,
+            "agent": agent_json,
+            "redacted": config.redact,
+            "maxBytes": config.max_bytes,
+            "protocolVersion": null,
+            "clientInfo": null,
+            "clientCapabilities": null,
+            "initialize": null,
+        });
+        Ok(Recorder {
+            out,
+            start: Instant::now(),
+            redact: config.redact,
+            header: Some(header),
+            held: Vec::new(),
+            elicitations: VecDeque::new(),
+        })
+    }
+
+    /// Where this recording is written.
+    pub(crate) fn path(&self) -> &Path {
+        self.out.path()
+    }
+
+    fn t(&self) -> f64 {
+        // Microseconds: enough to order what one actor step did, short enough to read.
+        (self.start.elapsed().as_micros() as f64) / 1e6
+    }
+
+    fn line(&mut self, line: String) {
+        if self.header.is_some() {
+            self.held.push(line);
+            if self.held.len() >= HELD_BEFORE_HEADER {
+                self.write_header();
+            }
+        } else {
+            self.out.push(line);
+        }
+    }
+
+    fn write_header(&mut self) {
+        if let Some(header) = self.header.take() {
+            self.out.push(header.to_string());
+            for line in std::mem::take(&mut self.held) {
+                self.out.push(line);
+            }
+        }
+    }
+
+    /// A message the agent sent (its raw line).
+    pub(crate) fn wire_in(&mut self, raw: &str) {
+        if raw.contains("\"elicitation/create\"")
+            && let Ok(msg) = serde_json::from_str::<Value>(raw)
+            && msg.get("method").and_then(Value::as_str) == Some("elicitation/create")
+            && let Some(id) = msg.get("id")
+        {
+            self.elicitations.push_back(id.to_string());
+            if self.elicitations.len() > ELICITATIONS_KEPT {
+                self.elicitations.pop_front();
+            }
+        }
+        let msg = self.redacted(raw, false);
+        let line = format!("{{\"t\":{},\"dir\":\"in\",\"msg\":{msg}}}", self.t());
+        self.line(line);
+    }
+
+    /// A message the host sent (its line, without the newline).
+    pub(crate) fn wire_out(&mut self, raw: &str) {
+        if let Some(header) = &mut self.header
+            && raw.contains("\"initialize\"")
+            && let Ok(msg) = serde_json::from_str::<Value>(raw)
+            && msg.get("method").and_then(Value::as_str) == Some("initialize")
+        {
+            header["clientInfo"] = msg["params"]["clientInfo"].clone();
+            header["clientCapabilities"] = msg["params"]["clientCapabilities"].clone();
+        }
+        let answer = !self.elicitations.is_empty() && self.answers_elicitation(raw);
+        let msg = self.redacted(raw, answer);
+        let line = format!("{{\"t\":{},\"dir\":\"out\",\"msg\":{msg}}}", self.t());
+        self.line(line);
+    }
+
+    /// Whether `raw` is a response to a remembered `elicitation/create` (forgotten then).
+    fn answers_elicitation(&mut self, raw: &str) -> bool {
+        let Ok(msg) = serde_json::from_str::<Value>(raw) else {
+            return false;
+        };
+        if msg.get("method").is_some() {
+            return false;
+        }
+        let Some(id) = msg.get("id").map(Value::to_string) else {
+            return false;
+        };
+        match self.elicitations.iter().position(|e| *e == id) {
+            Some(i) => {
+                self.elicitations.remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// `raw` as recorded: as is, or parsed, redacted and written again when it may hold a secret.
+    fn redacted(&self, raw: &str, elicitation_answer: bool) -> String {
+        let suspect = elicitation_answer || redact::TRIGGERS.iter().any(|t| raw.contains(t));
+        if !self.redact || !suspect {
+            return raw.to_owned();
+        }
+        match serde_json::from_str::<Value>(raw) {
+            Ok(mut msg) => {
+                redact::message(&mut msg, elicitation_answer);
+                msg.to_string()
+            }
+            // Not JSON (never, from the connection): recorded as a string.
+            Err(_) => Value::from(raw).to_string(),
+        }
+    }
+
+    /// An event of the connection (its envelope without `seq`, which the host's queue assigns).
+    pub(crate) fn event(&mut self, ev: &PendingEvent) {
+        if ev.kind == EventKind::Wire {
+            return; // the wire lines are recorded as such
+        }
+        if ev.kind == EventKind::AgentReady
+            && let Some(header) = &mut self.header
+        {
+            if let Ok(ready) = serde_json::from_str::<Value>(ev.data.get()) {
+                header["protocolVersion"] = ready["protocolVersion"].clone();
+                let mut init = ready;
+                if self.redact {
+                    redact::message(&mut init, false);
+                }
+                header["initialize"] = init;
+            }
+            self.write_header();
+        }
+        let mut envelope = format!(
+            "{{\"t\":{},\"event\":{{\"kind\":\"{}\"",
+            self.t(),
+            ev.kind.as_str()
+        );
+        if let Some(session) = &ev.session {
+            envelope.push_str(",\"session\":");
+            envelope.push_str(&Value::from(&**session).to_string());
+        }
+        if let Some(turn) = ev.turn {
+            envelope.push_str(&format!(",\"turn\":{turn}"));
+        }
+        if ev.replay {
+            envelope.push_str(",\"replay\":true");
+        }
+        envelope.push_str(",\"data\":");
+        envelope.push_str(&self.redacted(ev.data.get(), false));
+        envelope.push_str("}}");
+        self.line(envelope);
+    }
+
+    /// The connection ended: the header (if the handshake never completed), what is held, the
+    /// `end` line; the file is closed by the recording's thread.
+    pub(crate) fn finish(&mut self) {
+        self.write_header();
+        let t = self.t();
+        self.out.finish(t);
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}

@@ -1,0 +1,292 @@
+//! Recording a connection (`HostConfig::record`, docs/RECORDING.md): the header, the wire in both
+//! directions interleaved with the events, secrets left out, the file's bound.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use acp_host::record::RecordConfig;
+use acp_host::record::redact::REDACTED;
+use acp_host::{
+    ElicitationAnswer, ElicitationHandler, ElicitationKind, ElicitationModes, ElicitationRequest,
+    HostConfig,
+};
+use serde_json::{Value, json};
+
+use crate::common::scenario::{self, Ws, req};
+use crate::common::*;
+
+/// The file's lines once its `end` line is there (the recording's thread writes it last).
+fn lines(path: &std::path::Path) -> Vec<Value> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+            .collect();
+        if lines.last().is_some_and(|l| l.get("end").is_some()) {
+            return lines;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no `end` line in {}: {text}",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn recording(file: &std::path::Path) -> Option<RecordConfig> {
+    Some(RecordConfig {
+        file: Some(file.to_owned()),
+        ..RecordConfig::default()
+    })
+}
+
+fn form_answer() -> ElicitationHandler {
+    ElicitationHandler::Decider {
+        modes: ElicitationModes {
+            form: true,
+            url: true,
+        },
+        decider: Arc::new(|req: ElicitationRequest| async move {
+            Ok(match req.kind {
+                ElicitationKind::Form { .. } => ElicitationAnswer::Accept(
+                    acp_host::elicitation::content(json!({"target": "hunter2-prod"})),
+                ),
+                ElicitationKind::Url { .. } => ElicitationAnswer::Decline,
+            })
+        }),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recording_holds_the_header_the_wire_both_ways_and_the_events_with_secrets_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("session.acprec.jsonl");
+    let ws = Ws::new();
+    let steps = json!([
+        {"update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hi"},
+                    "_meta": {"vendor": {"apiToken": "tok-SECRET-1", "model": "m1"}}}},
+        req("terminal/create", "t", json!({"sessionId": "$SESSION", "command": "true",
+            "env": [{"name": "DEPLOY_KEY", "value": "env-SECRET-2"}]})),
+        req("elicitation/create", "form", json!({"sessionId": "$SESSION", "mode": "form",
+            "message": "Where?", "requestedSchema": {"type": "object",
+            "properties": {"target": {"type": "string"}}, "required": ["target"]}})),
+    ]);
+    let config = HostConfig {
+        permission: allow_once(),
+        elicitation: form_answer(),
+        record: recording(&file),
+        ..HostConfig::default()
+    };
+    scenario::run(&ws, config, steps).await;
+    let lines = lines(&file);
+    let text = std::fs::read_to_string(&file).unwrap();
+    for secret in ["tok-SECRET-1", "env-SECRET-2", "hunter2-prod"] {
+        assert!(!text.contains(secret), "{secret} recorded: {text}");
+    }
+    assert!(text.contains(REDACTED));
+
+    let header = &lines[0];
+    assert_eq!(header["acpRecording"], 1);
+    assert_eq!(header["acpHost"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(header["protocolVersion"], 1);
+    assert_eq!(header["platform"]["os"], std::env::consts::OS);
+    assert!(header["clientCapabilities"]["fs"].is_object(), "{header}");
+    assert!(
+        header["initialize"]["agentCapabilities"].is_object(),
+        "{header}"
+    );
+    assert_eq!(header["redacted"], true);
+    assert!(
+        header["agent"]["command"]
+            .as_str()
+            .unwrap()
+            .contains("mock")
+    );
+
+    let body = &lines[1..lines.len() - 1];
+    let wire = |dir: &str, method: &str| {
+        body.iter()
+            .any(|l| l["dir"] == dir && l["msg"]["method"] == method)
+    };
+    assert!(
+        wire("out", "initialize") && wire("out", "session/new") && wire("out", "session/prompt")
+    );
+    assert!(wire("in", "session/update") && wire("in", "terminal/create"));
+    let kinds: Vec<&str> = body
+        .iter()
+        .filter_map(|l| l["event"]["kind"].as_str())
+        .collect();
+    for kind in [
+        "agent_ready",
+        "session_opened",
+        "turn_started",
+        "terminal_created",
+        "turn_ended",
+        "agent_exited",
+    ] {
+        assert!(kinds.contains(&kind), "{kind} in {kinds:?}");
+    }
+    assert_eq!(
+        kinds.last(),
+        Some(&"agent_exited"),
+        "the connection's last event ends it"
+    );
+    // One clock for the whole file, never going back.
+    let ts: Vec<f64> = body.iter().filter_map(|l| l["t"].as_f64()).collect();
+    assert_eq!(ts.len(), body.len(), "every line has its time");
+    assert!(ts.windows(2).all(|w| w[0] <= w[1]), "{ts:?}");
+    // What the redaction keeps: names, the method, the form's field names.
+    let create = body
+        .iter()
+        .find(|l| l["msg"]["method"] == "terminal/create")
+        .unwrap();
+    assert_eq!(create["msg"]["params"]["env"][0]["name"], "DEPLOY_KEY");
+    assert_eq!(create["msg"]["params"]["command"], "true");
+    let update = body
+        .iter()
+        .find(|l| l["msg"]["method"] == "session/update")
+        .unwrap();
+    let meta = &update["msg"]["params"]["update"]["_meta"]["vendor"];
+    assert_eq!(meta["apiToken"], REDACTED);
+    assert_eq!(meta["model"], "m1");
+    let asked = body
+        .iter()
+        .find(|l| l["msg"]["method"] == "elicitation/create")
+        .unwrap();
+    let answer = body
+        .iter()
+        .find(|l| {
+            l["dir"] == "out"
+                && l["msg"]["id"] == asked["msg"]["id"]
+                && l["msg"].get("result").is_some()
+        })
+        .expect("the host's answer to the form is recorded");
+    assert_eq!(answer["msg"]["result"]["action"], "accept");
+    assert_eq!(
+        answer["msg"]["result"]["content"],
+        json!({"target": REDACTED})
+    );
+    let end = &lines.last().unwrap()["end"];
+    assert_eq!(end["droppedLines"], 0);
+    assert_eq!(end["truncated"], false);
+    assert_eq!(end["lines"], lines.len() as u64 - 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redaction_off_records_as_sent_and_the_bound_ends_the_file_with_a_marker() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = Ws::new();
+    let steps = json!([req(
+        "terminal/create",
+        "t",
+        json!({"sessionId": "$SESSION", "command": "true",
+            "env": [{"name": "DEPLOY_KEY", "value": "env-SECRET-2"}]})
+    ),]);
+    let open = dir.path().join("open.jsonl");
+    let config = HostConfig {
+        permission: allow_once(),
+        record: Some(RecordConfig {
+            file: Some(open.clone()),
+            redact: false,
+            ..RecordConfig::default()
+        }),
+        ..HostConfig::default()
+    };
+    scenario::run(&ws, config, steps.clone()).await;
+    let text = lines(&open)
+        .iter()
+        .map(Value::to_string)
+        .collect::<String>();
+    assert!(
+        text.contains("env-SECRET-2"),
+        "redact: false keeps what was sent"
+    );
+
+    let small = dir.path().join("small.jsonl");
+    let config = HostConfig {
+        permission: allow_once(),
+        record: Some(RecordConfig {
+            file: Some(small.clone()),
+            max_bytes: 4096,
+            ..RecordConfig::default()
+        }),
+        ..HostConfig::default()
+    };
+    scenario::run(&ws, config, steps).await;
+    let lines = lines(&small);
+    let marker = lines.iter().position(|l| l.get("truncated").is_some());
+    let marker = marker.expect("a truncated line");
+    assert_eq!(lines[marker]["truncated"]["maxBytes"], 4096);
+    assert_eq!(
+        marker,
+        lines.len() - 2,
+        "only the `end` line follows the marker"
+    );
+    let end = &lines.last().unwrap()["end"];
+    assert_eq!(end["truncated"], true);
+    assert!(end["droppedLines"].as_u64().unwrap() > 0);
+    let size = std::fs::metadata(&small).unwrap().len();
+    assert!(size < 4096 + 512, "bounded: {size} bytes");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_connection_gets_its_own_file_and_an_existing_file_is_never_overwritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("r.jsonl");
+    std::fs::write(dir.path().join("r.jsonl.2"), "keep me").unwrap();
+    let host = acp_host::Host::new(HostConfig {
+        record: recording(&file),
+        ..HostConfig::default()
+    });
+    let a = host.spawn(mock(None)).await.unwrap();
+    let b = host.spawn(mock(None)).await.unwrap();
+    a.shutdown().await;
+    b.shutdown().await;
+    assert_eq!(lines(&file)[0]["agentId"], 1);
+    // The second connection's file existed: it is left alone and that connection not recorded.
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("r.jsonl.2")).unwrap(),
+        "keep me"
+    );
+}
+
+#[test]
+fn record_options_take_one_of_dir_and_file() {
+    use acp_host::options::{Face, host};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_string_lossy().into_owned();
+    let ok = host(
+        &json!({"record": {"dir": d, "maxBytes": 1_000_000}}),
+        Face::Rust,
+    )
+    .unwrap();
+    let rec = ok.config.record.unwrap();
+    assert_eq!(rec.dir.as_deref(), Some(dir.path()));
+    assert!(rec.redact, "on by default");
+    for (doc, path) in [
+        (json!({"record": {}}), "record"),
+        (
+            json!({"record": {"dir": d, "file": format!("{d}/x")}}),
+            "record",
+        ),
+        (json!({"record": {"dir": "relative"}}), "record.dir"),
+        (
+            json!({"record": {"file": format!("{d}/x"), "maxBytes": 10}}),
+            "record.maxBytes",
+        ),
+        (
+            json!({"record": {"file": format!("{d}/x"), "secrets": true}}),
+            "record.secrets",
+        ),
+    ] {
+        let err = host(&doc, Face::Rust)
+            .err()
+            .unwrap_or_else(|| panic!("{doc} accepted"));
+        assert_eq!(err.kind(), "invalid_config", "{doc}");
+        assert_eq!(err.to_json()["data"]["path"], path, "{doc}: {err}");
+    }
+}
