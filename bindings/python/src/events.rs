@@ -1,419 +1,153 @@
-//! Events in Python: the `Event` class (the docs/EVENTS.md envelope, `data` parsed lazily), the
-//! pump that fans the host's single ordered stream out to subscriptions (host-wide, per agent,
-//! per session), and `Subscription` (sync `__next__` plus batched awaitable pulls).
+//! Events in Python: the `Event` class (the docs/EVENTS.md envelope, `data` parsed lazily) and
+//! `Subscription`, a stream over one of the core's hub readers (`acp_host::EventHub`: the host
+//! reader, a live reader of every event or one agent's, a session reader). The hub decides where
+//! a stream starts, when it ends, what it left out and when a prompt's turn counts as delivered;
+//! this module only carries its events into Python (docs/EVENTS.md, "Readers").
 //!
-//! Backpressure: a subscription holds at most `capacity` events (the host's `event_capacity`, at
-//! least one batch); while a subscriber does not pull, the pump waits for room, the core's queue
-//! fills and the host stops reading the agents (nothing is dropped).
-//! Events that arrive while nobody is subscribed are discarded, so a script that never looks at
-//! events never stalls its agents; only the sessions being opened keep their first events
-//! (`opening.rs`), so that a session's stream can start at its beginning.
+//! Each subscription has a forwarder task that pulls the reader in batches into the
+//! subscription's own queue of at most `capacity` events (the host's `eventCapacity`, at least
+//! one batch). A batch counts as handed on (the hub's turn delivery) once it is in that queue, so
+//! a sync script can open `session.events()`, call `session.prompt()` and read the stream after
+//! it returned. While the queue is full the forwarder stops pulling, the reader and then the
+//! core's queue fill, and the host stops reading the agents (nothing is dropped).
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
-use acp_host::{Event as CoreEvent, EventKind, EventStream};
+use acp_host::events::Scope;
+use acp_host::{Event as CoreEvent, EventHub, EventKind, HubReader};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyList;
 use pyo3::{IntoPyObjectExt, intern};
 use tokio::sync::{Semaphore, mpsc, watch};
 
-use crate::opening::{Ends, Openings, Start};
-
-/// Events pulled from the core at once and handed to a subscriber in one chunk.
+/// Events pulled from a reader at once and handed to a subscriber in one chunk.
 pub(crate) const BATCH: usize = 1024;
 
 type Chunk = Vec<Arc<CoreEvent>>;
 
-/// Which events a subscription sees, and which event ends it.
-#[derive(Debug, Clone)]
-pub(crate) enum Filter {
-    All,
-    Agent(u64),
-    Session(u64, Arc<str>),
-}
-
-impl Filter {
-    fn accepts(&self, ev: &CoreEvent) -> bool {
-        match self {
-            Filter::All => true,
-            Filter::Agent(a) => ev.agent == *a,
-            Filter::Session(a, s) => ev.agent == *a && ev.session.as_deref() == Some(&**s),
-        }
-    }
-
-    /// After delivering this event the subscription ends (`ends`: what the event ends, see
-    /// `Openings::ends`).
-    fn ends_with(&self, ev: &CoreEvent, ends: Ends) -> bool {
-        match self {
-            Filter::All => false,
-            Filter::Agent(a) => ev.agent == *a && ends.agent,
-            Filter::Session(a, s) => {
-                ev.agent == *a
-                    && (ends.agent || (ends.session && ev.session.as_deref() == Some(&**s)))
-            }
-        }
-    }
-
-    fn of_agent(&self, agent: u64) -> bool {
-        match self {
-            Filter::All => false,
-            Filter::Agent(a) | Filter::Session(a, _) => *a == agent,
-        }
-    }
-}
-
+/// The host's hub (`None` when events are disabled: every stream is empty and ended), and what
+/// its subscriptions share.
 #[derive(Debug)]
-struct Sub {
-    id: u64,
-    filter: Filter,
-    tx: mpsc::UnboundedSender<Chunk>,
-    /// Room for events in this subscription (the pump takes, the consumer gives back).
-    room: Arc<Semaphore>,
-}
-
-/// What the pump hands events to, under one lock: a subscription either gets a session's log
-/// (`opening.rs`) or the chunk being dispatched, never both and never neither.
-#[derive(Debug, Default)]
-struct Fanout {
-    subs: Vec<Sub>,
-    openings: Openings,
-}
-
-/// The fan-out state shared by the pump task and the subscriptions.
-#[derive(Debug)]
-pub(crate) struct Pump {
-    state: Mutex<Fanout>,
-    next_id: AtomicU64,
+pub(crate) struct Streams {
+    hub: Option<EventHub>,
+    /// A subscription's queue (events).
     capacity: usize,
+    /// The host is closing: a full subscription nobody pulls is given up after [`CLOSE_GRACE`].
     closing: watch::Sender<bool>,
-    ended: watch::Sender<bool>,
-    /// Agents shut down by the embedder: their streams end once what is queued was delivered.
-    finished: mpsc::UnboundedSender<u64>,
-    /// The last turns whose `turn_ended` every subscription was handed: `(agent, turn)`.
-    turns_ended: Mutex<VecDeque<(u64, u64)>>,
-    turn_ended: tokio::sync::Notify,
-    /// The host's `eventStallTimeoutMs`: how long a prompt waits for its turn's events to reach
-    /// the streams (a stream nobody pulls holds them up).
-    stall: Option<Duration>,
 }
 
-/// Turns remembered as delivered (a prompt looks its own up right after it returned).
-const TURNS_KEPT: usize = 4096;
-
-/// What woke the pump.
-enum Step {
-    Events,
-    Finished(u64),
-    Closing,
-}
-
-impl Pump {
-    /// Start pumping `stream` on the runtime.
-    pub(crate) fn start(
-        stream: Option<EventStream>,
-        capacity: usize,
-        stall: Option<Duration>,
-    ) -> Arc<Pump> {
-        let (closing, closing_rx) = watch::channel(false);
-        let (ended, _) = watch::channel(false);
-        let (finished, finished_rx) = mpsc::unbounded_channel();
-        let pump = Arc::new(Pump {
-            state: Mutex::new(Fanout::default()),
-            next_id: AtomicU64::new(1),
+impl Streams {
+    pub(crate) fn new(hub: Option<EventHub>, capacity: usize) -> Streams {
+        Streams {
+            hub,
             capacity: capacity.max(BATCH),
-            closing,
-            ended,
-            finished,
-            turns_ended: Mutex::new(VecDeque::new()),
-            turn_ended: tokio::sync::Notify::new(),
-            stall,
-        });
-        match stream {
-            Some(stream) => {
-                let p = pump.clone();
-                crate::rt().spawn(async move { p.run(stream, closing_rx, finished_rx).await });
-            }
-            None => {
-                pump.ended.send_replace(true);
-            }
-        }
-        pump
-    }
-
-    async fn run(
-        self: Arc<Self>,
-        stream: EventStream,
-        mut closing: watch::Receiver<bool>,
-        mut finished: mpsc::UnboundedReceiver<u64>,
-    ) {
-        let mut buf: Vec<CoreEvent> = Vec::with_capacity(BATCH);
-        loop {
-            let step = tokio::select! {
-                biased;
-                // First: `drain` delivers everything queued before it anyway.
-                Some(agent) = finished.recv() => Step::Finished(agent),
-                n = stream.next_batch(&mut buf, BATCH) => {
-                    if n == 0 {
-                        break;
-                    }
-                    Step::Events
-                }
-                _ = closing.wait_for(|c| *c) => Step::Closing,
-            };
-            match step {
-                Step::Events => self.dispatch(&mut buf).await,
-                Step::Finished(agent) => {
-                    // Everything the agent's shutdown produced is queued already: deliver it,
-                    // then end its streams.
-                    self.drain(&stream, &mut buf).await;
-                    self.end_agent(agent);
-                }
-                Step::Closing => {
-                    // Everything the shutdown produced is queued already: deliver it, then end.
-                    self.drain(&stream, &mut buf).await;
-                    break;
-                }
-            }
-        }
-        // Under the lock, so that `subscribe` either lands before the clear or sees `ended`.
-        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        st.subs.clear();
-        st.openings.clear();
-        // `send_replace`: `send` stores nothing while nobody holds a receiver.
-        self.ended.send_replace(true);
-        self.turn_ended.notify_waiters();
-    }
-
-    /// Remember the turns `events` end: they are in every stream now.
-    fn turns_delivered<'a>(&self, events: impl Iterator<Item = &'a CoreEvent>) {
-        let mut any = false;
-        if let Ok(mut t) = self.turns_ended.lock() {
-            for ev in events.filter(|e| e.kind == EventKind::TurnEnded) {
-                if let Some(turn) = ev.turn {
-                    if t.len() >= TURNS_KEPT {
-                        t.pop_front();
-                    }
-                    t.push_back((ev.agent, turn));
-                    any = true;
-                }
-            }
-        }
-        if any {
-            self.turn_ended.notify_waiters();
+            closing: watch::channel(false).0,
         }
     }
 
-    /// Wait until `turn`'s `turn_ended` was handed to every subscription, so that a prompt
-    /// returns only once every event of its turn is in the session's streams. Without events,
-    /// or once the pump ended, at once; fails with `events_stalled` after the host's
-    /// `eventStallTimeoutMs` when a stream nobody pulls holds the pump up.
-    pub(crate) async fn turn_in_streams(&self, agent: u64, turn: u64) -> acp_host::Result<()> {
-        let wait = async {
-            loop {
-                let notified = self.turn_ended.notified();
-                tokio::pin!(notified);
-                notified.as_mut().enable();
-                if *self.ended.borrow() {
-                    return;
-                }
-                if self
-                    .turns_ended
-                    .lock()
-                    .map_or(true, |t| t.contains(&(agent, turn)))
-                {
-                    return;
-                }
-                notified.await;
-            }
-        };
-        match self.stall {
-            None => {
-                wait.await;
-                Ok(())
-            }
-            Some(limit) => tokio::time::timeout(limit, wait).await.map_err(|_| {
-                acp_host::Error::EventsStalled {
-                    waited_ms: u64::try_from(limit.as_millis()).unwrap_or(u64::MAX),
-                }
-            }),
+    /// `host.events()`: the host reader the first time (it also holds what came before it), a
+    /// live reader of every event after (as Kotlin's `host.events()`).
+    pub(crate) fn host(&self) -> Subscription {
+        let reader = self
+            .hub
+            .as_ref()
+            .map(|h| h.take_host().unwrap_or_else(|| h.subscribe(Scope::All)));
+        let left_out = reader.as_ref().map_or(0, HubReader::dropped);
+        self.open(reader, left_out)
+    }
+
+    /// `agent.events()`: the agent's events from now on, until its last one.
+    pub(crate) fn agent(&self, agent: u64) -> Subscription {
+        let reader = self.hub.as_ref().map(|h| h.subscribe(Scope::Agent(agent)));
+        self.open(reader, 0)
+    }
+
+    /// `session.events()`: the session's events from the oldest its history holds.
+    pub(crate) fn session(&self, agent: u64, session: &str) -> Subscription {
+        let reader = self.hub.as_ref().map(|h| h.session(agent, session));
+        let left_out = reader.as_ref().map_or(0, HubReader::missed);
+        self.open(reader, left_out)
+    }
+
+    /// A prompt's answer waits for this: its turn's `turn_ended` is in every open stream of the
+    /// session (`events_stalled` after `eventStallTimeoutMs` when one nobody pulls is full).
+    pub(crate) async fn turn_delivered(
+        &self,
+        agent: u64,
+        session: &str,
+        turn: u64,
+    ) -> acp_host::Result<()> {
+        match &self.hub {
+            Some(h) => h.turn_delivered(agent, session, turn).await,
+            None => Ok(()),
         }
     }
 
-    /// Dispatch what is queued in the core right now.
-    async fn drain(&self, stream: &EventStream, buf: &mut Vec<CoreEvent>) {
-        loop {
-            while buf.len() < BATCH {
-                match stream.try_next() {
-                    Some(ev) => buf.push(ev),
-                    None => break,
-                }
-            }
-            if buf.is_empty() {
-                return;
-            }
-            self.dispatch(buf).await;
-        }
+    /// The host is closing: its streams end once they have what is queued.
+    pub(crate) fn close(&self) {
+        self.closing.send_replace(true);
     }
 
-    /// The embedder shut `agent` down: end its streams (and its sessions') once the events
-    /// queued so far were delivered. A supervised agent's `agent_exited` does not end them (a
-    /// restart may follow), and a shutdown while it is down between two processes emits nothing.
-    pub(crate) fn finish_agent(&self, agent: u64) {
-        let _ = self.finished.send(agent);
-    }
-
-    fn end_agent(&self, agent: u64) {
-        if let Ok(mut st) = self.state.lock() {
-            st.openings.end_agent(agent);
-            // Dropping a subscription's sender ends it after the chunks it holds.
-            st.subs.retain(|s| !s.filter.of_agent(agent));
-        }
-    }
-
-    /// `agent` is supervised (spawned with a restart policy): its `agent_exited` does not end
-    /// its streams.
-    pub(crate) fn supervise(&self, agent: u64) {
-        if let Ok(mut st) = self.state.lock() {
-            st.openings.supervise(agent);
-        }
-    }
-
-    pub(crate) fn is_supervised(&self, agent: u64) -> bool {
-        self.state
-            .lock()
-            .is_ok_and(|st| st.openings.supervised(agent))
-    }
-
-    /// `f` on the session logs, unless the pump has ended (then there is nothing to log).
-    pub(crate) fn with_openings<R>(&self, f: impl FnOnce(&mut Openings) -> R) -> Option<R> {
-        let mut st = self.state.lock().ok()?;
-        if *self.ended.borrow() {
-            return None;
-        }
-        Some(f(&mut st.openings))
-    }
-
-    async fn dispatch(&self, buf: &mut Vec<CoreEvent>) {
-        type Target = (u64, Filter, mpsc::UnboundedSender<Chunk>, Arc<Semaphore>);
-        let (targets, events): (Vec<Target>, (Chunk, Vec<Ends>)) = {
-            let Ok(mut st) = self.state.lock() else {
-                buf.clear();
-                return;
-            };
-            if st.subs.is_empty() && !st.openings.logging() {
-                st.openings.observe_ends(buf);
-                drop(st);
-                self.turns_delivered(buf.iter());
-                buf.clear();
-                return;
-            }
-            let events: Chunk = buf.drain(..).map(Arc::new).collect();
-            // Logged under the same lock as the targets are taken: see `Fanout`.
-            let ends = st.openings.observe(&events);
-            let targets = st
-                .subs
-                .iter()
-                .map(|s| (s.id, s.filter.clone(), s.tx.clone(), s.room.clone()))
-                .collect();
-            (targets, (events, ends))
-        };
-        let (events, ends) = events;
-        for (id, filter, tx, room) in targets {
-            let (chunk, ends) = match filter {
-                Filter::All => (events.clone(), false),
-                ref f => {
-                    let mut ended = false;
-                    let mut chunk = Vec::new();
-                    for (ev, e) in events.iter().zip(&ends) {
-                        if f.accepts(ev) {
-                            chunk.push(ev.clone());
-                        }
-                        if f.ends_with(ev, *e) {
-                            ended = true;
-                            break;
-                        }
-                    }
-                    (chunk, ended)
-                }
-            };
-            let gone = !chunk.is_empty() && !deliver(&tx, &room, chunk, &self.closing).await;
-            if gone || ends {
-                self.remove(id);
-            }
-        }
-        self.turns_delivered(events.iter().map(|e| &**e));
-    }
-
-    /// A subscription to the events `filter` accepts from now on; a session's starts with the
-    /// session's log when it is still kept (`opening.rs`), and one of a closed session or an exited
-    /// agent ends at once.
-    pub(crate) fn subscribe(self: &Arc<Self>, filter: Filter) -> Subscription {
+    fn open(&self, reader: Option<HubReader>, left_out: u64) -> Subscription {
         let (tx, rx) = mpsc::unbounded_channel();
         let room = Arc::new(Semaphore::new(self.capacity));
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let mut buf = VecDeque::new();
-        let mut dropped = 0;
-        let mut missed = 0;
-        // If the pump already ended, the sender is dropped here: the subscription is empty and done.
-        if let Ok(mut st) = self.state.lock()
-            && !*self.ended.borrow()
-        {
-            let start = match &filter {
-                Filter::All => Start::Live(0),
-                Filter::Agent(a) if st.openings.exited(*a) => Start::Ended,
-                Filter::Agent(_) => Start::Live(0),
-                Filter::Session(a, s) => st.openings.start(*a, s),
-            };
-            let live = match start {
-                Start::Log(log, n, m) => {
-                    buf = log;
-                    dropped = n;
-                    missed = m;
-                    true
-                }
-                Start::Live(m) => {
-                    missed = m;
-                    true
-                }
-                Start::Ended => false,
-            };
-            if live {
-                st.subs.push(Sub {
-                    id,
-                    filter,
-                    tx,
-                    room: room.clone(),
-                });
-            }
-        }
+        // Without a reader the sender goes here: the subscription is empty and ended.
+        let task = reader.map(|r| {
+            let forwarding = forward(r, tx, room.clone(), self.closing.subscribe());
+            crate::rt().spawn(forwarding).abort_handle()
+        });
         Subscription {
-            id,
             state: Arc::new(tokio::sync::Mutex::new(SubState {
                 rx,
-                buf,
+                buf: VecDeque::new(),
                 room: room.clone(),
             })),
             room,
             ended: AtomicBool::new(false),
-            dropped,
-            missed,
-            pump: Arc::downgrade(self),
+            left_out,
+            task,
         }
     }
+}
 
-    pub(crate) fn remove(&self, id: u64) {
-        if let Ok(mut st) = self.state.lock() {
-            st.subs.retain(|s| s.id != id);
+/// How long a closing host still waits for a full subscription's reader to make room.
+const CLOSE_GRACE: Duration = Duration::from_millis(500);
+
+/// Move the reader's events into the subscription's queue, waiting for room; ends (dropping the
+/// reader and the sender) when the reader ended, the subscription closed, or (once the host is
+/// closing) it did not make room within [`CLOSE_GRACE`]: a stream nobody pulls must not keep
+/// every other stream of a closed host from ending.
+async fn forward(
+    reader: HubReader,
+    tx: mpsc::UnboundedSender<Chunk>,
+    room: Arc<Semaphore>,
+    mut closing: watch::Receiver<bool>,
+) {
+    loop {
+        // Coming back for more tells the hub the previous chunk was handed on.
+        let chunk = reader.next_batch(BATCH).await;
+        if chunk.is_empty() {
+            return;
         }
-    }
-
-    /// Deliver what is queued, then end every subscription (the host is closing).
-    pub(crate) fn close(&self) {
-        let _ = self.closing.send(true);
+        let n = u32::try_from(chunk.len()).unwrap_or(u32::MAX);
+        let given_up = async {
+            let _ = closing.wait_for(|c| *c).await;
+            tokio::time::sleep(CLOSE_GRACE).await;
+        };
+        tokio::select! {
+            permit = room.acquire_many(n) => match permit {
+                Ok(permit) => permit.forget(),
+                Err(_) => return,
+            },
+            () = given_up => return,
+        }
+        if tx.send(chunk).is_err() {
+            return;
+        }
     }
 }
 
@@ -425,67 +159,42 @@ struct SubState {
 }
 
 impl SubState {
-    /// Move a received chunk into the buffer and give its room back to the pump.
+    /// Move a received chunk into the buffer and give its room back to the forwarder.
     fn take(&mut self, chunk: Chunk) {
         self.room.add_permits(chunk.len());
         self.buf.extend(chunk);
     }
 }
 
-/// How long a closing host still waits for a full subscription's reader to make room.
-const CLOSE_GRACE: Duration = Duration::from_millis(500);
-
-/// Wait for room, then hand the chunk over; false when the subscriber is gone, or (once the host
-/// is closing) did not make room within [`CLOSE_GRACE`]: a stream nobody pulls must not keep
-/// every other stream of a closed host from ending.
-async fn deliver(
-    tx: &mpsc::UnboundedSender<Chunk>,
-    room: &Semaphore,
-    chunk: Chunk,
-    closing: &watch::Sender<bool>,
-) -> bool {
-    let n = u32::try_from(chunk.len()).unwrap_or(u32::MAX);
-    let mut closing = closing.subscribe();
-    let given_up = async move {
-        let _ = closing.wait_for(|c| *c).await;
-        tokio::time::sleep(CLOSE_GRACE).await;
-    };
-    tokio::select! {
-        permit = room.acquire_many(n) => match permit {
-            Ok(permit) => permit.forget(),
-            Err(_) => return false,
-        },
-        () = given_up => return false,
-    }
-    tx.send(chunk).is_ok()
-}
-
 /// A stream of events (`for ev in sub`, or batches with `next_batch` / `next_batch_async`).
-/// Ends (StopIteration / `None`) when the host closes, or, for an agent or session stream,
-/// after that agent's `agent_exited` / that session's `session_closed`; a supervised agent's
-/// streams continue across its restarts and end after `agent_failed`, `session_lost`, a close,
-/// or its shutdown.
+/// Ends (StopIteration / `None`) when its hub reader ended (docs/EVENTS.md, "The one
+/// session-stream rule"; the host's streams when it closes) and everything was taken.
 #[pyclass(frozen, module = "acp_host._native")]
 #[derive(Debug)]
 pub(crate) struct Subscription {
-    id: u64,
     state: Arc<tokio::sync::Mutex<SubState>>,
     room: Arc<Semaphore>,
-    /// A pull saw the end (the buffer is empty and the pump let go of this subscription).
+    /// A pull saw the end (the buffer is empty and the forwarder let go).
     ended: AtomicBool,
-    /// Events of the session's log dropped at its cap before this stream began.
-    dropped: u64,
-    /// Events of the session dispatched before this stream began that it does not have.
-    missed: u64,
-    pump: std::sync::Weak<Pump>,
+    /// What the reader left out before its first event (`missed` / `dropped`).
+    left_out: u64,
+    /// The forwarder (`None`: events are disabled).
+    task: Option<tokio::task::AbortHandle>,
+}
+
+impl Subscription {
+    fn stop(&self) {
+        self.room.close();
+        // The forwarder goes, and with it the reader: the hub no longer waits for this stream.
+        if let Some(t) = &self.task {
+            t.abort();
+        }
+    }
 }
 
 impl Drop for Subscription {
     fn drop(&mut self) {
-        self.room.close();
-        if let Some(p) = self.pump.upgrade() {
-            p.remove(self.id);
-        }
+        self.stop();
     }
 }
 
@@ -502,7 +211,7 @@ impl Subscription {
             return Ok(Pulled::Ended);
         }
         if let Ok(mut st) = self.state.try_lock() {
-            // What the pump handed over already counts as ready (`next(timeout=0)` gets it).
+            // What the forwarder handed over already counts as ready (`next(timeout=0)` gets it).
             if st.buf.is_empty()
                 && let Ok(chunk) = st.rx.try_recv()
             {
@@ -646,30 +355,26 @@ impl Subscription {
         })
     }
 
-    /// How many of the session's first events this stream lacks because its log reached its
-    /// cap (the oldest updates were dropped); 0 for host and agent streams.
+    /// How many events the stream left out before its first one, reported (the hub's count):
+    /// for a session stream, those its bounded history no longer held when the stream was
+    /// opened; for the host's first stream, those dropped before it was opened; else 0. The
+    /// same as `missed`.
     #[getter]
     fn dropped(&self) -> u64 {
-        self.dropped
+        self.left_out
     }
 
-    /// How many of the session's events, from its `session_opened` on, this stream does not
-    /// have (`dropped` included): 0 for a stream opened before the session's first turn ended,
-    /// the events before the turn in flight for one opened during a turn, every earlier event
-    /// for one opened between turns. 0 for host and agent streams and a pooled session's.
+    /// How many events the stream left out before its first one (see `dropped`).
     #[getter]
     fn missed(&self) -> u64 {
-        self.missed
+        self.left_out
     }
 
-    /// Stop receiving; the pump forgets this subscription (and stops waiting for it).
+    /// Stop receiving; the hub forgets this stream's reader (and stops waiting for it).
     fn close(&self) {
-        self.room.close();
-        if let Some(p) = self.pump.upgrade() {
-            p.remove(self.id);
-        }
         // Without the state lock: another thread or task may be waiting in it. Readers see the
         // closed room and end; the buffered events go with the last reference.
+        self.stop();
     }
 }
 

@@ -1,26 +1,26 @@
-//! `NativeHost`, `NativeAgent`, `NativeSession`: thin handles over the core's `Host`, `Agent`,
-//! `Session`. Aggregates cross as JSON text (the Python package parses them); every operation
-//! takes `aio` (blocking with the GIL released, or an awaitable).
+//! `NativeHost`, `NativeAgent`: thin handles over the core's `Host` and `Agent` (`NativeSession`
+//! is in `session.rs`). Aggregates cross as JSON text (the Python package parses them); every
+//! operation takes `aio` (blocking with the GIL released, or an awaitable).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use acp_host::options::{self, Face, Hooks};
-use acp_host::{AgentSpec, SessionOptions, TurnResult};
+use acp_host::{AgentSpec, SessionOptions};
 use pyo3::prelude::*;
 use serde_json::Value;
 
 use crate::connect::Bridge;
 use crate::elicitation::PyElicitor;
 use crate::errors;
-use crate::events::{Filter, Pump, Subscription};
+use crate::events::{Streams, Subscription};
 use crate::log::LogBridge;
-use crate::opening::OpeningHandle;
 use crate::permission::{LoopSlot, PyDecider};
 use crate::pool::{NativePool, Pools};
 use crate::services::{PyExt, PyFs, PyTerminal};
-use crate::{Waited, call, seconds, within};
+use crate::session::NativeSession;
+use crate::{call, seconds, within};
 
 pub(crate) fn parse_json(py: Python<'_>, what: &str, text: &str) -> PyResult<Value> {
     serde_json::from_str(text)
@@ -55,7 +55,7 @@ pub(crate) fn session_options(py: Python<'_>, text: &str) -> PyResult<SessionOpt
 #[derive(Debug)]
 pub(crate) struct NativeHost {
     host: acp_host::Host,
-    pump: Arc<Pump>,
+    streams: Arc<Streams>,
     event_loop: LoopSlot,
     closed: Arc<AtomicBool>,
     /// The host owns its agents until it closes (or they exit): a Python script that drops its
@@ -70,22 +70,19 @@ pub(crate) struct NativeHost {
 
 impl NativeHost {
     /// Start an agent (`start`: the core's spawn or connect) and keep it until the host closes.
-    fn admit<F>(&self, py: Python<'_>, aio: bool, supervised: bool, start: F) -> PyResult<Py<PyAny>>
+    fn admit<F>(&self, py: Python<'_>, aio: bool, start: F) -> PyResult<Py<PyAny>>
     where
         F: std::future::Future<Output = acp_host::Result<acp_host::Agent>> + Send + 'static,
     {
         if self.closed() {
             return Err(errors::local(py, "closed", "the host is closed"));
         }
-        let pump = self.pump.clone();
+        let streams = self.streams.clone();
         let agents = self.agents.clone();
         let closed = self.closed.clone();
         call(py, aio, async move {
             // Given up: the agent being started goes with its last handle (shut down).
             let agent = start.await?;
-            if supervised {
-                pump.supervise(agent.id());
-            }
             if let Ok(mut all) = agents.lock() {
                 all.retain(|a| !a.is_gone());
                 if !closed.load(Ordering::SeqCst) {
@@ -97,7 +94,7 @@ impl NativeHost {
                 agent.shutdown().await;
                 return Err(acp_host::Error::Closed("the host is closed".into()));
             }
-            Ok(NativeAgent { agent, pump })
+            Ok(NativeAgent { agent, streams })
         })
     }
 }
@@ -173,13 +170,14 @@ impl NativeHost {
             .with_hooks(hooks)
             .map_err(|e| errors::to_py(py, &e))?;
         let capacity = config.event_capacity;
-        let stall = config.event_stall_timeout;
         let _guard = crate::rt().enter();
         let host = acp_host::Host::new(config);
-        let pump = Pump::start(host.events(), capacity, stall);
+        let hub = host
+            .events()
+            .map(|s| acp_host::EventHub::start(s, host.config(), crate::rt().handle()));
         Ok(NativeHost {
             host,
-            pump,
+            streams: Arc::new(Streams::new(hub, capacity)),
             event_loop,
             closed: Arc::new(AtomicBool::new(false)),
             agents: Arc::new(Mutex::new(Vec::new())),
@@ -226,9 +224,8 @@ impl NativeHost {
     ) -> PyResult<Py<PyAny>> {
         let timeout = opt_timeout("timeout", timeout)?;
         let spec = agent_spec(py, spec_json)?;
-        let supervised = spec.restart.is_some();
         let host = self.host.clone();
-        self.admit(py, aio, supervised, async move {
+        self.admit(py, aio, async move {
             within("spawn".into(), timeout, host.spawn(spec)).await
         })
     }
@@ -252,7 +249,7 @@ impl NativeHost {
             ));
         };
         let host = self.host.clone();
-        self.admit(py, aio, false, async move {
+        self.admit(py, aio, async move {
             within("connect".into(), timeout, host.connect(reader, writer)).await
         })
     }
@@ -278,7 +275,7 @@ impl NativeHost {
                 id,
                 pool,
                 self.pools.clone(),
-                self.pump.clone(),
+                self.streams.clone(),
             )),
         }
     }
@@ -334,13 +331,14 @@ impl NativeHost {
     fn agent(&self, id: u64) -> Option<NativeAgent> {
         self.host.agent(id).map(|agent| NativeAgent {
             agent,
-            pump: self.pump.clone(),
+            streams: self.streams.clone(),
         })
     }
 
-    /// Subscribe to every event of the host from now on.
+    /// The host's events: the first stream from the host's start (less what was dropped before
+    /// it, `Subscription.dropped`), later ones from now on.
     fn subscribe(&self) -> Subscription {
-        self.pump.subscribe(Filter::All)
+        self.streams.host()
     }
 
     /// Shut every agent down (stdin EOF → SIGTERM → SIGKILL to the process group), deliver the
@@ -349,7 +347,7 @@ impl NativeHost {
     fn close(&self, py: Python<'_>, aio: bool) -> PyResult<Py<PyAny>> {
         self.closed.store(true, Ordering::SeqCst);
         let host = self.host.clone();
-        let pump = self.pump.clone();
+        let streams = self.streams.clone();
         let agents = self.agents.clone();
         let pools = self.pools.take_all();
         // From a logging handler (the log thread): never wait for the thread we are on.
@@ -363,9 +361,10 @@ impl NativeHost {
                 .map(|mut a| std::mem::take(&mut *a))
                 .unwrap_or_default();
             drop(owned);
-            // The pump delivers what is queued (agent_exited last) and then ends every
-            // subscription; it does not hold `close` up while a subscriber is not pulling.
-            pump.close();
+            // The hub delivers what is queued (agent_exited last) and then ends every stream; a
+            // stream nobody pulls does not hold `close` up, nor the others' end for long.
+            streams.close();
+            host.close_events();
             // The shutdown's records (agent exits) reach `logging` before `close` returns.
             if let Some(log) = log {
                 log.flush(crate::log::FLUSH_LIMIT).await;
@@ -379,22 +378,20 @@ impl NativeHost {
 #[derive(Debug)]
 pub(crate) struct NativeAgent {
     agent: acp_host::Agent,
-    pump: Arc<Pump>,
+    streams: Arc<Streams>,
 }
 
 impl NativeAgent {
-    pub(crate) fn new(agent: acp_host::Agent, pump: Arc<Pump>) -> NativeAgent {
-        NativeAgent { agent, pump }
+    pub(crate) fn new(agent: acp_host::Agent, streams: Arc<Streams>) -> NativeAgent {
+        NativeAgent { agent, streams }
     }
 
-    /// An open call (`open`: the core's future) whose session's stream starts at its beginning:
-    /// the pump logs the session's events from now on (`opening.rs`).
+    /// An open call (`open`: the core's future), with its timeout.
     fn open_call<F>(
         &self,
         py: Python<'_>,
         aio: bool,
         what: &str,
-        known_id: Option<&str>,
         timeout: Option<f64>,
         open: F,
     ) -> PyResult<Py<PyAny>>
@@ -402,22 +399,11 @@ impl NativeAgent {
         F: std::future::Future<Output = acp_host::Result<acp_host::Session>> + Send + 'static,
     {
         let timeout = opt_timeout("timeout", timeout)?;
-        let pump = self.pump.clone();
-        let agent = self.agent.id();
+        let streams = self.streams.clone();
         let what = what.to_owned();
-        let known_id = known_id.map(str::to_owned);
         call(py, aio, async move {
-            // Dropped with this future when the call fails, times out or is abandoned.
-            let opening = pump.begin_open(agent, known_id.as_deref());
             let session = within(what, timeout, open).await?;
-            if let Some(o) = &opening {
-                pump.bind_open(o, session.id());
-            }
-            Ok(NativeSession {
-                session,
-                pump,
-                opening,
-            })
+            Ok(NativeSession::new(session, streams))
         })
     }
 }
@@ -521,7 +507,7 @@ impl NativeAgent {
     ) -> PyResult<Py<PyAny>> {
         let opts = session_options(py, options_json)?;
         let agent = self.agent.clone();
-        self.open_call(py, aio, "session/new", None, timeout, async move {
+        self.open_call(py, aio, "session/new", timeout, async move {
             agent.new_session(opts).await
         })
     }
@@ -543,8 +529,7 @@ impl NativeAgent {
         } else {
             "session/load"
         };
-        let id = session_id.clone();
-        self.open_call(py, aio, what, Some(&id), timeout, async move {
+        self.open_call(py, aio, what, timeout, async move {
             if resume {
                 agent.resume_session(&session_id, opts).await
             } else {
@@ -569,7 +554,7 @@ impl NativeAgent {
     ) -> PyResult<Py<PyAny>> {
         let timeout = opt_timeout("timeout", timeout)?;
         let agent = self.agent.clone();
-        let pump = self.pump.clone();
+        let streams = self.streams.clone();
         call(py, aio, async move {
             let fresh = within(
                 "terminal login".into(),
@@ -577,12 +562,10 @@ impl NativeAgent {
                 agent.terminal_auth(&method_id),
             )
             .await?;
-            // The relaunched agent keeps the spec's restart policy; this one was shut down.
-            if pump.is_supervised(agent.id()) {
-                pump.supervise(fresh.id());
-            }
-            pump.finish_agent(agent.id());
-            Ok(NativeAgent { agent: fresh, pump })
+            Ok(NativeAgent {
+                agent: fresh,
+                streams,
+            })
         })
     }
 
@@ -598,7 +581,7 @@ impl NativeAgent {
     ) -> PyResult<Py<PyAny>> {
         let opts = session_options(py, options_json)?;
         let agent = self.agent.clone();
-        self.open_call(py, aio, "session/fork", None, timeout, async move {
+        self.open_call(py, aio, "session/fork", timeout, async move {
             agent.fork_session(&session_id, opts).await
         })
     }
@@ -662,14 +645,10 @@ impl NativeAgent {
         })
     }
 
-    /// A handle to an open session of this agent (sharing its log, if it is still kept).
+    /// A handle to an open session of this agent.
     fn session(&self, session_id: &str) -> Option<NativeSession> {
         let session = self.agent.session(session_id)?;
-        Some(NativeSession {
-            opening: self.pump.opening_of(self.agent.id(), session_id),
-            session,
-            pump: self.pump.clone(),
-        })
+        Some(NativeSession::new(session, self.streams.clone()))
     }
 
     /// Shut the agent down (ladder to its process group; a supervised agent is not restarted);
@@ -677,12 +656,8 @@ impl NativeAgent {
     #[pyo3(signature = (*, aio=false))]
     fn shutdown(&self, py: Python<'_>, aio: bool) -> PyResult<Py<PyAny>> {
         let agent = self.agent.clone();
-        let pump = self.pump.clone();
         call(py, aio, async move {
             let info = agent.shutdown().await;
-            // A supervised agent's streams do not end at its `agent_exited`, and one shut down
-            // between two processes emits none.
-            pump.finish_agent(agent.id());
             Ok::<String, acp_host::Error>(serde_json::to_string(&info).unwrap_or_default())
         })
     }
@@ -690,276 +665,6 @@ impl NativeAgent {
     /// Subscribe to this agent's events from now on (ends after its `agent_exited`; a supervised
     /// agent's after its `agent_failed` or its shutdown).
     fn subscribe(&self) -> Subscription {
-        self.pump.subscribe(Filter::Agent(self.agent.id()))
-    }
-}
-
-#[pyclass(frozen, module = "acp_host._native")]
-#[derive(Debug)]
-pub(crate) struct NativeSession {
-    session: acp_host::Session,
-    pump: Arc<Pump>,
-    /// Keeps the session's log (its first events) while it is kept; `None` without events.
-    opening: Option<Arc<OpeningHandle>>,
-}
-
-impl NativeSession {
-    /// A handle without a log of the session's beginning (its streams start from now).
-    pub(crate) fn live(session: acp_host::Session, pump: Arc<Pump>) -> NativeSession {
-        NativeSession {
-            session,
-            pump,
-            opening: None,
-        }
-    }
-}
-
-/// A turn's result as the core's one JSON shape (`TurnResult::to_json`), as text.
-pub(crate) type TurnTuple = String;
-
-pub(crate) fn turn_tuple(t: TurnResult) -> TurnTuple {
-    t.to_json().to_string()
-}
-
-#[pymethods]
-impl NativeSession {
-    #[getter]
-    fn id(&self) -> &str {
-        self.session.id()
-    }
-
-    #[getter]
-    fn agent_id(&self) -> u64 {
-        self.session.agent().id()
-    }
-
-    /// A snapshot of the materialised session state, as JSON (camelCase).
-    fn state_json(&self) -> String {
-        serde_json::to_string(&self.session.state()).unwrap_or_default()
-    }
-
-    /// Send a prompt (`content_json`: an array of ACP content blocks) and wait for the turn: the
-    /// core's `TurnResult::to_json()` as text. Blocking: on
-    /// Ctrl-C the turn is cancelled (`session/cancel`); the core settles it within the host's
-    /// cancel grace (the agent's answer or `cancelled`), waited for here at most `cancel_grace`
-    /// seconds when given, then the KeyboardInterrupt is raised. Async: cancelling the task
-    /// abandons the turn the same way. After `timeout` seconds the turn is cancelled as on
-    /// Ctrl-C and, once it settled, the call fails with `timeout` (unless the agent's answer was
-    /// another stop reason than `cancelled`: then it is returned).
-    #[pyo3(signature = (content_json, *, aio=false, cancel_grace=None, timeout=None))]
-    fn prompt(
-        &self,
-        py: Python<'_>,
-        content_json: &str,
-        aio: bool,
-        cancel_grace: Option<f64>,
-        timeout: Option<f64>,
-    ) -> PyResult<Py<PyAny>> {
-        // Kept until `prompt_returned`, which the package calls once this call is back in
-        // Python, whatever its outcome (so first, before anything can fail).
-        if let Some(o) = &self.opening {
-            self.pump.pin_turn(o);
-        }
-        let timeout = opt_timeout("timeout", timeout)?;
-        let content = match parse_json(py, "prompt", content_json)? {
-            Value::Array(a) => a,
-            _ => {
-                return Err(errors::local(
-                    py,
-                    "invalid_argument",
-                    "prompt content must be a list of content blocks",
-                ));
-            }
-        };
-        let grace = cancel_grace
-            .map(|g| seconds("cancel_grace", g))
-            .transpose()?;
-        let session = self.session.clone();
-        let pump = self.pump.clone();
-        if aio {
-            return call(py, true, async move {
-                let t = prompt_until(&session, content, None, timeout).await?;
-                pump.turn_in_streams(session.agent().id(), t.turn).await?;
-                Ok(turn_tuple(t))
-            });
-        }
-        let (abort_tx, abort_rx) = tokio::sync::oneshot::channel::<()>();
-        let fut = async move {
-            let t = prompt_until(&session, content, Some(abort_rx), timeout).await?;
-            pump.turn_in_streams(session.agent().id(), t.turn).await?;
-            Ok::<_, acp_host::Error>(turn_tuple(t))
-        };
-        match crate::wait(py, fut)? {
-            Waited::Done(Ok(t)) => Ok(t.into_pyobject(py)?.into_any().unbind()),
-            Waited::Done(Err(e)) => Err(errors::to_py(py, &e)),
-            Waited::Interrupted(err, handle, rx) => {
-                let _ = abort_tx.send(());
-                // A second Ctrl-C is not waited for here: the core's grace is short and bounded.
-                let _ = crate::detach(py, move || match grace {
-                    Some(g) => drop(rx.recv_timeout(g)),
-                    None => drop(rx.recv()),
-                });
-                handle.abort();
-                Err(err)
-            }
-        }
-    }
-
-    /// `session/cancel`: the turn should end `cancelled`; pending permission requests of the
-    /// session are answered `cancelled` at once, pending elicitations `cancel`.
-    #[pyo3(signature = (*, aio=false))]
-    fn cancel(&self, py: Python<'_>, aio: bool) -> PyResult<Py<PyAny>> {
-        let session = self.session.clone();
-        call(py, aio, async move { session.cancel().await })
-    }
-
-    #[pyo3(signature = (mode_id, *, aio=false, timeout=None))]
-    fn set_mode(
-        &self,
-        py: Python<'_>,
-        mode_id: String,
-        aio: bool,
-        timeout: Option<f64>,
-    ) -> PyResult<Py<PyAny>> {
-        let timeout = opt_timeout("timeout", timeout)?;
-        let session = self.session.clone();
-        call(py, aio, async move {
-            within(
-                "session/set_mode".into(),
-                timeout,
-                session.set_mode(&mode_id),
-            )
-            .await
-        })
-    }
-
-    /// The session's models as JSON `{current, available: [{id, name, description}], via}` (the
-    /// core's `Models`), or `None` when the agent offers no model choice.
-    fn models_json(&self) -> Option<String> {
-        self.session
-            .models()
-            .and_then(|m| serde_json::to_string(&m).ok())
-    }
-
-    /// Switch the model: the `model` config option, else the legacy `session/set_model`.
-    #[pyo3(signature = (model_id, *, aio=false, timeout=None))]
-    fn set_model(
-        &self,
-        py: Python<'_>,
-        model_id: String,
-        aio: bool,
-        timeout: Option<f64>,
-    ) -> PyResult<Py<PyAny>> {
-        let timeout = opt_timeout("timeout", timeout)?;
-        let session = self.session.clone();
-        call(py, aio, async move {
-            within(
-                "session/set_model".into(),
-                timeout,
-                session.set_model(&model_id),
-            )
-            .await
-        })
-    }
-
-    /// `session/set_config_option`; resolves to the complete option list as JSON.
-    #[pyo3(signature = (config_id, value_json, *, aio=false, timeout=None))]
-    fn set_config_option(
-        &self,
-        py: Python<'_>,
-        config_id: String,
-        value_json: &str,
-        aio: bool,
-        timeout: Option<f64>,
-    ) -> PyResult<Py<PyAny>> {
-        let timeout = opt_timeout("timeout", timeout)?;
-        let value = parse_json(py, "value", value_json)?;
-        let session = self.session.clone();
-        call(py, aio, async move {
-            let set = session.set_config_option(&config_id, value);
-            let v = within("session/set_config_option".into(), timeout, set).await?;
-            Ok(v.to_string())
-        })
-    }
-
-    #[pyo3(signature = (*, aio=false, timeout=None))]
-    fn close(&self, py: Python<'_>, aio: bool, timeout: Option<f64>) -> PyResult<Py<PyAny>> {
-        let timeout = opt_timeout("timeout", timeout)?;
-        let session = self.session.clone();
-        call(py, aio, async move {
-            within("session/close".into(), timeout, session.close()).await
-        })
-    }
-
-    /// A `prompt` call is back in Python (returned or raised): the log of a turn that ended
-    /// meanwhile is released (streams created later start from now).
-    fn prompt_returned(&self) {
-        if let Some(o) = &self.opening {
-            self.pump.unpin_turn(o);
-        }
-    }
-
-    /// Drop the session's log (its first events, kept for streams created before its first
-    /// turn): streams created later start from now.
-    fn release(&self) {
-        if let Some(o) = &self.opening {
-            self.pump.release_open(o);
-        }
-    }
-
-    /// Subscribe to this session's events: from its beginning (`session_opened`, early updates,
-    /// a load's replay, ...) until its first prompt, from now on afterwards; ends after its
-    /// `session_closed` (at once when it is closed already).
-    fn subscribe(&self) -> Subscription {
-        self.pump.subscribe(Filter::Session(
-            self.session.agent().id(),
-            Arc::from(self.session.id()),
-        ))
-    }
-}
-
-/// A prompt that is cancelled (`session/cancel`, then the core's cancel grace) when `abort`
-/// fires (Ctrl-C) or `timeout` elapses; a cancelled turn that timed out fails with `timeout`.
-async fn prompt_until(
-    session: &acp_host::Session,
-    content: Vec<Value>,
-    abort: Option<tokio::sync::oneshot::Receiver<()>>,
-    timeout: Option<Duration>,
-) -> acp_host::Result<TurnResult> {
-    let timed_out = Arc::new(AtomicBool::new(false));
-    let flag = timed_out.clone();
-    let stop = async move {
-        let asked = async move {
-            let asked = match abort {
-                Some(rx) => rx.await.is_ok(),
-                None => false,
-            };
-            if !asked {
-                std::future::pending::<()>().await;
-            }
-        };
-        let expired = async move {
-            match timeout {
-                Some(t) => {
-                    tokio::time::sleep(t).await;
-                    flag.store(true, Ordering::SeqCst);
-                }
-                None => std::future::pending::<()>().await,
-            }
-        };
-        tokio::select! {
-            () = asked => {}
-            () = expired => {}
-        }
-    };
-    let out = session.prompt_abortable(content, stop).await;
-    match (timeout, out) {
-        (Some(t), Ok(r)) if timed_out.load(Ordering::SeqCst) && r.stop_reason == "cancelled" => {
-            Err(crate::timed_out("session/prompt".into(), t))
-        }
-        (Some(t), Err(acp_host::Error::Cancelled)) if timed_out.load(Ordering::SeqCst) => {
-            Err(crate::timed_out("session/prompt".into(), t))
-        }
-        (_, out) => out,
+        self.streams.agent(self.agent.id())
     }
 }

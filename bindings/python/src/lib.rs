@@ -4,7 +4,7 @@
 //! exists twice over one Rust future: blocking (`aio=False`: the GIL is released while the
 //! future runs on the runtime; Ctrl-C is checked every few milliseconds) and awaitable
 //! (`aio=True`: an asyncio future on the caller's loop). Events cross into Python in batches
-//! through a pump that fans the host's single stream out to subscriptions (`events.rs`).
+//! from the core's hub readers (`events.rs`).
 //! The public, typed API is the Python package (`python/acp_host/`); this module is private.
 
 mod connect;
@@ -14,11 +14,11 @@ mod events;
 mod handler_thread;
 mod host;
 mod log;
-mod opening;
 mod permission;
 mod pool;
 mod registry;
 mod services;
+mod session;
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -363,7 +363,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PROTOCOL_VERSION", acp_host::PROTOCOL_VERSION)?;
     m.add_class::<host::NativeHost>()?;
     m.add_class::<host::NativeAgent>()?;
-    m.add_class::<host::NativeSession>()?;
+    m.add_class::<session::NativeSession>()?;
     m.add_class::<pool::NativePool>()?;
     m.add_class::<pool::NativePooledSession>()?;
     m.add_class::<events::Event>()?;

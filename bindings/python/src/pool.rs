@@ -18,8 +18,9 @@ use acp_host::{Error, Pool, PooledSession, SessionOptions, TurnResult};
 use pyo3::prelude::*;
 use serde_json::Value;
 
-use crate::events::{Filter, Pump, Subscription};
-use crate::host::{NativeAgent, NativeSession, TurnTuple, opt_timeout, parse_json, turn_tuple};
+use crate::events::{Streams, Subscription};
+use crate::host::{NativeAgent, opt_timeout, parse_json};
+use crate::session::{NativeSession, TurnTuple, turn_tuple};
 use crate::{call, errors, rt, within};
 
 /// The pools of a host that are not shut down yet.
@@ -120,16 +121,16 @@ pub(crate) struct NativePool {
     id: u64,
     pool: Pool,
     pools: Pools,
-    pump: Arc<Pump>,
+    streams: Arc<Streams>,
 }
 
 impl NativePool {
-    pub(crate) fn new(id: u64, pool: Pool, pools: Pools, pump: Arc<Pump>) -> NativePool {
+    pub(crate) fn new(id: u64, pool: Pool, pools: Pools, streams: Arc<Streams>) -> NativePool {
         NativePool {
             id,
             pool,
             pools,
-            pump,
+            streams,
         }
     }
 }
@@ -163,11 +164,11 @@ impl NativePool {
         let timeout = opt_timeout("timeout", timeout)?;
         let opts = crate::host::session_options(py, options_json)?;
         let pool = self.pool.clone();
-        let pump = self.pump.clone();
+        let streams = self.streams.clone();
         call(py, aio, async move {
             let open = open_detached(pool, opts);
             let session = within("session/new".into(), timeout, open).await?;
-            Ok(NativePooledSession::new(session, pump))
+            Ok(NativePooledSession::new(session, streams))
         })
     }
 
@@ -202,17 +203,17 @@ impl NativePool {
 #[derive(Debug)]
 pub(crate) struct NativePooledSession {
     session: PooledSession,
-    pump: Arc<Pump>,
+    streams: Arc<Streams>,
     /// Prompts handed to the session and not settled (the running one and the queued ones).
     pending: Arc<AtomicUsize>,
     released: AtomicBool,
 }
 
 impl NativePooledSession {
-    fn new(session: PooledSession, pump: Arc<Pump>) -> NativePooledSession {
+    fn new(session: PooledSession, streams: Arc<Streams>) -> NativePooledSession {
         NativePooledSession {
             session,
-            pump,
+            streams,
             pending: Arc::new(AtomicUsize::new(0)),
             released: AtomicBool::new(false),
         }
@@ -264,13 +265,13 @@ impl NativePooledSession {
 
     /// The pooled process serving the session.
     fn agent(&self) -> NativeAgent {
-        NativeAgent::new(self.session.agent().clone(), self.pump.clone())
+        NativeAgent::new(self.session.agent().clone(), self.streams.clone())
     }
 
     /// The underlying session (its state, modes, models; prompting it directly bypasses the
     /// queue).
     fn session(&self) -> NativeSession {
-        NativeSession::live(self.session.session().clone(), self.pump.clone())
+        NativeSession::new(self.session.session().clone(), self.streams.clone())
     }
 
     /// Prompts handed to this session and not settled yet (the running one and the queued ones).
@@ -311,13 +312,13 @@ impl NativePooledSession {
         // futures may first be polled in either order).
         let turn = self.session.prompt(content);
         let pending = self.pending.clone();
-        let pump = self.pump.clone();
-        let agent = self.session.agent().id();
+        let streams = self.streams.clone();
+        let session = self.session.session().clone();
         call(py, aio, async move {
             let turn = counted_prompt(turn, pending);
             let t = within("session/prompt".into(), timeout, turn).await?;
             // As for a plain session: every event of the turn is in the streams first.
-            pump.turn_in_streams(agent, t.turn).await?;
+            crate::session::delivered(&streams, &session, &t).await?;
             Ok::<TurnTuple, acp_host::Error>(turn_tuple(t))
         })
     }
@@ -341,11 +342,9 @@ impl NativePooledSession {
         call(py, aio, async move { detached(release).await })
     }
 
-    /// Subscribe to this session's events from now on (ends after its `session_closed`).
+    /// This session's events, as `NativeSession.subscribe`.
     fn subscribe(&self) -> Subscription {
-        self.pump.subscribe(Filter::Session(
-            self.session.agent().id(),
-            Arc::from(self.session.id()),
-        ))
+        self.streams
+            .session(self.session.agent().id(), self.session.id())
     }
 }

@@ -157,13 +157,19 @@ def test_stream_opened_in_a_task_before_prompt_misses_nothing(tmp_path: Any) -> 
                     seen: List[Any] = []
                     missed: List[int] = []
 
-                    async def consume() -> None:
+                    async def consume(turns: int) -> None:
                         stream = session.events()
                         missed.append(_missed(stream))
-                        seen.extend(await stream.collect_until(lambda e: e.kind == "turn_ended", timeout=30))
+                        ends: List[Any] = []
+
+                        def last_end(e: Any) -> bool:  # from the beginning: every turn so far
+                            ends.extend([e] if e.kind == "turn_ended" else [])
+                            return len(ends) == turns
+
+                        seen.extend(await stream.collect_until(last_end, timeout=30))
                         stream.close()
 
-                    task = asyncio.create_task(consume())
+                    task = asyncio.create_task(consume(n + 1))
                     result = await session.prompt("go")
                     await asyncio.wait_for(task, 30)
                     mine = [e for e in seen if e.turn == result.turn]
@@ -172,13 +178,9 @@ def test_stream_opened_in_a_task_before_prompt_misses_nothing(tmp_path: Any) -> 
                         f"run {run}, turn {n + 1}: the stream lacks part of its turn "
                         f"({len(chunks)} of 50 chunks, first {mine[0].kind if mine else None}), missed={missed}"
                     )
-                    if n == 0:
-                        # Opened before the first turn ended: from the session's beginning.
-                        assert seen[0].kind == "session_opened", f"run {run}: began with {seen[0].kind}"
-                        assert missed == [0]
-                    else:
-                        # What came before the turn is counted, not silently absent.
-                        assert missed[0] > 0
+                    # Opened at any time: from the session's beginning (the one rule).
+                    assert seen[0].kind == "session_opened", f"run {run}: began with {seen[0].kind}"
+                    assert missed == [0]
                 await session.close()
 
     asyncio.run(main())
@@ -198,7 +200,7 @@ def test_next_with_timeout_zero_takes_what_is_ready(tmp_path: Any) -> None:
         assert kinds[0] == "session_opened"
 
 
-def test_stream_opened_between_turns_reports_what_it_missed(tmp_path: Any) -> None:
+def test_stream_opened_between_turns_starts_at_the_beginning(tmp_path: Any) -> None:
     with Host() as host:
         agent = host.spawn([MOCK, "--flood", "5"])
         session = agent.new_session(str(tmp_path))
@@ -206,8 +208,8 @@ def test_stream_opened_between_turns_reports_what_it_missed(tmp_path: Any) -> No
         session.prompt("one")
         before = first.collect_until(lambda e: e.kind == "turn_ended", timeout=10)
         later = session.events()
-        assert _missed(later) == len(before), "everything the first stream got, the later one lacks"
+        assert _missed(later) == 0, "the history still holds the session's beginning"
         result = session.prompt("two")
-        got = later.collect_until(lambda e: e.kind == "turn_ended", timeout=10)
-        assert got[0].kind == "turn_started" and got[-1].turn == result.turn
-        assert first.collect_until(lambda e: e.kind == "turn_ended", timeout=10) == got
+        got = later.collect_until(lambda e: e.kind == "turn_ended" and e.turn == result.turn, timeout=10)
+        assert got[:len(before)] == before, "opened between turns: from the session's beginning"
+        assert first.collect_until(lambda e: e.kind == "turn_ended", timeout=10) == got[len(before):]

@@ -94,12 +94,12 @@ def test_every_stream_replays_the_beginning_until_the_first_prompt() -> None:
                                    and e.data["currentModeId"] == "architect", T)
             assert kinds(got) == ["session_opened", *EARLY, "current_mode_update"]
         session.prompt("one")
-        later = session.events()  # after the first prompt: from now on
+        later = session.events()  # after the first prompt: from the beginning too (the one rule)
         session.prompt("two")
         got = later.collect_until(lambda e: e.kind == "turn_ended" and e.turn == 2, T)
-        # (The first turn's last events may still have been on their way through the host.)
-        assert "session_opened" not in kinds(got) and "turn_started" not in kinds(got)[:-3]
+        assert kinds(got)[:4] == ["session_opened", *EARLY] and later.missed == 0
         assert kinds(got)[-3:] == ["turn_started", "agent_message_chunk", "turn_ended"]
+        assert [e.turn for e in got if e.kind == "turn_started"] == [1, 2]
 
 
 def test_a_failing_open_call_leaves_nothing_behind_and_the_next_one_works() -> None:
@@ -167,7 +167,9 @@ def test_session_closed_while_iterating_ends_the_stream_and_later_streams_at_onc
         reader.join(T)
         assert not reader.is_alive() and seen[0].kind == "session_opened"
         assert seen[-1].kind == "session_closed" and seen[-1].data["reason"] == "closed"
-        assert list(session.events()) == []  # closed already: ends at once
+        # Closed already: from its beginning (the history of closed sessions is kept) to its end.
+        late = [e.kind for e in session.events()]
+        assert late[0] == "session_opened" and late[-1] == "session_closed"
 
 
 def test_agent_exit_ends_session_and_agent_streams_even_when_created_afterwards() -> None:
@@ -184,7 +186,10 @@ def test_agent_exit_ends_session_and_agent_streams_even_when_created_afterwards(
         # dispatched, ends at once); either way streams created afterwards end at once.
         exit_seen = agent.events()
         assert [e.kind for e in exit_seen][-1:] in ([], ["agent_exited"])
-        assert list(agent.events()) == [] and list(session.events()) == []
+        assert list(agent.events()) == []  # after the agent's last event: ends at once
+        late = list(session.events())  # the session's kept history, to its end
+        assert late[0].kind == "session_opened" and late[-1].kind == "session_closed"
+        assert late[-1].data["reason"] == "agent_exited"
 
 
 def test_the_beginning_is_capped_and_the_stream_says_how_much_it_lacks(tmp_path: Path) -> None:
@@ -208,12 +213,13 @@ def test_the_beginning_is_capped_and_the_stream_says_how_much_it_lacks(tmp_path:
         assert replayed.wait(T)
         stream = session.events()
         got = [stream.next(T) for _ in range(cap)]
-        assert got[0] is not None and got[0].kind == "session_opened" and got[0].data.get("partial") is True
-        assert stream.dropped == n + 1 - cap
-        seqs = [e.seq for e in got[1:] if e is not None]
-        # The oldest updates went; the rest follow without a gap.
-        assert seqs == list(range(seqs[0], seqs[0] + cap - 1)) and seqs[0] == got[0].seq + 1 + stream.dropped
-        assert all(e is not None and e.replay for e in got[1:])
+        # The history holds the newest `earlyUpdateLimit` events: the oldest ones (its
+        # `session_opened` among them) went, and the stream says how many.
+        assert stream.missed == stream.dropped == n + 1 - cap
+        seqs = [e.seq for e in got if e is not None]
+        # The rest follow without a gap.
+        assert seqs == list(range(seqs[0], seqs[0] + cap))
+        assert all(e is not None and e.replay for e in got)
         with pytest.raises(acp_host.TimeoutError):
             stream.next(0.2)
 
@@ -291,10 +297,10 @@ def test_session_context_manager_without_session_close_forgets_it_locally(tmp_pa
         with agent.new_session("/tmp") as session:
             pass
         assert agent.session(session.id) is not None  # still open at the agent
-        # Forgotten here: its beginning is no longer kept, a stream starts from now.
+        # Forgotten here; a stream still starts at the session's beginning (the one rule).
         later = session.events()
         session.prompt("hi")
-        assert later.next(T).kind == "turn_started"  # type: ignore[union-attr]
+        assert later.next(T).kind == "session_opened"  # type: ignore[union-attr]
         sent = [e.data["message"].get("method") for e in wire.collect_until(lambda e: e.kind == "turn_ended", T)
                 if e.kind == "wire" and e.data["direction"] == "out"]
         assert "session/close" not in sent
@@ -434,11 +440,13 @@ def test_streams_created_after_the_host_closed_end() -> None:
     agent = host.spawn(mock())
     session = agent.new_session("/tmp")
     host.close()
-    # They end; at most the host's last events (still on their way through it) come first, and
-    # the session's beginning while its closing was not dispatched yet.
-    for stream in (host.events(), agent.events(), session.events()):
-        assert {e.kind for e in stream} <= {"session_opened", "session_closed", "agent_exited"}
-    assert list(host.events()) == [] and list(session.events()) == []
+    # They end. The first host stream has the host's events from its start, a session stream the
+    # session's kept history; a live stream opened after the end has nothing.
+    first = [e.kind for e in host.events()]
+    assert first[0] == "agent_ready" and "agent_exited" in first
+    assert list(host.events()) == [] and list(agent.events()) == []
+    late = [e.kind for e in session.events()]
+    assert late[0] == "session_opened" and late[-1] == "session_closed"
 
 
 def test_async_events_false() -> None:

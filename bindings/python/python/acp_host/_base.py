@@ -47,18 +47,15 @@ class StreamBase:
 
     @property
     def dropped(self) -> int:
-        """Events of the session's beginning this stream lacks: the host keeps at most 65,536 of
-        them per session, dropping the oldest updates past that (0 unless a very long load
-        replay, or a session flooded before its first prompt, reached that)."""
+        """How many events this stream left out before its first one (the same as ``missed``)."""
         return self._sub.dropped
 
     @property
     def missed(self) -> int:
-        """Events of the session, from its ``session_opened`` on, that this stream does not have
-        (``dropped`` included): 0 for a stream opened before the session's first turn ended;
-        opened during a turn, it begins with that turn's ``turn_started`` and misses what came
-        before; opened between turns, it starts from now and misses every earlier event. 0 for
-        host and agent streams and a pooled session's (from now on)."""
+        """How many events this stream left out before its first one, reported, never silent: for
+        a session's stream, those the host's bounded history of the session (``early_update_limit``
+        events) no longer held when it was opened; for the host's first stream, those let go
+        before it was opened; else 0."""
         return self._sub.missed
 
 

@@ -58,12 +58,8 @@ class Session(SessionBase["Agent"]):
         agent's answer in the meantime was not ``cancelled`` (then that result is returned).
         """
         content_text, limit = content_json(content), timeout_arg(timeout)
-        try:  # the native call pins the turn's log until `prompt_returned`, whatever happens
-            turn = self._n.prompt(content_text, aio=False, cancel_grace=cancel_grace, timeout=limit)
-            return TurnResult._from_native(turn)
-        finally:
-            # In asyncio, back in this task: a stream opened by a task created before this call has run.
-            self._n.prompt_returned()
+        turn = self._n.prompt(content_text, aio=False, cancel_grace=cancel_grace, timeout=limit)
+        return TurnResult._from_native(turn)
 
     def cancel(self) -> None:
         """``session/cancel``: the turn should end ``cancelled``; pending permissions are cancelled."""
@@ -90,15 +86,15 @@ class Session(SessionBase["Agent"]):
         self._n.close(aio=False, timeout=timeout_arg(timeout))
 
     def events(self) -> EventStream:
-        """This session's events. Created before the session's first turn ended, the stream
-        begins at the session's beginning — its ``session_opened``, the updates the agent sent
-        before answering the open call, a ``load_session`` replay (``replay=True``), and whatever
-        came since — then continues live, in ``seq`` order; every such call does. Created while a
-        later turn runs, it begins with that turn's ``turn_started``; between turns, from now
-        (``missed`` counts what it lacks). Ends after the session's ``session_closed`` or its agent's exit (at
-        once when that already happened); for a supervised agent, after its close, its
-        ``session_lost``, the agent's ``agent_failed`` or its shutdown (a restart's
-        ``session_closed`` and ``session_opened`` pass through)."""
+        """This session's events. Created at any time (before the first prompt, during or between
+        turns, after the session closed), the stream begins at the oldest event of the session
+        the host's bounded history still holds — its ``session_opened``, the updates the agent sent
+        before answering the open call, a ``load_session`` replay (``replay=True``) — then
+        continues live, in ``seq`` order, missing nothing; what the history no longer held is
+        counted in ``missed``. Ends after the session's last event: its ``session_closed``
+        (unless marked ``restart``: a supervised agent's restart reopens it), its
+        ``session_lost``, or its agent's ``agent_failed`` or final ``agent_exited``
+        (docs/EVENTS.md, "The one session-stream rule")."""
         return EventStream(self._n.subscribe())
 
     def __enter__(self) -> "Session":
@@ -106,9 +102,8 @@ class Session(SessionBase["Agent"]):
 
     def __exit__(self, exc_type: Optional[type], exc: Optional[BaseException], tb: object) -> None:
         """Close the session: ``session/close`` when the agent supports it; otherwise it is only
-        forgotten here (the host drops what it kept for the session's streams). Never raises for
-        a session that is already closed or an agent that is gone, and never replaces the block's
-        own exception."""
+        forgotten here. Never raises for a session that is already closed or an agent that is
+        gone, and never replaces the block's own exception."""
         try:
             if self._open_at_agent():
                 self._n.close(aio=False)
@@ -117,8 +112,6 @@ class Session(SessionBase["Agent"]):
         except AcpError:
             if exc_type is None and self._open_at_agent():
                 raise
-        finally:
-            self._n.release()
 
 
 class Agent(AgentBase["Host", Session]):
@@ -210,8 +203,9 @@ class Agent(AgentBase["Host", Session]):
     close = shutdown
 
     def events(self) -> EventStream:
-        """This agent's events from now on. Ends after its ``agent_exited`` — for a supervised
-        agent, after its ``agent_failed`` or its shutdown: it continues across restarts."""
+        """This agent's events from now on. Ends after its last event: ``agent_failed``, or an
+        ``agent_exited`` not marked ``restart`` (a supervised agent's stream continues across its
+        restarts); at once when that already happened."""
         return EventStream(self._n.subscribe())
 
     def __enter__(self) -> "Agent":
@@ -254,7 +248,7 @@ class PooledSession(PooledSessionBase["Pool", Agent, Session]):
         self._n.release(aio=False)
 
     def events(self) -> EventStream:
-        """This session's events from now on; ends after its ``session_closed``."""
+        """This session's events, as ``Session.events`` (from the oldest its history holds)."""
         return EventStream(self._n.subscribe())
 
     def __enter__(self) -> "PooledSession":
@@ -440,7 +434,9 @@ class Host(HostBase[Agent]):
         self._n.respond_elicitation(request_id, text, problem, aio=False)
 
     def events(self) -> EventStream:
-        """Every event of the host from now on, in ``seq`` order (docs/EVENTS.md)."""
+        """Every event of the host in ``seq`` order (docs/EVENTS.md): the first stream from the
+        host's start (less what was dropped before it was opened, ``dropped``), later ones from
+        now on."""
         return EventStream(self._n.subscribe())
 
     def close(self) -> None:

@@ -20,14 +20,12 @@ __all__ = ["EventStream", "AsyncEventStream"]
 
 
 class EventStream(StreamBase):
-    """Every event reported after it was created: ``for ev in stream`` (or ``stream.next(timeout)``).
-    A session's stream created before the session's first turn ended starts at the session's
-    beginning, one created during a later turn at that turn's start (``Session.events``).
-
-    Ends when the host closes (for an agent's or a session's stream: after its ``agent_exited`` /
-    ``session_closed``; at once when that already happened; a supervised agent's streams continue
-    across its restarts and end after ``agent_failed``, ``session_lost`` or its shutdown). Pull it continuously or close it:
-    while it is open and full, the host stops reading the agents (backpressure; nothing is dropped).
+    """A reader of the host's events: ``for ev in stream`` (or ``stream.next(timeout)``).
+    Where it starts and when it ends is the core's one rule (docs/EVENTS.md, "Readers"): a
+    session's stream starts at the oldest event of the session the host holds (``missed`` counts
+    what it left out) and ends after the session's last event; an agent's ends after the agent's
+    last event; all end when the host closes. Pull it continuously or close it: while it is open
+    and full, the host stops reading the agents (backpressure; nothing is dropped).
     """
 
     __slots__ = ()
@@ -79,7 +77,7 @@ class EventStream(StreamBase):
 
 
 class AsyncEventStream(StreamBase):
-    """``async for ev in stream``: every event reported after it was created (see ``EventStream``)."""
+    """``async for ev in stream``: a reader of the host's events (see ``EventStream``)."""
 
     __slots__ = ("_buf", "_limit", "_ready_runs", "_pending")
 
