@@ -49,7 +49,7 @@ pub(crate) struct Cli {
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Spawn an agent, open a session, send one prompt and stream the turn
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Handshake only: print the protocol version, agent info, capabilities and auth methods
     Probe(ProbeArgs),
 }

@@ -137,7 +137,7 @@ fn main() {
     let code = rt.block_on(async move {
         let interrupts = watch_interrupts();
         match cli.command {
-            Command::Run(args) => run(args, cli.verbose, interrupts).await,
+            Command::Run(args) => run(*args, cli.verbose, interrupts).await,
             Command::Probe(args) => probe::probe(args, cli.verbose, interrupts).await,
         }
     });
@@ -276,7 +276,10 @@ fn host_config(
             .and_then(|v| v.as_object().cloned())
             .unwrap_or_default();
         record.remove("dir");
-        record.insert("file".into(), Value::from(file.to_string_lossy().into_owned()));
+        record.insert(
+            "file".into(),
+            Value::from(file.to_string_lossy().into_owned()),
+        );
         doc.insert("record".into(), Value::Object(record));
     }
     if let Some(t) = args.permission_timeout {

@@ -6,7 +6,7 @@ use std::borrow::Borrow;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use acp_host::{Event, HubReader};
+use acp_host::{Event, EventKind, HubReader};
 use napi_derive::napi;
 use tokio::sync::Notify;
 
@@ -35,16 +35,39 @@ impl NativeEventReader {
     /// Up to `limit` events as one batch (see `encode_batch`), waiting for at least one; `null`
     /// once the reader ended; `""` when interrupted. A session reader's pull also tells the hub
     /// that the previous batch was handed on (what a prompt's answer waits for).
+    /// `lifecycleOnly`: keep only the events that end or restart an agent (`agent_exited`,
+    /// `agent_failed`, `agent_restarted`), `""` when none: the host's emitter with no listener
+    /// needs only those, and a flood is then not decoded twice in JavaScript.
     #[napi]
-    pub async fn next_batch(&self, limit: u32) -> Option<String> {
+    pub async fn next_batch(&self, limit: u32, lifecycle_only: Option<bool>) -> Option<String> {
         let (reader, wake) = (self.reader.clone(), self.wake.clone());
         let limit = (limit as usize).max(1);
         // The hub's pull takes events only in the poll that returns them: dropping it loses none.
-        tokio::select! {
+        let evs = tokio::select! {
             biased;
-            evs = reader.next_batch(limit) => (!evs.is_empty()).then(|| encode_batch(&evs)),
-            _ = wake.notified() => Some(String::new()),
+            evs = reader.next_batch(limit) => evs,
+            _ = wake.notified() => return Some(String::new()),
+        };
+        if evs.is_empty() {
+            return None;
         }
+        if lifecycle_only == Some(true) {
+            let kept: Vec<_> = evs
+                .into_iter()
+                .filter(|e| {
+                    matches!(
+                        e.kind,
+                        EventKind::AgentExited | EventKind::AgentFailed | EventKind::AgentRestarted
+                    )
+                })
+                .collect();
+            return Some(if kept.is_empty() {
+                String::new()
+            } else {
+                encode_batch(&kept)
+            });
+        }
+        Some(encode_batch(&evs))
     }
 
     /// End the pending (or the next) `next_batch` with `""`.

@@ -202,7 +202,7 @@ export class Host extends EventEmitter {
     const hooks = { fs: !!fs, terminal: !!terminal, ext: !!ext, terminalAuth: !!login };
     const log = onLog ? logDelivery(onLog) : undefined;
     this.native = callSync(() => new native.NativeHost(doc, decide, service, elicitation, hooks, log));
-    this.hub = new EventHub(this.native, (evs) => this.emitBatch(evs), toAcpError);
+    this.hub = new EventHub(this.native, (evs) => this.emitBatch(evs), toAcpError, () => this.eventNames().length === 0);
   }
 
   private emitBatch(evs: AcpEvent[]): void {

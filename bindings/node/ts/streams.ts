@@ -90,6 +90,8 @@ class Puller {
     private readonly want: () => boolean,
     private readonly take: (evs: AcpEvent[]) => void,
     private readonly end: (error: unknown) => void,
+    /** Whether only the events that end or restart an agent are wanted now. */
+    private readonly lifecycleOnly: () => boolean = () => false,
   ) {}
 
   /** Pull if wanted; stop a pending pull that is not (a pending napi call keeps Node alive). */
@@ -103,7 +105,7 @@ class Puller {
     this.pulling = true;
     try {
       while (this.want()) {
-        const text = await this.reader.nextBatch(BATCH);
+        const text = await this.reader.nextBatch(BATCH, this.lifecycleOnly());
         if (text === null) {
           this.end(null);
           break;
@@ -285,9 +287,12 @@ export class EventHub {
     private readonly nativeHost: NativeHost,
     private readonly dispatch: (evs: AcpEvent[]) => void,
     readonly mapError: (e: unknown) => unknown,
+    /** Whether the emitter has no listener (then it takes only what ends or restarts agents). */
+    unheard: () => boolean = () => false,
   ) {
     const reader = nativeHost.hostReader();
-    this.pump = reader && new Puller(reader, () => this.shouldPump(), (evs) => this.emit(evs), () => this.finish(reader));
+    this.pump =
+      reader && new Puller(reader, () => this.shouldPump(), (evs) => this.emit(evs), () => this.finish(reader), unheard);
     this.ended = reader === null;
   }
 

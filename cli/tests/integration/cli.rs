@@ -345,14 +345,36 @@ fn run_readable_transcript() {
 fn run_record_writes_the_connection_and_never_over_a_file() {
     let dir = Scratch::project();
     let file = dir.join("run.acprec.jsonl");
-    let out = acph(&["run", "--permission", "allow", "--cwd", dir.str(), "--record", &file.to_string_lossy()]);
+    let out = acph(&[
+        "run",
+        "--permission",
+        "allow",
+        "--cwd",
+        dir.str(),
+        "--record",
+        &file.to_string_lossy(),
+    ]);
     assert!(out.status.success(), "{out:?}");
     let text = std::fs::read_to_string(&file).unwrap();
-    let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(lines[0]["acpRecording"], 1, "{text}");
-    assert!(lines.iter().any(|l| l["dir"] == "out" && l["msg"]["method"] == "session/prompt"));
-    assert!(lines.iter().any(|l| l["event"]["kind"] == "permission_resolved"));
-    assert!(lines.last().unwrap().get("end").is_some(), "the file is whole when acph exits");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["dir"] == "out" && l["msg"]["method"] == "session/prompt")
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["event"]["kind"] == "permission_resolved")
+    );
+    assert!(
+        lines.last().unwrap().get("end").is_some(),
+        "the file is whole when acph exits"
+    );
     // Again into the same file: refused before anything starts, the recording left as it was.
     let again = acph(&["run", "--record", &file.to_string_lossy()]);
     assert_eq!(again.status.code(), Some(1), "{again:?}");

@@ -266,6 +266,7 @@ class HostBase(Generic[AgentT]):
         event_stall_timeout: Union[Optional[float], NotGiven] = UNSET,
         event_stall_timeout_ms: Union[Optional[int], NotGiven] = UNSET,
         wire_events: Optional[bool] = None,
+        record: Optional[Mapping[str, Any]] = None,
         progress_events: Optional[bool] = None,
         coalesce_tool_call_updates: Optional[bool] = None,
         max_line_bytes: Optional[int] = None,
