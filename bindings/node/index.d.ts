@@ -80,8 +80,11 @@ export declare class NativeEventReader {
    * Up to `limit` events as one batch (see `encode_batch`), waiting for at least one; `null`
    * once the reader ended; `""` when interrupted. A session reader's pull also tells the hub
    * that the previous batch was handed on (what a prompt's answer waits for).
+   * `lifecycleOnly`: keep only the events that end or restart an agent (`agent_exited`,
+   * `agent_failed`, `agent_restarted`), `""` when none: the host's emitter with no listener
+   * needs only those, and a flood is then not decoded twice in JavaScript.
    */
-  nextBatch(limit: number): Promise<string | null>
+  nextBatch(limit: number, lifecycleOnly?: boolean | undefined | null): Promise<string | null>
   /** End the pending (or the next) `next_batch` with `""`. */
   interrupt(): void
   /** Stop reading: what the reader holds is dropped and the hub no longer waits for it. */
