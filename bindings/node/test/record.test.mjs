@@ -31,10 +31,12 @@ test('a recorded connection is in its file when shutdown returns', async () => {
 });
 
 test('a bad record document is invalid_config at its path', () => {
+  // An absolute path as the OS spells one (`/x` is relative on Windows).
+  const file = path.join(tmpdir('acp-record-'), 'x.jsonl');
   for (const [record, where] of [
     [{}, 'record'],
     [{ dir: 'relative' }, 'record.dir'],
-    [{ file: '/x', maxBytes: 1 }, 'record.maxBytes'],
+    [{ file, maxBytes: 1 }, 'record.maxBytes'],
   ]) {
     assert.throws(
       () => new acp.Host({ record }),

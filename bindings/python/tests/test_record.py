@@ -33,9 +33,11 @@ def test_a_recorded_connection_is_in_its_file_when_shutdown_returns(tmp_path: Pa
 
 @pytest.mark.parametrize(
     ("record", "path"),
-    [({}, "record"), ({"dir": "relative"}, "record.dir"), ({"file": "/x", "max_bytes": 1}, "record.maxBytes")],
+    [({}, "record"), ({"dir": "relative"}, "record.dir"), ({"file": "FILE", "max_bytes": 1}, "record.maxBytes")],
 )
-def test_a_bad_record_document_is_a_config_error_at_its_path(record: dict, path: str) -> None:
+def test_a_bad_record_document_is_a_config_error_at_its_path(record: dict, path: str, tmp_path: Path) -> None:
+    # An absolute path as the OS spells one (`/x` is relative on Windows).
+    record = {k: str(tmp_path / "x.jsonl") if v == "FILE" else v for k, v in record.items()}
     with pytest.raises(acp_host.ConfigError) as e:
         acp_host.Host(record=record)
     assert e.value.path == path
