@@ -14,6 +14,11 @@ use crate::wire::message::{Incoming, RawId, codes};
 
 impl Actor {
     pub(super) async fn on_reader(&mut self, msg: ReaderMsg) {
+        // The agent is gone (`agent_exited` was emitted): nothing of it follows, not even a late
+        // answer to a request that already failed (it would be a `protocol_error`).
+        if self.gone.is_some() && !matches!(msg, ReaderMsg::Eof(_)) {
+            return;
+        }
         match msg {
             ReaderMsg::Message { msg, lossy, raw } => {
                 if let Some(raw) = raw {
