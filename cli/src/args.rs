@@ -52,6 +52,40 @@ pub(crate) enum Command {
     Run(Box<RunArgs>),
     /// Handshake only: print the protocol version, agent info, capabilities and auth methods
     Probe(ProbeArgs),
+    /// Be the agent of a recording (docs/RECORDING.md): a stdio ACP agent any host can spawn,
+    /// which answers from the recording and reports where the host diverges (on stderr)
+    Replay(ReplayArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ReplayArgs {
+    /// The recording (`acph run --record FILE`, or the `record` host option)
+    #[arg(value_name = "FILE")]
+    pub(crate) file: PathBuf,
+    /// Send each message as soon as what precedes it has happened, not at the recorded pace
+    #[arg(long)]
+    pub(crate) fast: bool,
+    /// Write the report (JSON: every divergence, with the fields that differ) to FILE at the end
+    #[arg(long, value_name = "FILE")]
+    pub(crate) report: Option<PathBuf>,
+    /// How long a recorded host message is waited for before it is reported missing
+    /// (`none`: until the host closes the connection)
+    #[arg(long, value_name = "SECS", default_value = "10", value_parser = parse_wait)]
+    pub(crate) wait: Wait,
+    /// A field never compared, as a divergence names it (`params.prompt`); repeatable
+    #[arg(long, value_name = "PATH")]
+    pub(crate) ignore: Vec<String>,
+}
+
+/// `--wait`: seconds, or `none`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Wait(pub(crate) Option<Duration>);
+
+fn parse_wait(s: &str) -> Result<Wait, String> {
+    if s == "none" {
+        return Ok(Wait(None));
+    }
+    parse_secs(s).map(|d| Wait(Some(d)))
 }
 
 #[derive(Debug, Args)]

@@ -29,6 +29,7 @@ mod order;
 mod permission;
 mod probe;
 mod render;
+mod replay;
 mod signals;
 mod status;
 
@@ -139,6 +140,7 @@ fn main() {
         match cli.command {
             Command::Run(args) => run(*args, cli.verbose, interrupts).await,
             Command::Probe(args) => probe::probe(args, cli.verbose, interrupts).await,
+            Command::Replay(args) => replay::replay(args).await,
         }
     });
     let _ = std::io::stdout().flush();
@@ -160,7 +162,7 @@ fn agent_spec(args: &AgentArgs) -> Result<AgentSpec, Failure> {
         }
         return Ok(documents::agent(doc, Some((cmd.clone(), rest.to_vec())))?);
     }
-    if doc.contains_key("command") && args.scenario.is_none() {
+    if (doc.contains_key("command") || doc.contains_key("replay")) && args.scenario.is_none() {
         return Ok(documents::agent(doc, None)?);
     }
     let mock = find_mock().map_err(Failure::Message)?;

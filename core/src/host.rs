@@ -21,7 +21,7 @@ use crate::progress::{Phase, Stage, Step};
 use crate::services::fs::FsLimits;
 use crate::services::terminal::TerminalLimits;
 use crate::services::{ClientCapabilities, FsService, TerminalService};
-use crate::transport::{AgentSpec, Transport, spawn_agent};
+use crate::transport::{AgentSpec, Transport, open_agent};
 
 /// Name and version sent as `clientInfo` in `initialize`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -293,12 +293,9 @@ impl Host {
         let id = self.inner.next_agent.fetch_add(1, Ordering::Relaxed) + 1;
         let cfg = &self.inner.shared.config;
         let step = Step::new(Phase::Spawn);
-        self.progress(
-            id,
-            step.report(Stage::Started, None, Some(spec.command.clone())),
-        )
-        .await;
-        let transport = match spawn_agent(&spec, id, cfg.stderr_tail_bytes) {
+        self.progress(id, step.report(Stage::Started, None, Some(spec.display())))
+            .await;
+        let transport = match open_agent(&spec, id, cfg.stderr_tail_bytes) {
             Ok(t) => t,
             Err(e) => {
                 self.progress(id, step.report(Stage::Failed, None, Some(e.to_string())))
@@ -386,7 +383,7 @@ impl Host {
 
     /// Spawn `spec`'s process as agent `id` (a supervised agent's restart).
     pub(crate) fn respawn(&self, id: u64, spec: &AgentSpec) -> Result<Agent> {
-        let transport = spawn_agent(spec, id, self.inner.shared.config.stderr_tail_bytes)?;
+        let transport = open_agent(spec, id, self.inner.shared.config.stderr_tail_bytes)?;
         Ok(self.open(id, transport, Some(spec.clone())))
     }
 

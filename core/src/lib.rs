@@ -31,6 +31,7 @@ pub mod progress;
 pub mod protocol;
 pub mod record;
 pub mod registry;
+pub mod replay;
 pub mod services;
 pub mod session;
 pub mod transport;

@@ -51,7 +51,7 @@ impl Scratch {
     }
 
     /// A scratch dir holding a README.md (the default mock agent reads it).
-    fn project() -> Scratch {
+    pub(crate) fn project() -> Scratch {
         let dir = Scratch::new("proj");
         std::fs::write(dir.0.join("README.md"), "# demo project\nfor acph tests\n").unwrap();
         dir
@@ -77,10 +77,10 @@ impl Drop for Scratch {
 }
 
 #[derive(Debug)]
-struct Output {
-    status: ExitStatus,
-    stdout: String,
-    stderr: String,
+pub(crate) struct Output {
+    pub(crate) status: ExitStatus,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 impl Output {
@@ -92,7 +92,7 @@ impl Output {
     }
 
     /// Every stdout line as JSON (panics on a line that is not).
-    fn events(&self) -> Vec<Value> {
+    pub(crate) fn events(&self) -> Vec<Value> {
         self.stdout
             .lines()
             .map(|l| {
@@ -167,7 +167,7 @@ fn acph_with_env(
     }
 }
 
-fn acph(args: &[&str]) -> Output {
+pub(crate) fn acph(args: &[&str]) -> Output {
     acph_with(args, ACPH, None)
 }
 

@@ -4,4 +4,5 @@
 
 mod cli;
 mod options_cases;
+mod replay;
 mod tty;

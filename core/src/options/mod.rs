@@ -465,6 +465,18 @@ fn policy(v: &Value) -> Result<Policy> {
 pub fn agent_spec(doc: &Value, face: Face) -> Result<AgentSpec> {
     let empty = Map::new();
     let map = check::object(doc, table::AGENT, "", face)?.unwrap_or(&empty);
+    if let Some(r) = given(map, "replay").and_then(Value::as_object) {
+        if let Some(other) = ["command", "args", "env", "cwd", "restart"]
+            .into_iter()
+            .find(|k| given(map, k).is_some())
+        {
+            return Err(bad(
+                other,
+                "not with `replay`: a replay plays a recording, it starts no program",
+            ));
+        }
+        return replay(r).map(AgentSpec::replay);
+    }
     let Some(command) = given(map, "command").and_then(Value::as_str) else {
         return Err(bad("command", "missing: the program to run"));
     };
@@ -484,6 +496,26 @@ pub fn agent_spec(doc: &Value, face: Face) -> Result<AgentSpec> {
         spec.restart = Some(restart_checked(r));
     }
     Ok(spec)
+}
+
+fn replay(map: &Map<String, Value>) -> Result<crate::replay::ReplayOptions> {
+    let Some(file) = given(map, "file").and_then(Value::as_str) else {
+        return Err(bad("replay.file", "missing: the recording to play"));
+    };
+    let mut o = crate::replay::ReplayOptions::new(file);
+    if given(map, "pace").and_then(Value::as_str) == Some("fast") {
+        o.pace = crate::replay::Pace::Fast;
+    }
+    if let Some(v) = map.get("waitMs") {
+        o.wait = if v.is_null() { None } else { Some(ms(v)) };
+    }
+    o.report = given(map, "report")
+        .and_then(Value::as_str)
+        .map(PathBuf::from);
+    if let Some(v) = given(map, "ignore") {
+        o.ignore = strings(v);
+    }
+    Ok(o)
 }
 
 /// Validate and build a restart policy (the `restart` of an agent spec; paths `restart.*`).

@@ -475,12 +475,52 @@ pub const RESTART: &[Opt] = &[
     ),
 ];
 
+/// A recording played back instead of a process (`AgentSpec::replay`), under `replay`.
+pub const REPLAY: &[Opt] = &[
+    opt(
+        "file",
+        Ty::Path { dir: false },
+        "required",
+        "The recording (docs/RECORDING.md) whose agent side is played.",
+    ),
+    opt(
+        "pace",
+        Ty::Enum(&["recorded", "fast"]),
+        "\"recorded\"",
+        "The recorded delays between the agent's messages, or none.",
+    ),
+    opt(
+        "waitMs",
+        Ty::Ms {
+            min: 1,
+            max: MAX_MS,
+            none: true,
+        },
+        "10000",
+        "How long a recorded host message is waited for before it is reported missing and the \
+         replay goes on; `null`: until the host closes the connection.",
+    ),
+    opt(
+        "report",
+        Ty::Path { dir: false },
+        "none",
+        "Write the replay's report (JSON: its divergences) to this file when it ends, before the \
+         agent's side closes; replaced if it exists.",
+    ),
+    opt(
+        "ignore",
+        Ty::Texts,
+        "[]",
+        "Fields never compared, as a divergence names them (`params.prompt`, `result.outcome`).",
+    ),
+];
+
 /// An agent to spawn (`AgentSpec`).
 pub const AGENT: &[Opt] = &[
     opt(
         "command",
         Ty::Text,
-        "required",
+        "required (unless `replay`)",
         "The program: an absolute path, or a name looked up on `PATH` (never the cwd).",
     ),
     opt("args", Ty::Texts, "[]", "Its arguments."),
@@ -501,6 +541,13 @@ pub const AGENT: &[Opt] = &[
         Ty::Object(RESTART),
         "none (no restarts)",
         "Restart the agent when its process dies.",
+    ),
+    opt(
+        "replay",
+        Ty::Object(REPLAY),
+        "none",
+        "Instead of a process, play this recording's agent side inside the host \
+         (docs/RECORDING.md, \"Replaying\"); no `command`, `args`, `env`, `cwd` or `restart` then.",
     ),
 ];
 

@@ -43,6 +43,9 @@ pub struct AgentSpec {
     pub cwd: Option<PathBuf>,
     /// Restart the agent when its process dies (the supervisor); `None`: it stays down.
     pub restart: Option<crate::orchestration::RestartPolicy>,
+    /// Instead of a process, a recording played back inside the host (`crate::replay`);
+    /// `command` is then empty.
+    pub replay: Option<crate::replay::ReplayOptions>,
 }
 
 impl AgentSpec {
@@ -81,8 +84,18 @@ impl AgentSpec {
         self.restart = Some(policy);
         self
     }
-    /// `command args...` for messages.
+    /// The replay of `options.file` instead of a process (`crate::replay`).
+    pub fn replay(options: crate::replay::ReplayOptions) -> Self {
+        AgentSpec {
+            replay: Some(options),
+            ..Default::default()
+        }
+    }
+    /// `command args...` for messages (`replay FILE` for a replay).
     pub fn display(&self) -> String {
+        if let Some(replay) = &self.replay {
+            return format!("replay {}", replay.file.display());
+        }
         std::iter::once(self.command.as_str())
             .chain(self.args.iter().map(String::as_str))
             .collect::<Vec<_>>()
@@ -101,6 +114,38 @@ pub(crate) fn unusable_dir(dir: &std::path::Path) -> Option<String> {
         }
         Err(e) => Some(format!("`{}` cannot be used: {e}", dir.display())),
     }
+}
+
+/// The connection to `spec`'s agent: its process, or its replay.
+pub(crate) fn open_agent(
+    spec: &AgentSpec,
+    agent: u64,
+    tail_bytes: usize,
+) -> Result<Transport, crate::Error> {
+    match &spec.replay {
+        Some(replay) => {
+            if spec.restart.is_some() {
+                return Err(crate::Error::InvalidConfig {
+                    path: "restart".into(),
+                    message: "a replay is not restarted: it plays one connection".into(),
+                });
+            }
+            crate::replay::transport(replay, agent, tail_bytes)
+        }
+        None => spawn_agent(spec, agent, tail_bytes),
+    }
+}
+
+/// The agent's stderr lines read from `reader` as `agent_stderr` events (as for a process).
+pub(crate) fn stderr_events<R: AsyncRead + Unpin + Send + 'static>(
+    reader: R,
+    agent: u64,
+    tail_bytes: usize,
+) -> tokio::sync::mpsc::Receiver<crate::events::PendingEvent> {
+    let (tx, rx) = tokio::sync::mpsc::channel(64);
+    let tail = stderr::StderrTail::new(tail_bytes);
+    tokio::spawn(stderr::drain_stderr(reader, tail, tx, agent));
+    rx
 }
 
 /// A boxed byte stream from the agent.

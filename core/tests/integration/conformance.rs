@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 
 const T: Duration = Duration::from_secs(30);
 
-fn scenarios_dir() -> PathBuf {
+pub(crate) fn scenarios_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures/scenarios")
 }
 
@@ -89,7 +89,19 @@ fn sorted_keys(v: Value) -> Value {
     }
 }
 
-async fn run_case(case: &Value, cwd: &str) -> Vec<Value> {
+/// What a case's agent is: the mock agent, the mock agent recorded into a file, or a recording
+/// played back (`replay.rs`).
+pub(crate) enum Source {
+    Mock,
+    Record(PathBuf),
+    Replay(acp_host::replay::ReplayOptions),
+}
+
+pub(crate) async fn run_case(case: &Value, cwd: &str) -> Vec<Value> {
+    run_case_from(case, cwd, Source::Mock).await
+}
+
+pub(crate) async fn run_case_from(case: &Value, cwd: &str, source: Source) -> Vec<Value> {
     let name = case["name"].as_str().unwrap();
     let permission = match case["permission"].as_str().unwrap_or("deny") {
         "allow" => PermissionHandler::Decider(Arc::new(|req: PermissionRequest| async move {
@@ -167,12 +179,27 @@ async fn run_case(case: &Value, cwd: &str) -> Vec<Value> {
                 Ok(0)
             }));
     }
+    let spec = match source {
+        Source::Replay(options) => acp_host::AgentSpec::replay(options),
+        Source::Record(file) => {
+            config.record = Some(acp_host::record::RecordConfig {
+                file: Some(file),
+                ..Default::default()
+            });
+            mock(case["scenario"].as_str())
+        }
+        Source::Mock => mock(case["scenario"].as_str()),
+    };
+    let spec = if spec.replay.is_some() {
+        spec
+    } else {
+        spec.env(
+            "ACP_MOCK_CREDENTIALS",
+            creds_dir.path().join("credentials").to_string_lossy(),
+        )
+    };
     let host = Host::new(config);
     let mut events = host.events().unwrap();
-    let spec = mock(case["scenario"].as_str()).env(
-        "ACP_MOCK_CREDENTIALS",
-        creds_dir.path().join("credentials").to_string_lossy(),
-    );
     let spawned = host.spawn(spec).await;
     let mut trace: Vec<Event> = Vec::new();
     let mut agent = match (case["spawnExpect"].as_str(), spawned) {

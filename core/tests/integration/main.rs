@@ -49,6 +49,7 @@ mod policy_commands;
 mod pool;
 mod record;
 mod registry;
+mod replay;
 mod services;
 mod sessions_and_turns;
 mod skipped_off_unix;

@@ -1,0 +1,260 @@
+//! Reading a recording (docs/RECORDING.md) into what a replay needs: the header and, in file
+//! order, the wire messages both ways, the agent's stderr and stdout noise lines, and how the
+//! agent's process ended. Events other than those are the host's view and are not replayed.
+//!
+//! A recording is input from anyone (a bug report's attachment): every defect is a typed error
+//! naming the line, never a panic, and a file or line past the bounds below is refused before it
+//! is held in memory.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+
+/// The largest recording read (the recorder's own default bound is 256 MiB).
+pub const MAX_FILE_BYTES: u64 = 1 << 30;
+/// The longest line read (a wire message is bounded by the host's `maxLineBytes`, 64 MiB at most).
+const MAX_LINE_BYTES: usize = 80 << 20;
+
+/// A recording, read and checked.
+#[derive(Debug, Clone)]
+pub struct Recording {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// The first line (`acpRecording`, `acpHost`, `platform`, `initialize`, …).
+    pub header: Value,
+    /// What the replay plays and expects, in file order.
+    pub entries: Vec<Entry>,
+    /// The file has its `end` line (a file without it was cut short).
+    pub ended: bool,
+    /// It reached its `maxBytes` (a `truncated` line): what followed was not recorded.
+    pub truncated: bool,
+    /// Lines the recorder dropped to keep up (`gap` lines); what they held cannot be replayed.
+    pub dropped_lines: u64,
+}
+
+/// One thing of the recording, with its file line (1-based) and time `t`.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub line: usize,
+    pub t: f64,
+    pub what: What,
+}
+
+/// What an entry is.
+#[derive(Debug, Clone)]
+pub enum What {
+    /// A message the agent sent (the replay sends it).
+    Agent(Value),
+    /// A message the agent sent with bytes that are not UTF-8 (recorded as U+FFFD): played
+    /// with an invalid byte for each.
+    AgentLossy(Value),
+    /// A message the host sent (the replay expects it).
+    Host(Value),
+    /// A line of the agent's stderr (from an `agent_stderr` event): `start`, then filler up to
+    /// `bytes` (a line over the host's bound was recorded as its length only).
+    Stderr { start: String, bytes: u64 },
+    /// A non-JSON line on the agent's stdout (from a `protocol_noise` event: its first 1 KiB,
+    /// then filler up to its length).
+    Noise { start: String, bytes: u64 },
+    /// A line over the host's bound (a `line_too_long` protocol error): that many bytes.
+    TooLong { bytes: u64 },
+    /// The agent's process ended on its own (`agent_exited` with reason `exited`).
+    Exited { code: Option<i32> },
+}
+
+impl Recording {
+    /// Read and check the recording at `path`.
+    pub fn open(path: impl AsRef<Path>) -> Result<Recording> {
+        let path = path.as_ref();
+        let file = std::fs::File::open(path).map_err(|e| {
+            Error::InvalidArgument(format!("cannot open the recording {}: {e}", path.display()))
+        })?;
+        let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+        if size > MAX_FILE_BYTES {
+            return Err(bad(
+                path,
+                0,
+                format!("{size} bytes, more than the {MAX_FILE_BYTES}-byte bound of a replay"),
+            ));
+        }
+        Recording::read(path, file)
+    }
+
+    /// Read a recording from `input` (`path` names it in errors).
+    pub fn read(path: &Path, input: impl Read) -> Result<Recording> {
+        let mut reader = BufReader::new(input.take(MAX_FILE_BYTES + 1));
+        let mut rec = Recording {
+            path: path.to_owned(),
+            header: Value::Null,
+            entries: Vec::new(),
+            ended: false,
+            truncated: false,
+            dropped_lines: 0,
+        };
+        let mut buf = Vec::new();
+        let mut n = 0;
+        loop {
+            buf.clear();
+            let read = (&mut reader)
+                .take(MAX_LINE_BYTES as u64 + 1)
+                .read_until(b'\n', &mut buf)
+                .map_err(|e| bad(path, n + 1, format!("cannot be read: {e}")))?;
+            if read == 0 {
+                break;
+            }
+            n += 1;
+            if buf.len() > MAX_LINE_BYTES {
+                return Err(bad(path, n, format!("longer than {MAX_LINE_BYTES} bytes")));
+            }
+            let text = std::str::from_utf8(&buf).map_err(|_| bad(path, n, "not UTF-8".into()))?;
+            let text = text.trim_end_matches(['\n', '\r']);
+            if text.trim().is_empty() {
+                continue;
+            }
+            let line: Value =
+                serde_json::from_str(text).map_err(|e| bad(path, n, format!("not JSON ({e})")))?;
+            if n == 1 {
+                rec.header = header(path, line)?;
+                continue;
+            }
+            if rec.ended {
+                return Err(bad(path, n, "follows the `end` line".into()));
+            }
+            rec.take(path, n, line)?;
+        }
+        if n == 0 {
+            return Err(bad(path, 0, "empty: not a recording".into()));
+        }
+        Ok(rec)
+    }
+
+    fn take(&mut self, path: &Path, n: usize, line: Value) -> Result<()> {
+        let Value::Object(map) = line else {
+            return Err(bad(path, n, "not a JSON object".into()));
+        };
+        if map.contains_key("end") {
+            self.ended = true;
+            return Ok(());
+        }
+        if let Some(gap) = map.get("gap") {
+            self.dropped_lines += gap["droppedLines"].as_u64().unwrap_or(0);
+            return Ok(());
+        }
+        if map.contains_key("truncated") {
+            self.truncated = true;
+            return Ok(());
+        }
+        let t = match map.get("t").and_then(Value::as_f64) {
+            Some(t) if t.is_finite() && t >= 0.0 => t,
+            _ => {
+                return Err(bad(
+                    path,
+                    n,
+                    "has no time `t` (a non-negative number)".into(),
+                ));
+            }
+        };
+        let what = if let Some(dir) = map.get("dir") {
+            // Any JSON: an agent's line that parsed but is no JSON-RPC message is played as is.
+            let Some(msg) = map.get("msg").cloned() else {
+                return Err(bad(path, n, "has no `msg`".into()));
+            };
+            match dir.as_str() {
+                Some("in") => What::Agent(msg),
+                Some("out") => What::Host(msg),
+                _ => {
+                    return Err(bad(
+                        path,
+                        n,
+                        "its `dir` is neither \"in\" nor \"out\"".into(),
+                    ));
+                }
+            }
+        } else if let Some(event) = map.get("event") {
+            let data = &event["data"];
+            match event["kind"].as_str() {
+                Some("agent_stderr") => {
+                    match (data["line"].as_str(), data["omittedBytes"].as_u64()) {
+                        (_, Some(bytes)) => What::Stderr {
+                            start: String::new(),
+                            bytes: bytes.min(MAX_FILLER),
+                        },
+                        (Some(line), None) => What::Stderr {
+                            start: line.into(),
+                            bytes: line.len() as u64,
+                        },
+                        _ => return Ok(()),
+                    }
+                }
+                Some("protocol_noise") => match data["line"].as_str() {
+                    Some(line) => What::Noise {
+                        start: line.into(),
+                        bytes: data["bytes"].as_u64().unwrap_or(0).min(MAX_FILLER),
+                    },
+                    None => return Ok(()),
+                },
+                Some("protocol_error") if data["reason"] == "line_too_long" => What::TooLong {
+                    bytes: data["bytes"].as_u64().unwrap_or(0).min(MAX_FILLER),
+                },
+                // The line before it reached the host with invalid UTF-8: played so again.
+                Some("protocol_error") if data["reason"] == "invalid_utf8" => {
+                    if let Some(last) = self.entries.last_mut()
+                        && let What::Agent(msg) = &last.what
+                    {
+                        last.what = What::AgentLossy(msg.clone());
+                    }
+                    return Ok(());
+                }
+                Some("agent_exited") if data["reason"] == "exited" => What::Exited {
+                    code: data["exitCode"]
+                        .as_i64()
+                        .and_then(|c| i32::try_from(c).ok()),
+                },
+                Some(_) => return Ok(()),
+                None => return Err(bad(path, n, "its `event` has no `kind`".into())),
+            }
+        } else {
+            return Err(bad(
+                path,
+                n,
+                "is none of a wire, event, gap, truncated or end line".into(),
+            ));
+        };
+        self.entries.push(Entry { line: n, t, what });
+        Ok(())
+    }
+}
+
+/// The longest line a replay writes from a recorded length (input from anyone).
+const MAX_FILLER: u64 = 1 << 30;
+
+fn header(path: &Path, line: Value) -> Result<Value> {
+    match line.get("acpRecording").and_then(Value::as_u64) {
+        Some(v) if v == u64::from(crate::record::FORMAT_VERSION) => Ok(line),
+        Some(v) => Err(bad(
+            path,
+            1,
+            format!(
+                "format version {v}; this host reads version {}",
+                crate::record::FORMAT_VERSION
+            ),
+        )),
+        None => Err(bad(
+            path,
+            1,
+            "not a recording header (no `acpRecording`)".into(),
+        )),
+    }
+}
+
+fn bad(path: &Path, line: usize, message: String) -> Error {
+    let at = if line == 0 {
+        String::new()
+    } else {
+        format!(" line {line}")
+    };
+    Error::InvalidArgument(format!("the recording {}{at}: {message}", path.display()))
+}
