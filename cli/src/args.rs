@@ -52,6 +52,23 @@ pub(crate) enum Command {
     Run(Box<RunArgs>),
     /// Handshake only: print the protocol version, agent info, capabilities and auth methods
     Probe(ProbeArgs),
+    /// Write a recording (`acph run --record FILE`) as one self-contained HTML page: the
+    /// timeline, the agent's text, tool calls, permissions, terminals and the wire
+    Inspect(InspectArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct InspectArgs {
+    /// The recording (docs/RECORDING.md)
+    #[arg(value_name = "FILE")]
+    pub(crate) file: PathBuf,
+    /// Where to write the page, `-` for stdout; an existing file is refused without --force
+    /// [default: FILE.html]
+    #[arg(short, long, value_name = "OUT")]
+    pub(crate) output: Option<PathBuf>,
+    /// Write over OUT when it exists
+    #[arg(long)]
+    pub(crate) force: bool,
 }
 
 #[derive(Debug, Args)]

@@ -1,0 +1,759 @@
+//! The report's model: the recording's lines turned into the timeline rows the page shows, each
+//! linked to the wire messages it came from.
+//!
+//! Every row is `{k, u?, e?, t, s?, n?, h, p, w}`: `k` the kind the page marks it with
+//! (`data-kind`: the event's kind, or a session update's `sessionUpdate` kind; `terminal_output`,
+//! `gap`, `truncated`, `end`, `cut_short`, `skipped` for what is not an event), `e` the event's
+//! kind, `t` the time, `s`/`n` session and turn, `h` a title, `p` the parts the page renders
+//! (`text`, `kv`, `diff`, `json`), `w` the indices of its wire messages. Everything taken from
+//! the recording stays data: the page only ever sets it as text.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value, json};
+
+use super::diff;
+
+/// One row of the timeline.
+#[derive(Debug)]
+pub(crate) struct Row {
+    pub(crate) kind: String,
+    event: Option<String>,
+    t: f64,
+    session: Option<String>,
+    turn: Option<u64>,
+    pub(crate) title: String,
+    parts: Vec<Value>,
+    wire: Vec<usize>,
+    /// A request whose response joins `wire` once the recording is read.
+    answer_of: Option<usize>,
+    /// Consecutive text chunks of one kind, session and turn are merged into one row.
+    merge: Option<(String, Option<String>, Option<u64>)>,
+}
+
+impl Row {
+    fn new(kind: &str, t: f64, title: String) -> Row {
+        Row {
+            kind: kind.to_owned(),
+            event: None,
+            t,
+            session: None,
+            turn: None,
+            title,
+            parts: Vec::new(),
+            wire: Vec::new(),
+            answer_of: None,
+            merge: None,
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        let mut o = Map::new();
+        o.insert("k".into(), self.kind.clone().into());
+        if let Some(e) = &self.event {
+            o.insert("e".into(), e.clone().into());
+        }
+        o.insert("t".into(), self.t.into());
+        if let Some(s) = &self.session {
+            o.insert("s".into(), s.clone().into());
+        }
+        if let Some(n) = self.turn {
+            o.insert("n".into(), n.into());
+        }
+        o.insert("h".into(), self.title.clone().into());
+        o.insert("p".into(), self.parts.clone().into());
+        o.insert("w".into(), self.wire.clone().into());
+        Value::Object(o)
+    }
+}
+
+/// One wire message: `[t, dir, label, msg]` in the page's data.
+#[derive(Debug)]
+struct Wire {
+    t: f64,
+    dir: &'static str,
+    label: String,
+    msg: Value,
+}
+
+/// The model being built, line by line.
+#[derive(Debug, Default)]
+pub(crate) struct Model {
+    pub(crate) rows: Vec<Row>,
+    wire: Vec<Wire>,
+    pub(crate) events: usize,
+    /// The response to each answered request (by the request's wire index).
+    answers: HashMap<usize, usize>,
+    /// Requests awaiting their response: (the request's direction, its id as JSON) → index.
+    pending: HashMap<(&'static str, String), usize>,
+    /// The latest request or notification of each method, per direction.
+    last_in: HashMap<String, usize>,
+    last_out: HashMap<String, usize>,
+    /// Rows waiting for the next `out` message of a method (`turn_started` → `session/prompt`).
+    next_out: Vec<(usize, &'static str)>,
+    /// Per permission / elicitation request id: the requested row's time and the wire request.
+    permissions: HashMap<String, (f64, Option<usize>)>,
+    elicitations: HashMap<String, (f64, Option<usize>)>,
+    /// Per turn: its start time and the row of its `turn_started`.
+    turns: HashMap<u64, (f64, usize)>,
+}
+
+fn s(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+fn text(t: impl Into<String>) -> Value {
+    json!({ "text": t.into() })
+}
+
+fn kv(pairs: Vec<(&str, String)>) -> Value {
+    let pairs: Vec<Value> = pairs
+        .into_iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(k, v)| json!([k, v]))
+        .collect();
+    json!({ "kv": pairs })
+}
+
+fn ms(secs: f64) -> String {
+    format!("{:.1} ms", secs * 1000.0)
+}
+
+impl Model {
+    /// A wire message the host sent (`out`) or received (`in`).
+    pub(crate) fn wire(&mut self, t: f64, dir: &'static str, msg: Value) {
+        let idx = self.wire.len();
+        let method = msg.get("method").and_then(Value::as_str).map(str::to_owned);
+        let id = msg
+            .get("id")
+            .filter(|id| !id.is_null())
+            .map(Value::to_string);
+        let label = match (&method, &id) {
+            (Some(m), Some(id)) => {
+                self.pending.insert((dir, id.clone()), idx);
+                format!("{m} #{id}")
+            }
+            (Some(m), None) if m == "session/update" => {
+                let kind = msg.pointer("/params/update/sessionUpdate");
+                format!("{m} {}", kind.map(s).unwrap_or_default())
+            }
+            (Some(m), None) => m.clone(),
+            (None, Some(id)) => {
+                let other = if dir == "in" { "out" } else { "in" };
+                let outcome = if msg.get("error").is_some() {
+                    "error"
+                } else {
+                    "result"
+                };
+                match self.pending.remove(&(other, id.clone())) {
+                    Some(req) => {
+                        self.answers.insert(req, idx);
+                        let m = self.wire[req].msg.get("method").map(s).unwrap_or_default();
+                        if m == "terminal/output" && dir == "out" {
+                            self.terminal_output(t, req, idx, &msg);
+                        }
+                        format!("{outcome} #{id} ({m})")
+                    }
+                    None => format!("{outcome} #{id}"),
+                }
+            }
+            (None, None) => "(no method, no id)".to_owned(),
+        };
+        if let Some(m) = method {
+            let last = if dir == "in" {
+                &mut self.last_in
+            } else {
+                &mut self.last_out
+            };
+            last.insert(m.clone(), idx);
+            if dir == "out" {
+                for (row, _) in self.next_out.iter().filter(|(_, want)| *want == m) {
+                    self.rows[*row].wire.push(idx);
+                    self.rows[*row].answer_of = Some(idx);
+                }
+                self.next_out.retain(|(_, want)| *want != m);
+            }
+        }
+        self.wire.push(Wire { t, dir, label, msg });
+    }
+
+    /// The host's answer to `terminal/output`: the terminal's output so far.
+    fn terminal_output(&mut self, t: f64, req: usize, resp: usize, msg: &Value) {
+        let id = self.wire[req].msg.pointer("/params/terminalId");
+        let mut row = Row::new(
+            "terminal_output",
+            t,
+            format!("Terminal {} output", id.map(s).unwrap_or_default()),
+        );
+        row.session = self.wire[req]
+            .msg
+            .pointer("/params/sessionId")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let r = msg.get("result").unwrap_or(&Value::Null);
+        row.parts
+            .push(json!({ "pre": r.get("output").map(s).unwrap_or_default() }));
+        let exit = r.get("exitStatus").filter(|v| !v.is_null());
+        row.parts.push(kv(vec![
+            ("truncated", r.get("truncated").map(s).unwrap_or_default()),
+            ("exit", exit.map(|e| e.to_string()).unwrap_or_default()),
+        ]));
+        row.wire = vec![req, resp];
+        self.rows.push(row);
+    }
+
+    /// The wire index of the latest `in` message of `method`, else of any message so far.
+    fn link_in(&self, method: &str) -> Option<usize> {
+        self.last_in.get(method).copied()
+    }
+
+    fn last_any(&self) -> Vec<usize> {
+        self.wire.len().checked_sub(1).into_iter().collect()
+    }
+
+    /// An event line's envelope.
+    pub(crate) fn event(&mut self, t: f64, ev: &Map<String, Value>) {
+        self.events += 1;
+        let kind = ev
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or("(no kind)");
+        let null = Value::Null;
+        let data = ev.get("data").unwrap_or(&null);
+        let session = ev.get("session").and_then(Value::as_str).map(str::to_owned);
+        let turn = ev.get("turn").and_then(Value::as_u64);
+        let mut row = Row::new(kind, t, kind.replace('_', " "));
+        row.event = Some(kind.to_owned());
+        row.session = session;
+        row.turn = turn;
+        let field = |k: &str| data.get(k).map(s).unwrap_or_default();
+        let mut request = None;
+        match kind {
+            "session_update" => {
+                let update = data.get("sessionUpdate").map(s).unwrap_or_default();
+                request = self.link_in("session/update");
+                if self.update(t, &update, data, &mut row, request) {
+                    return;
+                }
+            }
+            "turn_started" => {
+                row.title = format!(
+                    "Turn {} started",
+                    turn.map(|n| n.to_string()).unwrap_or_default()
+                );
+                row.parts.extend(content_parts(data.get("prompt")));
+                if let Some(n) = turn {
+                    self.turns.insert(n, (t, self.rows.len()));
+                }
+                self.next_out.push((self.rows.len(), "session/prompt"));
+            }
+            "turn_ended" => {
+                let started = turn.and_then(|n| self.turns.get(&n)).copied();
+                let stop = field("stopReason");
+                row.title = format!(
+                    "Turn {} ended: {}",
+                    turn.map(|n| n.to_string()).unwrap_or_default(),
+                    if stop.is_empty() { "error" } else { &stop }
+                );
+                let err = data.get("error").filter(|e| !e.is_null());
+                row.parts.push(kv(vec![
+                    ("stop reason", stop.clone()),
+                    (
+                        "duration",
+                        started.map(|(t0, _)| ms(t - t0)).unwrap_or_default(),
+                    ),
+                    ("error", err.map(|e| e.to_string()).unwrap_or_default()),
+                ]));
+                if let Some(usage) = data.get("usage").filter(|u| !u.is_null()) {
+                    row.parts.push(json!({ "json": usage }));
+                }
+                // The prompt's answer: the `in` response to the `session/prompt` of the turn.
+                let prompt = started.and_then(|(_, r)| self.rows[r].answer_of);
+                row.wire = prompt
+                    .and_then(|p| self.answers.get(&p).copied())
+                    .into_iter()
+                    .collect();
+            }
+            "permission_requested" => {
+                request = self.link_in("session/request_permission");
+                let tc = data.get("toolCall").unwrap_or(&null);
+                row.title = format!(
+                    "Permission requested: {}",
+                    tc.get("title").map(s).unwrap_or_default()
+                );
+                row.parts.push(kv(vec![
+                    ("tool call", tc.get("toolCallId").map(s).unwrap_or_default()),
+                    ("tool kind", tc.get("kind").map(s).unwrap_or_default()),
+                ]));
+                let options = data.get("options").and_then(Value::as_array);
+                let opts: Vec<Value> = options
+                    .into_iter()
+                    .flatten()
+                    .map(|o| {
+                        let name = o.get("name").map(s).unwrap_or_default();
+                        let detail = format!(
+                            "{} ({})",
+                            o.get("optionId").map(s).unwrap_or_default(),
+                            o.get("kind").map(s).unwrap_or_default()
+                        );
+                        json!([name, detail])
+                    })
+                    .collect();
+                row.parts.push(json!({ "kv": opts, "label": "options" }));
+                row.parts.extend(tool_call_parts(tc));
+                self.permissions.insert(field("requestId"), (t, request));
+            }
+            "permission_resolved" | "elicitation_resolved" => {
+                let table = if kind == "permission_resolved" {
+                    &self.permissions
+                } else {
+                    &self.elicitations
+                };
+                let asked = table.get(&field("requestId")).copied();
+                let outcome = data.get("outcome").filter(|o| !o.is_null());
+                let chosen = outcome
+                    .and_then(|o| o.get("optionId"))
+                    .map(s)
+                    .or_else(|| outcome.and_then(|o| o.get("outcome")).map(s))
+                    .unwrap_or_else(|| field("action"));
+                let what = if kind == "permission_resolved" {
+                    "Permission"
+                } else {
+                    "Elicitation"
+                };
+                row.title = format!(
+                    "{what} resolved: {} by {}",
+                    if chosen.is_empty() {
+                        "nothing sent"
+                    } else {
+                        &chosen
+                    },
+                    field("decidedBy")
+                );
+                row.parts.push(kv(vec![
+                    ("decided by", field("decidedBy")),
+                    ("took", asked.map(|(t0, _)| ms(t - t0)).unwrap_or_default()),
+                    ("option kind", field("optionKind")),
+                    ("rule", field("rule")),
+                    (
+                        "fields",
+                        data.get("fields")
+                            .map(|f| f.to_string())
+                            .unwrap_or_default(),
+                    ),
+                    ("reason", field("reason")),
+                ]));
+                request = asked.and_then(|(_, w)| w);
+            }
+            "elicitation_requested" => {
+                request = self.link_in("elicitation/create");
+                row.title = format!("Elicitation requested ({})", field("mode"));
+                row.parts.push(text(field("message")));
+                row.parts.push(kv(vec![
+                    ("url", field("url")),
+                    ("tool call", field("toolCallId")),
+                ]));
+                if let Some(schema) = data.get("requestedSchema").filter(|v| !v.is_null()) {
+                    row.parts.push(json!({ "json": schema }));
+                }
+                self.elicitations.insert(field("requestId"), (t, request));
+            }
+            "elicitation_completed" => {
+                request = self.link_in("elicitation/complete");
+                row.parts
+                    .push(kv(vec![("elicitation", field("elicitationId"))]));
+            }
+            "fs_read" | "fs_write" => {
+                let m = if kind == "fs_read" {
+                    "fs/read_text_file"
+                } else {
+                    "fs/write_text_file"
+                };
+                request = self.link_in(m);
+                row.title = format!(
+                    "{} {}: {}",
+                    if kind == "fs_read" { "Read" } else { "Write" },
+                    field("path"),
+                    field("outcome")
+                );
+                row.parts.push(kv(vec![
+                    ("bytes", field("bytes")),
+                    ("line", field("line")),
+                    ("limit", field("limit")),
+                    ("rule", field("rule")),
+                    ("error", field("error")),
+                ]));
+            }
+            "terminal_created" => {
+                request = self.link_in("terminal/create");
+                let args: Vec<String> = data
+                    .get("args")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .map(s)
+                    .collect();
+                row.title = format!(
+                    "Terminal {}: {} {}",
+                    field("terminalId"),
+                    field("command"),
+                    args.join(" ")
+                );
+                row.parts.push(kv(vec![
+                    ("cwd", field("cwd")),
+                    ("outcome", field("outcome")),
+                    ("rule", field("rule")),
+                    ("error", field("error")),
+                ]));
+            }
+            "terminal_exited" => {
+                row.title = format!("Terminal {} exited", field("terminalId"));
+                row.parts.push(kv(vec![
+                    ("exit code", field("exitCode")),
+                    ("signal", field("signal")),
+                ]));
+            }
+            "agent_stderr" => {
+                row.title = "stderr".into();
+                row.parts.push(json!({ "pre": field("line") }));
+                if data.get("omittedBytes").is_some() {
+                    row.parts
+                        .push(kv(vec![("omitted bytes", field("omittedBytes"))]));
+                }
+            }
+            "protocol_noise" => {
+                row.title = format!("Protocol noise (line {} of the agent's)", field("count"));
+                row.parts.push(json!({ "pre": field("line") }));
+                row.parts.push(kv(vec![("bytes", field("bytes"))]));
+            }
+            "protocol_error" => {
+                row.title = format!("Protocol error: {}", field("reason"));
+                row.parts.push(text(field("message")));
+                row.parts.push(json!({ "json": data }));
+            }
+            "ext_notification" | "ext_request" => {
+                request = self.link_in(&field("method"));
+                row.title = format!("{}: {}", kind.replace('_', " "), field("method"));
+                row.parts.push(json!({ "json": data }));
+            }
+            "agent_ready" => {
+                let info = data.get("agentInfo").unwrap_or(&null);
+                row.title = format!(
+                    "Agent ready: {} {}",
+                    info.get("name").map(s).unwrap_or_default(),
+                    info.get("version").map(s).unwrap_or_default()
+                );
+                request = self.last_out.get("initialize").copied();
+                row.parts.push(json!({ "json": data }));
+            }
+            "session_opened" => {
+                row.title = format!(
+                    "Session {} opened ({})",
+                    field("sessionId"),
+                    field("origin")
+                );
+                request = [
+                    "session/new",
+                    "session/load",
+                    "session/resume",
+                    "session/fork",
+                ]
+                .iter()
+                .filter_map(|m| self.last_out.get(*m).copied())
+                .max();
+                row.parts.push(kv(vec![("cwd", field("cwd"))]));
+                row.parts.push(json!({ "json": data }));
+            }
+            _ => row.parts.push(json!({ "json": data })),
+        }
+        if row.wire.is_empty() {
+            match request {
+                Some(r) => {
+                    row.wire.push(r);
+                    row.answer_of = Some(r);
+                }
+                None if kind != "turn_started" => row.wire = self.last_any(),
+                None => {}
+            }
+        }
+        self.rows.push(row);
+    }
+
+    /// A session update; true when it was merged into the row before it.
+    fn update(
+        &mut self,
+        t: f64,
+        update: &str,
+        data: &Value,
+        row: &mut Row,
+        request: Option<usize>,
+    ) -> bool {
+        row.kind = update.to_owned();
+        match update {
+            "agent_message_chunk" | "agent_thought_chunk" | "user_message_chunk" => {
+                let who = match update {
+                    "agent_message_chunk" => "Agent",
+                    "agent_thought_chunk" => "Thought",
+                    _ => "User",
+                };
+                let content = data.get("content").unwrap_or(&Value::Null);
+                if let Some(txt) = content
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .filter(|_| content.get("type").and_then(Value::as_str) == Some("text"))
+                {
+                    let key = (update.to_owned(), row.session.clone(), row.turn);
+                    if let Some(last) = self
+                        .rows
+                        .last_mut()
+                        .filter(|r| r.merge.as_ref() == Some(&key))
+                    {
+                        if let Some(Value::Object(p)) = last.parts.last_mut()
+                            && let Some(Value::String(acc)) = p.get_mut("text")
+                        {
+                            acc.push_str(txt);
+                        }
+                        last.wire.extend(request);
+                        return true;
+                    }
+                    row.merge = Some(key);
+                    row.title = who.into();
+                    row.parts.push(text(txt));
+                } else {
+                    row.title = who.into();
+                    row.parts
+                        .extend(content_parts(Some(&Value::Array(vec![content.clone()]))));
+                }
+            }
+            "tool_call" | "tool_call_update" => {
+                row.title = format!(
+                    "{} {} {}",
+                    if update == "tool_call" {
+                        "Tool call"
+                    } else {
+                        "Tool call update"
+                    },
+                    data.get("toolCallId").map(s).unwrap_or_default(),
+                    data.get("title").map(s).unwrap_or_default()
+                );
+                row.parts.extend(tool_call_parts(data));
+            }
+            "plan" => {
+                row.title = "Plan".into();
+                let entries: Vec<Value> = data
+                    .get("entries")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .map(|e| {
+                        json!([
+                            e.get("status").map(s).unwrap_or_default(),
+                            e.get("content").map(s).unwrap_or_default()
+                        ])
+                    })
+                    .collect();
+                row.parts.push(json!({ "kv": entries }));
+            }
+            _ => {
+                row.title = update.replace('_', " ");
+                row.parts.push(json!({ "json": data }));
+            }
+        }
+        let _ = t;
+        false
+    }
+
+    /// A line that is not a wire message nor an event: `gap`, `truncated`, `end`, `cut_short`,
+    /// `skipped`.
+    pub(crate) fn mark(&mut self, kind: &str, t: f64, title: String, detail: Option<&Value>) {
+        let mut row = Row::new(kind, t, title);
+        if let Some(d) = detail {
+            row.parts.push(json!({ "json": d }));
+        }
+        row.wire = self.last_any();
+        self.rows.push(row);
+    }
+
+    /// The time of the last line read (for marks without one of their own).
+    pub(crate) fn last_t(&self) -> f64 {
+        let w = self.wire.last().map_or(0.0, |w| w.t);
+        let r = self.rows.last().map_or(0.0, |r| r.t);
+        w.max(r)
+    }
+
+    /// The page's data: the header's facts, the wire and the rows.
+    pub(crate) fn finish(mut self, header: &Value, summary: Value) -> Value {
+        for row in &mut self.rows {
+            if let Some(resp) = row.answer_of.and_then(|r| self.answers.get(&r))
+                && !row.wire.contains(resp)
+            {
+                row.wire.push(*resp);
+            }
+        }
+        let wire: Vec<Value> = self
+            .wire
+            .into_iter()
+            .map(|w| json!([w.t, w.dir, w.label, w.msg]))
+            .collect();
+        json!({
+            "header": header_parts(header),
+            "summary": summary,
+            "wire": wire,
+            "rows": self.rows.iter().map(Row::to_json).collect::<Vec<_>>(),
+        })
+    }
+}
+
+/// A tool call's (or update's) fields, content, diffs and raw input/output.
+fn tool_call_parts(tc: &Value) -> Vec<Value> {
+    let mut parts = Vec::new();
+    let locations: Vec<String> = tc
+        .get("locations")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|l| match l.get("line").filter(|n| !n.is_null()) {
+            Some(n) => format!("{}:{}", l.get("path").map(s).unwrap_or_default(), s(n)),
+            None => l.get("path").map(s).unwrap_or_default(),
+        })
+        .collect();
+    parts.push(kv(vec![
+        ("kind", tc.get("kind").map(s).unwrap_or_default()),
+        ("status", tc.get("status").map(s).unwrap_or_default()),
+        ("locations", locations.join(", ")),
+    ]));
+    for c in tc
+        .get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        match c.get("type").and_then(Value::as_str) {
+            Some("diff") => {
+                let old = c.get("oldText").and_then(Value::as_str).unwrap_or("");
+                let new = c.get("newText").and_then(Value::as_str).unwrap_or("");
+                let lines: Vec<Value> = diff::lines(old, new)
+                    .into_iter()
+                    .map(|(op, l)| json!([op.mark(), l]))
+                    .collect();
+                parts.push(json!({ "diff": { "path": c.get("path").map(s).unwrap_or_default(), "lines": lines } }));
+            }
+            Some("content") => parts.extend(content_parts(Some(&Value::Array(vec![
+                c.get("content").cloned().unwrap_or(Value::Null),
+            ])))),
+            Some("terminal") => parts.push(kv(vec![(
+                "terminal",
+                c.get("terminalId").map(s).unwrap_or_default(),
+            )])),
+            _ => parts.push(json!({ "json": c })),
+        }
+    }
+    for k in ["rawInput", "rawOutput"] {
+        if let Some(v) = tc.get(k).filter(|v| !v.is_null()) {
+            parts.push(json!({ "json": v, "label": k }));
+        }
+    }
+    parts
+}
+
+/// Content blocks: text as text, the rest (images, resources) as their JSON, base64 left out.
+fn content_parts(blocks: Option<&Value>) -> Vec<Value> {
+    blocks
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|b| match b.get("type").and_then(Value::as_str) {
+            Some("text") => text(b.get("text").map(s).unwrap_or_default()),
+            _ => {
+                let mut b = b.clone();
+                if let Some(d) = b.get_mut("data").filter(|d| d.is_string()) {
+                    *d = Value::from(format!(
+                        "({} bytes of base64)",
+                        d.as_str().map_or(0, str::len)
+                    ));
+                }
+                json!({ "json": b })
+            }
+        })
+        .collect()
+}
+
+/// The header's facts, in the order a reader looks for them.
+fn header_parts(h: &Value) -> Vec<Value> {
+    let get = |p: &str| h.pointer(p).map(s).unwrap_or_default();
+    let args: Vec<String> = h
+        .pointer("/agent/args")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(s)
+        .collect();
+    let env: Vec<String> = h
+        .pointer("/agent/env")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(s)
+        .collect();
+    let mut parts = vec![kv(vec![
+        (
+            "agent",
+            format!(
+                "{} {}",
+                get("/initialize/agentInfo/name"),
+                get("/initialize/agentInfo/version")
+            )
+            .trim()
+            .to_owned(),
+        ),
+        (
+            "command",
+            format!("{} {}", get("/agent/command"), args.join(" "))
+                .trim()
+                .to_owned(),
+        ),
+        ("agent env", env.join(", ")),
+        ("protocol version", get("/protocolVersion")),
+        ("acp-host", get("/acpHost")),
+        (
+            "client",
+            format!("{} {}", get("/clientInfo/name"), get("/clientInfo/version"))
+                .trim()
+                .to_owned(),
+        ),
+        (
+            "platform",
+            format!(
+                "{} {} ({})",
+                get("/platform/os"),
+                get("/platform/arch"),
+                get("/platform/family")
+            )
+            .trim()
+            .to_owned(),
+        ),
+        ("started at", get("/startedAt")),
+        ("agent id", get("/agentId")),
+        ("connection", get("/connection")),
+        ("redacted", get("/redacted")),
+        ("max bytes", get("/maxBytes")),
+        ("recording version", get("/acpRecording")),
+    ])];
+    if h.get("initialize").is_some_and(Value::is_null) {
+        parts.push(text("The handshake never completed (initialize: null)."));
+    }
+    for (label, p) in [
+        ("agent capabilities", "/initialize/agentCapabilities"),
+        ("auth methods", "/initialize/authMethods"),
+        ("client capabilities", "/clientCapabilities"),
+    ] {
+        if let Some(v) = h.pointer(p).filter(|v| !v.is_null()) {
+            parts.push(json!({ "json": v, "label": label }));
+        }
+    }
+    parts
+}

@@ -1,0 +1,188 @@
+//! Reading recordings into the report's rows: what a reader of the page would see.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use serde_json::Value;
+
+use super::read_str;
+
+const HEADER: &str = r#"{"acpRecording":1,"acpHost":"0.1.0","platform":{"os":"linux","arch":"x86_64","family":"unix"},"agent":{"command":"agent","args":["--x"],"env":["API_KEY"]},"protocolVersion":1,"initialize":{"agentInfo":{"name":"mock","version":"9"},"agentCapabilities":{},"authMethods":[]}}"#;
+
+fn rows(data: &Value) -> &Vec<Value> {
+    data["rows"].as_array().unwrap()
+}
+
+fn kinds(data: &Value) -> Vec<&str> {
+    rows(data)
+        .iter()
+        .map(|r| r["k"].as_str().unwrap())
+        .collect()
+}
+
+fn rec(lines: &[&str]) -> String {
+    let mut s = String::from(HEADER);
+    s.push('\n');
+    for l in lines {
+        s.push_str(l);
+        s.push('\n');
+    }
+    s
+}
+
+const END: &str = r#"{"t":1.0,"end":{"lines":9,"bytes":1,"droppedLines":0,"truncated":false}}"#;
+
+#[test]
+fn chunks_merge_per_turn_and_link_every_message() {
+    let data = read_str(&rec(&[
+        r#"{"t":0.1,"dir":"in","msg":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hel"}}}}}"#,
+        r#"{"t":0.11,"event":{"kind":"session_update","session":"s","turn":1,"data":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Hel"}}}}"#,
+        r#"{"t":0.2,"dir":"in","msg":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"lo"}}}}}"#,
+        r#"{"t":0.21,"event":{"kind":"session_update","session":"s","turn":1,"data":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"lo"}}}}"#,
+        r#"{"t":0.3,"event":{"kind":"session_update","session":"s","turn":1,"data":{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"hmm"}}}}"#,
+        END,
+    ]))
+    .unwrap();
+    assert_eq!(
+        kinds(&data),
+        ["agent_message_chunk", "agent_thought_chunk", "end"]
+    );
+    let msg = &rows(&data)[0];
+    assert_eq!(msg["p"][0]["text"], "Hello");
+    assert_eq!(msg["w"], serde_json::json!([0, 1]));
+    assert_eq!(data["wire"][1][2], "session/update agent_message_chunk");
+    assert_eq!(
+        data["header"][0]["kv"][0],
+        serde_json::json!(["agent", "mock 9"])
+    );
+}
+
+#[test]
+fn permission_shows_who_decided_how_long_and_links_request_and_answer() {
+    let data = read_str(&rec(&[
+        r#"{"t":1.0,"dir":"in","msg":{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{"sessionId":"s","toolCall":{"toolCallId":"c"},"options":[{"optionId":"ok","name":"Allow","kind":"allow_once"}]}}}"#,
+        r#"{"t":1.001,"event":{"kind":"permission_requested","session":"s","data":{"requestId":7,"sessionId":"s","toolCall":{"toolCallId":"c","title":"Edit"},"options":[{"optionId":"ok","name":"Allow","kind":"allow_once"}]}}}"#,
+        r#"{"t":1.25,"dir":"out","msg":{"jsonrpc":"2.0","id":0,"result":{"outcome":{"outcome":"selected","optionId":"ok"}}}}"#,
+        r#"{"t":1.251,"event":{"kind":"permission_resolved","session":"s","data":{"requestId":7,"decidedBy":"host","outcome":{"outcome":"selected","optionId":"ok"},"optionKind":"allow_once"}}}"#,
+        END,
+    ]))
+    .unwrap();
+    let r = rows(&data);
+    assert_eq!(r[0]["h"], "Permission requested: Edit");
+    assert_eq!(
+        r[0]["p"][1]["kv"][0],
+        serde_json::json!(["Allow", "ok (allow_once)"])
+    );
+    assert_eq!(r[0]["w"], serde_json::json!([0, 1]));
+    assert_eq!(r[1]["h"], "Permission resolved: ok by host");
+    let kv = r[1]["p"][0]["kv"].as_array().unwrap();
+    assert!(
+        kv.contains(&serde_json::json!(["took", "250.0 ms"])),
+        "{kv:?}"
+    );
+    assert_eq!(r[1]["w"], serde_json::json!([0, 1]));
+    assert_eq!(data["wire"][1][2], "result #0 (session/request_permission)");
+}
+
+#[test]
+fn turns_have_their_prompt_stop_reason_and_duration() {
+    let data = read_str(&rec(&[
+        r#"{"t":0.5,"event":{"kind":"turn_started","session":"s","turn":3,"data":{"prompt":[{"type":"text","text":"Do it"}]}}}"#,
+        r#"{"t":0.51,"dir":"out","msg":{"jsonrpc":"2.0","id":4,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}}"#,
+        r#"{"t":2.5,"dir":"in","msg":{"jsonrpc":"2.0","id":4,"result":{"stopReason":"end_turn"}}}"#,
+        r#"{"t":2.51,"event":{"kind":"turn_ended","session":"s","turn":3,"data":{"stopReason":"end_turn"}}}"#,
+        END,
+    ]))
+    .unwrap();
+    let r = rows(&data);
+    assert_eq!(r[0]["p"][0]["text"], "Do it");
+    assert_eq!(r[0]["w"][0], 0);
+    assert_eq!(r[1]["h"], "Turn 3 ended: end_turn");
+    assert!(
+        r[1]["p"][0]["kv"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!(["duration", "2010.0 ms"]))
+    );
+    assert_eq!(r[1]["w"], serde_json::json!([1]));
+}
+
+#[test]
+fn diffs_and_terminal_output_are_rows() {
+    let data = read_str(&rec(&[
+        r#"{"t":0.1,"event":{"kind":"session_update","session":"s","data":{"sessionUpdate":"tool_call_update","toolCallId":"c","content":[{"type":"diff","path":"/a","oldText":"x\ny\n","newText":"x\nz\n"}]}}}"#,
+        r#"{"t":0.2,"dir":"in","msg":{"jsonrpc":"2.0","id":5,"method":"terminal/output","params":{"sessionId":"s","terminalId":"term_1"}}}"#,
+        r#"{"t":0.3,"dir":"out","msg":{"jsonrpc":"2.0","id":5,"result":{"output":"hello\n","truncated":false,"exitStatus":{"exitCode":0}}}}"#,
+        END,
+    ]))
+    .unwrap();
+    let r = rows(&data);
+    let diff = r[0]["p"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p.get("diff").is_some())
+        .unwrap();
+    assert_eq!(
+        diff["diff"]["lines"],
+        serde_json::json!([[" ", "x"], ["-", "y"], ["+", "z"]])
+    );
+    assert_eq!(r[1]["k"], "terminal_output");
+    assert_eq!(r[1]["p"][0]["pre"], "hello\n");
+    assert_eq!(r[1]["w"], serde_json::json!([0, 1]));
+}
+
+#[test]
+fn what_is_not_a_recording_is_an_error_with_its_reason() {
+    let err = |s: &str| read_str(s).unwrap_err();
+    assert!(err("").contains("empty"), "{}", err(""));
+    assert!(
+        err("hello\n").contains("line 1 is not JSON"),
+        "{}",
+        err("hello")
+    );
+    assert!(err("{\"a\":1}\n").contains("no `acpRecording`"));
+    assert!(err("{\"acpRecording\":2}\n").contains("version 2"));
+    assert!(err("[1]\n").contains("no `acpRecording`"));
+    // Nesting past serde_json's limit: an error, not a crash.
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    assert!(err(&deep).contains("not JSON"));
+}
+
+/// A bad line in the middle is skipped and shown with its number; a file without an end line,
+/// cut off mid-line, says so.
+#[test]
+fn bad_and_cut_lines_are_shown_not_fatal() {
+    let mut s = rec(&[
+        "garbage",
+        r#"{"t":0.1,"gap":{"droppedLines":12}}"#,
+        r#"{"t":0.2,"dir":"sideways","msg":{}}"#,
+        r#"{"t":0.3,"truncated":{"maxBytes":100}}"#,
+    ]);
+    s.push_str(r#"{"t":0.4,"dir":"in","msg":{"jsonrpc""#);
+    let data = read_str(&s).unwrap();
+    assert_eq!(
+        kinds(&data),
+        [
+            "skipped",
+            "gap",
+            "skipped",
+            "truncated",
+            "skipped",
+            "cut_short"
+        ]
+    );
+    let r = rows(&data);
+    assert!(
+        r[0]["h"]
+            .as_str()
+            .unwrap()
+            .starts_with("Line 2 skipped: not JSON")
+    );
+    assert!(
+        r[4]["h"]
+            .as_str()
+            .unwrap()
+            .contains("Line 6 skipped: cut off")
+    );
+    assert_eq!(data["summary"]["ended"], false);
+    assert_eq!(data["summary"]["skipped"], 3);
+}
