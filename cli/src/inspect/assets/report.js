@@ -167,8 +167,9 @@
     if (at < 0) { $('filter').value = ''; view = rows.map(function (_, j) { return j; }); at = i; }
     page = Math.floor(at / PAGE);
     renderPage();
-    var e = $('timeline').querySelector('[data-row="' + i + '"]');
-    if (e) e.scrollIntoView({ block: 'center' });
+    // Scrolls the timeline only, not the page around it.
+    var tl = $('timeline'), e = tl.querySelector('[data-row="' + i + '"]');
+    if (e) tl.scrollTop = Math.max(0, e.offsetTop - tl.clientHeight / 3);
   }
 
   // The wire pane: only the rows in view (and a margin) are in the DOM.
@@ -228,6 +229,7 @@
 
   // An event clicked: its wire messages highlighted, the first scrolled to.
   function selectRow(i) {
+    setHash('#row=' + i);
     selRow = i; hitRows = new Set(); selWire = -1;
     hitWire = new Set(rows[i].w);
     showRow(i);
@@ -236,6 +238,7 @@
   }
   // A wire message clicked: the events it caused highlighted (else the nearest one before it).
   function selectWire(i) {
+    setHash('#wire=' + i);
     selWire = i; hitWire = new Set(); selRow = -1;
     var linked = back.get(i) || [];
     if (!linked.length) {
@@ -249,7 +252,20 @@
     if (linked.length) showRow(linked[0]); else renderPage();
   }
 
-  renderPage();
-  renderWire();
+  // `#row=N` / `#wire=N` selects a row or a wire message: a link into the report to share.
+  function fromHash() {
+    var m = /^#(row|wire)=(\d+)$/.exec(location.hash);
+    if (!m) return false;
+    var n = Number(m[2]);
+    if (m[1] === 'row' && n < rows.length) { selectRow(n); return true; }
+    if (m[1] === 'wire' && n < wire.length) { selectWire(n); return true; }
+    return false;
+  }
+  function setHash(h) {
+    try { history.replaceState(null, '', h); } catch (e) { /* file: URLs may refuse; the selection stays */ }
+  }
+  window.addEventListener('hashchange', fromHash);
+
+  if (!fromHash()) { renderPage(); renderWire(); }
   document.body.setAttribute('data-ready', String(rows.length));
 })();
