@@ -3,5 +3,6 @@
 //! `<name>::<test>`. Neither changes process-wide state; both start `acph` as a child.
 
 mod cli;
+mod inspect;
 mod options_cases;
 mod tty;
