@@ -5,44 +5,65 @@
 //! written as `\u003c`, which JSON reads back as the same character, so no string can close the
 //! script element or open a comment there; and the page's script only ever sets it as text.
 
-use serde_json::Value;
+use std::io::{self, Write};
 
 const TEMPLATE: &str = include_str!("assets/report.html");
 const CSS: &str = include_str!("assets/report.css");
 const JS: &str = include_str!("assets/report.js");
 
-/// The whole page for `data` (`model::Model::finish`).
-pub(crate) fn page(data: &Value) -> String {
-    let json = embed(data);
-    let mut out = String::with_capacity(TEMPLATE.len() + CSS.len() + JS.len() + json.len());
-    // The template's three slots, in order; ours, so each is present exactly once.
-    let mut rest = TEMPLATE;
-    for (slot, fill) in [
-        ("/*CSS*/", CSS),
-        ("{{DATA}}", json.as_str()),
-        ("/*JS*/", JS),
-    ] {
-        // The template is ours (the tests render it): each slot is there once.
-        if let Some((before, after)) = rest.split_once(slot) {
-            out.push_str(before);
-            out.push_str(fill);
-            rest = after;
-        }
-    }
-    out.push_str(rest);
-    out
+/// Write the page; `data` writes the page's data as JSON (`model::Model::write_json`), which is
+/// escaped on its way out.
+pub(crate) fn write_page(
+    out: &mut dyn Write,
+    data: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    // The template is ours (the tests render it): each slot is there once, in this order.
+    let (head, rest) = TEMPLATE.split_once("/*CSS*/").unwrap_or((TEMPLATE, ""));
+    let (middle, rest) = rest.split_once("{{DATA}}").unwrap_or((rest, ""));
+    let (before_js, tail) = rest.split_once("/*JS*/").unwrap_or((rest, ""));
+    out.write_all(head.as_bytes())?;
+    out.write_all(CSS.as_bytes())?;
+    out.write_all(middle.as_bytes())?;
+    data(&mut Escaped(out))?;
+    out.write_all(before_js.as_bytes())?;
+    out.write_all(JS.as_bytes())?;
+    out.write_all(tail.as_bytes())
 }
 
-/// `data` as JSON that cannot end the script element it sits in.
-fn embed(data: &Value) -> String {
-    let json = data.to_string();
-    // `<` only occurs inside JSON strings, where `\u003c` means the same.
-    json.replace('<', "\\u003c")
+/// Passes JSON on with every `<` written as `\u003c`. In JSON `<` only occurs inside strings,
+/// where the escape means the same character, and it is ASCII, so no UTF-8 sequence is split.
+struct Escaped<'a>(&'a mut dyn Write);
+
+impl Write for Escaped<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let mut start = 0;
+        for (i, _) in buf.iter().enumerate().filter(|(_, b)| **b == b'<') {
+            self.0.write_all(&buf[start..i])?;
+            self.0.write_all(b"\\u003c")?;
+            start = i + 1;
+        }
+        self.0.write_all(&buf[start..])?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
+
+    fn page(data: &Value) -> String {
+        let mut out = Vec::new();
+        write_page(&mut out, |w| {
+            serde_json::to_writer(w, data).map_err(io::Error::from)
+        })
+        .unwrap();
+        String::from_utf8(out).unwrap()
+    }
 
     #[test]
     fn agent_text_cannot_close_the_data_script() {

@@ -90,37 +90,64 @@ fn inspect(args: &InspectArgs) -> Result<Done, String> {
         ));
     }
     let file = File::open(input).map_err(|e| format!("{}: {e}", input.display()))?;
-    let (mut data, done) =
-        read(BufReader::new(file)).map_err(|e| format!("{}: {e}", input.display()))?;
+    let report = read(BufReader::new(file)).map_err(|e| format!("{}: {e}", input.display()))?;
     let name = input.file_name().unwrap_or(input.as_os_str());
-    data["file"] = Value::from(name.to_string_lossy().into_owned());
-    let page = html::page(&data);
+    let name = name.to_string_lossy();
+    let page = |w: &mut dyn Write| html::write_page(w, |d| report.write_json(d, &name));
     match &output {
         None => {
-            let mut stdout = std::io::stdout().lock();
-            stdout
-                .write_all(page.as_bytes())
+            let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+            page(&mut stdout)
                 .and_then(|()| stdout.flush())
                 .map_err(|e| format!("writing the report to stdout: {e}"))?;
         }
-        Some(out) => write_new(out, page.as_bytes(), args.force)
-            .map_err(|e| format!("{}: {e}", out.display()))?,
+        Some(out) => {
+            write_new(out, args.force, page).map_err(|e| format!("{}: {e}", out.display()))?
+        }
     }
-    Ok(Done { output, ..done })
+    Ok(Done {
+        output,
+        ..report.done
+    })
 }
 
-/// Create `path` (never over an existing file unless `force`), removed again when writing fails.
-fn write_new(path: &Path, bytes: &[u8], force: bool) -> std::io::Result<()> {
-    let mut f = if force {
+/// Create `path` (never over an existing file unless `force`) and write it; removed again when
+/// writing fails.
+fn write_new(
+    path: &Path,
+    force: bool,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let f = if force {
         File::create(path)?
     } else {
         File::options().write(true).create_new(true).open(path)?
     };
-    let written = f.write_all(bytes).and_then(|()| f.sync_all());
+    let mut w = std::io::BufWriter::new(f);
+    let written = write(&mut w)
+        .and_then(|()| w.into_inner().map_err(|e| e.into_error()))
+        .and_then(|f| f.sync_all());
     if written.is_err() {
         let _ = std::fs::remove_file(path);
     }
     written
+}
+
+/// A recording read: the model of its page and what to tell the user.
+#[derive(Debug)]
+pub(crate) struct Report {
+    model: model::Model,
+    header: Value,
+    summary: Value,
+    done: Done,
+}
+
+impl Report {
+    /// The page's data (`file`: the recording's name, shown on the page).
+    fn write_json(&self, out: &mut dyn Write, file: &str) -> std::io::Result<()> {
+        self.model
+            .write_json(out, &self.header, &self.summary, file)
+    }
 }
 
 /// One line, at most `MAX_LINE` bytes kept: Ok(None) at the end of the file; the bool says
@@ -151,8 +178,8 @@ fn next_line(r: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<Option<
     }
 }
 
-/// Read a recording into the page's data.
-pub(crate) fn read(mut r: impl BufRead) -> Result<(Value, Done), String> {
+/// Read a recording into the page's model.
+pub(crate) fn read(mut r: impl BufRead) -> Result<Report, String> {
     let mut buf = Vec::new();
     let mut line_no = 0usize;
     // The header: the first line that is not blank.
@@ -309,9 +336,10 @@ pub(crate) fn read(mut r: impl BufRead) -> Result<(Value, Done), String> {
             None,
         );
     }
+    model.link_answers();
     let done = Done {
         output: None,
-        wire: 0,
+        wire: model.wire_count(),
         events: model.events,
         skipped,
         ended: end.is_some(),
@@ -323,15 +351,23 @@ pub(crate) fn read(mut r: impl BufRead) -> Result<(Value, Done), String> {
         "ended": end.is_some(),
         "end": end,
     });
-    let data = model.finish(&header, summary);
-    let wire = data["wire"].as_array().map_or(0, Vec::len);
-    Ok((data, Done { wire, ..done }))
+    Ok(Report {
+        model,
+        header,
+        summary,
+        done,
+    })
 }
 
 /// Read a whole recording held in memory (tests).
 #[cfg(test)]
 fn read_str(s: &str) -> Result<Value, String> {
-    read(std::io::Cursor::new(s.as_bytes().to_vec())).map(|(v, _)| v)
+    let report = read(std::io::Cursor::new(s.as_bytes().to_vec()))?;
+    let mut out = Vec::new();
+    report
+        .write_json(&mut out, "test.jsonl")
+        .map_err(|e| e.to_string())?;
+    serde_json::from_slice(&out).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 //! the recording stays data: the page only ever sets it as text.
 
 use std::collections::HashMap;
+use std::io::Write;
 
 use serde_json::{Map, Value, json};
 
@@ -24,6 +25,9 @@ pub(crate) struct Row {
     turn: Option<u64>,
     pub(crate) title: String,
     parts: Vec<Value>,
+    /// `parts` as JSON once a later row was added (only the last row still merges chunks):
+    /// text takes a fraction of the memory of parsed values.
+    frozen: Option<String>,
     wire: Vec<usize>,
     /// A request whose response joins `wire` once the recording is read.
     answer_of: Option<usize>,
@@ -41,13 +45,20 @@ impl Row {
             turn: None,
             title,
             parts: Vec::new(),
+            frozen: None,
             wire: Vec::new(),
             answer_of: None,
             merge: None,
         }
     }
 
-    fn to_json(&self) -> Value {
+    fn freeze(&mut self) {
+        if self.frozen.is_none() {
+            self.frozen = Some(Value::from(std::mem::take(&mut self.parts)).to_string());
+        }
+    }
+
+    fn write(&self, out: &mut dyn Write) -> std::io::Result<()> {
         let mut o = Map::new();
         o.insert("k".into(), self.kind.clone().into());
         if let Some(e) = &self.event {
@@ -61,19 +72,30 @@ impl Row {
             o.insert("n".into(), n.into());
         }
         o.insert("h".into(), self.title.clone().into());
-        o.insert("p".into(), self.parts.clone().into());
         o.insert("w".into(), self.wire.clone().into());
-        Value::Object(o)
+        let head = Value::Object(o).to_string();
+        // `{…}` without its `}`, then the parts.
+        out.write_all(&head.as_bytes()[..head.len() - 1])?;
+        out.write_all(b",\"p\":")?;
+        match &self.frozen {
+            Some(p) => out.write_all(p.as_bytes())?,
+            None => serde_json::to_writer(&mut *out, &self.parts)?,
+        }
+        out.write_all(b"}")
     }
 }
 
-/// One wire message: `[t, dir, label, msg]` in the page's data.
+/// One wire message: `[t, dir, label, msg]` in the page's data. The message is kept as its
+/// compact JSON text, not as a parsed value (a fraction of the memory), with what the links need.
 #[derive(Debug)]
 struct Wire {
     t: f64,
     dir: &'static str,
     label: String,
-    msg: Value,
+    method: Option<String>,
+    /// A `terminal/output` request's terminal and session.
+    terminal: Option<(String, Option<String>)>,
+    raw: String,
 }
 
 /// The model being built, line by line.
@@ -152,7 +174,7 @@ impl Model {
                 match self.pending.remove(&(other, id.clone())) {
                     Some(req) => {
                         self.answers.insert(req, idx);
-                        let m = self.wire[req].msg.get("method").map(s).unwrap_or_default();
+                        let m = self.wire[req].method.clone().unwrap_or_default();
                         if m == "terminal/output" && dir == "out" {
                             self.terminal_output(t, req, idx, &msg);
                         }
@@ -163,7 +185,14 @@ impl Model {
             }
             (None, None) => "(no method, no id)".to_owned(),
         };
-        if let Some(m) = method {
+        let terminal = (method.as_deref() == Some("terminal/output")).then(|| {
+            let p = |k: &str| msg.pointer(k).map(s);
+            (
+                p("/params/terminalId").unwrap_or_default(),
+                p("/params/sessionId"),
+            )
+        });
+        if let Some(m) = &method {
             let last = if dir == "in" {
                 &mut self.last_in
             } else {
@@ -171,29 +200,35 @@ impl Model {
             };
             last.insert(m.clone(), idx);
             if dir == "out" {
-                for (row, _) in self.next_out.iter().filter(|(_, want)| *want == m) {
+                for (row, _) in self.next_out.iter().filter(|(_, want)| want == m) {
                     self.rows[*row].wire.push(idx);
                     self.rows[*row].answer_of = Some(idx);
                 }
-                self.next_out.retain(|(_, want)| *want != m);
+                self.next_out.retain(|(_, want)| want != m);
             }
         }
-        self.wire.push(Wire { t, dir, label, msg });
+        self.wire.push(Wire {
+            t,
+            dir,
+            label,
+            method,
+            terminal,
+            raw: msg.to_string(),
+        });
+    }
+
+    fn push(&mut self, row: Row) {
+        if let Some(last) = self.rows.last_mut() {
+            last.freeze();
+        }
+        self.rows.push(row);
     }
 
     /// The host's answer to `terminal/output`: the terminal's output so far.
     fn terminal_output(&mut self, t: f64, req: usize, resp: usize, msg: &Value) {
-        let id = self.wire[req].msg.pointer("/params/terminalId");
-        let mut row = Row::new(
-            "terminal_output",
-            t,
-            format!("Terminal {} output", id.map(s).unwrap_or_default()),
-        );
-        row.session = self.wire[req]
-            .msg
-            .pointer("/params/sessionId")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
+        let (id, session) = self.wire[req].terminal.clone().unwrap_or_default();
+        let mut row = Row::new("terminal_output", t, format!("Terminal {id} output"));
+        row.session = session;
         let r = msg.get("result").unwrap_or(&Value::Null);
         row.parts
             .push(json!({ "pre": r.get("output").map(s).unwrap_or_default() }));
@@ -203,7 +238,7 @@ impl Model {
             ("exit", exit.map(|e| e.to_string()).unwrap_or_default()),
         ]));
         row.wire = vec![req, resp];
-        self.rows.push(row);
+        self.push(row);
     }
 
     /// The wire index of the latest `in` message of `method`, else of any message so far.
@@ -480,7 +515,7 @@ impl Model {
                 None => {}
             }
         }
-        self.rows.push(row);
+        self.push(row);
     }
 
     /// A session update; true when it was merged into the row before it.
@@ -575,7 +610,7 @@ impl Model {
             row.parts.push(json!({ "json": d }));
         }
         row.wire = self.last_any();
-        self.rows.push(row);
+        self.push(row);
     }
 
     /// The time of the last line read (for marks without one of their own).
@@ -585,8 +620,8 @@ impl Model {
         w.max(r)
     }
 
-    /// The page's data: the header's facts, the wire and the rows.
-    pub(crate) fn finish(mut self, header: &Value, summary: Value) -> Value {
+    /// Links each row to the answers of its requests, once every line is read.
+    pub(crate) fn link_answers(&mut self) {
         for row in &mut self.rows {
             if let Some(resp) = row.answer_of.and_then(|r| self.answers.get(&r))
                 && !row.wire.contains(resp)
@@ -594,17 +629,46 @@ impl Model {
                 row.wire.push(*resp);
             }
         }
-        let wire: Vec<Value> = self
-            .wire
-            .into_iter()
-            .map(|w| json!([w.t, w.dir, w.label, w.msg]))
-            .collect();
-        json!({
-            "header": header_parts(header),
-            "summary": summary,
-            "wire": wire,
-            "rows": self.rows.iter().map(Row::to_json).collect::<Vec<_>>(),
-        })
+    }
+
+    pub(crate) fn wire_count(&self) -> usize {
+        self.wire.len()
+    }
+
+    /// The page's data as JSON, written piece by piece (never held whole): `header` (the
+    /// header's facts as parts), `summary`, `file`, `wire`, `rows`.
+    pub(crate) fn write_json(
+        &self,
+        out: &mut dyn Write,
+        header: &Value,
+        summary: &Value,
+        file: &str,
+    ) -> std::io::Result<()> {
+        out.write_all(b"{\"header\":")?;
+        serde_json::to_writer(&mut *out, &header_parts(header))?;
+        out.write_all(b",\"summary\":")?;
+        serde_json::to_writer(&mut *out, summary)?;
+        out.write_all(b",\"file\":")?;
+        serde_json::to_writer(&mut *out, file)?;
+        out.write_all(b",\"wire\":[")?;
+        for (i, w) in self.wire.iter().enumerate() {
+            if i > 0 {
+                out.write_all(b",")?;
+            }
+            out.write_all(b"[")?;
+            serde_json::to_writer(&mut *out, &w.t)?;
+            write!(out, ",\"{}\",", w.dir)?;
+            serde_json::to_writer(&mut *out, &w.label)?;
+            write!(out, ",{}]", w.raw)?;
+        }
+        out.write_all(b"],\"rows\":[")?;
+        for (i, r) in self.rows.iter().enumerate() {
+            if i > 0 {
+                out.write_all(b",")?;
+            }
+            r.write(out)?;
+        }
+        out.write_all(b"]}")
     }
 }
 
