@@ -145,6 +145,7 @@ fn main() {
         match cli.command {
             Command::Run(args) => run(*args, cli.verbose, interrupts).await,
             Command::Probe(args) => probe::probe(args, cli.verbose, interrupts).await,
+            // Run above, before the runtime.
             Command::Inspect(_) => exit::FAILED,
         }
     });

@@ -10,6 +10,7 @@
 mod diff;
 mod html;
 mod model;
+mod parts;
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
@@ -310,6 +311,8 @@ pub(crate) fn read(mut r: impl BufRead) -> Result<Report, String> {
             model.wire(t, dir, msg.clone());
         } else if let (Some(t), Some(Value::Object(ev))) = (t, o.get("event")) {
             model.event(t, ev);
+        } else if t.is_none() && (o.contains_key("dir") || o.contains_key("event")) {
+            skip(&mut model, line_no, "no time `t`".into());
         } else {
             skip(
                 &mut model,
