@@ -450,6 +450,27 @@ impl Model {
                 row.title = format!("{}: {}", kind.replace('_', " "), field("method"));
                 row.parts.push(json!({ "json": data }));
             }
+            "agent_exited" => {
+                let how = match (
+                    data.get("exitCode").filter(|c| !c.is_null()),
+                    data.get("signal").filter(|c| !c.is_null()),
+                ) {
+                    (Some(c), _) => format!("exit code {}", s(c)),
+                    (None, Some(sig)) => s(sig),
+                    (None, None) => "no status".to_owned(),
+                };
+                row.title = format!("Agent exited ({}): {how}", field("reason"));
+                let err = data.get("error").filter(|e| !e.is_null());
+                row.parts.push(kv(vec![
+                    ("restart", field("restart")),
+                    ("error", err.map(Value::to_string).unwrap_or_default()),
+                ]));
+                let tail = field("stderrTail");
+                if !tail.is_empty() {
+                    row.parts
+                        .push(json!({ "label": "stderr tail", "pre": tail }));
+                }
+            }
             "agent_ready" => {
                 let info = data.get("agentInfo").unwrap_or(&null);
                 row.title = format!(
@@ -549,7 +570,9 @@ impl Model {
                     },
                     data.get("toolCallId").map(s).unwrap_or_default(),
                     data.get("title").map(s).unwrap_or_default()
-                );
+                )
+                .trim_end()
+                .to_owned();
                 row.parts.extend(tool_call_parts(data));
             }
             "plan" => {

@@ -187,3 +187,20 @@ fn bad_and_cut_lines_are_shown_not_fatal() {
     assert_eq!(data["summary"]["ended"], false);
     assert_eq!(data["summary"]["skipped"], 4);
 }
+
+#[test]
+fn an_agent_exit_says_how_with_its_stderr_tail() {
+    let data = read_str(&rec(&[
+        r#"{"t":0.5,"event":{"kind":"agent_stderr","data":{"line":"panic: boom"}}}"#,
+        r#"{"t":0.6,"event":{"kind":"agent_exited","data":{"reason":"exited","exitCode":3,"signal":null,"stderrTail":"panic: boom\n"}}}"#,
+        END,
+    ]))
+    .unwrap();
+    let r = rows(&data);
+    assert_eq!(r[0]["p"][0]["pre"], "panic: boom");
+    assert_eq!(r[1]["h"], "Agent exited (exited): exit code 3");
+    assert_eq!(
+        r[1]["p"][1],
+        serde_json::json!({"label": "stderr tail", "pre": "panic: boom\n"})
+    );
+}

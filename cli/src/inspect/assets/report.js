@@ -37,8 +37,14 @@
     return s === undefined ? String(v) : s;
   }
   function part(p) {
-    if (p.text !== undefined) return longText('div', 'text', p.text);
-    if (p.pre !== undefined) return longText('pre', '', p.pre);
+    if (p.text !== undefined || p.pre !== undefined) {
+      var t = p.text !== undefined ? longText('div', 'text', p.text) : longText('pre', '', p.pre);
+      if (!p.label) return t;
+      var labelled = el('div');
+      labelled.appendChild(el('div', 'label', p.label));
+      labelled.appendChild(t);
+      return labelled;
+    }
     if (p.kv) {
       var box = el('div');
       if (p.label) box.appendChild(el('div', 'label', p.label));
