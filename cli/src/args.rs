@@ -52,8 +52,12 @@ pub(crate) enum Command {
     Run(Box<RunArgs>),
     /// Handshake only: print the protocol version, agent info, capabilities and auth methods
     Probe(ProbeArgs),
-    /// Write a recording (`acph run --record FILE`) as one self-contained HTML page: the
-    /// timeline, the agent's text, tool calls, permissions, terminals and the wire
+    /// Write a recording (`acph run --record FILE`) as one self-contained HTML page
+    ///
+    /// The page shows the connection's timeline (turns, the agent's text, tool calls and diffs,
+    /// permissions and who decided, elicitations, terminals, stderr, protocol errors) and every
+    /// wire message, linked both ways; it fetches nothing. docs/RECORDING.md, "Inspecting a
+    /// recording".
     Inspect(InspectArgs),
 }
 

@@ -99,7 +99,7 @@
   if (S.skipped) sum.appendChild(el('span', 'warn', S.skipped + ' lines skipped (shown in the timeline). '));
   if (S.end && S.end.truncated) sum.appendChild(el('span', 'warn', 'Truncated at its size bound. '));
   if (S.end && S.end.droppedLines) sum.appendChild(el('span', 'warn', S.end.droppedLines + ' lines dropped. '));
-  if (D.file) document.title = 'ACP recording: ' + D.file;
+  if (D.file) { document.title = 'ACP recording: ' + D.file; $('title').textContent = document.title; }
 
   // Which rows each wire message is linked from.
   var back = new Map();
@@ -214,8 +214,12 @@
     var e = ev.target.closest ? ev.target.closest('[data-wire]') : null;
     if (e) selectWire(Number(e.getAttribute('data-wire')));
   });
+  // Message i in view: the pane scrolls (centring it) only when it is not already visible.
   function scrollWire(i) {
-    pane.scrollTop = Math.max(0, i * WH - pane.clientHeight / 2);
+    var top = i * WH;
+    if (top < pane.scrollTop || top + WH > pane.scrollTop + pane.clientHeight) {
+      pane.scrollTop = Math.max(0, top - pane.clientHeight / 2);
+    }
     renderWire();
   }
 
@@ -253,7 +257,7 @@
       if (best >= 0) linked = [best];
     }
     hitRows = new Set(linked);
-    renderWire();
+    scrollWire(i);
     detail(back.has(i) ? 'Wire message (its events are highlighted)' : 'Wire message (no event of its own; the nearest event before it is highlighted)', [i]);
     if (linked.length) showRow(linked[0]); else renderPage();
   }
