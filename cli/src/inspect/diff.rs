@@ -1,9 +1,10 @@
 //! A line diff of a tool call's `diff` content (`oldText` → `newText`), as the page shows it.
 //!
 //! The common head and tail are trimmed first; what is left between them is diffed with a
-//! longest-common-subsequence table when that table is small enough, else shown as all of the
-//! old lines removed and all of the new ones added (still correct, just less precise): a hostile
-//! recording cannot make the report take quadratic time or memory.
+//! longest-common-subsequence table when that table is small enough and the report's budget for
+//! tables is not spent, else shown as all of the old lines removed and all of the new ones added
+//! (still correct, just less precise): a hostile recording cannot make the report take quadratic
+//! time or memory, neither with one huge diff nor with many large ones.
 
 /// One line of the diff: kept, removed or added.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,9 +27,19 @@ impl Op {
 
 /// The largest LCS table (cells) computed; past it the middle is shown as removed + added.
 const MAX_CELLS: usize = 4_000_000;
+/// The cells left for the tables of one report: 2^30 to start with (a few seconds of work).
+#[derive(Debug)]
+pub(crate) struct Budget(usize);
 
-/// The lines of `old` and `new` with what happened to each, in reading order.
-pub(crate) fn lines<'a>(old: &'a str, new: &'a str) -> Vec<(Op, &'a str)> {
+impl Default for Budget {
+    fn default() -> Self {
+        Budget(1 << 30)
+    }
+}
+
+/// The lines of `old` and `new` with what happened to each, in reading order; a table's cells
+/// are taken from `budget`.
+pub(crate) fn lines<'a>(old: &'a str, new: &'a str, budget: &mut Budget) -> Vec<(Op, &'a str)> {
     let a: Vec<&str> = split(old);
     let b: Vec<&str> = split(new);
     let head = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
@@ -40,7 +51,9 @@ pub(crate) fn lines<'a>(old: &'a str, new: &'a str) -> Vec<(Op, &'a str)> {
         .count();
     let (am, bm) = (&a[head..a.len() - tail], &b[head..b.len() - tail]);
     let mut out: Vec<(Op, &str)> = a[..head].iter().map(|l| (Op::Same, *l)).collect();
-    if am.len().saturating_mul(bm.len()) <= MAX_CELLS {
+    let cells = am.len().saturating_mul(bm.len());
+    if cells <= MAX_CELLS && cells <= budget.0 {
+        budget.0 -= cells;
         out.extend(lcs(am, bm));
     } else {
         out.extend(am.iter().map(|l| (Op::Removed, *l)));
@@ -96,7 +109,7 @@ mod tests {
     use super::*;
 
     fn show(old: &str, new: &str) -> String {
-        lines(old, new)
+        lines(old, new, &mut Budget::default())
             .iter()
             .map(|(op, l)| format!("{}{l}\n", op.mark()))
             .collect()
@@ -115,9 +128,20 @@ mod tests {
     fn a_huge_middle_is_shown_whole_without_the_table() {
         let old: String = (0..3000).map(|i| format!("o{i}\n")).collect();
         let new: String = (0..3000).map(|i| format!("n{i}\n")).collect();
-        let d = lines(&old, &new);
+        let d = lines(&old, &new, &mut Budget::default());
         assert_eq!(d.len(), 6000);
         assert!(d[..3000].iter().all(|(op, _)| *op == Op::Removed));
         assert!(d[3000..].iter().all(|(op, _)| *op == Op::Added));
+    }
+
+    /// Once the budget is spent, diffs are still whole, just not aligned.
+    #[test]
+    fn a_spent_budget_shows_removed_then_added() {
+        let mut budget = Budget(1);
+        assert_eq!(lines("a\nb\n", "a\nc\n", &mut budget).len(), 3);
+        assert_eq!(budget.0, 0);
+        let d = lines("x\ny\n", "y\nz\n", &mut budget);
+        let marks: String = d.iter().map(|(op, _)| op.mark()).collect();
+        assert_eq!(marks, "--++");
     }
 }

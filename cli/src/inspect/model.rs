@@ -118,6 +118,8 @@ pub(crate) struct Model {
     elicitations: HashMap<String, (f64, Option<usize>)>,
     /// Per turn: its start time and the row of its `turn_started`.
     turns: HashMap<u64, (f64, usize)>,
+    /// What is left for aligning diffs (`diff.rs`).
+    diff_budget: super::diff::Budget,
 }
 
 impl Model {
@@ -314,7 +316,7 @@ impl Model {
                     })
                     .collect();
                 row.parts.push(json!({ "kv": opts, "label": "options" }));
-                row.parts.extend(tool_call_parts(tc));
+                row.parts.extend(tool_call_parts(tc, &mut self.diff_budget));
                 self.permissions.insert(field("requestId"), (t, request));
             }
             "permission_resolved" | "elicitation_resolved" => {
@@ -573,7 +575,8 @@ impl Model {
                 )
                 .trim_end()
                 .to_owned();
-                row.parts.extend(tool_call_parts(data));
+                row.parts
+                    .extend(tool_call_parts(data, &mut self.diff_budget));
             }
             "plan" => {
                 row.title = "Plan".into();

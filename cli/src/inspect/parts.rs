@@ -30,7 +30,7 @@ pub(super) fn ms(secs: f64) -> String {
     format!("{:.1} ms", secs * 1000.0)
 }
 /// A tool call's (or update's) fields, content, diffs and raw input/output.
-pub(super) fn tool_call_parts(tc: &Value) -> Vec<Value> {
+pub(super) fn tool_call_parts(tc: &Value, budget: &mut diff::Budget) -> Vec<Value> {
     let mut parts = Vec::new();
     let locations: Vec<String> = tc
         .get("locations")
@@ -57,7 +57,7 @@ pub(super) fn tool_call_parts(tc: &Value) -> Vec<Value> {
             Some("diff") => {
                 let old = c.get("oldText").and_then(Value::as_str).unwrap_or("");
                 let new = c.get("newText").and_then(Value::as_str).unwrap_or("");
-                let lines: Vec<Value> = diff::lines(old, new)
+                let lines: Vec<Value> = diff::lines(old, new, budget)
                     .into_iter()
                     .map(|(op, l)| json!([op.mark(), l]))
                     .collect();
