@@ -204,3 +204,33 @@ fn an_agent_exit_says_how_with_its_stderr_tail() {
         serde_json::json!({"label": "stderr tail", "pre": "panic: boom\n"})
     );
 }
+
+/// A recording cut at any byte, or with any byte flipped, gives a page or a typed error, never
+/// a panic.
+#[test]
+fn any_cut_or_damage_is_an_error_or_a_page() {
+    let full = rec(&[
+        r#"{"t":0.5,"event":{"kind":"turn_started","session":"s","turn":3,"data":{"prompt":[{"type":"text","text":"Do it"}]}}}"#,
+        r#"{"t":0.51,"dir":"out","msg":{"jsonrpc":"2.0","id":4,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}}"#,
+        r#"{"t":1.0,"dir":"in","msg":{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{"sessionId":"s","toolCall":{"toolCallId":"c"},"options":[]}}}"#,
+        r#"{"t":1.001,"event":{"kind":"permission_requested","session":"s","data":{"requestId":7,"toolCall":{"toolCallId":"c","content":[{"type":"diff","path":"/a","oldText":"x\ny\n","newText":"x\nz\n"}]},"options":[{"optionId":"ok","name":"Allow","kind":"allow_once"}]}}}"#,
+        r#"{"t":1.25,"dir":"out","msg":{"jsonrpc":"2.0","id":0,"result":{"outcome":{"outcome":"selected","optionId":"ok"}}}}"#,
+        r#"{"t":1.251,"event":{"kind":"permission_resolved","session":"s","data":{"requestId":7,"decidedBy":"host"}}}"#,
+        r#"{"t":2.5,"dir":"in","msg":{"jsonrpc":"2.0","id":4,"result":{"stopReason":"end_turn"}}}"#,
+        r#"{"t":2.51,"event":{"kind":"turn_ended","session":"s","turn":3,"data":{"stopReason":"end_turn"}}}"#,
+        END,
+    ]);
+    let bytes = full.as_bytes();
+    for cut in 0..bytes.len() {
+        let _ = super::read(std::io::Cursor::new(bytes[..cut].to_vec()));
+    }
+    for at in (0..bytes.len()).step_by(7) {
+        let mut damaged = bytes.to_vec();
+        damaged[at] ^= 0x5a;
+        if let Ok(report) = super::read(std::io::Cursor::new(damaged)) {
+            let mut out = Vec::new();
+            report.write_json(&mut out, "x").unwrap();
+            let _: Value = serde_json::from_slice(&out).unwrap();
+        }
+    }
+}
