@@ -110,6 +110,9 @@ pub(crate) struct Model {
     pending: HashMap<(&'static str, String), usize>,
     /// The latest request or notification of each method, per direction.
     last_in: HashMap<String, usize>,
+    /// The latest `in` request of a method about one file or terminal: (method, path) for
+    /// `fs/*`, (`terminal`, id) for every `terminal/*` method but `create`.
+    last_in_about: HashMap<(String, String), usize>,
     last_out: HashMap<String, usize>,
     /// Rows waiting for the next `out` message of a method (`turn_started` → `session/prompt`).
     next_out: Vec<(usize, &'static str)>,
@@ -169,6 +172,17 @@ impl Model {
                 p("/params/sessionId"),
             )
         });
+        if let (Some(m), "in") = (&method, dir) {
+            let params = msg.get("params");
+            let about = |k: &str| params.and_then(|p| p.get(k)).and_then(Value::as_str);
+            if let (true, Some(path)) = (m.starts_with("fs/"), about("path")) {
+                self.last_in_about.insert((m.clone(), path.to_owned()), idx);
+            }
+            if let (true, Some(id)) = (m.starts_with("terminal/"), about("terminalId")) {
+                self.last_in_about
+                    .insert(("terminal".into(), id.to_owned()), idx);
+            }
+        }
         if let Some(m) = &method {
             let last = if dir == "in" {
                 &mut self.last_in
@@ -218,9 +232,18 @@ impl Model {
         self.push(row);
     }
 
-    /// The wire index of the latest `in` message of `method`, else of any message so far.
+    /// The wire index of the latest `in` message of `method`.
     fn link_in(&self, method: &str) -> Option<usize> {
         self.last_in.get(method).copied()
+    }
+
+    /// The latest `in` request of `method` about `what` (a path, a terminal id), else the latest
+    /// of `method`: with several in flight, the one the event is about.
+    fn link_about(&self, method: &str, what: &str) -> Option<usize> {
+        self.last_in_about
+            .get(&(method.to_owned(), what.to_owned()))
+            .copied()
+            .or_else(|| self.link_in(method))
     }
 
     fn last_any(&self) -> Vec<usize> {
@@ -385,7 +408,7 @@ impl Model {
                 } else {
                     "fs/write_text_file"
                 };
-                request = self.link_in(m);
+                request = self.link_about(m, &field("path"));
                 row.title = format!(
                     "{} {}: {}",
                     if kind == "fs_read" { "Read" } else { "Write" },
@@ -423,6 +446,14 @@ impl Model {
                 ]));
             }
             "terminal_exited" => {
+                // Reported before the answer to the request that lets the agent see the exit
+                // (`wait_for_exit`, `output`, `kill`, `release`): that request, when it is
+                // still unanswered.
+                request = self
+                    .last_in_about
+                    .get(&("terminal".to_owned(), field("terminalId")))
+                    .copied()
+                    .filter(|r| !self.answers.contains_key(r));
                 row.title = format!("Terminal {} exited", field("terminalId"));
                 row.parts.push(kv(vec![
                     ("exit code", field("exitCode")),

@@ -234,3 +234,28 @@ fn any_cut_or_damage_is_an_error_or_a_page() {
         }
     }
 }
+
+/// With two reads in flight, each read's event links to its own request and answer; a
+/// terminal's exit to the pending request that learns of it.
+#[test]
+fn events_link_to_the_request_they_are_about() {
+    let data = read_str(&rec(&[
+        r#"{"t":0.1,"dir":"in","msg":{"jsonrpc":"2.0","id":1,"method":"fs/read_text_file","params":{"sessionId":"s","path":"/a"}}}"#,
+        r#"{"t":0.1,"dir":"in","msg":{"jsonrpc":"2.0","id":2,"method":"fs/read_text_file","params":{"sessionId":"s","path":"/b"}}}"#,
+        r#"{"t":0.2,"event":{"kind":"fs_read","session":"s","data":{"path":"/a","outcome":"ok","bytes":1}}}"#,
+        r#"{"t":0.2,"dir":"out","msg":{"jsonrpc":"2.0","id":1,"result":{"content":"a"}}}"#,
+        r#"{"t":0.3,"event":{"kind":"fs_read","session":"s","data":{"path":"/b","outcome":"ok","bytes":1}}}"#,
+        r#"{"t":0.3,"dir":"out","msg":{"jsonrpc":"2.0","id":2,"result":{"content":"b"}}}"#,
+        r#"{"t":0.4,"dir":"in","msg":{"jsonrpc":"2.0","id":3,"method":"terminal/wait_for_exit","params":{"sessionId":"s","terminalId":"t1"}}}"#,
+        r#"{"t":0.5,"dir":"in","msg":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"plan","entries":[]}}}}"#,
+        r#"{"t":0.6,"event":{"kind":"terminal_exited","session":"s","data":{"terminalId":"t1","exitCode":0}}}"#,
+        r#"{"t":0.6,"dir":"out","msg":{"jsonrpc":"2.0","id":3,"result":{"exitCode":0}}}"#,
+        END,
+    ]))
+    .unwrap();
+    let r = rows(&data);
+    assert_eq!(r[0]["w"], serde_json::json!([0, 2]));
+    assert_eq!(r[1]["w"], serde_json::json!([1, 3]));
+    assert_eq!(r[2]["k"], "terminal_exited");
+    assert_eq!(r[2]["w"], serde_json::json!([4, 6]));
+}
