@@ -110,8 +110,9 @@ pub(crate) struct Model {
     pending: HashMap<(&'static str, String), usize>,
     /// The latest request or notification of each method, per direction.
     last_in: HashMap<String, usize>,
-    /// The latest `in` request of a method about one file or terminal: (method, path) for
-    /// `fs/*`, (`terminal`, id) for every `terminal/*` method but `create`.
+    /// The latest `in` request of a method about one file, terminal or tool call: (method, path)
+    /// for `fs/*`, (`terminal`, id) for every `terminal/*` method but `create`, (method, tool
+    /// call id) for permission requests.
     last_in_about: HashMap<(String, String), usize>,
     last_out: HashMap<String, usize>,
     /// Rows waiting for the next `out` message of a method (`turn_started` → `session/prompt`).
@@ -181,6 +182,12 @@ impl Model {
             if let (true, Some(id)) = (m.starts_with("terminal/"), about("terminalId")) {
                 self.last_in_about
                     .insert(("terminal".into(), id.to_owned()), idx);
+            }
+            let tool_call = msg
+                .pointer("/params/toolCall/toolCallId")
+                .and_then(Value::as_str);
+            if let (true, Some(id)) = (m == "session/request_permission", tool_call) {
+                self.last_in_about.insert((m.clone(), id.to_owned()), idx);
             }
         }
         if let Some(m) = &method {
@@ -314,8 +321,9 @@ impl Model {
                     .collect();
             }
             "permission_requested" => {
-                request = self.link_in("session/request_permission");
                 let tc = data.get("toolCall").unwrap_or(&null);
+                let about = tc.get("toolCallId").map(s).unwrap_or_default();
+                request = self.link_about("session/request_permission", &about);
                 row.title = format!(
                     "Permission requested: {}",
                     tc.get("title").map(s).unwrap_or_default()

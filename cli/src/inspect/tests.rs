@@ -259,3 +259,22 @@ fn events_link_to_the_request_they_are_about() {
     assert_eq!(r[2]["k"], "terminal_exited");
     assert_eq!(r[2]["w"], serde_json::json!([4, 6]));
 }
+
+#[test]
+fn two_permission_requests_in_flight_link_to_their_own() {
+    let data = read_str(&rec(&[
+        r#"{"t":0.1,"dir":"in","msg":{"jsonrpc":"2.0","id":1,"method":"session/request_permission","params":{"sessionId":"s","toolCall":{"toolCallId":"a"},"options":[]}}}"#,
+        r#"{"t":0.1,"dir":"in","msg":{"jsonrpc":"2.0","id":2,"method":"session/request_permission","params":{"sessionId":"s","toolCall":{"toolCallId":"b"},"options":[]}}}"#,
+        r#"{"t":0.2,"event":{"kind":"permission_requested","session":"s","data":{"requestId":1,"toolCall":{"toolCallId":"a"},"options":[]}}}"#,
+        r#"{"t":0.2,"event":{"kind":"permission_requested","session":"s","data":{"requestId":2,"toolCall":{"toolCallId":"b"},"options":[]}}}"#,
+        r#"{"t":0.3,"dir":"out","msg":{"jsonrpc":"2.0","id":2,"result":{"outcome":{"outcome":"cancelled"}}}}"#,
+        r#"{"t":0.3,"event":{"kind":"permission_resolved","session":"s","data":{"requestId":2,"decidedBy":"timeout","outcome":{"outcome":"cancelled"}}}}"#,
+        END,
+    ]))
+    .unwrap();
+    let r = rows(&data);
+    assert_eq!(r[0]["w"], serde_json::json!([0]));
+    assert_eq!(r[1]["w"], serde_json::json!([1, 2]));
+    assert_eq!(r[2]["h"], "Permission resolved: cancelled by timeout");
+    assert_eq!(r[2]["w"], serde_json::json!([1, 2]));
+}
