@@ -90,6 +90,13 @@ fn inspect(args: &InspectArgs) -> Result<Done, String> {
             out.display()
         ));
     }
+    // Not even with --force: the page would replace the recording it was made from.
+    if let Some(out) = &output
+        && let (Ok(a), Ok(b)) = (out.canonicalize(), input.canonicalize())
+        && a == b
+    {
+        return Err(format!("{}: that is the recording itself", out.display()));
+    }
     let file = File::open(input).map_err(|e| format!("{}: {e}", input.display()))?;
     let report = read(BufReader::new(file)).map_err(|e| format!("{}: {e}", input.display()))?;
     let name = input.file_name().unwrap_or(input.as_os_str());

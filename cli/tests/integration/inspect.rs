@@ -194,6 +194,16 @@ fn inspect_output_defaults_to_file_html_and_dash_is_stdout() {
     let out = acph(here, &["inspect", "--force", rec.to_str().unwrap()]);
     assert!(out.status.success(), "{out:?}");
     assert_eq!(std::fs::read_to_string(&default).unwrap().len(), page.len());
+    // Never over the recording itself.
+    let recorded = std::fs::read_to_string(&rec).unwrap();
+    let r = rec.to_str().unwrap();
+    let out = acph(here, &["inspect", "--force", r, "-o", r]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        stderr(&out).contains("that is the recording itself"),
+        "{out:?}"
+    );
+    assert_eq!(std::fs::read_to_string(&rec).unwrap(), recorded);
 }
 
 /// What is not a recording: one line `acph: inspect: ...`, exit 1, no page written.
