@@ -55,6 +55,13 @@ pub(crate) enum Command {
     /// Be the agent of a recording (docs/RECORDING.md): a stdio ACP agent any host can spawn,
     /// which answers from the recording and reports where the host diverges (on stderr)
     Replay(ReplayArgs),
+    /// Write a recording (`acph run --record FILE`) as one self-contained HTML page
+    ///
+    /// The page shows the connection's timeline (turns, the agent's text, tool calls and diffs,
+    /// permissions and who decided, elicitations, terminals, stderr, protocol errors) and every
+    /// wire message, linked both ways; it fetches nothing. docs/RECORDING.md, "Inspecting a
+    /// recording".
+    Inspect(InspectArgs),
 }
 
 #[derive(Debug, Args)]
@@ -86,6 +93,20 @@ fn parse_wait(s: &str) -> Result<Wait, String> {
         return Ok(Wait(None));
     }
     parse_secs(s).map(|d| Wait(Some(d)))
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct InspectArgs {
+    /// The recording (docs/RECORDING.md)
+    #[arg(value_name = "FILE")]
+    pub(crate) file: PathBuf,
+    /// Where to write the page, `-` for stdout; an existing file is refused without --force
+    /// [default: FILE.html]
+    #[arg(short, long, value_name = "OUT")]
+    pub(crate) output: Option<PathBuf>,
+    /// Write over OUT when it exists
+    #[arg(long)]
+    pub(crate) force: bool,
 }
 
 #[derive(Debug, Args)]

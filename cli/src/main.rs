@@ -7,6 +7,8 @@
 //!          [--auth METHOD] [--timeout SECS] [--scenario NAME] [PROMPT] [-- AGENT_CMD ARGS...]
 //! acph probe [--json] [--options FILE] [--agent-options FILE] [--timeout SECS] [--scenario NAME]
 //!            [-- AGENT_CMD ARGS...]
+//! acph replay FILE [--fast] [--report FILE] [--wait SECS|none] [--ignore PATH]...
+//! acph inspect FILE [-o OUT|-] [--force]
 //! ```
 //!
 //! Without `AGENT_CMD` the bundled mock agent (`acp-mock-agent`, next to `acph` or on PATH) runs.
@@ -24,6 +26,7 @@ mod args;
 mod documents;
 mod elicitation;
 mod exit;
+mod inspect;
 mod login;
 mod order;
 mod permission;
@@ -125,6 +128,10 @@ impl Failure {
 
 fn main() {
     let cli = Cli::parse();
+    // Reads a file and writes one: no runtime, no agent.
+    if let Command::Inspect(args) = &cli.command {
+        std::process::exit(inspect::run(args));
+    }
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -141,6 +148,8 @@ fn main() {
             Command::Run(args) => run(*args, cli.verbose, interrupts).await,
             Command::Probe(args) => probe::probe(args, cli.verbose, interrupts).await,
             Command::Replay(args) => replay::replay(args).await,
+            // Run above, before the runtime.
+            Command::Inspect(_) => exit::FAILED,
         }
     });
     let _ = std::io::stdout().flush();

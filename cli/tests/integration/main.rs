@@ -3,6 +3,7 @@
 //! `<name>::<test>`. Neither changes process-wide state; both start `acph` as a child.
 
 mod cli;
+mod inspect;
 mod options_cases;
 mod replay;
 mod tty;
