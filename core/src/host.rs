@@ -293,7 +293,12 @@ impl Host {
         let id = self.inner.next_agent.fetch_add(1, Ordering::Relaxed) + 1;
         let cfg = &self.inner.shared.config;
         let step = Step::new(Phase::Spawn);
-        self.progress(id, step.report(Stage::Started, None, Some(spec.display())))
+        // The program (a replay: `replay FILE`), which status lines name.
+        let what = match spec.replay {
+            Some(_) => spec.display(),
+            None => spec.command.clone(),
+        };
+        self.progress(id, step.report(Stage::Started, None, Some(what)))
             .await;
         let transport = match open_agent(&spec, id, cfg.stderr_tail_bytes) {
             Ok(t) => t,
