@@ -25,6 +25,17 @@ function unlocalise(v) {
   return v;
 }
 
+/** Other faces' runs share the cases' directory (side by side in scripts/test): a file already
+ *  right is left alone, another one replaced at once (a rename), never seen empty. */
+function writeFixture(file, content) {
+  try {
+    if (fs.readFileSync(file, 'utf8') === content) return;
+  } catch {}
+  const tmp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, content);
+  fs.renameSync(tmp, file);
+}
+
 /** The normalised form of one event (fixtures/scenarios/conformance/README.md). */
 function normalise(ev) {
   if (ev.kind === 'agent_stderr' || ev.kind === 'terminal_exited') return null;
@@ -200,7 +211,7 @@ for (const c of doc.cases) {
   const skip = process.platform === 'win32' && WIN32_SKIPS[c.name];
   test(`conformance: ${c.name}`, { skip }, async () => {
     fs.mkdirSync(CWD, { recursive: true });
-    for (const [file, content] of Object.entries(doc.files)) fs.writeFileSync(path.join(CWD, file), content);
+    for (const [file, content] of Object.entries(doc.files)) writeFixture(path.join(CWD, file), content);
     const trace = (await runCase(c, CWD)).map(normalise).filter((e) => e !== null).map(unlocalise);
     const want = JSON.parse(fs.readFileSync(path.join(DIR, 'expected', `${c.name}.json`), 'utf8'));
     const got = { case: c.name, events: trace };

@@ -11,7 +11,7 @@ use acp_host::{AgentSpec, EventKind, Host, HostConfig, PermissionHandler, Sessio
 use serde_json::{Value, json};
 
 use crate::common::*;
-use crate::conformance::{Source, run_case_from, scenarios_dir};
+use crate::conformance::{Source, run_case_from, scenarios_dir, write_fixtures};
 
 fn cases() -> (Value, String) {
     let doc: Value = serde_json::from_str(
@@ -20,13 +20,6 @@ fn cases() -> (Value, String) {
     .unwrap();
     let cwd = doc["cwd"].as_str().unwrap().to_owned();
     (doc, cwd)
-}
-
-fn prepare(doc: &Value, cwd: &str) {
-    std::fs::create_dir_all(cwd).unwrap();
-    for (file, content) in doc["files"].as_object().unwrap() {
-        std::fs::write(Path::new(cwd).join(file), content.as_str().unwrap()).unwrap();
-    }
 }
 
 fn fast(file: &Path, report: &Path) -> ReplayOptions {
@@ -98,10 +91,10 @@ async fn every_conformance_case_replays_to_its_recorded_trace_without_divergence
             continue;
         }
         let name = case["name"].as_str().unwrap();
-        prepare(&doc, &cwd);
+        write_fixtures(&doc, &cwd);
         let file = dir.path().join(format!("{name}.acprec.jsonl"));
         let recorded = run_case_from(case, &cwd, Source::Record(file.clone())).await;
-        prepare(&doc, &cwd);
+        write_fixtures(&doc, &cwd);
         let out = dir.path().join(format!("{name}.report.json"));
         let replayed = run_case_from(case, &cwd, Source::Replay(fast(&file, &out))).await;
         let r = report(&out);
