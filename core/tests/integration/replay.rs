@@ -382,3 +382,117 @@ async fn a_file_that_is_not_a_recording_fails_the_spawn_naming_the_line() {
         .unwrap_err();
     assert_eq!(missing.kind(), "invalid_config");
 }
+
+/// fixtures/recordings/faces/cases.json.
+fn face_cases() -> Value {
+    let path = scenarios_dir().join("../recordings/faces/cases.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn case_named<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no conformance case {name}"))
+}
+
+/// `scripts/gen-recordings`: with `ACP_RECORDINGS_OUT=DIR`, this face's recordings of the cases
+/// of fixtures/recordings/faces/cases.json are written to `DIR/rust/<case>.acprec.jsonl`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn record_this_faces_fixtures_when_asked() {
+    let Some(out) = std::env::var_os("ACP_RECORDINGS_OUT") else {
+        return;
+    };
+    let out = PathBuf::from(out).join("rust");
+    std::fs::create_dir_all(&out).unwrap();
+    let (doc, cwd) = cases();
+    for name in face_cases()["cases"].as_array().unwrap() {
+        let name = name.as_str().unwrap();
+        write_fixtures(&doc, &cwd);
+        let file = out.join(format!("{name}.acprec.jsonl"));
+        let _ = std::fs::remove_file(&file);
+        run_case_from(case_named(&doc, name), &cwd, Source::Record(file)).await;
+    }
+}
+
+/// A session recorded from each face (C, Node, Python, Kotlin, Rust) replays through this one
+/// with no divergence and the trace the case expects.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_faces_recording_replays_through_rust_without_divergence() {
+    let (doc, cwd) = cases();
+    let root = scenarios_dir().join("../recordings/faces");
+    let dir = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    for face in ["c", "kotlin", "node", "python", "rust"] {
+        for name in face_cases()["cases"].as_array().unwrap() {
+            let name = name.as_str().unwrap();
+            let file = root.join(face).join(format!("{name}.acprec.jsonl"));
+            if !file.is_file() {
+                failures.push(format!(
+                    "{face}/{name}: no recording (scripts/gen-recordings)"
+                ));
+                continue;
+            }
+            write_fixtures(&doc, &cwd);
+            let out = dir.path().join(format!("{face}-{name}.json"));
+            let trace = run_case_from(
+                case_named(&doc, name),
+                &cwd,
+                Source::Replay(fast(&file, &out)),
+            )
+            .await;
+            let want: Value = serde_json::from_str(
+                &std::fs::read_to_string(
+                    scenarios_dir().join(format!("conformance/expected/{name}.json")),
+                )
+                .unwrap(),
+            )
+            .unwrap();
+            let want = without_process(want["events"].as_array().unwrap().clone());
+            let got = without_process(trace);
+            let r = report(&out);
+            if r["divergenceCount"] != 0 || r["complete"] != true {
+                failures.push(format!("{face}/{name}: {r:#}"));
+            } else if want != got {
+                let first = want.iter().zip(&got).position(|(a, b)| a != b);
+                let first = first.unwrap_or(want.len().min(got.len()));
+                failures.push(format!(
+                    "{face}/{name}: trace differs at event {first}\n  want: {}\n  got:  {}",
+                    want.get(first).map_or("<end>".into(), Value::to_string),
+                    got.get(first).map_or("<end>".into(), Value::to_string),
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A host answering a permission otherwise than the recorded one: reported by the replay of
+/// every face's recording as `answer_differs` of `session/request_permission`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_permission_answer_is_a_divergence_for_every_faces_recording() {
+    let (doc, cwd) = cases();
+    let changed = &face_cases()["changed"];
+    let name = changed["case"].as_str().unwrap();
+    let mut case = case_named(&doc, name).clone();
+    case["permission"] = changed["permission"].clone();
+    let dir = tempfile::tempdir().unwrap();
+    for face in ["c", "kotlin", "node", "python", "rust"] {
+        let file = scenarios_dir().join(format!("../recordings/faces/{face}/{name}.acprec.jsonl"));
+        write_fixtures(&doc, &cwd);
+        let out = dir.path().join(format!("{face}.json"));
+        run_case_from(&case, &cwd, Source::Replay(fast(&file, &out))).await;
+        let r = report(&out);
+        assert!(
+            r["divergences"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|d| d["kind"] == "answer_differs"
+                    && d["method"] == "session/request_permission"),
+            "{face}: {r:#}"
+        );
+    }
+}

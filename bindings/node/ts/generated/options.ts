@@ -313,9 +313,9 @@ export interface AgentSpecDocument {
   /**
    * The program: an absolute path, or a name looked up on `PATH` (never the cwd).
    *
-   * Type: non-empty string. Default: required.
+   * Type: non-empty string. Default: required (unless `replay`).
    */
-  command: string;
+  command?: string;
   /**
    * Its arguments.
    *
@@ -365,6 +365,46 @@ export interface AgentSpecDocument {
      * Type: milliseconds 0 ..= 30 days. Default: 60000.
      */
     resetAfterMs?: number;
+  };
+  /**
+   * Instead of a process, play this recording's agent side inside the host (docs/RECORDING.md,
+   * "Replaying"); no `command`, `args`, `env`, `cwd` or `restart` then.
+   *
+   * Type: object. Default: none.
+   */
+  replay?: {
+    /**
+     * The recording (docs/RECORDING.md) whose agent side is played.
+     *
+     * Type: absolute path. Default: required.
+     */
+    file: string;
+    /**
+     * The recorded delays between the agent's messages, or none.
+     *
+     * Type: `"recorded"` | `"fast"`. Default: "recorded".
+     */
+    pace?: 'recorded' | 'fast';
+    /**
+     * How long a recorded host message is waited for before it is reported missing and the replay
+     * goes on; `null`: until the host closes the connection.
+     *
+     * Type: milliseconds 1 ..= 30 days, or `null` (none). Default: 10000.
+     */
+    waitMs?: number | null;
+    /**
+     * Write the replay's report (JSON: its divergences) to this file when it ends, before the
+     * agent's side closes; replaced if it exists.
+     *
+     * Type: absolute path. Default: none.
+     */
+    report?: string;
+    /**
+     * Fields never compared, as a divergence names them (`params.prompt`, `result.outcome`).
+     *
+     * Type: list of strings. Default: [].
+     */
+    ignore?: string[];
   };
 }
 
