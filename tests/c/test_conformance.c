@@ -174,7 +174,15 @@ static void on_ext(void *user_data, uint64_t id, const char *method, const char 
     EXPECT(ACPH_STATUS_OK, acph_service_fail(r->h, id, code, message, strlen(message), ERR));
 }
 
-static json *run_case(const json *c, const char *cwd) {
+/* What a case's agent is: the mock agent (`record`: recorded into that file), or the recording
+   `replay` played back inside the host (its report written to `report`). */
+typedef struct {
+    const char *record;
+    const char *replay;
+    const char *report;
+} source;
+
+static json *run_case(const json *c, const char *cwd, source src) {
     runner r = {0};
     r.name = json_str(json_get(c, "name"));
     r.trace = json_new_array();
@@ -206,6 +214,11 @@ static json *run_case(const json *c, const char *cwd) {
         for (size_t i = 0; i < unstable->length; i++) json_push(names, json_new_string(json_str(json_at(unstable, i))));
         json_set(config, "unstable", names);
     }
+    if (src.record) {
+        json *rec = json_new_object();
+        json_set(rec, "file", json_new_string(src.record));
+        json_set(config, "record", rec);
+    }
     char *config_text = json_dump(config);
     json_free(config);
     r.h = make_host(config_text);
@@ -216,12 +229,22 @@ static json *run_case(const json *c, const char *cwd) {
     char creds[1024];
     snprintf(creds, sizeof creds, "%s/credentials-%s", scratch_dir(), r.name);
     remove(creds);
-    char *base = mock_spec(json_str(json_get(c, "scenario")));
-    json *spec_json = json_parse(base, strlen(base));
-    free(base);
-    json *env = json_new_object();
-    json_set(env, "ACP_MOCK_CREDENTIALS", json_new_string(creds));
-    json_set(spec_json, "env", env);
+    json *spec_json;
+    if (src.replay) {
+        json *replay = json_new_object();
+        json_set(replay, "file", json_new_string(src.replay));
+        json_set(replay, "pace", json_new_string("fast"));
+        json_set(replay, "report", json_new_string(src.report));
+        spec_json = json_new_object();
+        json_set(spec_json, "replay", replay);
+    } else {
+        char *base = mock_spec(json_str(json_get(c, "scenario")));
+        spec_json = json_parse(base, strlen(base));
+        free(base);
+        json *env = json_new_object();
+        json_set(env, "ACP_MOCK_CREDENTIALS", json_new_string(creds));
+        json_set(spec_json, "env", env);
+    }
     char *spec = json_dump(spec_json);
     json_free(spec_json);
     uint64_t call = 0;
@@ -374,6 +397,160 @@ static void write_files(const json *doc, const char *cwd) {
     }
 }
 
+/* A trace as a replay inside the host gives it: no process, so no exit code, signal or stderr
+   tail, nor the message of an `agent_exited` error that names them. */
+static void without_process(json *v) {
+    if (!v) return;
+    if (v->type == JSON_OBJECT) {
+        json_remove(v, "exitCode");
+        json_remove(v, "signal");
+        json_remove(v, "stderrTail");
+        const char *kind = json_str(json_get(v, "kind"));
+        if (kind && strcmp(kind, "agent_exited") == 0 && json_str(json_get(v, "message"))) json_remove(v, "message");
+    }
+    if (v->type == JSON_OBJECT || v->type == JSON_ARRAY)
+        for (size_t i = 0; i < v->length; i++) without_process(v->items[i]);
+}
+
+static const json *case_named(const json *doc, const char *name) {
+    const json *cases = json_get(doc, "cases");
+    for (size_t i = 0; i < cases->length; i++)
+        if (strcmp(json_str(json_get(json_at(cases, i), "name")), name) == 0) return json_at(cases, i);
+    return NULL;
+}
+
+static json *read_json(const char *path) {
+    size_t len = 0;
+    char *text = read_file(path, &len);
+    if (!text) return NULL;
+    json *v = json_parse(text, len);
+    free(text);
+    return v;
+}
+
+static bool is_dir(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static bool is_file(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Replaying (docs/RECORDING.md; fixtures/recordings/faces/cases.json): with ACP_RECORDINGS_OUT,
+   this face's recordings of the listed cases are written to DIR/c/; then every face's recording
+   replays through this face to the expected trace with no divergence, and a changed permission
+   answer is reported as a divergence. Returns the failures. */
+static size_t replays(const json *doc, const char *cwd) {
+    char path[1400], dir[1400], file[1600], report[1600], faces_dir[1024];
+    /* fixtures/recordings/faces, spelt without `..` (the core refuses a path with one). */
+    snprintf(faces_dir, sizeof faces_dir, "%s", fixtures_dir());
+    char *slash = strrchr(faces_dir, '/');
+    CHECK(slash != NULL);
+    snprintf(slash, sizeof faces_dir - (size_t)(slash - faces_dir), "/recordings/faces");
+    snprintf(path, sizeof path, "%s/cases.json", faces_dir);
+    json *faces_doc = read_json(path);
+    CHECK_MSG(faces_doc != NULL, path);
+    const json *names = json_get(faces_doc, "cases");
+    size_t failed = 0;
+    const char *out = getenv("ACP_RECORDINGS_OUT");
+    if (out && *out) {
+        snprintf(path, sizeof path, "%s/c", out);
+        if (mkdir(out, 0755) != 0 && errno != EEXIST) test_fail(__FILE__, __LINE__, "mkdir", out);
+        if (mkdir(path, 0755) != 0 && errno != EEXIST) test_fail(__FILE__, __LINE__, "mkdir", path);
+        for (size_t i = 0; i < names->length; i++) {
+            const char *name = json_str(json_at(names, i));
+            snprintf(file, sizeof file, "%s/%s.acprec.jsonl", path, name);
+            remove(file);
+            write_files(doc, cwd);
+            json_free(run_case(case_named(doc, name), cwd, (source){.record = file}));
+            printf("conformance: recorded %s\n", file);
+        }
+    }
+    static const char *faces[] = {"c", "kotlin", "node", "python", "rust"};
+    for (size_t f = 0; f < sizeof faces / sizeof *faces; f++) {
+        snprintf(dir, sizeof dir, "%s/%s", faces_dir, faces[f]);
+        if (!is_dir(dir)) {
+            printf("replay %s: skipped: no recordings of this face yet (scripts/gen-recordings)\n", faces[f]);
+            continue;
+        }
+        for (size_t i = 0; i < names->length; i++) {
+            const char *name = json_str(json_at(names, i));
+            snprintf(file, sizeof file, "%s/%s.acprec.jsonl", dir, name);
+            if (!is_file(file)) {
+                printf("replay %s/%s: no recording %s\n", faces[f], name, file);
+                failed++;
+                continue;
+            }
+            snprintf(report, sizeof report, "%s/replay-%s-%s.json", scratch_dir(), faces[f], name);
+            remove(report);
+            write_files(doc, cwd);
+            json *got = run_case(case_named(doc, name), cwd, (source){.replay = file, .report = report});
+            snprintf(path, sizeof path, "%s/conformance/expected/%s.json", fixtures_dir(), name);
+            json *want_doc = read_json(path);
+            CHECK_MSG(want_doc != NULL, path);
+            json *want = json_clone(json_get(want_doc, "events"));
+            without_process(want);
+            without_process(got);
+            json *r = read_json(report);
+            uint64_t divergences = 1;
+            const json *complete = r ? json_get(r, "complete") : NULL;
+            if (!r || !json_u64(json_get(r, "divergenceCount"), &divergences) || divergences != 0 || !complete ||
+                complete->type != JSON_BOOL || !complete->boolean) {
+                char *t = r ? json_dump(r) : NULL;
+                printf("replay %s/%s: the replay diverged: %s\n", faces[f], name, t ? t : "(no report)");
+                free(t);
+                failed++;
+            } else if (!json_equal(want, got)) {
+                size_t n = want->length < got->length ? want->length : got->length, at = n;
+                for (size_t k = 0; k < n; k++)
+                    if (!json_equal(json_at(want, k), json_at(got, k))) {
+                        at = k;
+                        break;
+                    }
+                char *w = json_dump(json_at(want, at)), *g = json_dump(json_at(got, at));
+                printf("replay %s/%s: trace differs at event %zu\n  want: %s\n  got:  %s\n", faces[f], name, at, w, g);
+                free(w);
+                free(g);
+                failed++;
+            } else {
+                printf("replay %s/%s: ok (%zu events, no divergence)\n", faces[f], name, got->length);
+            }
+            json_free(r);
+            json_free(want);
+            json_free(want_doc);
+            json_free(got);
+        }
+        /* The changed case: another permission answer than recorded is a divergence. */
+        const json *changed = json_get(faces_doc, "changed");
+        const char *name = json_str(json_get(changed, "case"));
+        snprintf(file, sizeof file, "%s/%s.acprec.jsonl", dir, name);
+        snprintf(report, sizeof report, "%s/replay-changed-%s.json", scratch_dir(), faces[f]);
+        remove(report);
+        json *c = json_clone(case_named(doc, name));
+        json_set(c, "permission", json_new_string(json_str(json_get(changed, "permission"))));
+        write_files(doc, cwd);
+        json_free(run_case(c, cwd, (source){.replay = file, .report = report}));
+        json_free(c);
+        json *r = read_json(report);
+        const json *ds = r ? json_get(r, "divergences") : NULL;
+        bool found = false;
+        for (size_t k = 0; ds && k < ds->length; k++) {
+            const char *kind = json_str(json_get(json_at(ds, k), "kind"));
+            const char *method = json_str(json_get(json_at(ds, k), "method"));
+            found = found || (kind && method && strcmp(kind, "answer_differs") == 0 &&
+                              strcmp(method, "session/request_permission") == 0);
+        }
+        printf("replay %s/%s with another permission answer: %s\n", faces[f], name,
+               found ? "ok (answer_differs of session/request_permission)" : "NOT reported");
+        if (!found) failed++;
+        json_free(r);
+    }
+    json_free(faces_doc);
+    return failed;
+}
+
 int main(int argc, char **argv) {
     char path[1024];
     snprintf(path, sizeof path, "%s/conformance/cases.json", fixtures_dir());
@@ -394,7 +571,7 @@ int main(int argc, char **argv) {
             if (strcmp(argv[a], name) == 0) wanted = true;
         if (!wanted) continue;
         write_files(doc, cwd);
-        json *got = run_case(c, cwd);
+        json *got = run_case(c, cwd, (source){0});
         snprintf(path, sizeof path, "%s/conformance/expected/%s.json", fixtures_dir(), name);
         text = read_file(path, &len);
         CHECK_MSG(text != NULL, path);
@@ -422,6 +599,7 @@ int main(int argc, char **argv) {
         json_free(want_doc);
         json_free(got);
     }
+    if (argc < 2) failed += replays(doc, cwd);
     json_free(doc);
     printf("test_conformance: %zu cases, %zu failed\n", ran, failed);
     CHECK(ran > 0);

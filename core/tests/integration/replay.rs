@@ -383,9 +383,17 @@ async fn a_file_that_is_not_a_recording_fails_the_spawn_naming_the_line() {
     assert_eq!(missing.kind(), "invalid_config");
 }
 
+/// fixtures/recordings/faces.
+fn faces_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .join("fixtures/recordings/faces")
+}
+
 /// fixtures/recordings/faces/cases.json.
 fn face_cases() -> Value {
-    let path = scenarios_dir().join("../recordings/faces/cases.json");
+    let path = faces_dir().join("cases.json");
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
@@ -422,7 +430,7 @@ async fn record_this_faces_fixtures_when_asked() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_faces_recording_replays_through_rust_without_divergence() {
     let (doc, cwd) = cases();
-    let root = scenarios_dir().join("../recordings/faces");
+    let root = faces_dir();
     let dir = tempfile::tempdir().unwrap();
     let mut failures = Vec::new();
     for face in ["c", "kotlin", "node", "python", "rust"] {
@@ -480,7 +488,7 @@ async fn a_changed_permission_answer_is_a_divergence_for_every_faces_recording()
     case["permission"] = changed["permission"].clone();
     let dir = tempfile::tempdir().unwrap();
     for face in ["c", "kotlin", "node", "python", "rust"] {
-        let file = scenarios_dir().join(format!("../recordings/faces/{face}/{name}.acprec.jsonl"));
+        let file = faces_dir().join(format!("{face}/{name}.acprec.jsonl"));
         write_fixtures(&doc, &cwd);
         let out = dir.path().join(format!("{face}.json"));
         run_case_from(&case, &cwd, Source::Replay(fast(&file, &out))).await;
