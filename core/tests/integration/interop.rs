@@ -41,8 +41,25 @@ fn peer(name: &str) -> Option<AgentSpec> {
 
 async fn ts_turn(permission: PermissionHandler) -> (Vec<acp_host::Event>, acp_host::SessionView) {
     let spec = peer("ts-agent").expect("interop");
+    let (evs, state) = ts_session(spec, permission, None).await;
+    let pid = agent_pid(&evs);
+    assert!(wait_gone(pid, Duration::from_secs(5)).await);
+    (evs, state)
+}
+
+/// The TypeScript SDK example agent's turn (`spec`: the agent, or a replay of its recording),
+/// recorded into `record` when given; the agent is shut down at the end.
+pub(crate) async fn ts_session(
+    spec: AgentSpec,
+    permission: PermissionHandler,
+    record: Option<PathBuf>,
+) -> (Vec<acp_host::Event>, acp_host::SessionView) {
     let host = Host::new(HostConfig {
         permission,
+        record: record.map(|file| acp_host::record::RecordConfig {
+            file: Some(file),
+            ..Default::default()
+        }),
         ..HostConfig::default()
     });
     let mut events = host.events().unwrap();
@@ -58,10 +75,74 @@ async fn ts_turn(permission: PermissionHandler) -> (Vec<acp_host::Event>, acp_ho
     assert_eq!(turn.stop_reason, "end_turn");
     let evs = collect_until(&mut events, T, |e| e.kind == EventKind::TurnEnded).await;
     let state = session.state();
-    let pid = agent_pid(&evs);
     agent.shutdown().await;
-    assert!(wait_gone(pid, Duration::from_secs(5)).await);
     (evs, state)
+}
+
+pub(crate) fn allow_once_handler() -> PermissionHandler {
+    PermissionHandler::Decider(Arc::new(|req: PermissionRequest| async move {
+        Ok(req
+            .option_of_kind("allow_once")
+            .map(|o| o.option_id.clone()))
+    }))
+}
+
+/// With `ACP_INTEROP_RECORDINGS_OUT=DIR` the interop agents' turns are recorded into `DIR`
+/// (scripts/gen-recordings: fixtures/recordings/interop/, replayed by `interop_replay.rs`
+/// without Node or Python).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn record_the_interop_agents_when_asked() {
+    let Some(out) = std::env::var_os("ACP_INTEROP_RECORDINGS_OUT") else {
+        return;
+    };
+    let out = PathBuf::from(out);
+    std::fs::create_dir_all(&out).unwrap();
+    let ts = peer("ts-agent").expect("the interop agents are needed to record them");
+    for (name, permission) in [
+        ("ts-sdk-allowed", allow_once_handler()),
+        ("ts-sdk-denied", PermissionHandler::DenyAll),
+    ] {
+        let file = out.join(format!("{name}.acprec.jsonl"));
+        let _ = std::fs::remove_file(&file);
+        ts_session(ts.clone(), permission, Some(file)).await;
+    }
+    let file = out.join("python-sdk-echo.acprec.jsonl");
+    let _ = std::fs::remove_file(&file);
+    py_echo_session(peer("py-echo-agent").unwrap(), Some(file)).await;
+}
+
+/// The Python SDK echo agent's session (`spec`: the agent, or a replay of its recording): the
+/// unsupported call refused locally, one turn; the chunks of the turn.
+pub(crate) async fn py_echo_session(
+    spec: AgentSpec,
+    record: Option<PathBuf>,
+) -> Vec<acp_host::Event> {
+    let host = Host::new(HostConfig {
+        record: record.map(|file| acp_host::record::RecordConfig {
+            file: Some(file),
+            ..Default::default()
+        }),
+        ..HostConfig::default()
+    });
+    let mut events = host.events().unwrap();
+    let agent = host.spawn(spec).await.unwrap();
+    // It advertises no capabilities at all: everything gated is refused locally.
+    assert_eq!(
+        agent.list_sessions(None, None).await.unwrap_err().kind(),
+        "unsupported"
+    );
+    let session = agent
+        .new_session(SessionOptions::new(tmp_cwd()))
+        .await
+        .unwrap();
+    let turn = tokio::time::timeout(T, session.prompt_text("hello from acp-host"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(turn.stop_reason, "end_turn");
+    let evs = collect_until(&mut events, T, |e| e.kind == EventKind::TurnEnded).await;
+    agent.shutdown().await;
+    evs
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -119,24 +200,7 @@ async fn python_sdk_echo_agent_turn() {
     let Some(spec) = peer("py-echo-agent") else {
         return;
     };
-    let host = Host::new(HostConfig::default());
-    let mut events = host.events().unwrap();
-    let agent = host.spawn(spec).await.unwrap();
-    // It advertises no capabilities at all: everything gated is refused locally.
-    assert_eq!(
-        agent.list_sessions(None, None).await.unwrap_err().kind(),
-        "unsupported"
-    );
-    let session = agent
-        .new_session(SessionOptions::new(tmp_cwd()))
-        .await
-        .unwrap();
-    let turn = tokio::time::timeout(T, session.prompt_text("hello from acp-host"))
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(turn.stop_reason, "end_turn");
-    let evs = collect_until(&mut events, T, |e| e.kind == EventKind::TurnEnded).await;
+    let evs = py_echo_session(spec, None).await;
     let chunks: Vec<_> = evs
         .iter()
         .filter(|e| e.update_kind().as_deref() == Some("agent_message_chunk"))
@@ -150,6 +214,5 @@ async fn python_sdk_echo_agent_turn() {
         "the update is forwarded exactly as sent"
     );
     let pid = agent_pid(&evs);
-    agent.shutdown().await;
     assert!(wait_gone(pid, Duration::from_secs(5)).await);
 }

@@ -38,6 +38,7 @@ mod fuzz_wire;
 mod git_metadata;
 mod host_death;
 mod interop;
+mod interop_replay;
 mod liveness;
 mod logs_and_progress;
 mod method_table;
