@@ -13,8 +13,9 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 
-/// The largest recording read (the recorder's own default bound is 256 MiB).
-pub const MAX_FILE_BYTES: u64 = 1 << 30;
+/// The largest recording read (twice the recorder's default bound; it is held parsed, a few
+/// times its size in memory).
+pub const MAX_FILE_BYTES: u64 = 512 << 20;
 /// The longest line read (a wire message is bounded by the host's `maxLineBytes`, 64 MiB at most).
 const MAX_LINE_BYTES: usize = 80 << 20;
 
