@@ -259,3 +259,90 @@ fn bad(path: &Path, line: usize, message: String) -> Error {
     };
     Error::InvalidArgument(format!("the recording {}{at}: {message}", path.display()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = concat!(
+        r#"{"acpRecording":1,"acpHost":"0.1.0","initialize":null}"#,
+        "\n",
+        r#"{"t":0.001,"dir":"out","msg":{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}}"#,
+        "\n",
+        r#"{"t":0.002,"dir":"in","msg":{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}}"#,
+        "\n",
+        r#"{"t":0.003,"event":{"kind":"agent_stderr","data":{"line":"hi"}}}"#,
+        "\n",
+        r#"{"t":0.004,"event":{"kind":"protocol_noise","data":{"line":"junk","bytes":9}}}"#,
+        "\n",
+        r#"{"t":0.005,"gap":{"droppedLines":3}}"#,
+        "\n",
+        r#"{"t":0.006,"event":{"kind":"agent_exited","data":{"reason":"exited","exitCode":3}}}"#,
+        "\n",
+        r#"{"t":0.007,"end":{"lines":7}}"#,
+        "\n",
+    );
+
+    #[test]
+    fn a_recording_reads_into_what_a_replay_plays() {
+        let rec = Recording::read(Path::new("r"), GOOD.as_bytes()).unwrap();
+        assert!(rec.ended && !rec.truncated);
+        assert_eq!(rec.dropped_lines, 3);
+        let kinds: Vec<String> = rec
+            .entries
+            .iter()
+            .map(|e| match &e.what {
+                What::Host(_) => "host".into(),
+                What::Agent(_) => "agent".into(),
+                What::Stderr { start, bytes } => format!("stderr {start} {bytes}"),
+                What::Noise { start, bytes } => format!("noise {start} {bytes}"),
+                What::Exited { code } => format!("exited {code:?}"),
+                other => format!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            ["host", "agent", "stderr hi 2", "noise junk 9", "exited Some(3)"]
+        );
+    }
+
+    /// Any cut and any flipped byte of a recording: a typed error or a recording, never a panic.
+    #[test]
+    fn every_cut_and_flipped_byte_is_an_error_or_a_recording() {
+        let bytes = GOOD.as_bytes();
+        for cut in 0..bytes.len() {
+            let _ = Recording::read(Path::new("r"), &bytes[..cut]);
+        }
+        for at in 0..bytes.len() {
+            for flip in [0x00, 0x22, 0x7b, 0xff] {
+                let mut b = bytes.to_vec();
+                b[at] = flip;
+                if let Err(e) = Recording::read(Path::new("r"), b.as_slice()) {
+                    assert_eq!(e.kind(), "invalid_argument");
+                    assert!(e.to_string().contains("the recording r"), "{e}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn hostile_lengths_are_bounded_not_allocated() {
+        let text = concat!(
+            r#"{"acpRecording":1}"#,
+            "\n",
+            r#"{"t":1e300,"event":{"kind":"protocol_noise","data":{"line":"x","bytes":18446744073709551615}}}"#,
+            "\n",
+            r#"{"t":2,"event":{"kind":"agent_stderr","data":{"line":"","omittedBytes":18446744073709551615}}}"#,
+            "\n",
+        );
+        let rec = Recording::read(Path::new("r"), text.as_bytes()).unwrap();
+        for e in &rec.entries {
+            match &e.what {
+                What::Noise { bytes, .. } | What::Stderr { bytes, .. } => {
+                    assert!(*bytes <= MAX_FILLER)
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+}
