@@ -454,15 +454,38 @@ impl<'a, W: AsyncWrite + Unpin, E: AsyncWrite + Unpin> Engine<'a, W, E> {
             }
             return;
         };
-        self.matched[i] = true;
-        self.report.host_messages_matched += 1;
         if request {
             self.live_id[i] = Some(msg["id"].clone());
         }
+        let what = format!("`{method}` with other params than recorded");
+        self.matched_with(i, msg, &["params"], DivergenceKind::ParamsDiffer, what)
+            .await;
+    }
+
+    /// Host entry `i` came as `msg`: counted, and its `fields` compared with the recording's
+    /// (a divergence of `kind` when they differ).
+    async fn matched_with(
+        &mut self,
+        i: usize,
+        msg: Value,
+        fields: &[&str],
+        kind: DivergenceKind,
+        what: String,
+    ) {
+        self.matched[i] = true;
+        self.report.host_messages_matched += 1;
         let What::Host(recorded) = &self.rec.entries[i].what else {
             return;
         };
-        let pick = |m: &Value| json!({"params": m.get("params").cloned().unwrap_or(Value::Null)});
+        let pick = |m: &Value| {
+            let mut o = serde_json::Map::new();
+            for key in fields {
+                if let Some(v) = m.get(*key) {
+                    o.insert((*key).into(), v.clone());
+                }
+            }
+            Value::Object(o)
+        };
         let (differences, count) = diff::compare(
             &pick(recorded),
             &pick(&msg),
@@ -470,16 +493,8 @@ impl<'a, W: AsyncWrite + Unpin, E: AsyncWrite + Unpin> Engine<'a, W, E> {
             &mut self.bindings,
         );
         if count > 0 {
-            let what = format!("`{method}` with other params than recorded");
-            self.diverge(
-                DivergenceKind::ParamsDiffer,
-                Some(i),
-                Some(msg),
-                differences,
-                count,
-                what,
-            )
-            .await;
+            self.diverge(kind, Some(i), Some(msg), differences, count, what)
+                .await;
         }
     }
 
@@ -503,38 +518,15 @@ impl<'a, W: AsyncWrite + Unpin, E: AsyncWrite + Unpin> Engine<'a, W, E> {
             // The recording ends before the recorded host answered: nothing to compare with.
             return;
         };
-        self.matched[i] = true;
-        self.report.host_messages_matched += 1;
-        let What::Host(recorded) = &self.rec.entries[i].what else {
-            return;
-        };
-        let pick = |m: &Value| {
-            let mut o = serde_json::Map::new();
-            for key in ["result", "error"] {
-                if let Some(v) = m.get(key) {
-                    o.insert(key.into(), v.clone());
-                }
-            }
-            Value::Object(o)
-        };
-        let (differences, count) = diff::compare(
-            &pick(recorded),
-            &pick(&msg),
-            &self.ignore,
-            &mut self.bindings,
-        );
-        if count > 0 {
-            let what = format!("the host answered `{method}` otherwise than recorded");
-            self.diverge(
-                DivergenceKind::AnswerDiffers,
-                Some(i),
-                Some(msg),
-                differences,
-                count,
-                what,
-            )
-            .await;
-        }
+        let what = format!("the host answered `{method}` otherwise than recorded");
+        self.matched_with(
+            i,
+            msg,
+            &["result", "error"],
+            DivergenceKind::AnswerDiffers,
+            what,
+        )
+        .await;
     }
 
     async fn diverge_live(&mut self, kind: DivergenceKind, live: Value, what: String) -> Value {

@@ -302,7 +302,13 @@ mod tests {
             .collect();
         assert_eq!(
             kinds,
-            ["host", "agent", "stderr hi 2", "noise junk 9", "exited Some(3)"]
+            [
+                "host",
+                "agent",
+                "stderr hi 2",
+                "noise junk 9",
+                "exited Some(3)"
+            ]
         );
     }
 

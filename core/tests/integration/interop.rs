@@ -54,14 +54,7 @@ pub(crate) async fn ts_session(
     permission: PermissionHandler,
     record: Option<PathBuf>,
 ) -> (Vec<acp_host::Event>, acp_host::SessionView) {
-    let host = Host::new(HostConfig {
-        permission,
-        record: record.map(|file| acp_host::record::RecordConfig {
-            file: Some(file),
-            ..Default::default()
-        }),
-        ..HostConfig::default()
-    });
+    let host = recording_host(permission, record);
     let mut events = host.events().unwrap();
     let agent = host.spawn(spec).await.unwrap();
     let session = agent
@@ -77,6 +70,18 @@ pub(crate) async fn ts_session(
     let state = session.state();
     agent.shutdown().await;
     (evs, state)
+}
+
+/// A host answering with `permission`, recording into `record` when given.
+fn recording_host(permission: PermissionHandler, record: Option<PathBuf>) -> Host {
+    Host::new(HostConfig {
+        permission,
+        record: record.map(|file| acp_host::record::RecordConfig {
+            file: Some(file),
+            ..Default::default()
+        }),
+        ..HostConfig::default()
+    })
 }
 
 pub(crate) fn allow_once_handler() -> PermissionHandler {
@@ -117,13 +122,7 @@ pub(crate) async fn py_echo_session(
     spec: AgentSpec,
     record: Option<PathBuf>,
 ) -> Vec<acp_host::Event> {
-    let host = Host::new(HostConfig {
-        record: record.map(|file| acp_host::record::RecordConfig {
-            file: Some(file),
-            ..Default::default()
-        }),
-        ..HostConfig::default()
-    });
+    let host = recording_host(PermissionHandler::DenyAll, record);
     let mut events = host.events().unwrap();
     let agent = host.spawn(spec).await.unwrap();
     // It advertises no capabilities at all: everything gated is refused locally.
