@@ -26,12 +26,27 @@ fn record(dir: &Scratch, file: &str) -> Vec<Value> {
     out.events()
 }
 
-fn texts(events: &[Value]) -> Vec<String> {
+/// The strings at `field` of the events of `kind`.
+fn of(events: &[Value], kind: &str, field: &str) -> Vec<String> {
     events
         .iter()
-        .filter(|e| e["kind"] == "session_update")
-        .filter_map(|e| e["data"]["content"]["text"].as_str().map(str::to_owned))
+        .filter(|e| e["kind"] == kind)
+        .filter_map(|e| {
+            e["data"]
+                .pointer(field)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
         .collect()
+}
+
+fn texts(events: &[Value]) -> Vec<String> {
+    of(events, "session_update", "/content/text")
+}
+
+/// The agent's stderr lines (the replay's own lines among them).
+fn stderr(events: &[Value]) -> Vec<String> {
+    of(events, "agent_stderr", "/line")
 }
 
 #[test]
@@ -69,17 +84,12 @@ fn a_recorded_run_replays_through_acph_replay_with_no_divergence() {
         "the write landed in the live project"
     );
     // The replay's last stderr line says how it went (the host shows the agent's stderr).
-    let stderr: Vec<String> = out
-        .events()
-        .iter()
-        .filter(|e| e["kind"] == "agent_stderr")
-        .filter_map(|e| e["data"]["line"].as_str().map(str::to_owned))
-        .collect();
+    let lines = stderr(&out.events());
     assert!(
-        stderr
+        lines
             .iter()
             .any(|l| l.starts_with("replay: ended: 0 divergences")),
-        "{stderr:?}"
+        "{lines:?}"
     );
 }
 
@@ -128,12 +138,7 @@ fn a_host_that_prompts_and_decides_otherwise_is_reported_and_the_replay_exits_1(
         .find(|e| e["kind"] == "agent_exited")
         .unwrap();
     assert_eq!(exited["data"]["exitCode"], 1, "{exited}");
-    let lines: Vec<String> = out
-        .events()
-        .iter()
-        .filter(|e| e["kind"] == "agent_stderr")
-        .filter_map(|e| e["data"]["line"].as_str().map(str::to_owned))
-        .collect();
+    let lines = stderr(&out.events());
     assert!(
         lines
             .iter()
