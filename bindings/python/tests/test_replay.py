@@ -6,6 +6,7 @@ is the core's ``ConfigError`` at the core's path, and nothing is started."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any, Dict, List
@@ -31,7 +32,7 @@ def report(path: Path) -> Dict[str, Any]:
     return json.loads(path.read_text())  # type: ignore[no-any-return]
 
 
-def replay_sync(replay: Any, cwd: Path, text: str) -> List[acp_host.Event]:
+def replay_sync(replay: Any, cwd: Path, text: str) -> List[acp_host.AnyEvent]:
     """Spawn ``replay``, prompt ``text`` once, shut down; the host's events up to the exit."""
     with acp_host.Host() as host:
         events = host.events()
@@ -62,7 +63,7 @@ def test_a_prompt_with_other_words_is_a_params_differ_divergence_in_the_report_a
     # The JSON form, snake_case and seconds accepted, played by the asyncio twin.
     spec = {"file": str(file), "pace": "fast", "wait": 5, "report": str(out)}
 
-    async def run() -> List[acp_host.Event]:
+    async def run() -> List[acp_host.AnyEvent]:
         async with acp_host.AsyncHost() as host:
             events = host.events()
             agent = await host.spawn(replay=spec)
@@ -149,6 +150,29 @@ def test_replay_with_a_command_or_a_bad_value_is_a_config_error_at_the_cores_pat
     with acp_host.Host() as host:
         with pytest.raises(acp_host.ConfigError) as e:
             host.spawn(**kwargs)
+        assert e.value.path == path, str(e.value)
+
+
+@pytest.mark.parametrize(
+    ("replay", "path"),
+    [
+        (acp_host.Replay(123), "replay.file"),  # type: ignore[arg-type]
+        (acp_host.Replay("FILE", pace="slow"), "replay.pace"),  # type: ignore[arg-type]
+        (acp_host.Replay("FILE", wait=float("nan")), "replay.waitMs"),
+        (acp_host.Replay("FILE", wait=0), "replay.waitMs"),
+        (acp_host.Replay("FILE", ignore="params.prompt"), "replay.ignore"),  # type: ignore[arg-type]
+        (acp_host.Replay("FILE", report="relative.json"), "replay.report"),
+        ({1: "x"}, "replay.1"),
+    ],
+)
+def test_a_replay_the_core_cannot_use_is_a_config_error_at_its_path(replay: Any, path: str, tmp_path: Path) -> None:
+    file = tmp_path / "session.acprec.jsonl"
+    file.write_text("")  # never read: the document is refused first
+    if isinstance(replay, acp_host.Replay) and replay.file == "FILE":
+        replay = dataclasses.replace(replay, file=file)
+    with acp_host.Host() as host:
+        with pytest.raises(acp_host.ConfigError) as e:
+            host.spawn(replay=replay)
         assert e.value.path == path, str(e.value)
 
 

@@ -222,10 +222,10 @@ def agent_document(command: Any, args: Any, env: Any, cwd: Any, restart: Any, re
         doc["replay"] = replay.to_json()
     elif isinstance(replay, (str, os.PathLike)):
         doc["replay"] = {"file": replay}
-    elif isinstance(replay, Mapping):
+    elif isinstance(replay, Mapping) and all(isinstance(k, str) for k in replay):
         doc["replay"] = _names(replay, "replay.")
     elif replay is not None:
-        doc["replay"] = replay  # not an object: the core names it at `replay`
+        doc["replay"] = replay  # not an object (or odd keys): the core names it at its path
     if isinstance(command, AgentSpec):
         doc["command"] = command.program
         doc["args"] = list(command.args)

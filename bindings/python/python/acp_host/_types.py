@@ -543,20 +543,28 @@ class Replay:
         (paths as given, milliseconds rounded; no ``report`` when none)."""
         from ._options import seconds_to_ms  # here: _options imports this module
 
-        # Not checked here: the core refuses what it cannot use, at `replay.waitMs` (NaN, < 1 ms).
-        d: Dict[str, Any] = {"file": os.fspath(self.file), "pace": self.pace,
-                             "waitMs": seconds_to_ms(self.wait, nullable=True), "ignore": list(self.ignore)}
+        # Not checked here: what the core cannot use (a file that is not a path, NaN, a text as
+        # `ignore`) is handed over as it is, and refused there at its path (`replay.waitMs`, ...).
+        d: Dict[str, Any] = {"file": _fspath(self.file), "pace": self.pace,
+                             "waitMs": seconds_to_ms(self.wait, nullable=True), "ignore": _texts(self.ignore)}
         if self.report is not None:
-            d["report"] = os.fspath(self.report)
+            d["report"] = _fspath(self.report)
         return d
 
     def to_dict(self) -> Dict[str, Any]:
-        d = dataclasses.asdict(self)
-        d["file"] = os.fspath(self.file)
-        if self.report is not None:
-            d["report"] = os.fspath(self.report)
-        d["ignore"] = list(self.ignore)
-        return d
+        return {"file": _fspath(self.file), "pace": self.pace, "wait": self.wait,
+                "report": None if self.report is None else _fspath(self.report), "ignore": _texts(self.ignore)}
+
+
+def _fspath(value: Any) -> Any:
+    return os.fspath(value) if isinstance(value, (str, os.PathLike)) else value
+
+
+def _texts(value: Any) -> Any:
+    """A sequence as a list; a text (``ignore="params.prompt"``) or a mapping as it is."""
+    if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
+        return value
+    return list(value)
 
 
 #: ``host.pool(mode=...)``: one process per session, or sessions packed onto shared processes.
