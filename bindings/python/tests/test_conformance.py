@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional
 import pytest
 
 import acp_host
-from conftest import SCENARIOS, T, mock
+from conftest import ROOT, SCENARIOS, T, mock
 
 DOC = json.loads((SCENARIOS / "conformance" / "cases.json").read_text())
 CASES = {c["name"]: c for c in DOC["cases"]}
@@ -138,10 +138,13 @@ def credentials_env() -> Dict[str, Optional[str]]:
     return {"ACP_MOCK_CREDENTIALS": str(Path(_CREDENTIALS.name) / f"credentials-{uuid.uuid4().hex}")}
 
 
-def run_sync(case: Dict[str, Any]) -> List[Dict[str, Any]]:
+def run_sync(case: Dict[str, Any], spawn: Optional[Dict[str, Any]] = None,
+             host_extra: Optional[Dict[str, Any]] = None) -> List[Dict[str, Any]]:
+    """The case through ``Host``; ``spawn``: the agent's ``spawn`` arguments instead of the mock
+    agent's (a replay), ``host_extra``: more host options (``record``)."""
     trace: List[acp_host.Event] = []
     env = credentials_env()
-    with acp_host.Host(**host_kwargs(case)) as host:
+    with acp_host.Host(**host_kwargs(case), **(host_extra or {})) as host:
         events = host.events()
         if "spawnExpect" in case:
             with pytest.raises(acp_host.AcpError) as ei:
@@ -149,7 +152,7 @@ def run_sync(case: Dict[str, Any]) -> List[Dict[str, Any]]:
             assert ei.value.code == case["spawnExpect"][len("error:"):]
             trace += events.collect_until(lambda e: e.kind == "agent_exited", T)
             return normalise(trace)
-        agent = host.spawn(mock(case["scenario"]), env=env)
+        agent = host.spawn(**(spawn or {"command": mock(case["scenario"]), "env": env}))
         current: Optional[acp_host.Session] = None
         exited = False
         for op in case["ops"]:
@@ -323,8 +326,8 @@ def expected(name: str) -> List[Dict[str, Any]]:
     return doc["events"]  # type: ignore[no-any-return]
 
 
-def compare(name: str, got: List[Dict[str, Any]]) -> None:
-    want = expected(name)
+def compare(name: str, got: List[Dict[str, Any]], want: Optional[List[Dict[str, Any]]] = None) -> None:
+    want = expected(name) if want is None else want
     for i, (w, g) in enumerate(zip(want, got)):
         assert g == w, f"{name}: trace differs at event {i}\n  want: {json.dumps(w)}\n  got:  {json.dumps(g)}"
     assert len(got) == len(want), f"{name}: {len(got)} events, want {len(want)}"
@@ -345,3 +348,83 @@ def test_async_trace_matches(name: str) -> None:
 def test_every_expected_trace_has_a_case() -> None:
     files = {p.stem for p in (SCENARIOS / "conformance" / "expected").glob("*.json")}
     assert files == set(CASES)
+
+
+# ---- recordings of every face, replayed through this one (fixtures/recordings/faces) ----------
+
+FACES = ("c", "kotlin", "node", "python", "rust")
+RECORDINGS = ROOT / "fixtures" / "recordings" / "faces"
+FACE_DOC = json.loads((RECORDINGS / "cases.json").read_text())
+
+
+def without_process(trace: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """A trace as a replay inside the host gives it: no process, so no exit code, signal or
+    stderr tail (at any depth), and no message of an ``agent_exited`` error (it names them)."""
+    def strip(v: Any) -> Any:
+        if isinstance(v, dict):
+            drop = {"exitCode", "signal", "stderrTail"}
+            if v.get("kind") == "agent_exited":
+                drop.add("message")
+            return {k: strip(x) for k, x in v.items() if k not in drop}
+        if isinstance(v, list):
+            return [strip(x) for x in v]
+        return v
+
+    return [strip(ev) for ev in trace]
+
+
+def recording(face: str, name: str) -> Path:
+    """The face's recording of case ``name``; skips when the face has none at all yet, fails
+    when only this one is missing."""
+    d = RECORDINGS / face
+    if not d.is_dir():
+        reason = f"no recordings of the {face} face: {d} does not exist (ACP_RECORDINGS_OUT of its conformance test)"
+        print(reason)
+        pytest.skip(reason)
+    file = d / f"{name}.acprec.jsonl"
+    assert file.is_file(), f"{face}/{name}: no recording at {file}"
+    return file
+
+
+def test_record_this_faces_fixtures_when_asked() -> None:
+    """With ``ACP_RECORDINGS_OUT=DIR``: the cases of fixtures/recordings/faces/cases.json run once
+    more, recorded (host option ``record``) into ``DIR/python/<case>.acprec.jsonl``."""
+    out = os.environ.get("ACP_RECORDINGS_OUT")
+    if not out:
+        pytest.skip("ACP_RECORDINGS_OUT not set: nothing to record")
+    d = Path(out) / "python"
+    d.mkdir(parents=True, exist_ok=True)
+    for name in FACE_DOC["cases"]:
+        file = d / f"{name}.acprec.jsonl"
+        if file.exists():
+            file.unlink()
+        prepare()
+        compare(name, run_sync(CASES[name], host_extra={"record": {"file": str(file)}}))
+        assert file.is_file(), f"{name}: nothing recorded at {file}"
+
+
+@pytest.mark.parametrize("face", FACES)
+@pytest.mark.parametrize("name", FACE_DOC["cases"])
+def test_every_faces_recording_replays_to_the_expected_trace_without_divergence(
+        face: str, name: str, tmp_path: Path) -> None:
+    file = recording(face, name)
+    out = tmp_path / "report.json"
+    prepare()
+    got = run_sync(CASES[name], spawn={"replay": acp_host.Replay(file, pace="fast", report=out)})
+    r = json.loads(out.read_text())
+    assert r["divergenceCount"] == 0 and r["complete"] is True, f"{face}/{name}: {json.dumps(r, indent=2)}"
+    compare(f"{face}/{name}", without_process(got), without_process(expected(name)))
+
+
+@pytest.mark.parametrize("face", FACES)
+def test_a_changed_permission_answer_is_an_answer_differs_divergence(face: str, tmp_path: Path) -> None:
+    changed = FACE_DOC["changed"]
+    name = changed["case"]
+    file = recording(face, name)
+    out = tmp_path / "report.json"
+    prepare()
+    run_sync(dict(CASES[name], permission=changed["permission"]),
+             spawn={"replay": acp_host.Replay(file, pace="fast", report=out)})
+    r = json.loads(out.read_text())
+    assert any(d["kind"] == "answer_differs" and d["method"] == "session/request_permission"
+               for d in r["divergences"]), f"{face}: {json.dumps(r, indent=2)}"

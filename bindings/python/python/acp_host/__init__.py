@@ -32,6 +32,8 @@ Errors are ``AcpError`` subclasses with ``.code`` and ``.data``. Agents run in t
 groups and are shut down when their host closes (``with``/``async with``, ``close()``, or
 interpreter exit). ``spawn(..., restart=RestartPolicy())`` supervises an agent: a process that
 dies is started again, its sessions reopened, and the same ``Agent``/``Session`` objects go on.
+``Host(record={"file": ...})`` records each connection; ``spawn(replay=Replay(file))`` plays a
+recording's agent side back instead of starting one and reports where this host diverges.
 ``host.pool(command, ...)`` keeps agents started ahead and hands out sessions on them
 (process per session or shared, warm spares, a cap); a pooled session's prompts queue.
 ``Host(log_level="info")`` sends the host's log records to the ``logging`` logger ``acp_host``
@@ -89,6 +91,8 @@ from ._types import (
     Progress,
     ProgressPhase,
     ProgressStage,
+    Replay,
+    ReplayPace,
     RestartPolicy,
     SessionModels,
     SessionState,
@@ -141,6 +145,8 @@ __all__ = [
     "AgentExit",
     "AgentSpec",
     "RestartPolicy",
+    "Replay",
+    "ReplayPace",
     "registry",
     "AcpError",
     "AgentExitedError",

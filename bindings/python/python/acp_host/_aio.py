@@ -25,7 +25,7 @@ import asyncio  # unasync: async-only
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 from ._base import AgentBase, HostBase, PoolBase, PooledSessionBase, SessionBase
-from ._common import ContentLike, PathLike, RestartLike, answer_json, content_json, params_json, timeout_arg
+from ._common import ContentLike, PathLike, ReplayLike, RestartLike, answer_json, content_json, params_json, timeout_arg
 from ._connect import bridge_async
 from ._options import UNSET, NotGiven, agent_document, given, pool_document, session_document
 from ._errors import AcpError, UnsupportedError, _dumps, _loads
@@ -374,9 +374,15 @@ class AsyncHost(HostBase[AsyncAgent]):
     async def spawn(self, command: Union[str, Sequence[str], AgentSpec, None] = None, *,
                     args: Optional[Sequence[str]] = None, cwd: Optional[PathLike] = None,
                     env: Optional[Mapping[str, Optional[str]]] = None, timeout: Optional[float] = None,
-                    restart: RestartLike = None) -> AsyncAgent:
+                    restart: RestartLike = None, replay: ReplayLike = None) -> AsyncAgent:
         """Start ``command`` (``[program, *args]``, or an ``AgentSpec`` such as a registry
         resolution's ``spec``; no shell) and perform the ACP handshake.
+
+        ``replay`` instead of ``command``: no process; a recording's agent side is played inside
+        the host (a ``Replay``, its JSON form, or the recording's path; README: Replaying a
+        recording). With ``command``, ``args``, ``env``, ``cwd`` or ``restart`` it raises
+        ``ConfigError`` (``path``: that one), and so does a file that is not a recording
+        (``path`` ``replay.file``; the message names the line); nothing is started.
 
         ``env`` overlays the inherited environment (and an ``AgentSpec``'s env; ``None`` removes a
         variable). ``timeout`` bounds the start and the handshake (an agent given up on is shut
@@ -387,7 +393,7 @@ class AsyncHost(HostBase[AsyncAgent]):
         that cannot be used raises ``ConfigError`` and nothing is started.
         """
         self._bind_loop()  # unasync: async-only
-        spec = agent_document(command, args, env, cwd, restart)
+        spec = agent_document(command, args, env, cwd, restart, replay)
         n = await self._n.spawn(spec, aio=True, timeout=timeout_arg(timeout))
         return AsyncAgent(n, self)
 

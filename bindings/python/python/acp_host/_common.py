@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Proto
 from . import _native
 from ._errors import InvalidArgumentError, _dumps
 from ._schema import ContentBlock
-from ._types import ElicitationMode, RestartPolicy
+from ._types import ElicitationMode, Replay, RestartPolicy
 
 #: A policy: a preset name, a policy document (dict or JSON text), or an absolute path of a JSON
 #: policy file (docs/OPTIONS.md).
@@ -66,6 +66,10 @@ def seconds(name: str, value: Optional[float], *, none_means_forever: bool) -> O
 #: "maxBackoffMs", "resetAfterMs"}``, or in snake_case; ``backoff=`` etc. in seconds), or ``None``
 #: (not supervised).
 RestartLike = Union[RestartPolicy, Mapping[str, Any], None]
+#: ``spawn(replay=...)``: a ``Replay``, its JSON form (``{"file", "pace", "waitMs", "report",
+#: "ignore"}``, or in snake_case; ``wait=`` in seconds), the recording's path (played at the
+#: recorded pace, no report), or ``None`` (start ``command``).
+ReplayLike = Union[Replay, Mapping[str, Any], str, "os.PathLike[str]", None]
 
 
 def timeout_arg(timeout: Optional[float]) -> Optional[float]:

@@ -20,7 +20,7 @@ import os
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 from ._base import AgentBase, HostBase, PoolBase, PooledSessionBase, SessionBase
-from ._common import ContentLike, PathLike, RestartLike, answer_json, content_json, params_json, timeout_arg
+from ._common import ContentLike, PathLike, ReplayLike, RestartLike, answer_json, content_json, params_json, timeout_arg
 from ._connect import bridge_sync
 from ._options import UNSET, NotGiven, agent_document, given, pool_document, session_document
 from ._errors import AcpError, UnsupportedError, _dumps, _loads
@@ -361,9 +361,15 @@ class Host(HostBase[Agent]):
     def spawn(self, command: Union[str, Sequence[str], AgentSpec, None] = None, *,
               args: Optional[Sequence[str]] = None, cwd: Optional[PathLike] = None,
               env: Optional[Mapping[str, Optional[str]]] = None, timeout: Optional[float] = None,
-              restart: RestartLike = None) -> Agent:
+              restart: RestartLike = None, replay: ReplayLike = None) -> Agent:
         """Start ``command`` (``[program, *args]``, or an ``AgentSpec`` such as a registry
         resolution's ``spec``; no shell) and perform the ACP handshake.
+
+        ``replay`` instead of ``command``: no process; a recording's agent side is played inside
+        the host (a ``Replay``, its JSON form, or the recording's path; README: Replaying a
+        recording). With ``command``, ``args``, ``env``, ``cwd`` or ``restart`` it raises
+        ``ConfigError`` (``path``: that one), and so does a file that is not a recording
+        (``path`` ``replay.file``; the message names the line); nothing is started.
 
         ``env`` overlays the inherited environment (and an ``AgentSpec``'s env; ``None`` removes a
         variable). ``timeout`` bounds the start and the handshake (an agent given up on is shut
@@ -373,7 +379,7 @@ class Host(HostBase[Agent]):
         ``Agent`` and its ``Session`` objects keep working (README: Supervised agents). A policy
         that cannot be used raises ``ConfigError`` and nothing is started.
         """
-        spec = agent_document(command, args, env, cwd, restart)
+        spec = agent_document(command, args, env, cwd, restart, replay)
         n = self._n.spawn(spec, aio=False, timeout=timeout_arg(timeout))
         return Agent(n, self)
 

@@ -19,9 +19,10 @@ from typing import Any, Dict, FrozenSet, Mapping, Tuple
 
 from . import _native
 from ._errors import ConfigError
-from ._types import AgentSpec, RestartPolicy
+from ._types import AgentSpec, Replay, RestartPolicy
 
-__all__ = ["UNSET", "NotGiven", "given", "host_document", "agent_document", "session_document", "pool_document", "camel"]
+__all__ = ["UNSET", "NotGiven", "given", "host_document", "agent_document", "session_document", "pool_document", "camel",
+           "seconds_to_ms"]
 
 
 def camel(name: str) -> str:
@@ -61,7 +62,7 @@ def _config(path: str, message: str) -> ConfigError:
     return ConfigError(f"invalid config: {path}: {message}", code="invalid_config", data={"path": path})
 
 
-def _millis(value: Any, nullable: bool) -> Any:
+def seconds_to_ms(value: Any, nullable: bool) -> Any:
     """Seconds → milliseconds, exactly (``1.1`` → ``1100``: decimal, not binary, arithmetic).
     ``inf`` is "none" where the option takes ``null``; anything that is not a number is handed
     over as it is, for the core to name."""
@@ -104,7 +105,7 @@ def _names(options: Mapping[str, Any], prefix: str) -> Dict[str, Any]:
         path = prefix + name
         if path + "Ms" in _MS:
             name, path = name + "Ms", path + "Ms"
-            value = _millis(value, _MS[path])
+            value = seconds_to_ms(value, _MS[path])
         if name in out:
             raise _config(path, f"given twice (`{spelled[name]}` and `{key}`): give one")
         spelled[name] = key
@@ -212,9 +213,19 @@ def host_document(options: Mapping[str, Any]) -> Tuple[str, Dict[str, Any]]:
     return _text(doc), hooks
 
 
-def agent_document(command: Any, args: Any, env: Any, cwd: Any, restart: Any) -> str:
-    """``spawn``'s arguments → the agent spec document."""
+def agent_document(command: Any, args: Any, env: Any, cwd: Any, restart: Any, replay: Any = None) -> str:
+    """``spawn``'s arguments → the agent spec document. ``replay``: a ``Replay``, its JSON form
+    (snake_case keys and ``wait`` in seconds taken too) or the recording's path; given together
+    with a command, both go to the core, which refuses the pair (path ``command``)."""
     doc: Dict[str, Any] = {}
+    if isinstance(replay, Replay):
+        doc["replay"] = replay.to_json()
+    elif isinstance(replay, (str, os.PathLike)):
+        doc["replay"] = {"file": replay}
+    elif isinstance(replay, Mapping) and all(isinstance(k, str) for k in replay):
+        doc["replay"] = _names(replay, "replay.")
+    elif replay is not None:
+        doc["replay"] = replay  # not an object (or odd keys): the core names it at its path
     if isinstance(command, AgentSpec):
         doc["command"] = command.program
         doc["args"] = list(command.args)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import Any, Dict, List, Literal, Mapping, Optional, Tuple, TypedDict, Union, cast
 
 # ACP shapes, generated from schema/events.schema.json (annotations only: the values are the
@@ -40,6 +41,8 @@ __all__ = [
     "AgentExit",
     "AgentSpec",
     "RestartPolicy",
+    "Replay",
+    "ReplayPace",
     "PoolMode",
     "PoolStats",
     "Progress",
@@ -507,6 +510,61 @@ class AgentSpec:
         if self.restart is not None:
             d["restart"] = self.restart.to_dict()
         return d
+
+
+#: ``Replay(pace=...)``: the recorded delays between the agent's messages, or none.
+ReplayPace = Union[Literal["recorded"], Literal["fast"]]
+
+
+@dataclasses.dataclass(frozen=True)
+class Replay:
+    """A recording to play instead of starting an agent (``spawn(replay=Replay(...))``;
+    docs/RECORDING.md, "Replaying"): the recorded agent's side is played inside the host, and
+    where this host does otherwise than the recorded one is reported (a divergence: on the
+    agent's stderr, ``agent_stderr`` events, and in the ``report`` file).
+
+    ``file``: the recording (an absolute path). ``pace``: ``"recorded"`` (the recorded delays)
+    or ``"fast"`` (none). ``wait``: seconds a recorded host message is waited for before it is
+    reported missing (``None``: until the host closes the connection). ``report``: write the
+    JSON report there (an absolute path) before the agent's side closes. ``ignore``: fields
+    never compared, as a divergence names them (``"params.prompt"``). The core checks the values
+    when ``spawn`` is called: one it refuses raises ``ConfigError`` (``path``: ``replay.file``,
+    ``replay.waitMs``, ...), as does a file that is not a recording (naming the line).
+    """
+
+    file: Union[str, "os.PathLike[str]"]
+    pace: ReplayPace = "recorded"
+    wait: Optional[float] = 10.0
+    report: Union[str, "os.PathLike[str]", None] = None
+    ignore: Tuple[str, ...] = ()
+
+    def to_json(self) -> Dict[str, Any]:
+        """The JSON form every face takes: ``{"file", "pace", "waitMs", "report", "ignore"}``
+        (paths as given, milliseconds rounded; no ``report`` when none)."""
+        from ._options import seconds_to_ms  # here: _options imports this module
+
+        # Not checked here: what the core cannot use (a file that is not a path, NaN, a text as
+        # `ignore`) is handed over as it is, and refused there at its path (`replay.waitMs`, ...).
+        d: Dict[str, Any] = {"file": _fspath(self.file), "pace": self.pace,
+                             "waitMs": seconds_to_ms(self.wait, nullable=True), "ignore": _texts(self.ignore)}
+        if self.report is not None:
+            d["report"] = _fspath(self.report)
+        return d
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"file": _fspath(self.file), "pace": self.pace, "wait": self.wait,
+                "report": None if self.report is None else _fspath(self.report), "ignore": _texts(self.ignore)}
+
+
+def _fspath(value: Any) -> Any:
+    return os.fspath(value) if isinstance(value, (str, os.PathLike)) else value
+
+
+def _texts(value: Any) -> Any:
+    """A sequence as a list; a text (``ignore="params.prompt"``) or a mapping as it is."""
+    if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
+        return value
+    return list(value)
 
 
 #: ``host.pool(mode=...)``: one process per session, or sessions packed onto shared processes.
