@@ -1,5 +1,9 @@
 // Cross-face conformance: every case of fixtures/scenarios/conformance/cases.json through the Node
-// face, compared event by event with the traces the Rust tests check (expected/<case>.json).
+// face, compared event by event with the traces the Rust tests check (expected/<case>.json). Then
+// the replays (docs/RECORDING.md, "Replaying"): every face's recording of the cases of
+// fixtures/recordings/faces/cases.json played through this face in place of the mock agent gives
+// the same trace with no divergence, and a changed permission answer is reported; with
+// ACP_RECORDINGS_OUT=DIR this face's own recordings are written to DIR/node/ (scripts/gen-recordings).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -59,9 +63,12 @@ async function expectOutcome(name, what, promise, expect) {
   }
 }
 
-async function runCase(c, cwd) {
+/** What plays the case's agent: the mock agent (`{}`), the mock agent recorded into `record`,
+ *  or the recording `replay` (the `replay` agent spec) instead of it. */
+async function runCase(c, cwd, source = {}) {
   const name = c.name;
   const options = {};
+  if (source.record) options.record = { file: source.record };
   if (c.permission === 'allow') options.onPermission = allowOnce;
   if (c.permission === 'manual') options.permission = 'manual';
   if (c.maxLineBytes) options.maxLineBytes = c.maxLineBytes;
@@ -91,7 +98,9 @@ async function runCase(c, cwd) {
     };
   }
   // The mock agent's credentials file: a fresh path per case (a terminal login creates it).
-  const spec = { ...mock(c.scenario), env: { ACP_MOCK_CREDENTIALS: path.join(tmpdir(), 'credentials') } };
+  const spec = source.replay
+    ? { replay: source.replay }
+    : { ...mock(c.scenario), env: { ACP_MOCK_CREDENTIALS: path.join(tmpdir(), 'credentials') } };
   const host = new acp.Host(options);
   try {
     const events = host.events();
@@ -207,21 +216,118 @@ const WIN32_SKIPS = {
   'every-request': 'its terminal runs `echo`, a Unix program (Windows has it only as a cmd.exe builtin)',
 };
 
+/** Case `c` in the cases' directory (its files written first), as its normalised trace. */
+async function caseTrace(c, source) {
+  fs.mkdirSync(CWD, { recursive: true });
+  for (const [file, content] of Object.entries(doc.files)) writeFixture(path.join(CWD, file), content);
+  return (await runCase(c, CWD, source)).map(normalise).filter((e) => e !== null).map(unlocalise);
+}
+
+function assertSameTrace(name, wantEvents, gotEvents) {
+  const want = { case: name, events: wantEvents };
+  const got = { case: name, events: gotEvents };
+  const first = want.events.findIndex((w, i) => !isDeepStrictEqual(w, got.events[i]));
+  assert.deepEqual(
+    got,
+    want,
+    first >= 0
+      ? `${name}: trace differs at event ${first}\n  want: ${JSON.stringify(want.events[first])}\n  got:  ${JSON.stringify(got.events[first])}`
+      : `${name}: trace length differs`,
+  );
+}
+
+const expected = (name) => JSON.parse(fs.readFileSync(path.join(DIR, 'expected', `${name}.json`), 'utf8')).events;
+
 for (const c of doc.cases) {
   const skip = process.platform === 'win32' && WIN32_SKIPS[c.name];
   test(`conformance: ${c.name}`, { skip }, async () => {
-    fs.mkdirSync(CWD, { recursive: true });
-    for (const [file, content] of Object.entries(doc.files)) writeFixture(path.join(CWD, file), content);
-    const trace = (await runCase(c, CWD)).map(normalise).filter((e) => e !== null).map(unlocalise);
-    const want = JSON.parse(fs.readFileSync(path.join(DIR, 'expected', `${c.name}.json`), 'utf8'));
-    const got = { case: c.name, events: trace };
-    const first = want.events.findIndex((w, i) => !isDeepStrictEqual(w, got.events[i]));
-    assert.deepEqual(
-      got,
-      want,
-      first >= 0
-        ? `${c.name}: trace differs at event ${first}\n  want: ${JSON.stringify(want.events[first])}\n  got:  ${JSON.stringify(got.events[first])}`
-        : `${c.name}: trace length differs`,
+    assertSameTrace(c.name, expected(c.name), await caseTrace(c));
+  });
+}
+
+// ---- Replays (fixtures/recordings/faces) ----
+
+const FACES_DIR = path.join(ROOT, 'fixtures/recordings/faces');
+const faceCases = JSON.parse(fs.readFileSync(path.join(FACES_DIR, 'cases.json'), 'utf8'));
+const FACES = ['c', 'kotlin', 'node', 'python', 'rust'];
+
+function caseNamed(name) {
+  const c = doc.cases.find((x) => x.name === name);
+  assert.ok(c, `no conformance case ${name}`);
+  return c;
+}
+
+/** A trace as a replay gives it: there is no process, so no exit code, signal or stderr tail (in
+ *  `agent_exited` and in the error of a call the exit ended), nor the message of such an error. */
+function withoutProcess(v) {
+  if (Array.isArray(v)) return v.map(withoutProcess);
+  if (!v || typeof v !== 'object') return v;
+  const out = {};
+  for (const [k, x] of Object.entries(v)) {
+    if (k === 'exitCode' || k === 'signal' || k === 'stderrTail') continue;
+    if (k === 'message' && v.kind === 'agent_exited') continue;
+    out[k] = withoutProcess(x);
+  }
+  return out;
+}
+
+/** Case `c` played from the recording `file` as fast as it goes; its trace and the replay's report. */
+async function replayCase(c, file) {
+  const report = path.join(tmpdir('acp-replay-'), 'report.json');
+  const trace = await caseTrace(c, { replay: { file, pace: 'fast', report } });
+  let text;
+  try {
+    text = fs.readFileSync(report, 'utf8');
+  } catch (e) {
+    assert.fail(`${c.name}: the replay wrote no report at ${report}: ${e.message}`);
+  }
+  return { trace, report: JSON.parse(text) };
+}
+
+/** Why a face's recordings are not played here: only the faces whose directory exists are. */
+const missingFace = (face) =>
+  !fs.existsSync(path.join(FACES_DIR, face)) &&
+  `fixtures/recordings/faces/${face}/ does not exist (scripts/gen-recordings writes it)`;
+
+test("conformance: this face's recordings (only with ACP_RECORDINGS_OUT)", {
+  skip: !process.env.ACP_RECORDINGS_OUT && 'ACP_RECORDINGS_OUT is not set: nothing is recorded',
+}, async () => {
+  const out = path.join(process.env.ACP_RECORDINGS_OUT, 'node');
+  fs.mkdirSync(out, { recursive: true });
+  for (const name of faceCases.cases) {
+    if (process.platform === 'win32' && WIN32_SKIPS[name]) continue;
+    const file = path.join(out, `${name}.acprec.jsonl`);
+    // A recording file is never written over: a new one each time.
+    fs.rmSync(file, { force: true });
+    assertSameTrace(name, expected(name), await caseTrace(caseNamed(name), { record: file }));
+    assert.ok(fs.existsSync(file), `${name}: nothing recorded at ${file}`);
+  }
+});
+
+for (const face of FACES) {
+  for (const name of faceCases.cases) {
+    const skip = missingFace(face) || (process.platform === 'win32' && WIN32_SKIPS[name]);
+    test(`conformance replay: ${face}/${name} plays to the expected trace without divergence`, { skip }, async () => {
+      const file = path.join(FACES_DIR, face, `${name}.acprec.jsonl`);
+      assert.ok(fs.existsSync(file), `${face}/${name}: no recording at ${file} (scripts/gen-recordings)`);
+      const { trace, report } = await replayCase(caseNamed(name), file);
+      assert.equal(report.divergenceCount, 0, `${face}/${name}: ${JSON.stringify(report, null, 2)}`);
+      assert.equal(report.complete, true, `${face}/${name}: ${JSON.stringify(report, null, 2)}`);
+      assertSameTrace(name, withoutProcess(expected(name)), withoutProcess(trace));
+    });
+  }
+}
+
+for (const face of FACES) {
+  const { case: name, permission } = faceCases.changed;
+  const skip = missingFace(face) || (process.platform === 'win32' && WIN32_SKIPS[name]);
+  test(`conformance replay: ${face}/${name} answered '${permission}' is an answer_differs divergence`, { skip }, async () => {
+    const file = path.join(FACES_DIR, face, `${name}.acprec.jsonl`);
+    assert.ok(fs.existsSync(file), `${face}/${name}: no recording at ${file} (scripts/gen-recordings)`);
+    const { report } = await replayCase({ ...caseNamed(name), permission }, file);
+    assert.ok(
+      report.divergences.some((d) => d.kind === 'answer_differs' && d.method === 'session/request_permission'),
+      `${face}: ${JSON.stringify(report, null, 2)}`,
     );
   });
 }

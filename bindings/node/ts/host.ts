@@ -69,10 +69,32 @@ export interface HostOptions extends Omit<HostOptionsDocument, 'fs' | 'terminal'
   onLog?: LogHandler;
 }
 
-/** `host.spawn`'s options: the agent spec of docs/OPTIONS.md, and the call's `signal`. */
-export interface SpawnOptions extends AgentSpecDocument {
+/** A replay's options (`replay` of docs/OPTIONS.md): `file` the recording, `pace`, `report`, … */
+export type ReplayOptions = NonNullable<AgentSpecDocument['replay']>;
+
+/** Spawn a program: `command` (required) with its `args`, `env`, `cwd`, `restart`. */
+export interface ProcessSpawnOptions extends Omit<AgentSpecDocument, 'command' | 'replay'> {
+  command: string;
+  replay?: never;
   signal?: AbortSignal;
 }
+
+/**
+ * Play a recording's agent side instead of a process (docs/RECORDING.md, "Replaying"): nothing
+ * of a process goes with it (the core refuses `command` and the rest; the type says so first).
+ */
+export interface ReplaySpawnOptions {
+  replay: ReplayOptions;
+  command?: never;
+  args?: never;
+  env?: never;
+  cwd?: never;
+  restart?: never;
+  signal?: AbortSignal;
+}
+
+/** `host.spawn`'s options: the agent spec of docs/OPTIONS.md (a program or a replay), and the call's `signal`. */
+export type SpawnOptions = ProcessSpawnOptions | ReplaySpawnOptions;
 
 /** A supervised agent's restart policy (`SpawnOptions.restart`, docs/OPTIONS.md). */
 export type RestartPolicy = NonNullable<AgentSpecDocument['restart']>;
@@ -257,7 +279,9 @@ export class Host extends EventEmitter {
 
   /**
    * Spawn an agent (own process group), perform the handshake and return it. With `restart` the
-   * agent is supervised (restarted when its process dies).
+   * agent is supervised (restarted when its process dies). With `replay` instead of `command` the
+   * agent is a recording played inside the host (docs/RECORDING.md, "Replaying"); a bad recording
+   * rejects with `invalid_config` at `replay.file`.
    */
   async spawn(options: SpawnOptions): Promise<Agent> {
     if (this.closing) throw new AcpError('closed', 'the host was closed');

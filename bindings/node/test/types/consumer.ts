@@ -15,7 +15,9 @@ import type {
   PoolSettings,
   PoolStats,
   Progress,
+  ReplayOptions,
   RestartPolicy,
+  SpawnOptions,
   SessionState,
   SessionUpdate,
   SessionUpdateEventOf,
@@ -266,6 +268,24 @@ export async function supervised(host: Host): Promise<void> {
   // @ts-expect-error the policy's fields are numbers
   await host.spawn({ command: 'some-agent', restart: { maxRestarts: '3' } });
   console.log(pid, gaveUp, isSupervised);
+}
+
+/** A replay is spawned like a program, from `replay` instead of `command`, and typed. */
+export async function replayed(host: Host, file: string, report: string): Promise<void> {
+  const options: ReplayOptions = { file, pace: 'fast', report, waitMs: null, ignore: ['params.prompt'] };
+  const agent: Agent = await host.spawn({ replay: options, signal: AbortSignal.timeout(10_000) });
+  const specs: SpawnOptions[] = [{ command: 'some-agent', cwd: '/abs/project' }, { replay: { file } }];
+  // @ts-expect-error a replay starts no program: not with `command`
+  await host.spawn({ command: 'some-agent', replay: { file } });
+  // @ts-expect-error nor with the program's `cwd`
+  await host.spawn({ replay: { file }, cwd: '/abs/project' });
+  // @ts-expect-error the recording is required
+  await host.spawn({ replay: { pace: 'fast' } });
+  // @ts-expect-error the pace is recorded or fast
+  await host.spawn({ replay: { file, pace: 'slow' } });
+  // @ts-expect-error a spec is a program or a replay
+  await host.spawn({ args: ['--acp'] });
+  console.log(agent.id, specs.length);
 }
 
 /** A pool: its settings, stats and pooled sessions are typed. */
