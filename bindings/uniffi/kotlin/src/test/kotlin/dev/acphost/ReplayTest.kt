@@ -11,15 +11,22 @@ import kotlinx.serialization.json.jsonObject
 import kotlinx.serialization.json.jsonPrimitive
 import kotlinx.serialization.json.long
 import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.AfterEach
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.assertThrows
 import java.nio.file.Files
 import java.nio.file.Path
+import kotlin.io.path.ExperimentalPathApi
+import kotlin.io.path.deleteRecursively
 import kotlin.io.path.readText
 
 class ReplayTest {
     private val dir: Path = Files.createTempDirectory("acp-kt-replay").toRealPath()
+
+    @OptIn(ExperimentalPathApi::class)
+    @AfterEach
+    fun removeDir() = dir.deleteRecursively()
 
     /** A workspace with the README.md the `every-request` scenario reads. */
     private fun workspace(name: String): Path =
