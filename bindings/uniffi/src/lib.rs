@@ -29,8 +29,8 @@ pub use handlers::{
 pub use host::Host;
 pub use log::{LogHandler, LogLevel, LogRecord};
 pub use options::{
-    AgentSpec, ClientInfo, FsLimits, HostOptions, PoolMode, PoolOptions, RestartPolicy,
-    SessionOptions, TerminalLimits,
+    AgentSpec, ClientInfo, FsLimits, HostOptions, PoolMode, PoolOptions, ReplayOptions, ReplayPace,
+    RestartPolicy, SessionOptions, TerminalLimits,
 };
 pub use pool::{Pool, PoolStats, PooledSession};
 pub use progress::{Progress, ProgressHandler};

@@ -149,7 +149,7 @@ pub struct HostOptions {
 /// How to start an agent process: the agent spec of docs/OPTIONS.md.
 #[derive(Debug, Clone, PartialEq, Eq, Default, uniffi::Record)]
 pub struct AgentSpec {
-    /// The program: an absolute path, or a name looked up on `PATH`.
+    /// The program: an absolute path, or a name looked up on `PATH` (not with `replay`).
     #[uniffi(default = None)]
     pub command: Option<String>,
     #[uniffi(default = None)]
@@ -168,6 +168,11 @@ pub struct AgentSpec {
     /// it replace its values.
     #[uniffi(default = None)]
     pub document: Option<String>,
+    // Last: the fields before it keep their positions (positional Kotlin calls still compile).
+    /// Instead of a process, play this recording's agent side inside the host
+    /// (docs/RECORDING.md, "Replaying"); no `command`, `args`, `env`, `cwd` or `restart` then.
+    #[uniffi(default = None)]
+    pub replay: Option<ReplayOptions>,
 }
 
 /// `restart`: how a supervised agent is restarted (events `agent_restarting`,
@@ -187,6 +192,35 @@ pub struct RestartPolicy {
     /// An agent up this long is healthy: the attempt count starts again at 0.
     #[uniffi(default = None)]
     pub reset_after_ms: Option<u64>,
+}
+
+/// `replay.pace`: when the recorded agent's messages are sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, uniffi::Enum)]
+pub enum ReplayPace {
+    /// `recorded`: after the recorded delay (the default).
+    Recorded,
+    /// `fast`: at once.
+    Fast,
+}
+
+/// `replay`: the recording played instead of an agent process (the `replay.*` options of
+/// docs/OPTIONS.md). Null fields: the core's defaults.
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct ReplayOptions {
+    /// The recording (absolute path).
+    pub file: String,
+    #[uniffi(default = None)]
+    pub pace: Option<ReplayPace>,
+    /// How long a recorded host message is waited for before it is reported missing (default
+    /// 10000; "until the connection closes" is `null` in the document: `AgentSpec.fromJson`).
+    #[uniffi(default = None)]
+    pub wait_ms: Option<u64>,
+    /// Where the report (JSON: the divergences) is written when the replay ends (absolute path).
+    #[uniffi(default = None)]
+    pub report: Option<String>,
+    /// Fields never compared, as a divergence names them (`params.prompt`, `result.outcome`).
+    #[uniffi(default = None)]
+    pub ignore: Option<Vec<String>>,
 }
 
 /// Options of `session/new` (and load/resume/fork): the session options of docs/OPTIONS.md.
@@ -423,6 +457,26 @@ impl AgentSpec {
                 ]
             }),
         );
+        d.nest(
+            "replay",
+            self.replay.as_ref().map(|r| {
+                vec![
+                    ("file", Some(Value::from(r.file.clone()))),
+                    (
+                        "pace",
+                        r.pace.map(|p| {
+                            Value::from(match p {
+                                ReplayPace::Recorded => "recorded",
+                                ReplayPace::Fast => "fast",
+                            })
+                        }),
+                    ),
+                    ("waitMs", num(r.wait_ms)),
+                    ("report", text(&r.report)),
+                    ("ignore", list(&r.ignore)),
+                ]
+            }),
+        );
         Ok(d.base)
     }
 
@@ -435,9 +489,10 @@ impl AgentSpec {
         )?)
     }
 
-    /// The record of a core spec (the registry's resolved agents).
+    /// The record of a core spec (the registry's resolved agents: programs, never replays).
     pub(crate) fn from_core(spec: acp_host::AgentSpec) -> AgentSpec {
         AgentSpec {
+            replay: None,
             document: None,
             command: Some(spec.command),
             args: Some(spec.args),

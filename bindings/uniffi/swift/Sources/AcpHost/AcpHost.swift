@@ -5020,7 +5020,7 @@ public func FfiConverterTypeTerminalAuthRunner_lower(_ value: TerminalAuthRunner
  */
 public struct AgentSpec: Equatable, Hashable {
     /**
-     * The program: an absolute path, or a name looked up on `PATH`.
+     * The program: an absolute path, or a name looked up on `PATH` (not with `replay`).
      */
     public var command: String?
     public var args: [String]?
@@ -5042,12 +5042,17 @@ public struct AgentSpec: Equatable, Hashable {
      * it replace its values.
      */
     public var document: String?
+    /**
+     * Instead of a process, play this recording's agent side inside the host
+     * (docs/RECORDING.md, "Replaying"); no `command`, `args`, `env`, `cwd` or `restart` then.
+     */
+    public var replay: ReplayOptions?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
     public init(
         /**
-         * The program: an absolute path, or a name looked up on `PATH`.
+         * The program: an absolute path, or a name looked up on `PATH` (not with `replay`).
          */command: String? = nil, args: [String]? = nil, 
         /**
          * Environment changes over the host's: a string sets, null removes.
@@ -5062,13 +5067,18 @@ public struct AgentSpec: Equatable, Hashable {
         /**
          * A whole agent spec document as JSON text (`AgentSpec.fromJson`); the fields given beside
          * it replace its values.
-         */document: String? = nil) {
+         */document: String? = nil, 
+        /**
+         * Instead of a process, play this recording's agent side inside the host
+         * (docs/RECORDING.md, "Replaying"); no `command`, `args`, `env`, `cwd` or `restart` then.
+         */replay: ReplayOptions? = nil) {
         self.command = command
         self.args = args
         self.env = env
         self.cwd = cwd
         self.restart = restart
         self.document = document
+        self.replay = replay
     }
 
     
@@ -5092,7 +5102,8 @@ public struct FfiConverterTypeAgentSpec: FfiConverterRustBuffer {
                 env: FfiConverterOptionDictionaryStringOptionString.read(from: &buf), 
                 cwd: FfiConverterOptionString.read(from: &buf), 
                 restart: FfiConverterOptionTypeRestartPolicy.read(from: &buf), 
-                document: FfiConverterOptionString.read(from: &buf)
+                document: FfiConverterOptionString.read(from: &buf), 
+                replay: FfiConverterOptionTypeReplayOptions.read(from: &buf)
         )
     }
 
@@ -5103,6 +5114,7 @@ public struct FfiConverterTypeAgentSpec: FfiConverterRustBuffer {
         FfiConverterOptionString.write(value.cwd, into: &buf)
         FfiConverterOptionTypeRestartPolicy.write(value.restart, into: &buf)
         FfiConverterOptionString.write(value.document, into: &buf)
+        FfiConverterOptionTypeReplayOptions.write(value.replay, into: &buf)
     }
 }
 
@@ -6814,6 +6826,102 @@ public func FfiConverterTypeRegistryAgent_lower(_ value: RegistryAgent) -> RustB
 
 
 /**
+ * `replay`: the recording played instead of an agent process (the `replay.*` options of
+ * docs/OPTIONS.md). Null fields: the core's defaults.
+ */
+public struct ReplayOptions: Equatable, Hashable {
+    /**
+     * The recording (absolute path).
+     */
+    public var file: String
+    public var pace: ReplayPace?
+    /**
+     * How long a recorded host message is waited for before it is reported missing (default
+     * 10000; "until the connection closes" is `null` in the document: `AgentSpec.fromJson`).
+     */
+    public var waitMs: UInt64?
+    /**
+     * Where the report (JSON: the divergences) is written when the replay ends (absolute path).
+     */
+    public var report: String?
+    /**
+     * Fields never compared, as a divergence names them (`params.prompt`, `result.outcome`).
+     */
+    public var ignore: [String]?
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The recording (absolute path).
+         */file: String, pace: ReplayPace? = nil, 
+        /**
+         * How long a recorded host message is waited for before it is reported missing (default
+         * 10000; "until the connection closes" is `null` in the document: `AgentSpec.fromJson`).
+         */waitMs: UInt64? = nil, 
+        /**
+         * Where the report (JSON: the divergences) is written when the replay ends (absolute path).
+         */report: String? = nil, 
+        /**
+         * Fields never compared, as a divergence names them (`params.prompt`, `result.outcome`).
+         */ignore: [String]? = nil) {
+        self.file = file
+        self.pace = pace
+        self.waitMs = waitMs
+        self.report = report
+        self.ignore = ignore
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension ReplayOptions: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeReplayOptions: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> ReplayOptions {
+        return
+            try ReplayOptions(
+                file: FfiConverterString.read(from: &buf), 
+                pace: FfiConverterOptionTypeReplayPace.read(from: &buf), 
+                waitMs: FfiConverterOptionUInt64.read(from: &buf), 
+                report: FfiConverterOptionString.read(from: &buf), 
+                ignore: FfiConverterOptionSequenceString.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: ReplayOptions, into buf: inout [UInt8]) {
+        FfiConverterString.write(value.file, into: &buf)
+        FfiConverterOptionTypeReplayPace.write(value.pace, into: &buf)
+        FfiConverterOptionUInt64.write(value.waitMs, into: &buf)
+        FfiConverterOptionString.write(value.report, into: &buf)
+        FfiConverterOptionSequenceString.write(value.ignore, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeReplayOptions_lift(_ buf: RustBuffer) throws -> ReplayOptions {
+    return try FfiConverterTypeReplayOptions.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeReplayOptions_lower(_ value: ReplayOptions) -> RustBuffer {
+    return FfiConverterTypeReplayOptions.lower(value)
+}
+
+
+/**
  * How `Registry.resolve` chooses.
  */
 public struct ResolveOptions: Equatable, Hashable {
@@ -8142,6 +8250,81 @@ public func FfiConverterTypePoolMode_lower(_ value: PoolMode) -> RustBuffer {
 
 
 /**
+ * `replay.pace`: when the recorded agent's messages are sent.
+ */
+
+public enum ReplayPace: Equatable, Hashable {
+    
+    /**
+     * `recorded`: after the recorded delay (the default).
+     */
+    case recorded
+    /**
+     * `fast`: at once.
+     */
+    case fast
+
+
+
+
+
+}
+
+#if compiler(>=6)
+extension ReplayPace: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeReplayPace: FfiConverterRustBuffer {
+    typealias SwiftType = ReplayPace
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> ReplayPace {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+        
+        case 1: return .recorded
+        
+        case 2: return .fast
+        
+        default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: ReplayPace, into buf: inout [UInt8]) {
+        switch value {
+        
+        
+        case .recorded:
+            writeInt(&buf, Int32(1))
+        
+        
+        case .fast:
+            writeInt(&buf, Int32(2))
+        
+        }
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeReplayPace_lift(_ buf: RustBuffer) throws -> ReplayPace {
+    return try FfiConverterTypeReplayPace.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeReplayPace_lower(_ value: ReplayPace) -> RustBuffer {
+    return FfiConverterTypeReplayPace.lower(value)
+}
+
+
+
+/**
  * The data of a supervised agent's events (docs/EVENTS.md).
  */
 
@@ -8716,6 +8899,30 @@ fileprivate struct FfiConverterOptionTypeRecordOptions: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionTypeReplayOptions: FfiConverterRustBuffer {
+    typealias SwiftType = ReplayOptions?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeReplayOptions.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeReplayOptions.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionTypeResolveOptions: FfiConverterRustBuffer {
     typealias SwiftType = ResolveOptions?
 
@@ -8804,6 +9011,30 @@ fileprivate struct FfiConverterOptionTypePoolMode: FfiConverterRustBuffer {
         switch try readInt(&buf) as Int8 {
         case 0: return nil
         case 1: return try FfiConverterTypePoolMode.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionTypeReplayPace: FfiConverterRustBuffer {
+    typealias SwiftType = ReplayPace?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeReplayPace.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeReplayPace.read(from: &buf)
         default: throw UniffiInternalError.unexpectedOptionalTag
         }
     }

@@ -8975,7 +8975,7 @@ internal object FfiConverterTypeTerminalAuthRunner: FfiConverter<TerminalAuthRun
  */
 data class AgentSpec (
     /**
-     * The program: an absolute path, or a name looked up on `PATH`.
+     * The program: an absolute path, or a name looked up on `PATH` (not with `replay`).
      */
     val `command`: kotlin.String? = null 
     , 
@@ -9002,6 +9002,12 @@ data class AgentSpec (
      * it replace its values.
      */
     val `document`: kotlin.String? = null 
+    , 
+    /**
+     * Instead of a process, play this recording's agent side inside the host
+     * (docs/RECORDING.md, "Replaying"); no `command`, `args`, `env`, `cwd` or `restart` then.
+     */
+    val `replay`: ReplayOptions? = null 
     
 ){
     
@@ -9024,6 +9030,7 @@ internal object FfiConverterTypeAgentSpec: FfiConverterRustBuffer<AgentSpec> {
             FfiConverterOptionalString.read(buf),
             FfiConverterOptionalTypeRestartPolicy.read(buf),
             FfiConverterOptionalString.read(buf),
+            FfiConverterOptionalTypeReplayOptions.read(buf),
         )
     }
 
@@ -9033,7 +9040,8 @@ internal object FfiConverterTypeAgentSpec: FfiConverterRustBuffer<AgentSpec> {
             FfiConverterOptionalMapStringOptionalString.allocationSize(value.`env`) +
             FfiConverterOptionalString.allocationSize(value.`cwd`) +
             FfiConverterOptionalTypeRestartPolicy.allocationSize(value.`restart`) +
-            FfiConverterOptionalString.allocationSize(value.`document`)
+            FfiConverterOptionalString.allocationSize(value.`document`) +
+            FfiConverterOptionalTypeReplayOptions.allocationSize(value.`replay`)
     )
 
     override fun write(value: AgentSpec, buf: ByteBuffer) {
@@ -9043,6 +9051,7 @@ internal object FfiConverterTypeAgentSpec: FfiConverterRustBuffer<AgentSpec> {
             FfiConverterOptionalString.write(value.`cwd`, buf)
             FfiConverterOptionalTypeRestartPolicy.write(value.`restart`, buf)
             FfiConverterOptionalString.write(value.`document`, buf)
+            FfiConverterOptionalTypeReplayOptions.write(value.`replay`, buf)
     }
 }
 
@@ -10361,6 +10370,76 @@ internal object FfiConverterTypeRegistryAgent: FfiConverterRustBuffer<RegistryAg
 
 
 /**
+ * `replay`: the recording played instead of an agent process (the `replay.*` options of
+ * docs/OPTIONS.md). Null fields: the core's defaults.
+ */
+data class ReplayOptions (
+    /**
+     * The recording (absolute path).
+     */
+    val `file`: kotlin.String
+    , 
+    val `pace`: ReplayPace? = null 
+    , 
+    /**
+     * How long a recorded host message is waited for before it is reported missing (default
+     * 10000; "until the connection closes" is `null` in the document: `AgentSpec.fromJson`).
+     */
+    val `waitMs`: kotlin.ULong? = null 
+    , 
+    /**
+     * Where the report (JSON: the divergences) is written when the replay ends (absolute path).
+     */
+    val `report`: kotlin.String? = null 
+    , 
+    /**
+     * Fields never compared, as a divergence names them (`params.prompt`, `result.outcome`).
+     */
+    val `ignore`: List<kotlin.String>? = null 
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+internal object FfiConverterTypeReplayOptions: FfiConverterRustBuffer<ReplayOptions> {
+    override fun read(buf: ByteBuffer): ReplayOptions {
+        return ReplayOptions(
+            FfiConverterString.read(buf),
+            FfiConverterOptionalTypeReplayPace.read(buf),
+            FfiConverterOptionalULong.read(buf),
+            FfiConverterOptionalString.read(buf),
+            FfiConverterOptionalSequenceString.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: ReplayOptions) = (
+            FfiConverterString.allocationSize(value.`file`) +
+            FfiConverterOptionalTypeReplayPace.allocationSize(value.`pace`) +
+            FfiConverterOptionalULong.allocationSize(value.`waitMs`) +
+            FfiConverterOptionalString.allocationSize(value.`report`) +
+            FfiConverterOptionalSequenceString.allocationSize(value.`ignore`)
+    )
+
+    override fun write(value: ReplayOptions, buf: ByteBuffer) {
+            FfiConverterString.write(value.`file`, buf)
+            FfiConverterOptionalTypeReplayPace.write(value.`pace`, buf)
+            FfiConverterOptionalULong.write(value.`waitMs`, buf)
+            FfiConverterOptionalString.write(value.`report`, buf)
+            FfiConverterOptionalSequenceString.write(value.`ignore`, buf)
+    }
+}
+
+
+
+/**
  * How `Registry.resolve` chooses.
  */
 data class ResolveOptions (
@@ -11621,6 +11700,49 @@ internal object FfiConverterTypePoolMode: FfiConverterRustBuffer<PoolMode> {
 
 
 /**
+ * `replay.pace`: when the recorded agent's messages are sent.
+ */
+
+enum class ReplayPace {
+    
+    /**
+     * `recorded`: after the recorded delay (the default).
+     */
+    RECORDED,
+    /**
+     * `fast`: at once.
+     */
+    FAST;
+
+    
+
+
+    companion object
+}
+
+
+/**
+ * @suppress
+ */
+internal object FfiConverterTypeReplayPace: FfiConverterRustBuffer<ReplayPace> {
+    override fun read(buf: ByteBuffer) = try {
+        ReplayPace.values()[buf.getInt() - 1]
+    } catch (e: IndexOutOfBoundsException) {
+        throw RuntimeException("invalid enum value, something is very wrong!!", e)
+    }
+
+    override fun allocationSize(value: ReplayPace) = 4UL
+
+    override fun write(value: ReplayPace, buf: ByteBuffer) {
+        buf.putInt(value.ordinal + 1)
+    }
+}
+
+
+
+
+
+/**
  * The data of a supervised agent's events (docs/EVENTS.md).
  */
 sealed class SupervisorEvent {
@@ -12412,6 +12534,38 @@ internal object FfiConverterOptionalTypeRecordOptions: FfiConverterRustBuffer<Re
 /**
  * @suppress
  */
+internal object FfiConverterOptionalTypeReplayOptions: FfiConverterRustBuffer<ReplayOptions?> {
+    override fun read(buf: ByteBuffer): ReplayOptions? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterTypeReplayOptions.read(buf)
+    }
+
+    override fun allocationSize(value: ReplayOptions?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterTypeReplayOptions.allocationSize(value)
+        }
+    }
+
+    override fun write(value: ReplayOptions?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterTypeReplayOptions.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
 internal object FfiConverterOptionalTypeResolveOptions: FfiConverterRustBuffer<ResolveOptions?> {
     override fun read(buf: ByteBuffer): ResolveOptions? {
         if (buf.get().toInt() == 0) {
@@ -12530,6 +12684,38 @@ internal object FfiConverterOptionalTypePoolMode: FfiConverterRustBuffer<PoolMod
         } else {
             buf.put(1)
             FfiConverterTypePoolMode.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
+internal object FfiConverterOptionalTypeReplayPace: FfiConverterRustBuffer<ReplayPace?> {
+    override fun read(buf: ByteBuffer): ReplayPace? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterTypeReplayPace.read(buf)
+    }
+
+    override fun allocationSize(value: ReplayPace?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterTypeReplayPace.allocationSize(value)
+        }
+    }
+
+    override fun write(value: ReplayPace?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterTypeReplayPace.write(value, buf)
         }
     }
 }

@@ -1,7 +1,9 @@
 // Cross-face conformance: every case of fixtures/scenarios/conformance/cases.json through the Kotlin
 // face must produce the normalised trace in expected/<case>.json (the same traces the Rust, C, Node
 // and Python faces produce). The runner follows fixtures/scenarios/conformance/README.md and the
-// Python/Node runners op by op.
+// Python/Node runners op by op. The recordings of fixtures/recordings/faces/ (every face's) replay
+// through this face to the same traces with no divergence (docs/RECORDING.md, "Replaying");
+// `ACP_RECORDINGS_OUT=DIR` writes this face's recordings to DIR/kotlin/.
 package dev.acphost
 
 import kotlinx.coroutines.CoroutineScope
@@ -31,6 +33,7 @@ import kotlinx.serialization.json.long
 import org.junit.jupiter.api.AfterAll
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.Assumptions.assumeTrue
 import org.junit.jupiter.api.DynamicTest
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.TestFactory
@@ -59,25 +62,134 @@ class ConformanceTest {
     // never the variable of the environment the tests run in.
     private val credentials: Path = Files.createTempDirectory("acp-host-kt-creds-").toRealPath()
 
+    // The replays' reports.
+    private val reports: Path = Files.createTempDirectory("acp-host-kt-replay-").toRealPath()
+
+    /** fixtures/recordings/faces/cases.json: the cases each face records and every face replays. */
+    private val faces: JsonObject = Json.parseToJsonElement(Fixtures.root.resolve("fixtures/recordings/faces/cases.json").readText()).jsonObject
+    private val faceCases: List<String> = faces.getValue("cases").jsonArray.map { it.jsonPrimitive.content }
+
     @OptIn(ExperimentalPathApi::class)
     @AfterAll
-    fun removeCredentials() = credentials.deleteRecursively()
+    fun removeCredentials() {
+        credentials.deleteRecursively()
+        reports.deleteRecursively()
+    }
 
     @TestFactory
     fun `every case produces the expected trace`(): List<DynamicTest> =
         cases.map { case ->
             val name = case.str("name")!!
-            DynamicTest.dynamicTest(name) {
-                prepare()
-                // Surefire reports dynamic tests by index: every failure names its case.
-                val got = try {
-                    runBlocking { withTimeout(CASE_BOUND) { runCase(case) } }
-                } catch (e: Throwable) {
-                    throw AssertionError("$name: ${e.message}", e)
+            // Surefire reports dynamic tests by index: every failure names its case.
+            DynamicTest.dynamicTest(name) { compare(name, run(name, case, Source.Mock)) }
+        }
+
+    /** Where a case's agent comes from: the mock agent, recorded to a file, or a recording played. */
+    private sealed class Source {
+        object Mock : Source()
+        class Record(val file: Path) : Source()
+        class Replay(val file: Path, val report: Path) : Source()
+    }
+
+    /** One case from [source], bounded; a failure names the case. */
+    private fun run(label: String, case: JsonObject, source: Source): List<JsonObject> {
+        prepare()
+        return try {
+            runBlocking { withTimeout(CASE_BOUND) { runCase(case, source) } }
+        } catch (e: Throwable) {
+            throw AssertionError("$label: ${e.message}", e)
+        }
+    }
+
+    private fun caseNamed(name: String): JsonObject =
+        cases.firstOrNull { it.str("name") == name } ?: fail("no conformance case $name")
+
+    @Test
+    fun `record this face's fixtures when asked`() {
+        // ACP_RECORDINGS_OUT=DIR: this face records the cases into DIR/kotlin/; without it, nothing.
+        val out = System.getenv("ACP_RECORDINGS_OUT")?.takeIf { it.isNotEmpty() } ?: return
+        val dir = Files.createDirectories(Paths.get(out).toAbsolutePath().resolve(FACE))
+        for (name in faceCases) {
+            val file = dir.resolve("$name.acprec.jsonl")
+            Files.deleteIfExists(file)
+            // A recorded run is still the case: the same trace.
+            compare(name, run(name, caseNamed(name), Source.Record(file)))
+            awaitEnd(file)
+        }
+    }
+
+    /**
+     * Every face's recording of every case of fixtures/recordings/faces/cases.json, replayed
+     * here instead of the mock agent (the same host, answers and ops): the case's expected trace
+     * less what a replay has no process for, and a report without divergence. A face with no
+     * recordings directory yet is skipped (saying so); a missing file in one that exists fails.
+     */
+    @TestFactory
+    fun `every face's recording replays through Kotlin without divergence`(): List<DynamicTest> =
+        RECORDING_FACES.flatMap { face ->
+            faceCases.map { name ->
+                DynamicTest.dynamicTest("$face/$name") {
+                    val file = recordings(face).resolve("$name.acprec.jsonl")
+                    assertTrue(Files.isRegularFile(file), "$face/$name: no recording at $file (record them with ACP_RECORDINGS_OUT=DIR)")
+                    val report = reports.resolve("$face-$name.json")
+                    val got = run("$face/$name", caseNamed(name), Source.Replay(file, report))
+                    val r = readReport(report)
+                    assertTrue(
+                        r.getValue("divergenceCount").jsonPrimitive.long == 0L && r.getValue("complete").jsonPrimitive.boolean,
+                        "$face/$name: the replay diverged: $r",
+                    )
+                    compare("$face/$name", got.map { withoutProcess(it) as JsonObject }, ::withoutProcess)
                 }
-                compare(name, got)
             }
         }
+
+    /** A host answering a permission otherwise than the recorded one: `answer_differs` for every face's recording. */
+    @TestFactory
+    fun `a changed permission answer is a divergence for every face's recording`(): List<DynamicTest> {
+        val changed = faces.getValue("changed").jsonObject
+        val name = changed.str("case")!!
+        val case = JsonObject(caseNamed(name) + ("permission" to changed.getValue("permission")))
+        return RECORDING_FACES.map { face ->
+            DynamicTest.dynamicTest("$face/$name") {
+                val file = recordings(face).resolve("$name.acprec.jsonl")
+                assertTrue(Files.isRegularFile(file), "$face/$name: no recording at $file (record them with ACP_RECORDINGS_OUT=DIR)")
+                val report = reports.resolve("$face-$name-changed.json")
+                run("$face/$name (changed)", case, Source.Replay(file, report))
+                val r = readReport(report)
+                val found = r.getValue("divergences").jsonArray.map { it.jsonObject }.any {
+                    it.str("kind") == "answer_differs" && it.str("method") == "session/request_permission"
+                }
+                assertTrue(found, "$face/$name: no answer_differs of session/request_permission: $r")
+            }
+        }
+    }
+
+    private val skipped = mutableSetOf<String>()
+
+    /** fixtures/recordings/faces/<face>/; a face that has none yet is skipped, with the reason printed. */
+    private fun recordings(face: String): Path {
+        val dir = Fixtures.root.resolve("fixtures/recordings/faces/$face")
+        if (!dir.isDirectory()) {
+            val why = "$face: no recordings yet (fixtures/recordings/faces/$face/ does not exist)"
+            if (skipped.add(face)) println("ConformanceTest: skipped $why")
+            assumeTrue(false, why)
+        }
+        return dir
+    }
+
+    private fun readReport(path: Path): JsonObject {
+        assertTrue(Files.isRegularFile(path), "the replay wrote no report at $path")
+        return Json.parseToJsonElement(path.readText()).jsonObject
+    }
+
+    /** A recording is whole once its `end` line is written (after `agent_exited`). */
+    private fun awaitEnd(file: Path) {
+        val deadline = System.nanoTime() + Fixtures.T.inWholeNanoseconds
+        while (!(Files.isRegularFile(file) && file.readText().trimEnd().substringAfterLast('\n').contains("\"end\""))) {
+            assertTrue(System.nanoTime() < deadline, "$file: no end line within ${Fixtures.T}")
+            Thread.sleep(20)
+        }
+    }
 
     @Test
     fun `every expected trace has a case`() {
@@ -132,14 +244,19 @@ class ConformanceTest {
         private fun describe(e: Event) = if (e is Event.SessionUpdate) "${e.kind}:${e.updateKind}" else e.kind
     }
 
-    private suspend fun runCase(case: JsonObject): List<JsonObject> = coroutineScopeFor { scope ->
+    private suspend fun runCase(case: JsonObject, source: Source): List<JsonObject> = coroutineScopeFor { scope ->
         val trace = mutableListOf<Event>()
-        val spec = Fixtures.mock(
-            case.str("scenario")!!,
-            env = mapOf("ACP_MOCK_CREDENTIALS" to credentials.resolve("credentials-${UUID.randomUUID()}").toString()),
-        )
+        val spec = if (source is Source.Replay) {
+            AgentSpec(replay = ReplayOptions(file = source.file.toString(), pace = ReplayPace.FAST, report = source.report.toString()))
+        } else {
+            Fixtures.mock(
+                case.str("scenario")!!,
+                env = mapOf("ACP_MOCK_CREDENTIALS" to credentials.resolve("credentials-${UUID.randomUUID()}").toString()),
+            )
+        }
         val h = hostFor(case)
-        val host = Host(h.options, h.permission, h.elicitation, h.ext, h.terminalAuth)
+        val options = if (source is Source.Record) h.options.copy(record = RecordOptions(file = source.file.toString())) else h.options
+        val host = Host(options, h.permission, h.elicitation, h.ext, h.terminalAuth)
         val events = Events(scope, host)
         try {
             case.str("spawnExpect")?.let { spawnExpect ->
@@ -313,9 +430,13 @@ class ConformanceTest {
         }
     }
 
-    private fun compare(name: String, got: List<JsonObject>) {
-        val want = Json.parseToJsonElement(Fixtures.conformance.resolve("expected/$name.json").readText())
-            .jsonObject.getValue("events").jsonArray
+    /** [got] against expected/<case>.json (its events through [expected], for a replay: [withoutProcess]). */
+    private fun compare(name: String, got: List<JsonObject>, expected: (JsonElement) -> JsonElement = { it }) {
+        val case = name.substringAfter('/')
+        val want = JsonArray(
+            Json.parseToJsonElement(Fixtures.conformance.resolve("expected/$case.json").readText())
+                .jsonObject.getValue("events").jsonArray.map(expected),
+        )
         for (i in 0 until minOf(want.size, got.size)) {
             if (want[i] != got[i]) {
                 fail(
@@ -333,6 +454,26 @@ class ConformanceTest {
     companion object {
         /** A whole case (several bounded waits; the slowest is a 10 s cancel grace at most). */
         val CASE_BOUND = 60.seconds
+
+        /** The faces whose recordings (fixtures/recordings/faces/<face>/) replay here; this face records as `kotlin`. */
+        val RECORDING_FACES = listOf("c", "kotlin", "node", "python", "rust")
+        const val FACE = "kotlin"
+
+        /**
+         * A trace as a replay gives it: no process, so no `exitCode`, `signal` or `stderrTail` at
+         * any depth, and no `message` in an `agent_exited` error (core/tests/integration/replay.rs).
+         */
+        fun withoutProcess(v: JsonElement): JsonElement = when (v) {
+            is JsonObject -> {
+                val agentExited = (v["kind"] as? JsonPrimitive)?.content == "agent_exited"
+                JsonObject(
+                    v.filterKeys { it !in setOf("exitCode", "signal", "stderrTail") && !(agentExited && it == "message") }
+                        .mapValues { withoutProcess(it.value) },
+                )
+            }
+            is JsonArray -> JsonArray(v.map { withoutProcess(it) })
+            else -> v
+        }
 
         /** The normalised form of the events (README "Normalisation"). */
         fun normalise(events: List<Event>): List<JsonObject> =
