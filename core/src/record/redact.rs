@@ -19,7 +19,37 @@ pub const REDACTED: &str = "<redacted>";
 
 /// Substrings that make a raw line worth parsing for redaction (a line without any of them has
 /// nothing to redact, and is recorded without being parsed again).
-pub(crate) const TRIGGERS: &[&str] = &["\"_meta\"", "\"env\"", "\"headers\"", "\"authenticate\""];
+const TRIGGERS: &[&[u8]] = &[
+    b"\"_meta\"",
+    b"\"env\"",
+    b"\"headers\"",
+    b"\"authenticate\"",
+];
+const ELICITATION: &[u8] = b"\"elicitation/create\"";
+
+/// What [`scan`] found in a raw line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Found {
+    /// One of the triggers: the line may hold a secret.
+    pub(crate) secret: bool,
+    /// `"elicitation/create"`: it may be a form whose answer is to be redacted.
+    pub(crate) elicitation: bool,
+}
+
+/// Every line of the connection is scanned, so this is a SIMD substring search per trigger
+/// (measured: a loop over the line's quotes cost more than the rest of the recording).
+pub(crate) fn scan(raw: &str) -> Found {
+    use memchr::memmem::Finder;
+    use std::sync::LazyLock;
+    static SECRET: LazyLock<Vec<Finder<'static>>> =
+        LazyLock::new(|| TRIGGERS.iter().map(|t| Finder::new(t)).collect());
+    static ASK: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(ELICITATION));
+    let b = raw.as_bytes();
+    Found {
+        secret: SECRET.iter().any(|f| f.find(b).is_some()),
+        elicitation: ASK.find(b).is_some(),
+    }
+}
 
 /// Whether a `_meta` key names a credential.
 fn secret_key(key: &str) -> bool {
@@ -125,6 +155,41 @@ fn values_of(v: &mut Value) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_scan_finds_each_trigger_anywhere_and_nothing_else() {
+        for raw in [
+            r#"{"params":{"_meta":{}}}"#,
+            r#"{"env":[]}"#,
+            r#"{"a":1,"headers":[]}"#,
+            r#"{"method":"authenticate"}"#,
+        ] {
+            assert_eq!(
+                scan(raw),
+                Found {
+                    secret: true,
+                    elicitation: false
+                },
+                "{raw}"
+            );
+        }
+        let ask = r#"{"id":1,"method":"elicitation/create","params":{"_meta":{}}}"#;
+        assert_eq!(
+            scan(ask),
+            Found {
+                secret: true,
+                elicitation: true
+            }
+        );
+        for raw in [
+            r#"{"method":"session/update","params":{"update":{"text":"env _meta headers"}}}"#,
+            r#"{"environment":1,"meta":2,"auth":"x","elicitation":3}"#,
+            "",
+            "\"",
+        ] {
+            assert_eq!(scan(raw), Found::default(), "{raw}");
+        }
+    }
 
     fn red(mut v: Value, answer: bool) -> Value {
         message(&mut v, answer);
