@@ -256,7 +256,7 @@ impl Recorder {
             header["clientCapabilities"] = msg["params"]["clientCapabilities"].clone();
         }
         let answer = !self.elicitations.is_empty() && self.answers_elicitation(raw);
-        let secret = redact::scan(raw).secret;
+        let secret = redact::secret(raw);
         self.wire("out", raw, secret, answer);
     }
 
@@ -358,7 +358,7 @@ impl Recorder {
         }
         line.push_str(",\"data\":");
         let data = ev.data.get();
-        self.redacted(&mut line, data, redact::scan(data).secret, false);
+        self.redacted(&mut line, data, redact::secret(data), false);
         line.push_str("}}");
         self.scratch = line;
         self.line();

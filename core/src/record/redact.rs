@@ -12,6 +12,9 @@
 //! A redacted value becomes the string [`REDACTED`]. What is not covered: secrets an agent puts in
 //! free text (a message chunk, a tool call's content, stderr) — those are recorded as sent.
 
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
 use serde_json::{Map, Value};
 
 /// What a redacted value is replaced with.
@@ -27,6 +30,9 @@ const TRIGGERS: &[&[u8]] = &[
 ];
 const ELICITATION: &[u8] = b"\"elicitation/create\"";
 
+static SECRET: LazyLock<Vec<Finder<'static>>> =
+    LazyLock::new(|| TRIGGERS.iter().map(Finder::new).collect());
+
 /// What [`scan`] found in a raw line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct Found {
@@ -39,16 +45,17 @@ pub(crate) struct Found {
 /// Every line of the connection is scanned, so this is a SIMD substring search per trigger
 /// (measured: a loop over the line's quotes cost more than the rest of the recording).
 pub(crate) fn scan(raw: &str) -> Found {
-    use memchr::memmem::Finder;
-    use std::sync::LazyLock;
-    static SECRET: LazyLock<Vec<Finder<'static>>> =
-        LazyLock::new(|| TRIGGERS.iter().map(|t| Finder::new(t)).collect());
     static ASK: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(ELICITATION));
     let b = raw.as_bytes();
     Found {
-        secret: SECRET.iter().any(|f| f.find(b).is_some()),
+        secret: secret(raw),
         elicitation: ASK.find(b).is_some(),
     }
+}
+
+/// [`scan`]'s `secret` alone (the host's lines and the events: no form is asked there).
+pub(crate) fn secret(raw: &str) -> bool {
+    SECRET.iter().any(|f| f.find(raw.as_bytes()).is_some())
 }
 
 /// Whether a `_meta` key names a credential.
