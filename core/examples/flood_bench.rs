@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! flood_bench rust  [--agent PATH] [--updates N] [--capacity C] [--batch B]
+//! flood_bench record [--agent PATH] [--updates N] [--capacity C] [--batch B] [--max-bytes B]
 //! flood_bench typed [--agent PATH] [--updates N] [--capacity C] [--batch B]
 //! flood_bench serde [--agent PATH] [--updates N]
 //! flood_bench raw   [--agent PATH] [--updates N]
@@ -13,6 +14,10 @@
 //!
 //! - `rust`: N `session_update` events through `Host`/`EventStream` (consumer pulls with
 //!   `next_batch`), timed from prompt send to `turn_ended`.
+//! - `record`: `rust` with the connection recorded (`HostConfig::record`, redaction on) into a
+//!   temporary directory, `maxBytes` from `--max-bytes` (default: large enough for any flood, so
+//!   the cost is of recording everything); also reports the file's size and what it left out
+//!   (`gap` lines, `end.droppedLines`, `truncated`), read back once the file is complete.
 //! - `typed`: `rust`, and the consumer also decodes every update into the pinned ACP schema's
 //!   types (`Event::decode`): what typed payloads cost an embedder that uses them.
 //! - `serde`: the same flood read by a bare `BufReader` line loop that parses every line into a
@@ -37,6 +42,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use acp_host::record::RecordConfig;
 use acp_host::{AgentSpec, Event, EventKind, Host, HostConfig, SessionOptions};
 use serde_json::{Value, json};
 
@@ -50,15 +56,19 @@ struct Args {
     capacity: usize,
     batch: usize,
     stall_ms: u64,
+    max_bytes: u64,
 }
 
-const USAGE: &str = "usage: flood_bench rust|typed|serde|raw|rss [--agent PATH] [--updates N] \
-                     [--capacity C] [--batch B] [--stall-ms MS]";
+const USAGE: &str = "usage: flood_bench rust|record|typed|serde|raw|rss [--agent PATH] \
+                     [--updates N] [--capacity C] [--batch B] [--stall-ms MS] [--max-bytes B]";
 
 fn parse_args() -> Result<Args, BoxError> {
     let mut it = std::env::args().skip(1);
     let mode = it.next().ok_or(USAGE)?;
-    if !matches!(mode.as_str(), "rust" | "typed" | "serde" | "raw" | "rss") {
+    if !matches!(
+        mode.as_str(),
+        "rust" | "record" | "typed" | "serde" | "raw" | "rss"
+    ) {
         return Err(format!("unknown mode `{mode}`\n{USAGE}").into());
     }
     let mut args = Args {
@@ -68,6 +78,7 @@ fn parse_args() -> Result<Args, BoxError> {
         capacity: 4096,
         batch: 1024,
         stall_ms: 2000,
+        max_bytes: 1 << 40,
     };
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value"));
@@ -77,6 +88,7 @@ fn parse_args() -> Result<Args, BoxError> {
             "--capacity" => args.capacity = value()?.parse()?,
             "--batch" => args.batch = value()?.parse()?,
             "--stall-ms" => args.stall_ms = value()?.parse()?,
+            "--max-bytes" => args.max_bytes = value()?.replace('_', "").parse()?,
             "-h" | "--help" => {
                 println!("{USAGE}");
                 std::process::exit(0);
@@ -130,8 +142,18 @@ async fn host_mode(args: &Args) -> Result<Value, BoxError> {
     let sampler = rss_mode.then(RssSampler::start);
     let baseline = rss_kib("VmRSS:").unwrap_or(0);
 
+    let record_dir = if args.mode == "record" {
+        Some(tempfile::tempdir()?)
+    } else {
+        None
+    };
     let host = Host::new(HostConfig {
         event_capacity: args.capacity,
+        record: record_dir.as_ref().map(|d| RecordConfig {
+            dir: Some(d.path().to_owned()),
+            max_bytes: args.max_bytes,
+            ..RecordConfig::default()
+        }),
         ..HostConfig::default()
     });
     let events = host.events().ok_or("event stream already taken")?;
@@ -201,6 +223,10 @@ async fn host_mode(args: &Args) -> Result<Value, BoxError> {
     agent.shutdown().await;
     drop(session);
     host.shutdown().await;
+    let recorded = match &record_dir {
+        Some(dir) => Some(read_recording(dir.path(), end).await?),
+        None => None,
+    };
 
     if turn.stop_reason != "end_turn" {
         return Err(format!("turn ended with {}", turn.stop_reason).into());
@@ -214,6 +240,23 @@ async fn host_mode(args: &Args) -> Result<Value, BoxError> {
             args.updates, seen.updates
         )
         .into());
+    }
+    if let Some(r) = recorded {
+        return Ok(json!({
+            "mode": args.mode,
+            "updates": seen.updates,
+            "seconds": seconds,
+            "updates_per_sec": rate(seen.updates, seconds),
+            "cpu_seconds": cpu,
+            "cpu_us_per_update": cpu_us_per_update(cpu, seen.updates),
+            "max_bytes": args.max_bytes,
+            "record_bytes": r.bytes,
+            "record_lines": r.lines,
+            "record_gaps": r.gaps,
+            "dropped_lines": r.dropped,
+            "truncated": r.truncated,
+            "complete_after_seconds": r.complete_after,
+        }));
     }
     Ok(match sampler {
         None => json!({
@@ -243,6 +286,55 @@ async fn host_mode(args: &Args) -> Result<Value, BoxError> {
             })
         }
     })
+}
+
+/// What a `record` run left on disk.
+#[derive(Debug)]
+struct Recorded {
+    bytes: u64,
+    lines: u64,
+    gaps: u64,
+    dropped: u64,
+    truncated: bool,
+    /// From `turn_ended` until the file had its `end` line (shutdown included).
+    complete_after: f64,
+}
+
+/// The one recording in `dir`, once complete (its `end` line written; 60 s at most).
+async fn read_recording(dir: &std::path::Path, turn_ended: Instant) -> Result<Recorded, BoxError> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let mut files = std::fs::read_dir(dir)?.collect::<Result<Vec<_>, _>>()?;
+        if files.len() != 1 {
+            return Err(format!(
+                "expected one recording in {}, found {}",
+                dir.display(),
+                files.len()
+            )
+            .into());
+        }
+        let path = files.remove(0).path();
+        let text = std::fs::read_to_string(&path)?;
+        let last = text.lines().last().unwrap_or_default();
+        if let Ok(end) = serde_json::from_str::<Value>(last)
+            && let Some(end) = end.get("end")
+        {
+            let complete_after = turn_ended.elapsed().as_secs_f64();
+            let gaps = text.lines().filter(|l| l.starts_with("{\"gap\":")).count() as u64;
+            return Ok(Recorded {
+                bytes: text.len() as u64,
+                lines: text.lines().count() as u64,
+                gaps,
+                dropped: end["droppedLines"].as_u64().unwrap_or(0),
+                truncated: end["truncated"].as_bool().unwrap_or(false),
+                complete_after,
+            });
+        }
+        if Instant::now() > deadline {
+            return Err(format!("{} has no `end` line after 60 s", path.display()).into());
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 fn rate(updates: u64, seconds: f64) -> f64 {

@@ -22,9 +22,9 @@ impl Actor {
         match msg {
             ReaderMsg::Message { msg, lossy, raw } => {
                 if let Some(raw) = raw {
-                    self.record(|r| r.wire_in(raw.get()));
+                    self.record(|r| r.wire_in(&raw));
                     if self.host.config.wire_events {
-                        let data = format!("{{\"direction\":\"in\",\"message\":{}}}", raw.get());
+                        let data = format!("{{\"direction\":\"in\",\"message\":{raw}}}");
                         if let Ok(data) = RawValue::from_string(data) {
                             self.emit(self.event(EventKind::Wire, data)).await;
                         }

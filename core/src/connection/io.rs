@@ -8,7 +8,6 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use serde_json::value::RawValue;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 
@@ -24,8 +23,9 @@ pub(crate) enum ReaderMsg {
         msg: Incoming,
         /// The line was not valid UTF-8 and was decoded lossily.
         lossy: bool,
-        /// The raw line, only when wire events are on.
-        raw: Option<Box<RawValue>>,
+        /// The raw line (valid JSON: it decoded; without surrounding whitespace), only when
+        /// wire events or the recording are on.
+        raw: Option<Box<str>>,
     },
     /// A non-JSON line.
     Noise { line: String, bytes: usize },
@@ -126,8 +126,10 @@ fn push_frame(
             match message::decode_with(text, interner) {
                 Ok(msg) => {
                     // A message nested too deep is not forwarded, not even to wire events.
+                    // Not checked again (`RawValue::from_string` would parse it a second time,
+                    // on every line of a recorded connection): it decoded, so it is JSON.
                     let raw = if wire && !matches!(msg, Incoming::TooDeep { .. }) {
-                        RawValue::from_string(text.to_owned()).ok()
+                        Some(text.trim_matches([' ', '\t', '\n', '\r']).into())
                     } else {
                         None
                     };

@@ -224,8 +224,13 @@ impl Actor {
         self.stderr = None;
         self.emit(self.event(EventKind::AgentExited, raw_json(&data)))
             .await;
-        // The connection's last event: its recording is complete.
-        self.record(crate::record::Recorder::finish);
+        // The connection's last event: its recording is complete once the file is closed,
+        // awaited (bounded) so the runtime's thread is not held meanwhile.
+        let mut closing = None;
+        self.record(|r| closing = r.finish());
+        if let Some(closing) = closing {
+            closing.wait().await;
+        }
     }
 
     /// Take the agent's remaining stderr lines until its stderr closes (bounded by `limit`).

@@ -12,6 +12,8 @@
 pub mod redact;
 mod writer;
 
+pub(crate) use writer::Closing;
+
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -72,6 +74,53 @@ fn path_for(config: &RecordConfig, agent: u64, n: u64) -> Option<PathBuf> {
     Some(dir.join(format!("agent{agent}-{n}-{process}-{ms}.acprec.jsonl")))
 }
 
+/// `t` of a line: microseconds since the start, written as seconds (`0.004531`, `3.2`, `1`): what
+/// `f64` would print, without its cost on every line.
+pub(crate) struct Seconds(pub(crate) u64);
+
+impl Seconds {
+    /// Appended to `out` (every line has one: without the formatting machinery).
+    pub(crate) fn push_to(&self, out: &mut String) {
+        let (secs, micros) = (self.0 / 1_000_000, self.0 % 1_000_000);
+        push_u64(out, secs);
+        if micros == 0 {
+            return;
+        }
+        let mut digits = [b'0'; 6];
+        let mut rest = micros;
+        for d in digits.iter_mut().rev() {
+            *d = b'0' + (rest % 10) as u8;
+            rest /= 10;
+        }
+        let len = 6 - digits.iter().rev().take_while(|d| **d == b'0').count();
+        out.push('.');
+        out.extend(digits[..len].iter().map(|d| char::from(*d)));
+    }
+}
+
+impl std::fmt::Display for Seconds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut s = String::new();
+        self.push_to(&mut s);
+        f.write_str(&s)
+    }
+}
+
+/// `n` in decimal, appended to `out`.
+fn push_u64(out: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend(digits[i..].iter().map(|d| char::from(*d)));
+}
+
 /// One connection's recording, owned by its actor.
 #[derive(Debug)]
 pub(crate) struct Recorder {
@@ -84,6 +133,10 @@ pub(crate) struct Recorder {
     held: Vec<String>,
     /// Ids (as JSON text) of the agent's `elicitation/create` requests not answered yet.
     elicitations: VecDeque<String>,
+    /// The line being made (reused: no allocation per line).
+    scratch: String,
+    /// The `end` was asked for: nothing more is recorded (docs/RECORDING.md, "The end").
+    ended: bool,
 }
 
 impl Recorder {
@@ -134,6 +187,8 @@ impl Recorder {
             header: Some(header),
             held: Vec::new(),
             elicitations: VecDeque::new(),
+            scratch: String::with_capacity(1024),
+            ended: false,
         })
     }
 
@@ -142,34 +197,39 @@ impl Recorder {
         self.out.path()
     }
 
-    fn t(&self) -> f64 {
+    fn t(&self) -> Seconds {
         // Microseconds: enough to order what one actor step did, short enough to read.
-        (self.start.elapsed().as_micros() as f64) / 1e6
+        Seconds(u64::try_from(self.start.elapsed().as_micros()).unwrap_or(u64::MAX))
     }
 
-    fn line(&mut self, line: String) {
+    /// Hand the line in `scratch` on (held back until the header is written).
+    fn line(&mut self) {
         if self.header.is_some() {
-            self.held.push(line);
+            self.held.push(self.scratch.clone());
             if self.held.len() >= HELD_BEFORE_HEADER {
                 self.write_header();
             }
         } else {
-            self.out.push(line);
+            self.out.push(&self.scratch);
         }
     }
 
     fn write_header(&mut self) {
         if let Some(header) = self.header.take() {
-            self.out.push(header.to_string());
+            self.out.push(&header.to_string());
             for line in std::mem::take(&mut self.held) {
-                self.out.push(line);
+                self.out.push(&line);
             }
         }
     }
 
     /// A message the agent sent (its raw line).
     pub(crate) fn wire_in(&mut self, raw: &str) {
-        if raw.contains("\"elicitation/create\"")
+        if self.ended {
+            return;
+        }
+        let found = redact::scan(raw);
+        if found.elicitation
             && let Ok(msg) = serde_json::from_str::<Value>(raw)
             && msg.get("method").and_then(Value::as_str) == Some("elicitation/create")
             && let Some(id) = msg.get("id")
@@ -179,13 +239,14 @@ impl Recorder {
                 self.elicitations.pop_front();
             }
         }
-        let msg = self.redacted(raw, false);
-        let line = format!("{{\"t\":{},\"dir\":\"in\",\"msg\":{msg}}}", self.t());
-        self.line(line);
+        self.wire("in", raw, found.secret, false);
     }
 
     /// A message the host sent (its line, without the newline).
     pub(crate) fn wire_out(&mut self, raw: &str) {
+        if self.ended {
+            return;
+        }
         if let Some(header) = &mut self.header
             && raw.contains("\"initialize\"")
             && let Ok(msg) = serde_json::from_str::<Value>(raw)
@@ -195,9 +256,29 @@ impl Recorder {
             header["clientCapabilities"] = msg["params"]["clientCapabilities"].clone();
         }
         let answer = !self.elicitations.is_empty() && self.answers_elicitation(raw);
-        let msg = self.redacted(raw, answer);
-        let line = format!("{{\"t\":{},\"dir\":\"out\",\"msg\":{msg}}}", self.t());
-        self.line(line);
+        let secret = redact::secret(raw);
+        self.wire("out", raw, secret, answer);
+    }
+
+    /// `{"t":…,"dir":…,"msg":…}` into `scratch`, then on.
+    fn wire(&mut self, dir: &str, raw: &str, secret: bool, elicitation_answer: bool) {
+        let t = self.t();
+        let mut line = std::mem::take(&mut self.scratch);
+        line.clear();
+        line.push_str("{\"t\":");
+        t.push_to(&mut line);
+        line.push_str(",\"dir\":\"");
+        line.push_str(dir);
+        line.push_str("\",\"msg\":");
+        self.redacted(
+            &mut line,
+            raw,
+            secret || elicitation_answer,
+            elicitation_answer,
+        );
+        line.push('}');
+        self.scratch = line;
+        self.line();
     }
 
     /// Whether `raw` is a response to a remembered `elicitation/create` (forgotten then).
@@ -220,25 +301,27 @@ impl Recorder {
         }
     }
 
-    /// `raw` as recorded: as is, or parsed, redacted and written again when it may hold a secret.
-    fn redacted(&self, raw: &str, elicitation_answer: bool) -> String {
-        let suspect = elicitation_answer || redact::TRIGGERS.iter().any(|t| raw.contains(t));
+    /// `raw` as recorded, appended to `out`: as is, or parsed, redacted and written again when
+    /// it may hold a secret (`suspect`: `redact::scan` found a trigger, or it is an answer to a
+    /// form).
+    fn redacted(&self, out: &mut String, raw: &str, suspect: bool, elicitation_answer: bool) {
         if !self.redact || !suspect {
-            return raw.to_owned();
+            out.push_str(raw);
+            return;
         }
         match serde_json::from_str::<Value>(raw) {
             Ok(mut msg) => {
                 redact::message(&mut msg, elicitation_answer);
-                msg.to_string()
+                out.push_str(&msg.to_string());
             }
             // Not JSON (never, from the connection): recorded as a string.
-            Err(_) => Value::from(raw).to_string(),
+            Err(_) => out.push_str(&Value::from(raw).to_string()),
         }
     }
 
     /// An event of the connection (its envelope without `seq`, which the host's queue assigns).
     pub(crate) fn event(&mut self, ev: &PendingEvent) {
-        if ev.kind == EventKind::Wire {
+        if ev.kind == EventKind::Wire || self.ended {
             return; // the wire lines are recorded as such
         }
         if ev.kind == EventKind::AgentReady
@@ -254,38 +337,83 @@ impl Recorder {
             }
             self.write_header();
         }
-        let mut envelope = format!(
-            "{{\"t\":{},\"event\":{{\"kind\":\"{}\"",
-            self.t(),
-            ev.kind.as_str()
-        );
+        let t = self.t();
+        let mut line = std::mem::take(&mut self.scratch);
+        line.clear();
+        line.push_str("{\"t\":");
+        t.push_to(&mut line);
+        line.push_str(",\"event\":{\"kind\":\"");
+        line.push_str(ev.kind.as_str());
+        line.push('"');
         if let Some(session) = &ev.session {
-            envelope.push_str(",\"session\":");
-            envelope.push_str(&Value::from(&**session).to_string());
+            line.push_str(",\"session\":");
+            json_string(&mut line, session);
         }
         if let Some(turn) = ev.turn {
-            envelope.push_str(&format!(",\"turn\":{turn}"));
+            line.push_str(",\"turn\":");
+            push_u64(&mut line, turn);
         }
         if ev.replay {
-            envelope.push_str(",\"replay\":true");
+            line.push_str(",\"replay\":true");
         }
-        envelope.push_str(",\"data\":");
-        envelope.push_str(&self.redacted(ev.data.get(), false));
-        envelope.push_str("}}");
-        self.line(envelope);
+        line.push_str(",\"data\":");
+        let data = ev.data.get();
+        self.redacted(&mut line, data, redact::secret(data), false);
+        line.push_str("}}");
+        self.scratch = line;
+        self.line();
     }
 
     /// The connection ended: the header (if the handshake never completed), what is held, the
-    /// `end` line; the file is closed by the recording's thread.
-    pub(crate) fn finish(&mut self) {
+    /// `end` line; the file is closed by the recording's thread, and the returned [`Closing`]
+    /// (the first time only) says when. Nothing is recorded after this.
+    pub(crate) fn finish(&mut self) -> Option<Closing> {
         self.write_header();
+        self.ended = true;
         let t = self.t();
-        self.out.finish(t);
+        self.out.finish(t.0)
+    }
+}
+
+/// `s` as a JSON string (the common case, nothing to escape, without a `Value`).
+fn json_string(out: &mut String, s: &str) {
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+    } else {
+        out.push_str(&Value::from(s).to_string());
     }
 }
 
 impl Drop for Recorder {
     fn drop(&mut self) {
-        self.finish();
+        // The thread closes the file on its own; nobody waits here (a drop may run on a
+        // runtime's thread).
+        let _ = self.finish();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Seconds;
+
+    #[test]
+    fn seconds_print_as_the_shortest_decimal() {
+        for (us, text) in [
+            (0, "0"),
+            (1, "0.000001"),
+            (4531, "0.004531"),
+            (3_200_000, "3.2"),
+            (1_000_000, "1"),
+            (12_345_670, "12.34567"),
+            (u64::MAX, "18446744073709.551615"),
+        ] {
+            assert_eq!(Seconds(us).to_string(), text);
+            let mut pushed = String::from("t=");
+            Seconds(us).push_to(&mut pushed);
+            assert_eq!(pushed, format!("t={text}"));
+            assert_eq!(text.parse::<f64>().ok(), Some(us as f64 / 1e6));
+        }
     }
 }

@@ -12,6 +12,9 @@
 //! A redacted value becomes the string [`REDACTED`]. What is not covered: secrets an agent puts in
 //! free text (a message chunk, a tool call's content, stderr) — those are recorded as sent.
 
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
 use serde_json::{Map, Value};
 
 /// What a redacted value is replaced with.
@@ -19,7 +22,41 @@ pub const REDACTED: &str = "<redacted>";
 
 /// Substrings that make a raw line worth parsing for redaction (a line without any of them has
 /// nothing to redact, and is recorded without being parsed again).
-pub(crate) const TRIGGERS: &[&str] = &["\"_meta\"", "\"env\"", "\"headers\"", "\"authenticate\""];
+const TRIGGERS: &[&[u8]] = &[
+    b"\"_meta\"",
+    b"\"env\"",
+    b"\"headers\"",
+    b"\"authenticate\"",
+];
+const ELICITATION: &[u8] = b"\"elicitation/create\"";
+
+static SECRET: LazyLock<Vec<Finder<'static>>> =
+    LazyLock::new(|| TRIGGERS.iter().map(Finder::new).collect());
+
+/// What [`scan`] found in a raw line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Found {
+    /// One of the triggers: the line may hold a secret.
+    pub(crate) secret: bool,
+    /// `"elicitation/create"`: it may be a form whose answer is to be redacted.
+    pub(crate) elicitation: bool,
+}
+
+/// Every line of the connection is scanned, so this is a SIMD substring search per trigger
+/// (measured: a loop over the line's quotes cost more than the rest of the recording).
+pub(crate) fn scan(raw: &str) -> Found {
+    static ASK: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(ELICITATION));
+    let b = raw.as_bytes();
+    Found {
+        secret: secret(raw),
+        elicitation: ASK.find(b).is_some(),
+    }
+}
+
+/// [`scan`]'s `secret` alone (the host's lines and the events: no form is asked there).
+pub(crate) fn secret(raw: &str) -> bool {
+    SECRET.iter().any(|f| f.find(raw.as_bytes()).is_some())
+}
 
 /// Whether a `_meta` key names a credential.
 fn secret_key(key: &str) -> bool {
@@ -125,6 +162,41 @@ fn values_of(v: &mut Value) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_scan_finds_each_trigger_anywhere_and_nothing_else() {
+        for raw in [
+            r#"{"params":{"_meta":{}}}"#,
+            r#"{"env":[]}"#,
+            r#"{"a":1,"headers":[]}"#,
+            r#"{"method":"authenticate"}"#,
+        ] {
+            assert_eq!(
+                scan(raw),
+                Found {
+                    secret: true,
+                    elicitation: false
+                },
+                "{raw}"
+            );
+        }
+        let ask = r#"{"id":1,"method":"elicitation/create","params":{"_meta":{}}}"#;
+        assert_eq!(
+            scan(ask),
+            Found {
+                secret: true,
+                elicitation: true
+            }
+        );
+        for raw in [
+            r#"{"method":"session/update","params":{"update":{"text":"env _meta headers"}}}"#,
+            r#"{"environment":1,"meta":2,"auth":"x","elicitation":3}"#,
+            "",
+            "\"",
+        ] {
+            assert_eq!(scan(raw), Found::default(), "{raw}");
+        }
+    }
 
     fn red(mut v: Value, answer: bool) -> Value {
         message(&mut v, answer);

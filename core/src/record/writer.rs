@@ -1,60 +1,102 @@
-//! The recording's own thread: lines in, the file out. The connection never waits for it, but
-//! at its end (up to 2 s, for the file to be whole when the agent's shutdown returns).
+//! The recording's own thread: lines in, the file out. The connection never waits for it: it
+//! appends each line to a shared byte buffer (no allocation per line, nothing freed across
+//! threads) and the thread takes the whole buffer at a time, writing it with one call. At the
+//! end, whoever ends the connection may await the file's close ([`Closing`]) without holding a
+//! thread.
 
-use std::collections::VecDeque;
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::oneshot;
 
 /// Bytes of lines waiting for the thread before new ones are dropped (and counted).
 const QUEUE_BYTES: usize = 16 << 20;
+/// The thread wakes when this much is waiting, or `LINGER` after the first line came: one write
+/// per chunk, not per line (a flood of small lines would otherwise cost a wake and a write call
+/// each, on the cores the connection runs on).
+const CHUNK: usize = 256 << 10;
+/// How long a line may wait for company before it is written (what a reader, or a crash, may
+/// miss of a quiet connection).
+const LINGER: Duration = Duration::from_millis(20);
+/// A buffer's room kept between chunks (more is given back after a burst).
+const KEEP: usize = 4 * CHUNK;
 
 #[derive(Debug, Default)]
 struct Queue {
-    lines: VecDeque<String>,
-    bytes: usize,
+    /// Whole lines, each ending in `\n`.
+    buf: Vec<u8>,
+    /// How many lines `buf` holds.
+    lines: u64,
     /// Lines dropped since the last `gap` line (the queue was full).
     dropped: u64,
     /// The connection ended: write what is queued, the `end` line, close.
-    finished: Option<f64>,
-    /// The thread wrote the `end` line and flushed the file.
-    closed: bool,
+    finished: Option<u64>,
 }
 
 #[derive(Debug, Default)]
 struct Shared {
     queue: Mutex<Queue>,
     ready: Condvar,
-    /// Signalled when the file is closed.
-    closed: Condvar,
+}
+
+impl Shared {
+    fn queue(&self) -> std::sync::MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 /// How long the connection's end waits for the file to be complete (a process that exits right
 /// after its agent's shutdown must find the recording whole; a stuck disk must not hold it).
-const CLOSE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+const CLOSE_WAIT: Duration = Duration::from_secs(2);
+
+/// The file being closed by the recording's thread.
+#[derive(Debug)]
+pub(crate) struct Closing(oneshot::Receiver<()>);
+
+impl Closing {
+    /// Until the `end` line is written and the file closed (at most 2 s): an `.await`, so the
+    /// runtime's thread keeps working meanwhile.
+    pub(crate) async fn wait(self) {
+        // A thread that is gone (its sender dropped) has nothing more to write either.
+        let _ = tokio::time::timeout(CLOSE_WAIT, self.0).await;
+    }
+}
 
 /// The connection's side: hands lines to the thread.
 #[derive(Debug)]
 pub(super) struct Sink {
     shared: Arc<Shared>,
     path: PathBuf,
-    finished: bool,
+    /// Taken by `finish`.
+    closed: Option<oneshot::Receiver<()>>,
 }
 
 impl Sink {
     /// Create the file (never over an existing one) and start its thread.
     pub(super) fn create(path: &Path, max_bytes: u64) -> std::io::Result<Sink> {
         let file = File::options().write(true).create_new(true).open(path)?;
+        Sink::start(path, file, max_bytes)
+    }
+
+    /// The thread writing into `out` (a file; in tests, any writer).
+    fn start(
+        path: &Path,
+        out: impl Write + Send + 'static,
+        max_bytes: u64,
+    ) -> std::io::Result<Sink> {
         let shared = Arc::new(Shared::default());
         let thread_shared = shared.clone();
+        let (tx, rx) = oneshot::channel();
         std::thread::Builder::new()
             .name("acph-record".into())
-            .spawn(move || write_all(&thread_shared, BufWriter::new(file), max_bytes))?;
+            .spawn(move || write_all(&thread_shared, out, max_bytes, tx))?;
         Ok(Sink {
             shared,
             path: path.to_owned(),
-            finished: false,
+            closed: Some(rx),
         })
     }
 
@@ -62,40 +104,36 @@ impl Sink {
         &self.path
     }
 
-    fn queue(&self) -> std::sync::MutexGuard<'_, Queue> {
-        self.shared.queue.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    pub(super) fn push(&self, line: String) {
-        let mut q = self.queue();
-        if q.bytes + line.len() > QUEUE_BYTES {
+    /// Queue one line (`line` without its newline). Nothing is queued after `finish`: the
+    /// thread is done with the file.
+    pub(super) fn push(&self, line: &str) {
+        let mut q = self.shared.queue();
+        if q.finished.is_some() {
+            return;
+        }
+        let before = q.buf.len();
+        if before + line.len() + 1 > QUEUE_BYTES {
             q.dropped += 1;
             return;
         }
-        q.bytes += line.len();
-        q.lines.push_back(line);
+        q.buf.extend_from_slice(line.as_bytes());
+        q.buf.push(b'\n');
+        q.lines += 1;
+        let after = q.buf.len();
         drop(q);
-        self.shared.ready.notify_one();
+        // The thread sleeps on an empty queue, or until a chunk is full: wake it only then.
+        if before == 0 || (before < CHUNK && after >= CHUNK) {
+            self.shared.ready.notify_one();
+        }
     }
 
-    pub(super) fn finish(&mut self, t: f64) {
-        if std::mem::replace(&mut self.finished, true) {
-            return;
-        }
-        let mut q = self.queue();
-        q.finished = Some(t);
+    /// The connection ended at `t` (microseconds): the thread writes what is queued and the `end` line, then
+    /// closes the file. Returns the close to await (once; `None` after).
+    pub(super) fn finish(&mut self, t: u64) -> Option<Closing> {
+        let closed = self.closed.take()?;
+        self.shared.queue().finished = Some(t);
         self.shared.ready.notify_one();
-        let deadline = std::time::Instant::now() + CLOSE_WAIT;
-        while !q.closed {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            if left.is_zero() {
-                break;
-            }
-            q = match self.shared.closed.wait_timeout(q, left) {
-                Ok((q, _)) => q,
-                Err(p) => p.into_inner().0,
-            };
-        }
+        Some(Closing(closed))
     }
 }
 
@@ -108,72 +146,220 @@ struct Written {
     truncated: bool,
 }
 
-fn write_all(shared: &Shared, mut file: BufWriter<File>, max_bytes: u64) {
+fn write_all(shared: &Shared, mut file: impl Write, max_bytes: u64, closed: oneshot::Sender<()>) {
     let mut w = Written::default();
+    let mut chunk = Vec::new();
     loop {
         let (lines, dropped, finished) = {
-            let mut q = shared.queue.lock().unwrap_or_else(|p| p.into_inner());
-            while q.lines.is_empty() && q.finished.is_none() && q.dropped == 0 {
-                q = shared.ready.wait(q).unwrap_or_else(|p| p.into_inner());
+            let mut q = shared.queue();
+            let mut first_seen: Option<Instant> = None;
+            loop {
+                if q.finished.is_some() || q.dropped > 0 || q.buf.len() >= CHUNK {
+                    break;
+                }
+                if q.buf.is_empty() {
+                    first_seen = None;
+                    q = shared.ready.wait(q).unwrap_or_else(|p| p.into_inner());
+                    continue;
+                }
+                let since = *first_seen.get_or_insert_with(Instant::now);
+                let left = LINGER.saturating_sub(since.elapsed());
+                if left.is_zero() {
+                    break;
+                }
+                q = match shared.ready.wait_timeout(q, left) {
+                    Ok((q, _)) => q,
+                    Err(p) => p.into_inner().0,
+                };
             }
-            q.bytes = 0;
+            std::mem::swap(&mut q.buf, &mut chunk);
             (
                 std::mem::take(&mut q.lines),
                 std::mem::take(&mut q.dropped),
                 q.finished,
             )
         };
-        for line in lines {
-            put(&mut file, &mut w, max_bytes, line);
+        put(&mut file, &mut w, max_bytes, &chunk, lines);
+        chunk.clear();
+        if chunk.capacity() > KEEP {
+            chunk.shrink_to(KEEP);
         }
         if dropped > 0 {
             w.dropped += dropped;
-            let gap = format!("{{\"gap\":{{\"droppedLines\":{dropped}}}}}");
-            put(&mut file, &mut w, max_bytes, gap);
+            let gap = format!("{{\"gap\":{{\"droppedLines\":{dropped}}}}}\n");
+            put(&mut file, &mut w, max_bytes, gap.as_bytes(), 1);
         }
         if let Some(t) = finished {
             let end = format!(
-                "{{\"t\":{t},\"end\":{{\"lines\":{},\"bytes\":{},\"droppedLines\":{},\"truncated\":{}}}}}",
-                w.lines, w.bytes, w.dropped, w.truncated
+                "{{\"t\":{},\"end\":{{\"lines\":{},\"bytes\":{},\"droppedLines\":{},\"truncated\":{}}}}}\n",
+                super::Seconds(t),
+                w.lines,
+                w.bytes,
+                w.dropped,
+                w.truncated
             );
             // The `end` line is written even past the bound: it says the file is whole.
-            let _ = writeln!(file, "{end}");
+            let _ = file.write_all(end.as_bytes());
             let _ = file.flush();
-            shared
-                .queue
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .closed = true;
-            shared.closed.notify_all();
+            drop(file);
+            let _ = closed.send(());
             return;
         }
-        // Written out while the connection is quiet: a reader (or a crash) sees what happened.
-        if shared
-            .queue
-            .lock()
-            .map(|q| q.lines.is_empty())
-            .unwrap_or(true)
-        {
-            let _ = file.flush();
-        }
+        let _ = file.flush();
     }
 }
 
-/// Write one line unless the file's bound was reached (then one `truncated` line, once).
-fn put(file: &mut BufWriter<File>, w: &mut Written, max_bytes: u64, line: String) {
+/// Write `chunk` (`lines` whole lines) up to the file's bound; the line that would cross it and
+/// all after are dropped, one `truncated` line marking the cut.
+fn put(file: &mut impl Write, w: &mut Written, max_bytes: u64, chunk: &[u8], lines: u64) {
+    if chunk.is_empty() {
+        return;
+    }
     if w.truncated {
-        w.dropped += 1;
+        w.dropped += lines;
         return;
     }
-    let len = line.len() as u64 + 1;
-    if w.bytes + len > max_bytes {
-        w.truncated = true;
-        w.dropped += 1;
-        let _ = writeln!(file, "{{\"truncated\":{{\"maxBytes\":{max_bytes}}}}}");
+    let room = max_bytes.saturating_sub(w.bytes);
+    if chunk.len() as u64 <= room {
+        if file.write_all(chunk).is_ok() {
+            w.bytes += chunk.len() as u64;
+            w.lines += lines;
+        } else {
+            w.dropped += lines;
+        }
         return;
     }
-    if writeln!(file, "{line}").is_ok() {
-        w.bytes += len;
-        w.lines += 1;
+    // The bound falls inside this chunk: the whole lines before it, then the marker.
+    let head = &chunk[..usize::try_from(room).unwrap_or(usize::MAX).min(chunk.len())];
+    let cut = memchr::memrchr(b'\n', head).map_or(0, |i| i + 1);
+    let fitted = memchr::memchr_iter(b'\n', &chunk[..cut]).count() as u64;
+    if file.write_all(&chunk[..cut]).is_ok() {
+        w.bytes += cut as u64;
+        w.lines += fitted;
+        w.dropped += lines - fitted;
+    } else {
+        w.dropped += lines;
+    }
+    w.truncated = true;
+    let _ = writeln!(file, "{{\"truncated\":{{\"maxBytes\":{max_bytes}}}}}");
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// A disk that takes `delay` per write call, keeping what it was given.
+    #[derive(Clone)]
+    struct Slow {
+        delay: Duration,
+        got: Arc<Mutex<Vec<u8>>>,
+    }
+
+    impl Write for Slow {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            std::thread::sleep(self.delay);
+            self.got.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn slow(delay: Duration) -> Slow {
+        Slow {
+            delay,
+            got: Arc::default(),
+        }
+    }
+
+    #[test]
+    fn lines_are_written_whole_with_the_end_counting_them() {
+        let disk = slow(Duration::ZERO);
+        let mut sink = Sink::start(Path::new("x"), disk.clone(), 1 << 20).unwrap();
+        for i in 0..1000 {
+            sink.push(&format!("{{\"n\":{i}}}"));
+        }
+        let closing = sink.finish(1_500_000).unwrap();
+        assert!(sink.finish(2_000_000).is_none(), "one end");
+        sink.push("{\"after\":true}");
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap()
+            .block_on(closing.wait());
+        let text = String::from_utf8(disk.got.lock().unwrap().clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 1001);
+        assert_eq!(lines[999], "{\"n\":999}");
+        assert!(
+            lines[1000].starts_with("{\"t\":1.5,\"end\":{\"lines\":1000,"),
+            "{}",
+            lines[1000]
+        );
+        assert!(!text.contains("after"), "nothing follows the end");
+    }
+
+    #[test]
+    fn the_bound_cuts_between_lines_and_counts_the_rest() {
+        let disk = slow(Duration::ZERO);
+        // 10 lines of 10 bytes (with the newline): 35 bytes hold 3.
+        let mut sink = Sink::start(Path::new("x"), disk.clone(), 35).unwrap();
+        for i in 0..10 {
+            sink.push(&format!("{{\"n\":{i:03}}}"));
+        }
+        let closing = sink.finish(500_000).unwrap();
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap()
+            .block_on(closing.wait());
+        let text = String::from_utf8(disk.got.lock().unwrap().clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[..3], ["{\"n\":000}", "{\"n\":001}", "{\"n\":002}"]);
+        assert_eq!(lines[3], "{\"truncated\":{\"maxBytes\":35}}");
+        assert_eq!(
+            lines[4],
+            "{\"t\":0.5,\"end\":{\"lines\":3,\"bytes\":30,\"droppedLines\":7,\"truncated\":true}}"
+        );
+        assert_eq!(lines.len(), 5);
+    }
+
+    /// The end of a recording on a slow disk: the runtime's only thread keeps running its other
+    /// tasks while the file is closed (it blocked for the whole close before).
+    #[test]
+    fn finishing_on_a_slow_disk_does_not_hold_the_runtime() {
+        let disk = slow(Duration::from_millis(300));
+        let mut sink = Sink::start(Path::new("x"), disk.clone(), 1 << 20).unwrap();
+        sink.push("{\"n\":1}");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let (ticks, waited) = rt.block_on(async move {
+            let counter = Arc::new(std::sync::atomic::AtomicU32::new(0));
+            let c = counter.clone();
+            let ticking = tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    c.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                }
+            });
+            let start = Instant::now();
+            if let Some(closing) = sink.finish(1_000_000) {
+                closing.wait().await;
+            }
+            let waited = start.elapsed();
+            ticking.abort();
+            (counter.load(std::sync::atomic::Ordering::SeqCst), waited)
+        });
+        assert!(
+            waited >= Duration::from_millis(250),
+            "{waited:?}: the close was awaited"
+        );
+        assert!(ticks >= 10, "{ticks} ticks of 10 ms in {waited:?}");
+        let text = String::from_utf8(disk.got.lock().unwrap().clone()).unwrap();
+        assert!(text.contains("\"end\""), "{text}");
     }
 }

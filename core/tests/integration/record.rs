@@ -290,3 +290,99 @@ fn record_options_take_one_of_dir_and_file() {
         assert_eq!(err.to_json()["data"]["path"], path, "{doc}: {err}");
     }
 }
+
+/// A recording is one connection's and ends at its `agent_exited`: what the supervisor says
+/// about the agent after that through the old connection (`agent_restarting`; `agent_failed`
+/// when it gives up) is in the host's stream, in no file; the restarted process is the next
+/// connection, with its own file (which has `agent_restarted`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recording_ends_at_its_agent_exited_and_a_restart_is_recorded_in_the_next_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("r.jsonl");
+    let host = acp_host::Host::new(HostConfig {
+        record: recording(&file),
+        ..HostConfig::default()
+    });
+    let mut events = host.events().unwrap();
+    let spec = mock(Some("crash-mid-turn")).restart(acp_host::RestartPolicy {
+        max_restarts: 1,
+        backoff: Duration::from_millis(20),
+        max_backoff: Duration::from_millis(200),
+        reset_after: Duration::from_secs(60),
+    });
+    let agent = host.spawn(spec).await.unwrap();
+    let session = agent
+        .new_session(acp_host::SessionOptions::new(tmp_cwd()))
+        .await
+        .unwrap();
+    assert!(
+        session.prompt_text("go").await.is_err(),
+        "the agent crashed"
+    );
+    let seen = collect_until(&mut events, Duration::from_secs(20), |e| {
+        e.kind == acp_host::EventKind::AgentRestarted
+    })
+    .await;
+    let seen = kinds(&seen);
+    assert!(seen.iter().any(|k| k == "agent_restarting"), "{seen:?}");
+    agent.shutdown().await;
+
+    // Once shutdown returned, the restarted connection's file is whole (its end was awaited).
+    let second_path = dir.path().join("r.jsonl.2");
+    let second_text = std::fs::read_to_string(&second_path).unwrap();
+    assert!(
+        second_text
+            .lines()
+            .last()
+            .is_some_and(|l| l.contains("\"end\":{")),
+        "{second_text}"
+    );
+    for (path, connection, reason) in [(&file, 1, "exited"), (&second_path, 2, "shutdown")] {
+        let lines = lines(path);
+        assert_eq!(lines[0]["connection"], connection);
+        let kinds: Vec<&str> = lines
+            .iter()
+            .filter_map(|l| l["event"]["kind"].as_str())
+            .collect();
+        assert_eq!(
+            kinds.last(),
+            Some(&"agent_exited"),
+            "{connection}: {kinds:?}"
+        );
+        assert!(
+            !kinds.contains(&"agent_restarting"),
+            "{connection}: {kinds:?}"
+        );
+        // `agent_restarted` comes through the new connection: the second file has it.
+        assert_eq!(
+            kinds.contains(&"agent_restarted"),
+            connection == 2,
+            "{connection}: {kinds:?}"
+        );
+        let exited = &lines[lines.len() - 2];
+        assert_eq!(exited["event"]["data"]["reason"], reason);
+        // The first file says a restart follows; the `end` counts every line before it.
+        assert_eq!(exited["event"]["data"]["restart"] == true, connection == 1);
+        let end = &lines.last().unwrap()["end"];
+        assert_eq!(end["lines"], lines.len() as u64 - 1);
+        assert_eq!(end["droppedLines"], 0);
+    }
+}
+
+/// The guarantee the awaited end keeps: when `shutdown` returns, the file is complete (no
+/// polling), on a runtime with one thread.
+#[tokio::test(flavor = "current_thread")]
+async fn the_file_is_complete_when_shutdown_returns_on_a_single_threaded_runtime() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("one.jsonl");
+    let host = acp_host::Host::new(HostConfig {
+        record: recording(&file),
+        ..HostConfig::default()
+    });
+    let agent = host.spawn(mock(None)).await.unwrap();
+    agent.shutdown().await;
+    let text = std::fs::read_to_string(&file).unwrap();
+    let last: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(last["end"]["droppedLines"], 0, "{text}");
+    host.shutdown().await;
+}
