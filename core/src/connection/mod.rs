@@ -415,6 +415,8 @@ pub(crate) fn start(
         done_tx,
         reader_open: true,
         exit_seen: false,
+        reader_batches: 0,
+        exit_grace: (0, 0),
         noise: 0,
         gone: None,
         shutdown_error: None,
@@ -464,6 +466,11 @@ struct Actor {
     done_tx: mpsc::UnboundedSender<Completion>,
     reader_open: bool,
     exit_seen: bool,
+    /// Batches taken from the reader (its progress, which the exit grace watches).
+    reader_batches: u64,
+    /// The exit grace: the reader's progress when it was last armed, and how often it was
+    /// re-armed because the reader was still delivering.
+    exit_grace: (u64, u32),
     noise: u64,
     gone: Option<Gone>,
     shutdown_error: Option<Value>,
@@ -515,7 +522,10 @@ impl Actor {
             let release = backlogged && stall.is_some() && self.has_waiting_replies();
             let exit_watch = self.exit_watch.clone();
             tokio::select! {
-                Some(done) = done_rx.recv() => self.on_completion(done).await,
+                Some(done) = done_rx.recv() => match done {
+                    Completion::ExitGraceElapsed => self.exit_grace_elapsed(reader_rx.is_empty()).await,
+                    done => self.on_completion(done).await,
+                },
                 Some(expired) = next_timer(&mut self.timers), if !self.timers.is_empty() => {
                     let done = match expired {
                         Timer::Request(id) => Completion::RequestTimeout(id),
@@ -529,6 +539,7 @@ impl Actor {
                 // waits for the consumer).
                 batch = reader_rx.recv(), if self.reader_open && !backlogged => match batch {
                     Some(batch) => {
+                        self.reader_batches += 1;
                         for msg in batch.msgs {
                             self.on_reader(msg).await;
                         }
@@ -569,12 +580,7 @@ impl Actor {
                 },
                 _ = wait_exit(exit_watch), if !self.exit_seen && self.gone.is_none() => {
                     self.exit_seen = true;
-                    // Give the reader a moment to deliver what the agent wrote before exiting.
-                    let tx = self.done_tx.clone();
-                    tokio::spawn(async move {
-                        tokio::time::sleep(Duration::from_millis(500)).await;
-                        let _ = tx.send(Completion::ExitGraceElapsed);
-                    });
+                    self.arm_exit_grace();
                 }
                 res = alive.changed(), if host_alive => {
                     if res.is_err() {
@@ -584,6 +590,40 @@ impl Actor {
                 }
             }
         }
+    }
+
+    // ----- the process exited before its stdout ended ------------------------------------------
+
+    /// Give the reader a moment to deliver what the agent wrote before exiting.
+    fn arm_exit_grace(&mut self) {
+        self.exit_grace.0 = self.reader_batches;
+        let tx = self.done_tx.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(EXIT_GRACE).await;
+            let _ = tx.send(Completion::ExitGraceElapsed);
+        });
+    }
+
+    /// The exit grace elapsed with the agent's stdout still open. What the agent wrote before it
+    /// exited is never cut off: while lines wait to be taken (the reader's queue is not empty, or
+    /// events wait for room) or the reader delivered some during the grace, it is armed again
+    /// (the last only [`EXIT_GRACE_REARMS`] times: a descendant holding stdout and writing for
+    /// ever). Otherwise something still holds stdout open without writing: stop waiting.
+    async fn exit_grace_elapsed(&mut self, reader_idle: bool) {
+        if self.gone.is_some() || !self.reader_open {
+            return;
+        }
+        let waiting = !reader_idle || self.backlogged();
+        let progressed = self.reader_batches != self.exit_grace.0;
+        if waiting || (progressed && self.exit_grace.1 < EXIT_GRACE_REARMS) {
+            if !waiting {
+                self.exit_grace.1 += 1;
+            }
+            self.arm_exit_grace();
+            return;
+        }
+        self.reader_open = false;
+        self.agent_gone().await;
     }
 
     // ----- completions ------------------------------------------------------------------------
@@ -666,16 +706,15 @@ impl Actor {
                         .await;
                 }
             }
-            Completion::ExitGraceElapsed => {
-                if self.gone.is_none() && self.reader_open {
-                    // The process exited but something still holds its stdout open: stop waiting.
-                    self.reader_open = false;
-                    self.agent_gone().await;
-                }
-            }
+            Completion::ExitGraceElapsed => self.exit_grace_elapsed(true).await,
         }
     }
 }
+
+/// How long the reader may take to deliver what an exited agent wrote, per step.
+const EXIT_GRACE: Duration = Duration::from_millis(500);
+/// Steps granted to a reader that keeps delivering after the agent exited (10 s in all).
+const EXIT_GRACE_REARMS: u32 = 20;
 
 /// The next expired deadline (call only while the wheel is not empty).
 async fn next_timer(timers: &mut DelayQueue<Timer>) -> Option<Timer> {

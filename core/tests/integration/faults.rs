@@ -488,3 +488,59 @@ async fn prompt_timeout_fails_the_turn_and_cancels_it() {
     // The session is usable again (no turn in flight locally).
     assert!(session.state().active_turn.is_none());
 }
+
+/// What an agent wrote before it exited reaches the stream even when the consumer pulls slowly:
+/// while events wait for room the agent's stdout is not read, and the half-second grace after
+/// the exit used to end the connection there, dropping the lines still unread (found by the C
+/// test's crash under valgrind).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lines_written_before_an_exit_survive_a_slow_consumer() {
+    let host = Host::new(HostConfig {
+        event_capacity: 1,
+        event_stall_timeout: None,
+        ..HostConfig::default()
+    });
+    let mut events = host.events().unwrap();
+    let reader = tokio::spawn(async move {
+        let mut got = Vec::new();
+        let mut turn = false;
+        loop {
+            // Once the turn started: slower than the exit grace, several times over.
+            if turn {
+                tokio::time::sleep(Duration::from_millis(1500)).await;
+            }
+            match tokio::time::timeout(T, events.next()).await {
+                Ok(Some(ev)) => {
+                    let last = ev.kind == EventKind::AgentExited;
+                    turn |= ev.kind == EventKind::TurnStarted;
+                    got.push(ev);
+                    if last {
+                        return got;
+                    }
+                }
+                _ => return got,
+            }
+        }
+    });
+    let agent = host.spawn(mock(Some("crash-mid-turn"))).await.unwrap();
+    let session = agent
+        .new_session(SessionOptions::new(tmp_cwd()))
+        .await
+        .unwrap();
+    let err = tokio::time::timeout(T, session.prompt_text("go"))
+        .await
+        .expect("no hang")
+        .unwrap_err();
+    assert_eq!(err.kind(), "agent_exited");
+    let evs = reader.await.unwrap();
+    let k = kinds(&evs);
+    assert_eq!(
+        k.iter()
+            .filter(|x| *x == "session_update:agent_message_chunk")
+            .count(),
+        2,
+        "{k:?}"
+    );
+    assert_eq!(k.last().map(String::as_str), Some("agent_exited"), "{k:?}");
+    assert_eq!(evs.last().unwrap().data_value()["exitCode"], 3);
+}
