@@ -500,7 +500,7 @@ async fn lines_written_before_an_exit_survive_a_slow_consumer() {
         event_stall_timeout: None,
         ..HostConfig::default()
     });
-    let mut events = host.events().unwrap();
+    let events = host.events().unwrap();
     let reader = tokio::spawn(async move {
         let mut got = Vec::new();
         let mut turn = false;
