@@ -29,6 +29,7 @@ pub mod orchestration;
 pub mod permission;
 pub mod progress;
 pub mod protocol;
+pub mod receipt;
 pub mod record;
 pub mod registry;
 pub mod replay;
@@ -47,6 +48,7 @@ pub use elicitation::{
 };
 pub use error::{Error, ExitInfo, Result};
 pub use events::{DecodeNote, Decoded, Event, EventHub, EventKind, HubReader, Payload};
+pub use receipt::{Receipt, RequestState};
 pub use host::{ClientInfo, EventStream, Host, HostConfig};
 pub use orchestration::{Pool, PoolConfig, PoolMode, PoolStats, PooledSession, RestartPolicy};
 pub use permission::{

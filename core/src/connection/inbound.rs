@@ -359,7 +359,9 @@ impl Actor {
     /// Send the answer for a served request.
     pub(super) async fn answer(&mut self, id: &RawId, result: Result<Encoded, ServiceError>) {
         match result {
-            Ok(answer) => self.write_answer(answer).await,
+            Ok(answer) => {
+                self.write_answer(answer).await;
+            }
             Err(e) => {
                 // Error `data` nested past the message limit is left out.
                 let Err(e) = crate::services::within_depth(Err(e)) else {

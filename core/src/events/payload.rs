@@ -200,6 +200,10 @@ pub struct PermissionResolved {
     /// (its message and stack, as the face reports it) or the unusable answer.
     #[serde(default)]
     pub reason: Option<String>,
+    /// Whether the answer sent reached the agent (absent when no answer was sent:
+    /// `disconnected`, `agent_cancelled`).
+    #[serde(default)]
+    pub receipt: Option<crate::Receipt>,
 }
 
 /// The mode of an elicitation.
@@ -269,6 +273,9 @@ pub struct ElicitationResolved {
     /// Why an answer was invalid.
     #[serde(default)]
     pub reason: Option<String>,
+    /// Whether the answer sent reached the agent (absent when no answer was sent).
+    #[serde(default)]
+    pub receipt: Option<crate::Receipt>,
 }
 
 /// `elicitation_completed`.
