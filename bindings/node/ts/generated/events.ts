@@ -432,6 +432,28 @@ export type RequestPermissionOutcome =
 export type DecidedBy =
   'rule' | 'grant' | 'host' | 'timeout' | 'cancelled' | 'disconnected' | 'invalid_answer' | 'agent_cancelled';
 /**
+ * What became of one answer.
+ */
+export type Receipt =
+  | {
+      status: 'delivered';
+    }
+  | {
+      status: 'rejected';
+      state: RequestState;
+      code: string;
+      message: string;
+    }
+  | {
+      status: 'uncertain';
+      code: string;
+      message: string;
+    };
+/**
+ * What became of a request when an answer was rejected.
+ */
+export type RequestState = 'pending' | 'unavailable';
+/**
  * The mode of an elicitation.
  */
 export type ElicitationMode = 'form' | 'url';
@@ -2517,6 +2539,11 @@ export interface PermissionResolved {
    * (its message and stack, as the face reports it) or the unusable answer.
    */
   reason?: string | null;
+  /**
+   * Whether the answer sent reached the agent (absent when no answer was sent:
+   * `disconnected`, `agent_cancelled`).
+   */
+  receipt?: Receipt | null;
 }
 /**
  * The user selected one of the provided options.
@@ -2962,6 +2989,10 @@ export interface ElicitationResolved {
    * Why an answer was invalid.
    */
   reason?: string | null;
+  /**
+   * Whether the answer sent reached the agent (absent when no answer was sent).
+   */
+  receipt?: Receipt | null;
 }
 /**
  * `elicitation_completed`.

@@ -1561,6 +1561,9 @@ class PermissionResolved(_PermissionResolvedRequired, total=False):
     #: Why the host's answer was not used (`decidedBy: "invalid_answer"`): the handler's error (its
     #: message and stack, as the face reports it) or the unusable answer.
     reason: Optional[str]
+    #: Whether the answer sent reached the agent (absent when no answer was sent: `disconnected`,
+    #: `agent_cancelled`).
+    receipt: Optional[Receipt]
 
 
 class RequestPermissionOutcomeCancelled(TypedDict):
@@ -1604,6 +1607,43 @@ DecidedBy = Union[
     Literal["invalid_answer"],
     Literal["agent_cancelled"],
 ]
+
+
+class ReceiptDelivered(TypedDict):
+    """The answer's line was fully written to the agent's stdin, in order after every line before
+    it.
+    """
+
+    status: Literal["delivered"]
+
+
+class ReceiptRejected(TypedDict):
+    """The answer was not sent: `code` is the error kind (`already_resolved`, `not_found`,
+    `invalid_argument`, `agent_exited`, ...), `state` what became of the request.
+    """
+
+    status: Literal["rejected"]
+    state: RequestState
+    code: str
+    message: str
+
+
+class ReceiptUncertain(TypedDict):
+    """The line was being written when the pipe failed (`code` `io`: some of it may have reached
+    the agent), or it was still waiting to be written after [`RECEIPT_WAIT`] (`timeout`).
+    """
+
+    status: Literal["uncertain"]
+    code: str
+    message: str
+
+
+#: What became of one answer.
+Receipt = Union[ReceiptDelivered, ReceiptRejected, ReceiptUncertain]
+
+
+#: What became of a request when an answer was rejected.
+RequestState = Union[Literal["pending"], Literal["unavailable"]]
 
 
 class _ElicitationRequestedRequired(TypedDict):
@@ -1845,6 +1885,8 @@ class ElicitationResolved(_ElicitationResolvedRequired, total=False):
     fields: Optional[List[str]]
     #: Why an answer was invalid.
     reason: Optional[str]
+    #: Whether the answer sent reached the agent (absent when no answer was sent).
+    receipt: Optional[Receipt]
 
 
 #: The action an elicitation was answered with (the `action` of ACP's `ElicitationAction`).
@@ -2714,6 +2756,11 @@ __all__ = [
     "RequestPermissionOutcomeSelected",
     "RequestPermissionOutcome",
     "DecidedBy",
+    "ReceiptDelivered",
+    "ReceiptRejected",
+    "ReceiptUncertain",
+    "Receipt",
+    "RequestState",
     "ElicitationRequested",
     "ElicitationMode",
     "ElicitationSchema",

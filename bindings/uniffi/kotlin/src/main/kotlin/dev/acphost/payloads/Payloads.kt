@@ -3842,6 +3842,11 @@ data class PermissionResolved(
      * message and stack, as the face reports it) or the unusable answer.
      */
     val reason: kotlin.String? = null,
+    /**
+     * Whether the answer sent reached the agent (absent when no answer was sent: `disconnected`,
+     * `agent_cancelled`).
+     */
+    val receipt: JsonElement? = null,
 ) : EventPayload {
     internal companion object {
         fun decode(e: JsonElement): PermissionResolved {
@@ -3854,6 +3859,7 @@ data class PermissionResolved(
                 D.req(o, "decidedBy", DecidedBy::decode),
                 D.opt(o, "rule", D::str),
                 D.opt(o, "reason", D::str),
+                D.opt(o, "receipt", { it }),
             )
         }
     }
@@ -3907,6 +3913,27 @@ sealed interface DecidedBy {
             "disconnected" -> Disconnected
             "invalid_answer" -> InvalidAnswer
             "agent_cancelled" -> AgentCancelled
+            else -> Unknown(e)
+        }
+    }
+}
+
+/** What became of a request when an answer was rejected. */
+sealed interface RequestState {
+    /** The value on the wire. */
+    val value: kotlin.String
+    /** Still waiting for an answer: another answer may be given. */
+    data object Pending : RequestState { override val value: kotlin.String get() = "pending" }
+    /** Already resolved, withdrawn by the agent, unknown, or its agent is gone. */
+    data object Unavailable : RequestState { override val value: kotlin.String get() = "unavailable" }
+    /** A value this version does not know (a newer agent): [raw] as sent. */
+    data class Unknown(val raw: JsonElement) : RequestState {
+        override val value: kotlin.String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
+    }
+    companion object {
+        internal fun decode(e: JsonElement): RequestState = when ((e as? JsonPrimitive)?.takeIf { it.isString }?.content) {
+            "pending" -> Pending
+            "unavailable" -> Unavailable
             else -> Unknown(e)
         }
     }
@@ -4595,6 +4622,8 @@ data class ElicitationResolved(
     val fields: List<kotlin.String>? = null,
     /** Why an answer was invalid. */
     val reason: kotlin.String? = null,
+    /** Whether the answer sent reached the agent (absent when no answer was sent). */
+    val receipt: JsonElement? = null,
 ) : EventPayload {
     internal companion object {
         fun decode(e: JsonElement): ElicitationResolved {
@@ -4606,6 +4635,7 @@ data class ElicitationResolved(
                 D.req(o, "decidedBy", DecidedBy::decode),
                 D.opt(o, "fields", { D.list(it, false, D::str) }),
                 D.opt(o, "reason", D::str),
+                D.opt(o, "receipt", { it }),
             )
         }
     }
