@@ -487,9 +487,10 @@ impl Outbound {
         self.progress.notify_waiters();
     }
 
-    /// `chunk` is written (or will never be): forget its bytes, give back its room.
-    fn written(&self, chunk: Chunk) {
-        let left = chunk.left();
+    /// `chunk` is written from `from` on (or will never be): forget its bytes, give back its
+    /// room.
+    fn written(&self, chunk: Chunk, from: usize) {
+        let left = chunk.bytes.len() - from.min(chunk.bytes.len());
         let mut st = self.lock();
         st.queued -= left.min(st.queued);
         if chunk.own {
@@ -573,6 +574,7 @@ pub(crate) async fn writer_task(out: Arc<Outbound>) -> Result<(), std::io::Error
         };
         let res = async {
             while let Some(mut chunk) = chunks.pop_front() {
+                let from = chunk.at;
                 // Written in steps, counting each: a receipt needs to know whether a line's
                 // write started when the pipe fails.
                 let written = async {
@@ -590,7 +592,7 @@ pub(crate) async fn writer_task(out: Arc<Outbound>) -> Result<(), std::io::Error
                     Ok(())
                 }
                 .await;
-                out.written(chunk);
+                out.written(chunk, from);
                 written?;
             }
             writer.flush().await
@@ -598,7 +600,8 @@ pub(crate) async fn writer_task(out: Arc<Outbound>) -> Result<(), std::io::Error
         .await;
         if let Err(e) = res {
             for chunk in chunks {
-                out.written(chunk);
+                let from = chunk.at;
+                out.written(chunk, from);
             }
             out.broke();
             forget_all(&mut out.lock());
@@ -652,7 +655,7 @@ mod tests {
         for i in 0..100 {
             let line = format!("{i:03}{}", "o".repeat(96));
             match out.send(line.clone()) {
-                Ok(()) => sent.push(line),
+                Ok(_) => sent.push(line),
                 Err(e) => {
                     refused = Some(e);
                     break;
@@ -666,8 +669,8 @@ mod tests {
             sent.len()
         );
         assert_eq!(
-            out.send("x".repeat(ROOM)),
-            Err(Refused::TooLarge {
+            out.send("x".repeat(ROOM)).err(),
+            Some(Refused::TooLarge {
                 len: ROOM + 1,
                 room: ROOM
             })
@@ -707,11 +710,42 @@ mod tests {
             budget.try_hold(budget.total()).is_some(),
             "the room came back"
         );
-        out.send("after".to_owned()).unwrap();
+        assert!(out.send("after".to_owned()).is_ok());
         out.close();
         let mut rest = String::new();
         agent_end.read_to_string(&mut rest).await.unwrap();
         assert_eq!(rest, "after\n");
         writer.await.unwrap().unwrap();
+    }
+
+    /// A line's ticket: `delivered` once all of it is written; when the pipe fails, `uncertain`
+    /// for the line that was partly written, `rejected` for the one behind it (none of it went).
+    #[tokio::test]
+    async fn tickets_follow_the_bytes() {
+        let (host_end, mut agent_end) = tokio::io::duplex(16);
+        let out = Outbound::new(Box::pin(host_end), 1 << 20);
+        let writer = tokio::spawn(writer_task(out.clone()));
+        let small = out.send("hi".to_owned()).unwrap();
+        assert_eq!(small.now(), Some(Receipt::Delivered));
+        let mut got = [0u8; 3];
+        agent_end.read_exact(&mut got).await.unwrap();
+        let big = out.send("x".repeat(100)).unwrap();
+        let behind = out.send("y".repeat(10)).unwrap();
+        assert_eq!(big.now(), None);
+        // The agent reads a little of it, then goes away.
+        let mut part = [0u8; 8];
+        agent_end.read_exact(&mut part).await.unwrap();
+        drop(agent_end);
+        let r = big.wait(std::time::Duration::from_secs(10)).await;
+        assert!(matches!(&r, Receipt::Uncertain { code, .. } if code == "io"), "{r:?}");
+        let r = behind.wait(std::time::Duration::from_secs(10)).await;
+        assert!(
+            matches!(&r, Receipt::Rejected { state: RequestState::Unavailable, code, .. } if code == "agent_exited"),
+            "{r:?}"
+        );
+        assert!(writer.await.unwrap().is_err());
+        // After the failure nothing is queued: a later line is rejected at once.
+        let later = out.send("z".to_owned()).unwrap();
+        assert!(matches!(later.now(), Some(Receipt::Rejected { .. })));
     }
 }
