@@ -310,6 +310,9 @@ pub struct FsRead {
     /// Failures: a message.
     #[serde(default)]
     pub error: Option<String>,
+    /// Whether the answer sent reached the agent (docs/EVENTS.md, "Delivery receipts").
+    #[serde(default)]
+    pub receipt: Option<crate::Receipt>,
 }
 
 /// `fs_write`.
@@ -325,6 +328,9 @@ pub struct FsWrite {
     pub rule: Option<String>,
     #[serde(default)]
     pub error: Option<String>,
+    /// Whether the answer sent reached the agent (docs/EVENTS.md, "Delivery receipts").
+    #[serde(default)]
+    pub receipt: Option<crate::Receipt>,
 }
 
 /// `terminal_created`.
@@ -345,6 +351,9 @@ pub struct TerminalCreated {
     pub rule: Option<String>,
     #[serde(default)]
     pub error: Option<String>,
+    /// Whether the answer sent reached the agent (docs/EVENTS.md, "Delivery receipts").
+    #[serde(default)]
+    pub receipt: Option<crate::Receipt>,
 }
 
 /// `terminal_exited`.
@@ -443,6 +452,9 @@ pub struct ExtRequest {
     pub outcome: ServiceOutcome,
     #[serde(default)]
     pub error: Option<RpcErrorInfo>,
+    /// Whether the answer sent reached the agent (docs/EVENTS.md, "Delivery receipts").
+    #[serde(default)]
+    pub receipt: Option<crate::Receipt>,
 }
 
 /// Direction of a `wire` event's message.

@@ -3020,6 +3020,10 @@ export interface FsRead {
    * Failures: a message.
    */
   error?: string | null;
+  /**
+   * Whether the answer sent reached the agent (docs/EVENTS.md, "Delivery receipts").
+   */
+  receipt?: Receipt | null;
 }
 /**
  * `fs_write`.
@@ -3033,6 +3037,10 @@ export interface FsWrite {
   outcome: string;
   rule?: string | null;
   error?: string | null;
+  /**
+   * Whether the answer sent reached the agent (docs/EVENTS.md, "Delivery receipts").
+   */
+  receipt?: Receipt | null;
 }
 /**
  * `terminal_created`.
@@ -3048,6 +3056,10 @@ export interface TerminalCreated {
   terminalId?: string | null;
   rule?: string | null;
   error?: string | null;
+  /**
+   * Whether the answer sent reached the agent (docs/EVENTS.md, "Delivery receipts").
+   */
+  receipt?: Receipt | null;
 }
 /**
  * `terminal_exited`.
@@ -3113,6 +3125,10 @@ export interface ExtRequest {
    */
   outcome: string;
   error?: RpcErrorInfo | null;
+  /**
+   * Whether the answer sent reached the agent (docs/EVENTS.md, "Delivery receipts").
+   */
+  receipt?: Receipt | null;
 }
 /**
  * A JSON-RPC error object as the agent was answered.

@@ -1915,6 +1915,8 @@ class FsRead(_FsReadRequired, total=False):
     rule: Optional[str]
     #: Failures: a message.
     error: Optional[str]
+    #: Whether the answer sent reached the agent (docs/EVENTS.md, "Delivery receipts").
+    receipt: Optional[Receipt]
 
 
 class _FsWriteRequired(TypedDict):
@@ -1929,6 +1931,8 @@ class FsWrite(_FsWriteRequired, total=False):
     bytes: Optional[int]
     rule: Optional[str]
     error: Optional[str]
+    #: Whether the answer sent reached the agent (docs/EVENTS.md, "Delivery receipts").
+    receipt: Optional[Receipt]
 
 
 class _TerminalCreatedRequired(TypedDict):
@@ -1945,6 +1949,8 @@ class TerminalCreated(_TerminalCreatedRequired, total=False):
     terminalId: Optional[str]
     rule: Optional[str]
     error: Optional[str]
+    #: Whether the answer sent reached the agent (docs/EVENTS.md, "Delivery receipts").
+    receipt: Optional[Receipt]
 
 
 class _TerminalExitedRequired(TypedDict):
@@ -2017,6 +2023,8 @@ class ExtRequest(_ExtRequestRequired, total=False):
     """`ext_request`: an extension request the embedder's handler served."""
 
     error: Optional[RpcErrorInfo]
+    #: Whether the answer sent reached the agent (docs/EVENTS.md, "Delivery receipts").
+    receipt: Optional[Receipt]
 
 
 class RpcErrorInfo(TypedDict):

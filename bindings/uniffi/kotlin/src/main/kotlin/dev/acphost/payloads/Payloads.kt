@@ -4688,6 +4688,8 @@ data class FsRead(
     val rule: kotlin.String? = null,
     /** Failures: a message. */
     val error: kotlin.String? = null,
+    /** Whether the answer sent reached the agent (docs/EVENTS.md, "Delivery receipts"). */
+    val receipt: JsonElement? = null,
 ) : EventPayload {
     internal companion object {
         fun decode(e: JsonElement): FsRead {
@@ -4700,6 +4702,7 @@ data class FsRead(
                 D.opt(o, "bytes", D::long),
                 D.opt(o, "rule", D::str),
                 D.opt(o, "error", D::str),
+                D.opt(o, "receipt", { it }),
             )
         }
     }
@@ -4713,6 +4716,8 @@ data class FsWrite(
     val outcome: kotlin.String,
     val rule: kotlin.String? = null,
     val error: kotlin.String? = null,
+    /** Whether the answer sent reached the agent (docs/EVENTS.md, "Delivery receipts"). */
+    val receipt: JsonElement? = null,
 ) : EventPayload {
     internal companion object {
         fun decode(e: JsonElement): FsWrite {
@@ -4723,6 +4728,7 @@ data class FsWrite(
                 D.req(o, "outcome", D::str),
                 D.opt(o, "rule", D::str),
                 D.opt(o, "error", D::str),
+                D.opt(o, "receipt", { it }),
             )
         }
     }
@@ -4738,6 +4744,8 @@ data class TerminalCreated(
     val terminalId: kotlin.String? = null,
     val rule: kotlin.String? = null,
     val error: kotlin.String? = null,
+    /** Whether the answer sent reached the agent (docs/EVENTS.md, "Delivery receipts"). */
+    val receipt: JsonElement? = null,
 ) : EventPayload {
     internal companion object {
         fun decode(e: JsonElement): TerminalCreated {
@@ -4750,6 +4758,7 @@ data class TerminalCreated(
                 D.opt(o, "terminalId", D::str),
                 D.opt(o, "rule", D::str),
                 D.opt(o, "error", D::str),
+                D.opt(o, "receipt", { it }),
             )
         }
     }
@@ -4860,6 +4869,8 @@ data class ExtRequest(
     /** `ok`, `error` or `cancelled`. */
     val outcome: kotlin.String,
     val error: RpcErrorInfo? = null,
+    /** Whether the answer sent reached the agent (docs/EVENTS.md, "Delivery receipts"). */
+    val receipt: JsonElement? = null,
 ) : EventPayload {
     internal companion object {
         fun decode(e: JsonElement): ExtRequest {
@@ -4868,6 +4879,7 @@ data class ExtRequest(
                 D.req(o, "method", D::str),
                 D.req(o, "outcome", D::str),
                 D.opt(o, "error", RpcErrorInfo::decode),
+                D.opt(o, "receipt", { it }),
             )
         }
     }
