@@ -48,13 +48,13 @@ pub use elicitation::{
 };
 pub use error::{Error, ExitInfo, Result};
 pub use events::{DecodeNote, Decoded, Event, EventHub, EventKind, HubReader, Payload};
-pub use receipt::{Receipt, RequestState};
 pub use host::{ClientInfo, EventStream, Host, HostConfig};
 pub use orchestration::{Pool, PoolConfig, PoolMode, PoolStats, PooledSession, RestartPolicy};
 pub use permission::{
     DecidedBy, PermissionAnswer, PermissionDecider, PermissionHandler, PermissionOption,
     PermissionRequest, Settled,
 };
+pub use receipt::{Receipt, RequestState};
 pub use services::ClientCapabilities;
 pub use session::{ModelInfo, ModelSwitch, Models, Session, SessionView, TurnResult};
 pub use transport::AgentSpec;

@@ -182,7 +182,11 @@ impl State {
     /// `acph_elicitation_answer`: as `acph_elicitation_respond`, with a call whose result is
     /// the answer's receipt. An answer that cannot be read leaves the request as it was
     /// (`pending` while it waits); every failure carries `data.receipt`.
-    pub(crate) fn answer_elicitation(self: &Arc<Self>, id: u64, answer: &str) -> Result<u64, Failure> {
+    pub(crate) fn answer_elicitation(
+        self: &Arc<Self>,
+        id: u64,
+        answer: &str,
+    ) -> Result<u64, Failure> {
         let state = || self.host.elicitation_request_state(id);
         self.check_open()?;
         let value: Value = serde_json::from_str(answer).map_err(|e| {
@@ -199,7 +203,9 @@ impl State {
             .map_err(|f| rejected(f, acp_host::RequestState::Unavailable))?;
         let host = self.host.clone();
         self.start_call(0, Primary::Nothing, async move {
-            host.respond_elicitation(id, answer).await.map(|r| r.to_json())
+            host.respond_elicitation(id, answer)
+                .await
+                .map(|r| r.to_json())
         })
     }
 
@@ -218,7 +224,9 @@ impl State {
         let host = self.host.clone();
         let answer = option.map(str::to_owned);
         self.start_call(0, Primary::Nothing, async move {
-            host.respond_permission(id, answer).await.map(|r| r.to_json())
+            host.respond_permission(id, answer)
+                .await
+                .map(|r| r.to_json())
         })
     }
 

@@ -116,26 +116,22 @@ impl Actor {
                 request_id,
                 option_id,
                 reply,
-            } => {
-                match self.host_answer(request_id, Ok(option_id)).await {
-                    Ok(slot) => self.reply_receipt(slot, reply),
-                    Err(e) => self.defer(move || {
-                        let _ = reply.send(Err(e.rejecting(RequestState::Unavailable)));
-                    }),
-                }
-            }
+            } => match self.host_answer(request_id, Ok(option_id)).await {
+                Ok(slot) => self.reply_receipt(slot, reply),
+                Err(e) => self.defer(move || {
+                    let _ = reply.send(Err(e.rejecting(RequestState::Unavailable)));
+                }),
+            },
             Command::RespondElicitation {
                 request_id,
                 answer,
                 reply,
-            } => {
-                match self.elicitation_answer(request_id, answer).await {
-                    Ok(slot) => self.reply_receipt(slot, reply),
-                    Err(e) => self.defer(move || {
-                        let _ = reply.send(Err(e.rejecting(RequestState::Unavailable)));
-                    }),
-                }
-            }
+            } => match self.elicitation_answer(request_id, answer).await {
+                Ok(slot) => self.reply_receipt(slot, reply),
+                Err(e) => self.defer(move || {
+                    let _ = reply.send(Err(e.rejecting(RequestState::Unavailable)));
+                }),
+            },
             Command::Shutdown { reply, .. } => {
                 // Handled by the run loop, which owns the reader channel to drain.
                 let info = self

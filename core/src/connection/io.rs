@@ -737,7 +737,10 @@ mod tests {
         agent_end.read_exact(&mut part).await.unwrap();
         drop(agent_end);
         let r = big.wait(std::time::Duration::from_secs(10)).await;
-        assert!(matches!(&r, Receipt::Uncertain { code, .. } if code == "io"), "{r:?}");
+        assert!(
+            matches!(&r, Receipt::Uncertain { code, .. } if code == "io"),
+            "{r:?}"
+        );
         let r = behind.wait(std::time::Duration::from_secs(10)).await;
         assert!(
             matches!(&r, Receipt::Rejected { state: RequestState::Unavailable, code, .. } if code == "agent_exited"),

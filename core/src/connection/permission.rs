@@ -10,13 +10,13 @@ use super::io::Ticket;
 use super::receipts::{ParkedEvent, Slot};
 use super::{Actor, Completion, PermEntry, Timer};
 use crate::error::{Error, Result};
-use crate::receipt::{Receipt, RequestState};
 use crate::events::{EventKind, raw_json};
 use crate::permission::policy::{Grants, Verdict};
 use crate::permission::{
     DecidedBy, Outcome, PermissionHandler, PermissionOption, PermissionRequest, Settled,
     allow_outcome, deny_outcome, tool_call,
 };
+use crate::receipt::{Receipt, RequestState};
 use crate::wire::message::{self, RawId, codes};
 
 /// Run an embedder's decider: `make` builds its future. A panic while building or polling it

@@ -59,7 +59,10 @@ async fn a_permission_answer_is_delivered_and_a_second_one_rejected() {
     let Some(Receipt::Rejected { state, code, .. }) = err.receipt() else {
         panic!("{err:?}")
     };
-    assert_eq!((state, code.as_str()), (RequestState::Unavailable, "already_resolved"));
+    assert_eq!(
+        (state, code.as_str()),
+        (RequestState::Unavailable, "already_resolved")
+    );
     assert_eq!(err.to_json()["data"]["receipt"]["status"], "rejected");
     assert_eq!(err.to_json()["data"]["receipt"]["state"], "unavailable");
     // An unknown id: rejected, unavailable, not_found.
@@ -150,13 +153,15 @@ async fn big_answer(scenario: &str) -> (Receipt, Duration, serde_json::Value) {
         .unwrap();
     let s2 = session.clone();
     let _turn = tokio::spawn(async move { s2.prompt_text("x").await });
-    let evs = collect_until(&mut events, T, |e| e.kind == EventKind::ElicitationRequested).await;
+    let evs = collect_until(&mut events, T, |e| {
+        e.kind == EventKind::ElicitationRequested
+    })
+    .await;
     let id = evs.last().unwrap().data_value()["requestId"]
         .as_u64()
         .unwrap();
     let note = "n".repeat(1 << 20);
-    let answer =
-        ElicitationAnswer::Accept(acp_host::elicitation::content(json!({ "note": note })));
+    let answer = ElicitationAnswer::Accept(acp_host::elicitation::content(json!({ "note": note })));
     let t0 = Instant::now();
     let receipt = host.respond_elicitation(id, answer).await.unwrap();
     let took = t0.elapsed();
@@ -203,7 +208,10 @@ async fn an_elicitation_answer_is_delivered_and_invalid_content_rejected() {
     let s2 = session.clone();
     let turn = tokio::spawn(async move { s2.prompt_text("go").await });
     // The form: content that does not match the schema is rejected (and answered cancel).
-    let evs = collect_until(&mut events, T, |e| e.kind == EventKind::ElicitationRequested).await;
+    let evs = collect_until(&mut events, T, |e| {
+        e.kind == EventKind::ElicitationRequested
+    })
+    .await;
     let id = evs.last().unwrap().data_value()["requestId"]
         .as_u64()
         .unwrap();
@@ -222,7 +230,10 @@ async fn an_elicitation_answer_is_delivered_and_invalid_content_rejected() {
     assert_eq!(resolved["decidedBy"], "invalid_answer");
     assert_eq!(resolved["receipt"]["status"], "delivered");
     // The URL consent: delivered.
-    let evs = collect_until(&mut events, T, |e| e.kind == EventKind::ElicitationRequested).await;
+    let evs = collect_until(&mut events, T, |e| {
+        e.kind == EventKind::ElicitationRequested
+    })
+    .await;
     let id = evs.last().unwrap().data_value()["requestId"]
         .as_u64()
         .unwrap();
