@@ -187,6 +187,9 @@ class ElicitationRequest:
     tool_call_id: Optional[str]
     #: Request scope: the id of the host's request in flight it belongs to (e.g. ``authenticate``).
     scope_request_id: Any
+    #: False when ``scope_request_id`` names none of the host's requests in flight (the agent
+    #: chose the id): still asked, under the same fail-closed rules. True for session scope.
+    scope_known: bool
     #: The turn in flight when it arrived, if any.
     turn: Optional[int]
     message: str
@@ -221,6 +224,7 @@ class ElicitationRequest:
             session_id=d.get("sessionId"),
             tool_call_id=d.get("toolCallId"),
             scope_request_id=d.get("scopeRequestId"),
+            scope_known=bool(d.get("scopeKnown", True)),
             turn=d.get("turn"),
             message=str(d.get("message", "")),
             mode="url" if mode == "url" else "form",
@@ -238,6 +242,7 @@ class ElicitationRequest:
             "sessionId": self.session_id,
             "toolCallId": self.tool_call_id,
             "scopeRequestId": self.scope_request_id,
+            "scopeKnown": self.scope_known,
             "turn": self.turn,
             "message": self.message,
             "mode": self.mode,

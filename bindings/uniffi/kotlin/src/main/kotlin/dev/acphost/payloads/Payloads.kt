@@ -3921,6 +3921,11 @@ data class ElicitationRequested(
     val toolCallId: kotlin.String? = null,
     /** The id of the host's request in flight this elicitation belongs to (request scope). */
     val scopeRequestId: JsonElement? = null,
+    /**
+     * False when `scopeRequestId` names none of the host's requests in flight (the agent chose the
+     * id); true otherwise (session scope, or a request of the host's in flight).
+     */
+    val scopeKnown: kotlin.Boolean,
     val turn: kotlin.Long? = null,
     val message: kotlin.String,
     val mode: ElicitationMode,
@@ -3940,6 +3945,7 @@ data class ElicitationRequested(
                 D.opt(o, "sessionId", D::str),
                 D.opt(o, "toolCallId", D::str),
                 D.opt(o, "scopeRequestId", { it }),
+                D.req(o, "scopeKnown", D::bool),
                 D.opt(o, "turn", D::long),
                 D.req(o, "message", D::str),
                 D.req(o, "mode", ElicitationMode::decode),
