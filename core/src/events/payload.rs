@@ -111,6 +111,8 @@ pub struct SessionOpened {
 pub enum CloseReason {
     Closed,
     Deleted,
+    /// `session/archive` (unstable) of a session open on this host.
+    Archived,
     AgentExited,
     Shutdown,
 }

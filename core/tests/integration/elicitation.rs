@@ -619,7 +619,10 @@ async fn elicitations_scoped_to_requests_the_host_did_not_start_reach_the_embedd
     let evs = collect_until(&mut events, T, |e| e.kind == EventKind::TurnEnded).await;
     assert_eq!(
         texts(&evs),
-        vec![r#"form accept {"name":"ws"}"#.to_owned(), "url decline".into()]
+        vec![
+            r#"form accept {"name":"ws"}"#.to_owned(),
+            "url decline".into()
+        ]
     );
     assert_eq!(
         *seen.lock().unwrap(),

@@ -105,7 +105,7 @@ export type SessionConfigGroupId = string;
 /**
  * Why a session closed.
  */
-export type CloseReason = 'closed' | 'deleted' | 'agent_exited' | 'shutdown';
+export type CloseReason = ('closed' | 'deleted' | 'agent_exited' | 'shutdown') | 'archived';
 /**
  * Different types of updates that can be sent during session processing.
  *

@@ -417,10 +417,8 @@ class SessionClosed(_SessionClosedRequired, total=False):
 
 #: Why a session closed.
 CloseReason = Union[
-    Literal["closed"],
-    Literal["deleted"],
-    Literal["agent_exited"],
-    Literal["shutdown"],
+    Literal["archived"],
+    Union[Literal["closed"], Literal["deleted"], Literal["agent_exited"], Literal["shutdown"]],
 ]
 
 

@@ -39,6 +39,8 @@ __all__ = [
     "SessionModels",
     "SessionState",
     "AgentExit",
+    "SessionStatus",
+    "SessionDefaults",
     "AgentSpec",
     "RestartPolicy",
     "Replay",
@@ -428,6 +430,47 @@ class AgentExit:
 
     def to_dict(self) -> Dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class SessionStatus:
+    """``Agent.session_status`` (unstable ``session/status``): whether the agent has the session
+    in memory."""
+
+    #: ``"open"`` (in memory for any connection: load or resume it before prompting if it was not
+    #: opened here) or ``"saved"`` (known, resumable). A value this host does not know is ``"saved"``.
+    status: Literal["open", "saved"]
+    #: The agent's value verbatim (differs from ``status`` only for one this host does not know).
+    reported: str
+
+    @property
+    def is_open(self) -> bool:
+        return self.status == "open"
+
+    @classmethod
+    def _from_json(cls, raw: str) -> "SessionStatus":
+        d = _loads(raw, "the session/status result")
+        return cls("open" if d.get("status") == "open" else "saved", str(d.get("reported", "")))
+
+    def to_dict(self) -> Dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class SessionDefaults:
+    """``Agent.session_options`` (unstable ``session/options``): the modes and config options a
+    session would start with, without one being created."""
+
+    modes: Optional[SessionModeState]
+    config_options: Optional[List[SessionConfigOption]]
+
+    @classmethod
+    def _from_json(cls, raw: str) -> "SessionDefaults":
+        d = _loads(raw, "the session/options result")
+        return cls(d.get("modes"), d.get("configOptions"))
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"modes": self.modes, "configOptions": self.config_options}
 
 
 #: The largest ``max_restarts`` (the core counts attempts in 32 bits).

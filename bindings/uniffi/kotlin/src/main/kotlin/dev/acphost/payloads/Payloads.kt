@@ -1058,20 +1058,15 @@ data class SessionClosed(
 sealed interface CloseReason {
     /** The value on the wire. */
     val value: kotlin.String
-    data object Closed : CloseReason { override val value: kotlin.String get() = "closed" }
-    data object Deleted : CloseReason { override val value: kotlin.String get() = "deleted" }
-    data object AgentExited : CloseReason { override val value: kotlin.String get() = "agent_exited" }
-    data object Shutdown : CloseReason { override val value: kotlin.String get() = "shutdown" }
+    /** `session/archive` (unstable) of a session open on this host. */
+    data object Archived : CloseReason { override val value: kotlin.String get() = "archived" }
     /** A value this version does not know (a newer agent): [raw] as sent. */
     data class Unknown(val raw: JsonElement) : CloseReason {
         override val value: kotlin.String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
     }
     companion object {
         internal fun decode(e: JsonElement): CloseReason = when ((e as? JsonPrimitive)?.takeIf { it.isString }?.content) {
-            "closed" -> Closed
-            "deleted" -> Deleted
-            "agent_exited" -> AgentExited
-            "shutdown" -> Shutdown
+            "archived" -> Archived
             else -> Unknown(e)
         }
     }
