@@ -22,7 +22,7 @@ class UnstableSessionsTest {
     private val cwd = Files.createTempDirectory("acp-kt-unstable").toRealPath().toString()
 
     @Test
-    fun `without the opt-in or the capability the calls are unsupported`() = runBlocking {
+    fun `without the opt-in or the capability the calls are unsupported`() = runBlocking<Unit> {
         withTimeout(Fixtures.T) {
             Host().use { host ->
                 val agent = host.spawn(Fixtures.mock("unstable-sessions"))
@@ -39,7 +39,7 @@ class UnstableSessionsTest {
     }
 
     @Test
-    fun `status, title, archive and options against the mock`() = runBlocking {
+    fun `status, title, archive and options against the mock`() = runBlocking<Unit> {
         withTimeout(Fixtures.T) {
             Host(HostOptions(unstable = all)).use { host ->
                 val agent = host.spawn(Fixtures.mock("unstable-sessions"))
@@ -67,7 +67,7 @@ class UnstableSessionsTest {
     }
 
     @Test
-    fun `a request-scoped elicitation naming no request of the host is asked, marked unknown`() = runBlocking {
+    fun `a request-scoped elicitation naming no request of the host is asked, marked unknown`() = runBlocking<Unit> {
         withTimeout(Fixtures.T) {
             val seen = mutableListOf<ElicitationRequest>()
             val handler = elicitationHandler { req ->
