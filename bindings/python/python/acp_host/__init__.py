@@ -75,6 +75,8 @@ from ._protocol import MethodFaces, MethodInfo, content_from_file, methods
 from ._schema import AnyEvent, EventEnvelope, EventKind, Receipt, RequestState
 from ._types import (
     AgentExit,
+    SessionDefaults,
+    SessionStatus,
     AgentSpec,
     ElicitationAccept,
     ElicitationAnswer,
@@ -145,6 +147,8 @@ __all__ = [
     "ModelSwitch",
     "SessionState",
     "AgentExit",
+    "SessionStatus",
+    "SessionDefaults",
     "AgentSpec",
     "RestartPolicy",
     "Replay",
