@@ -395,11 +395,26 @@ impl Host {
     /// `initialize`; an agent that fails it is shut down.
     pub(crate) async fn handshake(&self, agent: &Agent) -> Result<()> {
         let cfg = &self.inner.shared.config;
-        let params = serde_json::json!({
+        let caps = self.client_capabilities();
+        let info =
+            serde_json::json!({ "name": cfg.client_info.name, "version": cfg.client_info.version });
+        let mut params = serde_json::json!({
             "protocolVersion": connection::PROTOCOL_VERSION,
-            "clientCapabilities": self.client_capabilities().to_json(),
-            "clientInfo": { "name": cfg.client_info.name, "version": cfg.client_info.version },
+            "clientCapabilities": caps.to_json(),
+            "clientInfo": info,
         });
+        if cfg
+            .unstable
+            .iter()
+            .any(|u| u == crate::protocol::PROTOCOL_V2)
+        {
+            // Offer v2 with its own field names, and keep v1's beside them: an agent that only
+            // speaks v1 answers 1 and reads the v1 fields as ever (the fallback loses nothing).
+            params["protocolVersion"] = connection::PROTOCOL_VERSION_2.into();
+            params["info"] = info;
+            params["capabilities"] = caps.to_json_v2();
+        }
+        let offered = params["protocolVersion"].as_u64().unwrap_or(1) as u16;
         let step = Step::new(Phase::Handshake);
         let id = agent.id();
         self.progress(id, step.report(Stage::Started, None, None))
@@ -407,7 +422,7 @@ impl Host {
         let answer = agent.request(
             "initialize",
             &params,
-            ReqCtx::Initialize,
+            ReqCtx::Initialize { offered },
             cfg.request_timeout,
         );
         let answer = waiting(
