@@ -115,7 +115,8 @@ pub struct HostConfig {
     pub early_update_limit: usize,
     /// Unstable ACP methods the embedder opts into (`"session/fork"`; see
     /// [`crate::protocol::OPT_IN_METHODS`]). Without it their call fails locally with
-    /// `unsupported` and nothing is sent.
+    /// `unsupported` and nothing is sent. `"protocol/v2"` makes `initialize` offer the draft
+    /// ACP v2 (an agent answering 1 gets v1, as without it; docs/PROTOCOL.md).
     pub unstable: Vec<String>,
     /// Coalesce bursts of `tool_call_update`s: an update for the same tool call as the last
     /// event still waiting in the queue (not yet pulled) is merged into it (newer fields win;
