@@ -58,3 +58,4 @@ mod skipped_off_unix;
 mod supervisor;
 mod terminal_auth;
 mod terminals;
+mod unstable_sessions;
