@@ -142,6 +142,7 @@ impl Actor {
                         turn_text: None,
                         buffer: buffered,
                         replaying: false,
+                        steers: Default::default(),
                     },
                 );
                 self.open_session_now(&id, Some((&value, origin)), false)
@@ -195,6 +196,10 @@ impl Actor {
                 }
                 Ok(raw)
             }
+            ReqCtx::Steer(ctx) => {
+                self.steer_answered(ctx, Ok(&raw)).await;
+                Ok(raw)
+            }
         }
     }
 
@@ -216,6 +221,7 @@ impl Actor {
                 self.remove_session_delivering(&id).await;
             }
             ReqCtx::Prompt { session, turn, .. } => self.end_turn(&session, turn, Err(error)).await,
+            ReqCtx::Steer(ctx) => self.steer_answered(ctx, Err(error)).await,
             _ => {}
         }
     }
@@ -458,6 +464,8 @@ impl Actor {
                 .turn(Some(turn)),
         )
         .await;
+        // A steer waiting for this turn to end is the session's next prompt.
+        self.next_steer(session).await;
     }
 
     pub(super) async fn close_session_locally(&mut self, id: &Arc<str>, reason: &str) {
@@ -473,6 +481,7 @@ impl Actor {
         }
         self.cancel_elicitations(Some(id), DecidedBy::Cancelled)
             .await;
+        self.reject_steers(id, "closed").await;
         // The session's terminals die with it; its grants are forgotten.
         self.grants.forget_session(id);
         let terminals = self.terminals.clone();

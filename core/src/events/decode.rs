@@ -51,6 +51,7 @@ pub enum Payload {
     AgentRestarted(AgentRestarted),
     AgentFailed(AgentFailed),
     SessionLost(SessionLost),
+    Steer(Steer),
     /// The data could not be typed (see [`Decoded::notes`]); it is in the event's raw `data`.
     Unknown,
 }
@@ -138,6 +139,7 @@ pub(super) fn decode(kind: EventKind, raw: &str) -> Decoded {
         EventKind::AgentFailed => typed!(AgentFailed),
         EventKind::SessionLost => typed!(SessionLost),
         EventKind::Progress => typed!(Progress),
+        EventKind::Steer => typed!(Steer),
     }
 }
 

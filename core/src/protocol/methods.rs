@@ -313,6 +313,26 @@ pub static METHODS: &[Method] = &[
         },
     },
     Method {
+        name: "_session/steering",
+        direction: ClientToAgent,
+        kind: Request,
+        stability: Unstable,
+        // Advertised in `_meta` (not a capability field): `steering_supported` decides.
+        gate: Gate::None,
+        params: "(vendor extension: `{sessionId, prompt, _meta.steering.idleBehavior}`)",
+        result: None,
+        implemented: true,
+        host: "opt-in: `unstable: [\"_session/steering\"]`; a steer goes into the running turn when the agent advertises `_meta.steering.supported`, else waits as the next prompt (docs/STEERING.md)",
+        faces: Faces {
+            rust: "Session::steer",
+            c: "acph_session_steer",
+            node: "session.steer",
+            python: "session.steer",
+            kotlin: "session.steer",
+            swift: "session.steer",
+        },
+    },
+    Method {
         name: "session/set_mode",
         direction: ClientToAgent,
         kind: Request,
@@ -621,7 +641,7 @@ pub static METHODS: &[Method] = &[
 /// The table entry for `name`.
 /// The unstable methods an embedder may opt into (`HostConfig::unstable`, `unstable` in every
 /// face's config). Without the opt-in their call fails locally with `unsupported`.
-pub const OPT_IN_METHODS: &[&str] = &["session/fork"];
+pub const OPT_IN_METHODS: &[&str] = &["session/fork", "_session/steering"];
 
 /// Check an embedder's `unstable` list: every name must be one of [`OPT_IN_METHODS`].
 pub fn check_opt_in(names: &[String]) -> Result<(), String> {
