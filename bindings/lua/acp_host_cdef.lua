@@ -91,6 +91,7 @@ enum acph_event_kind
     ACPH_EVENT_AGENT_FAILED = 27,
     ACPH_EVENT_SESSION_LOST = 28,
     ACPH_EVENT_PROGRESS = 29,
+    ACPH_EVENT_STEER = 30,
 };
 typedef uint32_t acph_event_kind;
 typedef struct acph_fetch_sink acph_fetch_sink;

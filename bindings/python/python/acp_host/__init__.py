@@ -96,6 +96,8 @@ from ._types import (
     RestartPolicy,
     SessionModels,
     SessionState,
+    SteerOutcome,
+    SteerResult,
     TurnResult,
 )
 
@@ -138,6 +140,8 @@ __all__ = [
     "ElicitationCancel",
     "ElicitationMode",
     "TurnResult",
+    "SteerResult",
+    "SteerOutcome",
     "SessionModels",
     "ModelInfo",
     "ModelSwitch",
