@@ -392,3 +392,31 @@ async fn content_the_agent_did_not_advertise_is_refused_locally() {
         .unwrap_err();
     assert_eq!(err.kind(), "invalid_argument", "{err}");
 }
+
+#[tokio::test]
+async fn the_agent_crashing_rejects_queued_steers_as_agent_exited() {
+    let host = Host::new(opted_in());
+    let mut events = host.events().unwrap();
+    // The mock exits (code 9) when a `session/set_mode` request arrives: a crash on cue.
+    let spec = mock(Some("no-steering")).env("ACP_MOCK_EXIT_ON", "session/set_mode");
+    let agent = host.spawn(spec).await.unwrap();
+    let session = agent
+        .new_session(SessionOptions::new(tmp_cwd()))
+        .await
+        .unwrap();
+    let (task, _) = running_turn(&session, &mut events).await;
+    let a = session.steer(text("later")).await.unwrap();
+    assert_eq!(a.to_json()["outcome"], "queued");
+    let _ = session.set_mode("code").await;
+    assert_eq!(task.await.unwrap().unwrap_err().kind(), "agent_exited");
+    let evs = collect_until(&mut events, T, |e| e.kind == EventKind::AgentExited).await;
+    let d = of_kind(&evs, EventKind::Steer)
+        .iter()
+        .map(|e| e.data_value())
+        .find(|d| d["outcome"] == "rejected")
+        .unwrap();
+    assert_eq!(d["steer"], a.steer);
+    assert_eq!(d["reason"], "agent_exited");
+    assert_eq!(d["prompt"][0]["text"], "later");
+    drop(agent);
+}
