@@ -317,6 +317,12 @@ acph_status acph_session_prompt_text(struct acph_host *host,
                                      size_t text_len,
                                      uint64_t *call_out,
                                      struct acph_error **error_out);
+acph_status acph_session_steer(struct acph_host *host,
+                               uint64_t session,
+                               const char *content_json,
+                               size_t content_len,
+                               uint64_t *call_out,
+                               struct acph_error **error_out);
 acph_status acph_session_cancel(struct acph_host *host,
                                 uint64_t session,
                                 struct acph_error **error_out);
