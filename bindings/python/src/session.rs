@@ -130,7 +130,10 @@ impl NativeSession {
         };
         let session = self.session.clone();
         call(py, aio, async move {
-            session.steer(content).await.map(|r| r.to_json().to_string())
+            session
+                .steer(content)
+                .await
+                .map(|r| r.to_json().to_string())
         })
     }
 
