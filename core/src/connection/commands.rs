@@ -228,7 +228,9 @@ impl Actor {
                     v.active_turn = Some(*turn);
                 }
             }
-            ReqCtx::CloseSession { id } | ReqCtx::DeleteSession { id } => {
+            ReqCtx::CloseSession { id }
+            | ReqCtx::DeleteSession { id }
+            | ReqCtx::ArchiveSession { id } => {
                 // Its steers are never sent: a turn ending before the answer must not prompt.
                 self.reject_steers(id, "closed").await;
             }

@@ -151,6 +151,14 @@ pub(crate) enum ReqCtx {
     },
     /// `_session/steering` into `turn` (see `steer.rs`).
     Steer(steer::SteerCtx),
+    /// `session/archive`: the agent closes an active session first, so an open one closes here.
+    ArchiveSession {
+        id: Arc<str>,
+    },
+    /// `session/set_title`: the stored title becomes the open session's view title.
+    SetTitle {
+        session: Arc<str>,
+    },
 }
 
 /// A command from a handle.

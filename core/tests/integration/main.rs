@@ -58,3 +58,4 @@ mod steer;
 mod supervisor;
 mod terminal_auth;
 mod terminals;
+mod unstable_sessions;
