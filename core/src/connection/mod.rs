@@ -21,6 +21,7 @@ mod output;
 mod permission;
 mod responses;
 mod state;
+mod steer;
 #[cfg(test)]
 mod terminal_exit_tests;
 mod v2;
@@ -39,7 +40,7 @@ use tokio_util::time::{DelayQueue, delay_queue};
 pub(crate) use io::ReaderMsg;
 use io::{reader_task, writer_task};
 pub(crate) use state::AgentShared;
-pub use state::{AgentInfo, PROTOCOL_VERSION, PROTOCOL_VERSION_2};
+pub use state::{AgentInfo, PROTOCOL_VERSION, PROTOCOL_VERSION_2, steering_supported};
 
 use crate::error::{Error, ExitInfo, Result};
 use crate::events::{EventBus, PendingEvent, raw_json};
@@ -58,6 +59,8 @@ pub(crate) struct HostShared {
     pub bus: EventBus,
     pub config: HostConfig,
     pub next_turn: AtomicU64,
+    /// Steer ids (`Session::steer`), per host.
+    pub next_steer: AtomicU64,
     pub next_permission: AtomicU64,
     /// Permission request id → (agent id, resolved?). Bounded: old resolved entries are trimmed.
     pub permissions: Mutex<BTreeMap<u64, (u64, bool)>>,
@@ -150,6 +153,8 @@ pub(crate) enum ReqCtx {
     DeleteSession {
         id: Arc<str>,
     },
+    /// `_session/steering` into `turn` (see `steer.rs`).
+    Steer(steer::SteerCtx),
     /// `session/archive`: the agent closes an active session first, so an open one closes here.
     ArchiveSession {
         id: Arc<str>,
@@ -194,6 +199,14 @@ pub(crate) enum Command {
         /// Why, when the host itself decided (e.g. a failed handshake); reported in `agent_exited`.
         error: Option<Value>,
         reply: oneshot::Sender<ExitInfo>,
+    },
+    /// `Session::steer`: into the running turn, or queued as the session's next prompt.
+    Steer {
+        session: Arc<str>,
+        steer: u64,
+        /// The content blocks (checked by the handle).
+        prompt: Value,
+        reply: oneshot::Sender<Result<crate::session::SteerResult>>,
     },
     /// Events from above the connection (the supervisor's), in order after this connection's;
     /// `reply` once they are queued.
@@ -309,9 +322,14 @@ struct SessionEntry {
     agent_turn: bool,
     /// v2: an `idle` that ended the turn before the prompt's acceptance arrived.
     early_idle: Option<Value>,
+    /// Steers waiting to be the session's next prompt, and those in flight (see `steer.rs`).
+    steers: steer::Steers,
 }
 
 type Reply = Box<dyn FnOnce() + Send>;
+
+/// Where a request's caller waits for its raw result.
+type ReplyTx = oneshot::Sender<Result<Box<RawValue>>>;
 
 /// Events the host's queue had no room for, and the replies queued behind them.
 ///
