@@ -104,17 +104,20 @@ impl Sink {
         &self.path
     }
 
-    /// Queue one line (`line` without its newline). Nothing is queued after `finish`: the
-    /// thread is done with the file.
-    pub(super) fn push(&self, line: &str) {
+    /// Queue one line (`line` without its newline); `false` when it is not queued (the queue
+    /// is full: it is counted as dropped). Nothing is queued after `finish`: the thread is done
+    /// with the file. A queued line is written unless the file reached its bound or a write
+    /// failed: then nothing after it is written either (so the file's lines are those queued,
+    /// in order, up to a cut: what a version 2 event's `wire` index counts on).
+    pub(super) fn push(&self, line: &str) -> bool {
         let mut q = self.shared.queue();
         if q.finished.is_some() {
-            return;
+            return false;
         }
         let before = q.buf.len();
         if before + line.len() + 1 > QUEUE_BYTES {
             q.dropped += 1;
-            return;
+            return false;
         }
         q.buf.extend_from_slice(line.as_bytes());
         q.buf.push(b'\n');
@@ -125,6 +128,7 @@ impl Sink {
         if before == 0 || (before < CHUNK && after >= CHUNK) {
             self.shared.ready.notify_one();
         }
+        true
     }
 
     /// The connection ended at `t` (microseconds): the thread writes what is queued and the `end` line, then
@@ -144,6 +148,8 @@ struct Written {
     lines: u64,
     dropped: u64,
     truncated: bool,
+    /// A write failed: nothing more is written (a line after a lost one could refer to it).
+    failed: bool,
 }
 
 fn write_all(shared: &Shared, mut file: impl Write, max_bytes: u64, closed: oneshot::Sender<()>) {
@@ -191,7 +197,9 @@ fn write_all(shared: &Shared, mut file: impl Write, max_bytes: u64, closed: ones
         }
         if let Some(t) = finished {
             let end = format!(
-                "{{\"t\":{},\"end\":{{\"lines\":{},\"bytes\":{},\"droppedLines\":{},\"truncated\":{}}}}}\n",
+                // After a failed write the file may end mid-line: the `end` starts its own.
+                "{}{{\"t\":{},\"end\":{{\"lines\":{},\"bytes\":{},\"droppedLines\":{},\"truncated\":{}}}}}\n",
+                if w.failed { "\n" } else { "" },
                 super::Seconds(t),
                 w.lines,
                 w.bytes,
@@ -215,7 +223,7 @@ fn put(file: &mut impl Write, w: &mut Written, max_bytes: u64, chunk: &[u8], lin
     if chunk.is_empty() {
         return;
     }
-    if w.truncated {
+    if w.truncated || w.failed {
         w.dropped += lines;
         return;
     }
@@ -226,6 +234,7 @@ fn put(file: &mut impl Write, w: &mut Written, max_bytes: u64, chunk: &[u8], lin
             w.lines += lines;
         } else {
             w.dropped += lines;
+            w.failed = true;
         }
         return;
     }
@@ -239,6 +248,8 @@ fn put(file: &mut impl Write, w: &mut Written, max_bytes: u64, chunk: &[u8], lin
         w.dropped += lines - fitted;
     } else {
         w.dropped += lines;
+        w.failed = true;
+        return;
     }
     w.truncated = true;
     let _ = writeln!(file, "{{\"truncated\":{{\"maxBytes\":{max_bytes}}}}}");

@@ -9,9 +9,10 @@
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+use crate::record::format::{self, EventData};
 
 /// The largest recording read (twice the recorder's default bound; it is held parsed, a few
 /// times its size in memory).
@@ -34,6 +35,8 @@ pub struct Recording {
     pub truncated: bool,
     /// Lines the recorder dropped to keep up (`gap` lines); what they held cannot be replayed.
     pub dropped_lines: u64,
+    /// The entry of each wire line, in file order (what a version 2 event's `wire` names).
+    wires: Vec<usize>,
 }
 
 /// One thing of the recording, with its file line (1-based) and time `t`.
@@ -94,6 +97,7 @@ impl Recording {
             ended: false,
             truncated: false,
             dropped_lines: 0,
+            wires: Vec::new(),
         };
         let mut buf = Vec::new();
         let mut n = 0;
@@ -163,6 +167,7 @@ impl Recording {
             let Some(msg) = map.get("msg").cloned() else {
                 return Err(bad(path, n, "has no `msg`".into()));
             };
+            self.wires.push(self.entries.len());
             match dir.as_str() {
                 Some("in") => What::Agent(msg),
                 Some("out") => What::Host(msg),
@@ -175,8 +180,11 @@ impl Recording {
                 }
             }
         } else if let Some(event) = map.get("event") {
-            let data = &event["data"];
-            match event["kind"].as_str() {
+            let Value::Object(event) = event else {
+                return Err(bad(path, n, "its `event` is not an object".into()));
+            };
+            let data = self.event_data(event).map_err(|e| bad(path, n, e))?;
+            match event.get("kind").and_then(Value::as_str) {
                 Some("agent_stderr") => {
                     match (data["line"].as_str(), data["omittedBytes"].as_u64()) {
                         (_, Some(bytes)) => What::Stderr {
@@ -227,6 +235,28 @@ impl Recording {
         self.entries.push(Entry { line: n, t, what });
         Ok(())
     }
+
+    /// An event line's `data`: in the line, or (format 2) in the wire line it refers to.
+    fn event_data<'a>(
+        &'a self,
+        event: &'a Map<String, Value>,
+    ) -> std::result::Result<&'a Value, String> {
+        match format::event_data(event)? {
+            EventData::Inline(data) => Ok(data),
+            EventData::Wire(i) => {
+                let line = self
+                    .wires
+                    .get(i)
+                    .and_then(|&e| self.entries.get(e))
+                    .and_then(|e| match &e.what {
+                        What::Agent(msg) | What::AgentLossy(msg) => Some(("in", msg)),
+                        What::Host(msg) => Some(("out", msg)),
+                        _ => None,
+                    });
+                format::referenced_data(event, i, line)
+            }
+        }
+    }
 }
 
 /// The longest line a replay writes from a recorded length (input from anyone).
@@ -234,13 +264,14 @@ const MAX_FILLER: u64 = 1 << 30;
 
 fn header(path: &Path, line: Value) -> Result<Value> {
     match line.get("acpRecording").and_then(Value::as_u64) {
-        Some(v) if v == u64::from(crate::record::FORMAT_VERSION) => Ok(line),
+        Some(v) if format::readable(v) => Ok(line),
         Some(v) => Err(bad(
             path,
             1,
             format!(
-                "format version {v}; this host reads version {}",
-                crate::record::FORMAT_VERSION
+                "format version {v}; this host reads versions {} to {}",
+                format::OLDEST_READ,
+                format::FORMAT_VERSION
             ),
         )),
         None => Err(bad(
