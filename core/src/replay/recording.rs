@@ -362,6 +362,71 @@ mod tests {
         }
     }
 
+    /// Format 2: an update's event refers to its wire line.
+    const GOOD_V2: &str = concat!(
+        r#"{"acpRecording":2,"acpHost":"0.1.0","initialize":null}"#,
+        "\n",
+        r#"{"t":0.001,"dir":"out","msg":{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}}"#,
+        "\n",
+        r#"{"t":0.002,"dir":"in","msg":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk"}}}}"#,
+        "\n",
+        r#"{"t":0.002,"event":{"kind":"session_update","session":"s","turn":1,"wire":1}}"#,
+        "\n",
+        r#"{"t":0.003,"dir":"in","msg":{"jsonrpc":"2.0","id":1,"result":{"stopReason":"end_turn"}}}"#,
+        "\n",
+        r#"{"t":0.007,"end":{"lines":4}}"#,
+        "\n",
+    );
+
+    #[test]
+    fn a_version_2_recording_reads_and_a_reference_that_does_not_hold_is_refused() {
+        let rec = Recording::read(Path::new("r"), GOOD_V2.as_bytes()).unwrap();
+        assert!(rec.ended);
+        assert_eq!(rec.entries.len(), 3, "the wire lines");
+        for (bad_ref, why) in [
+            (r#""wire":0"#, "wire line 0, a message of the host's"),
+            (
+                r#""wire":2"#,
+                "wire line 2, which is not in the file before it",
+            ),
+            (r#""wire":99"#, "wire line 99, which is not in the file"),
+            (r#""wire":1,"data":{}"#, "both `data` and `wire`"),
+            (r#""wire":"1""#, "not the index of a wire line"),
+        ] {
+            let text = GOOD_V2.replace(r#""wire":1"#, bad_ref);
+            let err = Recording::read(Path::new("r"), text.as_bytes()).unwrap_err();
+            assert_eq!(err.kind(), "invalid_argument");
+            let msg = err.to_string();
+            assert!(
+                msg.contains("the recording r line 4") && msg.contains(why),
+                "{msg}"
+            );
+        }
+        let other = GOOD_V2.replace(r#""session":"s","turn""#, r#""session":"t","turn""#);
+        let err = Recording::read(Path::new("r"), other.as_bytes()).unwrap_err();
+        assert!(err.to_string().contains("another session"), "{err}");
+        let err =
+            Recording::read(Path::new("r"), b"{\"acpRecording\":3}\n".as_slice()).unwrap_err();
+        assert!(err.to_string().contains("versions 1 to 2"), "{err}");
+    }
+
+    #[test]
+    fn every_cut_and_flipped_byte_of_a_version_2_recording_is_an_error_or_a_recording() {
+        let bytes = GOOD_V2.as_bytes();
+        for cut in 0..bytes.len() {
+            let _ = Recording::read(Path::new("r"), &bytes[..cut]);
+        }
+        for at in 0..bytes.len() {
+            for flip in [0x00, 0x22, 0x30, 0x39, 0x7b, 0xff] {
+                let mut b = bytes.to_vec();
+                b[at] = flip;
+                if let Err(e) = Recording::read(Path::new("r"), b.as_slice()) {
+                    assert_eq!(e.kind(), "invalid_argument");
+                }
+            }
+        }
+    }
+
     #[test]
     fn hostile_lengths_are_bounded_not_allocated() {
         let text = concat!(
