@@ -876,6 +876,82 @@ acph_status acph_agent_delete_session(struct acph_host *host,
                                       uint64_t *call_out,
                                       struct acph_error **error_out);
 
+// `session/status` (unstable; `"unstable": ["session/status"]` and the agent's
+// `sessionCapabilities.status`): whether the agent has the session in memory. `result`:
+// `{"status": "open"|"saved", "reported": "<the agent's value>"}` (a value the host does not
+// know is `"saved"`, as the spec requires).
+//
+// # Safety
+// `host` is NULL or a live host; `session_id` points to `session_id_len` readable bytes;
+// `call_out` and `error_out` are NULL or writable.
+acph_status acph_agent_session_status(struct acph_host *host,
+                                      uint64_t agent,
+                                      const char *session_id,
+                                      size_t session_id_len,
+                                      uint64_t *call_out,
+                                      struct acph_error **error_out);
+
+// `session/set_title` (unstable; `"unstable": ["session/set_title"]` and
+// `sessionCapabilities.title`). `result`: `{"title": "<the title the agent stored>"}` (it may
+// normalise it: show this one); a session open on this host gets it as its title.
+//
+// # Safety
+// As `acph_agent_session_status`; `title` points to `title_len` readable bytes.
+acph_status acph_agent_set_session_title(struct acph_host *host,
+                                         uint64_t agent,
+                                         const char *session_id,
+                                         size_t session_id_len,
+                                         const char *title,
+                                         size_t title_len,
+                                         uint64_t *call_out,
+                                         struct acph_error **error_out);
+
+// `session/archive` (unstable; `"unstable": ["session/archive"]` and
+// `sessionCapabilities.archive`): hidden from default `session/list` results. A session open on
+// this host is closed (`session_closed`, reason `archived`). `result`: `{}`.
+//
+// # Safety
+// As `acph_agent_session_status`.
+acph_status acph_agent_archive_session(struct acph_host *host,
+                                       uint64_t agent,
+                                       const char *session_id,
+                                       size_t session_id_len,
+                                       uint64_t *call_out,
+                                       struct acph_error **error_out);
+
+// `session/unarchive` (unstable; `"unstable": ["session/unarchive"]` and
+// `sessionCapabilities.archive`): back in default `session/list` results; never loads or
+// resumes it. `result`: `{}`.
+//
+// # Safety
+// As `acph_agent_session_status`.
+acph_status acph_agent_unarchive_session(struct acph_host *host,
+                                         uint64_t agent,
+                                         const char *session_id,
+                                         size_t session_id_len,
+                                         uint64_t *call_out,
+                                         struct acph_error **error_out);
+
+// `session/options` (unstable; `"unstable": ["session/options"]` and
+// `sessionCapabilities.options`): the modes and config options a session would start with,
+// without creating one. `options_json` as for `acph_agent_new_session` (`cwd` required;
+// `mcpServers` is not sent). `session_id`: NULL for a new session, or an existing one's id
+// (then the agent must support load or resume). `result`: `{"modes": {...}|null,
+// "configOptions": [...]|null}`.
+//
+// # Safety
+// `host` is NULL or a live host; `options_json` points to `options_len` readable bytes;
+// `session_id` is NULL or points to `session_id_len` readable bytes; `call_out` and `error_out`
+// are NULL or writable.
+acph_status acph_agent_session_options(struct acph_host *host,
+                                       uint64_t agent,
+                                       const char *options_json,
+                                       size_t options_len,
+                                       const char *session_id,
+                                       size_t session_id_len,
+                                       uint64_t *call_out,
+                                       struct acph_error **error_out);
+
 // Speak ACP over a byte stream the embedder opened, and perform the handshake (`initialize`,
 // protocol version check) as `acph_host_spawn` does: an agent in a container, behind an SSH
 // channel, or listening on a socket. `read_fd` is what the agent writes to us, `write_fd` what

@@ -46,6 +46,16 @@ export declare class NativeAgent {
   listSessions(cwd?: string | undefined | null, cursor?: string | undefined | null, abort?: number | undefined | null): Promise<any>
   closeSession(sessionId: string, abort?: number | undefined | null): Promise<void>
   deleteSession(sessionId: string, abort?: number | undefined | null): Promise<void>
+  /** `session/status` (unstable): `{status, reported}`. */
+  sessionStatus(sessionId: string, abort?: number | undefined | null): Promise<any>
+  /** `session/set_title` (unstable): the title the agent stored. */
+  setSessionTitle(sessionId: string, title: string, abort?: number | undefined | null): Promise<string>
+  /** `session/archive` (unstable). */
+  archiveSession(sessionId: string, abort?: number | undefined | null): Promise<void>
+  /** `session/unarchive` (unstable). */
+  unarchiveSession(sessionId: string, abort?: number | undefined | null): Promise<void>
+  /** `session/options` (unstable): `{modes, configOptions}`. */
+  sessionOptions(optionsJson: string, sessionId?: string | undefined | null, abort?: number | undefined | null): Promise<any>
   /** Send an extension request (`_vendor/...`) and get its raw result. */
   extRequest(method: string, params: any, abort?: number | undefined | null): Promise<any>
   /** A handle to an open session of this agent, or `null`. */

@@ -22,6 +22,9 @@ use crate::transport::AgentSpec;
 
 /// An agent's result as a tree: text no tree holds (a number out of range, a lone surrogate) is
 /// `protocol`, not a silent `null`.
+mod unstable;
+pub use unstable::{SessionDefaults, SessionStatusInfo};
+
 fn result_tree(method: &str, raw: &RawValue) -> Result<Value> {
     serde_json::from_str(raw.get()).map_err(|e| {
         Error::Protocol(format!(
@@ -610,20 +613,7 @@ impl Agent {
     /// `session/fork` (unstable: needs `"session/fork"` in [`HostConfig::unstable`], and the
     /// agent's `sessionCapabilities.fork`): a new session that starts from `session_id`'s history.
     pub async fn fork_session(&self, session_id: &str, options: SessionOptions) -> Result<Session> {
-        if !self
-            .inner
-            .host
-            .config
-            .unstable
-            .iter()
-            .any(|m| m == "session/fork")
-        {
-            return Err(Error::Unsupported(
-                "session/fork is an unstable ACP method: opt in with `unstable: [\"session/fork\"]` \
-                 in the host's config"
-                    .into(),
-            ));
-        }
+        self.require_opt_in("session/fork")?;
         let info = self.require_gate("session/fork")?;
         let params = options.params(&info, Some(session_id), false)?;
         let raw = self

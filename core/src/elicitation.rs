@@ -86,6 +86,10 @@ pub struct ElicitationRequest {
     pub tool_call_id: Option<String>,
     /// Request scope: the id of the host's request in flight it belongs to (e.g. `authenticate`).
     pub scope_request_id: Option<Value>,
+    /// False when the request scope names none of the host's requests in flight (the agent
+    /// scoped it to a request of its own choosing): still asked, under the same fail-closed
+    /// rules, but the UI cannot tie it to a call of the host's. True for session scope.
+    pub scope_known: bool,
     /// The turn in flight when it arrived, if any.
     pub turn: Option<u64>,
     pub message: String,

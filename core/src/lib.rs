@@ -37,7 +37,7 @@ pub mod session;
 pub mod transport;
 pub mod wire;
 
-pub use agent::{Agent, SessionOptions};
+pub use agent::{Agent, SessionDefaults, SessionOptions, SessionStatusInfo};
 /// The pinned ACP schema crate (`agent-client-protocol-schema`) whose types type the payloads.
 pub use agent_client_protocol_schema as schema;
 pub use connection::{AgentInfo, PROTOCOL_VERSION};

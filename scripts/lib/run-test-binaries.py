@@ -41,6 +41,9 @@ def run(item: tuple[str, Path, Path]) -> tuple[str, int, str, float]:
     path = os.pathsep.join(filter(None, [str(deps), str(deps.parent), os.environ.get("LD_LIBRARY_PATH", "")]))
     env = dict(os.environ, CARGO_MANIFEST_DIR=str(pkg), CARGO=shutil.which("cargo") or "cargo",
                LD_LIBRARY_PATH=path)
+    # libtest runs as many tests at a time as there are cores (2 here); these wait on agents,
+    # timers and child processes far more than they compute. RUST_TEST_THREADS overrides.
+    env.setdefault("RUST_TEST_THREADS", "8")
     t0 = time.monotonic()
     p = subprocess.run([str(exe)], cwd=pkg, env=env, stdin=subprocess.DEVNULL,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")

@@ -92,6 +92,62 @@ static void run(const char *config, const char *form_answer, bool expect_invalid
     acph_host_free(h);
 }
 
+/* Request-scoped elicitations naming none of the host's requests (the spec's reference test agent
+ * does this during a prompt): asked all the same, `scopeKnown: false`, answered as any other. */
+static void run_unknown_scope(const char *config) {
+    acph_host *h = make_host(config);
+    event_list evs = {0};
+    char *spec = mock_spec("elicitation-unknown-request");
+    uint64_t call = 0;
+    EXPECT(ACPH_STATUS_OK, acph_host_spawn(h, spec, strlen(spec), &call, ERR));
+    free(spec);
+    const acph_event *done = wait_call(h, &evs, call, T_WAIT);
+    json *result = NULL;
+    CHECK(call_result(done, NULL, &result));
+    uint64_t agent = 0;
+    CHECK(json_u64(json_get(result, "agent"), &agent));
+    json_free(result);
+    char *opts = session_options(scratch_dir());
+    EXPECT(ACPH_STATUS_OK, acph_agent_new_session(h, agent, opts, strlen(opts), &call, ERR));
+    free(opts);
+    done = wait_call(h, &evs, call, T_WAIT);
+    CHECK(call_result(done, NULL, &result));
+    uint64_t session = 0;
+    CHECK(json_u64(json_get(result, "session"), &session));
+    json_free(result);
+    EXPECT(ACPH_STATUS_OK, acph_session_prompt_text(h, session, "go", 2, &call, ERR));
+
+    const acph_event *form = wait_kind(h, &evs, "elicitation_requested", T_WAIT);
+    json *fe = event_json(form);
+    const json *fd = json_get(fe, "data");
+    json *no = json_new_bool(false);
+    CHECK(json_equal(json_get(fd, "scopeKnown"), no));
+    CHECK(strcmp(json_str(json_get(fd, "scopeRequestId")), "agent-req-1") == 0);
+    CHECK(json_is_null(json_get(fd, "sessionId")));
+    json_free(fe);
+    respond(h, form->request, "{\"action\":\"accept\",\"content\":{\"name\":\"ws\"}}", ACPH_STATUS_OK);
+
+    const acph_event *url = wait_kind(h, &evs, "elicitation_requested", T_WAIT);
+    CHECK(url->request != form->request);
+    json *ue = event_json(url);
+    const json *ud = json_get(ue, "data");
+    uint64_t scope = 0;
+    CHECK(json_u64(json_get(ud, "scopeRequestId"), &scope) && scope == 9999);
+    CHECK(json_equal(json_get(ud, "scopeKnown"), no));
+    json_free(ue);
+    json_free(no);
+    respond(h, url->request, "{\"action\":\"decline\"}", ACPH_STATUS_OK);
+    done = wait_call(h, &evs, call, T_WAIT);
+    CHECK(call_result(done, NULL, &result));
+    CHECK(strcmp(json_str(json_get(result, "stopReason")), "end_turn") == 0);
+    json_free(result);
+    CHECK(said(&evs, "form accept {\"name\":\"ws\"}"));
+    CHECK(said(&evs, "url decline"));
+    CHECK(count_kind(&evs, "elicitation_resolved", NULL) == 2);
+    events_free(&evs);
+    acph_host_free(h);
+}
+
 int main(void) {
     /* An unknown mode is a config error naming its place. */
     acph_host *h = NULL;
@@ -110,6 +166,7 @@ int main(void) {
     const char *config = "{\"elicitation\":\"manual\",\"elicitationModes\":[\"form\",\"url\"]}";
     run(config, "{\"action\":\"accept\",\"content\":{\"target\":\"production\",\"dryRun\":false}}", false);
     run(config, "{\"action\":\"accept\",\"content\":{\"target\":\"moon\"}}", true);
+    run_unknown_scope(config);
     printf("test_elicitation: ok\n");
     return 0;
 }

@@ -204,6 +204,73 @@ impl NativeAgent {
         .await
     }
 
+    /// `session/status` (unstable): `{status, reported}`.
+    #[napi]
+    pub async fn session_status(&self, session_id: String, abort: Option<u32>) -> Result<Value> {
+        let agent = self.agent.clone();
+        abortable(abort, async move {
+            let s = agent.session_status(&session_id).await?;
+            Ok(serde_json::to_value(s).unwrap_or_default())
+        })
+        .await
+    }
+
+    /// `session/set_title` (unstable): the title the agent stored.
+    #[napi]
+    pub async fn set_session_title(
+        &self,
+        session_id: String,
+        title: String,
+        abort: Option<u32>,
+    ) -> Result<String> {
+        let agent = self.agent.clone();
+        abortable(abort, async move {
+            agent.set_session_title(&session_id, &title).await
+        })
+        .await
+    }
+
+    /// `session/archive` (unstable).
+    #[napi]
+    pub async fn archive_session(&self, session_id: String, abort: Option<u32>) -> Result<()> {
+        let agent = self.agent.clone();
+        abortable(
+            abort,
+            async move { agent.archive_session(&session_id).await },
+        )
+        .await
+    }
+
+    /// `session/unarchive` (unstable).
+    #[napi]
+    pub async fn unarchive_session(&self, session_id: String, abort: Option<u32>) -> Result<()> {
+        let agent = self.agent.clone();
+        abortable(
+            abort,
+            async move { agent.unarchive_session(&session_id).await },
+        )
+        .await
+    }
+
+    /// `session/options` (unstable): `{modes, configOptions}`.
+    #[napi]
+    pub async fn session_options(
+        &self,
+        options_json: String,
+        session_id: Option<String>,
+        abort: Option<u32>,
+    ) -> Result<Value> {
+        let options = session_options(&options_json)?;
+        let agent = self.agent.clone();
+        abortable(abort, async move {
+            let d = agent
+                .session_options(&options, session_id.as_deref())
+                .await?;
+            Ok(serde_json::to_value(d).unwrap_or_default())
+        })
+        .await
+    }
+
     /// Send an extension request (`_vendor/...`) and get its raw result.
     #[napi]
     pub async fn ext_request(

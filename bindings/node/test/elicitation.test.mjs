@@ -43,13 +43,13 @@ function initializeCaps(evs) {
  * after each prompt was sent and may read events from `ctx.stream` into `ctx.events`; the rest of
  * the turn's events are collected up to `turn_ended`.
  */
-async function deploy(options, { during, turns = 1 } = {}) {
+async function deploy(options, { during, turns = 1, scenario = 'elicitation' } = {}) {
   const host = new acp.Host({ wireEvents: true, ...options });
   const stream = host.events();
   const events = [];
   const results = [];
   try {
-    const agent = await host.spawn(mock('elicitation'));
+    const agent = await host.spawn(mock(scenario));
     const session = await agent.newSession({ cwd: tmpdir() });
     for (let turn = 1; turn <= turns; turn++) {
       const prompt = session.prompt('deploy');
@@ -133,6 +133,7 @@ test('a handler answers a form and URL consent; the events tell the story', asyn
   assert.equal(f.turn, 1);
   assert.equal(typeof f.agent, 'number');
   assert.equal(f.scopeRequestId, null);
+  assert.equal(f.scopeKnown, true);
   assert.deepEqual(f.requestedSchema.required, ['target']);
   assert.deepEqual(f.requestedSchema.properties.target.enum, ['staging', 'production']);
   assert.equal('token' in f, false, 'no internal field leaks');
@@ -423,4 +424,33 @@ test('respondElicitation on a host without elicitation: not_found', async () => 
   } finally {
     await host.close();
   }
+});
+
+test('request-scoped elicitations naming no request of the host are asked, marked scopeKnown: false', async () => {
+  const seen = [];
+  const run = await deploy(
+    {
+      elicitationModes: ['form', 'url'],
+      onElicitation: (req) => {
+        seen.push(req);
+        return req.mode === 'form' ? { action: 'accept', content: { name: 'ws' } } : { action: 'decline' };
+      },
+    },
+    { scenario: 'elicitation-unknown-request' },
+  );
+  assert.equal(run.result.stopReason, 'end_turn');
+  assert.deepEqual(run.texts, ['form accept {"name":"ws"}', 'url decline']);
+  assert.deepEqual(
+    seen.map((r) => [r.mode, r.scopeRequestId, r.scopeKnown, r.sessionId]),
+    [['form', 'agent-req-1', false, null], ['url', 9999, false, null]],
+  );
+  const asked = ofKind(run.events, 'elicitation_requested');
+  assert.deepEqual(asked.map((e) => e.data.scopeKnown), [false, false]);
+  // The same fail-closed rules: content off the schema cancels.
+  const bad = await deploy(
+    { elicitationModes: ['form', 'url'], onElicitation: (req) => (req.mode === 'form' ? { action: 'accept', content: { name: '' } } : { action: 'accept' }) },
+    { scenario: 'elicitation-unknown-request' },
+  );
+  assert.ok(bad.texts[0].startsWith('form cancel'), JSON.stringify(bad.texts));
+  assert.equal(bad.resolved[0].decidedBy, 'invalid_answer');
 });

@@ -1,7 +1,7 @@
 /**
  * An agent: its handshake info, authentication and sessions.
  */
-import type { AcpEvent, ListSessionsResult } from './types';
+import type { AcpEvent, ListSessionsResult, SessionDefaults, SessionStatusResult } from './types';
 import type { SessionOptionsDocument } from './generated/options';
 import type { EventsOptions } from './streams';
 import { asyncDispose, type NativeAgent, type NativeSession } from './native';
@@ -179,6 +179,53 @@ export class Agent {
   /** `session/delete` (needs `sessionCapabilities.delete`). */
   deleteSession(sessionId: string, options: CallOptions = {}): Promise<void> {
     return abortable(options.signal, (a) => this.native.deleteSession(sessionId, a));
+  }
+
+  // The unstable session methods: each needs its name in the host's `unstable` option and the
+  // agent's `sessionCapabilities.*` marker; otherwise it rejects with `unsupported` and nothing
+  // is sent. The agent's errors reject as for every call (`agent_error`, its code in `data`);
+  // an answer of the wrong shape rejects with `protocol`.
+
+  /**
+   * `session/status` (unstable; `unstable: ['session/status']`, `sessionCapabilities.status`):
+   * whether the agent has the session in memory. A status this host does not know is `saved`.
+   */
+  sessionStatus(sessionId: string, options: CallOptions = {}): Promise<SessionStatusResult> {
+    return abortable(options.signal, (a) => this.native.sessionStatus(sessionId, a));
+  }
+
+  /**
+   * `session/set_title` (unstable; `unstable: ['session/set_title']`, `sessionCapabilities.title`):
+   * resolves with the title the agent stored (it may normalise it: show this one). A session open
+   * here gets it as `state.title`.
+   */
+  setSessionTitle(sessionId: string, title: string, options: CallOptions = {}): Promise<string> {
+    return abortable(options.signal, (a) => this.native.setSessionTitle(sessionId, title, a));
+  }
+
+  /**
+   * `session/archive` (unstable; `unstable: ['session/archive']`, `sessionCapabilities.archive`):
+   * hidden from default `listSessions` results. A session open here is closed (`session_closed`
+   * with `reason: 'archived'`).
+   */
+  archiveSession(sessionId: string, options: CallOptions = {}): Promise<void> {
+    return abortable(options.signal, (a) => this.native.archiveSession(sessionId, a));
+  }
+
+  /** `session/unarchive` (unstable; `unstable: ['session/unarchive']`): listed again, not reopened. */
+  unarchiveSession(sessionId: string, options: CallOptions = {}): Promise<void> {
+    return abortable(options.signal, (a) => this.native.unarchiveSession(sessionId, a));
+  }
+
+  /**
+   * `session/options` (unstable; `unstable: ['session/options']`, `sessionCapabilities.options`):
+   * the modes and config options a session would start with in `options.cwd`, without creating
+   * one; with `sessionId`, what a load or resume of it would give (needs `loadSession` or
+   * `sessionCapabilities.resume`). `mcpServers` is not sent.
+   */
+  sessionOptions(options: SessionOptions & { sessionId?: string }): Promise<SessionDefaults> {
+    const { sessionId, ...rest } = options;
+    return abortable(options?.signal, (a) => this.native.sessionOptions(sessionOptions(rest), sessionId ?? null, a));
   }
 
   /** An extension request (`_vendor/method`); resolves with the raw result. */

@@ -153,6 +153,12 @@ interface ElicitationRequestBase {
   toolCallId: string | null;
   /** Request scope: the id of the host's request in flight it belongs to (e.g. `authenticate`). */
   scopeRequestId: string | number | null;
+  /**
+   * `false` when `scopeRequestId` names none of the host's requests in flight (the agent chose
+   * the id; the spec's reference agent does so during a prompt): still asked, under the same
+   * fail-closed rules, but it cannot be tied to a call of yours. `true` for session scope.
+   */
+  scopeKnown: boolean;
   /** The turn in flight when the request arrived, if any. */
   turn: number | null;
   /** What the agent says it needs. */

@@ -5,7 +5,7 @@
  * module has no runtime code.
  */
 
-import type { EventData, StopReason, ToolCall } from './generated/events';
+import type { EventData, SessionConfigOption, SessionModeState, StopReason, ToolCall } from './generated/events';
 import type { Progress } from './progress';
 
 /** Every ACP and host type of the event schema, by its schema name (`acp.ToolCall`, `acp.Diff`, …). */
@@ -183,6 +183,20 @@ export interface ListSessionsResult {
   /** Pass as `cursor` for the next page; absent (or null) on the last one. */
   nextCursor?: string | null;
   _meta?: { [k: string]: unknown } | null;
+}
+
+/** `agent.sessionStatus()` (unstable `session/status`). */
+export interface SessionStatusResult {
+  /** `open`: in memory for any connection (load or resume it before prompting if not opened here); `saved`: known, resumable. A value this host does not know is `saved`. */
+  status: 'open' | 'saved';
+  /** The agent's value verbatim (differs from `status` only for one this host does not know). */
+  reported: string;
+}
+
+/** `agent.sessionOptions()` (unstable `session/options`): what a session would start with. */
+export interface SessionDefaults {
+  modes: SessionModeState | null;
+  configOptions: SessionConfigOption[] | null;
 }
 
 /** The legacy `models` of a session/new, load or resume response (agents before the `model` config option). */

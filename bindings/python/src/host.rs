@@ -645,6 +645,77 @@ impl NativeAgent {
         })
     }
 
+    /// The unstable session methods (each needs its name in the host's `unstable`): `method` is
+    /// `session/status`, `session/set_title` (`arg`: the title), `session/archive` or
+    /// `session/unarchive`; JSON result (`{status, reported}`, `{title}`, `{}`).
+    #[pyo3(signature = (method, session_id, arg=None, *, aio=false, timeout=None))]
+    fn unstable_call(
+        &self,
+        py: Python<'_>,
+        method: &str,
+        session_id: String,
+        arg: Option<String>,
+        aio: bool,
+        timeout: Option<f64>,
+    ) -> PyResult<Py<PyAny>> {
+        let timeout = opt_timeout("timeout", timeout)?;
+        let agent = self.agent.clone();
+        let method = method.to_owned();
+        let what = method.clone();
+        call(py, aio, async move {
+            let a = &agent;
+            let sid = session_id.as_str();
+            let work = async move {
+                Ok(match method.as_str() {
+                    "session/status" => {
+                        serde_json::to_value(a.session_status(sid).await?).unwrap_or_default()
+                    }
+                    "session/set_title" => {
+                        let title = a
+                            .set_session_title(sid, arg.as_deref().unwrap_or_default())
+                            .await?;
+                        serde_json::json!({ "title": title })
+                    }
+                    "session/archive" => a
+                        .archive_session(sid)
+                        .await
+                        .map(|()| serde_json::json!({}))?,
+                    "session/unarchive" => a
+                        .unarchive_session(sid)
+                        .await
+                        .map(|()| serde_json::json!({}))?,
+                    other => {
+                        return Err(acp_host::Error::InvalidArgument(format!(
+                            "not an unstable session call: {other}"
+                        )));
+                    }
+                })
+            };
+            let v = within(what, timeout, work).await?;
+            Ok(v.to_string())
+        })
+    }
+
+    /// `session/options` (unstable): JSON `{modes, configOptions}`.
+    #[pyo3(signature = (options_json, session_id=None, *, aio=false, timeout=None))]
+    fn session_options(
+        &self,
+        py: Python<'_>,
+        options_json: &str,
+        session_id: Option<String>,
+        aio: bool,
+        timeout: Option<f64>,
+    ) -> PyResult<Py<PyAny>> {
+        let timeout = opt_timeout("timeout", timeout)?;
+        let opts = session_options(py, options_json)?;
+        let agent = self.agent.clone();
+        call(py, aio, async move {
+            let work = agent.session_options(&opts, session_id.as_deref());
+            let d = within("session/options".into(), timeout, work).await?;
+            Ok(serde_json::to_string(&d).unwrap_or_default())
+        })
+    }
+
     /// A handle to an open session of this agent.
     fn session(&self, session_id: &str) -> Option<NativeSession> {
         let session = self.agent.session(session_id)?;

@@ -95,12 +95,13 @@ class Recorder:
 During = Callable[[acp_host.Host, acp_host.Session, Recorder], None]
 
 
-def run_sync(tmp_path: Path, during: Optional[During] = None, **host_kw: Any) -> Run:
+def run_sync(tmp_path: Path, during: Optional[During] = None, scenario: str = "elicitation",
+             **host_kw: Any) -> Run:
     """One `deploy` turn of the scenario on a sync Host (``during`` runs while the turn is in
     flight, e.g. to answer manually), then shutdown; every event up to ``agent_exited``."""
     with acp_host.Host(wire_events=True, **host_kw) as host:
         stream = Recorder(host.events())
-        agent = host.spawn(mock("elicitation"))
+        agent = host.spawn(mock(scenario))
         session = agent.new_session(tmp_path)
         box: Dict[str, Any] = {}
 
@@ -189,6 +190,7 @@ def test_a_handler_answers_the_form_and_the_url_consent(tmp_path: Path, style: s
     assert form.url is None and form.elicitation_id is None
     assert (url.url, url.elicitation_id, url.message) == (URL, "el_1", "Sign in to continue")
     assert url.requested_schema is None and url.tool_call_id is None and url.scope_request_id is None
+    assert form.scope_known and url.scope_known
     # The request the handler sees is the event's payload.
     assert [r.to_dict() for r in seen] == run.of("elicitation_requested")
     assert form.id == form.request_id == run.of("elicitation_requested")[0]["requestId"]
@@ -509,3 +511,30 @@ def test_the_types_are_exported() -> None:
         "turn": None, "message": "m", "mode": "url", "elicitationId": "e", "url": "https://x.invalid",
     }))
     assert (req.id, req.scope_request_id, req.url, req.settled) == (3, 7, "https://x.invalid", False)
+    assert req.scope_known is True, "absent means known (older payloads)"
+    unknown = acp_host.ElicitationRequest._from_json(json.dumps({
+        "requestId": 4, "agent": 1, "sessionId": None, "toolCallId": None, "scopeRequestId": "r-1",
+        "scopeKnown": False, "turn": None, "message": "m", "mode": "url", "elicitationId": "e",
+        "url": "https://x.invalid",
+    }))
+    assert unknown.scope_known is False and unknown.to_dict()["scopeKnown"] is False
+
+
+def test_request_scoped_elicitations_naming_no_request_of_the_host_are_asked(tmp_path: Path) -> None:
+    seen: List[acp_host.ElicitationRequest] = []
+
+    def handler(req: acp_host.ElicitationRequest) -> Dict[str, Any]:
+        seen.append(req)
+        return {"action": "accept", "content": {"name": "ws"}} if req.mode == "form" else {"action": "decline"}
+
+    run = run_sync(tmp_path, scenario="elicitation-unknown-request", on_elicitation=handler)
+    assert run.texts() == ['form accept {"name":"ws"}', "url decline"]
+    assert [(r.mode, r.scope_request_id, r.scope_known, r.session_id) for r in seen] == [
+        ("form", "agent-req-1", False, None), ("url", 9999, False, None)]
+    assert [d["scopeKnown"] for d in run.of("elicitation_requested")] == [False, False]
+    # Fail-closed as any other: content off the schema cancels.
+    bad = run_sync(tmp_path, scenario="elicitation-unknown-request",
+                   on_elicitation=lambda r: {"action": "accept", "content": {"name": ""}}
+                   if r.mode == "form" else {"action": "accept"})
+    assert bad.texts()[0].startswith("form cancel"), bad.texts()
+    assert bad.of("elicitation_resolved")[0]["decidedBy"] == "invalid_answer"

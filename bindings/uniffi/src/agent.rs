@@ -77,7 +77,7 @@ pub(crate) fn json_arg(what: &str, text: &str) -> Result<Value, AcpError> {
 /// A connected, initialized agent.
 #[derive(Debug, uniffi::Object)]
 pub struct Agent {
-    agent: acp_host::Agent,
+    pub(crate) agent: acp_host::Agent,
     /// The host's list of the agents it owns (a relaunched agent joins it).
     owned: Arc<Mutex<Vec<acp_host::Agent>>>,
     hub: Option<EventHub>,

@@ -111,6 +111,11 @@ pub struct ElicitationRequest {
     pub agent: u64,
     pub session_id: Option<String>,
     pub tool_call_id: Option<String>,
+    /// Request scope: the id (as JSON: `7` or `"req-1"`) of the request it belongs to.
+    pub scope_request_id: Option<String>,
+    /// False when that request is none of the host's in flight (the agent chose the id): still
+    /// asked, under the same rules. True for session scope.
+    pub scope_known: bool,
     pub turn: Option<u64>,
     pub message: String,
     /// `form` or `url`.
@@ -138,6 +143,8 @@ impl ElicitationRequest {
             agent: r.agent,
             session_id: r.session_id.clone(),
             tool_call_id: r.tool_call_id.clone(),
+            scope_request_id: r.scope_request_id.as_ref().map(|v| v.to_string()),
+            scope_known: r.scope_known,
             turn: r.turn,
             message: r.message.clone(),
             mode: mode.to_owned(),

@@ -7,6 +7,7 @@
 //! of sealed event classes, `use {}`; the Swift package (`swift/`) is generated only.
 
 mod agent;
+mod agent_unstable;
 mod error;
 mod events;
 mod handlers;

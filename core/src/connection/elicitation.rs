@@ -94,8 +94,10 @@ impl Actor {
                 return;
             }
         };
-        // The scope must be something this host knows: one of its sessions, or one of its
-        // requests still in flight (e.g. `authenticate`).
+        // A session scope must name one of this host's sessions. A request scope is put to the
+        // embedder either way (an agent may scope to a request the host did not start, as the
+        // spec's reference test agent does during a prompt), marked `scopeKnown: false` when it
+        // names none of the host's requests in flight; the same fail-closed rules apply.
         let (session, tool_call_id, scope_request_id) = match &scope {
             ElicitationScope::Session(s) => {
                 let session: Arc<str> = Arc::from(&*s.session_id.0);
@@ -111,22 +113,34 @@ impl Actor {
             }
             _ => (None, None, None),
         };
-        let known = match (&session, &scope_request_id) {
-            (Some(s), _) => self.sessions.contains_key(s),
+        let scope_known = match (&session, &scope_request_id) {
+            (Some(s), _) => {
+                if !self.sessions.contains_key(s) {
+                    let why = "elicitation/create for an unknown session";
+                    self.respond_error(&id, codes::INVALID_PARAMS, why).await;
+                    self.protocol_error(
+                        "unknown_session",
+                        format!("{why}; answered -32602"),
+                        serde_json::json!({ "id": id.to_value(), "method": "elicitation/create" }),
+                    )
+                    .await;
+                    return;
+                }
+                true
+            }
             (None, Some(r)) => r.as_u64().is_some_and(|n| self.pending.contains_key(&n)),
-            _ => false,
+            (None, None) => {
+                let why = "elicitation/create with neither a session nor a request scope";
+                self.respond_error(&id, codes::INVALID_PARAMS, why).await;
+                self.protocol_error(
+                    "invalid_params",
+                    format!("{why}; answered -32602"),
+                    serde_json::json!({ "id": id.to_value(), "method": "elicitation/create" }),
+                )
+                .await;
+                return;
+            }
         };
-        if !known {
-            let why = "elicitation/create for an unknown session or request";
-            self.respond_error(&id, codes::INVALID_PARAMS, why).await;
-            self.protocol_error(
-                "unknown_session",
-                format!("{why}; answered -32602"),
-                serde_json::json!({ "id": id.to_value(), "method": "elicitation/create" }),
-            )
-            .await;
-            return;
-        }
         let (turn, cancelling) = match session.as_ref().and_then(|s| self.sessions.get(s)) {
             Some(entry) => match (entry.active_turn, entry.orphan_turn) {
                 (None, Some(orphan)) => (Some(orphan), true),
@@ -146,6 +160,7 @@ impl Actor {
             session_id: session.as_deref().map(str::to_owned),
             tool_call_id,
             scope_request_id,
+            scope_known,
             turn,
             message,
             kind,

@@ -146,6 +146,14 @@ pub(crate) enum ReqCtx {
     DeleteSession {
         id: Arc<str>,
     },
+    /// `session/archive`: the agent closes an active session first, so an open one closes here.
+    ArchiveSession {
+        id: Arc<str>,
+    },
+    /// `session/set_title`: the stored title becomes the open session's view title.
+    SetTitle {
+        session: Arc<str>,
+    },
 }
 
 /// A command from a handle.

@@ -195,6 +195,22 @@ impl Actor {
                 }
                 Ok(raw)
             }
+            ReqCtx::ArchiveSession { id } => {
+                if self.sessions.contains_key(&id) {
+                    self.close_session_locally(&id, "archived").await;
+                }
+                Ok(raw)
+            }
+            ReqCtx::SetTitle { session } => {
+                let value: Value = serde_json::from_str(raw.get()).unwrap_or(Value::Null);
+                if let Some(title) = value.get("title").and_then(Value::as_str)
+                    && let Some(entry) = self.sessions.get(&session)
+                    && let Ok(mut v) = entry.view.lock()
+                {
+                    v.title = Some(title.to_owned());
+                }
+                Ok(raw)
+            }
         }
     }
 

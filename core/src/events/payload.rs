@@ -111,6 +111,8 @@ pub struct SessionOpened {
 pub enum CloseReason {
     Closed,
     Deleted,
+    /// `session/archive` (unstable) of a session open on this host.
+    Archived,
     AgentExited,
     Shutdown,
 }
@@ -226,6 +228,9 @@ pub struct ElicitationRequested {
     /// The id of the host's request in flight this elicitation belongs to (request scope).
     #[serde(default)]
     pub scope_request_id: Option<Value>,
+    /// False when `scopeRequestId` names none of the host's requests in flight (the agent chose
+    /// the id); true otherwise (session scope, or a request of the host's in flight).
+    pub scope_known: bool,
     #[serde(default)]
     pub turn: Option<u64>,
     pub message: String,

@@ -56,12 +56,17 @@ fn texts(evs: &[Event]) -> Vec<String> {
 
 /// One prompt of the `elicitation` scenario: the stop reason and the events up to `turn_ended`.
 async fn run(config: HostConfig) -> (String, Vec<Event>) {
+    run_scenario(config, "elicitation").await
+}
+
+/// One prompt of `scenario`: the stop reason and the events up to `turn_ended`.
+async fn run_scenario(config: HostConfig, scenario: &str) -> (String, Vec<Event>) {
     let host = Host::new(HostConfig {
         wire_events: true,
         ..config
     });
     let mut events = host.events().unwrap();
-    let agent = host.spawn(mock(Some("elicitation"))).await.unwrap();
+    let agent = host.spawn(mock(Some(scenario))).await.unwrap();
     let session = agent
         .new_session(SessionOptions::new(tmp_cwd()))
         .await
@@ -511,14 +516,38 @@ async fn an_elicitation_the_agent_withdraws_is_answered_once_with_request_cancel
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn request_scoped_elicitations_must_name_a_request_in_flight() {
+async fn request_scoped_elicitations_are_asked_and_say_whether_the_host_knows_the_request() {
     let (host, mut events, agent, mut fake) = manual_fake().await;
-    // Nothing of the host's is in flight under id 999: refused, nobody asked.
+    // An unknown *session* is still refused, and nobody is asked.
+    fake.send(form_request(json!(0), json!({"sessionId": "nope"})))
+        .await;
+    let answer = fake.wait_response(&json!(0), T).await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    let evs = collect_until(&mut events, T, |e| e.kind == EventKind::ProtocolError).await;
+    assert!(of_kind(&evs, EventKind::ElicitationRequested).is_empty());
+    // Nothing of the host's is in flight under id 999: asked all the same, marked unknown.
     fake.send(form_request(json!(1), json!({"requestId": 999})))
         .await;
+    let evs = collect_until(&mut events, T, |e| {
+        e.kind == EventKind::ElicitationRequested
+    })
+    .await;
+    let asked = evs.last().unwrap().data_value();
+    assert_eq!(asked["scopeRequestId"], 999);
+    assert_eq!(asked["scopeKnown"], false);
+    assert!(asked["sessionId"].is_null() && asked["turn"].is_null());
+    host.respond_elicitation(
+        asked["requestId"].as_u64().unwrap(),
+        accept(json!({"name": "bob"})),
+    )
+    .await
+    .unwrap();
     let answer = fake.wait_response(&json!(1), T).await;
-    assert_eq!(answer["error"]["code"], -32602, "{answer}");
-    // During a host request (an extension call the agent has not answered yet) it is asked.
+    assert_eq!(
+        answer["result"],
+        json!({"action": "accept", "content": {"name": "bob"}})
+    );
+    // During a host request (an extension call the agent has not answered yet) it is known.
     let a = agent.clone();
     let call = tokio::spawn(async move { a.ext_request("_x/login", &json!({})).await });
     let req = fake.wait_method("_x/login", T).await;
@@ -530,12 +559,8 @@ async fn request_scoped_elicitations_must_name_a_request_in_flight() {
     .await;
     let asked = evs.last().unwrap().data_value();
     assert_eq!(asked["scopeRequestId"], req["id"]);
+    assert_eq!(asked["scopeKnown"], true);
     assert!(asked["sessionId"].is_null());
-    assert_eq!(
-        of_kind(&evs, EventKind::ElicitationRequested).len(),
-        1,
-        "the first one was never asked"
-    );
     host.respond_elicitation(
         asked["requestId"].as_u64().unwrap(),
         accept(json!({"name": "ann"})),
@@ -549,4 +574,109 @@ async fn request_scoped_elicitations_must_name_a_request_in_flight() {
     );
     fake.respond(&req["id"], json!({})).await;
     call.await.unwrap().unwrap();
+}
+
+/// The mock's `elicitation-unknown-request` scenario: during a prompt, a form scoped to the
+/// string id "agent-req-1" and a URL scoped to 9999, neither the host's. Both reach the decider
+/// (marked `scopeKnown: false`); a bad answer to either still cancels, and an unanswered one
+/// times out as `cancel`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn elicitations_scoped_to_requests_the_host_did_not_start_reach_the_embedder() {
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let handler = decider(
+        move |req| {
+            s.lock().unwrap().push((
+                req.scope_request_id.clone(),
+                req.scope_known,
+                req.session_id.clone(),
+            ));
+            Ok(match req.kind {
+                ElicitationKind::Form { .. } => accept(json!({"name": "ws"})),
+                ElicitationKind::Url { .. } => ElicitationAnswer::Decline,
+            })
+        },
+        ElicitationModes::FORM_AND_URL,
+    );
+    let host = Host::new(HostConfig {
+        elicitation: handler,
+        ..HostConfig::default()
+    });
+    let mut events = host.events().unwrap();
+    let agent = host
+        .spawn(mock(Some("elicitation-unknown-request")))
+        .await
+        .unwrap();
+    let session = agent
+        .new_session(SessionOptions::new(tmp_cwd()))
+        .await
+        .unwrap();
+    let turn = tokio::time::timeout(T, session.prompt_text("go"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(turn.stop_reason, "end_turn");
+    let evs = collect_until(&mut events, T, |e| e.kind == EventKind::TurnEnded).await;
+    assert_eq!(
+        texts(&evs),
+        vec![
+            r#"form accept {"name":"ws"}"#.to_owned(),
+            "url decline".into()
+        ]
+    );
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![
+            (Some(json!("agent-req-1")), false, None),
+            (Some(json!(9999)), false, None)
+        ]
+    );
+    let asked = of_kind(&evs, EventKind::ElicitationRequested);
+    assert_eq!(asked.len(), 2);
+    for ev in &asked {
+        assert_eq!(ev.data_value()["scopeKnown"], false);
+        assert!(ev.session.is_none(), "not tied to a session");
+    }
+    let resolved = of_kind(&evs, EventKind::ElicitationResolved);
+    assert_eq!(resolved.len(), 2);
+    agent.shutdown().await;
+
+    // Fail-closed as any other: content off the schema cancels, no answer times out as cancel.
+    let off_schema = decider(
+        |req| {
+            Ok(match req.kind {
+                ElicitationKind::Form { .. } => accept(json!({"name": ""})),
+                ElicitationKind::Url { .. } => ElicitationAnswer::Accept(None),
+            })
+        },
+        ElicitationModes::FORM_AND_URL,
+    );
+    let (stop, evs) = run_scenario(
+        HostConfig {
+            elicitation: off_schema,
+            ..HostConfig::default()
+        },
+        "elicitation-unknown-request",
+    )
+    .await;
+    assert_eq!(stop, "end_turn");
+    assert_eq!(texts(&evs), vec!["form cancel $form.content", "url accept"]);
+    let (stop, evs) = run_scenario(
+        HostConfig {
+            elicitation: ElicitationHandler::Manual {
+                modes: ElicitationModes::FORM_AND_URL,
+            },
+            elicitation_timeout: Duration::from_millis(200),
+            ..HostConfig::default()
+        },
+        "elicitation-unknown-request",
+    )
+    .await;
+    assert_eq!(stop, "end_turn");
+    assert_eq!(texts(&evs), vec!["form cancel $form.content", "url cancel"]);
+    let by: Vec<Value> = of_kind(&evs, EventKind::ElicitationResolved)
+        .iter()
+        .map(|e| e.data_value()["decidedBy"].clone())
+        .collect();
+    assert_eq!(by, vec![json!("timeout"), json!("timeout")]);
 }

@@ -57,3 +57,4 @@ mod skipped_off_unix;
 mod supervisor;
 mod terminal_auth;
 mod terminals;
+mod unstable_sessions;

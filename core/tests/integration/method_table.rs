@@ -103,8 +103,10 @@ fn face_names_in_the_table_exist_in_each_face() {
     let python = tree("bindings/python/python/acp_host", "py");
     let kotlin = tree("bindings/uniffi/kotlin/src/main/kotlin", "kt");
     let swift = tree("bindings/uniffi/swift/Sources/AcpHost", "swift");
-    let rust =
-        read("core/src/host.rs") + &read("core/src/agent.rs") + &read("core/src/session/handle.rs");
+    let rust = read("core/src/host.rs")
+        + &read("core/src/agent.rs")
+        + &read("core/src/agent/unstable.rs")
+        + &read("core/src/session/handle.rs");
     for m in METHODS {
         let f = m.faces;
         if f.c.starts_with("acph_") {

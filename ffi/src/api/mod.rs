@@ -25,6 +25,8 @@ mod agent;
 
 mod agent_sessions;
 
+mod agent_unstable;
+
 mod connect;
 
 mod session;
@@ -37,6 +39,7 @@ mod registry;
 
 pub use agent::*;
 pub use agent_sessions::*;
+pub use agent_unstable::*;
 pub use answers::*;
 pub use call::*;
 pub use connect::*;

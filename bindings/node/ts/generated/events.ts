@@ -105,7 +105,7 @@ export type SessionConfigGroupId = string;
 /**
  * Why a session closed.
  */
-export type CloseReason = 'closed' | 'deleted' | 'agent_exited' | 'shutdown';
+export type CloseReason = ('closed' | 'deleted' | 'agent_exited' | 'shutdown') | 'archived';
 /**
  * Different types of updates that can be sent during session processing.
  *
@@ -2552,6 +2552,11 @@ export interface ElicitationRequested {
    * The id of the host's request in flight this elicitation belongs to (request scope).
    */
   scopeRequestId?: unknown;
+  /**
+   * False when `scopeRequestId` names none of the host's requests in flight (the agent chose
+   * the id); true otherwise (session scope, or a request of the host's in flight).
+   */
+  scopeKnown: boolean;
   turn?: number | null;
   message: string;
   mode: ElicitationMode;

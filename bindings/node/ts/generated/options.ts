@@ -296,9 +296,10 @@ export interface HostOptionsDocument {
   /**
    * Unstable ACP methods to opt into; without it their calls fail with `unsupported`.
    *
-   * Type: list of `"session/fork"`. Default: [].
+   * Type: list of `"session/fork"` | `"session/status"` | `"session/set_title"` |
+   * `"session/archive"` | `"session/unarchive"` | `"session/options"`. Default: [].
    */
-  unstable?: Array<'session/fork'>;
+  unstable?: Array<'session/fork' | 'session/status' | 'session/set_title' | 'session/archive' | 'session/unarchive' | 'session/options'>;
   /**
    * The least severe record the face's log hook gets (no hook: nothing is logged; the library
    * never prints).

@@ -75,6 +75,8 @@ from ._protocol import MethodFaces, MethodInfo, content_from_file, methods
 from ._schema import AnyEvent, EventEnvelope, EventKind
 from ._types import (
     AgentExit,
+    SessionDefaults,
+    SessionStatus,
     AgentSpec,
     ElicitationAccept,
     ElicitationAnswer,
@@ -143,6 +145,8 @@ __all__ = [
     "ModelSwitch",
     "SessionState",
     "AgentExit",
+    "SessionStatus",
+    "SessionDefaults",
     "AgentSpec",
     "RestartPolicy",
     "Replay",

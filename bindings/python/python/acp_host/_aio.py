@@ -34,6 +34,8 @@ from ._streams import AsyncEventStream
 from ._types import (
     AgentExit,
     AgentSpec,
+    SessionDefaults,
+    SessionStatus,
     ElicitationAnswer,
     PoolMode,
     TurnResult,
@@ -199,6 +201,47 @@ class AsyncAgent(AgentBase["AsyncHost", AsyncSession]):
 
     async def delete_session(self, session_id: str, *, timeout: Optional[float] = None) -> None:
         await self._n.delete_session(session_id, aio=True, timeout=timeout_arg(timeout))
+
+    # The unstable session methods: each needs its name in the host's ``unstable`` and the
+    # agent's ``sessionCapabilities.*`` marker, else ``UnsupportedError`` and nothing is sent.
+    # The agent's errors raise ``AgentError`` (its code in ``data``); an answer of the wrong
+    # shape raises ``ProtocolError``.
+
+    async def session_status(self, session_id: str, *, timeout: Optional[float] = None) -> SessionStatus:
+        """``session/status`` (unstable; ``unstable=["session/status"]``,
+        ``sessionCapabilities.status``): whether the agent has the session in memory."""
+        out = await self._n.unstable_call("session/status", session_id, aio=True, timeout=timeout_arg(timeout))
+        return SessionStatus._from_json(out)
+
+    async def set_session_title(self, session_id: str, title: str, *, timeout: Optional[float] = None) -> str:
+        """``session/set_title`` (unstable; ``unstable=["session/set_title"]``,
+        ``sessionCapabilities.title``): the title the agent stored (it may normalise it: show
+        this one). A session open here gets it as ``state.title``."""
+        out = await self._n.unstable_call("session/set_title", session_id, str(title), aio=True, timeout=timeout_arg(timeout))
+        return str(_loads(out, "the session/set_title result")["title"])
+
+    async def archive_session(self, session_id: str, *, timeout: Optional[float] = None) -> None:
+        """``session/archive`` (unstable; ``unstable=["session/archive"]``,
+        ``sessionCapabilities.archive``): hidden from default ``list_sessions`` results. A
+        session open here is closed (``session_closed`` with reason ``archived``)."""
+        await self._n.unstable_call("session/archive", session_id, aio=True, timeout=timeout_arg(timeout))
+
+    async def unarchive_session(self, session_id: str, *, timeout: Optional[float] = None) -> None:
+        """``session/unarchive`` (unstable; ``unstable=["session/unarchive"]``): listed again,
+        never reopened."""
+        await self._n.unstable_call("session/unarchive", session_id, aio=True, timeout=timeout_arg(timeout))
+
+    async def session_options(self, cwd: Optional[PathLike] = None, *,
+                              additional_directories: Iterable[PathLike] = (),
+                              session_id: Optional[str] = None,
+                              timeout: Optional[float] = None) -> SessionDefaults:
+        """``session/options`` (unstable; ``unstable=["session/options"]``,
+        ``sessionCapabilities.options``): the modes and config options a session would start
+        with in ``cwd``, without creating one; with ``session_id``, what a load or resume of it
+        would give (needs ``loadSession`` or ``sessionCapabilities.resume``)."""
+        doc = session_document(cwd, additional_directories, None)
+        out = await self._n.session_options(doc, session_id, aio=True, timeout=timeout_arg(timeout))
+        return SessionDefaults._from_json(out)
 
     async def shutdown(self) -> AgentExit:
         """Stdin EOF → SIGTERM → SIGKILL to the agent's process group; how it ended."""

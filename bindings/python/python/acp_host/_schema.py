@@ -417,10 +417,8 @@ class SessionClosed(_SessionClosedRequired, total=False):
 
 #: Why a session closed.
 CloseReason = Union[
-    Literal["closed"],
-    Literal["deleted"],
-    Literal["agent_exited"],
-    Literal["shutdown"],
+    Literal["archived"],
+    Union[Literal["closed"], Literal["deleted"], Literal["agent_exited"], Literal["shutdown"]],
 ]
 
 
@@ -1610,6 +1608,9 @@ class _ElicitationRequestedRequired(TypedDict):
     #: The host's id: answer with `respond_elicitation(requestId, …)`.
     requestId: int
     agent: int
+    #: False when `scopeRequestId` names none of the host's requests in flight (the agent chose the
+    #: id); true otherwise (session scope, or a request of the host's in flight).
+    scopeKnown: bool
     message: str
     mode: ElicitationMode
 

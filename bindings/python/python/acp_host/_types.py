@@ -39,6 +39,8 @@ __all__ = [
     "SessionModels",
     "SessionState",
     "AgentExit",
+    "SessionStatus",
+    "SessionDefaults",
     "AgentSpec",
     "RestartPolicy",
     "Replay",
@@ -187,6 +189,9 @@ class ElicitationRequest:
     tool_call_id: Optional[str]
     #: Request scope: the id of the host's request in flight it belongs to (e.g. ``authenticate``).
     scope_request_id: Any
+    #: False when ``scope_request_id`` names none of the host's requests in flight (the agent
+    #: chose the id): still asked, under the same fail-closed rules. True for session scope.
+    scope_known: bool
     #: The turn in flight when it arrived, if any.
     turn: Optional[int]
     message: str
@@ -221,6 +226,7 @@ class ElicitationRequest:
             session_id=d.get("sessionId"),
             tool_call_id=d.get("toolCallId"),
             scope_request_id=d.get("scopeRequestId"),
+            scope_known=bool(d.get("scopeKnown", True)),
             turn=d.get("turn"),
             message=str(d.get("message", "")),
             mode="url" if mode == "url" else "form",
@@ -238,6 +244,7 @@ class ElicitationRequest:
             "sessionId": self.session_id,
             "toolCallId": self.tool_call_id,
             "scopeRequestId": self.scope_request_id,
+            "scopeKnown": self.scope_known,
             "turn": self.turn,
             "message": self.message,
             "mode": self.mode,
@@ -423,6 +430,47 @@ class AgentExit:
 
     def to_dict(self) -> Dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class SessionStatus:
+    """``Agent.session_status`` (unstable ``session/status``): whether the agent has the session
+    in memory."""
+
+    #: ``"open"`` (in memory for any connection: load or resume it before prompting if it was not
+    #: opened here) or ``"saved"`` (known, resumable). A value this host does not know is ``"saved"``.
+    status: Literal["open", "saved"]
+    #: The agent's value verbatim (differs from ``status`` only for one this host does not know).
+    reported: str
+
+    @property
+    def is_open(self) -> bool:
+        return self.status == "open"
+
+    @classmethod
+    def _from_json(cls, raw: str) -> "SessionStatus":
+        d = _loads(raw, "the session/status result")
+        return cls("open" if d.get("status") == "open" else "saved", str(d.get("reported", "")))
+
+    def to_dict(self) -> Dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class SessionDefaults:
+    """``Agent.session_options`` (unstable ``session/options``): the modes and config options a
+    session would start with, without one being created."""
+
+    modes: Optional[SessionModeState]
+    config_options: Optional[List[SessionConfigOption]]
+
+    @classmethod
+    def _from_json(cls, raw: str) -> "SessionDefaults":
+        d = _loads(raw, "the session/options result")
+        return cls(d.get("modes"), d.get("configOptions"))
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"modes": self.modes, "configOptions": self.config_options}
 
 
 #: The largest ``max_restarts`` (the core counts attempts in 32 bits).

@@ -787,6 +787,33 @@ public protocol AgentProtocol: AnyObject, Sendable {
      */
     func terminalAuth(methodId: String) async throws  -> Agent
     
+    /**
+     * `session/archive` (unstable): a session open here is closed (reason `archived`).
+     */
+    func archiveSession(sessionId: String) async throws 
+    
+    /**
+     * `session/options` (unstable): the modes and config options a session would start with
+     * in `options.cwd`; with `sessionId`, what a load or resume of it would give.
+     */
+    func sessionOptions(options: SessionOptions, sessionId: String?) async throws  -> SessionDefaults
+    
+    /**
+     * `session/status` (unstable: `HostOptions.unstable = listOf("session/status")`).
+     */
+    func sessionStatus(sessionId: String) async throws  -> SessionStatus
+    
+    /**
+     * `session/set_title` (unstable): the title the agent stored (show this one); a session
+     * open here gets it as its title.
+     */
+    func setSessionTitle(sessionId: String, title: String) async throws  -> String
+    
+    /**
+     * `session/unarchive` (unstable): listed again, never reopened.
+     */
+    func unarchiveSession(sessionId: String) async throws 
+    
 }
 /**
  * A connected, initialized agent.
@@ -1167,6 +1194,103 @@ open func terminalAuth(methodId: String)async throws  -> Agent  {
             completeFunc: ffi_acp_host_uniffi_rust_future_complete_u64,
             freeFunc: ffi_acp_host_uniffi_rust_future_free_u64,
             liftFunc: FfiConverterTypeAgent_lift,
+            errorHandler: FfiConverterTypeAcpError_lift
+        )
+}
+    
+    /**
+     * `session/archive` (unstable): a session open here is closed (reason `archived`).
+     */
+open func archiveSession(sessionId: String)async throws   {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_acp_host_uniffi_fn_method_agent_archive_session(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(sessionId)
+                )
+            },
+            pollFunc: ffi_acp_host_uniffi_rust_future_poll_void,
+            completeFunc: ffi_acp_host_uniffi_rust_future_complete_void,
+            freeFunc: ffi_acp_host_uniffi_rust_future_free_void,
+            liftFunc: { $0 },
+            errorHandler: FfiConverterTypeAcpError_lift
+        )
+}
+    
+    /**
+     * `session/options` (unstable): the modes and config options a session would start with
+     * in `options.cwd`; with `sessionId`, what a load or resume of it would give.
+     */
+open func sessionOptions(options: SessionOptions, sessionId: String?)async throws  -> SessionDefaults  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_acp_host_uniffi_fn_method_agent_session_options(
+                        self.uniffiCloneHandle(),FfiConverterTypeSessionOptions_lower(options),FfiConverterOptionString.lower(sessionId)
+                )
+            },
+            pollFunc: ffi_acp_host_uniffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_acp_host_uniffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_acp_host_uniffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterTypeSessionDefaults_lift,
+            errorHandler: FfiConverterTypeAcpError_lift
+        )
+}
+    
+    /**
+     * `session/status` (unstable: `HostOptions.unstable = listOf("session/status")`).
+     */
+open func sessionStatus(sessionId: String)async throws  -> SessionStatus  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_acp_host_uniffi_fn_method_agent_session_status(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(sessionId)
+                )
+            },
+            pollFunc: ffi_acp_host_uniffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_acp_host_uniffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_acp_host_uniffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterTypeSessionStatus_lift,
+            errorHandler: FfiConverterTypeAcpError_lift
+        )
+}
+    
+    /**
+     * `session/set_title` (unstable): the title the agent stored (show this one); a session
+     * open here gets it as its title.
+     */
+open func setSessionTitle(sessionId: String, title: String)async throws  -> String  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_acp_host_uniffi_fn_method_agent_set_session_title(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(sessionId),FfiConverterString.lower(title)
+                )
+            },
+            pollFunc: ffi_acp_host_uniffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_acp_host_uniffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_acp_host_uniffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterString.lift,
+            errorHandler: FfiConverterTypeAcpError_lift
+        )
+}
+    
+    /**
+     * `session/unarchive` (unstable): listed again, never reopened.
+     */
+open func unarchiveSession(sessionId: String)async throws   {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_acp_host_uniffi_fn_method_agent_unarchive_session(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(sessionId)
+                )
+            },
+            pollFunc: ffi_acp_host_uniffi_rust_future_poll_void,
+            completeFunc: ffi_acp_host_uniffi_rust_future_complete_void,
+            freeFunc: ffi_acp_host_uniffi_rust_future_free_void,
+            liftFunc: { $0 },
             errorHandler: FfiConverterTypeAcpError_lift
         )
 }
@@ -5202,6 +5326,15 @@ public struct ElicitationRequest: Equatable, Hashable {
     public var agent: UInt64
     public var sessionId: String?
     public var toolCallId: String?
+    /**
+     * Request scope: the id (as JSON: `7` or `"req-1"`) of the request it belongs to.
+     */
+    public var scopeRequestId: String?
+    /**
+     * False when that request is none of the host's in flight (the agent chose the id): still
+     * asked, under the same rules. True for session scope.
+     */
+    public var scopeKnown: Bool
     public var turn: UInt64?
     public var message: String
     /**
@@ -5223,7 +5356,14 @@ public struct ElicitationRequest: Equatable, Hashable {
     public init(
         /**
          * Host-wide id (`Host.respondElicitation`).
-         */requestId: UInt64, agent: UInt64, sessionId: String?, toolCallId: String?, turn: UInt64?, message: String, 
+         */requestId: UInt64, agent: UInt64, sessionId: String?, toolCallId: String?, 
+        /**
+         * Request scope: the id (as JSON: `7` or `"req-1"`) of the request it belongs to.
+         */scopeRequestId: String?, 
+        /**
+         * False when that request is none of the host's in flight (the agent chose the id): still
+         * asked, under the same rules. True for session scope.
+         */scopeKnown: Bool, turn: UInt64?, message: String, 
         /**
          * `form` or `url`.
          */mode: String, 
@@ -5237,6 +5377,8 @@ public struct ElicitationRequest: Equatable, Hashable {
         self.agent = agent
         self.sessionId = sessionId
         self.toolCallId = toolCallId
+        self.scopeRequestId = scopeRequestId
+        self.scopeKnown = scopeKnown
         self.turn = turn
         self.message = message
         self.mode = mode
@@ -5265,6 +5407,8 @@ public struct FfiConverterTypeElicitationRequest: FfiConverterRustBuffer {
                 agent: FfiConverterUInt64.read(from: &buf), 
                 sessionId: FfiConverterOptionString.read(from: &buf), 
                 toolCallId: FfiConverterOptionString.read(from: &buf), 
+                scopeRequestId: FfiConverterOptionString.read(from: &buf), 
+                scopeKnown: FfiConverterBool.read(from: &buf), 
                 turn: FfiConverterOptionUInt64.read(from: &buf), 
                 message: FfiConverterString.read(from: &buf), 
                 mode: FfiConverterString.read(from: &buf), 
@@ -5279,6 +5423,8 @@ public struct FfiConverterTypeElicitationRequest: FfiConverterRustBuffer {
         FfiConverterUInt64.write(value.agent, into: &buf)
         FfiConverterOptionString.write(value.sessionId, into: &buf)
         FfiConverterOptionString.write(value.toolCallId, into: &buf)
+        FfiConverterOptionString.write(value.scopeRequestId, into: &buf)
+        FfiConverterBool.write(value.scopeKnown, into: &buf)
         FfiConverterOptionUInt64.write(value.turn, into: &buf)
         FfiConverterString.write(value.message, into: &buf)
         FfiConverterString.write(value.mode, into: &buf)
@@ -7217,6 +7363,75 @@ public func FfiConverterTypeRestartPolicy_lower(_ value: RestartPolicy) -> RustB
 
 
 /**
+ * `session/options`: what a session would start with, without one being created.
+ */
+public struct SessionDefaults: Equatable, Hashable {
+    /**
+     * The mode state as JSON (`{currentModeId, availableModes}`), if any.
+     */
+    public var modes: String?
+    /**
+     * The config options as a JSON array, if any.
+     */
+    public var configOptions: String?
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The mode state as JSON (`{currentModeId, availableModes}`), if any.
+         */modes: String?, 
+        /**
+         * The config options as a JSON array, if any.
+         */configOptions: String?) {
+        self.modes = modes
+        self.configOptions = configOptions
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension SessionDefaults: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeSessionDefaults: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SessionDefaults {
+        return
+            try SessionDefaults(
+                modes: FfiConverterOptionString.read(from: &buf), 
+                configOptions: FfiConverterOptionString.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: SessionDefaults, into buf: inout [UInt8]) {
+        FfiConverterOptionString.write(value.modes, into: &buf)
+        FfiConverterOptionString.write(value.configOptions, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeSessionDefaults_lift(_ buf: RustBuffer) throws -> SessionDefaults {
+    return try FfiConverterTypeSessionDefaults.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeSessionDefaults_lower(_ value: SessionDefaults) -> RustBuffer {
+    return FfiConverterTypeSessionDefaults.lower(value)
+}
+
+
+/**
  * Options of `session/new` (and load/resume/fork): the session options of docs/OPTIONS.md.
  */
 public struct SessionOptions: Equatable, Hashable {
@@ -7302,6 +7517,75 @@ public func FfiConverterTypeSessionOptions_lift(_ buf: RustBuffer) throws -> Ses
 #endif
 public func FfiConverterTypeSessionOptions_lower(_ value: SessionOptions) -> RustBuffer {
     return FfiConverterTypeSessionOptions.lower(value)
+}
+
+
+/**
+ * `session/status`: whether the agent has the session in memory.
+ */
+public struct SessionStatus: Equatable, Hashable {
+    /**
+     * `open` or `saved` (a value the host does not know is `saved`, as the spec requires).
+     */
+    public var status: String
+    /**
+     * The agent's value verbatim.
+     */
+    public var reported: String
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * `open` or `saved` (a value the host does not know is `saved`, as the spec requires).
+         */status: String, 
+        /**
+         * The agent's value verbatim.
+         */reported: String) {
+        self.status = status
+        self.reported = reported
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension SessionStatus: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeSessionStatus: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SessionStatus {
+        return
+            try SessionStatus(
+                status: FfiConverterString.read(from: &buf), 
+                reported: FfiConverterString.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: SessionStatus, into buf: inout [UInt8]) {
+        FfiConverterString.write(value.status, into: &buf)
+        FfiConverterString.write(value.reported, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeSessionStatus_lift(_ buf: RustBuffer) throws -> SessionStatus {
+    return try FfiConverterTypeSessionStatus.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeSessionStatus_lower(_ value: SessionStatus) -> RustBuffer {
+    return FfiConverterTypeSessionStatus.lower(value)
 }
 
 
@@ -9627,6 +9911,21 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_agent_terminal_auth() != 40698) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_method_agent_archive_session() != 2560) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_method_agent_session_options() != 31141) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_method_agent_session_status() != 57035) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_method_agent_set_session_title() != 4663) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_method_agent_unarchive_session() != 58550) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_session_active_turn() != 20543) {

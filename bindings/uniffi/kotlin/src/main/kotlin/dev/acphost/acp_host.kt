@@ -920,6 +920,16 @@ internal object IntegrityCheckingUniffiLib {
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_agent_terminal_auth(
     ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_agent_archive_session(
+    ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_agent_session_options(
+    ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_agent_session_status(
+    ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_agent_set_session_title(
+    ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_agent_unarchive_session(
+    ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_session_active_turn(
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_session_agent_id(
@@ -1109,6 +1119,16 @@ internal object UniffiLib {
     external fun uniffi_acp_host_uniffi_fn_method_agent_shutdown(`ptr`: Long,
     ): Long
     external fun uniffi_acp_host_uniffi_fn_method_agent_terminal_auth(`ptr`: Long,`methodId`: RustBuffer.ByValue,
+    ): Long
+    external fun uniffi_acp_host_uniffi_fn_method_agent_archive_session(`ptr`: Long,`sessionId`: RustBuffer.ByValue,
+    ): Long
+    external fun uniffi_acp_host_uniffi_fn_method_agent_session_options(`ptr`: Long,`options`: RustBuffer.ByValue,`sessionId`: RustBuffer.ByValue,
+    ): Long
+    external fun uniffi_acp_host_uniffi_fn_method_agent_session_status(`ptr`: Long,`sessionId`: RustBuffer.ByValue,
+    ): Long
+    external fun uniffi_acp_host_uniffi_fn_method_agent_set_session_title(`ptr`: Long,`sessionId`: RustBuffer.ByValue,`title`: RustBuffer.ByValue,
+    ): Long
+    external fun uniffi_acp_host_uniffi_fn_method_agent_unarchive_session(`ptr`: Long,`sessionId`: RustBuffer.ByValue,
     ): Long
     external fun uniffi_acp_host_uniffi_fn_clone_session(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): Long
@@ -1510,6 +1530,21 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_agent_terminal_auth() and 0xFFFF) != 40698) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_agent_archive_session() and 0xFFFF) != 2560) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_agent_session_options() and 0xFFFF) != 31141) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_agent_session_status() and 0xFFFF) != 57035) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_agent_set_session_title() and 0xFFFF) != 4663) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_agent_unarchive_session() and 0xFFFF) != 58550) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_session_active_turn() and 0xFFFF) != 20543) {
@@ -2471,6 +2506,33 @@ public interface AgentInterface {
      */
     suspend fun `terminalAuth`(`methodId`: kotlin.String): Agent
     
+    /**
+     * `session/archive` (unstable): a session open here is closed (reason `archived`).
+     */
+    suspend fun `archiveSession`(`sessionId`: kotlin.String)
+    
+    /**
+     * `session/options` (unstable): the modes and config options a session would start with
+     * in `options.cwd`; with `sessionId`, what a load or resume of it would give.
+     */
+    suspend fun `sessionOptions`(`options`: SessionOptions, `sessionId`: kotlin.String?): SessionDefaults
+    
+    /**
+     * `session/status` (unstable: `HostOptions.unstable = listOf("session/status")`).
+     */
+    suspend fun `sessionStatus`(`sessionId`: kotlin.String): SessionStatus
+    
+    /**
+     * `session/set_title` (unstable): the title the agent stored (show this one); a session
+     * open here gets it as its title.
+     */
+    suspend fun `setSessionTitle`(`sessionId`: kotlin.String, `title`: kotlin.String): kotlin.String
+    
+    /**
+     * `session/unarchive` (unstable): listed again, never reopened.
+     */
+    suspend fun `unarchiveSession`(`sessionId`: kotlin.String)
+    
     companion object
 }
 
@@ -3004,6 +3066,137 @@ open class Agent: Disposable, AutoCloseable, AgentInterface
         { future -> UniffiLib.ffi_acp_host_uniffi_rust_future_free_u64(future) },
         // lift function
         { FfiConverterTypeAgent.lift(it) },
+        // Error FFI converter
+        AcpException.ErrorHandler,
+    )
+    }
+
+    
+    /**
+     * `session/archive` (unstable): a session open here is closed (reason `archived`).
+     */
+    @Throws(AcpException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `archiveSession`(`sessionId`: kotlin.String) {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_acp_host_uniffi_fn_method_agent_archive_session(
+                uniffiHandle,
+                
+        FfiConverterString.lower(`sessionId`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_poll_void(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_complete_void(future, continuation) },
+        { future -> UniffiLib.ffi_acp_host_uniffi_rust_future_free_void(future) },
+        // lift function
+        { },
+        
+        // Error FFI converter
+        AcpException.ErrorHandler,
+    )
+    }
+
+    
+    /**
+     * `session/options` (unstable): the modes and config options a session would start with
+     * in `options.cwd`; with `sessionId`, what a load or resume of it would give.
+     */
+    @Throws(AcpException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `sessionOptions`(`options`: SessionOptions, `sessionId`: kotlin.String?) : SessionDefaults {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_acp_host_uniffi_fn_method_agent_session_options(
+                uniffiHandle,
+                
+        FfiConverterTypeSessionOptions.lower(`options`),
+        FfiConverterOptionalString.lower(`sessionId`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_poll_rust_buffer(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_complete_rust_buffer(future, continuation) },
+        { future -> UniffiLib.ffi_acp_host_uniffi_rust_future_free_rust_buffer(future) },
+        // lift function
+        { FfiConverterTypeSessionDefaults.lift(it) },
+        // Error FFI converter
+        AcpException.ErrorHandler,
+    )
+    }
+
+    
+    /**
+     * `session/status` (unstable: `HostOptions.unstable = listOf("session/status")`).
+     */
+    @Throws(AcpException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `sessionStatus`(`sessionId`: kotlin.String) : SessionStatus {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_acp_host_uniffi_fn_method_agent_session_status(
+                uniffiHandle,
+                
+        FfiConverterString.lower(`sessionId`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_poll_rust_buffer(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_complete_rust_buffer(future, continuation) },
+        { future -> UniffiLib.ffi_acp_host_uniffi_rust_future_free_rust_buffer(future) },
+        // lift function
+        { FfiConverterTypeSessionStatus.lift(it) },
+        // Error FFI converter
+        AcpException.ErrorHandler,
+    )
+    }
+
+    
+    /**
+     * `session/set_title` (unstable): the title the agent stored (show this one); a session
+     * open here gets it as its title.
+     */
+    @Throws(AcpException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `setSessionTitle`(`sessionId`: kotlin.String, `title`: kotlin.String) : kotlin.String {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_acp_host_uniffi_fn_method_agent_set_session_title(
+                uniffiHandle,
+                
+        FfiConverterString.lower(`sessionId`),
+        FfiConverterString.lower(`title`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_poll_rust_buffer(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_complete_rust_buffer(future, continuation) },
+        { future -> UniffiLib.ffi_acp_host_uniffi_rust_future_free_rust_buffer(future) },
+        // lift function
+        { FfiConverterString.lift(it) },
+        // Error FFI converter
+        AcpException.ErrorHandler,
+    )
+    }
+
+    
+    /**
+     * `session/unarchive` (unstable): listed again, never reopened.
+     */
+    @Throws(AcpException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `unarchiveSession`(`sessionId`: kotlin.String) {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_acp_host_uniffi_fn_method_agent_unarchive_session(
+                uniffiHandle,
+                
+        FfiConverterString.lower(`sessionId`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_poll_void(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_complete_void(future, continuation) },
+        { future -> UniffiLib.ffi_acp_host_uniffi_rust_future_free_void(future) },
+        // lift function
+        { },
+        
         // Error FFI converter
         AcpException.ErrorHandler,
     )
@@ -9113,6 +9306,17 @@ data class ElicitationRequest (
     , 
     val `toolCallId`: kotlin.String?
     , 
+    /**
+     * Request scope: the id (as JSON: `7` or `"req-1"`) of the request it belongs to.
+     */
+    val `scopeRequestId`: kotlin.String?
+    , 
+    /**
+     * False when that request is none of the host's in flight (the agent chose the id): still
+     * asked, under the same rules. True for session scope.
+     */
+    val `scopeKnown`: kotlin.Boolean
+    , 
     val `turn`: kotlin.ULong?
     , 
     val `message`: kotlin.String
@@ -9153,6 +9357,8 @@ internal object FfiConverterTypeElicitationRequest: FfiConverterRustBuffer<Elici
             FfiConverterULong.read(buf),
             FfiConverterOptionalString.read(buf),
             FfiConverterOptionalString.read(buf),
+            FfiConverterOptionalString.read(buf),
+            FfiConverterBoolean.read(buf),
             FfiConverterOptionalULong.read(buf),
             FfiConverterString.read(buf),
             FfiConverterString.read(buf),
@@ -9167,6 +9373,8 @@ internal object FfiConverterTypeElicitationRequest: FfiConverterRustBuffer<Elici
             FfiConverterULong.allocationSize(value.`agent`) +
             FfiConverterOptionalString.allocationSize(value.`sessionId`) +
             FfiConverterOptionalString.allocationSize(value.`toolCallId`) +
+            FfiConverterOptionalString.allocationSize(value.`scopeRequestId`) +
+            FfiConverterBoolean.allocationSize(value.`scopeKnown`) +
             FfiConverterOptionalULong.allocationSize(value.`turn`) +
             FfiConverterString.allocationSize(value.`message`) +
             FfiConverterString.allocationSize(value.`mode`) +
@@ -9180,6 +9388,8 @@ internal object FfiConverterTypeElicitationRequest: FfiConverterRustBuffer<Elici
             FfiConverterULong.write(value.`agent`, buf)
             FfiConverterOptionalString.write(value.`sessionId`, buf)
             FfiConverterOptionalString.write(value.`toolCallId`, buf)
+            FfiConverterOptionalString.write(value.`scopeRequestId`, buf)
+            FfiConverterBoolean.write(value.`scopeKnown`, buf)
             FfiConverterOptionalULong.write(value.`turn`, buf)
             FfiConverterString.write(value.`message`, buf)
             FfiConverterString.write(value.`mode`, buf)
@@ -10656,6 +10866,53 @@ internal object FfiConverterTypeRestartPolicy: FfiConverterRustBuffer<RestartPol
 
 
 /**
+ * `session/options`: what a session would start with, without one being created.
+ */
+data class SessionDefaults (
+    /**
+     * The mode state as JSON (`{currentModeId, availableModes}`), if any.
+     */
+    val `modes`: kotlin.String?
+    , 
+    /**
+     * The config options as a JSON array, if any.
+     */
+    val `configOptions`: kotlin.String?
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+internal object FfiConverterTypeSessionDefaults: FfiConverterRustBuffer<SessionDefaults> {
+    override fun read(buf: ByteBuffer): SessionDefaults {
+        return SessionDefaults(
+            FfiConverterOptionalString.read(buf),
+            FfiConverterOptionalString.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: SessionDefaults) = (
+            FfiConverterOptionalString.allocationSize(value.`modes`) +
+            FfiConverterOptionalString.allocationSize(value.`configOptions`)
+    )
+
+    override fun write(value: SessionDefaults, buf: ByteBuffer) {
+            FfiConverterOptionalString.write(value.`modes`, buf)
+            FfiConverterOptionalString.write(value.`configOptions`, buf)
+    }
+}
+
+
+
+/**
  * Options of `session/new` (and load/resume/fork): the session options of docs/OPTIONS.md.
  */
 data class SessionOptions (
@@ -10713,6 +10970,53 @@ internal object FfiConverterTypeSessionOptions: FfiConverterRustBuffer<SessionOp
             FfiConverterOptionalSequenceString.write(value.`additionalDirectories`, buf)
             FfiConverterOptionalSequenceString.write(value.`mcpServers`, buf)
             FfiConverterOptionalString.write(value.`document`, buf)
+    }
+}
+
+
+
+/**
+ * `session/status`: whether the agent has the session in memory.
+ */
+data class SessionStatus (
+    /**
+     * `open` or `saved` (a value the host does not know is `saved`, as the spec requires).
+     */
+    val `status`: kotlin.String
+    , 
+    /**
+     * The agent's value verbatim.
+     */
+    val `reported`: kotlin.String
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+internal object FfiConverterTypeSessionStatus: FfiConverterRustBuffer<SessionStatus> {
+    override fun read(buf: ByteBuffer): SessionStatus {
+        return SessionStatus(
+            FfiConverterString.read(buf),
+            FfiConverterString.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: SessionStatus) = (
+            FfiConverterString.allocationSize(value.`status`) +
+            FfiConverterString.allocationSize(value.`reported`)
+    )
+
+    override fun write(value: SessionStatus, buf: ByteBuffer) {
+            FfiConverterString.write(value.`status`, buf)
+            FfiConverterString.write(value.`reported`, buf)
     }
 }
 

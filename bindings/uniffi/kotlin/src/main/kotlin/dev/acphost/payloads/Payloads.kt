@@ -1058,20 +1058,15 @@ data class SessionClosed(
 sealed interface CloseReason {
     /** The value on the wire. */
     val value: kotlin.String
-    data object Closed : CloseReason { override val value: kotlin.String get() = "closed" }
-    data object Deleted : CloseReason { override val value: kotlin.String get() = "deleted" }
-    data object AgentExited : CloseReason { override val value: kotlin.String get() = "agent_exited" }
-    data object Shutdown : CloseReason { override val value: kotlin.String get() = "shutdown" }
+    /** `session/archive` (unstable) of a session open on this host. */
+    data object Archived : CloseReason { override val value: kotlin.String get() = "archived" }
     /** A value this version does not know (a newer agent): [raw] as sent. */
     data class Unknown(val raw: JsonElement) : CloseReason {
         override val value: kotlin.String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
     }
     companion object {
         internal fun decode(e: JsonElement): CloseReason = when ((e as? JsonPrimitive)?.takeIf { it.isString }?.content) {
-            "closed" -> Closed
-            "deleted" -> Deleted
-            "agent_exited" -> AgentExited
-            "shutdown" -> Shutdown
+            "archived" -> Archived
             else -> Unknown(e)
         }
     }
@@ -3921,6 +3916,11 @@ data class ElicitationRequested(
     val toolCallId: kotlin.String? = null,
     /** The id of the host's request in flight this elicitation belongs to (request scope). */
     val scopeRequestId: JsonElement? = null,
+    /**
+     * False when `scopeRequestId` names none of the host's requests in flight (the agent chose the
+     * id); true otherwise (session scope, or a request of the host's in flight).
+     */
+    val scopeKnown: kotlin.Boolean,
     val turn: kotlin.Long? = null,
     val message: kotlin.String,
     val mode: ElicitationMode,
@@ -3940,6 +3940,7 @@ data class ElicitationRequested(
                 D.opt(o, "sessionId", D::str),
                 D.opt(o, "toolCallId", D::str),
                 D.opt(o, "scopeRequestId", { it }),
+                D.req(o, "scopeKnown", D::bool),
                 D.opt(o, "turn", D::long),
                 D.req(o, "message", D::str),
                 D.req(o, "mode", ElicitationMode::decode),
