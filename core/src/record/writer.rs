@@ -337,6 +337,72 @@ mod tests {
         assert_eq!(lines.len(), 5);
     }
 
+    /// A disk whose `fail`-th write call (from 1) fails, having taken the first half of it.
+    #[derive(Clone)]
+    struct Failing {
+        fail: usize,
+        calls: Arc<Mutex<usize>>,
+        got: Arc<Mutex<Vec<u8>>>,
+    }
+
+    impl Write for Failing {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let mut calls = self.calls.lock().unwrap();
+            *calls += 1;
+            if *calls == self.fail {
+                self.got
+                    .lock()
+                    .unwrap()
+                    .extend_from_slice(&buf[..buf.len() / 2]);
+                return Err(std::io::Error::other("disk full"));
+            }
+            self.got.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// After a failed write nothing more is written (a later line could refer to a lost one by
+    /// its index), the `end` counts the rest and starts its own line.
+    #[test]
+    fn a_failed_write_ends_the_writing_and_the_end_counts_the_rest() {
+        let disk = Failing {
+            fail: 2,
+            calls: Arc::default(),
+            got: Arc::default(),
+        };
+        let mut sink = Sink::start(Path::new("x"), disk.clone(), 1 << 20).unwrap();
+        let written = |n: usize| {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while *disk.calls.lock().unwrap() < n {
+                assert!(Instant::now() < deadline, "no write {n}");
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        };
+        assert!(sink.push("{\"n\":1}"));
+        written(1);
+        assert!(sink.push("{\"n\":2}"));
+        written(2);
+        assert!(sink.push("{\"n\":3}"), "queued: the thread drops it");
+        let closing = sink.finish(1_000_000).unwrap();
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap()
+            .block_on(closing.wait());
+        let text = String::from_utf8(disk.got.lock().unwrap().clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "{\"n\":1}");
+        assert_eq!(lines[1], "{\"n\"", "the half the failed write left");
+        assert_eq!(
+            lines[2],
+            "{\"t\":1,\"end\":{\"lines\":1,\"bytes\":8,\"droppedLines\":2,\"truncated\":false}}"
+        );
+        assert_eq!(lines.len(), 3, "{text}");
+    }
+
     /// The end of a recording on a slow disk: the runtime's only thread keeps running its other
     /// tasks while the file is closed (it blocked for the whole close before).
     #[test]
