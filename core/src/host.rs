@@ -115,7 +115,8 @@ pub struct HostConfig {
     pub early_update_limit: usize,
     /// Unstable ACP methods the embedder opts into (`"session/fork"`; see
     /// [`crate::protocol::OPT_IN_METHODS`]). Without it their call fails locally with
-    /// `unsupported` and nothing is sent.
+    /// `unsupported` and nothing is sent. `"protocol/v2"` makes `initialize` offer the draft
+    /// ACP v2 (an agent answering 1 gets v1, as without it; docs/PROTOCOL.md).
     pub unstable: Vec<String>,
     /// Coalesce bursts of `tool_call_update`s: an update for the same tool call as the last
     /// event still waiting in the queue (not yet pulled) is merged into it (newer fields win;
@@ -395,11 +396,26 @@ impl Host {
     /// `initialize`; an agent that fails it is shut down.
     pub(crate) async fn handshake(&self, agent: &Agent) -> Result<()> {
         let cfg = &self.inner.shared.config;
-        let params = serde_json::json!({
+        let caps = self.client_capabilities();
+        let info =
+            serde_json::json!({ "name": cfg.client_info.name, "version": cfg.client_info.version });
+        let mut params = serde_json::json!({
             "protocolVersion": connection::PROTOCOL_VERSION,
-            "clientCapabilities": self.client_capabilities().to_json(),
-            "clientInfo": { "name": cfg.client_info.name, "version": cfg.client_info.version },
+            "clientCapabilities": caps.to_json(),
+            "clientInfo": info,
         });
+        if cfg
+            .unstable
+            .iter()
+            .any(|u| u == crate::protocol::PROTOCOL_V2)
+        {
+            // Offer v2 with its own field names, and keep v1's beside them: an agent that only
+            // speaks v1 answers 1 and reads the v1 fields as ever (the fallback loses nothing).
+            params["protocolVersion"] = connection::PROTOCOL_VERSION_2.into();
+            params["info"] = info;
+            params["capabilities"] = caps.to_json_v2();
+        }
+        let offered = params["protocolVersion"].as_u64().unwrap_or(1) as u16;
         let step = Step::new(Phase::Handshake);
         let id = agent.id();
         self.progress(id, step.report(Stage::Started, None, None))
@@ -407,7 +423,7 @@ impl Host {
         let answer = agent.request(
             "initialize",
             &params,
-            ReqCtx::Initialize,
+            ReqCtx::Initialize { offered },
             cfg.request_timeout,
         );
         let answer = waiting(

@@ -40,7 +40,7 @@ pub mod wire;
 pub use agent::{Agent, SessionDefaults, SessionOptions, SessionStatusInfo};
 /// The pinned ACP schema crate (`agent-client-protocol-schema`) whose types type the payloads.
 pub use agent_client_protocol_schema as schema;
-pub use connection::{AgentInfo, PROTOCOL_VERSION};
+pub use connection::{AgentInfo, PROTOCOL_VERSION, PROTOCOL_VERSION_2};
 pub use elicitation::{
     ElicitationAnswer, ElicitationDecider, ElicitationHandler, ElicitationKind, ElicitationModes,
     ElicitationRequest,

@@ -82,6 +82,7 @@ impl Actor {
                         reply: Some(reply),
                         timer,
                         aborted: false,
+                        accepted: None,
                     },
                 );
                 // A refusal here is the agent not reading (the size was checked above): it is
@@ -179,6 +180,8 @@ impl Actor {
                         turn_text: None,
                         buffer: Vec::new(),
                         replaying: false,
+                        agent_turn: false,
+                        early_idle: None,
                     },
                 );
             }
@@ -199,6 +202,8 @@ impl Actor {
                     )));
                 }
                 entry.active_turn = Some(*turn);
+                entry.agent_turn = false;
+                entry.early_idle = None;
                 entry.cancelling = false;
                 entry.orphan_turn = None;
                 entry.turn_text = Some(text.clone());

@@ -167,6 +167,21 @@ impl Actor {
     }
 
     pub(super) async fn on_update(&mut self, key: Arc<str>, kind: Arc<str>, update: Box<RawValue>) {
+        // v2 turns begin and end with `state_update`s (checked on the kind first: the flood path
+        // of chunks parses nothing more).
+        let state = (&*kind == "state_update" && self.is_v2())
+            .then(|| serde_json::from_str::<Value>(update.get()).ok())
+            .flatten();
+        if let Some(state) = &state {
+            self.v2_before_state(&key, state).await;
+        }
+        self.on_update_v1(key.clone(), kind, update).await;
+        if let Some(state) = state {
+            self.v2_after_state(&key, state).await;
+        }
+    }
+
+    async fn on_update_v1(&mut self, key: Arc<str>, kind: Arc<str>, update: Box<RawValue>) {
         if let Some(entry) = self.sessions.get_mut(&key) {
             match entry.status {
                 SessionStatus::Opening { .. } => {
@@ -329,7 +344,10 @@ impl Actor {
                 let params = params_value(params.as_deref());
                 self.on_elicitation_request(id, params).await;
             }
-            m if self.caps.serves(m) => self.on_service_request(id, method, params).await,
+            // v2 has no client fs/terminal methods: not served, whatever v1 would offer.
+            m if self.caps.serves(m) && !self.is_v2() => {
+                self.on_service_request(id, method, params).await
+            }
             m if m.starts_with('_') && self.host.config.ext.handler().is_some() => {
                 let params = params_value(params.as_deref());
                 self.on_ext_request(id, method, params);

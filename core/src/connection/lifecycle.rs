@@ -136,6 +136,7 @@ impl Actor {
         let error = gone.error();
         // 1. every outbound request fails at once (turns end with the error)
         self.fail_pending(&error).await;
+        self.v2_end_agent_turns(None, &error).await;
         // Nobody is left to answer served requests (those waiting for room stop); every terminal
         // is killed.
         self.served.clear();

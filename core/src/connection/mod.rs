@@ -23,6 +23,7 @@ mod responses;
 mod state;
 #[cfg(test)]
 mod terminal_exit_tests;
+mod v2;
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
@@ -38,7 +39,7 @@ use tokio_util::time::{DelayQueue, delay_queue};
 pub(crate) use io::ReaderMsg;
 use io::{reader_task, writer_task};
 pub(crate) use state::AgentShared;
-pub use state::{AgentInfo, PROTOCOL_VERSION};
+pub use state::{AgentInfo, PROTOCOL_VERSION, PROTOCOL_VERSION_2};
 
 use crate::error::{Error, ExitInfo, Result};
 use crate::events::{EventBus, PendingEvent, raw_json};
@@ -106,7 +107,10 @@ fn note(map: &Mutex<BTreeMap<u64, (u64, bool)>>, id: u64, agent: u64, resolved: 
 #[derive(Debug)]
 pub(crate) enum ReqCtx {
     Plain,
-    Initialize,
+    /// `offered`: the protocol version `initialize` offered (1, or 2 with `protocol/v2`).
+    Initialize {
+        offered: u16,
+    },
     NewSession {
         cwd: String,
         extra: Vec<String>,
@@ -233,6 +237,9 @@ struct PendingOut {
     /// A prompt whose session was cancelled (by the caller's abort or `session/cancel`):
     /// `timer` is now the grace for the agent to answer.
     aborted: bool,
+    /// A v2 prompt the agent accepted (its `messageId`): it stays pending until the session's
+    /// `state_update` to `idle` ends the turn (`v2.rs`).
+    accepted: Option<Arc<str>>,
 }
 
 /// A request the host gave up on (timeout, or an aborted prompt past its grace): its late answer
@@ -298,6 +305,10 @@ struct SessionEntry {
     /// Opened early during a long `session/load` replay: updates stay tagged `replay` until the
     /// load response arrives.
     replaying: bool,
+    /// v2: the active turn is work the agent started by itself (no prompt pending).
+    agent_turn: bool,
+    /// v2: an `idle` that ended the turn before the prompt's acceptance arrived.
+    early_idle: Option<Value>,
 }
 
 type Reply = Box<dyn FnOnce() + Send>;

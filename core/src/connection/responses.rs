@@ -47,6 +47,14 @@ impl Actor {
             .await;
             return;
         };
+        let mut result = result;
+        if matches!(pending.ctx, ReqCtx::Prompt { .. }) && self.is_v2() {
+            // v2: the answer accepts the prompt; the turn goes on until the session's `idle`.
+            match self.v2_prompt_answer(num, pending, result).await {
+                Some((p, r)) => (pending, result) = (p, r),
+                None => return,
+            }
+        }
         self.remember_answered(num);
         if let Some(key) = pending.timer.take() {
             self.timers.try_remove(&key);
@@ -84,9 +92,9 @@ impl Actor {
     ) -> Result<Box<RawValue>> {
         match ctx {
             ReqCtx::Plain => Ok(raw),
-            ReqCtx::Initialize => {
+            ReqCtx::Initialize { offered } => {
                 let value: Value = serde_json::from_str(raw.get()).unwrap_or(Value::Null);
-                let info = AgentInfo::from_initialize(&value)?;
+                let info = AgentInfo::from_initialize(&value, offered)?;
                 let data = serde_json::json!({
                     "protocolVersion": info.protocol_version,
                     "agentInfo": info.agent_info,
@@ -142,6 +150,8 @@ impl Actor {
                         turn_text: None,
                         buffer: buffered,
                         replaying: false,
+                        agent_turn: false,
+                        early_idle: None,
                     },
                 );
                 self.open_session_now(&id, Some((&value, origin)), false)
@@ -489,6 +499,11 @@ impl Actor {
         }
         self.cancel_elicitations(Some(id), DecidedBy::Cancelled)
             .await;
+        self.v2_end_agent_turns(
+            Some(id),
+            &Error::Closed(format!("session {id} was {reason}")),
+        )
+        .await;
         // The session's terminals die with it; its grants are forgotten.
         self.grants.forget_session(id);
         let terminals = self.terminals.clone();

@@ -9,35 +9,53 @@ use super::SessionMap;
 use crate::error::{Error, ExitInfo, Result};
 use crate::session::SessionView;
 
-/// The protocol version this host speaks.
+/// The protocol version this host speaks by default.
 pub const PROTOCOL_VERSION: u16 = 1;
+
+/// The draft protocol version offered with the `protocol/v2` opt-in
+/// ([`crate::protocol::PROTOCOL_V2`]).
+pub const PROTOCOL_VERSION_2: u16 = 2;
 
 /// What the agent told us in `initialize`, parsed tolerantly (every field may be missing).
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentInfo {
+    /// The version this connection speaks: 1, or 2 when v2 was offered and the agent chose it.
     pub protocol_version: u16,
-    /// `agentInfo` (`{name, version, title?}`) or null.
+    /// `agentInfo` (`{name, version, title?}`; v2: `info`) or null.
     pub agent_info: Value,
-    /// `agentCapabilities` (an object; `{}` when omitted).
+    /// `agentCapabilities` (v2: `capabilities`; an object, `{}` when omitted).
     pub capabilities: Value,
     /// `authMethods` (an array; `[]` when omitted).
     pub auth_methods: Vec<Value>,
 }
 
 impl AgentInfo {
-    pub(crate) fn from_initialize(result: &Value) -> Result<AgentInfo> {
+    /// `offered`: the version our `initialize` offered. The agent may answer it or anything
+    /// lower that this host speaks (1, or 2 when 2 was offered); anything else is
+    /// [`Error::VersionUnsupported`].
+    pub(crate) fn from_initialize(result: &Value, offered: u16) -> Result<AgentInfo> {
         let version = result
             .get("protocolVersion")
             .cloned()
             .unwrap_or(Value::Null);
-        if version.as_u64() != Some(u64::from(PROTOCOL_VERSION)) {
-            return Err(Error::VersionUnsupported {
-                agent: version,
-                host: PROTOCOL_VERSION,
-            });
-        }
-        let capabilities = match result.get("agentCapabilities") {
+        let negotiated = match version.as_u64() {
+            Some(1) => PROTOCOL_VERSION,
+            Some(2) if offered >= PROTOCOL_VERSION_2 => PROTOCOL_VERSION_2,
+            _ => {
+                return Err(Error::VersionUnsupported {
+                    agent: version,
+                    host: offered,
+                });
+            }
+        };
+        // v2 renamed the fields (`info`, `capabilities`); v1's names are read as ever.
+        let (caps_key, info_key) = if negotiated == PROTOCOL_VERSION_2 {
+            ("capabilities", "info")
+        } else {
+            ("agentCapabilities", "agentInfo")
+        };
+        let capabilities = match result.get(caps_key) {
             Some(c @ Value::Object(_)) => c.clone(),
             _ => Value::Object(Default::default()),
         };
@@ -45,16 +63,21 @@ impl AgentInfo {
             Some(Value::Array(a)) => a.iter().filter(|m| m.is_object()).cloned().collect(),
             _ => Vec::new(),
         };
-        let agent_info = match result.get("agentInfo") {
+        let agent_info = match result.get(info_key) {
             Some(i @ Value::Object(_)) => i.clone(),
             _ => Value::Null,
         };
         Ok(AgentInfo {
-            protocol_version: PROTOCOL_VERSION,
+            protocol_version: negotiated,
             agent_info,
             capabilities,
             auth_methods,
         })
+    }
+
+    /// The connection speaks the draft ACP v2.
+    pub fn is_v2(&self) -> bool {
+        self.protocol_version == PROTOCOL_VERSION_2
     }
 
     /// `agentCapabilities.loadSession`.

@@ -27,6 +27,8 @@ pub enum Payload {
     SessionOpened(SessionOpened),
     SessionClosed(SessionClosed),
     SessionUpdate(acp::SessionUpdate),
+    /// ACP v2 (draft): a `session_update` of kind `state_update`.
+    StateUpdate(SessionStateUpdate),
     TurnStarted(TurnStarted),
     TurnEnded(TurnEnded),
     PermissionRequested(PermissionRequested),
@@ -109,6 +111,19 @@ pub(super) fn decode(kind: EventKind, raw: &str) -> Decoded {
         EventKind::SessionClosed => typed!(SessionClosed),
         EventKind::SessionUpdate => {
             let (value, notes) = session_update(raw);
+            if value.is_none()
+                && notes
+                    .first()
+                    .is_some_and(|n| n.reason == "unknown_update_kind")
+                && serde_json::from_str::<Value>(raw)
+                    .is_ok_and(|v| v.get("sessionUpdate") == Some(&Value::from("state_update")))
+            {
+                let (value, notes) = lenient(raw);
+                return Decoded {
+                    payload: value.map_or(Payload::Unknown, Payload::StateUpdate),
+                    notes,
+                };
+            }
             Decoded {
                 payload: value.map_or(Payload::Unknown, Payload::SessionUpdate),
                 notes,
@@ -276,6 +291,24 @@ mod tests {
 
     fn update(json: &str) -> Decoded {
         decode(EventKind::SessionUpdate, json)
+    }
+
+    #[test]
+    fn a_v2_state_update_is_typed_and_a_bad_field_is_repaired() {
+        let d = update(
+            r#"{"sessionUpdate":"state_update","state":"idle","stopReason":"end_turn","background":[]}"#,
+        );
+        assert!(d.is_exact(), "{:?}", d.notes);
+        let Payload::StateUpdate(s) = d.payload else {
+            panic!("{:?}", d.payload)
+        };
+        assert_eq!(
+            (s.state.as_str(), s.stop_reason.as_deref()),
+            ("idle", Some("end_turn"))
+        );
+        let d = update(r#"{"sessionUpdate":"state_update","state":"running","stopReason":7}"#);
+        assert!(matches!(d.payload, Payload::StateUpdate(_)));
+        assert_eq!(d.notes[0].reason, "repaired");
     }
 
     #[test]

@@ -135,6 +135,10 @@ pub struct SessionClosed {
 #[cfg_attr(feature = "json-schema", derive(JsonSchema))]
 pub struct TurnStarted {
     pub prompt: Vec<acp::ContentBlock>,
+    /// `agent`: ACP v2 work the agent started by itself (no prompt; `prompt` is empty). Absent
+    /// for a prompt's turn.
+    #[serde(default)]
+    pub origin: Option<String>,
 }
 
 /// `turn_ended`: the `session/prompt` result (`stopReason`, `usage`, `_meta` as the agent sent
@@ -148,6 +152,37 @@ pub struct TurnEnded {
     #[serde(default)]
     pub error: Option<ErrorInfo>,
     /// Token usage, when the agent reports it (unstable in ACP, passed through as sent).
+    #[serde(default)]
+    pub usage: Option<Value>,
+    #[serde(default, rename = "_meta")]
+    pub meta: Option<acp::Meta>,
+    /// ACP v2: the `messageId` with which the agent accepted the prompt (absent for v1 and for
+    /// an agent-initiated turn).
+    #[serde(default)]
+    pub message_id: Option<String>,
+    /// ACP v2: the `state_update` to `idle` that ended the turn, as the agent sent it.
+    #[serde(default)]
+    pub state: Option<Value>,
+}
+
+/// ACP v2 (draft, `unstable: ["protocol/v2"]`): a `session_update` with `sessionUpdate:
+/// "state_update"`, the session's foreground state. `idle` ends the turn (docs/EVENTS.md).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionStateUpdate {
+    /// `running`, `idle`, `requires_action`, `unknown`, or a future state.
+    pub state: String,
+    /// Why the work stopped (on `idle`): `end_turn`, `cancelled`, `max_tokens`, `error`, ….
+    #[serde(default)]
+    pub stop_reason: Option<String>,
+    /// With `stopReason: "error"`: the failure, as a JSON-RPC error object.
+    #[serde(default)]
+    pub error: Option<Value>,
+    /// Work running independently of the foreground work, as the agent reports it.
+    #[serde(default)]
+    pub background: Option<Vec<Value>>,
+    /// Token usage for the completed work (unstable in ACP, passed through as sent).
     #[serde(default)]
     pub usage: Option<Value>,
     #[serde(default, rename = "_meta")]
@@ -581,4 +616,28 @@ pub struct EventData {
     pub agent_failed: AgentFailed,
     pub session_lost: SessionLost,
     pub progress: Progress,
+}
+
+/// The event schema (`schema/events.schema.json`): [`EventData`]'s, with the ACP v2 update
+/// kinds this host types ([`SessionStateUpdate`]) added to the `SessionUpdate` union, so every face's
+/// generated types know them like the v1 kinds.
+#[cfg(feature = "json-schema")]
+pub fn events_schema() -> Value {
+    let mut generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
+    let state = generator.subschema_for::<SessionStateUpdate>();
+    let root = generator.into_root_schema_for::<EventData>();
+    let mut schema = serde_json::to_value(root).unwrap_or(Value::Null);
+    if let Some(Value::Array(variants)) = schema.pointer_mut("/$defs/SessionUpdate/oneOf") {
+        let mut variant = serde_json::json!({
+            "description": "ACP v2 (draft): the session's foreground state; `idle` ends the turn.",
+            "type": "object",
+            "properties": { "sessionUpdate": { "type": "string", "const": "state_update" } },
+            "required": ["sessionUpdate"]
+        });
+        if let Some(r) = state.as_value().get("$ref") {
+            variant["$ref"] = r.clone();
+        }
+        variants.push(variant);
+    }
+    schema
 }

@@ -414,7 +414,9 @@ pub const HOST: &[Opt] = &[
         "unstable",
         Ty::EnumList(crate::protocol::OPT_IN_METHODS),
         "[]",
-        "Unstable ACP methods to opt into; without it their calls fail with `unsupported`.",
+        "Unstable ACP methods to opt into; without it their calls fail with `unsupported`. \
+         `protocol/v2`: `initialize` offers the draft ACP v2 (v1 when the agent answers 1; \
+         docs/PROTOCOL.md).",
     ),
     opt(
         "logLevel",

@@ -713,9 +713,9 @@ pub static METHODS: &[Method] = &[
     },
 ];
 
-/// The table entry for `name`.
 /// The unstable methods an embedder may opt into (`HostConfig::unstable`, `unstable` in every
 /// face's config). Without the opt-in their call fails locally with `unsupported`.
+/// [`PROTOCOL_V2`] is not a method but the same kind of switch: the draft ACP v2 beside v1.
 pub const OPT_IN_METHODS: &[&str] = &[
     "session/fork",
     "session/status",
@@ -723,7 +723,12 @@ pub const OPT_IN_METHODS: &[&str] = &[
     "session/archive",
     "session/unarchive",
     "session/options",
+    PROTOCOL_V2,
 ];
+
+/// The `unstable` entry that makes `initialize` offer ACP v2 (the draft in the pinned schema
+/// crate); an agent answering 1 gets v1, exactly as without it.
+pub const PROTOCOL_V2: &str = "protocol/v2";
 
 /// Check an embedder's `unstable` list: every name must be one of [`OPT_IN_METHODS`].
 pub fn check_opt_in(names: &[String]) -> Result<(), String> {
@@ -736,6 +741,7 @@ pub fn check_opt_in(names: &[String]) -> Result<(), String> {
     }
 }
 
+/// The table entry for `name`.
 pub fn method(name: &str) -> Option<&'static Method> {
     METHODS.iter().find(|m| m.name == name)
 }

@@ -3,6 +3,6 @@
 pub mod methods;
 
 pub use methods::{
-    Direction, Faces, Gate, METHODS, MessageKind, Method, OPT_IN_METHODS, Stability, check_opt_in,
-    method, methods_json,
+    Direction, Faces, Gate, METHODS, MessageKind, Method, OPT_IN_METHODS, PROTOCOL_V2, Stability,
+    check_opt_in, method, methods_json,
 };

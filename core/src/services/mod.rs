@@ -62,6 +62,19 @@ impl ClientCapabilities {
         caps
     }
 
+    /// `capabilities` of a v2 `initialize`: v2 has no client `fs/*` or `terminal/*` methods, so
+    /// only what v2 defines is offered (elicitation, terminal logins).
+    pub fn to_json_v2(self) -> Value {
+        let mut caps = serde_json::json!({});
+        if let Some(e) = self.elicitation.capability() {
+            caps["elicitation"] = e;
+        }
+        if self.terminal_auth {
+            caps["auth"] = serde_json::json!({ "terminal": {} });
+        }
+        caps
+    }
+
     /// Whether an agent-to-client request is served: an implemented method of the method table
     /// whose gate these capabilities open (anything else is answered -32601).
     pub(crate) fn serves(self, method: &str) -> bool {

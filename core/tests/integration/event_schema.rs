@@ -7,15 +7,12 @@
 
 use std::path::PathBuf;
 
-use acp_host::events::payload::EventData;
-
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
 fn generated() -> String {
-    let generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
-    let schema = generator.into_root_schema_for::<EventData>();
+    let schema = acp_host::events::payload::events_schema();
     let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
     text.push('\n');
     text

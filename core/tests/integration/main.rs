@@ -48,6 +48,7 @@ mod ordering;
 mod policy;
 mod policy_commands;
 mod pool;
+mod protocol_v2;
 mod record;
 mod registry;
 mod replay;

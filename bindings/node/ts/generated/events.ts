@@ -170,6 +170,9 @@ export type SessionUpdate =
     })
   | (SessionMessageChunk & {
       sessionUpdate: 'session_message_chunk';
+    })
+  | (SessionStateUpdate & {
+      sessionUpdate: 'state_update';
     });
 /**
  * Content blocks represent displayable information in the Agent Client Protocol.
@@ -2434,10 +2437,44 @@ export interface SessionMessageChunk {
   } | null;
 }
 /**
+ * ACP v2 (draft, `unstable: ["protocol/v2"]`): a `session_update` with `sessionUpdate:
+ * "state_update"`, the session's foreground state. `idle` ends the turn (docs/EVENTS.md).
+ */
+export interface SessionStateUpdate {
+  /**
+   * `running`, `idle`, `requires_action`, `unknown`, or a future state.
+   */
+  state: string;
+  /**
+   * Why the work stopped (on `idle`): `end_turn`, `cancelled`, `max_tokens`, `error`, ….
+   */
+  stopReason?: string | null;
+  /**
+   * With `stopReason: "error"`: the failure, as a JSON-RPC error object.
+   */
+  error?: unknown;
+  /**
+   * Work running independently of the foreground work, as the agent reports it.
+   */
+  background?: unknown[] | null;
+  /**
+   * Token usage for the completed work (unstable in ACP, passed through as sent).
+   */
+  usage?: unknown;
+  _meta?: {
+    [k: string]: unknown;
+  } | null;
+}
+/**
  * `turn_started`: the prompt as sent.
  */
 export interface TurnStarted {
   prompt: ContentBlock[];
+  /**
+   * `agent`: ACP v2 work the agent started by itself (no prompt; `prompt` is empty). Absent
+   * for a prompt's turn.
+   */
+  origin?: string | null;
 }
 /**
  * `turn_ended`: the `session/prompt` result (`stopReason`, `usage`, `_meta` as the agent sent
@@ -2453,6 +2490,15 @@ export interface TurnEnded {
   _meta?: {
     [k: string]: unknown;
   } | null;
+  /**
+   * ACP v2: the `messageId` with which the agent accepted the prompt (absent for v1 and for
+   * an agent-initiated turn).
+   */
+  messageId?: string | null;
+  /**
+   * ACP v2: the `state_update` to `idle` that ended the turn, as the agent sent it.
+   */
+  state?: unknown;
 }
 /**
  * `permission_requested`.

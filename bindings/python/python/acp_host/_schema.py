@@ -7,6 +7,27 @@ from __future__ import annotations
 from typing import Any, Dict, List, Literal, Optional, Protocol, Tuple, TypedDict, Union
 
 
+class _SessionStateUpdateRequired(TypedDict):
+    #: `running`, `idle`, `requires_action`, `unknown`, or a future state.
+    state: str
+
+
+class SessionStateUpdate(_SessionStateUpdateRequired, total=False):
+    """ACP v2 (draft, `unstable: ["protocol/v2"]`): a `session_update` with `sessionUpdate:
+    "state_update"`, the session's foreground state. `idle` ends the turn (docs/EVENTS.md).
+    """
+
+    #: Why the work stopped (on `idle`): `end_turn`, `cancelled`, `max_tokens`, `error`, ….
+    stopReason: Optional[str]
+    #: With `stopReason: "error"`: the failure, as a JSON-RPC error object.
+    error: Any
+    #: Work running independently of the foreground work, as the agent reports it.
+    background: Optional[List[Any]]
+    #: Token usage for the completed work (unstable in ACP, passed through as sent).
+    usage: Any
+    _meta: Optional[Dict[str, Any]]
+
+
 class _AgentReadyRequired(TypedDict):
     protocolVersion: int
     agentCapabilities: AgentCapabilities
@@ -814,6 +835,12 @@ class SessionUpdateSessionMessageChunk(SessionMessageChunk):
     sessionUpdate: Literal["session_message_chunk"]
 
 
+class SessionUpdateStateUpdate(SessionStateUpdate):
+    """ACP v2 (draft): the session's foreground state; `idle` ends the turn."""
+
+    sessionUpdate: Literal["state_update"]
+
+
 #: Different types of updates that can be sent during session processing.
 SessionUpdate = Union[
     SessionUpdateUserMessageChunk,
@@ -835,6 +862,7 @@ SessionUpdate = Union[
     SessionUpdateSubagentUpdate,
     SessionUpdateSessionMessage,
     SessionUpdateSessionMessageChunk,
+    SessionUpdateStateUpdate,
 ]
 
 
@@ -1475,10 +1503,15 @@ ErrorCode = Union[
 ]
 
 
-class TurnStarted(TypedDict):
+class _TurnStartedRequired(TypedDict):
+    prompt: List[ContentBlock]
+
+
+class TurnStarted(_TurnStartedRequired, total=False):
     """`turn_started`: the prompt as sent."""
 
-    prompt: List[ContentBlock]
+    #: `agent`: ACP v2 work the agent started by itself (no prompt; `prompt` is empty).
+    origin: Optional[str]
 
 
 class TurnEnded(TypedDict, total=False):
@@ -1491,6 +1524,11 @@ class TurnEnded(TypedDict, total=False):
     #: Token usage, when the agent reports it (unstable in ACP, passed through as sent).
     usage: Any
     _meta: Optional[Dict[str, Any]]
+    #: ACP v2: the `messageId` with which the agent accepted the prompt (absent for v1 and for an
+    #: agent-initiated turn).
+    messageId: Optional[str]
+    #: ACP v2: the `state_update` to `idle` that ended the turn, as the agent sent it.
+    state: Any
 
 
 #: Reasons why an agent stops processing a prompt turn.
@@ -2185,6 +2223,7 @@ SessionUpdateKind = Union[
     Literal["subagent_update"],
     Literal["session_message"],
     Literal["session_message_chunk"],
+    Literal["state_update"],
 ]
 
 
@@ -2547,6 +2586,7 @@ AnyEvent = Union[
 
 
 __all__ = [
+    "SessionStateUpdate",
     "AgentReady",
     "Implementation",
     "AgentCapabilities",
@@ -2626,6 +2666,7 @@ __all__ = [
     "SessionUpdateSessionMessage",
     "SessionMessageChunk",
     "SessionUpdateSessionMessageChunk",
+    "SessionUpdateStateUpdate",
     "SessionUpdate",
     "TextContent",
     "ContentBlockText",

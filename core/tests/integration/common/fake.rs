@@ -196,7 +196,18 @@ pub async fn connect_with_caps(host: &Host, caps: Value) -> (Agent, Fake) {
     connect_with(host, PIPE, caps).await
 }
 
+/// As [`connect`], answering `initialize` as a draft ACP v2 agent (the host must offer v2).
+pub async fn connect_v2(host: &Host) -> (Agent, Fake) {
+    let init = json!({"protocolVersion":2,"capabilities":{"session":{}},"info":{"name":"fake-v2","version":"0"}});
+    connect_answering(host, PIPE, init).await
+}
+
 async fn connect_with(host: &Host, pipe: usize, caps: Value) -> (Agent, Fake) {
+    let init = json!({"protocolVersion":1,"agentCapabilities":caps,"authMethods":[]});
+    connect_answering(host, pipe, init).await
+}
+
+async fn connect_answering(host: &Host, pipe: usize, answer: Value) -> (Agent, Fake) {
     let (host_r, agent_w) = tokio::io::duplex(pipe);
     let (agent_r, host_w) = tokio::io::duplex(pipe);
     let h = host.clone();
@@ -208,11 +219,7 @@ async fn connect_with(host: &Host, pipe: usize, caps: Value) -> (Agent, Fake) {
         eof: false,
     };
     let init = fake.wait_method("initialize", Duration::from_secs(5)).await;
-    fake.respond(
-        &init["id"],
-        json!({"protocolVersion":1,"agentCapabilities":caps,"authMethods":[]}),
-    )
-    .await;
+    fake.respond(&init["id"], answer).await;
     let agent = tokio::time::timeout(Duration::from_secs(5), task)
         .await
         .expect("connect returns after initialize")

@@ -110,6 +110,38 @@ sealed interface EventPayload {
     }
 }
 
+/**
+ * ACP v2 (draft, `unstable: ["protocol/v2"]`): a `session_update` with `sessionUpdate:
+ * "state_update"`, the session's foreground state. `idle` ends the turn (docs/EVENTS.md).
+ */
+data class SessionStateUpdate(
+    /** `running`, `idle`, `requires_action`, `unknown`, or a future state. */
+    val state: kotlin.String,
+    /** Why the work stopped (on `idle`): `end_turn`, `cancelled`, `max_tokens`, `error`, …. */
+    val stopReason: kotlin.String? = null,
+    /** With `stopReason: "error"`: the failure, as a JSON-RPC error object. */
+    val error: JsonElement? = null,
+    /** Work running independently of the foreground work, as the agent reports it. */
+    val background: List<JsonElement>? = null,
+    /** Token usage for the completed work (unstable in ACP, passed through as sent). */
+    val usage: JsonElement? = null,
+    val meta: JsonObject? = null,
+) {
+    internal companion object {
+        fun decode(e: JsonElement): SessionStateUpdate {
+            val o = D.obj(e)
+            return SessionStateUpdate(
+                D.req(o, "state", D::str),
+                D.opt(o, "stopReason", D::str),
+                D.opt(o, "error", { it }),
+                D.opt(o, "background", { D.list(it, false, { it }) }),
+                D.opt(o, "usage", { it }),
+                D.opt(o, "_meta", D::obj),
+            )
+        }
+    }
+}
+
 /** `agent_ready`: the handshake succeeded. */
 data class AgentReady(
     val protocolVersion: kotlin.Long,
@@ -1620,6 +1652,35 @@ sealed interface SessionUpdate : EventPayload {
         }
     }
 
+    /** ACP v2 (draft): the session's foreground state; `idle` ends the turn. */
+    data class StateUpdate(
+        /** `running`, `idle`, `requires_action`, `unknown`, or a future state. */
+        val state: kotlin.String,
+        /** Why the work stopped (on `idle`): `end_turn`, `cancelled`, `max_tokens`, `error`, …. */
+        val stopReason: kotlin.String? = null,
+        /** With `stopReason: "error"`: the failure, as a JSON-RPC error object. */
+        val error: JsonElement? = null,
+        /** Work running independently of the foreground work, as the agent reports it. */
+        val background: List<JsonElement>? = null,
+        /** Token usage for the completed work (unstable in ACP, passed through as sent). */
+        val usage: JsonElement? = null,
+        val meta: JsonObject? = null,
+    ) : SessionUpdate {
+        internal companion object {
+            fun decode(e: JsonElement): StateUpdate {
+                val o = D.obj(e)
+                return StateUpdate(
+                    D.req(o, "state", D::str),
+                    D.opt(o, "stopReason", D::str),
+                    D.opt(o, "error", { it }),
+                    D.opt(o, "background", { D.list(it, false, { it }) }),
+                    D.opt(o, "usage", { it }),
+                    D.opt(o, "_meta", D::obj),
+                )
+            }
+        }
+    }
+
     /** A variant this version does not know, or one that did not decode: [raw] as sent. */
     data class Unknown(val raw: JsonElement) : SessionUpdate
 
@@ -1647,11 +1708,12 @@ sealed interface SessionUpdate : EventPayload {
                     "subagent_update" -> SubagentUpdate.decode(e)
                     "session_message" -> SessionMessage.decode(e)
                     "session_message_chunk" -> SessionMessageChunk.decode(e)
+                    "state_update" -> StateUpdate.decode(e)
                     else -> null
                 }
             }.getOrNull()
             if (byTag != null) return byTag
-            if (tag in setOf("user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan", "plan_update", "plan_removed", "available_commands_update", "current_mode_update", "config_option_update", "session_info_update", "usage_update", "notice", "compaction_update", "compaction_summary_chunk", "subagent_update", "session_message", "session_message_chunk")) return Unknown(e)
+            if (tag in setOf("user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan", "plan_update", "plan_removed", "available_commands_update", "current_mode_update", "config_option_update", "session_info_update", "usage_update", "notice", "compaction_update", "compaction_summary_chunk", "subagent_update", "session_message", "session_message_chunk", "state_update")) return Unknown(e)
             return Unknown(e)
         }
     }
@@ -3674,12 +3736,18 @@ data class SessionMessageChunk(
 /** `turn_started`: the prompt as sent. */
 data class TurnStarted(
     val prompt: List<ContentBlock>,
+    /**
+     * `agent`: ACP v2 work the agent started by itself (no prompt; `prompt` is empty). Absent for
+     * a prompt's turn.
+     */
+    val origin: kotlin.String? = null,
 ) : EventPayload {
     internal companion object {
         fun decode(e: JsonElement): TurnStarted {
             val o = D.obj(e)
             return TurnStarted(
                 D.req(o, "prompt", { D.list(it, false, ContentBlock::decode) }),
+                D.opt(o, "origin", D::str),
             )
         }
     }
@@ -3695,6 +3763,13 @@ data class TurnEnded(
     /** Token usage, when the agent reports it (unstable in ACP, passed through as sent). */
     val usage: JsonElement? = null,
     val meta: JsonObject? = null,
+    /**
+     * ACP v2: the `messageId` with which the agent accepted the prompt (absent for v1 and for an
+     * agent-initiated turn).
+     */
+    val messageId: kotlin.String? = null,
+    /** ACP v2: the `state_update` to `idle` that ended the turn, as the agent sent it. */
+    val state: JsonElement? = null,
 ) : EventPayload {
     internal companion object {
         fun decode(e: JsonElement): TurnEnded {
@@ -3704,6 +3779,8 @@ data class TurnEnded(
                 D.opt(o, "error", ErrorInfo::decode),
                 D.opt(o, "usage", { it }),
                 D.opt(o, "_meta", D::obj),
+                D.opt(o, "messageId", D::str),
+                D.opt(o, "state", { it }),
             )
         }
     }
