@@ -471,6 +471,7 @@ pub(crate) fn start(
         terminals: TerminalManager::new(host.config.terminal_limits),
         terminal_exits: HashMap::new(),
         recorder: recorder.map(Mutex::new),
+        recorded_line: None,
     };
     tokio::spawn(actor.run(cmd_rx, reader_rx, done_rx));
     cmd_tx
@@ -540,6 +541,9 @@ struct Actor {
     terminal_exits: HashMap<String, inbound::ExitWatch>,
     /// This connection's recording (`HostConfig::record`), fed the raw lines and the events.
     recorder: Option<Mutex<crate::record::Recorder>>,
+    /// The recording's index of the agent's line being handled, while it is (its update's event
+    /// refers to it instead of repeating it: docs/RECORDING.md, format 2).
+    recorded_line: Option<u64>,
 }
 
 impl Actor {
