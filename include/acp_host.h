@@ -221,6 +221,8 @@ enum acph_event_kind
     // `data`: `#/properties/progress` (`{"phase", "stage", "elapsedMs", "bytes", "message"}`):
     // spawn, handshake or login started, still waiting, done or failed (`progressEvents`).
     ACPH_EVENT_PROGRESS = 29,
+    // `data`: `#/properties/steer`.
+    ACPH_EVENT_STEER = 30,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -1066,6 +1068,26 @@ acph_status acph_session_prompt_text(struct acph_host *host,
                                      size_t text_len,
                                      uint64_t *call_out,
                                      struct acph_error **error_out);
+
+// Steer (unstable: needs `"unstable": ["_session/steering"]` in the host's config, else
+// `ACPH_STATUS_UNSUPPORTED`): `content_json` (a JSON array of ACP content blocks, checked as for
+// a prompt) joins the session's running turn when the agent advertises steering
+// (`_meta.steering.supported`; sent as `_session/steering`), else waits as the session's next
+// prompt and is sent as its own turn when the running turn ends (at once when none runs).
+// `result` (the same in every face): `{"steer": id, "outcome": "injected" | "started_new_turn"
+// | "queued" | "prompted", "turn": id | null}`; what becomes of a queued steer later
+// (`prompted`, or `rejected` by a cancel, a close or the agent ending) is reported as `steer`
+// events. At most 16 steers wait per session (`ACPH_STATUS_BUSY`). docs/STEERING.md.
+//
+// # Safety
+// `host` is NULL or a live host; `content_json` points to `content_len` readable bytes;
+// `call_out` and `error_out` are NULL or writable.
+acph_status acph_session_steer(struct acph_host *host,
+                               uint64_t session,
+                               const char *content_json,
+                               size_t content_len,
+                               uint64_t *call_out,
+                               struct acph_error **error_out);
 
 // `session/cancel`: the agent should end the turn in flight with `cancelled`; every pending
 // permission request of the session is answered `cancelled` at once. Returns at once (any

@@ -91,6 +91,7 @@ enum acph_event_kind
     ACPH_EVENT_AGENT_FAILED = 27,
     ACPH_EVENT_SESSION_LOST = 28,
     ACPH_EVENT_PROGRESS = 29,
+    ACPH_EVENT_STEER = 30,
 };
 typedef uint32_t acph_event_kind;
 typedef struct acph_fetch_sink acph_fetch_sink;
@@ -350,6 +351,12 @@ acph_status acph_session_prompt_text(struct acph_host *host,
                                      size_t text_len,
                                      uint64_t *call_out,
                                      struct acph_error **error_out);
+acph_status acph_session_steer(struct acph_host *host,
+                               uint64_t session,
+                               const char *content_json,
+                               size_t content_len,
+                               uint64_t *call_out,
+                               struct acph_error **error_out);
 acph_status acph_session_cancel(struct acph_host *host,
                                 uint64_t session,
                                 struct acph_error **error_out);

@@ -266,6 +266,12 @@ export declare class NativeSession {
    * within the host's cancel grace, else with `cancelled`.
    */
   prompt(content: Array<any>, abort?: number | undefined | null): Promise<any>
+  /**
+   * Steer (unstable: `unstable: ['_session/steering']`): into the running turn when the
+   * agent advertises steering, else queued as the next prompt. Resolves with
+   * `{steer, outcome, turn}` (the core's `SteerResult::to_json`).
+   */
+  steer(content: Array<any>): Promise<any>
   /** `session/cancel`. */
   cancel(): Promise<void>
   setMode(modeId: string, abort?: number | undefined | null): Promise<void>

@@ -218,6 +218,7 @@ impl Host {
             bus,
             config,
             next_turn: AtomicU64::new(0),
+            next_steer: AtomicU64::new(0),
             next_permission: AtomicU64::new(0),
             permissions: Mutex::new(BTreeMap::new()),
             next_elicitation: AtomicU64::new(0),

@@ -41,7 +41,7 @@ pub mod wire;
 pub use agent::{Agent, SessionDefaults, SessionOptions, SessionStatusInfo};
 /// The pinned ACP schema crate (`agent-client-protocol-schema`) whose types type the payloads.
 pub use agent_client_protocol_schema as schema;
-pub use connection::{AgentInfo, PROTOCOL_VERSION, PROTOCOL_VERSION_2};
+pub use connection::{AgentInfo, PROTOCOL_VERSION, PROTOCOL_VERSION_2, steering_supported};
 pub use elicitation::{
     ElicitationAnswer, ElicitationDecider, ElicitationHandler, ElicitationKind, ElicitationModes,
     ElicitationRequest,
@@ -56,6 +56,6 @@ pub use permission::{
 };
 pub use receipt::{Receipt, RequestState};
 pub use services::ClientCapabilities;
-pub use session::{ModelInfo, ModelSwitch, Models, Session, SessionView, TurnResult};
+pub use session::{ModelInfo, ModelSwitch, Models, Session, SessionView, SteerResult, TurnResult};
 pub use transport::AgentSpec;
 pub use wire::LazyJson;

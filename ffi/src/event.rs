@@ -78,6 +78,8 @@ pub enum acph_event_kind {
     /// `data`: `#/properties/progress` (`{"phase", "stage", "elapsedMs", "bytes", "message"}`):
     /// spawn, handshake or login started, still waiting, done or failed (`progressEvents`).
     ACPH_EVENT_PROGRESS = 29,
+    /// `data`: `#/properties/steer`.
+    ACPH_EVENT_STEER = 30,
 }
 
 /// One event, owned by the caller: free it with `acph_event_free`. Read-only; only the library
@@ -162,6 +164,7 @@ pub(crate) fn kind_of(kind: EventKind) -> (acph_event_kind, &'static str) {
         EventKind::AgentFailed => (ACPH_EVENT_AGENT_FAILED, "agent_failed\0"),
         EventKind::SessionLost => (ACPH_EVENT_SESSION_LOST, "session_lost\0"),
         EventKind::Progress => (ACPH_EVENT_PROGRESS, "progress\0"),
+        EventKind::Steer => (ACPH_EVENT_STEER, "steer\0"),
         other => (ACPH_EVENT_UNKNOWN, unknown_name(other)),
     }
 }

@@ -66,6 +66,16 @@ impl NativeSession {
         Ok(turn_json(turn))
     }
 
+    /// Steer (unstable: `unstable: ['_session/steering']`): into the running turn when the
+    /// agent advertises steering, else queued as the next prompt. Resolves with
+    /// `{steer, outcome, turn}` (the core's `SteerResult::to_json`).
+    #[napi]
+    pub async fn steer(&self, content: Vec<Value>) -> Result<Value> {
+        let session = self.session.clone();
+        let r = session.steer(content).await.map_err(core_err)?;
+        Ok(r.to_json())
+    }
+
     /// `session/cancel`.
     #[napi]
     pub async fn cancel(&self) -> Result<()> {

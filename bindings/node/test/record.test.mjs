@@ -18,7 +18,7 @@ test('a recorded connection is in its file when shutdown returns', async () => {
     assert.equal((await session.prompt('hello')).stopReason, 'end_turn');
     await agent.shutdown();
     const lines = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-    assert.equal(lines[0].acpRecording, 1);
+    assert.equal(lines[0].acpRecording, 2);
     assert.equal(lines[0].protocolVersion, 1);
     const methods = new Set(lines.filter((l) => l.msg).map((l) => l.msg.method));
     for (const m of ['initialize', 'session/new', 'session/prompt', 'session/update']) assert.ok(methods.has(m), m);

@@ -74,7 +74,7 @@ export type { ConnectStream } from './connect';
 export { Agent } from './agent';
 export type { CallOptions, SessionOptions } from './agent';
 export { Session } from './session';
-export type { TurnResult, ModelInfo, SessionModels, SessionState, PromptOptions } from './session';
+export type { TurnResult, SteerResult, ModelInfo, SessionModels, SessionState, PromptOptions } from './session';
 export { Pool, PooledSession } from './pool';
 export { Registry } from './registry';
 export type {

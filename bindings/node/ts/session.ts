@@ -40,6 +40,20 @@ export interface TurnResult {
   textTruncated: boolean;
 }
 
+/** What `session.steer()` did with the text (its later fate is in `steer` events). */
+export interface SteerResult {
+  /** The host's id for the steer (the `steer` field of its events). */
+  steer: number;
+  /**
+   * `injected` (into the running turn), `started_new_turn` (the agent began a turn of its own),
+   * `queued` (waits for the running turn to end; `prompted` or `rejected` follow as events) or
+   * `prompted` (sent as the next prompt at once: `turn` is its turn).
+   */
+  outcome: 'injected' | 'started_new_turn' | 'queued' | 'prompted';
+  /** `injected`: the turn it joined; `prompted`: its own turn; else `null`. */
+  turn: number | null;
+}
+
 /** One model the agent offers. */
 export interface ModelInfo {
   id: string;
@@ -137,6 +151,20 @@ export class Session {
     // Settles after the turn's events reached every stream of the session (the ordering contract).
     const content = promptContent(input);
     return this.agent.host.hub.prompt(this.agent.id, this.id, () => abortable(options.signal, (a) => this.native.prompt(content, a)) as Promise<TurnResult>);
+  }
+
+  /**
+   * Steer (unstable: needs `unstable: ['_session/steering']` in the host's options): add text
+   * (a string, a block or an array, as for `prompt`) while a turn runs. An agent that advertises
+   * steering takes it into the running turn (`injected`); otherwise it waits as the session's
+   * next prompt (`queued`) and is sent as its own turn when the running turn ends (`prompted`;
+   * at once when no turn runs). A cancel, a close or the agent ending reject queued steers.
+   * Every step is a `steer` event (docs/STEERING.md). Rejects with `AcpError` `unsupported`
+   * (not opted in), `busy` (16 steers wait), `agent_error`/`protocol` (the agent did not take it).
+   */
+  steer(input: string | ContentBlock | (string | ContentBlock)[]): Promise<SteerResult> {
+    const content = promptContent(input);
+    return call(() => this.native.steer(content)) as Promise<SteerResult>;
   }
 
   /**

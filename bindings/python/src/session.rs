@@ -114,6 +114,29 @@ impl NativeSession {
         }
     }
 
+    /// Steer (unstable: `unstable=["_session/steering"]`): into the running turn, or queued
+    /// as the next prompt. The core's `SteerResult::to_json()` as text.
+    #[pyo3(signature = (content_json, *, aio=false))]
+    fn steer(&self, py: Python<'_>, content_json: &str, aio: bool) -> PyResult<Py<PyAny>> {
+        let content = match parse_json(py, "steer", content_json)? {
+            Value::Array(a) => a,
+            _ => {
+                return Err(errors::local(
+                    py,
+                    "invalid_argument",
+                    "steer content must be a list of content blocks",
+                ));
+            }
+        };
+        let session = self.session.clone();
+        call(py, aio, async move {
+            session
+                .steer(content)
+                .await
+                .map(|r| r.to_json().to_string())
+        })
+    }
+
     /// `session/cancel`: the turn should end `cancelled`; pending permission requests of the
     /// session are answered `cancelled` at once, pending elicitations `cancel`.
     #[pyo3(signature = (*, aio=false))]

@@ -22,7 +22,7 @@ def test_a_recorded_connection_is_in_its_file_when_shutdown_returns(tmp_path: Pa
         agent.shutdown()
         lines = [json.loads(line) for line in file.read_text().splitlines()]
     header = lines[0]
-    assert header["acpRecording"] == 1 and header["protocolVersion"] == 1
+    assert header["acpRecording"] == 2 and header["protocolVersion"] == 1
     assert header["redacted"] is True
     methods = {line["msg"].get("method") for line in lines if "msg" in line}
     assert {"initialize", "session/new", "session/prompt", "session/update"} <= methods

@@ -282,6 +282,32 @@ impl Agent {
     }
 }
 
+/// What `session.steer` did with the text: the core's one shape (`steer`, `outcome`, `turn`);
+/// `json` is the whole result as every face serialises it. Its later fate is in `steer` events.
+#[derive(Debug, Clone, PartialEq, uniffi::Record)]
+pub struct SteerResult {
+    /// The host's id for the steer (the `steer` field of its events).
+    pub steer: u64,
+    /// `injected`, `started_new_turn`, `queued` or `prompted`.
+    pub outcome: String,
+    /// `injected`: the turn it joined; `prompted`: its own turn.
+    pub turn: Option<u64>,
+    /// The core's `SteerResult::to_json()` as JSON text.
+    pub json: String,
+}
+
+impl From<acp_host::SteerResult> for SteerResult {
+    fn from(r: acp_host::SteerResult) -> SteerResult {
+        let json = r.to_json();
+        SteerResult {
+            steer: r.steer,
+            outcome: json["outcome"].as_str().unwrap_or_default().to_owned(),
+            turn: r.turn,
+            json: json.to_string(),
+        }
+    }
+}
+
 /// An open session.
 #[derive(Debug, uniffi::Object)]
 pub struct Session {
@@ -383,6 +409,26 @@ impl Session {
         }
         let (session, hub) = (self.session.clone(), self.hub.clone());
         on_rt(async move { settled(session.prompt(content).await, &session, hub).await }).await
+    }
+
+    /// Steer with one text block (unstable: `HostOptions.unstable = listOf("_session/steering")`):
+    /// into the running turn when the agent advertises steering (`injected`), else queued as
+    /// the session's next prompt (`queued`, then a `steer` event `prompted` with its own turn;
+    /// `prompted` at once when no turn runs). A cancel, a close or the agent ending reject
+    /// queued steers. docs/STEERING.md.
+    pub async fn steer(&self, text: String) -> Result<SteerResult, AcpError> {
+        let session = self.session.clone();
+        on_rt(async move { Ok(session.steer_text(&text).await?.into()) }).await
+    }
+
+    /// Steer with content blocks (each an ACP content block as JSON), as `steer`.
+    pub async fn steer_content(&self, blocks: Vec<String>) -> Result<SteerResult, AcpError> {
+        let mut content = Vec::with_capacity(blocks.len());
+        for (i, b) in blocks.iter().enumerate() {
+            content.push(json_arg(&format!("blocks[{i}]"), b)?);
+        }
+        let session = self.session.clone();
+        on_rt(async move { Ok(session.steer(content).await?.into()) }).await
     }
 
     /// `session/cancel`: the turn in flight ends `cancelled` (or fails `cancelled` after the

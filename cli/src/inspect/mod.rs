@@ -16,6 +16,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
+use acp_host::record::format;
 use serde_json::{Value, json};
 
 use crate::args::InspectArgs;
@@ -27,8 +28,6 @@ use crate::render::{eprint_line, flat_line};
 const MAX_LINE: usize = 80 << 20;
 /// Skipped lines shown one by one; past this only their count is.
 const MAX_SKIPPED_SHOWN: usize = 1000;
-/// The recording format this acph reads (the header's `acpRecording`).
-const FORMAT_VERSION: u64 = 1;
 
 /// What `acph inspect` tells the user on success.
 #[derive(Debug)]
@@ -214,10 +213,12 @@ pub(crate) fn read(mut r: impl BufRead) -> Result<Report, String> {
         })?;
     };
     match header.get("acpRecording") {
-        Some(v) if v.as_u64() == Some(FORMAT_VERSION) => {}
+        Some(v) if v.as_u64().is_some_and(format::readable) => {}
         Some(v) => {
             return Err(format!(
-                "recording format version {v} is not one this acph reads (version {FORMAT_VERSION})"
+                "recording format version {v} is not one this acph reads (versions {} to {})",
+                format::OLDEST_READ,
+                format::FORMAT_VERSION
             ));
         }
         None => {
@@ -317,7 +318,10 @@ pub(crate) fn read(mut r: impl BufRead) -> Result<Report, String> {
             };
             model.wire(t, dir, msg.clone());
         } else if let (Some(t), Some(Value::Object(ev))) = (t, o.get("event")) {
-            model.event(t, ev);
+            match model.event_data(ev) {
+                Ok((data, from)) => model.event(t, ev, &data, from),
+                Err(why) => skip(&mut model, line_no, why),
+            }
         } else if t.is_none() && (o.contains_key("dir") || o.contains_key("event")) {
             skip(&mut model, line_no, "no time `t`".into());
         } else {

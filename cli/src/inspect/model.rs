@@ -8,9 +8,11 @@
 //! (`text`, `kv`, `diff`, `json`), `w` the indices of its wire messages. Everything taken from
 //! the recording stays data: the page only ever sets it as text.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Write;
 
+use acp_host::record::format::{self, EventData};
 use serde_json::{Map, Value, json};
 
 use super::parts::{content_parts, header_parts, kv, ms, s, text, tool_call_parts};
@@ -124,6 +126,9 @@ pub(crate) struct Model {
     turns: HashMap<u64, (f64, usize)>,
     /// What is left for aligning diffs (`diff.rs`).
     diff_budget: super::diff::Budget,
+    /// The latest wire message, parsed, with its index and direction: what a format 2 update
+    /// refers to (almost always), without parsing its text again.
+    latest: Option<(usize, &'static str, Value)>,
 }
 
 impl Model {
@@ -213,6 +218,32 @@ impl Model {
             terminal,
             raw: msg.to_string(),
         });
+        self.latest = Some((idx, dir, msg));
+    }
+
+    /// An event line's data: in the line, or (format 2) the update of the wire line it refers
+    /// to, with that line's index; `Err` says why the line is not read (a reference that does
+    /// not hold: `record::format`).
+    pub(crate) fn event_data<'e>(
+        &self,
+        ev: &'e Map<String, Value>,
+    ) -> Result<(Cow<'e, Value>, Option<usize>), String> {
+        let i = match format::event_data(ev)? {
+            EventData::Inline(data) => return Ok((Cow::Borrowed(data), None)),
+            EventData::Wire(i) => i,
+        };
+        let parsed;
+        let line = match (&self.latest, self.wire.get(i)) {
+            (Some((j, dir, msg)), _) if *j == i => Some((*dir, msg)),
+            (_, Some(w)) => {
+                // Its text was JSON when it was read.
+                parsed = serde_json::from_str(&w.raw).unwrap_or(Value::Null);
+                Some((w.dir, &parsed))
+            }
+            (_, None) => None,
+        };
+        let data = format::referenced_data(ev, i, line)?;
+        Ok((Cow::Owned(data.clone()), Some(i)))
     }
 
     fn push(&mut self, row: Row) {
@@ -257,15 +288,21 @@ impl Model {
         self.wire.len().checked_sub(1).into_iter().collect()
     }
 
-    /// An event line's envelope.
-    pub(crate) fn event(&mut self, t: f64, ev: &Map<String, Value>) {
+    /// An event line's envelope with its data ([`Model::event_data`]: `from`, the wire line it
+    /// was read from).
+    pub(crate) fn event(
+        &mut self,
+        t: f64,
+        ev: &Map<String, Value>,
+        data: &Value,
+        from: Option<usize>,
+    ) {
         self.events += 1;
         let kind = ev
             .get("kind")
             .and_then(Value::as_str)
             .unwrap_or("(no kind)");
         let null = Value::Null;
-        let data = ev.get("data").unwrap_or(&null);
         let session = ev.get("session").and_then(Value::as_str).map(str::to_owned);
         let turn = ev.get("turn").and_then(Value::as_u64);
         let mut row = Row::new(kind, t, kind.replace('_', " "));
@@ -277,7 +314,7 @@ impl Model {
         match kind {
             "session_update" => {
                 let update = data.get("sessionUpdate").map(s).unwrap_or_default();
-                request = self.link_in("session/update");
+                request = from.or_else(|| self.link_in("session/update"));
                 if self.update(t, &update, data, &mut row, request) {
                     return;
                 }

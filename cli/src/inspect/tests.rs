@@ -55,6 +55,131 @@ fn chunks_merge_per_turn_and_link_every_message() {
     );
 }
 
+/// Format 2: an update's event refers to its wire line instead of repeating the payload; the
+/// page reads the same rows as from format 1 (and links the update to exactly that line).
+#[test]
+fn an_update_referring_to_its_wire_line_reads_as_the_update_written_out() {
+    let update = |t: &str, text: &str| {
+        format!(
+            r#"{{"t":{t},"dir":"in","msg":{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s","update":{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":"{text}"}}}}}}}}}}"#
+        )
+    };
+    let inline = |t: &str, text: &str| {
+        format!(
+            r#"{{"t":{t},"event":{{"kind":"session_update","session":"s","turn":1,"data":{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":"{text}"}}}}}}}}"#
+        )
+    };
+    let referring = |t: &str, wire: usize| {
+        format!(
+            r#"{{"t":{t},"event":{{"kind":"session_update","session":"s","turn":1,"wire":{wire}}}}}"#
+        )
+    };
+    let prompt = r#"{"t":0.05,"dir":"out","msg":{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}}"#;
+    let v1 = [
+        prompt.to_owned(),
+        update("0.1", "Hel"),
+        inline("0.1", "Hel"),
+        update("0.2", "lo"),
+        inline("0.2", "lo"),
+        END.to_owned(),
+    ];
+    let v2 = [
+        prompt.to_owned(),
+        update("0.1", "Hel"),
+        referring("0.1", 1),
+        update("0.2", "lo"),
+        referring("0.2", 2),
+        END.to_owned(),
+    ];
+    let read = |header: &str, lines: &[String]| {
+        let mut text = format!("{header}\n");
+        for l in lines {
+            text.push_str(l);
+            text.push('\n');
+        }
+        let mut data = read_str(&text).unwrap();
+        data["header"] = Value::Null;
+        data
+    };
+    let old = read(HEADER, &v1);
+    let new = read(
+        &HEADER.replace(r#""acpRecording":1"#, r#""acpRecording":2"#),
+        &v2,
+    );
+    assert_eq!(new, old);
+    assert_eq!(rows(&new)[0]["p"][0]["text"], "Hello");
+    assert_eq!(rows(&new)[0]["w"], serde_json::json!([1, 2]));
+    // A reference to a wire line before the latest (its text is parsed again).
+    let back = [
+        prompt.to_owned(),
+        update("0.1", "Hel"),
+        update("0.2", "lo"),
+        referring("0.2", 1),
+        referring("0.2", 2),
+        END.to_owned(),
+    ];
+    let data = read(
+        &HEADER.replace(r#""acpRecording":1"#, r#""acpRecording":2"#),
+        &back,
+    );
+    assert_eq!(rows(&data)[0]["p"][0]["text"], "Hello", "{data}");
+    assert_eq!(rows(&data)[0]["w"], serde_json::json!([1, 2]));
+}
+
+/// A reference that does not hold (hostile or corrupt): the line is skipped and says why; the
+/// rest of the recording still reads.
+#[test]
+fn an_update_referring_to_a_line_that_is_not_its_own_is_skipped_with_the_reason() {
+    let wire_update = r#"{"t":0.1,"dir":"in","msg":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}}"#;
+    let host = r#"{"t":0.2,"dir":"out","msg":{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}}"#;
+    let event = |extra: &str| {
+        format!(r#"{{"t":0.3,"event":{{"kind":"session_update","session":"s","turn":1,{extra}}}}}"#)
+    };
+    let data = read_str(&rec(&[
+        wire_update,
+        host,
+        &event(r#""wire":7"#),
+        &event(r#""wire":1"#),
+        &event(r#""wire":18446744073709551615"#),
+        &event(r#""wire":-1"#),
+        &event(r#""wire":0,"data":{}"#),
+        r#"{"t":0.3,"event":{"kind":"session_update","session":"other","wire":0}}"#,
+        r#"{"t":0.3,"event":{"kind":"turn_ended","session":"s","wire":0}}"#,
+        &event(r#""wire":0"#),
+        END,
+    ]))
+    .unwrap();
+    let titles: Vec<&str> = rows(&data)
+        .iter()
+        .map(|r| r["h"].as_str().unwrap())
+        .collect();
+    let skipped: Vec<&&str> = titles.iter().filter(|t| t.contains("skipped")).collect();
+    assert_eq!(skipped.len(), 7, "{titles:?}");
+    for (line, why) in [
+        (4, "wire line 7, which is not in the file"),
+        (5, "wire line 1, a message of the host's"),
+        (6, "wire line 18446744073709551615"),
+        (7, "not the index of a wire line"),
+        (8, "both `data` and `wire`"),
+        (9, "another session"),
+        (10, "only `session_update`"),
+    ] {
+        assert!(
+            skipped
+                .iter()
+                .any(|t| t.starts_with(&format!("Line {line} skipped")) && t.contains(why)),
+            "line {line}: {why} in {skipped:?}"
+        );
+    }
+    // The one reference that holds reads as the update it names.
+    let update = rows(&data)
+        .iter()
+        .find(|r| r["k"] == "agent_message_chunk")
+        .unwrap();
+    assert_eq!(update["p"][0]["text"], "hi");
+    assert_eq!(update["w"], serde_json::json!([0]));
+}
+
 #[test]
 fn permission_shows_who_decided_how_long_and_links_request_and_answer() {
     let data = read_str(&rec(&[
@@ -140,7 +265,8 @@ fn what_is_not_a_recording_is_an_error_with_its_reason() {
         err("hello")
     );
     assert!(err("{\"a\":1}\n").contains("no `acpRecording`"));
-    assert!(err("{\"acpRecording\":2}\n").contains("version 2"));
+    assert!(err("{\"acpRecording\":3}\n").contains("version 3"));
+    assert!(err("{\"acpRecording\":0}\n").contains("versions 1 to 2"));
     assert!(err("[1]\n").contains("no `acpRecording`"));
     // Nesting past serde_json's limit: an error, not a crash.
     let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));

@@ -170,6 +170,98 @@ fn inspect_writes_one_self_contained_page_of_the_recording() {
     assert_eq!(data["header"][0]["kv"][0][1], "acp-mock-agent 0.1.0");
 }
 
+/// A recording with every update's event written out in full (format 1), from one whose
+/// updates refer to their wire lines (format 2): the payload put back from the line referred to.
+fn written_out(v2: &str) -> String {
+    let mut wire: Vec<Value> = Vec::new();
+    let mut out = String::new();
+    for (i, line) in v2.lines().enumerate() {
+        let mut v: Value = serde_json::from_str(line).unwrap();
+        if i == 0 {
+            assert_eq!(v["acpRecording"], 2, "acph records format 2");
+            v["acpRecording"] = 1.into();
+        } else if let Some(msg) = v.get("msg") {
+            wire.push(msg.clone());
+        } else if let Some(n) = v["event"].get("wire").and_then(Value::as_u64) {
+            let update = wire[n as usize]["params"]["update"].clone();
+            let event = v["event"].as_object_mut().unwrap();
+            event.remove("wire");
+            event.insert("data".into(), update);
+        }
+        out.push_str(&v.to_string());
+        out.push('\n');
+    }
+    out
+}
+
+/// Format 2 (what acph records: an update's event refers to its wire line) gives the same page
+/// as the same recording in format 1 (every payload written out), and a reference that does not
+/// hold is a skipped line that says why, not a failure.
+#[test]
+fn inspect_reads_an_update_that_refers_to_its_wire_line_as_one_written_out() {
+    let dir = Scratch::new("inspect-v2");
+    let rec = record(&dir);
+    let v2 = std::fs::read_to_string(&rec).unwrap();
+    let referring = v2.lines().filter(|l| l.contains(r#","wire":"#)).count();
+    assert!(referring > 3, "the updates refer to their lines: {v2}");
+    std::fs::write(dir.join("v1.jsonl"), written_out(&v2)).unwrap();
+    let here = Path::new(dir.str());
+    let page = |name: &str| {
+        let out = acph(here, &["inspect", name, "-o", "-"]);
+        assert!(out.status.success(), "{out:?}");
+        let mut d = data(&String::from_utf8(out.stdout).unwrap());
+        d["file"] = Value::Null;
+        d["header"] = Value::Null;
+        d
+    };
+    let new = page(rec.to_str().unwrap());
+    let old = page("v1.jsonl");
+    assert_eq!(new, old);
+    assert!(kinds(&new).contains(&"agent_message_chunk"), "{new}");
+
+    // A reference to the host's line before it: skipped, with the reason.
+    let lines: Vec<&str> = v2.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.contains(r#","wire":"#))
+        .unwrap();
+    let host_line = lines[..at]
+        .iter()
+        .filter(|l| l.contains(r#""dir":"#))
+        .position(|l| l.contains(r#""dir":"out""#))
+        .unwrap();
+    let bad: String = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let l = if i == at {
+                let mut v: Value = serde_json::from_str(l).unwrap();
+                v["event"]["wire"] = host_line.into();
+                v.to_string()
+            } else {
+                (*l).to_owned()
+            };
+            l + "\n"
+        })
+        .collect();
+    std::fs::write(dir.join("bad.jsonl"), bad).unwrap();
+    let d = page("bad.jsonl");
+    let titles: Vec<&str> = d["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["h"].as_str().unwrap())
+        .collect();
+    let why = format!(
+        "Line {} skipped: its event refers to wire line {host_line}, a message of the host's",
+        at + 1
+    );
+    assert!(
+        titles.iter().any(|t| t.starts_with(&why)),
+        "{why} in {titles:?}"
+    );
+}
+
 #[test]
 fn inspect_output_defaults_to_file_html_and_dash_is_stdout() {
     let dir = Scratch::new("inspect-out");
@@ -220,9 +312,9 @@ fn inspect_refuses_what_is_not_a_recording() {
             "no `acpRecording`",
         ),
         (
-            "v2.jsonl",
-            b"{\"acpRecording\":2}\n",
-            "recording format version 2",
+            "v3.jsonl",
+            b"{\"acpRecording\":3}\n",
+            "recording format version 3",
         ),
         ("binary.jsonl", b"\xff\xfe\x00garbage", "line 1 is not JSON"),
     ];

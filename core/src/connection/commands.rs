@@ -32,64 +32,16 @@ impl Actor {
                 timeout,
                 reply,
             } => {
-                if let Some(gone) = &self.gone {
-                    let error = gone.error();
-                    self.defer(move || {
-                        let _ = reply.send(Err(error));
-                    });
-                    return;
-                }
-                let line = message::request_line(id, &method, &params);
-                if line.len() + 1 > self.out.own_room() {
-                    // It could never be queued: the call fails, nothing is sent, the agent
-                    // carries on.
-                    let error = Error::InvalidArgument(format!(
-                        "the `{method}` request is {} bytes as JSON, over the {}-byte limit for \
-                         one message to the agent (max_outbound_bytes less the room kept for \
-                         answers to its requests)",
-                        line.len() + 1,
-                        self.out.own_room()
-                    ));
-                    self.defer(move || {
-                        let _ = reply.send(Err(error));
-                    });
-                    return;
-                }
-                if let Err(e) = self.before_request(&ctx).await {
-                    self.defer(move || {
-                        let _ = reply.send(Err(e));
-                    });
-                    return;
-                }
-                if let ReqCtx::Prompt { session, turn, .. } = &ctx {
-                    // turn_started precedes everything the agent sends for the turn.
-                    let prompt = serde_json::from_str::<Value>(params.get())
-                        .ok()
-                        .and_then(|mut p| p.get_mut("prompt").map(Value::take))
-                        .unwrap_or(Value::Null);
-                    let data = raw_json(&serde_json::json!({ "prompt": prompt }));
-                    let ev = self
-                        .event(EventKind::TurnStarted, data)
-                        .session(Some(session.clone()))
-                        .turn(Some(*turn));
-                    self.emit(ev).await;
-                }
-                let timer = timeout.map(|t| self.timers.insert(Timer::Request(id), t));
-                self.pending.insert(
-                    id,
-                    PendingOut {
-                        method,
-                        ctx,
-                        reply: Some(reply),
-                        timer,
-                        aborted: false,
-                        accepted: None,
-                    },
-                );
-                // A refusal here is the agent not reading (the size was checked above): it is
-                // being taken down, and its exit fails this call.
-                let _ = self.write(line).await;
+                let _ = self
+                    .start_request(id, method, params, ctx, timeout, Some(reply))
+                    .await;
             }
+            Command::Steer {
+                session,
+                steer,
+                prompt,
+                reply,
+            } => self.on_steer(session, steer, prompt, reply).await,
             Command::Abandon { id } => {
                 let Some(pending) = self.pending.get(&id) else {
                     return;
@@ -147,6 +99,75 @@ impl Actor {
         }
     }
 
+    /// Send request `id` (the state checks, `turn_started` for a prompt, the timer), or fail it:
+    /// the error goes to `reply` (when there is one) and is returned.
+    pub(super) async fn start_request(
+        &mut self,
+        id: u64,
+        method: std::borrow::Cow<'static, str>,
+        params: Box<serde_json::value::RawValue>,
+        ctx: ReqCtx,
+        timeout: Option<std::time::Duration>,
+        reply: Option<super::ReplyTx>,
+    ) -> Result<()> {
+        let failed = |this: &Self, error: Error, reply: Option<super::ReplyTx>| {
+            if let Some(reply) = reply {
+                let e = error.clone();
+                this.defer(move || {
+                    let _ = reply.send(Err(e));
+                });
+            }
+            Err(error)
+        };
+        if let Some(gone) = &self.gone {
+            return failed(self, gone.error(), reply);
+        }
+        let line = message::request_line(id, &method, &params);
+        if line.len() + 1 > self.out.own_room() {
+            // It could never be queued: the call fails, nothing is sent, the agent carries on.
+            let error = Error::InvalidArgument(format!(
+                "the `{method}` request is {} bytes as JSON, over the {}-byte limit for one \
+                 message to the agent (max_outbound_bytes less the room kept for answers to its \
+                 requests)",
+                line.len() + 1,
+                self.out.own_room()
+            ));
+            return failed(self, error, reply);
+        }
+        if let Err(e) = self.before_request(&ctx).await {
+            return failed(self, e, reply);
+        }
+        if let ReqCtx::Prompt { session, turn, .. } = &ctx {
+            // turn_started precedes everything the agent sends for the turn.
+            let prompt = serde_json::from_str::<Value>(params.get())
+                .ok()
+                .and_then(|mut p| p.get_mut("prompt").map(Value::take))
+                .unwrap_or(Value::Null);
+            let data = raw_json(&serde_json::json!({ "prompt": prompt }));
+            let ev = self
+                .event(EventKind::TurnStarted, data)
+                .session(Some(session.clone()))
+                .turn(Some(*turn));
+            self.emit(ev).await;
+        }
+        let timer = timeout.map(|t| self.timers.insert(Timer::Request(id), t));
+        self.pending.insert(
+            id,
+            PendingOut {
+                method,
+                ctx,
+                reply,
+                timer,
+                aborted: false,
+                accepted: None,
+            },
+        );
+        // A refusal here is the agent not reading (the size was checked above): it is being
+        // taken down, and its exit fails this call.
+        let _ = self.write(line).await;
+        Ok(())
+    }
+
     /// State checks and bookkeeping that must happen in order with the wire, before sending.
     pub(super) async fn before_request(&mut self, ctx: &ReqCtx) -> Result<()> {
         match ctx {
@@ -183,6 +204,7 @@ impl Actor {
                         replaying: false,
                         agent_turn: false,
                         early_idle: None,
+                        steers: Default::default(),
                     },
                 );
             }
@@ -211,6 +233,12 @@ impl Actor {
                 if let Ok(mut v) = entry.view.lock() {
                     v.active_turn = Some(*turn);
                 }
+            }
+            ReqCtx::CloseSession { id }
+            | ReqCtx::DeleteSession { id }
+            | ReqCtx::ArchiveSession { id } => {
+                // Its steers are never sent: a turn ending before the answer must not prompt.
+                self.reject_steers(id, "closed").await;
             }
             ReqCtx::SetMode { session, .. } | ReqCtx::SetConfig { session }
                 if !self.sessions.contains_key(session) =>
@@ -250,6 +278,8 @@ impl Actor {
         {
             entry.cancelling = true;
         }
+        // A cancel of the session's turn drops the steers waiting to follow it.
+        self.reject_steers(session, "cancelled").await;
         // The spec: after session/cancel, every pending permission request of the session is
         // answered `cancelled`.
         let ids: Vec<u64> = self

@@ -22,7 +22,9 @@ impl Actor {
         match msg {
             ReaderMsg::Message { msg, lossy, raw } => {
                 if let Some(raw) = raw {
-                    self.record(|r| r.wire_in(&raw));
+                    let mut line = None;
+                    self.record(|r| line = r.wire_in(&raw));
+                    self.recorded_line = line;
                     if self.host.config.wire_events {
                         let data = format!("{{\"direction\":\"in\",\"message\":{raw}}}");
                         if let Ok(data) = RawValue::from_string(data) {
@@ -39,6 +41,7 @@ impl Actor {
                     .await;
                 }
                 self.on_message(msg).await;
+                self.recorded_line = None;
             }
             ReaderMsg::Noise { line, bytes } => {
                 self.noise += 1;
@@ -203,12 +206,15 @@ impl Actor {
                         && &*kind == "tool_call_update")
                         .then(|| tool_call_id(&update))
                         .flatten();
-                    self.emit(
+                    // The update of the line being handled: its recorded line holds the data.
+                    let line = self.recorded_line.take();
+                    self.emit_from_line(
                         self.event(EventKind::SessionUpdate, update)
                             .session(Some(key))
                             .turn(turn)
                             .replay(replay)
                             .coalesce(coalesce),
+                        line,
                     )
                     .await;
                 }

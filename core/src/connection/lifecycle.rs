@@ -167,7 +167,9 @@ impl Actor {
         }
         let mut open: Vec<Arc<str>> = self.sessions.keys().cloned().collect();
         open.sort();
+        let steers_end = self.gone_reason();
         for id in open {
+            self.reject_steers(&id, steers_end).await;
             if let Some(entry) = self.remove_session_delivering(&id).await {
                 if let Ok(mut v) = entry.view.lock() {
                     v.open = false;

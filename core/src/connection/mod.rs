@@ -22,6 +22,7 @@ mod permission;
 mod receipts;
 mod responses;
 mod state;
+mod steer;
 #[cfg(test)]
 mod terminal_exit_tests;
 mod v2;
@@ -40,7 +41,7 @@ use tokio_util::time::{DelayQueue, delay_queue};
 pub(crate) use io::ReaderMsg;
 use io::{reader_task, writer_task};
 pub(crate) use state::AgentShared;
-pub use state::{AgentInfo, PROTOCOL_VERSION, PROTOCOL_VERSION_2};
+pub use state::{AgentInfo, PROTOCOL_VERSION, PROTOCOL_VERSION_2, steering_supported};
 
 use crate::error::{Error, ExitInfo, Result};
 use crate::events::{EventBus, PendingEvent, raw_json};
@@ -59,6 +60,8 @@ pub(crate) struct HostShared {
     pub bus: EventBus,
     pub config: HostConfig,
     pub next_turn: AtomicU64,
+    /// Steer ids (`Session::steer`), per host.
+    pub next_steer: AtomicU64,
     pub next_permission: AtomicU64,
     /// Permission request id → (agent id, resolved?). Bounded: old resolved entries are trimmed.
     pub permissions: Mutex<BTreeMap<u64, (u64, bool)>>,
@@ -151,6 +154,8 @@ pub(crate) enum ReqCtx {
     DeleteSession {
         id: Arc<str>,
     },
+    /// `_session/steering` into `turn` (see `steer.rs`).
+    Steer(steer::SteerCtx),
     /// `session/archive`: the agent closes an active session first, so an open one closes here.
     ArchiveSession {
         id: Arc<str>,
@@ -195,6 +200,14 @@ pub(crate) enum Command {
         /// Why, when the host itself decided (e.g. a failed handshake); reported in `agent_exited`.
         error: Option<Value>,
         reply: oneshot::Sender<ExitInfo>,
+    },
+    /// `Session::steer`: into the running turn, or queued as the session's next prompt.
+    Steer {
+        session: Arc<str>,
+        steer: u64,
+        /// The content blocks (checked by the handle).
+        prompt: Value,
+        reply: oneshot::Sender<Result<crate::session::SteerResult>>,
     },
     /// Events from above the connection (the supervisor's), in order after this connection's;
     /// `reply` once they are queued.
@@ -315,9 +328,14 @@ struct SessionEntry {
     agent_turn: bool,
     /// v2: an `idle` that ended the turn before the prompt's acceptance arrived.
     early_idle: Option<Value>,
+    /// Steers waiting to be the session's next prompt, and those in flight (see `steer.rs`).
+    steers: steer::Steers,
 }
 
 type Reply = Box<dyn FnOnce() + Send>;
+
+/// Where a request's caller waits for its raw result.
+type ReplyTx = oneshot::Sender<Result<Box<RawValue>>>;
 
 /// Events the host's queue had no room for, and the replies queued behind them.
 ///
@@ -460,6 +478,7 @@ pub(crate) fn start(
         terminals: TerminalManager::new(host.config.terminal_limits),
         terminal_exits: HashMap::new(),
         recorder: recorder.map(Mutex::new),
+        recorded_line: None,
     };
     tokio::spawn(actor.run(cmd_rx, reader_rx, done_rx));
     cmd_tx
@@ -531,6 +550,9 @@ struct Actor {
     terminal_exits: HashMap<String, inbound::ExitWatch>,
     /// This connection's recording (`HostConfig::record`), fed the raw lines and the events.
     recorder: Option<Mutex<crate::record::Recorder>>,
+    /// The recording's index of the agent's line being handled, while it is (its update's event
+    /// refers to it instead of repeating it: docs/RECORDING.md, format 2).
+    recorded_line: Option<u64>,
 }
 
 impl Actor {

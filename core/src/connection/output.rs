@@ -18,7 +18,13 @@ impl Actor {
     /// Queue an event; it reaches the host's stream at the next flush (end of this step, or when
     /// the outbox is full). Order is preserved; batching amortises the queue's synchronisation.
     pub(super) async fn emit(&self, ev: PendingEvent) {
-        self.record(|r| r.event(&ev));
+        self.emit_from_line(ev, None).await;
+    }
+
+    /// [`Actor::emit`] for an update whose data is the `params.update` of the agent's line the
+    /// recording queued as wire line `line`: the recording refers to that line.
+    pub(super) async fn emit_from_line(&self, ev: PendingEvent, line: Option<u64>) {
+        self.record(|r| r.event(&ev, line));
         let full = {
             let mut out = self.outbox.lock().unwrap_or_else(|p| p.into_inner());
             out.push(ev);

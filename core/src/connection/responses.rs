@@ -152,6 +152,7 @@ impl Actor {
                         replaying: false,
                         agent_turn: false,
                         early_idle: None,
+                        steers: Default::default(),
                     },
                 );
                 self.open_session_now(&id, Some((&value, origin)), false)
@@ -205,6 +206,10 @@ impl Actor {
                 }
                 Ok(raw)
             }
+            ReqCtx::Steer(ctx) => {
+                self.steer_answered(ctx, Ok(&raw)).await;
+                Ok(raw)
+            }
             ReqCtx::ArchiveSession { id } => {
                 if self.sessions.contains_key(&id) {
                     self.close_session_locally(&id, "archived").await;
@@ -242,6 +247,7 @@ impl Actor {
                 self.remove_session_delivering(&id).await;
             }
             ReqCtx::Prompt { session, turn, .. } => self.end_turn(&session, turn, Err(error)).await,
+            ReqCtx::Steer(ctx) => self.steer_answered(ctx, Err(error)).await,
             _ => {}
         }
     }
@@ -484,6 +490,8 @@ impl Actor {
                 .turn(Some(turn)),
         )
         .await;
+        // A steer waiting for this turn to end is the session's next prompt.
+        self.next_steer(session).await;
     }
 
     pub(super) async fn close_session_locally(&mut self, id: &Arc<str>, reason: &str) {
@@ -504,6 +512,7 @@ impl Actor {
             &Error::Closed(format!("session {id} was {reason}")),
         )
         .await;
+        self.reject_steers(id, "closed").await;
         // The session's terminals die with it; its grants are forgotten.
         self.grants.forget_session(id);
         let terminals = self.terminals.clone();

@@ -28,6 +28,24 @@ pub struct AgentInfo {
     pub capabilities: Value,
     /// `authMethods` (an array; `[]` when omitted).
     pub auth_methods: Vec<Value>,
+    /// The agent takes steering into a running turn ([`steering_supported`]).
+    #[serde(skip)]
+    pub steering: bool,
+}
+
+/// Whether an `initialize` result advertises steering (text added to a running turn).
+///
+/// The one place that decides it. ACP v1 has no steering, and the pinned schema's v2 draft
+/// (agent-client-protocol-schema 1.20.0, `src/v2`) has no steering type either; upstream is
+/// standardising `session/inject` for v2. What agents ship today is the vendor extension
+/// `_session/steering` (claude-agent-acp, codex-acp, pi-acp), advertised as
+/// `_meta.steering.supported: true` on the initialize response; we also accept it under
+/// `agentCapabilities._meta`. A v2 `session.steering` capability is added here.
+pub fn steering_supported(result: &Value) -> bool {
+    let flag = |root: Option<&Value>| {
+        root.and_then(|r| r.pointer("/_meta/steering/supported")) == Some(&Value::Bool(true))
+    };
+    flag(Some(result)) || flag(result.get("agentCapabilities"))
 }
 
 impl AgentInfo {
@@ -72,6 +90,7 @@ impl AgentInfo {
             agent_info,
             capabilities,
             auth_methods,
+            steering: steering_supported(result),
         })
     }
 

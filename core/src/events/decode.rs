@@ -53,6 +53,7 @@ pub enum Payload {
     AgentRestarted(AgentRestarted),
     AgentFailed(AgentFailed),
     SessionLost(SessionLost),
+    Steer(Steer),
     /// The data could not be typed (see [`Decoded::notes`]); it is in the event's raw `data`.
     Unknown,
 }
@@ -153,6 +154,7 @@ pub(super) fn decode(kind: EventKind, raw: &str) -> Decoded {
         EventKind::AgentFailed => typed!(AgentFailed),
         EventKind::SessionLost => typed!(SessionLost),
         EventKind::Progress => typed!(Progress),
+        EventKind::Steer => typed!(Steer),
     }
 }
 

@@ -64,11 +64,13 @@ pub enum EventKind {
     SessionLost,
     /// A slow step (spawn, handshake, login) started, is still waiting, ended or failed.
     Progress,
+    /// A steer (`Session::steer`) was injected, queued, prompted, rejected or failed.
+    Steer,
 }
 
 impl EventKind {
     /// Every kind, in declaration order.
-    pub const ALL: [EventKind; 29] = [
+    pub const ALL: [EventKind; 30] = [
         EventKind::AgentReady,
         EventKind::AgentExited,
         EventKind::SessionOpened,
@@ -98,6 +100,7 @@ impl EventKind {
         EventKind::AgentFailed,
         EventKind::SessionLost,
         EventKind::Progress,
+        EventKind::Steer,
     ];
 
     /// The kind named `name` (the `kind` field of the JSON envelope).
@@ -137,6 +140,7 @@ impl EventKind {
             EventKind::AgentFailed => "agent_failed",
             EventKind::SessionLost => "session_lost",
             EventKind::Progress => "progress",
+            EventKind::Steer => "steer",
         }
     }
 }

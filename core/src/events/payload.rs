@@ -599,6 +599,45 @@ pub struct SessionLost {
     pub error: ErrorInfo,
 }
 
+/// What became of a steer (`Session::steer`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum SteerOutcome {
+    /// The agent took it into the running turn (the event's `turn`).
+    Injected,
+    /// The agent started a turn of its own for it (it ignored `idleBehavior`): no
+    /// `turn_started`/`turn_ended` frame that turn, its updates carry no `turn`.
+    StartedNewTurn,
+    /// It waits as the session's next prompt (no steering, or the agent asked for a prompt).
+    Queued,
+    /// Sent as the session's next prompt: its own turn (the event's `turn`) follows.
+    Prompted,
+    /// Dropped unsent: `reason` says why (`cancelled`, `closed`, `agent_exited`, `shutdown`).
+    Rejected,
+    /// The agent did not take it: `error` says why.
+    Failed,
+}
+
+/// `steer`: one step of a steer's life. `prompt` is the steer's content on every outcome but
+/// `prompted` (its `turn_started` carries it).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[cfg_attr(feature = "json-schema", derive(JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Steer {
+    /// The host's id for the steer (per host, increasing; `SteerResult::steer`).
+    pub steer: u64,
+    pub outcome: SteerOutcome,
+    #[serde(default)]
+    pub prompt: Option<Vec<acp::ContentBlock>>,
+    /// Why it was rejected, or the agent's `reason` for `promptRequired`/`failed`.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// Why it failed (`failed` only).
+    #[serde(default)]
+    pub error: Option<ErrorInfo>,
+}
+
 /// Every kind's `data` type, one field per kind (the field name is the kind). The generated
 /// schema's root: the faces build their event unions from it (`AcpEvent` in Node, the per-kind
 /// event classes in Python).
@@ -635,6 +674,7 @@ pub struct EventData {
     pub agent_failed: AgentFailed,
     pub session_lost: SessionLost,
     pub progress: Progress,
+    pub steer: Steer,
 }
 
 /// The event schema (`schema/events.schema.json`): [`EventData`]'s, with the ACP v2 update

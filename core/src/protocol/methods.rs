@@ -313,6 +313,26 @@ pub static METHODS: &[Method] = &[
         },
     },
     Method {
+        name: "_session/steering",
+        direction: ClientToAgent,
+        kind: Request,
+        stability: Unstable,
+        // Advertised in `_meta` (not a capability field): `steering_supported` decides.
+        gate: Gate::None,
+        params: "(vendor extension: `{sessionId, prompt, _meta.steering.idleBehavior}`)",
+        result: None,
+        implemented: true,
+        host: "opt-in: `unstable: [\"_session/steering\"]`; a steer goes into the running turn when the agent advertises `_meta.steering.supported`, else waits as the next prompt (docs/STEERING.md)",
+        faces: Faces {
+            rust: "Session::steer",
+            c: "acph_session_steer",
+            node: "session.steer",
+            python: "session.steer",
+            kotlin: "session.steer",
+            swift: "session.steer",
+        },
+    },
+    Method {
         name: "session/status",
         direction: ClientToAgent,
         kind: Request,
@@ -724,6 +744,7 @@ pub const OPT_IN_METHODS: &[&str] = &[
     "session/unarchive",
     "session/options",
     PROTOCOL_V2,
+    "_session/steering",
 ];
 
 /// The `unstable` entry that makes `initialize` offer ACP v2 (the draft in the pinned schema

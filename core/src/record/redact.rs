@@ -30,8 +30,27 @@ const TRIGGERS: &[&[u8]] = &[
 ];
 const ELICITATION: &[u8] = b"\"elicitation/create\"";
 
-static SECRET: LazyLock<Vec<Finder<'static>>> =
-    LazyLock::new(|| TRIGGERS.iter().map(Finder::new).collect());
+/// The triggers and `ELICITATION` (the last pattern), found in one pass.
+enum Scanner {
+    /// SIMD (Teddy) over all patterns at once: what every line of the connection costs, so one
+    /// pass rather than one per pattern (measured: less than half the time of five `memmem`
+    /// searches on a 180-byte update; a loop over the line's quotes cost more than either).
+    Packed(aho_corasick::packed::Searcher),
+    /// Where the CPU has no SIMD for it: one `memmem` search per pattern.
+    Each(Vec<Finder<'static>>),
+}
+
+static SCANNER: LazyLock<Scanner> = LazyLock::new(|| {
+    let patterns = TRIGGERS.iter().chain([&ELICITATION]);
+    aho_corasick::packed::Config::new()
+        .builder()
+        .extend(patterns.clone())
+        .build()
+        .map_or_else(
+            || Scanner::Each(patterns.map(Finder::new).collect()),
+            Scanner::Packed,
+        )
+});
 
 /// What [`scan`] found in a raw line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -42,20 +61,36 @@ pub(crate) struct Found {
     pub(crate) elicitation: bool,
 }
 
-/// Every line of the connection is scanned, so this is a SIMD substring search per trigger
-/// (measured: a loop over the line's quotes cost more than the rest of the recording).
+/// Every line of the connection is scanned: one pass finding any pattern (the common case, no
+/// match, ends there).
 pub(crate) fn scan(raw: &str) -> Found {
-    static ASK: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(ELICITATION));
+    scan_with(&SCANNER, raw)
+}
+
+fn scan_with(scanner: &Scanner, raw: &str) -> Found {
     let b = raw.as_bytes();
-    Found {
-        secret: secret(raw),
-        elicitation: ASK.find(b).is_some(),
+    let mut found = Found::default();
+    let mut note = |pattern: usize| {
+        if pattern < TRIGGERS.len() {
+            found.secret = true;
+        } else {
+            found.elicitation = true;
+        }
+    };
+    match scanner {
+        Scanner::Packed(s) => s.find_iter(b).for_each(|m| note(m.pattern().as_usize())),
+        Scanner::Each(finders) => finders
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.find(b).is_some())
+            .for_each(|(i, _)| note(i)),
     }
+    found
 }
 
 /// [`scan`]'s `secret` alone (the host's lines and the events: no form is asked there).
 pub(crate) fn secret(raw: &str) -> bool {
-    SECRET.iter().any(|f| f.find(raw.as_bytes()).is_some())
+    scan(raw).secret
 }
 
 /// Whether a `_meta` key names a credential.
@@ -196,6 +231,32 @@ mod tests {
         ] {
             assert_eq!(scan(raw), Found::default(), "{raw}");
         }
+    }
+
+    /// The one-pass search and the fallback find the same, whatever the CPU.
+    #[test]
+    fn both_scanners_agree() {
+        let each = Scanner::Each(
+            TRIGGERS
+                .iter()
+                .chain([&ELICITATION])
+                .map(Finder::new)
+                .collect(),
+        );
+        for raw in [
+            r#"{"params":{"_meta":{}}}"#,
+            r#"{"id":1,"method":"elicitation/create","params":{"_meta":{}}}"#,
+            r#"{"id":1,"method":"elicitation/create","params":{}}"#,
+            r#"{"env":[],"headers":[],"method":"authenticate"}"#,
+            r#"{"method":"session/update","params":{"update":{"text":"env _meta headers"}}}"#,
+            "",
+        ] {
+            assert_eq!(scan_with(&each, raw), scan(raw), "{raw}");
+        }
+        assert!(
+            matches!(&*SCANNER, Scanner::Packed(_)) || !cfg!(target_arch = "x86_64"),
+            "x86_64 has the SIMD for the one-pass search"
+        );
     }
 
     fn red(mut v: Value, answer: bool) -> Value {

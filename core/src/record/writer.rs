@@ -104,17 +104,20 @@ impl Sink {
         &self.path
     }
 
-    /// Queue one line (`line` without its newline). Nothing is queued after `finish`: the
-    /// thread is done with the file.
-    pub(super) fn push(&self, line: &str) {
+    /// Queue one line (`line` without its newline); `false` when it is not queued (the queue
+    /// is full: it is counted as dropped). Nothing is queued after `finish`: the thread is done
+    /// with the file. A queued line is written unless the file reached its bound or a write
+    /// failed: then nothing after it is written either (so the file's lines are those queued,
+    /// in order, up to a cut: what a version 2 event's `wire` index counts on).
+    pub(super) fn push(&self, line: &str) -> bool {
         let mut q = self.shared.queue();
         if q.finished.is_some() {
-            return;
+            return false;
         }
         let before = q.buf.len();
         if before + line.len() + 1 > QUEUE_BYTES {
             q.dropped += 1;
-            return;
+            return false;
         }
         q.buf.extend_from_slice(line.as_bytes());
         q.buf.push(b'\n');
@@ -125,6 +128,7 @@ impl Sink {
         if before == 0 || (before < CHUNK && after >= CHUNK) {
             self.shared.ready.notify_one();
         }
+        true
     }
 
     /// The connection ended at `t` (microseconds): the thread writes what is queued and the `end` line, then
@@ -144,6 +148,8 @@ struct Written {
     lines: u64,
     dropped: u64,
     truncated: bool,
+    /// A write failed: nothing more is written (a line after a lost one could refer to it).
+    failed: bool,
 }
 
 fn write_all(shared: &Shared, mut file: impl Write, max_bytes: u64, closed: oneshot::Sender<()>) {
@@ -191,7 +197,9 @@ fn write_all(shared: &Shared, mut file: impl Write, max_bytes: u64, closed: ones
         }
         if let Some(t) = finished {
             let end = format!(
-                "{{\"t\":{},\"end\":{{\"lines\":{},\"bytes\":{},\"droppedLines\":{},\"truncated\":{}}}}}\n",
+                // After a failed write the file may end mid-line: the `end` starts its own.
+                "{}{{\"t\":{},\"end\":{{\"lines\":{},\"bytes\":{},\"droppedLines\":{},\"truncated\":{}}}}}\n",
+                if w.failed { "\n" } else { "" },
                 super::Seconds(t),
                 w.lines,
                 w.bytes,
@@ -215,7 +223,7 @@ fn put(file: &mut impl Write, w: &mut Written, max_bytes: u64, chunk: &[u8], lin
     if chunk.is_empty() {
         return;
     }
-    if w.truncated {
+    if w.truncated || w.failed {
         w.dropped += lines;
         return;
     }
@@ -226,6 +234,7 @@ fn put(file: &mut impl Write, w: &mut Written, max_bytes: u64, chunk: &[u8], lin
             w.lines += lines;
         } else {
             w.dropped += lines;
+            w.failed = true;
         }
         return;
     }
@@ -239,6 +248,8 @@ fn put(file: &mut impl Write, w: &mut Written, max_bytes: u64, chunk: &[u8], lin
         w.dropped += lines - fitted;
     } else {
         w.dropped += lines;
+        w.failed = true;
+        return;
     }
     w.truncated = true;
     let _ = writeln!(file, "{{\"truncated\":{{\"maxBytes\":{max_bytes}}}}}");
@@ -324,6 +335,72 @@ mod tests {
             "{\"t\":0.5,\"end\":{\"lines\":3,\"bytes\":30,\"droppedLines\":7,\"truncated\":true}}"
         );
         assert_eq!(lines.len(), 5);
+    }
+
+    /// A disk whose `fail`-th write call (from 1) fails, having taken the first half of it.
+    #[derive(Clone)]
+    struct Failing {
+        fail: usize,
+        calls: Arc<Mutex<usize>>,
+        got: Arc<Mutex<Vec<u8>>>,
+    }
+
+    impl Write for Failing {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let mut calls = self.calls.lock().unwrap();
+            *calls += 1;
+            if *calls == self.fail {
+                self.got
+                    .lock()
+                    .unwrap()
+                    .extend_from_slice(&buf[..buf.len() / 2]);
+                return Err(std::io::Error::other("disk full"));
+            }
+            self.got.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// After a failed write nothing more is written (a later line could refer to a lost one by
+    /// its index), the `end` counts the rest and starts its own line.
+    #[test]
+    fn a_failed_write_ends_the_writing_and_the_end_counts_the_rest() {
+        let disk = Failing {
+            fail: 2,
+            calls: Arc::default(),
+            got: Arc::default(),
+        };
+        let mut sink = Sink::start(Path::new("x"), disk.clone(), 1 << 20).unwrap();
+        let written = |n: usize| {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while *disk.calls.lock().unwrap() < n {
+                assert!(Instant::now() < deadline, "no write {n}");
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        };
+        assert!(sink.push("{\"n\":1}"));
+        written(1);
+        assert!(sink.push("{\"n\":2}"));
+        written(2);
+        assert!(sink.push("{\"n\":3}"), "queued: the thread drops it");
+        let closing = sink.finish(1_000_000).unwrap();
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap()
+            .block_on(closing.wait());
+        let text = String::from_utf8(disk.got.lock().unwrap().clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "{\"n\":1}");
+        assert_eq!(lines[1], "{\"n\"", "the half the failed write left");
+        assert_eq!(
+            lines[2],
+            "{\"t\":1,\"end\":{\"lines\":1,\"bytes\":8,\"droppedLines\":2,\"truncated\":false}}"
+        );
+        assert_eq!(lines.len(), 3, "{text}");
     }
 
     /// The end of a recording on a slow disk: the runtime's only thread keeps running its other

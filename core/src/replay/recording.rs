@@ -9,9 +9,10 @@
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+use crate::record::format::{self, EventData};
 
 /// The largest recording read (twice the recorder's default bound; it is held parsed, a few
 /// times its size in memory).
@@ -34,6 +35,8 @@ pub struct Recording {
     pub truncated: bool,
     /// Lines the recorder dropped to keep up (`gap` lines); what they held cannot be replayed.
     pub dropped_lines: u64,
+    /// The entry of each wire line, in file order (what a version 2 event's `wire` names).
+    wires: Vec<usize>,
 }
 
 /// One thing of the recording, with its file line (1-based) and time `t`.
@@ -94,6 +97,7 @@ impl Recording {
             ended: false,
             truncated: false,
             dropped_lines: 0,
+            wires: Vec::new(),
         };
         let mut buf = Vec::new();
         let mut n = 0;
@@ -163,6 +167,7 @@ impl Recording {
             let Some(msg) = map.get("msg").cloned() else {
                 return Err(bad(path, n, "has no `msg`".into()));
             };
+            self.wires.push(self.entries.len());
             match dir.as_str() {
                 Some("in") => What::Agent(msg),
                 Some("out") => What::Host(msg),
@@ -175,8 +180,11 @@ impl Recording {
                 }
             }
         } else if let Some(event) = map.get("event") {
-            let data = &event["data"];
-            match event["kind"].as_str() {
+            let Value::Object(event) = event else {
+                return Err(bad(path, n, "its `event` is not an object".into()));
+            };
+            let data = self.event_data(event).map_err(|e| bad(path, n, e))?;
+            match event.get("kind").and_then(Value::as_str) {
                 Some("agent_stderr") => {
                     match (data["line"].as_str(), data["omittedBytes"].as_u64()) {
                         (_, Some(bytes)) => What::Stderr {
@@ -227,6 +235,28 @@ impl Recording {
         self.entries.push(Entry { line: n, t, what });
         Ok(())
     }
+
+    /// An event line's `data`: in the line, or (format 2) in the wire line it refers to.
+    fn event_data<'a>(
+        &'a self,
+        event: &'a Map<String, Value>,
+    ) -> std::result::Result<&'a Value, String> {
+        match format::event_data(event)? {
+            EventData::Inline(data) => Ok(data),
+            EventData::Wire(i) => {
+                let line = self
+                    .wires
+                    .get(i)
+                    .and_then(|&e| self.entries.get(e))
+                    .and_then(|e| match &e.what {
+                        What::Agent(msg) | What::AgentLossy(msg) => Some(("in", msg)),
+                        What::Host(msg) => Some(("out", msg)),
+                        _ => None,
+                    });
+                format::referenced_data(event, i, line)
+            }
+        }
+    }
 }
 
 /// The longest line a replay writes from a recorded length (input from anyone).
@@ -234,13 +264,14 @@ const MAX_FILLER: u64 = 1 << 30;
 
 fn header(path: &Path, line: Value) -> Result<Value> {
     match line.get("acpRecording").and_then(Value::as_u64) {
-        Some(v) if v == u64::from(crate::record::FORMAT_VERSION) => Ok(line),
+        Some(v) if format::readable(v) => Ok(line),
         Some(v) => Err(bad(
             path,
             1,
             format!(
-                "format version {v}; this host reads version {}",
-                crate::record::FORMAT_VERSION
+                "format version {v}; this host reads versions {} to {}",
+                format::OLDEST_READ,
+                format::FORMAT_VERSION
             ),
         )),
         None => Err(bad(
@@ -326,6 +357,71 @@ mod tests {
                 if let Err(e) = Recording::read(Path::new("r"), b.as_slice()) {
                     assert_eq!(e.kind(), "invalid_argument");
                     assert!(e.to_string().contains("the recording r"), "{e}");
+                }
+            }
+        }
+    }
+
+    /// Format 2: an update's event refers to its wire line.
+    const GOOD_V2: &str = concat!(
+        r#"{"acpRecording":2,"acpHost":"0.1.0","initialize":null}"#,
+        "\n",
+        r#"{"t":0.001,"dir":"out","msg":{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}}"#,
+        "\n",
+        r#"{"t":0.002,"dir":"in","msg":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk"}}}}"#,
+        "\n",
+        r#"{"t":0.002,"event":{"kind":"session_update","session":"s","turn":1,"wire":1}}"#,
+        "\n",
+        r#"{"t":0.003,"dir":"in","msg":{"jsonrpc":"2.0","id":1,"result":{"stopReason":"end_turn"}}}"#,
+        "\n",
+        r#"{"t":0.007,"end":{"lines":4}}"#,
+        "\n",
+    );
+
+    #[test]
+    fn a_version_2_recording_reads_and_a_reference_that_does_not_hold_is_refused() {
+        let rec = Recording::read(Path::new("r"), GOOD_V2.as_bytes()).unwrap();
+        assert!(rec.ended);
+        assert_eq!(rec.entries.len(), 3, "the wire lines");
+        for (bad_ref, why) in [
+            (r#""wire":0"#, "wire line 0, a message of the host's"),
+            (
+                r#""wire":2"#,
+                "wire line 2, which is not in the file before it",
+            ),
+            (r#""wire":99"#, "wire line 99, which is not in the file"),
+            (r#""wire":1,"data":{}"#, "both `data` and `wire`"),
+            (r#""wire":"1""#, "not the index of a wire line"),
+        ] {
+            let text = GOOD_V2.replace(r#""wire":1"#, bad_ref);
+            let err = Recording::read(Path::new("r"), text.as_bytes()).unwrap_err();
+            assert_eq!(err.kind(), "invalid_argument");
+            let msg = err.to_string();
+            assert!(
+                msg.contains("the recording r line 4") && msg.contains(why),
+                "{msg}"
+            );
+        }
+        let other = GOOD_V2.replace(r#""session":"s","turn""#, r#""session":"t","turn""#);
+        let err = Recording::read(Path::new("r"), other.as_bytes()).unwrap_err();
+        assert!(err.to_string().contains("another session"), "{err}");
+        let err =
+            Recording::read(Path::new("r"), b"{\"acpRecording\":3}\n".as_slice()).unwrap_err();
+        assert!(err.to_string().contains("versions 1 to 2"), "{err}");
+    }
+
+    #[test]
+    fn every_cut_and_flipped_byte_of_a_version_2_recording_is_an_error_or_a_recording() {
+        let bytes = GOOD_V2.as_bytes();
+        for cut in 0..bytes.len() {
+            let _ = Recording::read(Path::new("r"), &bytes[..cut]);
+        }
+        for at in 0..bytes.len() {
+            for flip in [0x00, 0x22, 0x30, 0x39, 0x7b, 0xff] {
+                let mut b = bytes.to_vec();
+                b[at] = flip;
+                if let Err(e) = Recording::read(Path::new("r"), b.as_slice()) {
+                    assert_eq!(e.kind(), "invalid_argument");
                 }
             }
         }

@@ -42,6 +42,27 @@ impl TurnResult {
     }
 }
 
+/// What [`Session::steer`] did with the text (its later fate is in `steer` events).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SteerResult {
+    /// The host's id for the steer (the `steer` field of its events).
+    pub steer: u64,
+    /// `injected` (into the running turn), `started_new_turn` (the agent began a turn of its
+    /// own), `queued` (waits for the running turn to end) or `prompted` (sent as the next
+    /// prompt: `turn` is its turn).
+    pub outcome: crate::events::payload::SteerOutcome,
+    /// `injected`: the turn it joined; `prompted`: its own turn.
+    pub turn: Option<u64>,
+}
+
+impl SteerResult {
+    /// The one JSON shape every face returns: `{steer, outcome, turn}`.
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
 /// An open session. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Session {
@@ -141,6 +162,57 @@ impl Session {
     /// Convenience: prompt with one text block.
     pub async fn prompt_text(&self, text: &str) -> Result<TurnResult> {
         self.prompt(vec![serde_json::json!({ "type": "text", "text": text })])
+            .await
+    }
+
+    /// Steer (unstable: needs `"_session/steering"` in [`crate::HostConfig::unstable`]): add
+    /// `content` (ACP content blocks, checked as for a prompt) to the session's conversation
+    /// while a turn runs. When the agent advertises steering (`_meta.steering.supported` on
+    /// `initialize`; [`crate::steering_supported`]) it is sent into the running turn
+    /// (`_session/steering`, outcome `injected`); otherwise, or when the agent asks for a prompt
+    /// instead, it waits as the session's next prompt (`queued`) and is sent as an ordinary
+    /// `session/prompt` of its own turn when the running turn ends (`prompted`; with no turn
+    /// running, at once). A cancel of the session's turn, the session closing or the agent
+    /// ending reject the queued steers. Every step is a `steer` event (docs/STEERING.md).
+    ///
+    /// Errors: `unsupported` (not opted in), `invalid_argument` (content), `busy` (16 steers
+    /// already wait), `not_found` (session not open), the agent's error or `protocol` when it
+    /// did not take the steer (outcome `failed`), `cancelled`/`closed` when it was rejected
+    /// before it was queued.
+    pub async fn steer(&self, content: Vec<Value>) -> Result<SteerResult> {
+        let host = self.agent.host_shared();
+        if !host
+            .config
+            .unstable
+            .iter()
+            .any(|m| m == "_session/steering")
+        {
+            return Err(Error::Unsupported(
+                "steering is unstable (the `_session/steering` extension): opt in with \
+                 `unstable: [\"_session/steering\"]` in the host's config"
+                    .into(),
+            ));
+        }
+        let info = self.agent.require_info()?;
+        check_prompt(&info, &content)?;
+        let prompt = Value::Array(content);
+        crate::wire::depth::check_fits(&prompt, 3, "the steer's content (the JSON given)")?;
+        let steer = host.next_steer.fetch_add(1, Ordering::Relaxed) + 1;
+        let (tx, rx) = oneshot::channel();
+        self.agent
+            .send(Command::Steer {
+                session: self.id.clone(),
+                steer,
+                prompt,
+                reply: tx,
+            })
+            .await?;
+        rx.await.map_err(|_| closed())?
+    }
+
+    /// Convenience: steer with one text block.
+    pub async fn steer_text(&self, text: &str) -> Result<SteerResult> {
+        self.steer(vec![serde_json::json!({ "type": "text", "text": text })])
             .await
     }
 

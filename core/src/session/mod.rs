@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-pub use handle::{Session, TurnResult};
+pub use handle::{Session, SteerResult, TurnResult};
 pub use models::{ModelInfo, ModelSwitch, Models};
 
 /// A snapshot of one session, kept current by the connection as updates arrive.

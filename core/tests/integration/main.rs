@@ -56,6 +56,7 @@ mod replay;
 mod services;
 mod sessions_and_turns;
 mod skipped_off_unix;
+mod steer;
 mod supervisor;
 mod terminal_auth;
 mod terminals;

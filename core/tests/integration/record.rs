@@ -90,7 +90,7 @@ async fn a_recording_holds_the_header_the_wire_both_ways_and_the_events_with_sec
     assert!(text.contains(REDACTED));
 
     let header = &lines[0];
-    assert_eq!(header["acpRecording"], 1);
+    assert_eq!(header["acpRecording"], 2);
     assert_eq!(header["acpHost"], env!("CARGO_PKG_VERSION"));
     assert_eq!(header["protocolVersion"], 1);
     assert_eq!(header["platform"]["os"], std::env::consts::OS);
@@ -174,6 +174,89 @@ async fn a_recording_holds_the_header_the_wire_both_ways_and_the_events_with_sec
     assert_eq!(end["droppedLines"], 0);
     assert_eq!(end["truncated"], false);
     assert_eq!(end["lines"], lines.len() as u64 - 1);
+}
+
+/// Format 2: an update's event line refers to the agent's line it came from (`"wire": N`, no
+/// `data`), and what it reads back to (that line's `params.update`, as both readers resolve it)
+/// is the event the host's stream delivered, redacted as the wire line was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_update_refers_to_its_wire_line_and_reads_back_to_the_event_delivered() {
+    use acp_host::record::format::{self, EventData};
+    use acp_host::record::redact;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("session.acprec.jsonl");
+    let ws = Ws::new();
+    let chunk = |text: &str| {
+        json!({"update": {"sessionUpdate": "agent_message_chunk",
+        "content": {"type": "text", "text": text}}})
+    };
+    let steps = json!([
+        chunk("one"),
+        {"update": {"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "hm"},
+                    "_meta": {"vendor": {"sessionToken": "tok-SECRET-3", "model": "m1"}}}},
+        chunk("two \"quoted\" \u{1F600}"),
+        {"update": {"sessionUpdate": "plan", "entries": [
+            {"content": "a", "priority": "high", "status": "pending"}]}},
+    ]);
+    let config = HostConfig {
+        permission: allow_once(),
+        record: recording(&file),
+        ..HostConfig::default()
+    };
+    let delivered: Vec<Value> = scenario::run(&ws, config, steps)
+        .await
+        .iter()
+        .filter(|e| e.kind == acp_host::EventKind::SessionUpdate)
+        .map(|e| {
+            let mut data = e.data_value();
+            redact::message(&mut data, false);
+            json!({"session": e.session.as_deref(), "turn": e.turn, "data": data})
+        })
+        .collect();
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(!text.contains("tok-SECRET-3"), "{text}");
+    let lines = lines(&file);
+    let mut wire: Vec<(&str, &Value)> = Vec::new();
+    let mut recorded = Vec::new();
+    for l in &lines[1..] {
+        if let Some(msg) = l.get("msg") {
+            wire.push((l["dir"].as_str().unwrap(), msg));
+            continue;
+        }
+        let Some(ev) = l.get("event").and_then(Value::as_object) else {
+            continue;
+        };
+        if ev["kind"] != "session_update" {
+            continue;
+        }
+        let data = match format::event_data(ev).unwrap() {
+            EventData::Inline(data) => data,
+            EventData::Wire(n) => {
+                assert!(ev.get("data").is_none(), "{l}");
+                // Its line is the agent's, just before it (nothing else in between here).
+                assert_eq!(n, wire.len() - 1, "{l}");
+                format::referenced_data(ev, n, wire.get(n).copied()).unwrap()
+            }
+        };
+        recorded.push(json!({"session": ev["session"], "turn": ev["turn"], "data": data}));
+    }
+    let referring = lines
+        .iter()
+        .filter(|l| l["event"].get("wire").is_some())
+        .count();
+    assert!(
+        referring >= 4,
+        "the turn's updates refer to their lines: {text}"
+    );
+    assert_eq!(recorded, delivered);
+    assert_eq!(
+        recorded[1]["data"]["_meta"]["vendor"]["sessionToken"], REDACTED,
+        "the payload referred to is the wire line's, redacted"
+    );
+    assert_eq!(recorded[1]["data"]["_meta"]["vendor"]["model"], "m1");
+    // And the replay's reader takes it.
+    let rec = acp_host::replay::Recording::open(&file).unwrap();
+    assert!(rec.ended);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

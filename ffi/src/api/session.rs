@@ -180,6 +180,42 @@ pub unsafe extern "C" fn acph_session_prompt_text(
     })
 }
 
+/// Steer (unstable: needs `"unstable": ["_session/steering"]` in the host's config, else
+/// `ACPH_STATUS_UNSUPPORTED`): `content_json` (a JSON array of ACP content blocks, checked as for
+/// a prompt) joins the session's running turn when the agent advertises steering
+/// (`_meta.steering.supported`; sent as `_session/steering`), else waits as the session's next
+/// prompt and is sent as its own turn when the running turn ends (at once when none runs).
+/// `result` (the same in every face): `{"steer": id, "outcome": "injected" | "started_new_turn"
+/// | "queued" | "prompted", "turn": id | null}`; what becomes of a queued steer later
+/// (`prompted`, or `rejected` by a cancel, a close or the agent ending) is reported as `steer`
+/// events. At most 16 steers wait per session (`ACPH_STATUS_BUSY`). docs/STEERING.md.
+///
+/// # Safety
+/// `host` is NULL or a live host; `content_json` points to `content_len` readable bytes;
+/// `call_out` and `error_out` are NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn acph_session_steer(
+    host: *mut acph_host,
+    session: u64,
+    content_json: *const c_char,
+    content_len: usize,
+    call_out: *mut u64,
+    error_out: *mut *mut acph_error,
+) -> acph_status {
+    ffi_fn!(error_out, {
+        let host = try_host!(host);
+        let content = try_str!(content_json, content_len);
+        let out = try_out!(call_out);
+        let content = config::prompt_content(content)?;
+        let s = host.state.session(session)?;
+        let agent = s.agent().id();
+        out.write(host.state.start_call(agent, Primary::Nothing, async move {
+            s.steer(content).await.map(|r| r.to_json())
+        })?);
+        Ok(())
+    })
+}
+
 /// `session/cancel`: the agent should end the turn in flight with `cancelled`; every pending
 /// permission request of the session is answered `cancelled` at once. Returns at once (any
 /// thread, also callbacks); the turn's end arrives as events. On a pooled session every prompt

@@ -6,6 +6,7 @@ import { Host, Pool, PooledSession, Registry, Session } from 'acp-host';
 import type {
   AcpEvent,
   Agent,
+  SteerResult,
   AcpEventOf,
   ContentBlock,
   EventKind,
@@ -171,6 +172,16 @@ export async function run(): Promise<void> {
   console.log(done, tokens, result.text, result.raw.stopReason);
   // @ts-expect-error a text block needs its text
   await session.prompt({ type: 'text' });
+
+  const steered: SteerResult = await session.steer('also update the changelog');
+  const joined: number | null = steered.outcome === 'injected' ? steered.turn : null;
+  console.log(steered.steer, joined);
+  // @ts-expect-error `rejected` is an event outcome, never the call's
+  if (steered.outcome === 'rejected') console.log('never');
+  host.on('steer', (ev) => {
+    const outcome: 'injected' | 'started_new_turn' | 'queued' | 'prompted' | 'rejected' | 'failed' = ev.data.outcome;
+    console.log(outcome, ev.data.steer, ev.data.reason ?? '', ev.data.error?.kind ?? '');
+  });
 
   const st: SessionState = session.state;
   for (const call of st.toolCalls) console.log(call.toolCallId, call.title ?? '', call.status, call.kind);

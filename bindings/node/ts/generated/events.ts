@@ -529,6 +529,10 @@ export type ElicitationActionKind = 'accept' | 'decline' | 'cancel';
  * Direction of a `wire` event's message.
  */
 export type WireDirection = 'in' | 'out';
+/**
+ * What became of a steer (`Session::steer`).
+ */
+export type SteerOutcome = 'injected' | 'started_new_turn' | 'queued' | 'prompted' | 'rejected' | 'failed';
 
 /**
  * Every kind's `data` type, one field per kind (the field name is the kind). The generated
@@ -565,6 +569,7 @@ export interface EventData {
   agent_failed: AgentFailed;
   session_lost: SessionLost;
   progress: Progress;
+  steer: Steer;
 }
 /**
  * `agent_ready`: the handshake succeeded.
@@ -3299,4 +3304,24 @@ export interface Progress {
    * What failed, or what is being waited for.
    */
   message?: string | null;
+}
+/**
+ * `steer`: one step of a steer's life. `prompt` is the steer's content on every outcome but
+ * `prompted` (its `turn_started` carries it).
+ */
+export interface Steer {
+  /**
+   * The host's id for the steer (per host, increasing; `SteerResult::steer`).
+   */
+  steer: number;
+  outcome: SteerOutcome;
+  prompt?: ContentBlock[] | null;
+  /**
+   * Why it was rejected, or the agent's `reason` for `promptRequired`/`failed`.
+   */
+  reason?: string | null;
+  /**
+   * Why it failed (`failed` only).
+   */
+  error?: ErrorInfo | null;
 }

@@ -98,6 +98,8 @@ from ._types import (
     RestartPolicy,
     SessionModels,
     SessionState,
+    SteerOutcome,
+    SteerResult,
     TurnResult,
 )
 
@@ -142,6 +144,8 @@ __all__ = [
     "ElicitationCancel",
     "ElicitationMode",
     "TurnResult",
+    "SteerResult",
+    "SteerOutcome",
     "SessionModels",
     "ModelInfo",
     "ModelSwitch",

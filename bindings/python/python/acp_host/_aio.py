@@ -38,6 +38,7 @@ from ._types import (
     SessionStatus,
     ElicitationAnswer,
     PoolMode,
+    SteerResult,
     TurnResult,
 )
 
@@ -67,6 +68,18 @@ class AsyncSession(SessionBase["AsyncAgent"]):
         turn = await self._n.prompt(content_text, aio=True, timeout=limit)  # unasync: async-only
         # unasync: sync-only: turn = self._n.prompt(content_text, aio=False, cancel_grace=cancel_grace, timeout=limit)
         return TurnResult._from_native(turn)
+
+    async def steer(self, content: ContentLike) -> SteerResult:
+        """Steer (unstable: needs ``unstable=["_session/steering"]`` on the host): add text (a
+        content block, or a list of them) while a turn runs. An agent that advertises steering
+        takes it into the running turn (``injected``); otherwise it waits as the session's next
+        prompt (``queued``) and is sent as its own turn when the running turn ends (``prompted``;
+        at once when no turn runs). A cancel, a close or the agent ending reject queued steers.
+        Every step is a ``steer`` event (docs/STEERING.md). Raises ``UnsupportedError`` (not
+        opted in), ``BusyError`` (16 steers wait), ``AgentError``/``ProtocolError`` (the agent
+        did not take it)."""
+        out = await self._n.steer(content_json(content), aio=True)
+        return SteerResult._from_native(out)
 
     async def cancel(self) -> None:
         """``session/cancel``: the turn should end ``cancelled``; pending permissions are cancelled."""

@@ -33,6 +33,7 @@ from ._types import (
     SessionStatus,
     ElicitationAnswer,
     PoolMode,
+    SteerResult,
     TurnResult,
 )
 
@@ -62,6 +63,18 @@ class Session(SessionBase["Agent"]):
         content_text, limit = content_json(content), timeout_arg(timeout)
         turn = self._n.prompt(content_text, aio=False, cancel_grace=cancel_grace, timeout=limit)
         return TurnResult._from_native(turn)
+
+    def steer(self, content: ContentLike) -> SteerResult:
+        """Steer (unstable: needs ``unstable=["_session/steering"]`` on the host): add text (a
+        content block, or a list of them) while a turn runs. An agent that advertises steering
+        takes it into the running turn (``injected``); otherwise it waits as the session's next
+        prompt (``queued``) and is sent as its own turn when the running turn ends (``prompted``;
+        at once when no turn runs). A cancel, a close or the agent ending reject queued steers.
+        Every step is a ``steer`` event (docs/STEERING.md). Raises ``UnsupportedError`` (not
+        opted in), ``BusyError`` (16 steers wait), ``AgentError``/``ProtocolError`` (the agent
+        did not take it)."""
+        out = self._n.steer(content_json(content), aio=False)
+        return SteerResult._from_native(out)
 
     def cancel(self) -> None:
         """``session/cancel``: the turn should end ``cancelled``; pending permissions are cancelled."""

@@ -2184,6 +2184,35 @@ class Progress(_ProgressRequired, total=False):
     message: Optional[str]
 
 
+class _SteerRequired(TypedDict):
+    #: The host's id for the steer (per host, increasing; `SteerResult::steer`).
+    steer: int
+    outcome: SteerOutcome
+
+
+class Steer(_SteerRequired, total=False):
+    """`steer`: one step of a steer's life. `prompt` is the steer's content on every outcome but
+    `prompted` (its `turn_started` carries it).
+    """
+
+    prompt: Optional[List[ContentBlock]]
+    #: Why it was rejected, or the agent's `reason` for `promptRequired`/`failed`.
+    reason: Optional[str]
+    #: Why it failed (`failed` only).
+    error: Optional[ErrorInfo]
+
+
+#: What became of a steer (`Session::steer`).
+SteerOutcome = Union[
+    Literal["injected"],
+    Literal["started_new_turn"],
+    Literal["queued"],
+    Literal["prompted"],
+    Literal["rejected"],
+    Literal["failed"],
+]
+
+
 #: Every event kind (docs/EVENTS.md). New kinds may be added: consumers must tolerate others at
 #: runtime.
 EventKind = Union[
@@ -2216,6 +2245,7 @@ EventKind = Union[
     Literal["agent_failed"],
     Literal["session_lost"],
     Literal["progress"],
+    Literal["steer"],
 ]
 
 
@@ -2249,6 +2279,7 @@ EVENT_KINDS: Tuple[EventKind, ...] = (
     "agent_failed",
     "session_lost",
     "progress",
+    "steer",
 )
 
 
@@ -2309,6 +2340,7 @@ class EventData(TypedDict):
     agent_failed: AgentFailed
     session_lost: SessionLost
     progress: Progress
+    steer: Steer
 
 
 class EventEnvelope(Protocol):
@@ -2601,6 +2633,15 @@ class ProgressEvent(EventEnvelope, Protocol):
     def data(self) -> Progress: ...
 
 
+class SteerEvent(EventEnvelope, Protocol):
+    """A ``steer`` event: ``data`` is ``Steer``."""
+
+    @property
+    def kind(self) -> Literal["steer"]: ...
+    @property
+    def data(self) -> Steer: ...
+
+
 #: Any event: narrow on ``ev.kind`` to type ``ev.data``.
 AnyEvent = Union[
     AgentReadyEvent,
@@ -2632,6 +2673,7 @@ AnyEvent = Union[
     AgentFailedEvent,
     SessionLostEvent,
     ProgressEvent,
+    SteerEvent,
 ]
 
 
@@ -2854,6 +2896,8 @@ __all__ = [
     "AgentFailed",
     "SessionLost",
     "Progress",
+    "Steer",
+    "SteerOutcome",
     "EventKind",
     "EVENT_KINDS",
     "SessionUpdateKind",
@@ -2888,5 +2932,6 @@ __all__ = [
     "AgentFailedEvent",
     "SessionLostEvent",
     "ProgressEvent",
+    "SteerEvent",
     "AnyEvent",
 ]

@@ -295,6 +295,34 @@ class TurnResult:
                 "text": self.text, "thought": self.thought, "textTruncated": self.text_truncated}
 
 
+#: What ``Session.steer`` did with the text.
+#: (Spelled as a Union of Literals, as ``ElicitationMode``.)
+SteerOutcome = Union[Literal["injected"], Literal["started_new_turn"], Literal["queued"], Literal["prompted"]]
+
+
+@dataclasses.dataclass(frozen=True)
+class SteerResult:
+    """What ``Session.steer`` did with the text (its later fate is in ``steer`` events)."""
+
+    #: The host's id for the steer (the ``steer`` field of its events).
+    steer: int
+    #: ``injected`` (into the running turn), ``started_new_turn`` (the agent began a turn of its
+    #: own), ``queued`` (waits for the running turn to end) or ``prompted`` (sent as the next
+    #: prompt at once: ``turn`` is its turn).
+    outcome: SteerOutcome
+    #: ``injected``: the turn it joined; ``prompted``: its own turn; else ``None``.
+    turn: Optional[int]
+
+    @classmethod
+    def _from_native(cls, text: str) -> "SteerResult":
+        j = _loads(text, "the steer's result")
+        return cls(j["steer"], cast(SteerOutcome, j["outcome"]), j["turn"])
+
+    def to_json(self) -> Dict[str, Any]:
+        """The core's one result shape, as every face returns it: ``{"steer", "outcome", "turn"}``."""
+        return {"steer": self.steer, "outcome": self.outcome, "turn": self.turn}
+
+
 @dataclasses.dataclass(frozen=True)
 class ModelInfo:
     """One model the agent offers for a session."""

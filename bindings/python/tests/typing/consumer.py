@@ -124,6 +124,8 @@ def consume(events: List[AnyEvent]) -> List[str]:
             out.append(f"gave up after {ev.data['attempts']}: {ev.data['error']['message']}")
         elif ev.kind == "session_lost":
             out.append(f"{ev.data['sessionId']} lost: {ev.data['error']['kind']}")
+        elif ev.kind == "steer":
+            out.append(f"steer {ev.data['steer']}: {ev.data['outcome']}")
     return out
 
 

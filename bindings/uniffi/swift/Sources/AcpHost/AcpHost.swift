@@ -4435,6 +4435,20 @@ public protocol SessionProtocol: AnyObject, Sendable {
      */
     func state()  -> String
     
+    /**
+     * Steer with one text block (unstable: `HostOptions.unstable = listOf("_session/steering")`):
+     * into the running turn when the agent advertises steering (`injected`), else queued as
+     * the session's next prompt (`queued`, then a `steer` event `prompted` with its own turn;
+     * `prompted` at once when no turn runs). A cancel, a close or the agent ending reject
+     * queued steers. docs/STEERING.md.
+     */
+    func steer(text: String) async throws  -> SteerResult
+    
+    /**
+     * Steer with content blocks (each an ACP content block as JSON), as `steer`.
+     */
+    func steerContent(blocks: [String]) async throws  -> SteerResult
+    
 }
 /**
  * An open session.
@@ -4697,6 +4711,48 @@ open func state() -> String  {
             self.uniffiCloneHandle(),uniffiCallStatus
     )
 })
+}
+    
+    /**
+     * Steer with one text block (unstable: `HostOptions.unstable = listOf("_session/steering")`):
+     * into the running turn when the agent advertises steering (`injected`), else queued as
+     * the session's next prompt (`queued`, then a `steer` event `prompted` with its own turn;
+     * `prompted` at once when no turn runs). A cancel, a close or the agent ending reject
+     * queued steers. docs/STEERING.md.
+     */
+open func steer(text: String)async throws  -> SteerResult  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_acp_host_uniffi_fn_method_session_steer(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(text)
+                )
+            },
+            pollFunc: ffi_acp_host_uniffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_acp_host_uniffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_acp_host_uniffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterTypeSteerResult_lift,
+            errorHandler: FfiConverterTypeAcpError_lift
+        )
+}
+    
+    /**
+     * Steer with content blocks (each an ACP content block as JSON), as `steer`.
+     */
+open func steerContent(blocks: [String])async throws  -> SteerResult  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_acp_host_uniffi_fn_method_session_steer_content(
+                        self.uniffiCloneHandle(),FfiConverterSequenceString.lower(blocks)
+                )
+            },
+            pollFunc: ffi_acp_host_uniffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_acp_host_uniffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_acp_host_uniffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterTypeSteerResult_lift,
+            errorHandler: FfiConverterTypeAcpError_lift
+        )
 }
     
 
@@ -7598,6 +7654,96 @@ public func FfiConverterTypeSessionStatus_lower(_ value: SessionStatus) -> RustB
 
 
 /**
+ * What `session.steer` did with the text: the core's one shape (`steer`, `outcome`, `turn`);
+ * `json` is the whole result as every face serialises it. Its later fate is in `steer` events.
+ */
+public struct SteerResult: Equatable, Hashable {
+    /**
+     * The host's id for the steer (the `steer` field of its events).
+     */
+    public var steer: UInt64
+    /**
+     * `injected`, `started_new_turn`, `queued` or `prompted`.
+     */
+    public var outcome: String
+    /**
+     * `injected`: the turn it joined; `prompted`: its own turn.
+     */
+    public var turn: UInt64?
+    /**
+     * The core's `SteerResult::to_json()` as JSON text.
+     */
+    public var json: String
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * The host's id for the steer (the `steer` field of its events).
+         */steer: UInt64, 
+        /**
+         * `injected`, `started_new_turn`, `queued` or `prompted`.
+         */outcome: String, 
+        /**
+         * `injected`: the turn it joined; `prompted`: its own turn.
+         */turn: UInt64?, 
+        /**
+         * The core's `SteerResult::to_json()` as JSON text.
+         */json: String) {
+        self.steer = steer
+        self.outcome = outcome
+        self.turn = turn
+        self.json = json
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension SteerResult: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeSteerResult: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SteerResult {
+        return
+            try SteerResult(
+                steer: FfiConverterUInt64.read(from: &buf), 
+                outcome: FfiConverterString.read(from: &buf), 
+                turn: FfiConverterOptionUInt64.read(from: &buf), 
+                json: FfiConverterString.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: SteerResult, into buf: inout [UInt8]) {
+        FfiConverterUInt64.write(value.steer, into: &buf)
+        FfiConverterString.write(value.outcome, into: &buf)
+        FfiConverterOptionUInt64.write(value.turn, into: &buf)
+        FfiConverterString.write(value.json, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeSteerResult_lift(_ buf: RustBuffer) throws -> SteerResult {
+    return try FfiConverterTypeSteerResult.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeSteerResult_lower(_ value: SteerResult) -> RustBuffer {
+    return FfiConverterTypeSteerResult.lower(value)
+}
+
+
+/**
  * A terminal login to run for the user (an auth method of `type: "terminal"`): show `label`,
  * run `command` with `args` in a real terminal, environment overlaid with `env` minus
  * `unsetEnv`.
@@ -9973,6 +10119,12 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_session_state() != 34535) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_method_session_steer() != 21727) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_method_session_steer_content() != 47913) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_eventstream_dropped_before_taken() != 45825) {

@@ -587,6 +587,16 @@ uint64_t uniffi_acp_host_uniffi_fn_method_session_set_model(uint64_t ptr, RustBu
 RustBuffer uniffi_acp_host_uniffi_fn_method_session_state(uint64_t ptr, RustCallStatus *_Nonnull out_status
 );
 #endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_SESSION_STEER
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_SESSION_STEER
+uint64_t uniffi_acp_host_uniffi_fn_method_session_steer(uint64_t ptr, RustBuffer text
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_SESSION_STEER_CONTENT
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_METHOD_SESSION_STEER_CONTENT
+uint64_t uniffi_acp_host_uniffi_fn_method_session_steer_content(uint64_t ptr, RustBuffer blocks
+);
+#endif
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_CLONE_EVENTSTREAM
 #define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_FN_CLONE_EVENTSTREAM
 uint64_t uniffi_acp_host_uniffi_fn_clone_eventstream(uint64_t handle, RustCallStatus *_Nonnull out_status
@@ -1552,6 +1562,18 @@ uint16_t uniffi_acp_host_uniffi_checksum_method_session_set_model(void
 #ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_SESSION_STATE
 #define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_SESSION_STATE
 uint16_t uniffi_acp_host_uniffi_checksum_method_session_state(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_SESSION_STEER
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_SESSION_STEER
+uint16_t uniffi_acp_host_uniffi_checksum_method_session_steer(void
+    
+);
+#endif
+#ifndef UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_SESSION_STEER_CONTENT
+#define UNIFFI_FFIDEF_UNIFFI_ACP_HOST_UNIFFI_CHECKSUM_METHOD_SESSION_STEER_CONTENT
+uint16_t uniffi_acp_host_uniffi_checksum_method_session_steer_content(void
     
 );
 #endif

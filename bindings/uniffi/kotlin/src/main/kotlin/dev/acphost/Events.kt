@@ -78,6 +78,8 @@ sealed class Event {
     data class ServiceRequested(override val raw: RawEvent) : Event()
     /** `progress` (with `progressEvents`): spawn, handshake or login started, waiting, done or failed. */
     data class Progress(override val raw: RawEvent) : Event()
+    /** `steer`: a steer (`session.steer`) was injected, queued, prompted, rejected or failed. */
+    data class Steer(override val raw: RawEvent) : Event()
 
     /**
      * `agent_restarting`: a supervised agent's process died (or the previous attempt failed,
@@ -153,6 +155,7 @@ sealed class Event {
             "agent_failed" to ::AgentFailed,
             "session_lost" to ::SessionLost,
             "progress" to ::Progress,
+            "steer" to ::Steer,
         )
 
         /** The supervisor's kinds, typed only when their data decoded as theirs (always, from this host). */

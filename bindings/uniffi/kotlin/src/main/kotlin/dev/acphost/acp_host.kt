@@ -956,6 +956,10 @@ internal object IntegrityCheckingUniffiLib {
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_session_state(
     ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_session_steer(
+    ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_session_steer_content(
+    ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_eventstream_dropped_before_taken(
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_eventstream_is_ended(
@@ -1160,6 +1164,10 @@ internal object UniffiLib {
     ): Long
     external fun uniffi_acp_host_uniffi_fn_method_session_state(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
+    external fun uniffi_acp_host_uniffi_fn_method_session_steer(`ptr`: Long,`text`: RustBuffer.ByValue,
+    ): Long
+    external fun uniffi_acp_host_uniffi_fn_method_session_steer_content(`ptr`: Long,`blocks`: RustBuffer.ByValue,
+    ): Long
     external fun uniffi_acp_host_uniffi_fn_clone_eventstream(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): Long
     external fun uniffi_acp_host_uniffi_fn_free_eventstream(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
@@ -1584,6 +1592,12 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_session_state() and 0xFFFF) != 34535) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_session_steer() and 0xFFFF) != 21727) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_session_steer_content() and 0xFFFF) != 47913) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_eventstream_dropped_before_taken() and 0xFFFF) != 45825) {
@@ -8085,6 +8099,20 @@ public interface SessionInterface {
      */
     fun `state`(): kotlin.String
     
+    /**
+     * Steer with one text block (unstable: `HostOptions.unstable = listOf("_session/steering")`):
+     * into the running turn when the agent advertises steering (`injected`), else queued as
+     * the session's next prompt (`queued`, then a `steer` event `prompted` with its own turn;
+     * `prompted` at once when no turn runs). A cancel, a close or the agent ending reject
+     * queued steers. docs/STEERING.md.
+     */
+    suspend fun `steer`(`text`: kotlin.String): SteerResult
+    
+    /**
+     * Steer with content blocks (each an ACP content block as JSON), as `steer`.
+     */
+    suspend fun `steerContent`(`blocks`: List<kotlin.String>): SteerResult
+    
     companion object
 }
 
@@ -8468,6 +8496,60 @@ open class Session: Disposable, AutoCloseable, SessionInterface
     )
     }
     
+
+    
+    /**
+     * Steer with one text block (unstable: `HostOptions.unstable = listOf("_session/steering")`):
+     * into the running turn when the agent advertises steering (`injected`), else queued as
+     * the session's next prompt (`queued`, then a `steer` event `prompted` with its own turn;
+     * `prompted` at once when no turn runs). A cancel, a close or the agent ending reject
+     * queued steers. docs/STEERING.md.
+     */
+    @Throws(AcpException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `steer`(`text`: kotlin.String) : SteerResult {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_acp_host_uniffi_fn_method_session_steer(
+                uniffiHandle,
+                
+        FfiConverterString.lower(`text`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_poll_rust_buffer(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_complete_rust_buffer(future, continuation) },
+        { future -> UniffiLib.ffi_acp_host_uniffi_rust_future_free_rust_buffer(future) },
+        // lift function
+        { FfiConverterTypeSteerResult.lift(it) },
+        // Error FFI converter
+        AcpException.ErrorHandler,
+    )
+    }
+
+    
+    /**
+     * Steer with content blocks (each an ACP content block as JSON), as `steer`.
+     */
+    @Throws(AcpException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `steerContent`(`blocks`: List<kotlin.String>) : SteerResult {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_acp_host_uniffi_fn_method_session_steer_content(
+                uniffiHandle,
+                
+        FfiConverterSequenceString.lower(`blocks`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_poll_rust_buffer(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_complete_rust_buffer(future, continuation) },
+        { future -> UniffiLib.ffi_acp_host_uniffi_rust_future_free_rust_buffer(future) },
+        // lift function
+        { FfiConverterTypeSteerResult.lift(it) },
+        // Error FFI converter
+        AcpException.ErrorHandler,
+    )
+    }
 
     
 
@@ -11023,6 +11105,70 @@ internal object FfiConverterTypeSessionStatus: FfiConverterRustBuffer<SessionSta
     override fun write(value: SessionStatus, buf: ByteBuffer) {
             FfiConverterString.write(value.`status`, buf)
             FfiConverterString.write(value.`reported`, buf)
+    }
+}
+
+
+
+/**
+ * What `session.steer` did with the text: the core's one shape (`steer`, `outcome`, `turn`);
+ * `json` is the whole result as every face serialises it. Its later fate is in `steer` events.
+ */
+data class SteerResult (
+    /**
+     * The host's id for the steer (the `steer` field of its events).
+     */
+    val `steer`: kotlin.ULong
+    , 
+    /**
+     * `injected`, `started_new_turn`, `queued` or `prompted`.
+     */
+    val `outcome`: kotlin.String
+    , 
+    /**
+     * `injected`: the turn it joined; `prompted`: its own turn.
+     */
+    val `turn`: kotlin.ULong?
+    , 
+    /**
+     * The core's `SteerResult::to_json()` as JSON text.
+     */
+    val `json`: kotlin.String
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+internal object FfiConverterTypeSteerResult: FfiConverterRustBuffer<SteerResult> {
+    override fun read(buf: ByteBuffer): SteerResult {
+        return SteerResult(
+            FfiConverterULong.read(buf),
+            FfiConverterString.read(buf),
+            FfiConverterOptionalULong.read(buf),
+            FfiConverterString.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: SteerResult) = (
+            FfiConverterULong.allocationSize(value.`steer`) +
+            FfiConverterString.allocationSize(value.`outcome`) +
+            FfiConverterOptionalULong.allocationSize(value.`turn`) +
+            FfiConverterString.allocationSize(value.`json`)
+    )
+
+    override fun write(value: SteerResult, buf: ByteBuffer) {
+            FfiConverterULong.write(value.`steer`, buf)
+            FfiConverterString.write(value.`outcome`, buf)
+            FfiConverterOptionalULong.write(value.`turn`, buf)
+            FfiConverterString.write(value.`json`, buf)
     }
 }
 

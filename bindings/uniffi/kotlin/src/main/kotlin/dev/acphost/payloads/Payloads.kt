@@ -58,6 +58,7 @@ sealed interface EventPayload {
             "agent_failed",
             "session_lost",
             "progress",
+            "steer",
         )
 
         /** [data] (JSON text) decoded as the payload of [kind]. Never throws. */
@@ -102,6 +103,7 @@ sealed interface EventPayload {
                 "agent_failed" -> AgentFailed.decode(raw)
                 "session_lost" -> SessionLost.decode(raw)
                 "progress" -> Progress.decode(raw)
+                "steer" -> Steer.decode(raw)
                 else -> Unknown(kind, raw, "unknown kind")
             }
         } catch (e: Exception) {
@@ -5193,6 +5195,70 @@ data class Progress(
                 D.opt(o, "bytes", D::long),
                 D.opt(o, "message", D::str),
             )
+        }
+    }
+}
+
+/**
+ * `steer`: one step of a steer's life. `prompt` is the steer's content on every outcome but
+ * `prompted` (its `turn_started` carries it).
+ */
+data class Steer(
+    /** The host's id for the steer (per host, increasing; `SteerResult::steer`). */
+    val steer: kotlin.Long,
+    val outcome: SteerOutcome,
+    val prompt: List<ContentBlock>? = null,
+    /** Why it was rejected, or the agent's `reason` for `promptRequired`/`failed`. */
+    val reason: kotlin.String? = null,
+    /** Why it failed (`failed` only). */
+    val error: ErrorInfo? = null,
+) : EventPayload {
+    internal companion object {
+        fun decode(e: JsonElement): Steer {
+            val o = D.obj(e)
+            return Steer(
+                D.req(o, "steer", D::long),
+                D.req(o, "outcome", SteerOutcome::decode),
+                D.opt(o, "prompt", { D.list(it, false, ContentBlock::decode) }),
+                D.opt(o, "reason", D::str),
+                D.opt(o, "error", ErrorInfo::decode),
+            )
+        }
+    }
+}
+
+/** What became of a steer (`Session::steer`). */
+sealed interface SteerOutcome {
+    /** The value on the wire. */
+    val value: kotlin.String
+    /** The agent took it into the running turn (the event's `turn`). */
+    data object Injected : SteerOutcome { override val value: kotlin.String get() = "injected" }
+    /**
+     * The agent started a turn of its own for it (it ignored `idleBehavior`): no
+     * `turn_started`/`turn_ended` frame that turn, its updates carry no `turn`.
+     */
+    data object StartedNewTurn : SteerOutcome { override val value: kotlin.String get() = "started_new_turn" }
+    /** It waits as the session's next prompt (no steering, or the agent asked for a prompt). */
+    data object Queued : SteerOutcome { override val value: kotlin.String get() = "queued" }
+    /** Sent as the session's next prompt: its own turn (the event's `turn`) follows. */
+    data object Prompted : SteerOutcome { override val value: kotlin.String get() = "prompted" }
+    /** Dropped unsent: `reason` says why (`cancelled`, `closed`, `agent_exited`, `shutdown`). */
+    data object Rejected : SteerOutcome { override val value: kotlin.String get() = "rejected" }
+    /** The agent did not take it: `error` says why. */
+    data object Failed : SteerOutcome { override val value: kotlin.String get() = "failed" }
+    /** A value this version does not know (a newer agent): [raw] as sent. */
+    data class Unknown(val raw: JsonElement) : SteerOutcome {
+        override val value: kotlin.String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
+    }
+    companion object {
+        internal fun decode(e: JsonElement): SteerOutcome = when ((e as? JsonPrimitive)?.takeIf { it.isString }?.content) {
+            "injected" -> Injected
+            "started_new_turn" -> StartedNewTurn
+            "queued" -> Queued
+            "prompted" -> Prompted
+            "rejected" -> Rejected
+            "failed" -> Failed
+            else -> Unknown(e)
         }
     }
 }

@@ -1,0 +1,174 @@
+//! What a reader of a recording needs to know about the format (docs/RECORDING.md, "The file"):
+//! the versions, and how a version 2 event line that refers to a wire line gets its `data` back.
+//!
+//! Version 2 differs from version 1 in one thing: a `session_update` event whose payload is the
+//! `params.update` of the agent's `session/update` line just recorded does not repeat it; the
+//! event line has `"wire": N` (the index of that wire line among the file's wire lines, from 0)
+//! instead of `data`. Its data is that line's `msg.params.update`, redacted as the wire line was
+//! (the event's payload is the same bytes, and redaction treats `params.update` as it treats the
+//! payload alone). Both readers (`acph replay`, `acph inspect`) resolve it with
+//! [`referenced_data`], so a hostile reference is refused alike.
+
+use serde_json::{Map, Value};
+
+/// The version the recorder writes (the header's `acpRecording`).
+pub const FORMAT_VERSION: u32 = 2;
+/// The oldest version the readers read (version 1: every event line carries its `data`).
+pub const OLDEST_READ: u32 = 1;
+
+/// Whether `acpRecording: v` is a version the readers read.
+pub fn readable(v: u64) -> bool {
+    (u64::from(OLDEST_READ)..=u64::from(FORMAT_VERSION)).contains(&v)
+}
+
+/// The only event kind whose line may refer to a wire line.
+pub const REFERRING_KIND: &str = "session_update";
+
+/// Where an event line's `data` is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum EventData<'a> {
+    /// In the line (every version 1 line; version 2 lines other than a referring update).
+    Inline(&'a Value),
+    /// In the wire line with this index (0-based, counting the file's wire lines).
+    Wire(usize),
+}
+
+/// Where the data of the event object `event` (the line's `event`) is; `Err` says why the line
+/// is not a valid event line (a `wire` that is no index, a `wire` beside `data`, a `wire` on
+/// another kind of event).
+pub fn event_data(event: &Map<String, Value>) -> Result<EventData<'_>, String> {
+    static NULL: Value = Value::Null;
+    let Some(wire) = event.get("wire") else {
+        return Ok(EventData::Inline(event.get("data").unwrap_or(&NULL)));
+    };
+    let kind = event.get("kind").and_then(Value::as_str).unwrap_or("");
+    if kind != REFERRING_KIND {
+        return Err(format!(
+            "its event `{kind}` refers to a wire line (only `{REFERRING_KIND}` does)"
+        ));
+    }
+    if event.contains_key("data") {
+        return Err("its event has both `data` and `wire`".into());
+    }
+    match wire.as_u64().and_then(|n| usize::try_from(n).ok()) {
+        Some(n) => Ok(EventData::Wire(n)),
+        None => Err(format!(
+            "its event's `wire` ({wire}) is not the index of a wire line"
+        )),
+    }
+}
+
+/// The data of an event that refers to wire line `index` of the file, given that line's `dir`
+/// and `msg` (`None`: the file has no such wire line before the event): the message's
+/// `params.update`. `Err` says why the reference does not hold: no such line (yet), a line the
+/// host sent, or not the agent's `session/update` for the event's session.
+pub fn referenced_data<'a>(
+    event: &Map<String, Value>,
+    index: usize,
+    line: Option<(&str, &'a Value)>,
+) -> Result<&'a Value, String> {
+    let Some((dir, msg)) = line else {
+        return Err(format!(
+            "its event refers to wire line {index}, which is not in the file before it"
+        ));
+    };
+    let not = |what: &str| format!("its event refers to wire line {index}, {what}");
+    if dir != "in" {
+        return Err(not("a message of the host's, not the agent's"));
+    }
+    if msg.get("method").and_then(Value::as_str) != Some("session/update") {
+        return Err(not("which is not a `session/update`"));
+    }
+    let params = msg.get("params");
+    let session = params.and_then(|p| p.get("sessionId"));
+    if session.is_none() || session != event.get("session") {
+        return Err(not("a `session/update` of another session"));
+    }
+    params
+        .and_then(|p| p.get("update"))
+        .ok_or_else(|| not("a `session/update` without an `update`"))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    fn obj(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn an_inline_event_is_read_as_it_is() {
+        let ev = obj(json!({"kind": "turn_ended", "data": {"stopReason": "end_turn"}}));
+        assert_eq!(
+            event_data(&ev),
+            Ok(EventData::Inline(&json!({"stopReason": "end_turn"})))
+        );
+        let ev = obj(json!({"kind": "x"}));
+        assert_eq!(event_data(&ev), Ok(EventData::Inline(&Value::Null)));
+    }
+
+    #[test]
+    fn a_reference_reads_back_the_update_of_the_line_it_names() {
+        let ev = obj(json!({"kind": "session_update", "session": "s1", "turn": 1, "wire": 4}));
+        assert_eq!(event_data(&ev), Ok(EventData::Wire(4)));
+        let update = json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hi"}});
+        let msg = json!({"jsonrpc": "2.0", "method": "session/update",
+                         "params": {"sessionId": "s1", "update": update}});
+        assert_eq!(referenced_data(&ev, 4, Some(("in", &msg))), Ok(&update));
+    }
+
+    #[test]
+    fn a_reference_that_does_not_hold_says_why() {
+        let ev = obj(json!({"kind": "session_update", "session": "s1", "wire": 2}));
+        let update = |session: &str| json!({"method": "session/update", "params": {"sessionId": session, "update": {}}});
+        let cases = [
+            (None, "not in the file"),
+            (Some(("out", update("s1"))), "host's"),
+            (
+                Some(("in", json!({"method": "fs/read_text_file", "params": {}}))),
+                "not a `session/update`",
+            ),
+            (Some(("in", update("s2"))), "another session"),
+            (
+                Some((
+                    "in",
+                    json!({"method": "session/update", "params": {"sessionId": "s1"}}),
+                )),
+                "without an `update`",
+            ),
+            (Some(("in", json!("a string"))), "not a `session/update`"),
+        ];
+        for (line, why) in cases {
+            let err = referenced_data(&ev, 2, line.as_ref().map(|(d, m)| (*d, m))).unwrap_err();
+            assert!(err.contains(why) && err.contains("wire line 2"), "{err}");
+        }
+        for (ev, why) in [
+            (
+                json!({"kind": "turn_ended", "wire": 1}),
+                "only `session_update`",
+            ),
+            (
+                json!({"kind": "session_update", "wire": 1, "data": {}}),
+                "both",
+            ),
+            (
+                json!({"kind": "session_update", "wire": -1}),
+                "not the index",
+            ),
+            (
+                json!({"kind": "session_update", "wire": "3"}),
+                "not the index",
+            ),
+            (
+                json!({"kind": "session_update", "wire": 1.5}),
+                "not the index",
+            ),
+        ] {
+            let err = event_data(&obj(ev)).unwrap_err();
+            assert!(err.contains(why), "{err}");
+        }
+    }
+}
