@@ -398,6 +398,18 @@ acph_status acph_elicitation_respond(struct acph_host *host,
                                      const char *answer_json,
                                      size_t answer_len,
                                      struct acph_error **error_out);
+acph_status acph_permission_answer(struct acph_host *host,
+                                   uint64_t request_id,
+                                   const char *option_id,
+                                   size_t option_len,
+                                   uint64_t *call_out,
+                                   struct acph_error **error_out);
+acph_status acph_elicitation_answer(struct acph_host *host,
+                                    uint64_t request_id,
+                                    const char *answer_json,
+                                    size_t answer_len,
+                                    uint64_t *call_out,
+                                    struct acph_error **error_out);
 acph_status acph_pool_new(struct acph_host *host,
                           const char *spec_json,
                           size_t spec_len,

@@ -135,14 +135,17 @@ export declare class NativeHost {
    * it, then calls its `handshake` (see connect.rs).
    */
   connect(): NativeConnection
-  /** Answer a pending permission request: an offered option id, or `null` to deny. */
-  respondPermission(requestId: number, optionId?: string | undefined | null): Promise<void>
+  /**
+   * Answer a pending permission request: an offered option id, or `null` to deny. The
+   * answer's receipt, as JSON (docs/EVENTS.md, "Delivery receipts").
+   */
+  respondPermission(requestId: number, optionId?: string | undefined | null): Promise<string>
   /**
    * Answer a pending elicitation request with `{"action", "content"?}` (JSON). Content that
    * does not match the requested schema, or an answer that is not of that shape, answers the
    * agent `cancel` (fail-closed) and fails with `invalid_argument`.
    */
-  respondElicitation(requestId: number, answerJson: string): Promise<void>
+  respondElicitation(requestId: number, answerJson: string): Promise<string>
   /**
    * The host reader: every event from the host's start (the facade's emitter reads it);
    * `null` when events are disabled or it was taken already.

@@ -18,6 +18,7 @@ use crate::events::{Consumer, Event, EventBus, Pulled, QueueLimits, Waker, raw_j
 use crate::permission::PermissionHandler;
 use crate::permission::policy::{Operation, Policy};
 use crate::progress::{Phase, Stage, Step};
+use crate::receipt::{Receipt, RequestState};
 use crate::services::fs::FsLimits;
 use crate::services::terminal::TerminalLimits;
 use crate::services::{ClientCapabilities, FsService, TerminalService};
@@ -453,12 +454,28 @@ impl Host {
 
     /// Answer a pending permission request (from any task): `Some(option_id)` selects an offered
     /// option, `None` denies. An option id that was not offered denies and returns an error; a
-    /// request that was already resolved returns [`Error::AlreadyResolved`] and changes nothing.
+    /// request that was already resolved returns `already_resolved` and changes nothing.
+    ///
+    /// `Ok`: the answer resolved the request; its [`Receipt`] says whether the answer's line
+    /// reached the agent (`delivered`, `uncertain`, or `rejected` when the agent's stdin was
+    /// closed before it was written), waiting at most [`crate::receipt::RECEIPT_WAIT`] for the
+    /// write. `Err`: the answer was not used; the error's `data.receipt` is its `rejected`
+    /// receipt ([`Error::receipt`]). `permission_resolved` carries the same receipt.
     pub async fn respond_permission(
         &self,
         request_id: u64,
         option_id: Option<String>,
-    ) -> Result<()> {
+    ) -> Result<Receipt> {
+        self.respond_permission_inner(request_id, option_id)
+            .await
+            .map_err(|e| e.rejecting(RequestState::Unavailable))
+    }
+
+    async fn respond_permission_inner(
+        &self,
+        request_id: u64,
+        option_id: Option<String>,
+    ) -> Result<Receipt> {
         let agent = self
             .inner
             .shared
@@ -495,18 +512,20 @@ impl Host {
     /// Answer a pending elicitation request (from any task). Accepted form content is checked
     /// against the requested schema: invalid content answers `cancel` and returns an error; a
     /// request that was already resolved returns [`Error::AlreadyResolved`] and changes nothing.
+    ///
+    /// The receipt and errors as for [`Host::respond_permission`].
     pub async fn respond_elicitation(
         &self,
         request_id: u64,
         answer: ElicitationAnswer,
-    ) -> Result<()> {
+    ) -> Result<Receipt> {
         self.answer_elicitation(request_id, Ok(answer)).await
     }
 
     /// Refuse a pending elicitation because the embedder's answer was unusable (a face got
     /// something that is not an answer): the agent gets `cancel`, and `elicitation_resolved`
     /// says `invalid_answer` with `reason`. Errors as for [`Host::respond_elicitation`].
-    pub async fn reject_elicitation(&self, request_id: u64, reason: String) -> Result<()> {
+    pub async fn reject_elicitation(&self, request_id: u64, reason: String) -> Result<Receipt> {
         self.answer_elicitation(request_id, Err(reason)).await
     }
 
@@ -514,7 +533,42 @@ impl Host {
         &self,
         request_id: u64,
         answer: std::result::Result<ElicitationAnswer, String>,
-    ) -> Result<()> {
+    ) -> Result<Receipt> {
+        self.answer_elicitation_inner(request_id, answer)
+            .await
+            .map_err(|e| e.rejecting(RequestState::Unavailable))
+    }
+
+    /// What became of a permission request an answer is rejected for before it reaches the core
+    /// (a face could not read the answer): `pending` while it still waits for an answer.
+    pub fn permission_request_state(&self, request_id: u64) -> RequestState {
+        let state = self
+            .inner
+            .shared
+            .permissions
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&request_id).copied());
+        self.pending_or_not(state)
+    }
+
+    /// As [`Host::permission_request_state`], for an elicitation request.
+    pub fn elicitation_request_state(&self, request_id: u64) -> RequestState {
+        self.pending_or_not(self.inner.shared.elicitation_state(request_id))
+    }
+
+    fn pending_or_not(&self, state: Option<(u64, bool)>) -> RequestState {
+        match state {
+            Some((agent, false)) if self.agent(agent).is_some() => RequestState::Pending,
+            _ => RequestState::Unavailable,
+        }
+    }
+
+    async fn answer_elicitation_inner(
+        &self,
+        request_id: u64,
+        answer: std::result::Result<ElicitationAnswer, String>,
+    ) -> Result<Receipt> {
         let Some((agent, resolved)) = self.inner.shared.elicitation_state(request_id) else {
             return Err(Error::NotFound(format!(
                 "no elicitation request {request_id}"

@@ -29,6 +29,7 @@ pub mod orchestration;
 pub mod permission;
 pub mod progress;
 pub mod protocol;
+pub mod receipt;
 pub mod record;
 pub mod registry;
 pub mod replay;
@@ -53,6 +54,7 @@ pub use permission::{
     DecidedBy, PermissionAnswer, PermissionDecider, PermissionHandler, PermissionOption,
     PermissionRequest, Settled,
 };
+pub use receipt::{Receipt, RequestState};
 pub use services::ClientCapabilities;
 pub use session::{ModelInfo, ModelSwitch, Models, Session, SessionView, SteerResult, TurnResult};
 pub use transport::AgentSpec;

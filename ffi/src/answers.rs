@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::Value;
 
+use crate::calls::Primary;
 use crate::host::State;
 use crate::status::{Failure, acph_status};
 
@@ -133,6 +134,23 @@ fn already(message: String) -> Failure {
     Failure::new(acph_status::ACPH_STATUS_ALREADY_RESOLVED, message)
 }
 
+/// `failure` refused an answer, leaving the request `state` (`pending` or `unavailable`): its
+/// `data.receipt` is the answer's `rejected` receipt, as the core's errors carry it.
+fn rejected(failure: Failure, state: acp_host::RequestState) -> Failure {
+    let receipt = serde_json::json!({
+        "status": "rejected",
+        "state": state,
+        "code": failure.kind,
+        "message": failure.message,
+    });
+    let mut data = match *failure.data.clone() {
+        Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    };
+    data.insert("receipt".into(), receipt);
+    failure.with_data(Value::Object(data))
+}
+
 impl State {
     /// `acph_elicitation_respond`: checked here as far as the tables allow (unknown, resolved,
     /// answered, malformed answer), then handed to the core; content that does not match the
@@ -159,6 +177,57 @@ impl State {
             let _ = host.respond_elicitation(id, answer).await;
         });
         Ok(())
+    }
+
+    /// `acph_elicitation_answer`: as `acph_elicitation_respond`, with a call whose result is
+    /// the answer's receipt. An answer that cannot be read leaves the request as it was
+    /// (`pending` while it waits); every failure carries `data.receipt`.
+    pub(crate) fn answer_elicitation(
+        self: &Arc<Self>,
+        id: u64,
+        answer: &str,
+    ) -> Result<u64, Failure> {
+        let state = || self.host.elicitation_request_state(id);
+        self.check_open()?;
+        let value: Value = serde_json::from_str(answer).map_err(|e| {
+            let f = Failure::new(
+                acph_status::ACPH_STATUS_INVALID_JSON,
+                format!("answer_json: not valid JSON: {e}"),
+            );
+            rejected(f, state())
+        })?;
+        let answer = acp_host::ElicitationAnswer::from_json(&value)
+            .map_err(|e| rejected(Failure::invalid(format!("answer_json: {e}")), state()))?;
+        self.answers
+            .claim_elicitation(id)
+            .map_err(|f| rejected(f, acp_host::RequestState::Unavailable))?;
+        let host = self.host.clone();
+        self.start_call(0, Primary::Nothing, async move {
+            host.respond_elicitation(id, answer)
+                .await
+                .map(|r| r.to_json())
+        })
+    }
+
+    /// `acph_permission_answer`: as `acph_permission_respond`, with a call whose result is the
+    /// answer's receipt; an option that was not offered fails the call (`invalid_argument`, the
+    /// request denied) as the core decides.
+    pub(crate) fn answer_permission(
+        self: &Arc<Self>,
+        id: u64,
+        option: Option<&str>,
+    ) -> Result<u64, Failure> {
+        self.check_open()?;
+        self.answers
+            .claim_permission(id, option)
+            .map_err(|f| rejected(f, acp_host::RequestState::Unavailable))?;
+        let host = self.host.clone();
+        let answer = option.map(str::to_owned);
+        self.start_call(0, Primary::Nothing, async move {
+            host.respond_permission(id, answer)
+                .await
+                .map(|r| r.to_json())
+        })
     }
 
     /// `acph_permission_respond`.

@@ -197,19 +197,21 @@ impl NativeHost {
         Ok(connect::NativeConnection::new(self.core.host()?))
     }
 
-    /// Answer a pending permission request: an offered option id, or `null` to deny.
+    /// Answer a pending permission request: an offered option id, or `null` to deny. The
+    /// answer's receipt, as JSON (docs/EVENTS.md, "Delivery receipts").
     #[napi]
     pub async fn respond_permission(
         &self,
         request_id: f64,
         option_id: Option<String>,
-    ) -> Result<()> {
+    ) -> Result<String> {
         let host = self.core.host()?;
         if !(request_id >= 0.0 && request_id.fract() == 0.0) {
             return Err(invalid("request id must be a non-negative integer"));
         }
         host.respond_permission(request_id as u64, option_id)
             .await
+            .map(|r| r.to_json().to_string())
             .map_err(core_err)
     }
 
@@ -217,23 +219,32 @@ impl NativeHost {
     /// does not match the requested schema, or an answer that is not of that shape, answers the
     /// agent `cancel` (fail-closed) and fails with `invalid_argument`.
     #[napi]
-    pub async fn respond_elicitation(&self, request_id: f64, answer_json: String) -> Result<()> {
+    pub async fn respond_elicitation(
+        &self,
+        request_id: f64,
+        answer_json: String,
+    ) -> Result<String> {
         let host = self.core.host()?;
         if !(request_id >= 0.0 && request_id.fract() == 0.0) {
             return Err(invalid("request id must be a non-negative integer"));
         }
         let id = request_id as u64;
         match parse_answer(&answer_json) {
-            Ok(answer) => host.respond_elicitation(id, answer).await.map_err(core_err),
+            Ok(answer) => host
+                .respond_elicitation(id, answer)
+                .await
+                .map(|r| r.to_json().to_string())
+                .map_err(core_err),
             Err(why) => {
                 // Like content that does not match the schema: the request (if pending) is
                 // answered `cancel`; an unknown or settled id says so.
                 host.reject_elicitation(id, format!("invalid elicitation answer: {why}"))
                     .await
                     .map_err(core_err)?;
-                Err(invalid(format!(
+                let e = acp_host::Error::InvalidArgument(format!(
                     "invalid elicitation answer: {why}; the elicitation was cancelled"
-                )))
+                ));
+                Err(core_err(e.rejecting(acp_host::RequestState::Unavailable)))
             }
         }
     }

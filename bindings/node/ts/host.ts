@@ -12,6 +12,7 @@ import type {
   Implementation,
 } from './types';
 import { EventHub, type EventsOptions } from './streams';
+import type { Receipt } from './types';
 import type { AgentSpecDocument, HostOptionsDocument, PoolSettingsDocument } from './generated/options';
 import { asyncDispose, native, type NativeAgent, type NativeHost } from './native';
 import { AcpError, abortable, call, callSync, configError, optionDocument, toAcpError } from './errors';
@@ -386,9 +387,15 @@ export class Host extends EventEmitter {
    * Answer a pending permission request from anywhere (a UI driven by `permission_requested`
    * events): an offered option id, or `null` to deny. Rejects with `not_found` for an unknown id
    * and `already_resolved` for one that was settled; an option that was not offered denies.
+   *
+   * Resolves with the answer's receipt (docs/EVENTS.md, "Delivery receipts"): `delivered` once
+   * its line is written to the agent's stdin, `uncertain` when the pipe failed mid-write or the
+   * agent did not read it within 5 s, `rejected` when the agent's stdin was closed before it.
+   * A rejection's `AcpError.data.receipt` is the `rejected` receipt of the unused answer.
+   * `permission_resolved` carries the same receipt.
    */
-  respondPermission(requestId: number, optionId: string | null): Promise<void> {
-    return call(() => this.native.respondPermission(requestId, optionId));
+  async respondPermission(requestId: number, optionId: string | null): Promise<Receipt> {
+    return JSON.parse(await call(() => this.native.respondPermission(requestId, optionId))) as Receipt;
   }
 
   /**
@@ -396,8 +403,9 @@ export class Host extends EventEmitter {
    * events). Rejects with `not_found` for an unknown id and `already_resolved` for one that was
    * settled. Content that does not match the requested schema, or an answer that is not
    * `{ action, content? }`, answers the agent `cancel` and rejects with `invalid_argument`.
+   * Resolves with the answer's receipt, as `respondPermission` does.
    */
-  respondElicitation(requestId: number, answer: ElicitationAnswer): Promise<void> {
+  async respondElicitation(requestId: number, answer: ElicitationAnswer): Promise<Receipt> {
     let text: string | undefined;
     try {
       text = JSON.stringify(answer);
@@ -406,7 +414,7 @@ export class Host extends EventEmitter {
     }
     // Not JSON at all (undefined, a function, a cycle): the native side refuses it like any other malformed answer.
     const json = typeof text === 'string' ? text : 'null';
-    return call(() => this.native.respondElicitation(requestId, json));
+    return JSON.parse(await call(() => this.native.respondElicitation(requestId, json))) as Receipt;
   }
 
   /**

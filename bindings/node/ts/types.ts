@@ -72,6 +72,8 @@ export type {
   TurnStarted,
   UsageUpdate,
   Wire,
+  Receipt,
+  RequestState,
 } from './generated/events';
 
 /**

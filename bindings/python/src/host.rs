@@ -290,7 +290,8 @@ impl NativeHost {
     ) -> PyResult<Py<PyAny>> {
         let host = self.host.clone();
         call(py, aio, async move {
-            host.respond_permission(request_id, option_id).await
+            let receipt = host.respond_permission(request_id, option_id).await?;
+            Ok(receipt.to_json().to_string())
         })
     }
 
@@ -314,14 +315,18 @@ impl NativeHost {
         let host = self.host.clone();
         call(py, aio, async move {
             match answer {
-                Ok(answer) => host.respond_elicitation(request_id, answer).await,
+                Ok(answer) => {
+                    let receipt = host.respond_elicitation(request_id, answer).await?;
+                    Ok(receipt.to_json().to_string())
+                }
                 Err(why) => {
                     // Fail-closed: the request is cancelled (unknown / already resolved ids
                     // raise their own error and change nothing).
                     host.reject_elicitation(request_id, why.clone()).await?;
-                    Err(acp_host::Error::InvalidArgument(format!(
+                    let e = acp_host::Error::InvalidArgument(format!(
                         "{why}; the elicitation was cancelled"
-                    )))
+                    ));
+                    Err(e.rejecting(acp_host::RequestState::Unavailable))
                 }
             }
         })

@@ -248,26 +248,38 @@ impl Host {
         Ok(pool)
     }
 
-    /// Answer a pending permission request: an offered option id, or null to deny.
+    /// Answer a pending permission request: an offered option id, or null to deny. Returns the
+    /// answer's receipt as JSON (docs/EVENTS.md, "Delivery receipts"): `{"status":
+    /// "delivered"}`, or `uncertain` / `rejected` with `code` and `message`; a thrown error's
+    /// `data` holds the `rejected` receipt of an answer that was not used.
     pub async fn respond_permission(
         &self,
         request_id: u64,
         option_id: Option<String>,
-    ) -> Result<(), AcpError> {
+    ) -> Result<String, AcpError> {
         let host = self.host.clone();
-        on_rt(async move { Ok(host.respond_permission(request_id, option_id).await?) }).await
+        on_rt(async move {
+            let receipt = host.respond_permission(request_id, option_id).await?;
+            Ok(receipt.to_json().to_string())
+        })
+        .await
     }
 
-    /// Answer a pending elicitation with the ACP answer as JSON (`{"action": …}`).
+    /// Answer a pending elicitation with the ACP answer as JSON (`{"action": …}`). Returns the
+    /// answer's receipt as JSON, as `respond_permission` does.
     pub async fn respond_elicitation(
         &self,
         request_id: u64,
         answer: String,
-    ) -> Result<(), AcpError> {
+    ) -> Result<String, AcpError> {
         let answer = parse_elicitation_answer(&answer)
             .map_err(|m| AcpError::invalid_argument(m, Some("answer")))?;
         let host = self.host.clone();
-        on_rt(async move { Ok(host.respond_elicitation(request_id, answer).await?) }).await
+        on_rt(async move {
+            let receipt = host.respond_elicitation(request_id, answer).await?;
+            Ok(receipt.to_json().to_string())
+        })
+        .await
     }
 
     /// The agent with this id, while it is alive.

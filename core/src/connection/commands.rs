@@ -9,6 +9,7 @@ use super::{Actor, Command, PendingOut, ReqCtx, SessionEntry, SessionStatus, Tim
 use crate::error::{Error, Result};
 use crate::events::{EventKind, raw_json};
 use crate::permission::{DecidedBy, Outcome};
+use crate::receipt::RequestState;
 use crate::session::SessionView;
 use crate::wire::message;
 
@@ -68,22 +69,22 @@ impl Actor {
                 request_id,
                 option_id,
                 reply,
-            } => {
-                let res = self.host_answer(request_id, Ok(option_id)).await;
-                self.defer(move || {
-                    let _ = reply.send(res);
-                });
-            }
+            } => match self.host_answer(request_id, Ok(option_id)).await {
+                Ok(slot) => self.reply_receipt(slot, reply),
+                Err(e) => self.defer(move || {
+                    let _ = reply.send(Err(e.rejecting(RequestState::Unavailable)));
+                }),
+            },
             Command::RespondElicitation {
                 request_id,
                 answer,
                 reply,
-            } => {
-                let res = self.elicitation_answer(request_id, answer).await;
-                self.defer(move || {
-                    let _ = reply.send(res);
-                });
-            }
+            } => match self.elicitation_answer(request_id, answer).await {
+                Ok(slot) => self.reply_receipt(slot, reply),
+                Err(e) => self.defer(move || {
+                    let _ = reply.send(Err(e.rejecting(RequestState::Unavailable)));
+                }),
+            },
             Command::Shutdown { reply, .. } => {
                 // Handled by the run loop, which owns the reader channel to drain.
                 let info = self

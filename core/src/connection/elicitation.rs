@@ -12,6 +12,9 @@ use serde_json::Value;
 use tokio::sync::watch;
 use tokio_util::time::delay_queue;
 
+use super::io::Ticket;
+use super::permission::slot_or_gone;
+use super::receipts::{ParkedEvent, Slot};
 use super::{Actor, Completion, Timer, params_value, raw_json};
 use crate::elicitation::{
     ElicitationAnswer, ElicitationHandler, ElicitationKind, ElicitationRequest, field_names,
@@ -223,7 +226,7 @@ impl Actor {
         &mut self,
         eid: u64,
         answer: std::result::Result<ElicitationAnswer, String>,
-    ) -> Result<()> {
+    ) -> Result<Slot> {
         let Some(entry) = self.elicits.get(&eid) else {
             let known = self.host.elicitation_state(eid);
             return Err(match known {
@@ -243,9 +246,10 @@ impl Actor {
                 match checked {
                     Ok(content) => {
                         let answer = ElicitationAnswer::Accept(content);
-                        self.resolve_elicitation(eid, answer, DecidedBy::Host, None)
+                        let slot = self
+                            .resolve_elicitation(eid, answer, DecidedBy::Host, None)
                             .await;
-                        Ok(())
+                        Ok(slot_or_gone(slot, eid))
                     }
                     Err(why) => {
                         self.host.config.log.emit(
@@ -270,9 +274,10 @@ impl Actor {
                 }
             }
             Ok(answer) => {
-                self.resolve_elicitation(eid, answer, DecidedBy::Host, None)
+                let slot = self
+                    .resolve_elicitation(eid, answer, DecidedBy::Host, None)
                     .await;
-                Ok(())
+                Ok(slot_or_gone(slot, eid))
             }
             Err(reason) => {
                 self.host.config.log.emit(
@@ -282,14 +287,15 @@ impl Actor {
                     None,
                     || format!("elicitation {eid} cancelled: the handler failed: {reason}"),
                 );
-                self.resolve_elicitation(
-                    eid,
-                    ElicitationAnswer::Cancel,
-                    DecidedBy::InvalidAnswer,
-                    Some(reason),
-                )
-                .await;
-                Ok(())
+                let slot = self
+                    .resolve_elicitation(
+                        eid,
+                        ElicitationAnswer::Cancel,
+                        DecidedBy::InvalidAnswer,
+                        Some(reason),
+                    )
+                    .await;
+                Ok(slot_or_gone(slot, eid))
             }
         }
     }
@@ -301,13 +307,12 @@ impl Actor {
         answer: ElicitationAnswer,
         by: DecidedBy,
         note: Option<String>,
-    ) {
-        let Some(entry) = self.elicits.get(&eid) else {
-            return;
-        };
+    ) -> Option<Slot> {
+        let entry = self.elicits.get(&eid)?;
         let raw_id = entry.raw_id.clone();
-        self.respond_result(&raw_id, &answer.to_response()).await;
-        self.finish_elicitation(eid, Some(&answer), by, note).await;
+        let ticket = self.respond_result(&raw_id, &answer.to_response()).await;
+        self.finish_elicitation_sent(eid, Some(&answer), by, note, Some(ticket))
+            .await
     }
 
     /// Forget the request and emit `elicitation_resolved`. `answer` is `None` when the agent
@@ -319,9 +324,20 @@ impl Actor {
         by: DecidedBy,
         note: Option<String>,
     ) {
-        let Some(entry) = self.elicits.remove(&eid) else {
-            return;
-        };
+        self.finish_elicitation_sent(eid, answer, by, note, None)
+            .await;
+    }
+
+    /// As [`Actor::finish_elicitation`], with the receipt of the answer sent (`ticket`).
+    async fn finish_elicitation_sent(
+        &mut self,
+        eid: u64,
+        answer: Option<&ElicitationAnswer>,
+        by: DecidedBy,
+        note: Option<String>,
+        ticket: Option<Ticket>,
+    ) -> Option<Slot> {
+        let entry = self.elicits.remove(&eid)?;
         if let Some(key) = &entry.timer {
             self.timers.try_remove(key);
         }
@@ -350,12 +366,30 @@ impl Actor {
         if let Some(note) = note {
             data["reason"] = Value::from(note);
         }
+        let known = ticket.as_ref().and_then(|t| self.receipt_now(t));
+        if let (Some(ticket), None) = (ticket, known.as_ref()) {
+            // Its line waits in the queue: the event waits for the receipt.
+            let event = match data {
+                Value::Object(data) if self.host.bus.enabled() => Some(ParkedEvent {
+                    kind: EventKind::ElicitationResolved,
+                    data,
+                    session: entry.session.clone(),
+                    turn: entry.turn,
+                }),
+                _ => None,
+            };
+            return Some(self.park_receipt(ticket, event));
+        }
+        if let Some(r) = &known {
+            data["receipt"] = r.to_json();
+        }
         self.emit(
             self.event(EventKind::ElicitationResolved, raw_json(&data))
                 .session(entry.session.clone())
                 .turn(entry.turn),
         )
         .await;
+        known.map(Slot::Known)
     }
 
     /// Every pending elicitation of `session` (all of them for `None`) answered `cancel`.

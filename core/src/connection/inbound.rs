@@ -15,6 +15,8 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::answer::{self, Encoded, ReadJob, ReadStep};
+use super::io::Ticket;
+use super::receipts::ParkedEvent;
 use super::{Actor, Completion};
 use crate::events::{EventKind, raw_json};
 use crate::permission::policy::{Policy, Subject, Verdict};
@@ -332,16 +334,19 @@ impl Actor {
         match started {
             Ok(None) => {}
             Ok(Some((result, event, _))) => {
-                // Answered in this step, as `on_served` would: the event, then the answer.
-                self.emit_call(Some(session), event).await;
-                self.answer(&id, result).await;
+                // Answered in this step, as `on_served` would: the answer, then the event with
+                // its receipt.
+                let ticket = self.answer(&id, result).await;
+                self.emit_call_receipt(Some(session), event, Some(ticket))
+                    .await;
             }
             Err(refusal) => {
                 let (err, event) = *refusal;
                 // Every fs/terminal call is reported, malformed ones included.
                 let event = event.or_else(|| invalid_call_event(&method, &params, &err));
-                self.emit_call(Some(session), event).await;
-                self.answer(&id, Err(err)).await;
+                let ticket = self.answer(&id, Err(err)).await;
+                self.emit_call_receipt(Some(session), event, Some(ticket))
+                    .await;
             }
         }
     }
@@ -356,14 +361,55 @@ impl Actor {
         }
     }
 
-    /// Send the answer for a served request.
-    pub(super) async fn answer(&mut self, id: &RawId, result: Result<Encoded, ServiceError>) {
+    /// Emit the event reporting a call whose answer was sent (`ticket`), with the answer's
+    /// receipt: at once when it is known, else once it is (`receipts.rs`).
+    async fn emit_call_receipt(
+        &mut self,
+        session: Option<Arc<str>>,
+        event: Option<(EventKind, Value)>,
+        ticket: Option<Ticket>,
+    ) {
+        let (Some((kind, mut data)), Some(ticket)) = (event.clone(), ticket) else {
+            return self.emit_call(session, event).await;
+        };
+        if !self.host.bus.enabled() {
+            return;
+        }
+        match self.receipt_now(&ticket) {
+            Some(r) => {
+                data["receipt"] = r.to_json();
+                self.emit_call(session, Some((kind, data))).await;
+            }
+            None => {
+                let Value::Object(data) = data else {
+                    return self.emit_call(session, Some((kind, data))).await;
+                };
+                let parked = ParkedEvent {
+                    kind,
+                    data,
+                    session,
+                    turn: None,
+                };
+                self.park_receipt(ticket, Some(parked));
+            }
+        }
+    }
+
+    /// Send the answer for a served request; its ticket.
+    pub(super) async fn answer(
+        &mut self,
+        id: &RawId,
+        result: Result<Encoded, ServiceError>,
+    ) -> Ticket {
         match result {
             Ok(answer) => self.write_answer(answer).await,
             Err(e) => {
                 // Error `data` nested past the message limit is left out.
                 let Err(e) = crate::services::within_depth(Err(e)) else {
-                    return;
+                    return Ticket::NotSent {
+                        code: "invalid_argument",
+                        message: "the answer could not be made".to_owned(),
+                    };
                 };
                 let err = crate::wire::RpcError {
                     code: e.code,
@@ -371,7 +417,7 @@ impl Actor {
                     data: e.data,
                 };
                 self.write_reply(id, crate::wire::message::error_line(id, &err))
-                    .await;
+                    .await
             }
         }
     }
@@ -881,9 +927,11 @@ impl Actor {
                 d.remove("rule");
             }
         }
-        self.emit_call(session, event).await;
         if mine && self.gone.is_none() {
-            self.answer(&id, result).await;
+            let ticket = self.answer(&id, result).await;
+            self.emit_call_receipt(session, event, Some(ticket)).await;
+        } else {
+            self.emit_call(session, event).await;
         }
     }
 

@@ -12,6 +12,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 
 use super::answer::{Encoded, Held};
+use crate::receipt::{Receipt, RequestState};
 use crate::transport::{BoxReader, BoxWriter};
 use crate::wire::message::{self, Incoming, Interner};
 use crate::wire::{FrameRef, LineReader};
@@ -166,6 +167,9 @@ fn push_frame(
 pub(crate) struct Outbound {
     state: std::sync::Mutex<OutState>,
     wake: tokio::sync::Notify,
+    /// Woken when bytes are written or the pipe fails: answers' receipts wait on it (no
+    /// waiter, no cost: `notify_waiters` is an atomic load then).
+    progress: tokio::sync::Notify,
     /// The most the host's own lines may hold in the queue.
     own_room: usize,
 }
@@ -204,6 +208,110 @@ struct OutState {
     queued: usize,
     /// Of which the host's own lines.
     own: usize,
+    /// Offsets in the stream of bytes sent to the agent (for receipts): every byte accepted,
+    /// every byte handed to the writer, and every byte written and flushed.
+    accepted: u64,
+    started: u64,
+    written: u64,
+    /// The way to the agent failed (a write error): bytes not written by now never will be.
+    broken: bool,
+}
+
+/// Where one line sits in the stream to the agent, to learn whether it was written.
+#[derive(Clone)]
+pub(crate) enum Ticket {
+    /// Bytes `start..end` of the stream.
+    Line {
+        out: Arc<Outbound>,
+        start: u64,
+        end: u64,
+    },
+    /// The line was never queued (the way to the agent is closed, or it was too large).
+    NotSent { code: &'static str, message: String },
+}
+
+impl std::fmt::Debug for Ticket {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Ticket::Line { start, end, .. } => write!(f, "Ticket({start}..{end})"),
+            Ticket::NotSent { code, .. } => write!(f, "Ticket(not sent: {code})"),
+        }
+    }
+}
+
+impl Ticket {
+    /// The receipt, if it is known now.
+    pub(crate) fn now(&self) -> Option<Receipt> {
+        self.decide(false)
+    }
+
+    /// The receipt once nothing more will be written (the agent is gone).
+    pub(crate) fn at_exit(&self) -> Receipt {
+        self.decide(true).unwrap_or(Receipt::Delivered)
+    }
+
+    fn decide(&self, ended: bool) -> Option<Receipt> {
+        let (out, start, end) = match self {
+            Ticket::NotSent { code, message } => {
+                return Some(Receipt::rejected(
+                    RequestState::Unavailable,
+                    code,
+                    message.clone(),
+                ));
+            }
+            Ticket::Line { out, start, end } => (out, *start, *end),
+        };
+        let st = out.lock();
+        if st.written >= end {
+            return Some(Receipt::Delivered);
+        }
+        if !st.broken && !ended {
+            return None;
+        }
+        // Bytes before `started` went into the pipe; a write failing with EPIPE takes none.
+        Some(if st.started > start {
+            Receipt::uncertain(
+                "io",
+                "the agent's stdin failed while the answer was being written: part of it may \
+                 have reached the agent",
+            )
+        } else {
+            Receipt::rejected(
+                RequestState::Unavailable,
+                "agent_exited",
+                "the agent's stdin failed before the answer was written: it was not sent",
+            )
+        })
+    }
+
+    /// The receipt once it is known, or `uncertain` (`timeout`) after `bound`.
+    pub(crate) async fn wait(&self, bound: std::time::Duration) -> Receipt {
+        let out = match self {
+            Ticket::Line { out, .. } => out.clone(),
+            Ticket::NotSent { .. } => return self.now().unwrap_or(Receipt::Delivered),
+        };
+        let deadline = tokio::time::Instant::now() + bound;
+        loop {
+            let notified = out.progress.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if let Some(r) = self.now() {
+                return r;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return self.now().unwrap_or_else(|| {
+                    Receipt::uncertain(
+                        "timeout",
+                        format!(
+                            "the answer was still waiting to be written after {} ms (the agent \
+                             is not reading its stdin); it may still be delivered",
+                            bound.as_millis()
+                        ),
+                    )
+                });
+            }
+        }
+    }
 }
 
 /// Why [`Outbound::send`] did not queue a line.
@@ -228,8 +336,13 @@ impl Outbound {
                 unflushed: false,
                 queued: 0,
                 own: 0,
+                accepted: 0,
+                started: 0,
+                written: 0,
+                broken: false,
             }),
             wake: tokio::sync::Notify::new(),
+            progress: tokio::sync::Notify::new(),
             own_room,
         })
     }
@@ -253,7 +366,7 @@ impl Outbound {
     /// Never waits. Refused, and not queued, when the host's own lines waiting already leave no
     /// room for it, or when it is larger than they may ever hold. After a close or a failed
     /// write, lines are dropped.
-    pub(crate) fn send(&self, line: String) -> Result<(), Refused> {
+    pub(crate) fn send(self: &Arc<Self>, line: String) -> Result<Ticket, Refused> {
         let len = line.len() + 1;
         if len > self.own_room {
             return Err(Refused::TooLarge {
@@ -262,34 +375,40 @@ impl Outbound {
             });
         }
         let st = self.lock();
-        if st.close || st.failed.is_some() {
-            return Ok(());
+        if st.close || st.failed.is_some() || st.broken {
+            return Ok(closed_ticket());
         }
         if st.own + len > self.own_room {
             return Err(Refused::Full { queued: st.queued });
         }
         let mut bytes = line.into_bytes();
         bytes.push(b'\n');
-        self.enqueue(st, bytes, None);
-        Ok(())
+        Ok(self.enqueue(st, bytes, None))
     }
 
     /// Send an answer (its line ends with its newline), in order after everything sent before.
     /// Never waits, never refused: it holds its own room, given back as it is written.
-    pub(crate) fn send_answer(&self, answer: Encoded) {
+    pub(crate) fn send_answer(self: &Arc<Self>, answer: Encoded) -> Ticket {
         let st = self.lock();
-        if st.close || st.failed.is_some() {
-            return;
+        if st.close || st.failed.is_some() || st.broken {
+            return closed_ticket();
         }
-        self.enqueue(st, answer.line, Some(answer.held));
+        self.enqueue(st, answer.line, Some(answer.held))
     }
 
     fn enqueue(
-        &self,
+        self: &Arc<Self>,
         mut st: std::sync::MutexGuard<'_, OutState>,
         bytes: Vec<u8>,
         held: Option<Held>,
-    ) {
+    ) -> Ticket {
+        let start = st.accepted;
+        st.accepted += bytes.len() as u64;
+        let ticket = Ticket::Line {
+            out: self.clone(),
+            start,
+            end: st.accepted,
+        };
         let mut sent = 0;
         if st.queue.is_empty()
             && !st.unflushed
@@ -302,14 +421,20 @@ impl Outbound {
                 }
                 Err(e) => st.failed = Some(e),
             }
+            st.started += sent as u64;
+            if st.failed.is_none() && !st.unflushed {
+                st.written = st.started;
+            }
             if st.failed.is_none() && sent == bytes.len() && !st.unflushed {
-                return;
+                return ticket;
             }
         }
         if st.failed.is_some() {
+            st.broken = true;
             drop(st);
+            self.progress.notify_waiters();
             self.wake.notify_one();
-            return;
+            return ticket;
         }
         let own = held.is_none();
         let left = bytes.len() - sent;
@@ -338,11 +463,34 @@ impl Outbound {
         }
         drop(st);
         self.wake.notify_one();
+        ticket
     }
 
-    /// `chunk` is written (or will never be): forget its bytes, give back its room.
-    fn written(&self, chunk: Chunk) {
-        let left = chunk.left();
+    /// The writer task wrote `n` more bytes (not flushed yet).
+    fn started(&self, n: usize) {
+        self.lock().started += n as u64;
+    }
+
+    /// Everything handed to the writer is written and flushed.
+    fn flushed(&self) {
+        let mut st = self.lock();
+        st.written = st.started;
+        drop(st);
+        self.progress.notify_waiters();
+    }
+
+    /// A write failed: what was not written by now never will be.
+    fn broke(&self) {
+        let mut st = self.lock();
+        st.broken = true;
+        drop(st);
+        self.progress.notify_waiters();
+    }
+
+    /// `chunk` is written from `from` on (or will never be): forget its bytes, give back its
+    /// room.
+    fn written(&self, chunk: Chunk, from: usize) {
+        let left = chunk.bytes.len() - from.min(chunk.bytes.len());
         let mut st = self.lock();
         st.queued -= left.min(st.queued);
         if chunk.own {
@@ -404,7 +552,10 @@ pub(crate) async fn writer_task(out: Arc<Outbound>) -> Result<(), std::io::Error
         let work = {
             let mut st = out.lock();
             if let Some(e) = st.failed.take() {
+                st.broken = true;
                 forget_all(&mut st);
+                drop(st);
+                out.progress.notify_waiters();
                 return Err(e);
             }
             if st.queue.is_empty() && !st.close && !st.unflushed {
@@ -422,9 +573,26 @@ pub(crate) async fn writer_task(out: Arc<Outbound>) -> Result<(), std::io::Error
             continue;
         };
         let res = async {
-            while let Some(chunk) = chunks.pop_front() {
-                let written = writer.write_all(&chunk.bytes[chunk.at..]).await;
-                out.written(chunk);
+            while let Some(mut chunk) = chunks.pop_front() {
+                let from = chunk.at;
+                // Written in steps, counting each: a receipt needs to know whether a line's
+                // write started when the pipe fails.
+                let written = async {
+                    while chunk.left() > 0 {
+                        match writer.write(&chunk.bytes[chunk.at..]).await {
+                            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+                            Ok(n) => {
+                                chunk.at += n;
+                                out.started(n);
+                            }
+                            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                            Err(e) => return Err(e),
+                        }
+                    }
+                    Ok(())
+                }
+                .await;
+                out.written(chunk, from);
                 written?;
             }
             writer.flush().await
@@ -432,16 +600,27 @@ pub(crate) async fn writer_task(out: Arc<Outbound>) -> Result<(), std::io::Error
         .await;
         if let Err(e) = res {
             for chunk in chunks {
-                out.written(chunk);
+                let from = chunk.at;
+                out.written(chunk, from);
             }
+            out.broke();
             forget_all(&mut out.lock());
             return Err(e);
         }
+        out.flushed();
         if close {
             let _ = writer.shutdown().await;
             return Ok(());
         }
         out.lock().writer = Some(writer);
+    }
+}
+
+/// The ticket of a line that is not sent because the way to the agent is closed.
+fn closed_ticket() -> Ticket {
+    Ticket::NotSent {
+        code: "agent_exited",
+        message: "the agent's stdin is closed: the answer was not sent".to_owned(),
     }
 }
 
@@ -476,7 +655,7 @@ mod tests {
         for i in 0..100 {
             let line = format!("{i:03}{}", "o".repeat(96));
             match out.send(line.clone()) {
-                Ok(()) => sent.push(line),
+                Ok(_) => sent.push(line),
                 Err(e) => {
                     refused = Some(e);
                     break;
@@ -490,8 +669,8 @@ mod tests {
             sent.len()
         );
         assert_eq!(
-            out.send("x".repeat(ROOM)),
-            Err(Refused::TooLarge {
+            out.send("x".repeat(ROOM)).err(),
+            Some(Refused::TooLarge {
                 len: ROOM + 1,
                 room: ROOM
             })
@@ -531,11 +710,45 @@ mod tests {
             budget.try_hold(budget.total()).is_some(),
             "the room came back"
         );
-        out.send("after".to_owned()).unwrap();
+        assert!(out.send("after".to_owned()).is_ok());
         out.close();
         let mut rest = String::new();
         agent_end.read_to_string(&mut rest).await.unwrap();
         assert_eq!(rest, "after\n");
         writer.await.unwrap().unwrap();
+    }
+
+    /// A line's ticket: `delivered` once all of it is written; when the pipe fails, `uncertain`
+    /// for the line that was partly written, `rejected` for the one behind it (none of it went).
+    #[tokio::test]
+    async fn tickets_follow_the_bytes() {
+        let (host_end, mut agent_end) = tokio::io::duplex(16);
+        let out = Outbound::new(Box::pin(host_end), 1 << 20);
+        let writer = tokio::spawn(writer_task(out.clone()));
+        let small = out.send("hi".to_owned()).unwrap();
+        assert_eq!(small.now(), Some(Receipt::Delivered));
+        let mut got = [0u8; 3];
+        agent_end.read_exact(&mut got).await.unwrap();
+        let big = out.send("x".repeat(100)).unwrap();
+        let behind = out.send("y".repeat(10)).unwrap();
+        assert_eq!(big.now(), None);
+        // The agent reads a little of it, then goes away.
+        let mut part = [0u8; 8];
+        agent_end.read_exact(&mut part).await.unwrap();
+        drop(agent_end);
+        let r = big.wait(std::time::Duration::from_secs(10)).await;
+        assert!(
+            matches!(&r, Receipt::Uncertain { code, .. } if code == "io"),
+            "{r:?}"
+        );
+        let r = behind.wait(std::time::Duration::from_secs(10)).await;
+        assert!(
+            matches!(&r, Receipt::Rejected { state: RequestState::Unavailable, code, .. } if code == "agent_exited"),
+            "{r:?}"
+        );
+        assert!(writer.await.unwrap().is_err());
+        // After the failure nothing is queued: a later line is rejected at once.
+        let later = out.send("z".to_owned()).unwrap();
+        assert!(matches!(later.now(), Some(Receipt::Rejected { .. })));
     }
 }

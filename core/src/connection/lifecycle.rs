@@ -134,6 +134,8 @@ impl Actor {
             .restart_announced
             .store(restart, Ordering::SeqCst);
         let error = gone.error();
+        // 0. answers whose receipts were still waiting: decided now, reported first
+        self.settle_receipts().await;
         // 1. every outbound request fails at once (turns end with the error)
         self.fail_pending(&error).await;
         self.v2_end_agent_turns(None, &error).await;

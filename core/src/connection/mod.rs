@@ -19,6 +19,7 @@ mod io;
 mod lifecycle;
 mod output;
 mod permission;
+mod receipts;
 mod responses;
 mod state;
 mod steer;
@@ -187,13 +188,13 @@ pub(crate) enum Command {
     RespondPermission {
         request_id: u64,
         option_id: Option<String>,
-        reply: oneshot::Sender<Result<()>>,
+        reply: oneshot::Sender<Result<crate::Receipt>>,
     },
     RespondElicitation {
         request_id: u64,
         /// `Err(reason)`: the embedder's answer was unusable (answered `cancel`).
         answer: std::result::Result<crate::elicitation::ElicitationAnswer, String>,
-        reply: oneshot::Sender<Result<()>>,
+        reply: oneshot::Sender<Result<crate::Receipt>>,
     },
     Shutdown {
         /// Why, when the host itself decided (e.g. a failed handshake); reported in `agent_exited`.
@@ -239,6 +240,11 @@ enum Completion {
         terminal_id: String,
     },
     ExitGraceElapsed,
+    /// A parked answer's receipt is known (`receipts.rs`).
+    Receipt {
+        key: u64,
+        receipt: crate::Receipt,
+    },
 }
 
 #[derive(Debug)]
@@ -444,6 +450,7 @@ pub(crate) fn start(
         recent_set: HashSet::new(),
         abandoned: HashMap::new(),
         perms: HashMap::new(),
+        receipts: receipts::Receipts::default(),
         elicits: HashMap::new(),
         url_elicitations: VecDeque::new(),
         sessions: HashMap::new(),
@@ -492,6 +499,8 @@ struct Actor {
     /// Ids we gave up on (timeout / caller gone): a late answer is expected and ignored.
     abandoned: HashMap<u64, GaveUp>,
     perms: HashMap<u64, PermEntry>,
+    /// Resolution events waiting for their answer's receipt.
+    receipts: receipts::Receipts,
     /// Pending `elicitation/create` requests, by host-wide id.
     elicits: HashMap<u64, elicitation::ElicitEntry>,
     /// Recent URL elicitation ids (for `elicitation/complete`), bounded.
@@ -748,6 +757,7 @@ impl Actor {
                 }
             }
             Completion::ExitGraceElapsed => self.exit_grace_elapsed(true).await,
+            Completion::Receipt { key, receipt } => self.receipt_known(key, receipt).await,
         }
     }
 }

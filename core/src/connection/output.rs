@@ -8,7 +8,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::answer::Encoded;
-use super::io::Refused;
+use super::io::{Refused, Ticket};
 use super::{Actor, OUTBOX_MAX, Reply};
 use crate::error::Error;
 use crate::events::{EventKind, PendingEvent, raw_json};
@@ -160,14 +160,17 @@ impl Actor {
     /// was queued: a line larger than the host's own lines may ever hold is refused (callers
     /// check first where that can happen: see `on_command`); one that finds the queue full of
     /// the host's own lines means the agent stopped reading its stdin, and it is taken down.
-    pub(super) async fn write(&mut self, line: String) -> Result<(), Refused> {
+    pub(super) async fn write(&mut self, line: String) -> Result<Ticket, Refused> {
         if self.writer_dead {
-            return Ok(());
+            return Ok(Ticket::NotSent {
+                code: "agent_exited",
+                message: "the agent is being taken down: the answer was not sent".to_owned(),
+            });
         }
         let wire = (self.host.config.wire_events || self.recorder.is_some()).then(|| line.clone());
-        let sent = self.out.send(line);
-        match sent {
-            Ok(()) => {
+        let sent = self.out.0.send(line);
+        match &sent {
+            Ok(_) => {
                 if let Some(line) = wire {
                     self.record(|r| r.wire_out(line.trim_end()));
                     if self.host.config.wire_events {
@@ -175,7 +178,7 @@ impl Actor {
                     }
                 }
             }
-            Err(Refused::Full { queued }) => self.stdin_stalled(queued).await,
+            Err(Refused::Full { queued }) => self.stdin_stalled(*queued).await,
             Err(Refused::TooLarge { len, room }) => {
                 self.host.config.log.emit(
                     crate::log::Level::Debug,
@@ -191,8 +194,10 @@ impl Actor {
 
     /// An answer to the agent's request `id` (an error, a permission or elicitation answer): if
     /// it is too large to ever send, the agent gets a short error for that request instead.
-    pub(super) async fn write_reply(&mut self, id: &RawId, line: String) {
-        if let Err(Refused::TooLarge { len, room }) = self.write(line).await {
+    /// The answer's ticket (a line that was not queued: why).
+    pub(super) async fn write_reply(&mut self, id: &RawId, line: String) -> Ticket {
+        let sent = self.write(line).await;
+        if let Err(Refused::TooLarge { len, room }) = sent {
             let err = RpcError {
                 code: codes::INTERNAL_ERROR,
                 message: format!(
@@ -203,13 +208,30 @@ impl Actor {
                 ),
             };
             let _ = self.write(message::error_line(id, &err)).await;
+            return Ticket::NotSent {
+                code: "invalid_argument",
+                message: format!(
+                    "the answer is {len} bytes, over the {room}-byte limit for one message to the \
+                     agent; the agent got an error instead"
+                ),
+            };
+        }
+        match sent {
+            Ok(ticket) => ticket,
+            Err(_) => Ticket::NotSent {
+                code: "agent_exited",
+                message: "the agent stopped reading its stdin: the answer was not sent".to_owned(),
+            },
         }
     }
 
     /// An answer made (and held to the budget) by the request's work: never refused.
-    pub(super) async fn write_answer(&mut self, answer: Encoded) {
+    pub(super) async fn write_answer(&mut self, answer: Encoded) -> Ticket {
         if self.writer_dead {
-            return;
+            return Ticket::NotSent {
+                code: "agent_exited",
+                message: "the agent is being taken down: the answer was not sent".to_owned(),
+            };
         }
         if self.host.config.wire_events || self.recorder.is_some() {
             let text =
@@ -220,7 +242,7 @@ impl Actor {
                 self.wire_out(&text).await;
             }
         }
-        self.out.send_answer(answer);
+        self.out.0.send_answer(answer)
     }
 
     async fn wire_out(&self, line: &str) {
@@ -298,24 +320,27 @@ impl Actor {
         self.agent_gone().await;
     }
 
-    pub(super) async fn respond_result(&mut self, id: &RawId, result: &Value) {
+    pub(super) async fn respond_result(&mut self, id: &RawId, result: &Value) -> Ticket {
         if let Err(e) = crate::wire::depth::check_fits(result, 2, "the host's result") {
             // Never a line deeper than the limit the agent is held to; still an answer.
             let msg = e.to_string();
-            return self
-                .respond_error(id, message::codes::INTERNAL_ERROR, &msg)
+            self.respond_error(id, message::codes::INTERNAL_ERROR, &msg)
                 .await;
+            return Ticket::NotSent {
+                code: "invalid_argument",
+                message: format!("{msg}; the agent got an error instead"),
+            };
         }
         let raw = raw_json(result);
-        self.write_reply(id, message::result_line(id, &raw)).await;
+        self.write_reply(id, message::result_line(id, &raw)).await
     }
 
-    pub(super) async fn respond_error(&mut self, id: &RawId, code: i64, msg: &str) {
+    pub(super) async fn respond_error(&mut self, id: &RawId, code: i64, msg: &str) -> Ticket {
         let err = RpcError {
             code,
             message: msg.to_owned(),
             data: None,
         };
-        self.write_reply(id, message::error_line(id, &err)).await;
+        self.write_reply(id, message::error_line(id, &err)).await
     }
 }

@@ -6,6 +6,8 @@ use std::sync::atomic::Ordering;
 
 use serde_json::value::RawValue;
 
+use super::io::Ticket;
+use super::receipts::{ParkedEvent, Slot};
 use super::{Actor, Completion, PermEntry, Timer};
 use crate::error::{Error, Result};
 use crate::events::{EventKind, raw_json};
@@ -14,6 +16,7 @@ use crate::permission::{
     DecidedBy, Outcome, PermissionHandler, PermissionOption, PermissionRequest, Settled,
     allow_outcome, deny_outcome, tool_call,
 };
+use crate::receipt::{Receipt, RequestState};
 use crate::wire::message::{self, RawId, codes};
 
 /// Run an embedder's decider: `make` builds its future. A panic while building or polling it
@@ -79,6 +82,9 @@ struct PermissionResolvedData<'a> {
     option_kind: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reason: Option<&'a str>,
+    /// The receipt of the answer sent (none when no answer was sent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    receipt: Option<&'a Receipt>,
 }
 
 /// The result of `session/request_permission`.
@@ -291,7 +297,7 @@ impl Actor {
         &mut self,
         perm: u64,
         answer: std::result::Result<Option<String>, String>,
-    ) -> Result<()> {
+    ) -> Result<Slot> {
         let Some(entry) = self.perms.get(&perm) else {
             let known = self
                 .host
@@ -317,9 +323,10 @@ impl Actor {
                     let (session, subject) = (entry.session.clone(), entry.subject.clone());
                     self.grants.grant(&session, &subject);
                 }
-                self.resolve_permission(perm, Outcome::Selected(option), DecidedBy::Host)
+                let slot = self
+                    .resolve_permission(perm, Outcome::Selected(option), DecidedBy::Host)
                     .await;
-                Ok(())
+                Ok(slot_or_gone(slot, perm))
             }
             Ok(Some(option)) => {
                 let offered: Vec<&str> =
@@ -336,23 +343,23 @@ impl Actor {
             }
             Ok(None) => {
                 let outcome = deny_outcome(&entry.options, false);
-                self.resolve_permission(perm, outcome, DecidedBy::Host)
+                let slot = self
+                    .resolve_permission(perm, outcome, DecidedBy::Host)
                     .await;
-                Ok(())
+                Ok(slot_or_gone(slot, perm))
             }
             Err(reason) => {
-                self.permission_unusable(perm, format!("the permission handler failed: {reason}"))
+                let slot = self
+                    .permission_unusable(perm, format!("the permission handler failed: {reason}"))
                     .await;
-                Ok(())
+                Ok(slot_or_gone(slot, perm))
             }
         }
     }
 
     /// Deny a request whose host answer cannot be used, saying why in the event and the log.
-    async fn permission_unusable(&mut self, perm: u64, reason: String) {
-        let Some(entry) = self.perms.get_mut(&perm) else {
-            return;
-        };
+    async fn permission_unusable(&mut self, perm: u64, reason: String) -> Option<Slot> {
+        let entry = self.perms.get_mut(&perm)?;
         let session = entry.session.clone();
         self.host.config.log.emit(
             crate::log::Level::Warn,
@@ -364,12 +371,18 @@ impl Actor {
         entry.reason = Some(reason);
         let outcome = deny_outcome(&entry.options, false);
         self.resolve_permission(perm, outcome, DecidedBy::InvalidAnswer)
-            .await;
+            .await
     }
 
-    /// Answer the agent and report the resolution (exactly once per request).
-    pub(super) async fn resolve_permission(&mut self, perm: u64, outcome: Outcome, by: DecidedBy) {
-        self.resolve_permission_with(perm, outcome, by, None).await;
+    /// Answer the agent and report the resolution (exactly once per request); where the
+    /// answer's receipt is.
+    pub(super) async fn resolve_permission(
+        &mut self,
+        perm: u64,
+        outcome: Outcome,
+        by: DecidedBy,
+    ) -> Option<Slot> {
+        self.resolve_permission_with(perm, outcome, by, None).await
     }
 
     pub(super) async fn resolve_permission_with(
@@ -378,27 +391,36 @@ impl Actor {
         outcome: Outcome,
         by: DecidedBy,
         rule: Option<String>,
-    ) {
-        let Some(entry) = self.perms.get_mut(&perm) else {
-            return;
-        };
+    ) -> Option<Slot> {
+        let entry = self.perms.get_mut(&perm)?;
         entry.rule = rule;
         let raw_id = entry.raw_id.clone();
         let line = message::result_line_of(&raw_id, &PermissionResult { outcome: &outcome });
-        self.write_reply(&raw_id, line).await;
-        self.finish_permission(perm, Some(outcome), by).await;
+        let ticket = self.write_reply(&raw_id, line).await;
+        self.finish_permission_sent(perm, Some(outcome), by, Some(ticket))
+            .await
     }
 
-    /// Forget a permission request and emit `permission_resolved`.
+    /// Forget a permission request and emit `permission_resolved` (no answer was sent).
     pub(super) async fn finish_permission(
         &mut self,
         perm: u64,
         outcome: Option<Outcome>,
         by: DecidedBy,
     ) {
-        let Some(entry) = self.perms.remove(&perm) else {
-            return;
-        };
+        self.finish_permission_sent(perm, outcome, by, None).await;
+    }
+
+    /// Forget a permission request and emit `permission_resolved`, with the receipt of the
+    /// answer sent (`ticket`): at once when it is known, else once it is (`receipts.rs`).
+    async fn finish_permission_sent(
+        &mut self,
+        perm: u64,
+        outcome: Option<Outcome>,
+        by: DecidedBy,
+        ticket: Option<Ticket>,
+    ) -> Option<Slot> {
+        let entry = self.perms.remove(&perm)?;
         if let Some(key) = &entry.timer {
             self.timers.try_remove(key);
         }
@@ -417,10 +439,8 @@ impl Actor {
                 .map(|o| o.kind.as_str()),
             _ => None,
         };
-        if !self.host.bus.enabled() {
-            return;
-        }
-        let data = PermissionResolvedData {
+        let known = ticket.as_ref().and_then(|t| self.receipt_now(t));
+        let mut data = PermissionResolvedData {
             request_id: perm,
             session_id: &entry.session,
             decided_by: by,
@@ -428,12 +448,44 @@ impl Actor {
             reason: entry.reason.as_deref(),
             outcome: outcome.as_ref(),
             option_kind,
+            receipt: known.as_ref(),
         };
-        self.emit(
-            self.event(EventKind::PermissionResolved, raw_json(&data))
-                .session(Some(entry.session.clone()))
-                .turn(entry.turn),
-        )
-        .await;
+        if let (Some(ticket), None) = (ticket.as_ref(), known.as_ref()) {
+            // Its line waits in the queue: the event waits for the receipt.
+            let event = match self.host.bus.enabled() {
+                true => match serde_json::to_value(&data) {
+                    Ok(serde_json::Value::Object(data)) => Some(ParkedEvent {
+                        kind: EventKind::PermissionResolved,
+                        data,
+                        session: Some(entry.session.clone()),
+                        turn: entry.turn,
+                    }),
+                    _ => None,
+                },
+                false => None,
+            };
+            return Some(self.park_receipt(ticket.clone(), event));
+        }
+        if self.host.bus.enabled() {
+            data.receipt = known.as_ref();
+            self.emit(
+                self.event(EventKind::PermissionResolved, raw_json(&data))
+                    .session(Some(entry.session.clone()))
+                    .turn(entry.turn),
+            )
+            .await;
+        }
+        known.map(Slot::Known)
     }
+}
+
+/// The slot of an answer that resolved its request (`None`: it was already gone).
+pub(super) fn slot_or_gone(slot: Option<Slot>, id: u64) -> Slot {
+    slot.unwrap_or_else(|| {
+        Slot::Known(Receipt::rejected(
+            RequestState::Unavailable,
+            "already_resolved",
+            format!("request {id} was already resolved"),
+        ))
+    })
 }

@@ -116,6 +116,14 @@ pub enum Error {
         "the event queue is full and nobody has pulled an event for {waited_ms} ms; pull events while calls are pending (the call was abandoned)"
     )]
     EventsStalled { waited_ms: u64 },
+    /// An embedder's answer that was not used: `error` says why (its kind and message are this
+    /// error's), `state` what became of the request; `data.receipt` is the answer's `rejected`
+    /// receipt (`crate::Receipt`).
+    #[error("{error}")]
+    Rejected {
+        error: Box<Error>,
+        state: crate::receipt::RequestState,
+    },
 }
 
 impl Error {
@@ -139,6 +147,7 @@ impl Error {
             Error::NotFound(_) => "not_found",
             Error::AlreadyResolved(_) => "already_resolved",
             Error::EventsStalled { .. } => "events_stalled",
+            Error::Rejected { error, .. } => error.kind(),
         }
     }
 
@@ -160,7 +169,39 @@ impl Error {
             Error::InvalidConfig { path, .. } | Error::InvalidField { path, .. } => {
                 serde_json::json!({ "path": path })
             }
+            Error::Rejected { error, state } => {
+                let mut data = match error.data() {
+                    Value::Object(m) => m,
+                    _ => serde_json::Map::new(),
+                };
+                data.insert("receipt".into(), Error::receipt_of(error, *state).to_json());
+                Value::Object(data)
+            }
             _ => Value::Null,
+        }
+    }
+
+    /// The `rejected` receipt `error` stands for (its kind, its message, `state`).
+    fn receipt_of(error: &Error, state: crate::receipt::RequestState) -> crate::Receipt {
+        crate::Receipt::rejected(state, error.kind(), error.to_string())
+    }
+
+    /// An answer was not used because of `self`; the request is now in `state`.
+    pub fn rejecting(self, state: crate::receipt::RequestState) -> Error {
+        match self {
+            Error::Rejected { error, .. } => Error::Rejected { error, state },
+            error => Error::Rejected {
+                error: Box::new(error),
+                state,
+            },
+        }
+    }
+
+    /// The `rejected` receipt of an error returned by a respond call (`None`: not a rejection).
+    pub fn receipt(&self) -> Option<crate::Receipt> {
+        match self {
+            Error::Rejected { error, state } => Some(Error::receipt_of(error, *state)),
+            _ => None,
         }
     }
 

@@ -237,6 +237,10 @@ pub struct PermissionResolved {
     /// (its message and stack, as the face reports it) or the unusable answer.
     #[serde(default)]
     pub reason: Option<String>,
+    /// Whether the answer sent reached the agent (absent when no answer was sent:
+    /// `disconnected`, `agent_cancelled`).
+    #[serde(default)]
+    pub receipt: Option<crate::Receipt>,
 }
 
 /// The mode of an elicitation.
@@ -309,6 +313,9 @@ pub struct ElicitationResolved {
     /// Why an answer was invalid.
     #[serde(default)]
     pub reason: Option<String>,
+    /// Whether the answer sent reached the agent (absent when no answer was sent).
+    #[serde(default)]
+    pub receipt: Option<crate::Receipt>,
 }
 
 /// `elicitation_completed`.
@@ -343,6 +350,9 @@ pub struct FsRead {
     /// Failures: a message.
     #[serde(default)]
     pub error: Option<String>,
+    /// Whether the answer sent reached the agent (docs/EVENTS.md, "Delivery receipts").
+    #[serde(default)]
+    pub receipt: Option<crate::Receipt>,
 }
 
 /// `fs_write`.
@@ -358,6 +368,9 @@ pub struct FsWrite {
     pub rule: Option<String>,
     #[serde(default)]
     pub error: Option<String>,
+    /// Whether the answer sent reached the agent (docs/EVENTS.md, "Delivery receipts").
+    #[serde(default)]
+    pub receipt: Option<crate::Receipt>,
 }
 
 /// `terminal_created`.
@@ -378,6 +391,9 @@ pub struct TerminalCreated {
     pub rule: Option<String>,
     #[serde(default)]
     pub error: Option<String>,
+    /// Whether the answer sent reached the agent (docs/EVENTS.md, "Delivery receipts").
+    #[serde(default)]
+    pub receipt: Option<crate::Receipt>,
 }
 
 /// `terminal_exited`.
@@ -476,6 +492,9 @@ pub struct ExtRequest {
     pub outcome: ServiceOutcome,
     #[serde(default)]
     pub error: Option<RpcErrorInfo>,
+    /// Whether the answer sent reached the agent (docs/EVENTS.md, "Delivery receipts").
+    #[serde(default)]
+    pub receipt: Option<crate::Receipt>,
 }
 
 /// Direction of a `wire` event's message.

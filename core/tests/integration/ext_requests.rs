@@ -69,6 +69,46 @@ async fn a_handler_serves_them_and_each_is_reported() {
     assert_eq!(reported[1].data_value()["outcome"], "error");
     assert_eq!(reported[1].data_value()["error"]["code"], -32042);
     assert!(reported[1].session.is_none());
+    // Each answer reached the agent: the events carry their receipts.
+    for r in &reported {
+        assert_eq!(r.data_value()["receipt"], json!({"status": "delivered"}));
+    }
+}
+
+/// A handler's large result whose pipe fails mid-write: `ext_request` says `uncertain`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_result_whose_pipe_fails_mid_write_is_reported_uncertain() {
+    let handler = |method: String, _params: Value| async move {
+        match method.as_str() {
+            "_receipt/big" => Ok(json!({"text": "b".repeat(1 << 20)})),
+            _ => Ok(json!({})),
+        }
+    };
+    let host = Host::new(HostConfig {
+        ext: ExtService::Embedder(Arc::new(handler)),
+        ..HostConfig::default()
+    });
+    let mut events = host.events().unwrap();
+    let agent = host
+        .spawn(mock(Some("receipt-broken-pipe-ext")))
+        .await
+        .unwrap();
+    let session = agent
+        .new_session(SessionOptions::new(tmp_cwd()))
+        .await
+        .unwrap();
+    let _turn = tokio::spawn(async move { session.prompt_text("go").await });
+    let evs = collect_until(&mut events, T, |e| {
+        e.kind == EventKind::ExtRequest && e.data_value()["method"] == "_receipt/big"
+    })
+    .await;
+    let big = evs.last().unwrap().data_value();
+    assert_eq!(big["outcome"], "ok");
+    assert_eq!(big["receipt"]["status"], "uncertain", "{big}");
+    assert_eq!(big["receipt"]["code"], "io");
+    let filler = of_kind(&evs, EventKind::ExtRequest)[0].data_value();
+    assert_eq!(filler["receipt"]["status"], "delivered", "{filler}");
+    agent.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

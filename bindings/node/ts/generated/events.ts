@@ -435,6 +435,28 @@ export type RequestPermissionOutcome =
 export type DecidedBy =
   'rule' | 'grant' | 'host' | 'timeout' | 'cancelled' | 'disconnected' | 'invalid_answer' | 'agent_cancelled';
 /**
+ * What became of one answer.
+ */
+export type Receipt =
+  | {
+      status: 'delivered';
+    }
+  | {
+      status: 'rejected';
+      state: RequestState;
+      code: string;
+      message: string;
+    }
+  | {
+      status: 'uncertain';
+      code: string;
+      message: string;
+    };
+/**
+ * What became of a request when an answer was rejected.
+ */
+export type RequestState = 'pending' | 'unavailable';
+/**
  * The mode of an elicitation.
  */
 export type ElicitationMode = 'form' | 'url';
@@ -2568,6 +2590,11 @@ export interface PermissionResolved {
    * (its message and stack, as the face reports it) or the unusable answer.
    */
   reason?: string | null;
+  /**
+   * Whether the answer sent reached the agent (absent when no answer was sent:
+   * `disconnected`, `agent_cancelled`).
+   */
+  receipt?: Receipt | null;
 }
 /**
  * The user selected one of the provided options.
@@ -3018,6 +3045,10 @@ export interface ElicitationResolved {
    * Why an answer was invalid.
    */
   reason?: string | null;
+  /**
+   * Whether the answer sent reached the agent (absent when no answer was sent).
+   */
+  receipt?: Receipt | null;
 }
 /**
  * `elicitation_completed`.
@@ -3045,6 +3076,10 @@ export interface FsRead {
    * Failures: a message.
    */
   error?: string | null;
+  /**
+   * Whether the answer sent reached the agent (docs/EVENTS.md, "Delivery receipts").
+   */
+  receipt?: Receipt | null;
 }
 /**
  * `fs_write`.
@@ -3058,6 +3093,10 @@ export interface FsWrite {
   outcome: string;
   rule?: string | null;
   error?: string | null;
+  /**
+   * Whether the answer sent reached the agent (docs/EVENTS.md, "Delivery receipts").
+   */
+  receipt?: Receipt | null;
 }
 /**
  * `terminal_created`.
@@ -3073,6 +3112,10 @@ export interface TerminalCreated {
   terminalId?: string | null;
   rule?: string | null;
   error?: string | null;
+  /**
+   * Whether the answer sent reached the agent (docs/EVENTS.md, "Delivery receipts").
+   */
+  receipt?: Receipt | null;
 }
 /**
  * `terminal_exited`.
@@ -3138,6 +3181,10 @@ export interface ExtRequest {
    */
   outcome: string;
   error?: RpcErrorInfo | null;
+  /**
+   * Whether the answer sent reached the agent (docs/EVENTS.md, "Delivery receipts").
+   */
+  receipt?: Receipt | null;
 }
 /**
  * A JSON-RPC error object as the agent was answered.

@@ -72,7 +72,7 @@ from ._errors import (
 from ._common import ExtRequestHandler, FsHandler, TerminalHandler
 from ._host import Agent, EventStream, Host, Pool, PooledSession, Session
 from ._protocol import MethodFaces, MethodInfo, content_from_file, methods
-from ._schema import AnyEvent, EventEnvelope, EventKind
+from ._schema import AnyEvent, EventEnvelope, EventKind, Receipt, RequestState
 from ._types import (
     AgentExit,
     SessionDefaults,
@@ -111,6 +111,8 @@ PROTOCOL_VERSION: int = _native.PROTOCOL_VERSION
 
 __all__ = [
     "Host",
+    "Receipt",
+    "RequestState",
     "Agent",
     "Session",
     "EventStream",

@@ -24,7 +24,7 @@ from ._common import ContentLike, PathLike, ReplayLike, RestartLike, answer_json
 from ._connect import bridge_sync
 from ._options import UNSET, NotGiven, agent_document, given, pool_document, session_document
 from ._errors import AcpError, UnsupportedError, _dumps, _loads
-from ._schema import SessionConfigOption
+from ._schema import Receipt, SessionConfigOption
 from ._streams import EventStream
 from ._types import (
     AgentExit,
@@ -476,24 +476,34 @@ class Host(HostBase[Agent]):
         n = self._n.pool(agent_document(command, args, env, cwd, restart), pool_document({**named, **settings}))
         return Pool(n, self)
 
-    def respond_permission(self, request_id: int, option_id: Optional[str]) -> None:
+    def respond_permission(self, request_id: int, option_id: Optional[str]) -> Receipt:
         """Answer a pending request: an offered option id, or ``None`` to deny.
 
         An id that was not offered denies (and raises); an already resolved request raises
-        ``AlreadyResolvedError``; an unknown one ``NotFoundError``.
+        ``AlreadyResolvedError``; an unknown one ``NotFoundError``. Returns the answer's receipt
+        (docs/EVENTS.md, "Delivery receipts"): ``{"status": "delivered"}`` once its line is
+        written to the agent's stdin, ``uncertain`` when the pipe failed mid-write or the agent
+        did not read it within 5 s, ``rejected`` when the agent's stdin was closed before it. A
+        raised error's ``data["receipt"]`` is the ``rejected`` receipt of the unused answer;
+        ``permission_resolved`` carries the same receipt.
         """
-        self._n.respond_permission(request_id, option_id, aio=False)
+        text: str = self._n.respond_permission(request_id, option_id, aio=False)
+        receipt: Receipt = _loads(text, "the receipt")
+        return receipt
 
-    def respond_elicitation(self, request_id: int, answer: ElicitationAnswer) -> None:
+    def respond_elicitation(self, request_id: int, answer: ElicitationAnswer) -> Receipt:
         """Answer a pending elicitation: ``{"action": "accept", "content": {...}}`` (form values,
         or consent to open the URL), ``{"action": "decline"}`` or ``{"action": "cancel"}``.
 
         Content that does not match the form's schema, or an answer that is not one of these,
         cancels the request and raises ``InvalidArgumentError``; an already resolved request raises
-        ``AlreadyResolvedError``; an unknown one ``NotFoundError``.
+        ``AlreadyResolvedError``; an unknown one ``NotFoundError``. Returns the answer's receipt,
+        as ``respond_permission`` does.
         """
         text, problem = answer_json(answer)
-        self._n.respond_elicitation(request_id, text, problem, aio=False)
+        out: str = self._n.respond_elicitation(request_id, text, problem, aio=False)
+        receipt: Receipt = _loads(out, "the receipt")
+        return receipt
 
     def events(self) -> EventStream:
         """Every event of the host in ``seq`` order (docs/EVENTS.md): the first stream from the

@@ -1597,6 +1597,9 @@ class PermissionResolved(_PermissionResolvedRequired, total=False):
     #: Why the host's answer was not used (`decidedBy: "invalid_answer"`): the handler's error (its
     #: message and stack, as the face reports it) or the unusable answer.
     reason: Optional[str]
+    #: Whether the answer sent reached the agent (absent when no answer was sent: `disconnected`,
+    #: `agent_cancelled`).
+    receipt: Optional[Receipt]
 
 
 class RequestPermissionOutcomeCancelled(TypedDict):
@@ -1640,6 +1643,43 @@ DecidedBy = Union[
     Literal["invalid_answer"],
     Literal["agent_cancelled"],
 ]
+
+
+class ReceiptDelivered(TypedDict):
+    """The answer's line was fully written to the agent's stdin, in order after every line before
+    it.
+    """
+
+    status: Literal["delivered"]
+
+
+class ReceiptRejected(TypedDict):
+    """The answer was not sent: `code` is the error kind (`already_resolved`, `not_found`,
+    `invalid_argument`, `agent_exited`, ...), `state` what became of the request.
+    """
+
+    status: Literal["rejected"]
+    state: RequestState
+    code: str
+    message: str
+
+
+class ReceiptUncertain(TypedDict):
+    """The line was being written when the pipe failed (`code` `io`: some of it may have reached
+    the agent), or it was still waiting to be written after [`RECEIPT_WAIT`] (`timeout`).
+    """
+
+    status: Literal["uncertain"]
+    code: str
+    message: str
+
+
+#: What became of one answer.
+Receipt = Union[ReceiptDelivered, ReceiptRejected, ReceiptUncertain]
+
+
+#: What became of a request when an answer was rejected.
+RequestState = Union[Literal["pending"], Literal["unavailable"]]
 
 
 class _ElicitationRequestedRequired(TypedDict):
@@ -1884,6 +1924,8 @@ class ElicitationResolved(_ElicitationResolvedRequired, total=False):
     fields: Optional[List[str]]
     #: Why an answer was invalid.
     reason: Optional[str]
+    #: Whether the answer sent reached the agent (absent when no answer was sent).
+    receipt: Optional[Receipt]
 
 
 #: The action an elicitation was answered with (the `action` of ACP's `ElicitationAction`).
@@ -1912,6 +1954,8 @@ class FsRead(_FsReadRequired, total=False):
     rule: Optional[str]
     #: Failures: a message.
     error: Optional[str]
+    #: Whether the answer sent reached the agent (docs/EVENTS.md, "Delivery receipts").
+    receipt: Optional[Receipt]
 
 
 class _FsWriteRequired(TypedDict):
@@ -1926,6 +1970,8 @@ class FsWrite(_FsWriteRequired, total=False):
     bytes: Optional[int]
     rule: Optional[str]
     error: Optional[str]
+    #: Whether the answer sent reached the agent (docs/EVENTS.md, "Delivery receipts").
+    receipt: Optional[Receipt]
 
 
 class _TerminalCreatedRequired(TypedDict):
@@ -1942,6 +1988,8 @@ class TerminalCreated(_TerminalCreatedRequired, total=False):
     terminalId: Optional[str]
     rule: Optional[str]
     error: Optional[str]
+    #: Whether the answer sent reached the agent (docs/EVENTS.md, "Delivery receipts").
+    receipt: Optional[Receipt]
 
 
 class _TerminalExitedRequired(TypedDict):
@@ -2014,6 +2062,8 @@ class ExtRequest(_ExtRequestRequired, total=False):
     """`ext_request`: an extension request the embedder's handler served."""
 
     error: Optional[RpcErrorInfo]
+    #: Whether the answer sent reached the agent (docs/EVENTS.md, "Delivery receipts").
+    receipt: Optional[Receipt]
 
 
 class RpcErrorInfo(TypedDict):
@@ -2798,6 +2848,11 @@ __all__ = [
     "RequestPermissionOutcomeSelected",
     "RequestPermissionOutcome",
     "DecidedBy",
+    "ReceiptDelivered",
+    "ReceiptRejected",
+    "ReceiptUncertain",
+    "Receipt",
+    "RequestState",
     "ElicitationRequested",
     "ElicitationMode",
     "ElicitationSchema",

@@ -2359,14 +2359,18 @@ public protocol HostProtocol: AnyObject, Sendable {
     func pool(spec: AgentSpec, options: PoolOptions) throws  -> Pool
     
     /**
-     * Answer a pending elicitation with the ACP answer as JSON (`{"action": …}`).
+     * Answer a pending elicitation with the ACP answer as JSON (`{"action": …}`). Returns the
+     * answer's receipt as JSON, as `respond_permission` does.
      */
-    func respondElicitation(requestId: UInt64, answer: String) async throws 
+    func respondElicitation(requestId: UInt64, answer: String) async throws  -> String
     
     /**
-     * Answer a pending permission request: an offered option id, or null to deny.
+     * Answer a pending permission request: an offered option id, or null to deny. Returns the
+     * answer's receipt as JSON (docs/EVENTS.md, "Delivery receipts"): `{"status":
+     * "delivered"}`, or `uncertain` / `rejected` with `code` and `message`; a thrown error's
+     * `data` holds the `rejected` receipt of an answer that was not used.
      */
-    func respondPermission(requestId: UInt64, optionId: String?) async throws 
+    func respondPermission(requestId: UInt64, optionId: String?) async throws  -> String
     
     /**
      * Shut every agent down (stdin EOF → SIGTERM → SIGKILL to its process group) and wait;
@@ -2593,9 +2597,10 @@ open func pool(spec: AgentSpec, options: PoolOptions)throws  -> Pool  {
 }
     
     /**
-     * Answer a pending elicitation with the ACP answer as JSON (`{"action": …}`).
+     * Answer a pending elicitation with the ACP answer as JSON (`{"action": …}`). Returns the
+     * answer's receipt as JSON, as `respond_permission` does.
      */
-open func respondElicitation(requestId: UInt64, answer: String)async throws   {
+open func respondElicitation(requestId: UInt64, answer: String)async throws  -> String  {
     return
         try  await uniffiRustCallAsync(
             rustFutureFunc: {
@@ -2603,18 +2608,21 @@ open func respondElicitation(requestId: UInt64, answer: String)async throws   {
                         self.uniffiCloneHandle(),FfiConverterUInt64.lower(requestId),FfiConverterString.lower(answer)
                 )
             },
-            pollFunc: ffi_acp_host_uniffi_rust_future_poll_void,
-            completeFunc: ffi_acp_host_uniffi_rust_future_complete_void,
-            freeFunc: ffi_acp_host_uniffi_rust_future_free_void,
-            liftFunc: { $0 },
+            pollFunc: ffi_acp_host_uniffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_acp_host_uniffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_acp_host_uniffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterString.lift,
             errorHandler: FfiConverterTypeAcpError_lift
         )
 }
     
     /**
-     * Answer a pending permission request: an offered option id, or null to deny.
+     * Answer a pending permission request: an offered option id, or null to deny. Returns the
+     * answer's receipt as JSON (docs/EVENTS.md, "Delivery receipts"): `{"status":
+     * "delivered"}`, or `uncertain` / `rejected` with `code` and `message`; a thrown error's
+     * `data` holds the `rejected` receipt of an answer that was not used.
      */
-open func respondPermission(requestId: UInt64, optionId: String?)async throws   {
+open func respondPermission(requestId: UInt64, optionId: String?)async throws  -> String  {
     return
         try  await uniffiRustCallAsync(
             rustFutureFunc: {
@@ -2622,10 +2630,10 @@ open func respondPermission(requestId: UInt64, optionId: String?)async throws   
                         self.uniffiCloneHandle(),FfiConverterUInt64.lower(requestId),FfiConverterOptionString.lower(optionId)
                 )
             },
-            pollFunc: ffi_acp_host_uniffi_rust_future_poll_void,
-            completeFunc: ffi_acp_host_uniffi_rust_future_complete_void,
-            freeFunc: ffi_acp_host_uniffi_rust_future_free_void,
-            liftFunc: { $0 },
+            pollFunc: ffi_acp_host_uniffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_acp_host_uniffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_acp_host_uniffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterString.lift,
             errorHandler: FfiConverterTypeAcpError_lift
         )
 }
@@ -10173,10 +10181,10 @@ private let initializationResult: InitializationResult = {
     if (uniffi_acp_host_uniffi_checksum_method_host_pool() != 48982) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_acp_host_uniffi_checksum_method_host_respond_elicitation() != 45338) {
+    if (uniffi_acp_host_uniffi_checksum_method_host_respond_elicitation() != 21058) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_acp_host_uniffi_checksum_method_host_respond_permission() != 39554) {
+    if (uniffi_acp_host_uniffi_checksum_method_host_respond_permission() != 15816) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_host_shutdown() != 33804) {

@@ -1654,10 +1654,10 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_acp_host_uniffi_checksum_method_host_pool() and 0xFFFF) != 48982) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_acp_host_uniffi_checksum_method_host_respond_elicitation() and 0xFFFF) != 45338) {
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_host_respond_elicitation() and 0xFFFF) != 21058) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_acp_host_uniffi_checksum_method_host_respond_permission() and 0xFFFF) != 39554) {
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_host_respond_permission() and 0xFFFF) != 15816) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_host_shutdown() and 0xFFFF) != 33804) {
@@ -4861,14 +4861,18 @@ public interface HostInterface {
     fun `pool`(`spec`: AgentSpec, `options`: PoolOptions): Pool
     
     /**
-     * Answer a pending elicitation with the ACP answer as JSON (`{"action": …}`).
+     * Answer a pending elicitation with the ACP answer as JSON (`{"action": …}`). Returns the
+     * answer's receipt as JSON, as `respond_permission` does.
      */
-    suspend fun `respondElicitation`(`requestId`: kotlin.ULong, `answer`: kotlin.String)
+    suspend fun `respondElicitation`(`requestId`: kotlin.ULong, `answer`: kotlin.String): kotlin.String
     
     /**
-     * Answer a pending permission request: an offered option id, or null to deny.
+     * Answer a pending permission request: an offered option id, or null to deny. Returns the
+     * answer's receipt as JSON (docs/EVENTS.md, "Delivery receipts"): `{"status":
+     * "delivered"}`, or `uncertain` / `rejected` with `code` and `message`; a thrown error's
+     * `data` holds the `rejected` receipt of an answer that was not used.
      */
-    suspend fun `respondPermission`(`requestId`: kotlin.ULong, `optionId`: kotlin.String?)
+    suspend fun `respondPermission`(`requestId`: kotlin.ULong, `optionId`: kotlin.String?): kotlin.String
     
     /**
      * Shut every agent down (stdin EOF → SIGTERM → SIGKILL to its process group) and wait;
@@ -5186,11 +5190,12 @@ open class Host: Disposable, AutoCloseable, HostInterface
 
     
     /**
-     * Answer a pending elicitation with the ACP answer as JSON (`{"action": …}`).
+     * Answer a pending elicitation with the ACP answer as JSON (`{"action": …}`). Returns the
+     * answer's receipt as JSON, as `respond_permission` does.
      */
     @Throws(AcpException::class)
     @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
-    override suspend fun `respondElicitation`(`requestId`: kotlin.ULong, `answer`: kotlin.String) {
+    override suspend fun `respondElicitation`(`requestId`: kotlin.ULong, `answer`: kotlin.String) : kotlin.String {
         return uniffiRustCallAsync(
         callWithHandle { uniffiHandle ->
             UniffiLib.uniffi_acp_host_uniffi_fn_method_host_respond_elicitation(
@@ -5200,12 +5205,11 @@ open class Host: Disposable, AutoCloseable, HostInterface
         FfiConverterString.lower(`answer`),
             )
         },
-        { future, callback, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_poll_void(future, callback, continuation) },
-        { future, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_complete_void(future, continuation) },
-        { future -> UniffiLib.ffi_acp_host_uniffi_rust_future_free_void(future) },
+        { future, callback, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_poll_rust_buffer(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_complete_rust_buffer(future, continuation) },
+        { future -> UniffiLib.ffi_acp_host_uniffi_rust_future_free_rust_buffer(future) },
         // lift function
-        { },
-        
+        { FfiConverterString.lift(it) },
         // Error FFI converter
         AcpException.ErrorHandler,
     )
@@ -5213,11 +5217,14 @@ open class Host: Disposable, AutoCloseable, HostInterface
 
     
     /**
-     * Answer a pending permission request: an offered option id, or null to deny.
+     * Answer a pending permission request: an offered option id, or null to deny. Returns the
+     * answer's receipt as JSON (docs/EVENTS.md, "Delivery receipts"): `{"status":
+     * "delivered"}`, or `uncertain` / `rejected` with `code` and `message`; a thrown error's
+     * `data` holds the `rejected` receipt of an answer that was not used.
      */
     @Throws(AcpException::class)
     @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
-    override suspend fun `respondPermission`(`requestId`: kotlin.ULong, `optionId`: kotlin.String?) {
+    override suspend fun `respondPermission`(`requestId`: kotlin.ULong, `optionId`: kotlin.String?) : kotlin.String {
         return uniffiRustCallAsync(
         callWithHandle { uniffiHandle ->
             UniffiLib.uniffi_acp_host_uniffi_fn_method_host_respond_permission(
@@ -5227,12 +5234,11 @@ open class Host: Disposable, AutoCloseable, HostInterface
         FfiConverterOptionalString.lower(`optionId`),
             )
         },
-        { future, callback, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_poll_void(future, callback, continuation) },
-        { future, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_complete_void(future, continuation) },
-        { future -> UniffiLib.ffi_acp_host_uniffi_rust_future_free_void(future) },
+        { future, callback, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_poll_rust_buffer(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_complete_rust_buffer(future, continuation) },
+        { future -> UniffiLib.ffi_acp_host_uniffi_rust_future_free_rust_buffer(future) },
         // lift function
-        { },
-        
+        { FfiConverterString.lift(it) },
         // Error FFI converter
         AcpException.ErrorHandler,
     )

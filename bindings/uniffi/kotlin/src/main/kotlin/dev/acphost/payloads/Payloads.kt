@@ -3916,6 +3916,11 @@ data class PermissionResolved(
      * message and stack, as the face reports it) or the unusable answer.
      */
     val reason: kotlin.String? = null,
+    /**
+     * Whether the answer sent reached the agent (absent when no answer was sent: `disconnected`,
+     * `agent_cancelled`).
+     */
+    val receipt: JsonElement? = null,
 ) : EventPayload {
     internal companion object {
         fun decode(e: JsonElement): PermissionResolved {
@@ -3928,6 +3933,7 @@ data class PermissionResolved(
                 D.req(o, "decidedBy", DecidedBy::decode),
                 D.opt(o, "rule", D::str),
                 D.opt(o, "reason", D::str),
+                D.opt(o, "receipt", { it }),
             )
         }
     }
@@ -3981,6 +3987,27 @@ sealed interface DecidedBy {
             "disconnected" -> Disconnected
             "invalid_answer" -> InvalidAnswer
             "agent_cancelled" -> AgentCancelled
+            else -> Unknown(e)
+        }
+    }
+}
+
+/** What became of a request when an answer was rejected. */
+sealed interface RequestState {
+    /** The value on the wire. */
+    val value: kotlin.String
+    /** Still waiting for an answer: another answer may be given. */
+    data object Pending : RequestState { override val value: kotlin.String get() = "pending" }
+    /** Already resolved, withdrawn by the agent, unknown, or its agent is gone. */
+    data object Unavailable : RequestState { override val value: kotlin.String get() = "unavailable" }
+    /** A value this version does not know (a newer agent): [raw] as sent. */
+    data class Unknown(val raw: JsonElement) : RequestState {
+        override val value: kotlin.String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
+    }
+    companion object {
+        internal fun decode(e: JsonElement): RequestState = when ((e as? JsonPrimitive)?.takeIf { it.isString }?.content) {
+            "pending" -> Pending
+            "unavailable" -> Unavailable
             else -> Unknown(e)
         }
     }
@@ -4675,6 +4702,8 @@ data class ElicitationResolved(
     val fields: List<kotlin.String>? = null,
     /** Why an answer was invalid. */
     val reason: kotlin.String? = null,
+    /** Whether the answer sent reached the agent (absent when no answer was sent). */
+    val receipt: JsonElement? = null,
 ) : EventPayload {
     internal companion object {
         fun decode(e: JsonElement): ElicitationResolved {
@@ -4686,6 +4715,7 @@ data class ElicitationResolved(
                 D.req(o, "decidedBy", DecidedBy::decode),
                 D.opt(o, "fields", { D.list(it, false, D::str) }),
                 D.opt(o, "reason", D::str),
+                D.opt(o, "receipt", { it }),
             )
         }
     }
@@ -4738,6 +4768,8 @@ data class FsRead(
     val rule: kotlin.String? = null,
     /** Failures: a message. */
     val error: kotlin.String? = null,
+    /** Whether the answer sent reached the agent (docs/EVENTS.md, "Delivery receipts"). */
+    val receipt: JsonElement? = null,
 ) : EventPayload {
     internal companion object {
         fun decode(e: JsonElement): FsRead {
@@ -4750,6 +4782,7 @@ data class FsRead(
                 D.opt(o, "bytes", D::long),
                 D.opt(o, "rule", D::str),
                 D.opt(o, "error", D::str),
+                D.opt(o, "receipt", { it }),
             )
         }
     }
@@ -4763,6 +4796,8 @@ data class FsWrite(
     val outcome: kotlin.String,
     val rule: kotlin.String? = null,
     val error: kotlin.String? = null,
+    /** Whether the answer sent reached the agent (docs/EVENTS.md, "Delivery receipts"). */
+    val receipt: JsonElement? = null,
 ) : EventPayload {
     internal companion object {
         fun decode(e: JsonElement): FsWrite {
@@ -4773,6 +4808,7 @@ data class FsWrite(
                 D.req(o, "outcome", D::str),
                 D.opt(o, "rule", D::str),
                 D.opt(o, "error", D::str),
+                D.opt(o, "receipt", { it }),
             )
         }
     }
@@ -4788,6 +4824,8 @@ data class TerminalCreated(
     val terminalId: kotlin.String? = null,
     val rule: kotlin.String? = null,
     val error: kotlin.String? = null,
+    /** Whether the answer sent reached the agent (docs/EVENTS.md, "Delivery receipts"). */
+    val receipt: JsonElement? = null,
 ) : EventPayload {
     internal companion object {
         fun decode(e: JsonElement): TerminalCreated {
@@ -4800,6 +4838,7 @@ data class TerminalCreated(
                 D.opt(o, "terminalId", D::str),
                 D.opt(o, "rule", D::str),
                 D.opt(o, "error", D::str),
+                D.opt(o, "receipt", { it }),
             )
         }
     }
@@ -4910,6 +4949,8 @@ data class ExtRequest(
     /** `ok`, `error` or `cancelled`. */
     val outcome: kotlin.String,
     val error: RpcErrorInfo? = null,
+    /** Whether the answer sent reached the agent (docs/EVENTS.md, "Delivery receipts"). */
+    val receipt: JsonElement? = null,
 ) : EventPayload {
     internal companion object {
         fun decode(e: JsonElement): ExtRequest {
@@ -4918,6 +4959,7 @@ data class ExtRequest(
                 D.req(o, "method", D::str),
                 D.req(o, "outcome", D::str),
                 D.opt(o, "error", RpcErrorInfo::decode),
+                D.opt(o, "receipt", { it }),
             )
         }
     }
