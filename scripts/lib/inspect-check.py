@@ -54,7 +54,7 @@ def fail(msg):
 
 
 def recording_kinds(path):
-    kinds, requests = set(), {}
+    kinds, requests, wire = set(), {}, []
     with open(path, encoding="utf-8") as f:
         for line in f:
             try:
@@ -65,9 +65,15 @@ def recording_kinds(path):
             if isinstance(ev, dict):
                 k = ev.get("kind")
                 if k == "session_update":
-                    k = (ev.get("data") or {}).get("sessionUpdate")
+                    data = ev.get("data")
+                    # Format 2: the update is the referenced wire line's (docs/RECORDING.md).
+                    if data is None and isinstance(ev.get("wire"), int) and ev["wire"] < len(wire):
+                        data = ((wire[ev["wire"]].get("params") or {}).get("update"))
+                    k = (data or {}).get("sessionUpdate")
                 kinds.add(k)
             msg = o.get("msg")
+            if "dir" in o:
+                wire.append(msg if isinstance(msg, dict) else {})
             if isinstance(msg, dict):
                 if o.get("dir") == "in" and "method" in msg and "id" in msg:
                     requests[json.dumps(msg["id"])] = msg["method"]

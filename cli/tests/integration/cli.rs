@@ -360,7 +360,7 @@ fn run_record_writes_the_connection_and_never_over_a_file() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines[0]["acpRecording"], 1, "{text}");
+    assert_eq!(lines[0]["acpRecording"], 2, "{text}");
     assert!(
         lines
             .iter()

@@ -295,11 +295,14 @@ export interface HostOptionsDocument {
   terminalAuth?: 'none' | 'embedder';
   /**
    * Unstable ACP methods to opt into; without it their calls fail with `unsupported`.
+   * `protocol/v2`: `initialize` offers the draft ACP v2 (v1 when the agent answers 1;
+   * docs/PROTOCOL.md).
    *
    * Type: list of `"session/fork"` | `"session/status"` | `"session/set_title"` |
-   * `"session/archive"` | `"session/unarchive"` | `"session/options"`. Default: [].
+   * `"session/archive"` | `"session/unarchive"` | `"session/options"` | `"protocol/v2"` |
+   * `"_session/steering"`. Default: [].
    */
-  unstable?: Array<'session/fork' | 'session/status' | 'session/set_title' | 'session/archive' | 'session/unarchive' | 'session/options'>;
+  unstable?: Array<'session/fork' | 'session/status' | 'session/set_title' | 'session/archive' | 'session/unarchive' | 'session/options' | 'protocol/v2' | '_session/steering'>;
   /**
    * The least severe record the face's log hook gets (no hook: nothing is logged; the library
    * never prints).
