@@ -590,6 +590,7 @@ impl Actor {
                 batch = reader_rx.recv(), if self.reader_open && !backlogged => match batch {
                     Some(batch) => {
                         self.reader_batches += 1;
+                        self.settle_before_input().await;
                         for msg in batch.msgs {
                             self.on_reader(msg).await;
                         }

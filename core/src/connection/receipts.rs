@@ -109,6 +109,25 @@ impl Actor {
         }
     }
 
+    /// Before anything the agent sent next is handled: the parked resolutions go out first. Their
+    /// lines went to the agent before it sent what comes next, and an event of those later lines
+    /// (a `turn_ended`) must not overtake them. The writer has usually written them by now (a
+    /// pipe written from another thread, as on Windows, reports a moment later); an agent that
+    /// reads nothing holds this at most [`RECEIPT_WAIT`], then the receipt says so.
+    pub(super) async fn settle_before_input(&mut self) {
+        while let Some(entry) = self.receipts.parked.first_entry() {
+            let key = *entry.key();
+            let receipt = match entry.get().receipt.clone() {
+                Some(r) => r,
+                None => {
+                    let ticket = entry.get().ticket.clone();
+                    ticket.wait(RECEIPT_WAIT).await
+                }
+            };
+            self.receipt_known(key, receipt).await;
+        }
+    }
+
     /// The agent is gone: every parked receipt is decided now, before the last events.
     pub(super) async fn settle_receipts(&mut self) {
         let parked = std::mem::take(&mut self.receipts.parked);
