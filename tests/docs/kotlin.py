@@ -21,9 +21,8 @@ def _pom_versions(root: Path) -> dict[str, str]:
     return dict(re.findall(r"<(kotlin\.version|coroutines\.version|jna\.version|serialization\.version)>([^<]+)<", pom))
 
 
-def compile_blocks(root: Path, work: Path, blocks: list) -> dict[str, str | None]:
-    """where -> None (compiled) or the compiler's errors for that block. Raises RuntimeError when
-    the compiler is not there."""
+def _jars(root: Path) -> tuple[list[Path], list[Path]]:
+    """(the classpath the blocks compile against, the compiler's own classpath), from ~/.m2."""
     v = _pom_versions(root)
     kv, cv, jv, sv = v["kotlin.version"], v["coroutines.version"], v["jna.version"], v["serialization.version"]
     stdlib = _jar("org.jetbrains.kotlin", "kotlin-stdlib", kv)
@@ -36,8 +35,20 @@ def compile_blocks(root: Path, work: Path, blocks: list) -> dict[str, str | None
                 _jar("org.jetbrains.kotlin", "kotlin-daemon-embeddable", kv),
                 _jar("org.jetbrains", "annotations", "13.0"), libs[1]]
     reflect = sorted((M2 / "org/jetbrains/kotlin/kotlin-reflect").glob("*/kotlin-reflect-*[0-9].jar"))
-    compiler += reflect[-1:]
-    missing = [str(j) for j in libs + compiler if not j.exists()]
+    compiler += reflect[-1:] if reflect else [M2 / "org/jetbrains/kotlin/kotlin-reflect/kotlin-reflect.jar"]
+    return libs, compiler
+
+
+def missing_jars(root: Path) -> list[str]:
+    libs, compiler = _jars(root)
+    return [str(j) for j in libs + compiler if not j.exists()]
+
+
+def compile_blocks(root: Path, work: Path, blocks: list) -> dict[str, str | None]:
+    """where -> None (compiled) or the compiler's errors for that block. Raises RuntimeError when
+    the compiler is not there."""
+    libs, compiler = _jars(root)
+    missing = missing_jars(root)
     if missing:
         raise RuntimeError("no Kotlin compiler from Maven (run scripts/test-kotlin once): " + ", ".join(missing))
     imports: set[str] = set()
@@ -83,3 +94,14 @@ def compile_blocks(root: Path, work: Path, blocks: list) -> dict[str, str | None
         for w in result:
             result[w] = result[w] or f"the Kotlin blocks do not compile:\n{msg}"
     return result
+
+
+if __name__ == "__main__":
+    # `kotlin.py --missing`: the jars Maven has not fetched yet, one a line; exits 1 while any is
+    # missing (scripts/test starts the docs' blocks once they are all there).
+    import sys
+    if sys.argv[1:] != ["--missing"]:
+        sys.exit("usage: kotlin.py --missing")
+    gone = missing_jars(Path(__file__).resolve().parents[2])
+    print("\n".join(gone))
+    sys.exit(1 if gone else 0)
