@@ -29,6 +29,9 @@ pub enum Payload {
     SessionUpdate(acp::SessionUpdate),
     /// ACP v2 (draft): a `session_update` of kind `state_update`.
     StateUpdate(SessionStateUpdate),
+    /// ACP v2 (draft): a `session_update` of a kind only v2 has (message upserts, tool-call
+    /// content chunks, agent-owned terminals, `replay_complete`).
+    V2Update(super::payload_v2::V2SessionUpdate),
     TurnStarted(TurnStarted),
     TurnEnded(TurnEnded),
     PermissionRequested(PermissionRequested),
@@ -116,14 +119,9 @@ pub(super) fn decode(kind: EventKind, raw: &str) -> Decoded {
                 && notes
                     .first()
                     .is_some_and(|n| n.reason == "unknown_update_kind")
-                && serde_json::from_str::<Value>(raw)
-                    .is_ok_and(|v| v.get("sessionUpdate") == Some(&Value::from("state_update")))
+                && let Some(decoded) = v2_update(raw)
             {
-                let (value, notes) = lenient(raw);
-                return Decoded {
-                    payload: value.map_or(Payload::Unknown, Payload::StateUpdate),
-                    notes,
-                };
+                return decoded;
             }
             Decoded {
                 payload: value.map_or(Payload::Unknown, Payload::SessionUpdate),
@@ -156,6 +154,25 @@ pub(super) fn decode(kind: EventKind, raw: &str) -> Decoded {
         EventKind::Progress => typed!(Progress),
         EventKind::Steer => typed!(Steer),
     }
+}
+
+/// A kind v1 does not know: one of ACP v2's (`state_update`, [`payload_v2::V2_UPDATE_KINDS`]),
+/// else `None` (the caller's `unknown_update_kind` stands).
+fn v2_update(raw: &str) -> Option<Decoded> {
+    let value = serde_json::from_str::<Value>(raw).ok()?;
+    let kind = value.get("sessionUpdate").and_then(Value::as_str)?;
+    if kind == "state_update" {
+        let (v, notes) = lenient_value(&value);
+        return Some(Decoded {
+            payload: v.map_or(Payload::Unknown, Payload::StateUpdate),
+            notes,
+        });
+    }
+    let (v, notes) = super::payload_v2::decode(kind, &value)?;
+    Some(Decoded {
+        payload: v.map_or(Payload::Unknown, Payload::V2Update),
+        notes,
+    })
 }
 
 /// Decode leniently: strict first, then repair (see the module docs).
@@ -311,6 +328,74 @@ mod tests {
         let d = update(r#"{"sessionUpdate":"state_update","state":"running","stopReason":7}"#);
         assert!(matches!(d.payload, Payload::StateUpdate(_)));
         assert_eq!(d.notes[0].reason, "repaired");
+    }
+
+    #[test]
+    fn the_v2_only_kinds_are_typed_and_bad_fields_are_repaired() {
+        use crate::events::payload_v2::V2SessionUpdate as V2;
+        let d = update(
+            r#"{"sessionUpdate":"agent_message","messageId":"m1","content":[{"type":"text","text":"hi"}]}"#,
+        );
+        assert!(d.is_exact(), "{:?}", d.notes);
+        let Payload::V2Update(V2::AgentMessage(m)) = d.payload else {
+            panic!("{:?}", d.payload)
+        };
+        assert_eq!((m.message_id.as_str(), m.content.map(|c| c.len())), ("m1", Some(1)));
+        for (raw, want) in [
+            (r#"{"sessionUpdate":"user_message","messageId":"u"}"#, "user_message"),
+            (r#"{"sessionUpdate":"agent_thought","messageId":"t"}"#, "agent_thought"),
+            (
+                r#"{"sessionUpdate":"tool_call_content_chunk","toolCallId":"c","content":{"type":"content","content":{"type":"text","text":"x"}}}"#,
+                "tool_call_content_chunk",
+            ),
+            (
+                r#"{"sessionUpdate":"terminal_update","terminalId":"t","command":"ls","exitStatus":{"exitCode":0},"size":{"cols":80,"rows":24}}"#,
+                "terminal_update",
+            ),
+            (
+                r#"{"sessionUpdate":"terminal_output_chunk","terminalId":"t","data":"aGk="}"#,
+                "terminal_output_chunk",
+            ),
+            (r#"{"sessionUpdate":"replay_complete"}"#, "replay_complete"),
+        ] {
+            let d = update(raw);
+            assert!(d.is_exact(), "{raw}: {:?}", d.notes);
+            let got = match d.payload {
+                Payload::V2Update(V2::UserMessage(_)) => "user_message",
+                Payload::V2Update(V2::AgentThought(_)) => "agent_thought",
+                Payload::V2Update(V2::ToolCallContentChunk(_)) => "tool_call_content_chunk",
+                Payload::V2Update(V2::TerminalUpdate(_)) => "terminal_update",
+                Payload::V2Update(V2::TerminalOutputChunk(_)) => "terminal_output_chunk",
+                Payload::V2Update(V2::ReplayComplete(_)) => "replay_complete",
+                other => panic!("{raw}: {other:?}"),
+            };
+            assert_eq!(got, want);
+        }
+        // An unknown content type inside a message: dropped, the rest typed, with a note.
+        let d = update(
+            r#"{"sessionUpdate":"agent_message","messageId":"m","content":[{"type":"hologram"},{"type":"text","text":"ok"}],"_meta":{"k":1}}"#,
+        );
+        let Payload::V2Update(V2::AgentMessage(m)) = d.payload else {
+            panic!("{:?}", d.payload)
+        };
+        assert_eq!(
+            (m.content.map(|c| c.len()), d.notes[0].reason),
+            (Some(1), "repaired")
+        );
+        assert!(m.meta.is_some());
+        // A required field missing: Unknown, with the note.
+        let d = update(r#"{"sessionUpdate":"terminal_output_chunk","terminalId":"t"}"#);
+        assert_eq!(d.payload, Payload::Unknown);
+        assert_eq!(d.notes[0].reason, "invalid_payload");
+        // v2's `tool_call_update` (an upsert, with `capabilities`) is v1's type.
+        let d = update(
+            r#"{"sessionUpdate":"tool_call_update","toolCallId":"c","name":"run","title":"Run","capabilities":{"cancel":{}}}"#,
+        );
+        assert!(d.is_exact(), "{:?}", d.notes);
+        assert!(matches!(
+            d.payload,
+            Payload::SessionUpdate(acp::SessionUpdate::ToolCallUpdate(_))
+        ));
     }
 
     #[test]

@@ -6,6 +6,7 @@ mod bus;
 mod decode;
 pub mod hub;
 pub mod payload;
+pub mod payload_v2;
 
 use std::sync::Arc;
 use std::time::SystemTime;

@@ -678,25 +678,33 @@ pub struct EventData {
 }
 
 /// The event schema (`schema/events.schema.json`): [`EventData`]'s, with the ACP v2 update
-/// kinds this host types ([`SessionStateUpdate`]) added to the `SessionUpdate` union, so every face's
-/// generated types know them like the v1 kinds.
+/// kinds this host types ([`SessionStateUpdate`] and [`super::payload_v2`]'s) added to the
+/// `SessionUpdate` union, so every face's generated types know them like the v1 kinds.
 #[cfg(feature = "json-schema")]
 pub fn events_schema() -> Value {
     let mut generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
     let state = generator.subschema_for::<SessionStateUpdate>();
+    let v2 = super::payload_v2::schemas(&mut generator);
     let root = generator.into_root_schema_for::<EventData>();
     let mut schema = serde_json::to_value(root).unwrap_or(Value::Null);
     if let Some(Value::Array(variants)) = schema.pointer_mut("/$defs/SessionUpdate/oneOf") {
-        let mut variant = serde_json::json!({
-            "description": "ACP v2 (draft): the session's foreground state; `idle` ends the turn.",
-            "type": "object",
-            "properties": { "sessionUpdate": { "type": "string", "const": "state_update" } },
-            "required": ["sessionUpdate"]
-        });
-        if let Some(r) = state.as_value().get("$ref") {
-            variant["$ref"] = r.clone();
+        let state_row = (
+            "state_update",
+            "ACP v2 (draft): the session's foreground state; `idle` ends the turn.",
+        );
+        let rows = std::iter::once(state_row).chain(super::payload_v2::V2_UPDATE_KINDS.iter().copied());
+        for ((kind, description), payload) in rows.zip(std::iter::once(&state).chain(&v2)) {
+            let mut variant = serde_json::json!({
+                "description": description,
+                "type": "object",
+                "properties": { "sessionUpdate": { "type": "string", "const": kind } },
+                "required": ["sessionUpdate"]
+            });
+            if let Some(r) = payload.as_value().get("$ref") {
+                variant["$ref"] = r.clone();
+            }
+            variants.push(variant);
         }
-        variants.push(variant);
     }
     schema
 }
