@@ -684,9 +684,16 @@ pub struct EventData {
 pub fn events_schema() -> Value {
     let mut generator = schemars::generate::SchemaSettings::draft2020_12().into_generator();
     let state = generator.subschema_for::<SessionStateUpdate>();
-    let v2 = super::payload_v2::schemas(&mut generator);
-    let root = generator.into_root_schema_for::<EventData>();
+    let root = generator.root_schema_for::<EventData>();
     let mut schema = serde_json::to_value(root).unwrap_or(Value::Null);
+    // The v2 kinds' types after the root's, appended to its `$defs`: the types already there
+    // keep their place (and the generated faces their order).
+    let v2 = super::payload_v2::schemas(&mut generator);
+    if let Some(Value::Object(defs)) = schema.get_mut("$defs") {
+        for (name, def) in generator.take_definitions(true) {
+            defs.entry(name).or_insert(def);
+        }
+    }
     if let Some(Value::Array(variants)) = schema.pointer_mut("/$defs/SessionUpdate/oneOf") {
         let state_row = (
             "state_update",

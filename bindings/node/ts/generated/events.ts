@@ -173,6 +173,27 @@ export type SessionUpdate =
     })
   | (SessionStateUpdate & {
       sessionUpdate: 'state_update';
+    })
+  | (V2Message & {
+      sessionUpdate: 'user_message';
+    })
+  | (V2Message & {
+      sessionUpdate: 'agent_message';
+    })
+  | (V2Message & {
+      sessionUpdate: 'agent_thought';
+    })
+  | (V2ToolCallContentChunk & {
+      sessionUpdate: 'tool_call_content_chunk';
+    })
+  | (V2TerminalUpdate & {
+      sessionUpdate: 'terminal_update';
+    })
+  | (V2TerminalOutputChunk & {
+      sessionUpdate: 'terminal_output_chunk';
+    })
+  | (V2ReplayComplete & {
+      sessionUpdate: 'replay_complete';
     });
 /**
  * Content blocks represent displayable information in the Agent Client Protocol.
@@ -2488,6 +2509,106 @@ export interface SessionStateUpdate {
    * Token usage for the completed work (unstable in ACP, passed through as sent).
    */
   usage?: unknown;
+  _meta?: {
+    [k: string]: unknown;
+  } | null;
+}
+/**
+ * `user_message`, `agent_message`, `agent_thought`: a message created or patched (a later
+ * update with the same `messageId` and kind patches it; chunks append to it).
+ */
+export interface V2Message {
+  /**
+   * Unique per message kind within the session.
+   */
+  messageId: string;
+  /**
+   * The message's whole content (replaces what the chunks built up).
+   */
+  content?: ContentBlock[] | null;
+  _meta?: {
+    [k: string]: unknown;
+  } | null;
+}
+/**
+ * `tool_call_content_chunk`: one content item appended to a tool call's `content`.
+ */
+export interface V2ToolCallContentChunk {
+  toolCallId: string;
+  content: ToolCallContent;
+  _meta?: {
+    [k: string]: unknown;
+  } | null;
+}
+/**
+ * `terminal_update`: an agent-owned terminal created or patched (the agent runs it; the host
+ * serves no terminal under v2).
+ */
+export interface V2TerminalUpdate {
+  terminalId: string;
+  command?: string | null;
+  cwd?: string | null;
+  output?: V2TerminalOutput | null;
+  /**
+   * Set once the process ended.
+   */
+  exitStatus?: V2TerminalExitStatus | null;
+  size?: V2TerminalSize | null;
+  /**
+   * What the client may do with the terminal (e.g. `cancel`), as the agent sent it.
+   */
+  capabilities?: unknown;
+  _meta?: {
+    [k: string]: unknown;
+  } | null;
+}
+/**
+ * An agent-owned terminal's output snapshot (replaces what the chunks built up).
+ */
+export interface V2TerminalOutput {
+  /**
+   * The output bytes, base64.
+   */
+  data: string;
+  _meta?: {
+    [k: string]: unknown;
+  } | null;
+}
+/**
+ * How an agent-owned terminal's process ended.
+ */
+export interface V2TerminalExitStatus {
+  exitCode?: number | null;
+  /**
+   * The signal that ended it, e.g. `SIGTERM`.
+   */
+  signal?: string | null;
+}
+/**
+ * An agent-owned terminal's size in character cells.
+ */
+export interface V2TerminalSize {
+  cols: number;
+  rows: number;
+}
+/**
+ * `terminal_output_chunk`: bytes appended to an agent-owned terminal's output.
+ */
+export interface V2TerminalOutputChunk {
+  terminalId: string;
+  /**
+   * The bytes, base64 (each chunk encoded on its own).
+   */
+  data: string;
+  _meta?: {
+    [k: string]: unknown;
+  } | null;
+}
+/**
+ * `replay_complete`: the history replay a `session/resume` asked for is over; later updates
+ * are live.
+ */
+export interface V2ReplayComplete {
   _meta?: {
     [k: string]: unknown;
   } | null;

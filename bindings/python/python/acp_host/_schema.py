@@ -841,6 +841,114 @@ class SessionUpdateStateUpdate(SessionStateUpdate):
     sessionUpdate: Literal["state_update"]
 
 
+class _V2MessageRequired(TypedDict):
+    #: Unique per message kind within the session.
+    messageId: str
+
+
+class V2Message(_V2MessageRequired, total=False):
+    """`user_message`, `agent_message`, `agent_thought`: a message created or patched (a later
+    update with the same `messageId` and kind patches it; chunks append to it).
+    """
+
+    #: The message's whole content (replaces what the chunks built up).
+    content: Optional[List[ContentBlock]]
+    _meta: Optional[Dict[str, Any]]
+
+
+class SessionUpdateUserMessage(V2Message):
+    """ACP v2 (draft): a user message created or patched."""
+
+    sessionUpdate: Literal["user_message"]
+
+
+class SessionUpdateAgentMessage(V2Message):
+    """ACP v2 (draft): an agent message created or patched."""
+
+    sessionUpdate: Literal["agent_message"]
+
+
+class SessionUpdateAgentThought(V2Message):
+    """ACP v2 (draft): an agent thought created or patched."""
+
+    sessionUpdate: Literal["agent_thought"]
+
+
+class _V2ToolCallContentChunkRequired(TypedDict):
+    toolCallId: str
+    content: ToolCallContent
+
+
+class V2ToolCallContentChunk(_V2ToolCallContentChunkRequired, total=False):
+    """`tool_call_content_chunk`: one content item appended to a tool call's `content`."""
+
+    _meta: Optional[Dict[str, Any]]
+
+
+class SessionUpdateToolCallContentChunk(V2ToolCallContentChunk):
+    """ACP v2 (draft): one content item appended to a tool call."""
+
+    sessionUpdate: Literal["tool_call_content_chunk"]
+
+
+class _V2TerminalUpdateRequired(TypedDict):
+    terminalId: str
+
+
+class V2TerminalUpdate(_V2TerminalUpdateRequired, total=False):
+    """`terminal_update`: an agent-owned terminal created or patched (the agent runs it; the host
+    serves no terminal under v2).
+    """
+
+    command: Optional[str]
+    cwd: Optional[str]
+    output: Optional[V2TerminalOutput]
+    #: Set once the process ended.
+    exitStatus: Optional[V2TerminalExitStatus]
+    size: Optional[V2TerminalSize]
+    #: What the client may do with the terminal (e.g. `cancel`), as the agent sent it.
+    capabilities: Any
+    _meta: Optional[Dict[str, Any]]
+
+
+class SessionUpdateTerminalUpdate(V2TerminalUpdate):
+    """ACP v2 (draft): an agent-owned terminal created or patched."""
+
+    sessionUpdate: Literal["terminal_update"]
+
+
+class _V2TerminalOutputChunkRequired(TypedDict):
+    terminalId: str
+    #: The bytes, base64 (each chunk encoded on its own).
+    data: str
+
+
+class V2TerminalOutputChunk(_V2TerminalOutputChunkRequired, total=False):
+    """`terminal_output_chunk`: bytes appended to an agent-owned terminal's output."""
+
+    _meta: Optional[Dict[str, Any]]
+
+
+class SessionUpdateTerminalOutputChunk(V2TerminalOutputChunk):
+    """ACP v2 (draft): bytes appended to an agent-owned terminal's output."""
+
+    sessionUpdate: Literal["terminal_output_chunk"]
+
+
+class V2ReplayComplete(TypedDict, total=False):
+    """`replay_complete`: the history replay a `session/resume` asked for is over; later updates
+    are live.
+    """
+
+    _meta: Optional[Dict[str, Any]]
+
+
+class SessionUpdateReplayComplete(V2ReplayComplete):
+    """ACP v2 (draft): the replay a resume asked for is over."""
+
+    sessionUpdate: Literal["replay_complete"]
+
+
 #: Different types of updates that can be sent during session processing.
 SessionUpdate = Union[
     SessionUpdateUserMessageChunk,
@@ -863,6 +971,13 @@ SessionUpdate = Union[
     SessionUpdateSessionMessage,
     SessionUpdateSessionMessageChunk,
     SessionUpdateStateUpdate,
+    SessionUpdateUserMessage,
+    SessionUpdateAgentMessage,
+    SessionUpdateAgentThought,
+    SessionUpdateToolCallContentChunk,
+    SessionUpdateTerminalUpdate,
+    SessionUpdateTerminalOutputChunk,
+    SessionUpdateReplayComplete,
 ]
 
 
@@ -2213,6 +2328,32 @@ SteerOutcome = Union[
 ]
 
 
+class _V2TerminalOutputRequired(TypedDict):
+    #: The output bytes, base64.
+    data: str
+
+
+class V2TerminalOutput(_V2TerminalOutputRequired, total=False):
+    """An agent-owned terminal's output snapshot (replaces what the chunks built up)."""
+
+    _meta: Optional[Dict[str, Any]]
+
+
+class V2TerminalExitStatus(TypedDict, total=False):
+    """How an agent-owned terminal's process ended."""
+
+    exitCode: Optional[int]
+    #: The signal that ended it, e.g. `SIGTERM`.
+    signal: Optional[str]
+
+
+class V2TerminalSize(TypedDict):
+    """An agent-owned terminal's size in character cells."""
+
+    cols: int
+    rows: int
+
+
 #: Every event kind (docs/EVENTS.md). New kinds may be added: consumers must tolerate others at
 #: runtime.
 EventKind = Union[
@@ -2305,6 +2446,13 @@ SessionUpdateKind = Union[
     Literal["session_message"],
     Literal["session_message_chunk"],
     Literal["state_update"],
+    Literal["user_message"],
+    Literal["agent_message"],
+    Literal["agent_thought"],
+    Literal["tool_call_content_chunk"],
+    Literal["terminal_update"],
+    Literal["terminal_output_chunk"],
+    Literal["replay_complete"],
 ]
 
 
@@ -2759,6 +2907,18 @@ __all__ = [
     "SessionMessageChunk",
     "SessionUpdateSessionMessageChunk",
     "SessionUpdateStateUpdate",
+    "V2Message",
+    "SessionUpdateUserMessage",
+    "SessionUpdateAgentMessage",
+    "SessionUpdateAgentThought",
+    "V2ToolCallContentChunk",
+    "SessionUpdateToolCallContentChunk",
+    "V2TerminalUpdate",
+    "SessionUpdateTerminalUpdate",
+    "V2TerminalOutputChunk",
+    "SessionUpdateTerminalOutputChunk",
+    "V2ReplayComplete",
+    "SessionUpdateReplayComplete",
     "SessionUpdate",
     "TextContent",
     "ContentBlockText",
@@ -2898,6 +3058,9 @@ __all__ = [
     "Progress",
     "Steer",
     "SteerOutcome",
+    "V2TerminalOutput",
+    "V2TerminalExitStatus",
+    "V2TerminalSize",
     "EventKind",
     "EVENT_KINDS",
     "SessionUpdateKind",

@@ -1683,6 +1683,147 @@ sealed interface SessionUpdate : EventPayload {
         }
     }
 
+    /** ACP v2 (draft): a user message created or patched. */
+    data class UserMessage(
+        /** Unique per message kind within the session. */
+        val messageId: kotlin.String,
+        /** The message's whole content (replaces what the chunks built up). */
+        val content: List<dev.acphost.payloads.ContentBlock>? = null,
+        val meta: JsonObject? = null,
+    ) : SessionUpdate {
+        internal companion object {
+            fun decode(e: JsonElement): UserMessage {
+                val o = D.obj(e)
+                return UserMessage(
+                    D.req(o, "messageId", D::str),
+                    D.opt(o, "content", { D.list(it, false, dev.acphost.payloads.ContentBlock::decode) }),
+                    D.opt(o, "_meta", D::obj),
+                )
+            }
+        }
+    }
+
+    /** ACP v2 (draft): an agent message created or patched. */
+    data class AgentMessage(
+        /** Unique per message kind within the session. */
+        val messageId: kotlin.String,
+        /** The message's whole content (replaces what the chunks built up). */
+        val content: List<dev.acphost.payloads.ContentBlock>? = null,
+        val meta: JsonObject? = null,
+    ) : SessionUpdate {
+        internal companion object {
+            fun decode(e: JsonElement): AgentMessage {
+                val o = D.obj(e)
+                return AgentMessage(
+                    D.req(o, "messageId", D::str),
+                    D.opt(o, "content", { D.list(it, false, dev.acphost.payloads.ContentBlock::decode) }),
+                    D.opt(o, "_meta", D::obj),
+                )
+            }
+        }
+    }
+
+    /** ACP v2 (draft): an agent thought created or patched. */
+    data class AgentThought(
+        /** Unique per message kind within the session. */
+        val messageId: kotlin.String,
+        /** The message's whole content (replaces what the chunks built up). */
+        val content: List<dev.acphost.payloads.ContentBlock>? = null,
+        val meta: JsonObject? = null,
+    ) : SessionUpdate {
+        internal companion object {
+            fun decode(e: JsonElement): AgentThought {
+                val o = D.obj(e)
+                return AgentThought(
+                    D.req(o, "messageId", D::str),
+                    D.opt(o, "content", { D.list(it, false, dev.acphost.payloads.ContentBlock::decode) }),
+                    D.opt(o, "_meta", D::obj),
+                )
+            }
+        }
+    }
+
+    /** ACP v2 (draft): one content item appended to a tool call. */
+    data class ToolCallContentChunk(
+        val toolCallId: kotlin.String,
+        val content: dev.acphost.payloads.ToolCallContent,
+        val meta: JsonObject? = null,
+    ) : SessionUpdate {
+        internal companion object {
+            fun decode(e: JsonElement): ToolCallContentChunk {
+                val o = D.obj(e)
+                return ToolCallContentChunk(
+                    D.req(o, "toolCallId", D::str),
+                    D.req(o, "content", dev.acphost.payloads.ToolCallContent::decode),
+                    D.opt(o, "_meta", D::obj),
+                )
+            }
+        }
+    }
+
+    /** ACP v2 (draft): an agent-owned terminal created or patched. */
+    data class TerminalUpdate(
+        val terminalId: kotlin.String,
+        val command: kotlin.String? = null,
+        val cwd: kotlin.String? = null,
+        val output: dev.acphost.payloads.V2TerminalOutput? = null,
+        /** Set once the process ended. */
+        val exitStatus: dev.acphost.payloads.V2TerminalExitStatus? = null,
+        val size: dev.acphost.payloads.V2TerminalSize? = null,
+        /** What the client may do with the terminal (e.g. `cancel`), as the agent sent it. */
+        val capabilities: JsonElement? = null,
+        val meta: JsonObject? = null,
+    ) : SessionUpdate {
+        internal companion object {
+            fun decode(e: JsonElement): TerminalUpdate {
+                val o = D.obj(e)
+                return TerminalUpdate(
+                    D.req(o, "terminalId", D::str),
+                    D.opt(o, "command", D::str),
+                    D.opt(o, "cwd", D::str),
+                    D.opt(o, "output", dev.acphost.payloads.V2TerminalOutput::decode),
+                    D.opt(o, "exitStatus", dev.acphost.payloads.V2TerminalExitStatus::decode),
+                    D.opt(o, "size", dev.acphost.payloads.V2TerminalSize::decode),
+                    D.opt(o, "capabilities", { it }),
+                    D.opt(o, "_meta", D::obj),
+                )
+            }
+        }
+    }
+
+    /** ACP v2 (draft): bytes appended to an agent-owned terminal's output. */
+    data class TerminalOutputChunk(
+        val terminalId: kotlin.String,
+        /** The bytes, base64 (each chunk encoded on its own). */
+        val data: kotlin.String,
+        val meta: JsonObject? = null,
+    ) : SessionUpdate {
+        internal companion object {
+            fun decode(e: JsonElement): TerminalOutputChunk {
+                val o = D.obj(e)
+                return TerminalOutputChunk(
+                    D.req(o, "terminalId", D::str),
+                    D.req(o, "data", D::str),
+                    D.opt(o, "_meta", D::obj),
+                )
+            }
+        }
+    }
+
+    /** ACP v2 (draft): the replay a resume asked for is over. */
+    data class ReplayComplete(
+        val meta: JsonObject? = null,
+    ) : SessionUpdate {
+        internal companion object {
+            fun decode(e: JsonElement): ReplayComplete {
+                val o = D.obj(e)
+                return ReplayComplete(
+                    D.opt(o, "_meta", D::obj),
+                )
+            }
+        }
+    }
+
     /** A variant this version does not know, or one that did not decode: [raw] as sent. */
     data class Unknown(val raw: JsonElement) : SessionUpdate
 
@@ -1711,11 +1852,18 @@ sealed interface SessionUpdate : EventPayload {
                     "session_message" -> SessionMessage.decode(e)
                     "session_message_chunk" -> SessionMessageChunk.decode(e)
                     "state_update" -> StateUpdate.decode(e)
+                    "user_message" -> UserMessage.decode(e)
+                    "agent_message" -> AgentMessage.decode(e)
+                    "agent_thought" -> AgentThought.decode(e)
+                    "tool_call_content_chunk" -> ToolCallContentChunk.decode(e)
+                    "terminal_update" -> TerminalUpdate.decode(e)
+                    "terminal_output_chunk" -> TerminalOutputChunk.decode(e)
+                    "replay_complete" -> ReplayComplete.decode(e)
                     else -> null
                 }
             }.getOrNull()
             if (byTag != null) return byTag
-            if (tag in setOf("user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan", "plan_update", "plan_removed", "available_commands_update", "current_mode_update", "config_option_update", "session_info_update", "usage_update", "notice", "compaction_update", "compaction_summary_chunk", "subagent_update", "session_message", "session_message_chunk", "state_update")) return Unknown(e)
+            if (tag in setOf("user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan", "plan_update", "plan_removed", "available_commands_update", "current_mode_update", "config_option_update", "session_info_update", "usage_update", "notice", "compaction_update", "compaction_summary_chunk", "subagent_update", "session_message", "session_message_chunk", "state_update", "user_message", "agent_message", "agent_thought", "tool_call_content_chunk", "terminal_update", "terminal_output_chunk", "replay_complete")) return Unknown(e)
             return Unknown(e)
         }
     }
@@ -5259,6 +5407,166 @@ sealed interface SteerOutcome {
             "rejected" -> Rejected
             "failed" -> Failed
             else -> Unknown(e)
+        }
+    }
+}
+
+/**
+ * `user_message`, `agent_message`, `agent_thought`: a message created or patched (a later update
+ * with the same `messageId` and kind patches it; chunks append to it).
+ */
+data class V2Message(
+    /** Unique per message kind within the session. */
+    val messageId: kotlin.String,
+    /** The message's whole content (replaces what the chunks built up). */
+    val content: List<ContentBlock>? = null,
+    val meta: JsonObject? = null,
+) {
+    internal companion object {
+        fun decode(e: JsonElement): V2Message {
+            val o = D.obj(e)
+            return V2Message(
+                D.req(o, "messageId", D::str),
+                D.opt(o, "content", { D.list(it, false, ContentBlock::decode) }),
+                D.opt(o, "_meta", D::obj),
+            )
+        }
+    }
+}
+
+/** `tool_call_content_chunk`: one content item appended to a tool call's `content`. */
+data class V2ToolCallContentChunk(
+    val toolCallId: kotlin.String,
+    val content: ToolCallContent,
+    val meta: JsonObject? = null,
+) {
+    internal companion object {
+        fun decode(e: JsonElement): V2ToolCallContentChunk {
+            val o = D.obj(e)
+            return V2ToolCallContentChunk(
+                D.req(o, "toolCallId", D::str),
+                D.req(o, "content", ToolCallContent::decode),
+                D.opt(o, "_meta", D::obj),
+            )
+        }
+    }
+}
+
+/**
+ * `terminal_update`: an agent-owned terminal created or patched (the agent runs it; the host
+ * serves no terminal under v2).
+ */
+data class V2TerminalUpdate(
+    val terminalId: kotlin.String,
+    val command: kotlin.String? = null,
+    val cwd: kotlin.String? = null,
+    val output: V2TerminalOutput? = null,
+    /** Set once the process ended. */
+    val exitStatus: V2TerminalExitStatus? = null,
+    val size: V2TerminalSize? = null,
+    /** What the client may do with the terminal (e.g. `cancel`), as the agent sent it. */
+    val capabilities: JsonElement? = null,
+    val meta: JsonObject? = null,
+) {
+    internal companion object {
+        fun decode(e: JsonElement): V2TerminalUpdate {
+            val o = D.obj(e)
+            return V2TerminalUpdate(
+                D.req(o, "terminalId", D::str),
+                D.opt(o, "command", D::str),
+                D.opt(o, "cwd", D::str),
+                D.opt(o, "output", V2TerminalOutput::decode),
+                D.opt(o, "exitStatus", V2TerminalExitStatus::decode),
+                D.opt(o, "size", V2TerminalSize::decode),
+                D.opt(o, "capabilities", { it }),
+                D.opt(o, "_meta", D::obj),
+            )
+        }
+    }
+}
+
+/** An agent-owned terminal's output snapshot (replaces what the chunks built up). */
+data class V2TerminalOutput(
+    /** The output bytes, base64. */
+    val data: kotlin.String,
+    val meta: JsonObject? = null,
+) {
+    internal companion object {
+        fun decode(e: JsonElement): V2TerminalOutput {
+            val o = D.obj(e)
+            return V2TerminalOutput(
+                D.req(o, "data", D::str),
+                D.opt(o, "_meta", D::obj),
+            )
+        }
+    }
+}
+
+/** How an agent-owned terminal's process ended. */
+data class V2TerminalExitStatus(
+    val exitCode: kotlin.Long? = null,
+    /** The signal that ended it, e.g. `SIGTERM`. */
+    val signal: kotlin.String? = null,
+) {
+    internal companion object {
+        fun decode(e: JsonElement): V2TerminalExitStatus {
+            val o = D.obj(e)
+            return V2TerminalExitStatus(
+                D.opt(o, "exitCode", D::long),
+                D.opt(o, "signal", D::str),
+            )
+        }
+    }
+}
+
+/** An agent-owned terminal's size in character cells. */
+data class V2TerminalSize(
+    val cols: kotlin.Long,
+    val rows: kotlin.Long,
+) {
+    internal companion object {
+        fun decode(e: JsonElement): V2TerminalSize {
+            val o = D.obj(e)
+            return V2TerminalSize(
+                D.req(o, "cols", D::long),
+                D.req(o, "rows", D::long),
+            )
+        }
+    }
+}
+
+/** `terminal_output_chunk`: bytes appended to an agent-owned terminal's output. */
+data class V2TerminalOutputChunk(
+    val terminalId: kotlin.String,
+    /** The bytes, base64 (each chunk encoded on its own). */
+    val data: kotlin.String,
+    val meta: JsonObject? = null,
+) {
+    internal companion object {
+        fun decode(e: JsonElement): V2TerminalOutputChunk {
+            val o = D.obj(e)
+            return V2TerminalOutputChunk(
+                D.req(o, "terminalId", D::str),
+                D.req(o, "data", D::str),
+                D.opt(o, "_meta", D::obj),
+            )
+        }
+    }
+}
+
+/**
+ * `replay_complete`: the history replay a `session/resume` asked for is over; later updates are
+ * live.
+ */
+data class V2ReplayComplete(
+    val meta: JsonObject? = null,
+) {
+    internal companion object {
+        fun decode(e: JsonElement): V2ReplayComplete {
+            val o = D.obj(e)
+            return V2ReplayComplete(
+                D.opt(o, "_meta", D::obj),
+            )
         }
     }
 }
