@@ -340,10 +340,19 @@ mod tests {
         let Payload::V2Update(V2::AgentMessage(m)) = d.payload else {
             panic!("{:?}", d.payload)
         };
-        assert_eq!((m.message_id.as_str(), m.content.map(|c| c.len())), ("m1", Some(1)));
+        assert_eq!(
+            (m.message_id.as_str(), m.content.map(|c| c.len())),
+            ("m1", Some(1))
+        );
         for (raw, want) in [
-            (r#"{"sessionUpdate":"user_message","messageId":"u"}"#, "user_message"),
-            (r#"{"sessionUpdate":"agent_thought","messageId":"t"}"#, "agent_thought"),
+            (
+                r#"{"sessionUpdate":"user_message","messageId":"u"}"#,
+                "user_message",
+            ),
+            (
+                r#"{"sessionUpdate":"agent_thought","messageId":"t"}"#,
+                "agent_thought",
+            ),
             (
                 r#"{"sessionUpdate":"tool_call_content_chunk","toolCallId":"c","content":{"type":"content","content":{"type":"text","text":"x"}}}"#,
                 "tool_call_content_chunk",

@@ -699,7 +699,8 @@ pub fn events_schema() -> Value {
             "state_update",
             "ACP v2 (draft): the session's foreground state; `idle` ends the turn.",
         );
-        let rows = std::iter::once(state_row).chain(super::payload_v2::V2_UPDATE_KINDS.iter().copied());
+        let rows =
+            std::iter::once(state_row).chain(super::payload_v2::V2_UPDATE_KINDS.iter().copied());
         for ((kind, description), payload) in rows.zip(std::iter::once(&state).chain(&v2)) {
             let mut variant = serde_json::json!({
                 "description": description,

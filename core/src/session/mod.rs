@@ -240,17 +240,28 @@ impl SessionView {
                 self.plan = obj.remove("entries");
                 self.plan_id = None;
             }
-            // ACP v2 (and v1's unstable twin): plans by id; the view shows the latest one updated.
-            // A markdown plan has no entries: `plan` is cleared.
+            // ACP v2 (and v1's unstable twin): plans by id; `plan` shows the entries of the
+            // items plan updated last. A markdown plan has no entries: it leaves `plan` alone,
+            // unless it replaces the plan shown.
             "plan_update" => {
                 let Some(Value::Object(mut plan)) = obj.remove("plan") else {
                     return;
                 };
-                self.plan_id = plan.get("planId").and_then(Value::as_str).map(str::to_owned);
-                self.plan = match plan.get("type").and_then(Value::as_str) {
+                let id = plan
+                    .get("planId")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                let entries = match plan.get("type").and_then(Value::as_str) {
                     Some("items") => plan.remove("entries").filter(Value::is_array),
                     _ => None,
                 };
+                if entries.is_some() {
+                    self.plan = entries;
+                    self.plan_id = id;
+                } else if id.is_some() && id == self.plan_id {
+                    self.plan = None;
+                    self.plan_id = None;
+                }
             }
             "plan_removed" => {
                 let id = obj.get("planId").and_then(Value::as_str);
@@ -263,7 +274,9 @@ impl SessionView {
             // a v1 `tool_call_update` for an unannounced call is).
             "tool_call_content_chunk" => {
                 let (Some(id), Some(item)) = (
-                    obj.get("toolCallId").and_then(Value::as_str).map(str::to_owned),
+                    obj.get("toolCallId")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned),
                     obj.remove("content").filter(|c| !c.is_null()),
                 ) else {
                     return;
@@ -403,7 +416,8 @@ mod tests {
             &mut view,
             serde_json::json!({"sessionUpdate":"tool_call_update","toolCallId":"c","title":"Run","kind":"execute","status":"in_progress","capabilities":{"cancel":{}}}),
         );
-        let text = |t: &str| serde_json::json!({"type":"content","content":{"type":"text","text":t}});
+        let text =
+            |t: &str| serde_json::json!({"type":"content","content":{"type":"text","text":t}});
         for t in ["one", "two"] {
             apply(
                 &mut view,
@@ -423,7 +437,10 @@ mod tests {
         let c = view.tool_call("c").cloned().unwrap_or_default();
         assert_eq!(c["title"], "Run");
         assert_eq!(c["content"], serde_json::json!([text("one"), text("two")]));
-        assert_eq!(view.tool_call("d").unwrap()["content"], serde_json::json!([text("x")]));
+        assert_eq!(
+            view.tool_call("d").unwrap()["content"],
+            serde_json::json!([text("x")])
+        );
         apply(
             &mut view,
             serde_json::json!({"sessionUpdate":"tool_call_update","toolCallId":"c","status":"completed"}),
@@ -458,7 +475,8 @@ mod tests {
             serde_json::json!({"sessionUpdate":"plan_removed","planId":"p1"}),
         );
         assert_eq!(view.plan, None);
-        // A markdown plan has no entries.
+        // A markdown plan has no entries: another one leaves the plan shown, one under its id
+        // replaces it.
         apply(
             &mut view,
             serde_json::json!({"sessionUpdate":"plan_update","plan":{"type":"items","planId":"p2","entries":entries}}),
@@ -467,7 +485,26 @@ mod tests {
             &mut view,
             serde_json::json!({"sessionUpdate":"plan_update","plan":{"type":"markdown","planId":"p3","content":"# Plan"}}),
         );
+        assert_eq!(view.plan.as_ref(), Some(&entries));
+        apply(
+            &mut view,
+            serde_json::json!({"sessionUpdate":"plan_update","plan":{"type":"markdown","planId":"p2","content":"# Plan"}}),
+        );
         assert_eq!(view.plan, None);
+        // v1's `plan` replaces whatever was shown.
+        apply(
+            &mut view,
+            serde_json::json!({"sessionUpdate":"plan_update","plan":{"type":"items","planId":"p4","entries":entries}}),
+        );
+        apply(
+            &mut view,
+            serde_json::json!({"sessionUpdate":"plan","entries":[]}),
+        );
+        apply(
+            &mut view,
+            serde_json::json!({"sessionUpdate":"plan_removed","planId":"p4"}),
+        );
+        assert_eq!(view.plan, Some(serde_json::json!([])));
     }
 
     #[test]

@@ -353,3 +353,91 @@ async fn v2_is_offered_with_both_field_sets_and_no_fs_or_terminal_under_v2() {
         "{caps:?}"
     );
 }
+
+/// The v2-only update kinds arrive typed (an unknown one still arrives, as `Unknown`), and the
+/// session state takes them in as it does v1's: a `tool_call_update` upsert creates the tool call
+/// and `tool_call_content_chunk`s add to its content, so a permission request naming only the
+/// call's id reaches the decider (and the event) merged over it; `plan_update` sets the plan.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v2_update_kinds_are_typed_and_build_the_session_state() {
+    use acp_host::events::payload_v2::V2SessionUpdate as V2;
+    use acp_host::{Payload, PermissionHandler, PermissionRequest};
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let config = HostConfig {
+        permission: PermissionHandler::Decider(std::sync::Arc::new(
+            move |req: PermissionRequest| {
+                log.lock().unwrap().push(req.tool_call.clone());
+                async move {
+                    Ok(req
+                        .option_of_kind("allow_once")
+                        .map(|o| o.option_id.clone()))
+                }
+            },
+        )),
+        ..v2_config()
+    };
+    let host = Host::new(config);
+    let mut events = host.events().unwrap();
+    let agent = host.spawn(mock(Some("v2-updates"))).await.unwrap();
+    let session = agent
+        .new_session(SessionOptions::new(tmp_cwd()))
+        .await
+        .unwrap();
+    let turn = session.prompt_text("all").await.unwrap();
+    assert_eq!(turn.stop_reason, "end_turn");
+    let evs = collect_until(&mut events, T, |e| e.kind == EventKind::TurnEnded).await;
+
+    // What the decider and the event saw: the call as the upsert and the chunks built it.
+    let asked = seen.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0]["title"], "Run the tests");
+    assert_eq!(asked[0]["kind"], "execute");
+    assert_eq!(asked[0]["content"].as_array().map(Vec::len), Some(2));
+    let requested = of_kind(&evs, EventKind::PermissionRequested)[0].data_value();
+    assert_eq!(requested["toolCall"], *asked[0]);
+
+    // Each kind's typed variant.
+    let mut kinds = Vec::new();
+    for ev in of_kind(&evs, EventKind::SessionUpdate) {
+        let kind = ev.update_kind().unwrap_or_default().to_owned();
+        let decoded = ev.decode();
+        match (kind.as_str(), &decoded.payload) {
+            ("future_kind", Payload::Unknown) => {
+                assert_eq!(decoded.notes[0].reason, "unknown_update_kind");
+            }
+            (_, Payload::Unknown) => panic!("{kind}: {:?}", decoded.notes),
+            ("user_message", Payload::V2Update(V2::UserMessage(m))) => {
+                assert_eq!(m.message_id, "user_1")
+            }
+            ("agent_message", Payload::V2Update(V2::AgentMessage(m))) => {
+                assert_eq!(m.content.as_ref().map(Vec::len), Some(1))
+            }
+            ("tool_call_content_chunk", Payload::V2Update(V2::ToolCallContentChunk(c))) => {
+                assert_eq!(c.tool_call_id, "call_1")
+            }
+            ("terminal_output_chunk", Payload::V2Update(V2::TerminalOutputChunk(c))) => {
+                assert_eq!(c.data, "b2sK")
+            }
+            ("terminal_update", Payload::V2Update(V2::TerminalUpdate(t))) => {
+                assert_eq!(t.terminal_id, "term_1")
+            }
+            ("agent_thought", Payload::V2Update(V2::AgentThought(_)))
+            | ("state_update", Payload::StateUpdate(_))
+            | (_, Payload::SessionUpdate(_)) => {}
+            (k, p) => panic!("{k}: {p:?}"),
+        }
+        assert!(decoded.notes.is_empty() || kind == "future_kind", "{kind}");
+        kinds.push(kind);
+    }
+    assert!(kinds.iter().any(|k| k == "future_kind"), "{kinds:?}");
+
+    let state = session.state();
+    let call = state.tool_call("call_1").unwrap();
+    assert_eq!(call["status"], "completed");
+    assert_eq!(call["content"][1]["terminalId"], "term_1");
+    let plan = state.typed_plan().unwrap();
+    assert_eq!(plan.len(), 2);
+    assert_eq!(plan[0].content, "Run the tests");
+    assert_eq!(state.usage.as_ref().unwrap()["used"], 1200);
+}
