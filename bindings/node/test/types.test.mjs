@@ -148,3 +148,44 @@ test('the declared shapes are the runtime shapes (state, turn result, agent info
     await host.close();
   }
 });
+
+test('ACP v2 update kinds arrive under the types that name them; an unknown kind still arrives, as sent', async () => {
+  const unionKinds = new Map(schema.$defs.SessionUpdate.oneOf.map((v) => [v.properties.sessionUpdate.const, v.$ref]));
+  const host = new acp.Host({ unstable: ['protocol/v2'], onPermission: allowOnce });
+  const it = host.events();
+  try {
+    const agent = await host.spawn(mock('v2-updates'));
+    const session = await agent.newSession({ cwd: tmpdir() });
+    const turn = await session.prompt('all');
+    assert.equal(turn.stopReason, 'end_turn');
+    const updates = (await collectUntil(it, (e) => e.kind === 'turn_ended')).filter((e) => e.kind === 'session_update');
+    const kinds = updates.map((e) => e.data.sessionUpdate);
+    // Each v2-only kind is a variant of the union, with its own payload type.
+    for (const [kind, ref] of [
+      ['user_message', 'V2Message'], ['agent_message', 'V2Message'], ['agent_thought', 'V2Message'],
+      ['tool_call_content_chunk', 'V2ToolCallContentChunk'], ['terminal_update', 'V2TerminalUpdate'],
+      ['terminal_output_chunk', 'V2TerminalOutputChunk'], ['state_update', 'SessionStateUpdate'],
+    ]) {
+      assert.ok(kinds.includes(kind), `${kind} arrived`);
+      assert.equal(unionKinds.get(kind), `#/$defs/${ref}`, kind);
+    }
+    for (const k of ['plan_update', 'plan_removed', 'notice', 'usage_update']) assert.ok(kinds.includes(k) && unionKinds.has(k), k);
+    // The fields the types declare are there.
+    const chunk = updates.find((e) => e.data.sessionUpdate === 'tool_call_content_chunk').data;
+    assert.deepEqual([chunk.toolCallId, chunk.content.type], ['call_1', 'content']);
+    const term = updates.find((e) => e.data.sessionUpdate === 'terminal_update').data;
+    assert.deepEqual([term.terminalId, term.size], ['term_1', { cols: 80, rows: 24 }]);
+    const msg = updates.findLast((e) => e.data.sessionUpdate === 'agent_message').data;
+    assert.deepEqual(msg.content, [{ type: 'text', text: 'Here: permission selected.' }]);
+    // The lenient fallback: a kind no type names arrives with its data untouched.
+    const future = updates.filter((e) => !unionKinds.has(e.data.sessionUpdate));
+    assert.deepEqual(future.map((e) => e.data), [{ sessionUpdate: 'future_kind', somethingNew: { x: 1 } }]);
+    // The session state took the upsert and the chunks in: the call the permission merged over.
+    const call = session.state.toolCalls.find((c) => c.toolCallId === 'call_1');
+    assert.equal(call.title, 'Run the tests');
+    assert.equal(call.content.length, 2);
+    assert.equal(session.state.plan.length, 2);
+  } finally {
+    await host.close();
+  }
+});

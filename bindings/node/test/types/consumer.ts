@@ -70,6 +70,31 @@ export function describeUpdate(u: SessionUpdate): string {
       return `${u.used}/${u.size} tokens`;
     case 'config_option_update':
       return u.configOptions.map((o) => o.id).join(', ');
+    // ACP v2 (draft): message upserts, tool-call content chunks, agent-owned terminals, plans.
+    case 'user_message':
+    case 'agent_message':
+    case 'agent_thought': {
+      // @ts-expect-error an upsert's content is a list of blocks, not one block
+      void u.content?.type;
+      const text = (u.content ?? []).map((b) => (b.type === 'text' ? b.text : `[${b.type}]`)).join('');
+      return `${u.messageId}: ${text}`;
+    }
+    case 'tool_call_content_chunk': {
+      const item: acp.ToolCallContent = u.content;
+      return `${u.toolCallId} += ${item.type === 'terminal' ? item.terminalId : item.type}`;
+    }
+    case 'terminal_update': {
+      // @ts-expect-error a terminal update has no tool call id
+      void u.toolCallId;
+      const exit: number | null | undefined = u.exitStatus?.exitCode;
+      return `${u.terminalId} ${u.command ?? ''} ${u.size ? `${u.size.cols}x${u.size.rows}` : ''} ${exit ?? ''}`;
+    }
+    case 'terminal_output_chunk':
+      return `${u.terminalId} += ${u.data.length} base64 chars`;
+    case 'plan_update':
+      return u.plan.type === 'items' ? u.plan.entries.map((e) => e.content).join(', ') : u.plan.content;
+    case 'plan_removed':
+      return `-${u.planId}`;
     default:
       // Newer update kinds still arrive at runtime: keep a default branch.
       return u.sessionUpdate;
