@@ -129,7 +129,39 @@ def test_conformance_events_fit_the_types() -> None:
     assert not bad, "\n".join(bad)
     # The traces do exercise the types: most kinds, and the one deliberate unknown update.
     assert {"session_update", "permission_requested", "turn_ended", "agent_ready", "fs_read"} <= seen
-    assert unknown_updates == ["future_kind"]
+    assert unknown_updates == ["future_kind", "future_kind"]  # all-updates, v2-updates
+
+
+def test_v2_updates_fit_their_types_and_an_unknown_kind_arrives_as_sent() -> None:
+    # A live v2 session: each v2-only kind is a variant of the SessionUpdate union (its own
+    # TypedDict, by the tag) and fits it; the unknown kind arrives untouched, not typed.
+    from conftest import T, mock
+
+    variants = {get_type_hints(v)["sessionUpdate"].__args__[0]: v for v in get_args(_schema.SessionUpdate)}
+    for kind, tp in [("user_message", _schema.SessionUpdateUserMessage),
+                     ("agent_message", _schema.SessionUpdateAgentMessage),
+                     ("tool_call_content_chunk", _schema.SessionUpdateToolCallContentChunk),
+                     ("terminal_update", _schema.SessionUpdateTerminalUpdate),
+                     ("terminal_output_chunk", _schema.SessionUpdateTerminalOutputChunk)]:
+        assert variants[kind] is tp, kind
+    with acp_host.Host(unstable=["protocol/v2"], on_permission=lambda req: req.option_id("allow_once")) as host:
+        stream = host.events()
+        session = host.spawn(mock("v2-updates")).new_session("/tmp")
+        assert session.prompt("all").stop_reason == "end_turn"
+        evs = stream.collect_until(lambda e: e.kind == "turn_ended", timeout=T)
+        state = session.state
+    updates = [e.data for e in evs if e.kind == "session_update"]
+    kinds = [u["sessionUpdate"] for u in updates]
+    assert {"agent_thought", "terminal_update", "plan_update", "plan_removed", "notice"} <= set(kinds)
+    bad = [p for u in updates if u["sessionUpdate"] in variants for p in problems(u, _schema.SessionUpdate, "u")]
+    assert not bad, bad
+    assert [u for u in updates if u["sessionUpdate"] not in variants] == [
+        {"sessionUpdate": "future_kind", "somethingNew": {"x": 1}}]
+    chunk = next(u for u in updates if u["sessionUpdate"] == "terminal_output_chunk")
+    assert (chunk["terminalId"], chunk["data"]) == ("term_1", "b2sK")
+    # The state took the upsert and the content chunks in (the call the permission merged over).
+    call = next(c for c in state.tool_calls if c["toolCallId"] == "call_1")
+    assert (call["title"], len(call["content"]), call["status"]) == ("Run the tests", 2, "completed")
 
 
 def test_problems_finds_a_mistyped_payload() -> None:
@@ -165,6 +197,12 @@ def f(events: List[AnyEvent], session: acp_host.Session) -> None:
                 print(u["toolCallId"], u["title"])
             if u["sessionUpdate"] == "tool_cal":  # E: comparison-overlap
                 pass
+            if u["sessionUpdate"] == "agent_message":
+                print(u["messageId"], u.get("content"))
+                print(u["text"])  # E: typeddict-item
+            if u["sessionUpdate"] == "terminal_output_chunk":
+                print(u["terminalId"], u["data"])
+                print(u["toolCallId"])  # E: typeddict-item
         if ev.kind == "turn_ended":
             print(ev.data["requestId"])  # E: typeddict-item
         print(ev.data["sessionId"])  # E: typeddict-item

@@ -76,6 +76,32 @@ def on_update(update: SessionUpdate, out: List[str]) -> None:
             else:
                 on: bool = opt["currentValue"]
                 out.append(f"{opt['name']}: {on}")
+    # ACP v2 (draft): message upserts, tool-call content chunks, agent-owned terminals, plans.
+    elif (
+        update["sessionUpdate"] == "agent_message"
+        or update["sessionUpdate"] == "user_message"
+        or update["sessionUpdate"] == "agent_thought"
+    ):
+        message_id: str = update["messageId"]
+        blocks: Optional[List[ContentBlock]] = update.get("content")  # absent or null: unchanged/cleared
+        out.append(message_id + "".join(describe_content(b) for b in blocks or []))
+    elif update["sessionUpdate"] == "tool_call_content_chunk":
+        out.append(f"{update['toolCallId']} += {describe_tool_content(update['content'])}")
+    elif update["sessionUpdate"] == "terminal_update":
+        exit_status = update.get("exitStatus")
+        code: Optional[int] = exit_status.get("exitCode") if exit_status else None
+        size = update.get("size")
+        cols: Optional[int] = size["cols"] if size else None
+        out.append(f"{update['terminalId']} {update.get('command')} {cols} {code}")
+    elif update["sessionUpdate"] == "terminal_output_chunk":
+        data: str = update["data"]  # base64
+        out.append(f"{update['terminalId']} += {len(data)}")
+    elif update["sessionUpdate"] == "plan_update":
+        plan = update["plan"]
+        if plan["type"] == "items":
+            out.extend(e["content"] for e in plan["entries"])
+        else:
+            out.append(plan["content"])
     else:
         out.append(tag)
 
