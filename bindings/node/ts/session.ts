@@ -88,13 +88,17 @@ export interface SessionState {
   /** The legacy `models` of the open response (agents without a `model` config option). */
   models: LegacySessionModels | null;
   /**
-   * Tool calls merged from `tool_call` + `tool_call_update`, in order of first appearance.
+   * Tool calls merged from `tool_call` + `tool_call_update` (+ ACP v2's `tool_call_content_chunk`),
+   * in order of first appearance.
    * Bounded (1,024 calls): past it, finished calls are dropped first, then the oldest.
    */
   toolCalls: SessionToolCall[];
   /** How many tool calls were dropped from `toolCalls` by the bound. */
   toolCallsDropped: number;
-  /** The current plan entries (each `plan` update replaces them). */
+  /**
+   * The current plan entries (each `plan` update replaces them; under ACP v2, the `items` plan
+   * of the latest `plan_update`, cleared by its `plan_removed`).
+   */
   plan: PlanEntry[] | null;
   availableCommands: AvailableCommand[] | null;
   /** The latest `usage_update` (`{used, size, cost?}`). */

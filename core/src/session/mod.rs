@@ -2,6 +2,7 @@
 
 mod handle;
 mod models;
+mod updates_v2;
 
 use std::collections::HashMap;
 
@@ -31,13 +32,15 @@ pub struct SessionView {
     /// The legacy `models` (`{availableModels, currentModelId}`) of the open response, for agents
     /// that predate the `model` config option.
     pub models: Option<Value>,
-    /// Tool calls merged from `tool_call` + `tool_call_update`, in order of first appearance.
+    /// Tool calls merged from `tool_call` + `tool_call_update` (+ ACP v2's
+    /// `tool_call_content_chunk`), in order of first appearance.
     /// Bounded: at [`MAX_TOOL_CALLS`] it is trimmed to three quarters, dropping finished calls
     /// (`completed`/`failed`) first, then the oldest (the events still carry every call).
     pub tool_calls: Vec<Value>,
     /// How many tool calls were dropped from `tool_calls` by the bound.
     pub tool_calls_dropped: u64,
-    /// The current plan entries (`plan` replaces the whole plan).
+    /// The current plan entries (`plan` replaces the whole plan; under ACP v2, the `items` plan
+    /// of the latest `plan_update`, cleared by its `plan_removed`).
     pub plan: Option<Value>,
     pub available_commands: Option<Value>,
     /// Latest `usage_update` (`{used, size, cost?}`).
@@ -240,66 +243,9 @@ impl SessionView {
                 self.plan = obj.remove("entries");
                 self.plan_id = None;
             }
-            // ACP v2 (and v1's unstable twin): plans by id; `plan` shows the entries of the
-            // items plan updated last. A markdown plan has no entries: it leaves `plan` alone,
-            // unless it replaces the plan shown.
-            "plan_update" => {
-                let Some(Value::Object(mut plan)) = obj.remove("plan") else {
-                    return;
-                };
-                let id = plan
-                    .get("planId")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned);
-                let entries = match plan.get("type").and_then(Value::as_str) {
-                    Some("items") => plan.remove("entries").filter(Value::is_array),
-                    _ => None,
-                };
-                if entries.is_some() {
-                    self.plan = entries;
-                    self.plan_id = id;
-                } else if id.is_some() && id == self.plan_id {
-                    self.plan = None;
-                    self.plan_id = None;
-                }
-            }
-            "plan_removed" => {
-                let id = obj.get("planId").and_then(Value::as_str);
-                if id.is_some() && id == self.plan_id.as_deref() {
-                    self.plan = None;
-                    self.plan_id = None;
-                }
-            }
-            // ACP v2: one content item appended to a tool call (an unknown call is created, as
-            // a v1 `tool_call_update` for an unannounced call is).
-            "tool_call_content_chunk" => {
-                let (Some(id), Some(item)) = (
-                    obj.get("toolCallId")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned),
-                    obj.remove("content").filter(|c| !c.is_null()),
-                ) else {
-                    return;
-                };
-                let i = match self.tool_index.get(&id).copied() {
-                    Some(i) => i,
-                    None => {
-                        self.push_tool_call(id.clone(), serde_json::json!({ "toolCallId": id }));
-                        self.tool_calls.len() - 1
-                    }
-                };
-                if let Some(Value::Object(call)) = self.tool_calls.get_mut(i) {
-                    match call.get_mut("content") {
-                        Some(Value::Array(items)) => items.push(item),
-                        _ => {
-                            call.insert("content".into(), Value::Array(vec![item]));
-                        }
-                    }
-                }
-                if let Some(call) = self.tool_calls.get_mut(i) {
-                    bound_tool_call(call);
-                }
-            }
+            "plan_update" => self.apply_plan_update(obj),
+            "plan_removed" => self.apply_plan_removed(&obj),
+            "tool_call_content_chunk" => self.append_tool_call_content(obj),
             "available_commands_update" => {
                 self.available_commands = obj.remove("availableCommands")
             }
@@ -406,105 +352,6 @@ mod tests {
             Some(crate::schema::v1::ToolCallStatus::Completed)
         );
         assert_eq!(typed[0].fields.title.as_deref(), Some("Read"));
-    }
-
-    #[test]
-    fn v2_upserts_and_content_chunks_build_the_tool_call() {
-        let mut view = SessionView::new("s", None);
-        // v2 has no `tool_call`: the first `tool_call_update` creates the call.
-        apply(
-            &mut view,
-            serde_json::json!({"sessionUpdate":"tool_call_update","toolCallId":"c","title":"Run","kind":"execute","status":"in_progress","capabilities":{"cancel":{}}}),
-        );
-        let text =
-            |t: &str| serde_json::json!({"type":"content","content":{"type":"text","text":t}});
-        for t in ["one", "two"] {
-            apply(
-                &mut view,
-                serde_json::json!({"sessionUpdate":"tool_call_content_chunk","toolCallId":"c","content":text(t)}),
-            );
-        }
-        // A chunk for a call never announced creates it too.
-        apply(
-            &mut view,
-            serde_json::json!({"sessionUpdate":"tool_call_content_chunk","toolCallId":"d","content":text("x")}),
-        );
-        // A chunk without content changes nothing.
-        apply(
-            &mut view,
-            serde_json::json!({"sessionUpdate":"tool_call_content_chunk","toolCallId":"c"}),
-        );
-        let c = view.tool_call("c").cloned().unwrap_or_default();
-        assert_eq!(c["title"], "Run");
-        assert_eq!(c["content"], serde_json::json!([text("one"), text("two")]));
-        assert_eq!(
-            view.tool_call("d").unwrap()["content"],
-            serde_json::json!([text("x")])
-        );
-        apply(
-            &mut view,
-            serde_json::json!({"sessionUpdate":"tool_call_update","toolCallId":"c","status":"completed"}),
-        );
-        let typed = view.typed_tool_calls();
-        assert_eq!(typed.len(), 2);
-        assert_eq!(typed[0].fields.content.as_ref().map(Vec::len), Some(2));
-        assert_eq!(
-            typed[0].fields.status,
-            Some(crate::schema::v1::ToolCallStatus::Completed)
-        );
-    }
-
-    #[test]
-    fn v2_plan_updates_set_the_plan_and_its_removal_clears_it() {
-        let mut view = SessionView::new("s", None);
-        let entries = serde_json::json!([{"content":"Read","priority":"high","status":"pending"}]);
-        apply(
-            &mut view,
-            serde_json::json!({"sessionUpdate":"plan_update","plan":{"type":"items","planId":"p1","entries":entries}}),
-        );
-        assert_eq!(view.plan.as_ref(), Some(&entries));
-        assert_eq!(view.typed_plan().map(|p| p.len()), Some(1));
-        // Removing another plan leaves it; removing this one clears it.
-        apply(
-            &mut view,
-            serde_json::json!({"sessionUpdate":"plan_removed","planId":"p0"}),
-        );
-        assert_eq!(view.plan.as_ref(), Some(&entries));
-        apply(
-            &mut view,
-            serde_json::json!({"sessionUpdate":"plan_removed","planId":"p1"}),
-        );
-        assert_eq!(view.plan, None);
-        // A markdown plan has no entries: another one leaves the plan shown, one under its id
-        // replaces it.
-        apply(
-            &mut view,
-            serde_json::json!({"sessionUpdate":"plan_update","plan":{"type":"items","planId":"p2","entries":entries}}),
-        );
-        apply(
-            &mut view,
-            serde_json::json!({"sessionUpdate":"plan_update","plan":{"type":"markdown","planId":"p3","content":"# Plan"}}),
-        );
-        assert_eq!(view.plan.as_ref(), Some(&entries));
-        apply(
-            &mut view,
-            serde_json::json!({"sessionUpdate":"plan_update","plan":{"type":"markdown","planId":"p2","content":"# Plan"}}),
-        );
-        assert_eq!(view.plan, None);
-        // v1's `plan` replaces whatever was shown.
-        apply(
-            &mut view,
-            serde_json::json!({"sessionUpdate":"plan_update","plan":{"type":"items","planId":"p4","entries":entries}}),
-        );
-        apply(
-            &mut view,
-            serde_json::json!({"sessionUpdate":"plan","entries":[]}),
-        );
-        apply(
-            &mut view,
-            serde_json::json!({"sessionUpdate":"plan_removed","planId":"p4"}),
-        );
-        assert_eq!(view.plan, Some(serde_json::json!([])));
     }
 
     #[test]

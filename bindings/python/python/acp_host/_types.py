@@ -401,10 +401,13 @@ class SessionState:
     modes: Optional[SessionModeState]
     current_mode_id: Optional[str]
     config_options: Optional[List[SessionConfigOption]]
-    #: Tool calls merged from ``tool_call`` + ``tool_call_update``, in order of first appearance:
+    #: Tool calls merged from ``tool_call`` + ``tool_call_update`` (+ ACP v2's
+    #: ``tool_call_content_chunk``), in order of first appearance:
     #: ``toolCallId`` always, the other fields as last sent (a call first seen in an update may
     #: have no ``title``), hence the ``ToolCallUpdate`` shape.
     tool_calls: List[ToolCallUpdate]
+    #: The current plan entries (each ``plan`` replaces them; under ACP v2, the ``items`` plan of
+    #: the latest ``plan_update``, cleared by its ``plan_removed``).
     plan: Optional[List[PlanEntry]]
     available_commands: Optional[List[AvailableCommand]]
     #: The latest ``usage_update`` (``{used, size, cost?}``).
