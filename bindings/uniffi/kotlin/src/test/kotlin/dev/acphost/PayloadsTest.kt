@@ -10,6 +10,7 @@ import dev.acphost.payloads.ExitReason
 import dev.acphost.payloads.PermissionOptionKind
 import dev.acphost.payloads.PermissionRequested
 import dev.acphost.payloads.PlanEntryPriority
+import dev.acphost.payloads.PlanUpdateContent
 import dev.acphost.payloads.SessionOpened
 import dev.acphost.payloads.SessionUpdate
 import dev.acphost.payloads.StopReason
@@ -101,6 +102,45 @@ class PayloadsTest {
         val chunk = all.first { it is Event.SessionUpdate && it.updateKind == "agent_message_chunk" } as Event.SessionUpdate
         assertEquals(chunk.text, ((chunk.payload as SessionUpdate.AgentMessageChunk).content as ContentBlock.Text).text)
         assertTrue(chunk.data.contains("agent_message_chunk"))
+    }
+
+    @Test
+    fun `v2 update kinds narrow to their typed variants and an unknown kind stays Unknown`() = test {
+        val all = session("v2-updates", HostOptions(unstable = listOf("protocol/v2")))
+        val updates = all.filterIsInstance<Event.SessionUpdate>()
+        val lines = updates.map { ev ->
+            when (val p = ev.payload) {
+                is SessionUpdate.UserMessage -> "user ${p.messageId}"
+                is SessionUpdate.AgentMessage -> "agent ${(p.content!!.single() as ContentBlock.Text).text}"
+                is SessionUpdate.AgentThought -> "thought ${p.messageId}"
+                is SessionUpdate.ToolCallContentChunk -> "chunk ${p.toolCallId} ${p.content::class.simpleName}"
+                is SessionUpdate.TerminalUpdate ->
+                    "terminal ${p.terminalId} ${p.size?.let { "${it.cols}x${it.rows}" }} ${p.exitStatus?.exitCode}"
+                is SessionUpdate.TerminalOutputChunk -> "output ${p.terminalId} ${p.data}"
+                is SessionUpdate.PlanUpdate -> when (val plan = p.plan) {
+                    is PlanUpdateContent.Items -> "plan ${plan.entries.map { it.priority }}"
+                    else -> "plan ${plan::class.simpleName}"
+                }
+                is SessionUpdate.Unknown -> "unknown ${ev.updateKind} ${ev.data.contains("somethingNew")}"
+                else -> null
+            }
+        }.filterNotNull()
+        assertEquals(listOf(
+            "user user_1", "thought thought_1", "chunk call_1 Content", "chunk call_1 Terminal",
+            "terminal term_1 80x24 null", "output term_1 b2sK", "terminal term_1 null 0",
+            "plan [High, Low]", "plan Markdown", "unknown future_kind true", "agent Here: permission selected.",
+        ), lines)
+        // The permission request carries the call as the v2 upsert and the chunks built it.
+        val asked = all.first { it is Event.PermissionRequested }.payload as PermissionRequested
+        assertEquals("Run the tests", asked.toolCall.title)
+        assertEquals(2, asked.toolCall.content?.size)
+
+        // Hostile v2 payloads: a missing required field is Unknown, an unknown block that block's Unknown.
+        assertTrue(EventPayload.decode("session_update", """{"sessionUpdate":"terminal_output_chunk","terminalId":"t"}""")
+            is SessionUpdate.Unknown)
+        val odd = EventPayload.decode("session_update",
+            """{"sessionUpdate":"agent_message","messageId":"m","content":[{"type":"hologram"}],"extra":1}""")
+        assertTrue((odd as SessionUpdate.AgentMessage).content!!.single() is ContentBlock.Unknown, "$odd")
     }
 
     @Test
