@@ -31,7 +31,8 @@ export interface TurnResult {
   raw: PromptResponse;
   /**
    * The agent's message text of this turn, assembled from its `agent_message_chunk` text blocks
-   * (print the answer without reading events).
+   * (under ACP v2 also its `agent_message` upserts, each replacing its message's text) (print the
+   * answer without reading events).
    */
   text: string;
   /** The agent's thought text of this turn (`agent_thought_chunk`), kept apart from `text`. */

@@ -2,6 +2,7 @@
 
 mod handle;
 mod models;
+mod turn_text;
 mod updates_v2;
 
 use std::collections::HashMap;
@@ -12,6 +13,7 @@ use serde_json::{Map, Value};
 
 pub use handle::{Session, SteerResult, TurnResult};
 pub use models::{ModelInfo, ModelSwitch, Models};
+pub use turn_text::{TURN_TEXT_LIMIT, TurnText};
 
 /// A snapshot of one session, kept current by the connection as updates arrive.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -397,169 +399,6 @@ mod tests {
             view.usage.as_ref().map(|u| u["used"].clone()),
             Some(Value::from(5))
         );
-    }
-}
-
-/// Most text a turn assembles per stream (agent text, thought text); the rest is dropped and
-/// `truncated` set (the events still carry every chunk).
-pub const TURN_TEXT_LIMIT: usize = 4 * 1024 * 1024;
-
-/// A turn's agent message text and thought text, assembled from its `agent_message_chunk` and
-/// `agent_thought_chunk` text blocks (other content blocks are not text and are skipped).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TurnText {
-    pub text: String,
-    pub thought: String,
-    /// Either stream reached [`TURN_TEXT_LIMIT`].
-    pub truncated: bool,
-}
-
-/// The text of a chunk written exactly as `{"sessionUpdate":"…","content":{"type":"text",
-/// "text":"…"}}` with no escapes in the text (the common layout), read without a parse; `None`
-/// for any other layout, which the parser handles. The update is valid JSON (it was read as
-/// such), so an unescaped string between those quotes is the text itself.
-fn plain_text_chunk(update: &str) -> Option<&str> {
-    let rest = update.strip_prefix("{\"sessionUpdate\":\"")?;
-    let rest = &rest[rest.find('"')?..];
-    let rest = rest.strip_prefix("\",\"content\":{\"type\":\"text\",\"text\":\"")?;
-    let end = rest.bytes().position(|b| b == b'"' || b == b'\\')?;
-    (&rest[end..] == "\"}}").then(|| &rest[..end])
-}
-
-impl TurnText {
-    pub(crate) fn add_chunk(&mut self, kind: &str, update: &RawValue) {
-        let target = match kind {
-            "agent_message_chunk" => &mut self.text,
-            "agent_thought_chunk" => &mut self.thought,
-            _ => return,
-        };
-        #[derive(serde::Deserialize)]
-        struct Chunk<'a> {
-            #[serde(borrow)]
-            content: Option<Block<'a>>,
-        }
-        #[derive(serde::Deserialize)]
-        struct Block<'a> {
-            #[serde(rename = "type")]
-            kind: Option<&'a str>,
-            #[serde(borrow)]
-            text: Option<std::borrow::Cow<'a, str>>,
-        }
-        let piece = match plain_text_chunk(update.get()) {
-            Some(piece) => std::borrow::Cow::Borrowed(piece),
-            None => {
-                let Ok(chunk) = serde_json::from_str::<Chunk<'_>>(update.get()) else {
-                    return;
-                };
-                let Some(Block {
-                    kind: Some("text"),
-                    text: Some(piece),
-                }) = chunk.content
-                else {
-                    return;
-                };
-                piece
-            }
-        };
-        let room = TURN_TEXT_LIMIT.saturating_sub(target.len());
-        if piece.len() <= room {
-            target.push_str(&piece);
-        } else {
-            let mut cut = room;
-            while !piece.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            target.push_str(&piece[..cut]);
-            self.truncated = true;
-        }
-    }
-}
-
-#[cfg(test)]
-mod turn_text_tests {
-    use super::*;
-
-    fn chunk(kind: &str, text: &str) -> Box<RawValue> {
-        let v =
-            serde_json::json!({"sessionUpdate": kind, "content": {"type": "text", "text": text}});
-        RawValue::from_string(v.to_string()).unwrap_or_else(|_| unreachable!())
-    }
-
-    #[test]
-    fn text_is_assembled_bounded_and_cut_on_a_char_boundary() {
-        let mut t = TurnText::default();
-        t.add_chunk("agent_message_chunk", &chunk("agent_message_chunk", "a\"b"));
-        t.add_chunk("agent_thought_chunk", &chunk("agent_thought_chunk", "hm"));
-        t.add_chunk(
-            "user_message_chunk",
-            &chunk("user_message_chunk", "ignored"),
-        );
-        let image = RawValue::from_string(
-            r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"image","data":"x"}}"#
-                .into(),
-        )
-        .unwrap_or_else(|_| unreachable!());
-        t.add_chunk("agent_message_chunk", &image);
-        assert_eq!((t.text.as_str(), t.thought.as_str()), ("a\"b", "hm"));
-        let big = "é".repeat(TURN_TEXT_LIMIT);
-        t.add_chunk("agent_message_chunk", &chunk("agent_message_chunk", &big));
-        assert!(t.truncated);
-        assert!(t.text.len() <= TURN_TEXT_LIMIT && t.text.len() > TURN_TEXT_LIMIT - 2);
-    }
-
-    /// The no-parse path reads exactly the layouts it can be sure of; every other layout takes
-    /// the parser, and both give the same text.
-    #[test]
-    fn the_plain_layout_shortcut_agrees_with_the_parser() {
-        let cases = [
-            (
-                r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"plain"}}"#,
-                Some("plain"),
-                "plain",
-            ),
-            (
-                r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":""}}"#,
-                Some(""),
-                "",
-            ),
-            (
-                r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a\nb"}}"#,
-                None,
-                "a\nb",
-            ),
-            (
-                r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x","annotations":null}}"#,
-                None,
-                "x",
-            ),
-            (
-                r#"{"content":{"type":"text","text":"y"},"sessionUpdate":"agent_message_chunk"}"#,
-                None,
-                "y",
-            ),
-            (
-                r#"{"sessionUpdate":"agent_message_chunk","content":{"text":"z","type":"text"}}"#,
-                None,
-                "z",
-            ),
-            (
-                r#"{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"w"},"_meta":{}}"#,
-                None,
-                "w",
-            ),
-            (
-                r#"{"sessionUpdate":"agent_message_chunk", "content":{"type":"text","text":"v"}}"#,
-                None,
-                "v",
-            ),
-        ];
-        for (raw, shortcut, text) in cases {
-            assert_eq!(plain_text_chunk(raw), shortcut, "{raw}");
-            let mut t = TurnText::default();
-            let update = RawValue::from_string(raw.to_owned()).unwrap_or_else(|_| unreachable!());
-            t.add_chunk("agent_message_chunk", &update);
-            assert_eq!(t.text, text, "{raw}");
-        }
     }
 }
 

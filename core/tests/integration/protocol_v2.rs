@@ -386,6 +386,9 @@ async fn v2_update_kinds_are_typed_and_build_the_session_state() {
         .unwrap();
     let turn = session.prompt_text("all").await.unwrap();
     assert_eq!(turn.stop_reason, "end_turn");
+    // The chunk "Here" of msg_1, then msg_1's upsert: the message's text is the upsert's.
+    assert_eq!(turn.text, "Here: permission selected.");
+    assert_eq!(turn.thought, "Every v2 kind, once.");
     let evs = collect_until(&mut events, T, |e| e.kind == EventKind::TurnEnded).await;
 
     // What the decider and the event saw: the call as the upsert and the chunks built it.

@@ -270,7 +270,8 @@ class TurnResult:
     #: The whole ``session/prompt`` response.
     raw: Dict[str, Any]
     #: The agent's message text of this turn, assembled from its ``agent_message_chunk`` text
-    #: blocks (print the answer without reading events).
+    #: blocks (under ACP v2 also its ``agent_message`` upserts, each replacing its message's text)
+    #: (print the answer without reading events).
     text: str = ""
     #: The agent's thought text of this turn (``agent_thought_chunk``), kept apart from ``text``.
     thought: str = ""
