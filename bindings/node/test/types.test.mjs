@@ -158,6 +158,8 @@ test('ACP v2 update kinds arrive under the types that name them; an unknown kind
     const session = await agent.newSession({ cwd: tmpdir() });
     const turn = await session.prompt('all');
     assert.equal(turn.stopReason, 'end_turn');
+    // msg_1's chunk, then its upsert: the turn's text is the upsert's.
+    assert.equal(turn.text, 'Here: permission selected.');
     const updates = (await collectUntil(it, (e) => e.kind === 'turn_ended')).filter((e) => e.kind === 'session_update');
     const kinds = updates.map((e) => e.data.sessionUpdate);
     // Each v2-only kind is a variant of the union, with its own payload type.
