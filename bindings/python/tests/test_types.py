@@ -147,7 +147,9 @@ def test_v2_updates_fit_their_types_and_an_unknown_kind_arrives_as_sent() -> Non
     with acp_host.Host(unstable=["protocol/v2"], on_permission=lambda req: req.option_id("allow_once")) as host:
         stream = host.events()
         session = host.spawn(mock("v2-updates")).new_session("/tmp")
-        assert session.prompt("all").stop_reason == "end_turn"
+        result = session.prompt("all")
+        assert result.stop_reason == "end_turn"
+        assert result.text == "Here: permission selected."  # msg_1's chunk, then its upsert
         evs = stream.collect_until(lambda e: e.kind == "turn_ended", timeout=T)
         state = session.state
     updates = [e.data for e in evs if e.kind == "session_update"]

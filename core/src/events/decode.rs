@@ -156,8 +156,8 @@ pub(super) fn decode(kind: EventKind, raw: &str) -> Decoded {
     }
 }
 
-/// A kind v1 does not know: one of ACP v2's (`state_update`, [`payload_v2::V2_UPDATE_KINDS`]),
-/// else `None` (the caller's `unknown_update_kind` stands).
+/// A kind v1 does not know: one of ACP v2's (`state_update`, [`payload_v2::decode`]'s), else
+/// `None` (the caller's `unknown_update_kind` stands).
 fn v2_update(raw: &str) -> Option<Decoded> {
     let value = serde_json::from_str::<Value>(raw).ok()?;
     let kind = value.get("sessionUpdate").and_then(Value::as_str)?;

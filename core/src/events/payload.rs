@@ -688,20 +688,25 @@ pub fn events_schema() -> Value {
     let mut schema = serde_json::to_value(root).unwrap_or(Value::Null);
     // The v2 kinds' types after the root's, appended to its `$defs`: the types already there
     // keep their place (and the generated faces their order).
-    let v2 = super::payload_v2::schemas(&mut generator);
+    let state_row = (
+        "state_update",
+        "ACP v2 (draft): the session's foreground state; `idle` ends the turn.",
+        state,
+    );
+    let rows: Vec<_> = std::iter::once(state_row)
+        .chain(
+            super::payload_v2::V2_UPDATE_KINDS
+                .iter()
+                .map(|(kind, description, payload)| (*kind, *description, payload(&mut generator))),
+        )
+        .collect();
     if let Some(Value::Object(defs)) = schema.get_mut("$defs") {
         for (name, def) in generator.take_definitions(true) {
             defs.entry(name).or_insert(def);
         }
     }
     if let Some(Value::Array(variants)) = schema.pointer_mut("/$defs/SessionUpdate/oneOf") {
-        let state_row = (
-            "state_update",
-            "ACP v2 (draft): the session's foreground state; `idle` ends the turn.",
-        );
-        let rows =
-            std::iter::once(state_row).chain(super::payload_v2::V2_UPDATE_KINDS.iter().copied());
-        for ((kind, description), payload) in rows.zip(std::iter::once(&state).chain(&v2)) {
+        for (kind, description, payload) in rows {
             let mut variant = serde_json::json!({
                 "description": description,
                 "type": "object",

@@ -135,41 +135,54 @@ pub enum V2SessionUpdate {
     ReplayComplete(V2ReplayComplete),
 }
 
+/// How the event schema describes a kind: its payload type's schema (added to the generator's
+/// `$defs`).
+#[cfg(feature = "json-schema")]
+pub(super) type SchemaFn = fn(&mut schemars::SchemaGenerator) -> schemars::Schema;
+
 /// The v2-only kinds: each tag with the description of its `SessionUpdate` variant in the event
-/// schema (one variant per row); [`decode`] knows exactly these tags.
-pub const V2_UPDATE_KINDS: &[(&str, &str)] = &[
+/// schema (one variant per row) and its payload type; [`decode`] knows exactly these tags.
+#[cfg(feature = "json-schema")]
+pub(super) const V2_UPDATE_KINDS: &[(&str, &str, SchemaFn)] = &[
     (
         "user_message",
         "ACP v2 (draft): a user message created or patched.",
+        schemars::SchemaGenerator::subschema_for::<V2Message>,
     ),
     (
         "agent_message",
         "ACP v2 (draft): an agent message created or patched.",
+        schemars::SchemaGenerator::subschema_for::<V2Message>,
     ),
     (
         "agent_thought",
         "ACP v2 (draft): an agent thought created or patched.",
+        schemars::SchemaGenerator::subschema_for::<V2Message>,
     ),
     (
         "tool_call_content_chunk",
         "ACP v2 (draft): one content item appended to a tool call.",
+        schemars::SchemaGenerator::subschema_for::<V2ToolCallContentChunk>,
     ),
     (
         "terminal_update",
         "ACP v2 (draft): an agent-owned terminal created or patched.",
+        schemars::SchemaGenerator::subschema_for::<V2TerminalUpdate>,
     ),
     (
         "terminal_output_chunk",
         "ACP v2 (draft): bytes appended to an agent-owned terminal's output.",
+        schemars::SchemaGenerator::subschema_for::<V2TerminalOutputChunk>,
     ),
     (
         "replay_complete",
         "ACP v2 (draft): the replay a resume asked for is over.",
+        schemars::SchemaGenerator::subschema_for::<V2ReplayComplete>,
     ),
 ];
 
 /// Decode a v2-only kind leniently (as [`lenient_value`](super::lenient_value) does for v1's),
-/// or `None` when `kind` is not one of [`V2_UPDATE_KINDS`].
+/// or `None` when `kind` is not v2-only (the kinds of the event schema's v2 variants).
 pub(super) fn decode(
     kind: &str,
     value: &Value,
@@ -191,20 +204,4 @@ pub(super) fn decode(
         "replay_complete" => v!(ReplayComplete),
         _ => None,
     }
-}
-
-/// The schema of each v2-only kind's payload (same order as [`V2_UPDATE_KINDS`]), from
-/// `generator` so their nested types share its `$defs`.
-#[cfg(feature = "json-schema")]
-pub(super) fn schemas(generator: &mut schemars::SchemaGenerator) -> Vec<schemars::Schema> {
-    V2_UPDATE_KINDS
-        .iter()
-        .map(|(kind, _)| match *kind {
-            "tool_call_content_chunk" => generator.subschema_for::<V2ToolCallContentChunk>(),
-            "terminal_update" => generator.subschema_for::<V2TerminalUpdate>(),
-            "terminal_output_chunk" => generator.subschema_for::<V2TerminalOutputChunk>(),
-            "replay_complete" => generator.subschema_for::<V2ReplayComplete>(),
-            _ => generator.subschema_for::<V2Message>(),
-        })
-        .collect()
 }
