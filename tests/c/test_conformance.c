@@ -67,8 +67,24 @@ static bool matches(const acph_event *ev, const char *spec) {
     return m;
 }
 
-/* Pull events until `spec` matches or the call completes (whichever is asked). */
+/* An event pulled already, from index `from` on: `spec` matches, or `call` completed. */
+static const acph_event *pulled(const runner *r, size_t from, const char *spec, uint64_t call) {
+    for (size_t i = from; i < r->evs.len; i++) {
+        const acph_event *ev = r->evs.items[i];
+        if (spec && matches(ev, spec)) return ev;
+        if (call && ev->kind == ACPH_EVENT_CALL_COMPLETED && ev->call == call) return ev;
+    }
+    return NULL;
+}
+
+/* Pull events until `spec` matches or the call completes (whichever is asked). A call that
+   completed while another one was awaited (a steer's during its prompt) is found among the
+   events pulled already. */
 static const acph_event *pump(runner *r, const char *spec, uint64_t call) {
+    if (call) {
+        const acph_event *done = pulled(r, 0, NULL, call);
+        if (done) return done;
+    }
     uint64_t deadline = now_ms() + T_WAIT;
     for (;;) {
         uint64_t now = now_ms();
@@ -337,19 +353,22 @@ static json *run_case(const json *c, const char *cwd, source src) {
                 EXPECT(ACPH_STATUS_OK, acph_session_prompt_text(r.h, r.session, text, strlen(text), &call, ERR));
             }
             const char *steer_on = json_str(json_get(op, "steerOn"));
+            /* Awaiting the steer pulls events: a cancelOn/abortOn among them counts. */
+            size_t mark = r.evs.len;
             if (steer_on) {
                 pump(&r, steer_on, 0);
+                mark = r.evs.len;
                 uint64_t steered = steer(&r, json_str(json_get(op, "steer")));
                 await_value(&r, steered, "steer", json_str(json_get(op, "steerExpect")), pick_outcome);
             }
             const char *cancel_on = json_str(json_get(op, "cancelOn"));
             if (cancel_on) {
-                pump(&r, cancel_on, 0);
+                if (!pulled(&r, mark, cancel_on, 0)) pump(&r, cancel_on, 0);
                 EXPECT(ACPH_STATUS_OK, acph_session_cancel(r.h, r.session, ERR));
             }
             const char *abort_on = json_str(json_get(op, "abortOn"));
             if (abort_on) {
-                pump(&r, abort_on, 0);
+                if (!pulled(&r, mark, abort_on, 0)) pump(&r, abort_on, 0);
                 EXPECT(ACPH_STATUS_OK, acph_call_cancel(r.h, call, ERR));
             }
             bool want_error = expect && strncmp(expect, "error:", 6) == 0;
