@@ -252,7 +252,10 @@ impl Actor {
             let params = serde_json::json!({ "sessionId": &*session, "prompt": &prompt });
             ("session/prompt", raw_json(&params))
         } else {
-            (STEERING_METHOD, raw_json(&steering_params(&session, &prompt)))
+            (
+                STEERING_METHOD,
+                raw_json(&steering_params(&session, &prompt)),
+            )
         };
         let id = self
             .shared
@@ -329,12 +332,10 @@ impl Actor {
             Some(o) => o,
             // v2: `{messageId}` is the insertion; into the turn it was sent to while that runs,
             // else the agent runs new work for it (the host sees that as the agent's own turn).
-            None if v2 && answer.get("messageId").is_some_and(Value::is_string) => {
-                match current {
-                    Some((_, Some(now), _)) if now == turn => "injected",
-                    _ => "startedNewTurn",
-                }
-            }
+            None if v2 && answer.get("messageId").is_some_and(Value::is_string) => match current {
+                Some((_, Some(now), _)) if now == turn => "injected",
+                _ => "startedNewTurn",
+            },
             None => "",
         };
         let done = match outcome {

@@ -91,7 +91,11 @@ fn check<T: std::fmt::Debug>(
 /// A steer's result: `expect` is its outcome (`injected`, `queued`, ...) or `error:<kind>`.
 fn check_steer(case: &str, res: &acp_host::Result<acp_host::SteerResult>, expect: Option<&str>) {
     match (expect, res) {
-        (Some(e), Err(err)) => assert_eq!(Some(err.kind()), e.strip_prefix("error:"), "{case}: steer: {err}"),
+        (Some(e), Err(err)) => assert_eq!(
+            Some(err.kind()),
+            e.strip_prefix("error:"),
+            "{case}: steer: {err}"
+        ),
         (Some(e), Ok(r)) => assert_eq!(r.to_json()["outcome"], e, "{case}: steer"),
         (None, r) => panic!("{case}: a steer op needs its expected outcome, got {r:?}"),
     }
@@ -117,7 +121,11 @@ fn check_value<T: Into<Value> + std::fmt::Debug>(
 fn session_id(op: &Value, current: &Option<Session>) -> String {
     match op["sessionId"].as_str() {
         Some(id) => id.to_owned(),
-        None => current.as_ref().expect("a current session").id().to_string(),
+        None => current
+            .as_ref()
+            .expect("a current session")
+            .id()
+            .to_string(),
     }
 }
 
@@ -339,8 +347,7 @@ pub(crate) async fn run_case_from(case: &Value, cwd: &str, source: Source) -> Ve
                     // `turns`: a queued steer is a turn of its own after the prompt's.
                     for _ in 0..op["turns"].as_u64().unwrap_or(1) {
                         trace.extend(
-                            collect_until(&mut events, T, |e| e.kind == EventKind::TurnEnded)
-                                .await,
+                            collect_until(&mut events, T, |e| e.kind == EventKind::TurnEnded).await,
                         );
                     }
                 }

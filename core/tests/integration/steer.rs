@@ -446,7 +446,10 @@ async fn on_v2_a_steer_is_inserted_into_the_running_work() {
         vec![(r.steer, "injected".into(), Some(turn.turn))]
     );
     let after = drain(&mut events, Duration::from_millis(300)).await;
-    assert!(of_kind(&after, EventKind::TurnStarted).is_empty(), "{after:?}");
+    assert!(
+        of_kind(&after, EventKind::TurnStarted).is_empty(),
+        "{after:?}"
+    );
     assert!(of_kind(&after, EventKind::Steer).is_empty(), "{after:?}");
 }
 
@@ -490,8 +493,10 @@ async fn on_v2_with_no_turn_running_a_steer_is_prompted() {
     assert_eq!(r.to_json()["outcome"], "prompted");
     // Turn 1 of the mock waits for an insertion; steer into it to let it end.
     let s = session.clone();
-    collect_until(&mut events, T, |e| e.update_kind().as_deref() == Some("agent_message_chunk"))
-        .await;
+    collect_until(&mut events, T, |e| {
+        e.update_kind().as_deref() == Some("agent_message_chunk")
+    })
+    .await;
     let inserted = s.steer(text("more")).await.unwrap();
     assert_eq!(inserted.to_json()["outcome"], "injected");
     assert_eq!(inserted.turn, r.turn);
