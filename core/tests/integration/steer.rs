@@ -503,3 +503,15 @@ async fn on_v2_with_no_turn_running_a_steer_is_prompted() {
     let evs = collect_until(&mut events, T, |e| e.kind == EventKind::TurnEnded).await;
     assert_eq!(of_kind(&evs, EventKind::TurnEnded)[0].turn, r.turn);
 }
+
+/// Opted into v2 but the agent answers v1: the vendor `_session/steering` path, as without v2.
+#[tokio::test]
+async fn opted_into_v2_with_a_v1_agent_steering_stays_the_vendor_extension() {
+    let (_host, mut events, agent, session) = open(v2_opted_in(), "steering").await;
+    assert_eq!(agent.info().unwrap().protocol_version, 1);
+    let (task, _) = running_turn(&session, &mut events).await;
+    let r = session.steer(text("go left")).await.unwrap();
+    assert_eq!(r.to_json()["outcome"], "injected");
+    let turn = task.await.unwrap().unwrap();
+    assert_eq!(turn.text, "workingsteered: go left done");
+}
