@@ -67,8 +67,24 @@ static bool matches(const acph_event *ev, const char *spec) {
     return m;
 }
 
-/* Pull events until `spec` matches or the call completes (whichever is asked). */
+/* An event pulled already, from index `from` on: `spec` matches, or `call` completed. */
+static const acph_event *pulled(const runner *r, size_t from, const char *spec, uint64_t call) {
+    for (size_t i = from; i < r->evs.len; i++) {
+        const acph_event *ev = r->evs.items[i];
+        if (spec && matches(ev, spec)) return ev;
+        if (call && ev->kind == ACPH_EVENT_CALL_COMPLETED && ev->call == call) return ev;
+    }
+    return NULL;
+}
+
+/* Pull events until `spec` matches or the call completes (whichever is asked). A call that
+   completed while another one was awaited (a steer's during its prompt) is found among the
+   events pulled already. */
 static const acph_event *pump(runner *r, const char *spec, uint64_t call) {
+    if (call) {
+        const acph_event *done = pulled(r, 0, NULL, call);
+        if (done) return done;
+    }
     uint64_t deadline = now_ms() + T_WAIT;
     for (;;) {
         uint64_t now = now_ms();
@@ -133,6 +149,53 @@ static json *await_call(runner *r, uint64_t call, const char *what, const char *
     }
     free(kind);
     return result;
+}
+
+/* A call whose value is checked: `expect` is "error:<kind>", the value `pick` takes from the
+   result (a string), or NULL (success). */
+static void await_value(runner *r, uint64_t call, const char *what, const char *expect,
+                        const char *(*pick)(const json *)) {
+    bool want_error = expect && strncmp(expect, "error:", 6) == 0;
+    json *result = await_call(r, call, what, want_error ? expect : NULL);
+    if (expect && !want_error) {
+        const char *got = pick(result);
+        if (!got || strcmp(got, expect) != 0) {
+            fprintf(stderr, "%s: %s: got %s, want %s\n", r->name, what, got ? got : "(none)", expect);
+            exit(1);
+        }
+    }
+    json_free(result);
+}
+
+static const char *pick_outcome(const json *v) { return json_str(json_get(v, "outcome")); }
+static const char *pick_status(const json *v) { return json_str(json_get(v, "status")); }
+static const char *pick_title(const json *v) { return json_str(json_get(v, "title")); }
+static const char *pick_mode(const json *v) { return json_str(json_get(json_get(v, "modes"), "currentModeId")); }
+
+/* Steer the current session with one text block. */
+static uint64_t steer(runner *r, const char *text) {
+    json *blocks = json_new_array();
+    json *block = json_new_object();
+    json_set(block, "type", json_new_string("text"));
+    json_set(block, "text", json_new_string(text));
+    json_push(blocks, block);
+    char *content = json_dump(blocks);
+    json_free(blocks);
+    uint64_t call = 0;
+    EXPECT(ACPH_STATUS_OK, acph_session_steer(r->h, r->session, content, strlen(content), &call, ERR));
+    free(content);
+    return call;
+}
+
+/* The op's `sessionId`, else the current session's (owned). */
+static char *op_session_id(runner *r, const json *op) {
+    const char *sid = json_str(json_get(op, "sessionId"));
+    if (sid) return strdup(sid);
+    char *id = NULL;
+    EXPECT(ACPH_STATUS_OK, acph_session_id(r->h, r->session, &id, NULL, ERR));
+    char *copy = strdup(id);
+    acph_string_free(id);
+    return copy;
 }
 
 /* The extension handler: answers from the case's table (called on a library thread). */
@@ -289,14 +352,23 @@ static json *run_case(const json *c, const char *cwd, source src) {
                 const char *text = json_str(json_get(op, "text"));
                 EXPECT(ACPH_STATUS_OK, acph_session_prompt_text(r.h, r.session, text, strlen(text), &call, ERR));
             }
+            const char *steer_on = json_str(json_get(op, "steerOn"));
+            /* Awaiting the steer pulls events: a cancelOn/abortOn among them counts. */
+            size_t mark = r.evs.len;
+            if (steer_on) {
+                pump(&r, steer_on, 0);
+                mark = r.evs.len;
+                uint64_t steered = steer(&r, json_str(json_get(op, "steer")));
+                await_value(&r, steered, "steer", json_str(json_get(op, "steerExpect")), pick_outcome);
+            }
             const char *cancel_on = json_str(json_get(op, "cancelOn"));
             if (cancel_on) {
-                pump(&r, cancel_on, 0);
+                if (!pulled(&r, mark, cancel_on, 0)) pump(&r, cancel_on, 0);
                 EXPECT(ACPH_STATUS_OK, acph_session_cancel(r.h, r.session, ERR));
             }
             const char *abort_on = json_str(json_get(op, "abortOn"));
             if (abort_on) {
-                pump(&r, abort_on, 0);
+                if (!pulled(&r, mark, abort_on, 0)) pump(&r, abort_on, 0);
                 EXPECT(ACPH_STATUS_OK, acph_call_cancel(r.h, call, ERR));
             }
             bool want_error = expect && strncmp(expect, "error:", 6) == 0;
@@ -312,7 +384,41 @@ static json *run_case(const json *c, const char *cwd, source src) {
             /* Let the turn's events land before the next op (a prompt refused locally,
              * `unsupported`, has no turn). */
             bool refused = expect && strcmp(expect, "error:unsupported") == 0;
-            if (!refused && r.turn_ended_seen == ended_before) pump(&r, "turn_ended", 0);
+            /* `turns`: a queued steer is a turn of its own after the prompt's. */
+            uint64_t turns = 1;
+            json_u64(json_get(op, "turns"), &turns);
+            while (!refused && r.turn_ended_seen < ended_before + turns) pump(&r, "turn_ended", 0);
+        } else if (strcmp(what, "steer") == 0) {
+            size_t ended_before = r.turn_ended_seen;
+            call = steer(&r, json_str(json_get(op, "text")));
+            await_value(&r, call, what, expect, pick_outcome);
+            if (expect && strcmp(expect, "prompted") == 0 && r.turn_ended_seen == ended_before) pump(&r, "turn_ended", 0);
+        } else if (strcmp(what, "session_status") == 0 || strcmp(what, "set_title") == 0 ||
+                   strcmp(what, "archive_session") == 0 || strcmp(what, "unarchive_session") == 0) {
+            char *sid = op_session_id(&r, op);
+            const char *(*pick)(const json *) = NULL;
+            if (strcmp(what, "session_status") == 0) {
+                EXPECT(ACPH_STATUS_OK, acph_agent_session_status(r.h, r.agent, sid, strlen(sid), &call, ERR));
+                pick = pick_status;
+            } else if (strcmp(what, "set_title") == 0) {
+                const char *title = json_str(json_get(op, "title"));
+                EXPECT(ACPH_STATUS_OK, acph_agent_set_session_title(r.h, r.agent, sid, strlen(sid), title, strlen(title), &call, ERR));
+                pick = pick_title;
+            } else if (strcmp(what, "archive_session") == 0) {
+                EXPECT(ACPH_STATUS_OK, acph_agent_archive_session(r.h, r.agent, sid, strlen(sid), &call, ERR));
+            } else {
+                EXPECT(ACPH_STATUS_OK, acph_agent_unarchive_session(r.h, r.agent, sid, strlen(sid), &call, ERR));
+            }
+            free(sid);
+            if (pick) {
+                await_value(&r, call, what, expect, pick);
+            } else {
+                json_free(await_call(&r, call, what, expect));
+            }
+        } else if (strcmp(what, "session_options") == 0) {
+            const char *sid = json_str(json_get(op, "sessionId"));
+            EXPECT(ACPH_STATUS_OK, acph_agent_session_options(r.h, r.agent, opts, strlen(opts), sid, sid ? strlen(sid) : 0, &call, ERR));
+            await_value(&r, call, what, expect, pick_mode);
         } else if (strcmp(what, "set_mode") == 0) {
             const char *mode = json_str(json_get(op, "modeId"));
             EXPECT(ACPH_STATUS_OK, acph_session_set_mode(r.h, r.session, mode, strlen(mode), &call, ERR));

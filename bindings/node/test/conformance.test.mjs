@@ -49,6 +49,14 @@ function normalise(ev) {
   return { kind: ev.kind, session: ev.session ?? null, turn: ev.turn ?? null, replay: ev.replay, data };
 }
 
+/** A call with a value: `expect` is `error:<kind>`, or the value `pick` takes from the result. */
+async function expectValue(name, what, promise, expect, pick) {
+  const isError = expect?.startsWith('error:');
+  const v = await expectOutcome(name, what, promise, isError ? expect : undefined);
+  if (expect !== undefined && !isError) assert.equal(pick(v), expect, `${name}: ${what}`);
+  return v;
+}
+
 async function expectOutcome(name, what, promise, expect) {
   const kind = expect?.startsWith('error:') ? expect.slice(6) : null;
   try {
@@ -140,6 +148,10 @@ async function runCase(c, cwd, source = {}) {
           const ac = new AbortController();
           const turn = current.prompt(op.content ?? op.text, { signal: ac.signal });
           turn.catch(() => {});
+          if (op.steerOn) {
+            trace.push(...(await collectUntil(events, (e) => matches(e, op.steerOn))));
+            await expectValue(name, 'steer', current.steer(op.steer), op.steerExpect, (r) => r.outcome);
+          }
           if (op.cancelOn) {
             trace.push(...(await collectUntil(events, (e) => matches(e, op.cancelOn))));
             await current.cancel();
@@ -158,7 +170,32 @@ async function runCase(c, cwd, source = {}) {
           }
           // Let the turn's events land before the next op, so traces do not depend on timing (a
           // prompt refused locally, `unsupported`, has no turn).
-          if (op.expect !== 'error:unsupported') trace.push(...(await collectUntil(events, (e) => e.kind === 'turn_ended')));
+          // `turns`: a queued steer is a turn of its own after the prompt's.
+          if (op.expect !== 'error:unsupported') {
+            for (let i = 0; i < (op.turns ?? 1); i++) trace.push(...(await collectUntil(events, (e) => e.kind === 'turn_ended')));
+          }
+          break;
+        }
+        case 'steer': {
+          const r = await expectValue(name, what, current.steer(op.text), op.expect, (r) => r.outcome);
+          if (r?.outcome === 'prompted') trace.push(...(await collectUntil(events, (e) => e.kind === 'turn_ended')));
+          break;
+        }
+        case 'session_status':
+          await expectValue(name, what, agent.sessionStatus(op.sessionId ?? current.id), op.expect, (r) => r.status);
+          break;
+        case 'set_title':
+          await expectValue(name, what, agent.setSessionTitle(op.sessionId ?? current.id, op.title), op.expect, (t) => t);
+          break;
+        case 'archive_session':
+          await expectOutcome(name, what, agent.archiveSession(op.sessionId ?? current.id), op.expect);
+          break;
+        case 'unarchive_session':
+          await expectOutcome(name, what, agent.unarchiveSession(op.sessionId ?? current.id), op.expect);
+          break;
+        case 'session_options': {
+          const o = op.sessionId === undefined ? opts : { ...opts, sessionId: op.sessionId };
+          await expectValue(name, what, agent.sessionOptions(o), op.expect, (d) => d.modes?.currentModeId);
           break;
         }
         case 'set_mode':

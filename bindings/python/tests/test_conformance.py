@@ -124,10 +124,46 @@ def host_kwargs(case: Dict[str, Any], aio: bool = False) -> Dict[str, Any]:
     return kw
 
 
+def check_value(what: str, got: Any, expect: Optional[str]) -> None:
+    """A call's value (a steer's outcome, a status, a title, a mode) against ``expect`` (no
+    ``expect``, or an ``error:`` one, which the call would have raised: nothing to compare)."""
+    if expect is not None and not expect.startswith("error:"):
+        assert got == expect, f"{what}: got {got!r}, want {expect!r}"
+
+
+def check_steer(session: Any, op: Dict[str, Any]) -> None:
+    """A ``steerOn`` steer of a prompt op (sync API): its outcome is ``steerExpect``."""
+    try:
+        r = session.steer(op["steer"])
+    except acp_host.AcpError as exc:
+        expect_error("steer", exc, op.get("steerExpect"))
+    else:
+        check_value("steer", r.outcome, op.get("steerExpect"))
+
+
+async def check_steer_async(session: Any, op: Dict[str, Any]) -> None:
+    try:
+        r = await session.steer(op["steer"])
+    except acp_host.AcpError as exc:
+        expect_error("steer", exc, op.get("steerExpect"))
+    else:
+        check_value("steer", r.outcome, op.get("steerExpect"))
+
+
+def current_mode(d: acp_host.SessionDefaults) -> Any:
+    return (d.modes or {}).get("currentModeId")
+
+
 def expect_error(what: str, exc: BaseException, expect: Optional[str]) -> None:
     assert expect and expect.startswith("error:"), f"{what} failed: {exc!r}"
     assert isinstance(exc, acp_host.AcpError), repr(exc)
     assert exc.code == expect[len("error:"):], f"{what}: {exc!r}"
+
+
+def sid(session: Any) -> str:
+    """The current session's id (for the ops without ``sessionId``)."""
+    assert session is not None
+    return str(session.id)
 
 
 _CREDENTIALS = tempfile.TemporaryDirectory(prefix="acp-host-py-creds-")  # removed at exit
@@ -177,6 +213,9 @@ def run_sync(case: Dict[str, Any], spawn: Optional[Dict[str, Any]] = None,
 
                     th = threading.Thread(target=turn)
                     th.start()
+                    if "steerOn" in op:
+                        trace += events.collect_until(lambda e: matches(e, op["steerOn"]), T)
+                        check_steer(session, op)
                     if "cancelOn" in op:
                         trace += events.collect_until(lambda e: matches(e, op["cancelOn"]), T)
                         session.cancel()
@@ -192,10 +231,28 @@ def run_sync(case: Dict[str, Any], spawn: Optional[Dict[str, Any]] = None,
                         exited = exited or box["error"].code == "agent_exited"
                     else:
                         assert box["result"].stop_reason == expect
-                    # A prompt refused locally (`unsupported`: nothing sent) has no turn.
+                    # A prompt refused locally (`unsupported`: nothing sent) has no turn; `turns`:
+                    # a queued steer is a turn of its own after the prompt's.
                     if expect != "error:unsupported":
-                        trace += events.collect_until(lambda e: e.kind == "turn_ended", T)
+                        for _ in range(op.get("turns", 1)):
+                            trace += events.collect_until(lambda e: e.kind == "turn_ended", T)
                     continue
+                elif name == "steer":
+                    assert current is not None
+                    outcome = current.steer(op["text"]).outcome
+                    check_value(name, outcome, expect)
+                    if outcome == "prompted":
+                        trace += events.collect_until(lambda e: e.kind == "turn_ended", T)
+                elif name == "session_status":
+                    check_value(name, agent.session_status(op.get("sessionId") or sid(current)).status, expect)
+                elif name == "set_title":
+                    check_value(name, agent.set_session_title(op.get("sessionId") or sid(current), op["title"]), expect)
+                elif name == "archive_session":
+                    agent.archive_session(op.get("sessionId") or sid(current))
+                elif name == "unarchive_session":
+                    agent.unarchive_session(op.get("sessionId") or sid(current))
+                elif name == "session_options":
+                    check_value(name, current_mode(agent.session_options(CWD, session_id=op.get("sessionId"))), expect)
                 elif name == "set_mode":
                     assert current is not None
                     current.set_mode(op["modeId"])
@@ -261,6 +318,9 @@ async def run_async(case: Dict[str, Any]) -> List[Dict[str, Any]]:
                 elif name == "prompt":
                     assert current is not None
                     task = asyncio.ensure_future(current.prompt(op.get("content") or op["text"]))
+                    if "steerOn" in op:
+                        trace += await events.collect_until(lambda e: matches(e, op["steerOn"]), T)
+                        await check_steer_async(current, op)
                     if "cancelOn" in op:
                         trace += await events.collect_until(lambda e: matches(e, op["cancelOn"]), T)
                         await current.cancel()
@@ -281,8 +341,28 @@ async def run_async(case: Dict[str, Any]) -> List[Dict[str, Any]]:
                     else:
                         assert result.stop_reason == expect
                     if expect != "error:unsupported":
-                        trace += await events.collect_until(lambda e: e.kind == "turn_ended", T)
+                        for _ in range(op.get("turns", 1)):
+                            trace += await events.collect_until(lambda e: e.kind == "turn_ended", T)
                     continue
+                elif name == "steer":
+                    assert current is not None
+                    outcome = (await current.steer(op["text"])).outcome
+                    check_value(name, outcome, expect)
+                    if outcome == "prompted":
+                        trace += await events.collect_until(lambda e: e.kind == "turn_ended", T)
+                elif name == "session_status":
+                    status = await agent.session_status(op.get("sessionId") or sid(current))
+                    check_value(name, status.status, expect)
+                elif name == "set_title":
+                    title = await agent.set_session_title(op.get("sessionId") or sid(current), op["title"])
+                    check_value(name, title, expect)
+                elif name == "archive_session":
+                    await agent.archive_session(op.get("sessionId") or sid(current))
+                elif name == "unarchive_session":
+                    await agent.unarchive_session(op.get("sessionId") or sid(current))
+                elif name == "session_options":
+                    defaults = await agent.session_options(CWD, session_id=op.get("sessionId"))
+                    check_value(name, current_mode(defaults), expect)
                 elif name == "set_mode":
                     assert current is not None
                     await current.set_mode(op["modeId"])

@@ -4,6 +4,8 @@
 //! - a turn runs, the agent advertises steering ([`super::state::steering_supported`]) and no
 //!   steer waits before it: `_session/steering` with `idleBehavior: "promptRequired"`; the
 //!   agent's `injected` is the outcome, its `promptRequired` (the turn ended under us) queues it;
+//! - on a v2 connection the same steer is a `session/prompt` into the running work (v2's prompt
+//!   is an insertion): `{messageId}` is `injected`, an error answer (not inserted) queues it;
 //! - otherwise it waits in the session's queue and is sent as an ordinary `session/prompt`, its
 //!   own turn, when the running turn ends (`prompted`); with no turn running it is sent at once.
 //!
@@ -62,6 +64,8 @@ pub(crate) struct SteerCtx {
     epoch: u64,
     prompt: Value,
     reply: Option<SteerReply>,
+    /// Sent as a v2 `session/prompt` insertion (not `_session/steering`).
+    v2: bool,
 }
 
 /// What a steer call does now.
@@ -149,7 +153,9 @@ impl Actor {
         }
         Ok(match (entry.active_turn, entry.steers.queue.is_empty()) {
             (None, true) => Decision::Prompt,
-            (Some(turn), true) if steering && !entry.cancelling => Decision::Request(turn),
+            (Some(turn), true) if (steering || self.is_v2()) && !entry.cancelling => {
+                Decision::Request(turn)
+            }
             _ => Decision::Queue,
         })
     }
@@ -223,8 +229,9 @@ impl Actor {
         sent.map(|()| turn)
     }
 
-    /// `_session/steering` into `turn`; `reply` waits in the request's context for the agent's
-    /// answer ([`Actor::steer_answered`]).
+    /// `_session/steering` into `turn` (on v2: a `session/prompt` insertion into the running
+    /// work); `reply` waits in the request's context for the agent's answer
+    /// ([`Actor::steer_answered`]).
     async fn steer_request(
         &mut self,
         session: Arc<str>,
@@ -239,7 +246,17 @@ impl Actor {
         };
         entry.steers.in_flight += 1;
         let epoch = entry.steers.epoch;
-        let params = raw_json(&steering_params(&session, &prompt));
+        let v2 = self.is_v2();
+        let (method, params) = if v2 {
+            // v2's `session/prompt` is an insertion: accepted while work runs, it joins it.
+            let params = serde_json::json!({ "sessionId": &*session, "prompt": &prompt });
+            ("session/prompt", raw_json(&params))
+        } else {
+            (
+                STEERING_METHOD,
+                raw_json(&steering_params(&session, &prompt)),
+            )
+        };
         let id = self
             .shared
             .next_request
@@ -252,12 +269,13 @@ impl Actor {
             epoch,
             prompt,
             reply: Some(reply),
+            v2,
         });
         let timeout = self.host.config.request_timeout;
         // Checked before (agent, size): a failure here drops the context, and with it the
         // reply (the caller gets `closed`).
         let sent = self
-            .start_request(id, STEERING_METHOD.into(), params, ctx, timeout, None)
+            .start_request(id, method.into(), params, ctx, timeout, None)
             .await;
         if sent.is_err()
             && let Some(entry) = self.sessions.get_mut(&session)
@@ -279,6 +297,7 @@ impl Actor {
             epoch,
             prompt,
             reply,
+            v2,
         } = ctx;
         let current = self.sessions.get_mut(&session).map(|e| {
             e.steers.in_flight = e.steers.in_flight.saturating_sub(1);
@@ -286,6 +305,11 @@ impl Actor {
         });
         let answer: Value = match result {
             Ok(raw) => serde_json::from_str(raw.get()).unwrap_or(Value::Null),
+            // v2: an error answer means the message was not inserted (the spec); it waits as the
+            // next prompt, as a v1 `promptRequired` does.
+            Err(Error::Agent { .. }) if v2 && self.gone.is_none() => {
+                serde_json::json!({ "outcome": "promptRequired" })
+            }
             Err(e) => {
                 let (outcome, extra) = match (&self.gone, e) {
                     (Some(_), _) => (
@@ -304,7 +328,16 @@ impl Actor {
             }
         };
         let reason = answer.get("reason").and_then(Value::as_str);
-        let outcome = answer.get("outcome").and_then(Value::as_str).unwrap_or("");
+        let outcome = match answer.get("outcome").and_then(Value::as_str) {
+            Some(o) => o,
+            // v2: `{messageId}` is the insertion; into the turn it was sent to while that runs,
+            // else the agent runs new work for it (the host sees that as the agent's own turn).
+            None if v2 && answer.get("messageId").is_some_and(Value::is_string) => match current {
+                Some((_, Some(now), _)) if now == turn => "injected",
+                _ => "startedNewTurn",
+            },
+            None => "",
+        };
         let done = match outcome {
             "injected" => {
                 let extra = serde_json::json!({ "prompt": &prompt });
@@ -368,10 +401,12 @@ impl Actor {
                         data: Some(answer.clone()),
                     }
                 } else {
-                    Error::Protocol(format!(
-                        "the {STEERING_METHOD} answer has no known outcome: {}",
-                        short_json(&answer)
-                    ))
+                    let what = if v2 {
+                        "the v2 session/prompt answer to a steer has no messageId"
+                    } else {
+                        "the _session/steering answer has no known outcome"
+                    };
+                    Error::Protocol(format!("{what}: {}", short_json(&answer)))
                 };
                 let mut extra = serde_json::json!({ "prompt": &prompt, "error": error.to_json() });
                 if let Some(r) = reason {

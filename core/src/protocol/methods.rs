@@ -322,7 +322,7 @@ pub static METHODS: &[Method] = &[
         params: "(vendor extension: `{sessionId, prompt, _meta.steering.idleBehavior}`)",
         result: None,
         implemented: true,
-        host: "opt-in: `unstable: [\"_session/steering\"]`; a steer goes into the running turn when the agent advertises `_meta.steering.supported`, else waits as the next prompt (docs/STEERING.md)",
+        host: "opt-in: `unstable: [\"_session/steering\"]`; a steer goes into the running turn when the agent advertises `_meta.steering.supported` (on v2: as a `session/prompt` insertion), else waits as the next prompt (docs/STEERING.md)",
         faces: Faces {
             rust: "Session::steer",
             c: "acph_session_steer",

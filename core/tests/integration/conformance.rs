@@ -88,6 +88,47 @@ fn check<T: std::fmt::Debug>(
     }
 }
 
+/// A steer's result: `expect` is its outcome (`injected`, `queued`, ...) or `error:<kind>`.
+fn check_steer(case: &str, res: &acp_host::Result<acp_host::SteerResult>, expect: Option<&str>) {
+    match (expect, res) {
+        (Some(e), Err(err)) => assert_eq!(
+            Some(err.kind()),
+            e.strip_prefix("error:"),
+            "{case}: steer: {err}"
+        ),
+        (Some(e), Ok(r)) => assert_eq!(r.to_json()["outcome"], e, "{case}: steer"),
+        (None, r) => panic!("{case}: a steer op needs its expected outcome, got {r:?}"),
+    }
+}
+
+/// A call with a value: `expect` is the value (a string) or `error:<kind>`; none: it succeeds.
+fn check_value<T: Into<Value> + std::fmt::Debug>(
+    case: &str,
+    what: &str,
+    res: acp_host::Result<T>,
+    expect: Option<&str>,
+) {
+    match expect {
+        Some(e) if !e.starts_with("error:") => {
+            let v = res.unwrap_or_else(|err| panic!("{case}: {what} failed: {err}"));
+            assert_eq!(v.into(), Value::from(e), "{case}: {what}");
+        }
+        _ => check(case, what, &res, expect),
+    }
+}
+
+/// The op's `sessionId`, else the current session's.
+fn session_id(op: &Value, current: &Option<Session>) -> String {
+    match op["sessionId"].as_str() {
+        Some(id) => id.to_owned(),
+        None => current
+            .as_ref()
+            .expect("a current session")
+            .id()
+            .to_string(),
+    }
+}
+
 fn sorted_keys(v: Value) -> Value {
     match v {
         Value::Object(m) => {
@@ -269,6 +310,13 @@ pub(crate) async fn run_case_from(case: &Value, cwd: &str, source: Source) -> Ve
                     };
                     s2.prompt_abortable(content, abort).await
                 });
+                if let Some(on) = op["steerOn"].as_str() {
+                    let evs = collect_until(&mut events, T, |e| matches_event(e, on)).await;
+                    trace.extend(evs);
+                    let text = op["steer"].as_str().unwrap();
+                    let r = session.steer_text(text).await;
+                    check_steer(name, &r, op["steerExpect"].as_str());
+                }
                 if let Some(on) = op["cancelOn"].as_str() {
                     let evs = collect_until(&mut events, T, |e| matches_event(e, on)).await;
                     trace.extend(evs);
@@ -296,10 +344,53 @@ pub(crate) async fn run_case_from(case: &Value, cwd: &str, source: Source) -> Ve
                 // Let the turn's events land before the next op, so traces do not depend on timing.
                 // A prompt refused locally (`unsupported`: nothing sent) has no turn.
                 if expect != Some("error:unsupported") {
+                    // `turns`: a queued steer is a turn of its own after the prompt's.
+                    for _ in 0..op["turns"].as_u64().unwrap_or(1) {
+                        trace.extend(
+                            collect_until(&mut events, T, |e| e.kind == EventKind::TurnEnded).await,
+                        );
+                    }
+                }
+            }
+            "steer" => {
+                let session = current.clone().expect("a current session");
+                let r = session.steer_text(op["text"].as_str().unwrap()).await;
+                check_steer(name, &r, expect);
+                if r.is_ok_and(|s| s.to_json()["outcome"] == "prompted") {
                     trace.extend(
                         collect_until(&mut events, T, |e| e.kind == EventKind::TurnEnded).await,
                     );
                 }
+            }
+            "session_status" => {
+                let r = agent.session_status(&session_id(op, &current)).await;
+                check_value(name, what, r.map(|s| s.status), expect);
+            }
+            "set_title" => {
+                let title = op["title"].as_str().unwrap();
+                let r = agent
+                    .set_session_title(&session_id(op, &current), title)
+                    .await;
+                check_value(name, what, r, expect);
+            }
+            "archive_session" => {
+                let r = agent.archive_session(&session_id(op, &current)).await;
+                check(name, what, &r, expect);
+            }
+            "unarchive_session" => {
+                let r = agent.unarchive_session(&session_id(op, &current)).await;
+                check(name, what, &r, expect);
+            }
+            "session_options" => {
+                let id = op["sessionId"].as_str();
+                let r = agent.session_options(&opts(), id).await;
+                // Its value: the current mode it would start in.
+                let mode = |d: acp_host::SessionDefaults| {
+                    d.modes
+                        .and_then(|m| m.get("currentModeId").cloned())
+                        .unwrap_or(Value::Null)
+                };
+                check_value(name, what, r.map(mode), expect);
             }
             "set_mode" => {
                 let r = current

@@ -420,3 +420,98 @@ async fn the_agent_crashing_rejects_queued_steers_as_agent_exited() {
     assert_eq!(d["prompt"][0]["text"], "later");
     drop(agent);
 }
+
+fn v2_opted_in() -> HostConfig {
+    HostConfig {
+        unstable: vec!["_session/steering".into(), "protocol/v2".into()],
+        ..HostConfig::default()
+    }
+}
+
+/// v2: a steer while the turn runs is a `session/prompt` insertion into that work (the mock's
+/// `v2-steering` does not advertise `_session/steering`): `injected`, one turn.
+#[tokio::test]
+async fn on_v2_a_steer_is_inserted_into_the_running_work() {
+    let (_host, mut events, _agent, session) = open(v2_opted_in(), "v2-steering").await;
+    let (task, _) = running_turn(&session, &mut events).await;
+    let r = session.steer(text("go left")).await.unwrap();
+    assert_eq!(r.to_json()["outcome"], "injected");
+    let turn = task.await.unwrap().unwrap();
+    assert_eq!(r.turn, Some(turn.turn));
+    assert_eq!(turn.stop_reason, "end_turn");
+    assert_eq!(turn.text, "workingsteered: go left done");
+    let evs = collect_until(&mut events, T, |e| e.kind == EventKind::TurnEnded).await;
+    assert_eq!(
+        steers(&evs),
+        vec![(r.steer, "injected".into(), Some(turn.turn))]
+    );
+    let after = drain(&mut events, Duration::from_millis(300)).await;
+    assert!(
+        of_kind(&after, EventKind::TurnStarted).is_empty(),
+        "{after:?}"
+    );
+    assert!(of_kind(&after, EventKind::Steer).is_empty(), "{after:?}");
+}
+
+/// v2: an insertion the agent refuses (an error answer: not inserted) waits as the next prompt.
+#[tokio::test]
+async fn on_v2_a_refused_insertion_waits_as_the_next_prompt() {
+    let (_host, mut events, _agent, session) = open(v2_opted_in(), "v2-steering").await;
+    let (task, _) = running_turn(&session, &mut events).await;
+    let r = session.steer(text("!error later")).await.unwrap();
+    assert_eq!(r.to_json()["outcome"], "queued");
+    let first = task.await.unwrap().unwrap();
+    assert_eq!(first.text, "working done");
+    let evs = collect_until(&mut events, T, |e| {
+        e.kind == EventKind::TurnEnded && e.turn != Some(first.turn)
+    })
+    .await;
+    let second = of_kind(&evs, EventKind::TurnStarted)[0].turn;
+    assert_eq!(
+        steers(&evs),
+        vec![
+            (r.steer, "queued".into(), None),
+            (r.steer, "prompted".into(), second)
+        ]
+    );
+    let frames = turn_frames(&evs);
+    assert_eq!(
+        frames,
+        vec![
+            ("turn_ended".into(), Some(first.turn)),
+            ("turn_started".into(), second),
+            ("turn_ended".into(), second)
+        ]
+    );
+}
+
+/// v2 with no turn running: the steer is the next prompt at once, as on v1.
+#[tokio::test]
+async fn on_v2_with_no_turn_running_a_steer_is_prompted() {
+    let (_host, mut events, _agent, session) = open(v2_opted_in(), "v2-steering").await;
+    let r = session.steer(text("hello")).await.unwrap();
+    assert_eq!(r.to_json()["outcome"], "prompted");
+    // Turn 1 of the mock waits for an insertion; steer into it to let it end.
+    let s = session.clone();
+    collect_until(&mut events, T, |e| {
+        e.update_kind().as_deref() == Some("agent_message_chunk")
+    })
+    .await;
+    let inserted = s.steer(text("more")).await.unwrap();
+    assert_eq!(inserted.to_json()["outcome"], "injected");
+    assert_eq!(inserted.turn, r.turn);
+    let evs = collect_until(&mut events, T, |e| e.kind == EventKind::TurnEnded).await;
+    assert_eq!(of_kind(&evs, EventKind::TurnEnded)[0].turn, r.turn);
+}
+
+/// Opted into v2 but the agent answers v1: the vendor `_session/steering` path, as without v2.
+#[tokio::test]
+async fn opted_into_v2_with_a_v1_agent_steering_stays_the_vendor_extension() {
+    let (_host, mut events, agent, session) = open(v2_opted_in(), "steering").await;
+    assert_eq!(agent.info().unwrap().protocol_version, 1);
+    let (task, _) = running_turn(&session, &mut events).await;
+    let r = session.steer(text("go left")).await.unwrap();
+    assert_eq!(r.to_json()["outcome"], "injected");
+    let turn = task.await.unwrap().unwrap();
+    assert_eq!(turn.text, "workingsteered: go left done");
+}

@@ -183,8 +183,9 @@ pub unsafe extern "C" fn acph_session_prompt_text(
 /// Steer (unstable: needs `"unstable": ["_session/steering"]` in the host's config, else
 /// `ACPH_STATUS_UNSUPPORTED`): `content_json` (a JSON array of ACP content blocks, checked as for
 /// a prompt) joins the session's running turn when the agent advertises steering
-/// (`_meta.steering.supported`; sent as `_session/steering`), else waits as the session's next
-/// prompt and is sent as its own turn when the running turn ends (at once when none runs).
+/// (`_meta.steering.supported`; sent as `_session/steering`) or the connection speaks ACP v2 (sent
+/// as a v2 `session/prompt` insertion; an agent's error answer queues it), else waits as the
+/// session's next prompt and is sent as its own turn when the running turn ends (at once when none runs).
 /// `result` (the same in every face): `{"steer": id, "outcome": "injected" | "started_new_turn"
 /// | "queued" | "prompted", "turn": id | null}`; what becomes of a queued steer later
 /// (`prompted`, or `rejected` by a cancel, a close or the agent ending) is reported as `steer`

@@ -278,8 +278,25 @@ class ConformanceTest {
                     exited = exited || r == "error:agent_exited"
                     continue
                 }
+                if (name == "steer") {
+                    val session = checkNotNull(current) { "steer without a session" }
+                    val outcome = steerOutcome(session, op.str("text")!!, expect)
+                    if (outcome == "prompted") trace += events.collectUntil("turn_ended") { it is Event.TurnEnded }
+                    continue
+                }
+                // The op's `sessionId`, else the current session's.
+                val sid = { op.str("sessionId") ?: checkNotNull(current) { "$name without a session" }.id() }
                 val error = try {
                     when (name) {
+                        "session_status" -> checkValue(name, expect, agent.sessionStatus(sid()).status)
+                        "set_title" -> checkValue(name, expect, agent.setSessionTitle(sid(), op.str("title")!!))
+                        "archive_session" -> agent.archiveSession(sid())
+                        "unarchive_session" -> agent.unarchiveSession(sid())
+                        "session_options" -> {
+                            val modes = agent.sessionOptions(SessionOptions(cwd = cwd), op.str("sessionId")).modes
+                            val mode = modes?.let { Json.parseToJsonElement(it).jsonObject.str("currentModeId") }
+                            checkValue(name, expect, mode)
+                        }
                         "new_session" -> current = agent.newSession(SessionOptions(cwd = cwd))
                         "load_session" -> current = agent.loadSession(op.str("sessionId")!!, SessionOptions(cwd = cwd))
                         "resume_session" -> current = agent.resumeSession(op.str("sessionId")!!, SessionOptions(cwd = cwd))
@@ -341,6 +358,10 @@ class ConformanceTest {
                 e
             }
         }
+        op.str("steerOn")?.let { spec ->
+            trace += events.collectUntil(spec) { matches(it, spec) }
+            steerOutcome(session, op.str("steer")!!, op.str("steerExpect"))
+        }
         op.str("cancelOn")?.let { spec ->
             trace += events.collectUntil(spec) { matches(it, spec) }
             session.cancel()
@@ -368,8 +389,31 @@ class ConformanceTest {
         assertEquals(expect, outcome, "prompt")
         // Let the turn's events land before the next op (a prompt refused locally, `unsupported`,
         // sent nothing: it has no turn).
-        if (expect != "error:unsupported") trace += events.collectUntil("turn_ended") { it is Event.TurnEnded }
+        // `turns`: a queued steer is a turn of its own after the prompt's.
+        if (expect != "error:unsupported") {
+            repeat(op["turns"]?.jsonPrimitive?.long?.toInt() ?: 1) {
+                trace += events.collectUntil("turn_ended") { it is Event.TurnEnded }
+            }
+        }
         return outcome
+    }
+
+    /** Steer [session] with [text]: the outcome (`injected`, `queued`, ...) must be [expect] (or its `error:<kind>`). */
+    private suspend fun steerOutcome(session: Session, text: String, expect: String?): String? {
+        val r = try {
+            session.steer(text)
+        } catch (e: AcpException) {
+            checkOutcome("steer", expect, e)
+            return null
+        }
+        checkValue("steer", expect, r.outcome)
+        return r.outcome
+    }
+
+    /** A call's value against `expect` (an `error:` one: the call should have failed). */
+    private fun checkValue(what: String, expect: String?, got: String?) {
+        assertTrue(expect?.startsWith("error:") != true, "$what: expected $expect, got $got")
+        if (expect != null) assertEquals(expect, got, what)
     }
 
     private fun checkOutcome(what: String, expect: String?, error: AcpException?) {
