@@ -49,6 +49,7 @@ mod policy;
 mod policy_commands;
 mod pool;
 mod protocol_v2;
+mod v2_cancel;
 mod receipts;
 mod record;
 mod registry;
