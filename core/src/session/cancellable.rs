@@ -118,26 +118,62 @@ mod tests {
     fn the_latest_capabilities_decide_with_the_patch_rule() {
         let mut c = Cancellable::default();
         assert_eq!(c.tool_call("a"), Cancel::Unknown);
-        seen(&mut c, "tool_call_update", json!({"toolCallId": "a", "status": "pending"}));
+        seen(
+            &mut c,
+            "tool_call_update",
+            json!({"toolCallId": "a", "status": "pending"}),
+        );
         assert_eq!(c.tool_call("a"), Cancel::NotAdvertised);
-        seen(&mut c, "tool_call_update", json!({"toolCallId": "a", "capabilities": {"cancel": {}}}));
+        seen(
+            &mut c,
+            "tool_call_update",
+            json!({"toolCallId": "a", "capabilities": {"cancel": {}}}),
+        );
         assert_eq!(c.tool_call("a"), Cancel::Advertised);
         // Omitted: unchanged; malformed: ignored.
-        seen(&mut c, "tool_call_update", json!({"toolCallId": "a", "status": "in_progress"}));
-        seen(&mut c, "tool_call_update", json!({"toolCallId": "a", "capabilities": 7}));
+        seen(
+            &mut c,
+            "tool_call_update",
+            json!({"toolCallId": "a", "status": "in_progress"}),
+        );
+        seen(
+            &mut c,
+            "tool_call_update",
+            json!({"toolCallId": "a", "capabilities": 7}),
+        );
         assert_eq!(c.tool_call("a"), Cancel::Advertised);
         // An object without `cancel` replaces the whole value; `null` clears it.
-        seen(&mut c, "tool_call_update", json!({"toolCallId": "a", "capabilities": {}}));
+        seen(
+            &mut c,
+            "tool_call_update",
+            json!({"toolCallId": "a", "capabilities": {}}),
+        );
         assert_eq!(c.tool_call("a"), Cancel::NotAdvertised);
-        seen(&mut c, "tool_call_update", json!({"toolCallId": "a", "capabilities": {"cancel": {}}}));
-        seen(&mut c, "tool_call_update", json!({"toolCallId": "a", "capabilities": null}));
+        seen(
+            &mut c,
+            "tool_call_update",
+            json!({"toolCallId": "a", "capabilities": {"cancel": {}}}),
+        );
+        seen(
+            &mut c,
+            "tool_call_update",
+            json!({"toolCallId": "a", "capabilities": null}),
+        );
         assert_eq!(c.tool_call("a"), Cancel::NotAdvertised);
         // `cancel: true` is not the marker object.
-        seen(&mut c, "tool_call_update", json!({"toolCallId": "a", "capabilities": {"cancel": true}}));
+        seen(
+            &mut c,
+            "tool_call_update",
+            json!({"toolCallId": "a", "capabilities": {"cancel": true}}),
+        );
         assert_eq!(c.tool_call("a"), Cancel::NotAdvertised);
         // Terminals are their own table.
         assert_eq!(c.terminal("a"), Cancel::Unknown);
-        seen(&mut c, "terminal_update", json!({"terminalId": "t", "capabilities": {"cancel": {}}}));
+        seen(
+            &mut c,
+            "terminal_update",
+            json!({"terminalId": "t", "capabilities": {"cancel": {}}}),
+        );
         assert_eq!(c.terminal("t"), Cancel::Advertised);
         assert_eq!(c.tool_call("t"), Cancel::Unknown);
     }
@@ -145,9 +181,17 @@ mod tests {
     #[test]
     fn the_tables_are_bounded_keeping_cancellable_ids() {
         let mut c = Cancellable::default();
-        seen(&mut c, "terminal_update", json!({"terminalId": "keep", "capabilities": {"cancel": {}}}));
+        seen(
+            &mut c,
+            "terminal_update",
+            json!({"terminalId": "keep", "capabilities": {"cancel": {}}}),
+        );
         for i in 0..MAX_TRACKED * 3 {
-            seen(&mut c, "terminal_update", json!({"terminalId": format!("t{i}")}));
+            seen(
+                &mut c,
+                "terminal_update",
+                json!({"terminalId": format!("t{i}")}),
+            );
             assert!(c.terminals.ids.len() <= MAX_TRACKED);
         }
         assert_eq!(c.terminal("keep"), Cancel::Advertised);

@@ -16,7 +16,11 @@ const T: Duration = Duration::from_secs(20);
 
 async fn open(v2: bool) -> (Host, EventStream, Agent, Session) {
     let config = HostConfig {
-        unstable: if v2 { vec!["protocol/v2".into()] } else { vec![] },
+        unstable: if v2 {
+            vec!["protocol/v2".into()]
+        } else {
+            vec![]
+        },
         ..HostConfig::default()
     };
     let host = Host::new(config);
