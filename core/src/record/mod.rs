@@ -3,33 +3,30 @@
 //! the agent's `initialize` answer), then every wire message in both directions and every event
 //! of the connection, each with a monotonic time `t` (seconds since the connection started).
 //!
-//! Never in the connection's way: the actor formats a line (a raw copy, parsed again only when
-//! it may hold a secret, see `redact.rs`) and hands it to the recording's own thread through a
-//! queue bounded by bytes; when the disk falls behind the queue's bound, lines are dropped and a
+//! Never in the connection's way: the actor copies what it records (the raw message, the event's
+//! fields) into the queue of the recording's own thread, bounded by bytes, and that thread makes
+//! the lines (`lines.rs`: framing, the secret scan, redaction, see `redact.rs`); when the disk falls behind the queue's bound, lines are dropped and a
 //! `gap` line says how many. The file is bounded too (`maxBytes`): past it a `truncated` line
 //! ends it. The last line, `end`, counts what was written and dropped.
 
 pub mod format;
+mod lines;
 pub mod redact;
 mod writer;
 
 pub(crate) use writer::Closing;
 
-use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde_json::Value;
 
+use lines::{HELD_BEFORE_HEADER, Lines};
+
 use crate::events::{EventKind, PendingEvent};
 use crate::transport::AgentSpec;
 
 pub use format::FORMAT_VERSION;
-/// Lines held back until the handshake's answer completes the header (past it the header is
-/// written without the answer).
-const HELD_BEFORE_HEADER: usize = 256;
-/// Elicitation request ids remembered (their answers' form values are redacted).
-const ELICITATIONS_KEPT: usize = 256;
 
 /// Where and how connections are recorded (`HostConfig::record`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -131,24 +128,23 @@ fn push_u64(out: &mut String, n: u64) {
     out.push_str(ascii(&buf[start..]));
 }
 
-/// One connection's recording, owned by its actor.
+/// One connection's recording, owned by its actor: what it records is copied into the
+/// recording thread's queue (`lines.rs`), which makes the lines.
 #[derive(Debug)]
 pub(crate) struct Recorder {
     out: writer::Sink,
     start: Instant,
-    redact: bool,
-    /// The header's fields known at the start; completed by the handshake.
-    header: Option<Value>,
-    /// Lines made before the header could be written (and whether each is a wire line).
-    held: Vec<(String, bool)>,
-    /// Wire lines queued (after the header): the index the next one gets in the file.
+    /// The header is written (in the queue's order): wire lines queued from now on have an
+    /// index a later event may refer to.
+    header_written: bool,
+    /// Lines queued before the header, and how many of them are wire lines.
+    held: usize,
+    held_wires: u64,
+    /// Wire lines queued after the header (and held ones, once it is written): the index the
+    /// next one gets in the file.
     wires: u64,
     /// The latest line's `t` (microseconds).
     last_t: u64,
-    /// Ids (as JSON text) of the agent's `elicitation/create` requests not answered yet.
-    elicitations: VecDeque<String>,
-    /// The line being made (reused: no allocation per line).
-    scratch: String,
     /// The `end` was asked for: nothing more is recorded (docs/RECORDING.md, "The end").
     ended: bool,
 }
@@ -163,8 +159,6 @@ impl Recorder {
         spec: Option<&AgentSpec>,
     ) -> Result<Recorder, String> {
         let path = path_for(config, agent, n).ok_or("no `dir` or `file` to record into")?;
-        let out = writer::Sink::create(&path, config.max_bytes)
-            .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
         let agent_json = spec.map(|s| {
             serde_json::json!({
                 "command": s.command,
@@ -194,16 +188,16 @@ impl Recorder {
             "clientCapabilities": null,
             "initialize": null,
         });
+        let out = writer::Sink::create(&path, config.max_bytes, Lines::new(header, config.redact))
+            .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
         Ok(Recorder {
             out,
             start: Instant::now(),
-            redact: config.redact,
-            header: Some(header),
-            held: Vec::new(),
+            header_written: false,
+            held: 0,
+            held_wires: 0,
             wires: 0,
             last_t: 0,
-            elicitations: VecDeque::new(),
-            scratch: String::with_capacity(1024),
             ended: false,
         })
     }
@@ -213,147 +207,61 @@ impl Recorder {
         self.out.path()
     }
 
-    /// Now, and remembered as the latest line's time.
-    fn t(&mut self) -> Seconds {
+    /// Now (microseconds), and remembered as the latest line's time.
+    fn t(&mut self) -> u64 {
         // Microseconds: enough to order what one actor step did, short enough to read.
         self.last_t = u64::try_from(self.start.elapsed().as_micros()).unwrap_or(u64::MAX);
-        Seconds(self.last_t)
+        self.last_t
     }
 
-    /// Hand the line in `scratch` on (held back until the header is written). Returns the
-    /// file's index of this wire line (`wire`) when it is queued for the file now: a later event
-    /// may refer to it. A line that is held, or dropped (the queue is full), has none.
-    fn line(&mut self, wire: bool) -> Option<u64> {
-        if self.header.is_some() {
-            self.held.push((self.scratch.clone(), wire));
-            if self.held.len() >= HELD_BEFORE_HEADER {
-                self.write_header();
+    /// Queue a record (`len` bytes of payload). Returns the file's index of this wire line
+    /// (`wire`) when it is queued after the header: a later event may refer to it. A line
+    /// queued before the header, or dropped (the queue is full), has none.
+    fn queue(&mut self, wire: bool, len: usize, put: impl FnOnce(&mut Vec<u8>)) -> Option<u64> {
+        if !self.out.push(len, put) {
+            return None;
+        }
+        if !self.header_written {
+            self.held += 1;
+            self.held_wires += u64::from(wire);
+            if self.held >= HELD_BEFORE_HEADER {
+                self.header_now();
             }
             return None;
         }
-        self.queue(wire)
-    }
-
-    /// Queue `scratch`, counting it when it is a wire line.
-    fn queue(&mut self, wire: bool) -> Option<u64> {
-        if !self.out.push(&self.scratch) || !wire {
+        if !wire {
             return None;
         }
         self.wires += 1;
         Some(self.wires - 1)
     }
 
-    fn write_header(&mut self) {
-        if let Some(header) = self.header.take() {
-            self.out.push(&header.to_string());
-            for (line, wire) in std::mem::take(&mut self.held) {
-                self.scratch = line;
-                self.queue(wire);
-            }
+    /// The header goes out (after what is queued), the held lines after it.
+    fn header_now(&mut self) {
+        if !self.header_written {
+            self.out.push(0, lines::put_header);
+            self.header_written = true;
+            self.wires += std::mem::take(&mut self.held_wires);
         }
     }
 
     /// A message the agent sent (its raw line). Returns its index among the file's wire lines
-    /// when it is queued for the file at once (see [`Recorder::event`]).
+    /// when it is queued after the header (see [`Recorder::event`]).
     pub(crate) fn wire_in(&mut self, raw: &str) -> Option<u64> {
-        if self.ended {
-            return None;
-        }
-        let found = redact::scan(raw);
-        if found.elicitation
-            && let Ok(msg) = serde_json::from_str::<Value>(raw)
-            && msg.get("method").and_then(Value::as_str) == Some("elicitation/create")
-            && let Some(id) = msg.get("id")
-        {
-            self.elicitations.push_back(id.to_string());
-            if self.elicitations.len() > ELICITATIONS_KEPT {
-                self.elicitations.pop_front();
-            }
-        }
-        self.wire("in", raw, found.secret, false)
+        self.wire(true, raw)
     }
 
     /// A message the host sent (its line, without the newline).
     pub(crate) fn wire_out(&mut self, raw: &str) {
+        self.wire(false, raw);
+    }
+
+    fn wire(&mut self, inbound: bool, raw: &str) -> Option<u64> {
         if self.ended {
-            return;
+            return None;
         }
-        if let Some(header) = &mut self.header
-            && raw.contains("\"initialize\"")
-            && let Ok(msg) = serde_json::from_str::<Value>(raw)
-            && msg.get("method").and_then(Value::as_str) == Some("initialize")
-        {
-            header["clientInfo"] = msg["params"]["clientInfo"].clone();
-            header["clientCapabilities"] = msg["params"]["clientCapabilities"].clone();
-        }
-        let answer = !self.elicitations.is_empty() && self.answers_elicitation(raw);
-        let secret = redact::secret(raw);
-        self.wire("out", raw, secret, answer);
-    }
-
-    /// `{"t":…,"dir":…,"msg":…}` into `scratch`, then on.
-    fn wire(
-        &mut self,
-        dir: &str,
-        raw: &str,
-        secret: bool,
-        elicitation_answer: bool,
-    ) -> Option<u64> {
         let t = self.t();
-        let mut line = std::mem::take(&mut self.scratch);
-        line.clear();
-        line.push_str("{\"t\":");
-        t.push_to(&mut line);
-        line.push_str(",\"dir\":\"");
-        line.push_str(dir);
-        line.push_str("\",\"msg\":");
-        self.redacted(
-            &mut line,
-            raw,
-            secret || elicitation_answer,
-            elicitation_answer,
-        );
-        line.push('}');
-        self.scratch = line;
-        self.line(true)
-    }
-
-    /// Whether `raw` is a response to a remembered `elicitation/create` (forgotten then).
-    fn answers_elicitation(&mut self, raw: &str) -> bool {
-        let Ok(msg) = serde_json::from_str::<Value>(raw) else {
-            return false;
-        };
-        if msg.get("method").is_some() {
-            return false;
-        }
-        let Some(id) = msg.get("id").map(Value::to_string) else {
-            return false;
-        };
-        match self.elicitations.iter().position(|e| *e == id) {
-            Some(i) => {
-                self.elicitations.remove(i);
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// `raw` as recorded, appended to `out`: as is, or parsed, redacted and written again when
-    /// it may hold a secret (`suspect`: `redact::scan` found a trigger, or it is an answer to a
-    /// form).
-    fn redacted(&self, out: &mut String, raw: &str, suspect: bool, elicitation_answer: bool) {
-        if !self.redact || !suspect {
-            out.push_str(raw);
-            return;
-        }
-        match serde_json::from_str::<Value>(raw) {
-            Ok(mut msg) => {
-                redact::message(&mut msg, elicitation_answer);
-                out.push_str(&msg.to_string());
-            }
-            // Not JSON (never, from the connection): recorded as a string.
-            Err(_) => out.push_str(&Value::from(raw).to_string()),
-        }
+        self.queue(true, raw.len(), |buf| lines::put_wire(buf, inbound, t, raw))
     }
 
     /// An event of the connection (its envelope without `seq`, which the host's queue assigns).
@@ -364,67 +272,40 @@ impl Recorder {
         if ev.kind == EventKind::Wire || self.ended {
             return; // the wire lines are recorded as such
         }
-        if ev.kind == EventKind::AgentReady
-            && let Some(header) = &mut self.header
-        {
-            if let Ok(ready) = serde_json::from_str::<Value>(ev.data.get()) {
-                header["protocolVersion"] = ready["protocolVersion"].clone();
-                let mut init = ready;
-                if self.redact {
-                    redact::message(&mut init, false);
-                }
-                header["initialize"] = init;
-            }
-            self.write_header();
-        }
         // An update made from the line just recorded has its time: the clock is not read
         // twice per update (a read was about 5% of the recording's cost on a flood, perf).
         let t = match wire {
-            Some(_) => Seconds(self.last_t),
+            Some(_) => self.last_t,
             None => self.t(),
         };
-        let mut line = std::mem::take(&mut self.scratch);
-        line.clear();
-        line.push_str("{\"t\":");
-        t.push_to(&mut line);
-        line.push_str(",\"event\":{\"kind\":\"");
-        line.push_str(ev.kind.as_str());
-        line.push('"');
-        if let Some(session) = &ev.session {
-            line.push_str(",\"session\":");
-            json_string(&mut line, session);
+        let record = lines::EventRecord {
+            t,
+            kind: ev.kind.as_str(),
+            session: ev.session.as_deref(),
+            turn: ev.turn,
+            replay: ev.replay,
+            wire,
+            data: ev.data.get(),
+        };
+        let len = record.kind.len()
+            + record.session.map_or(0, str::len)
+            + if wire.is_some() { 0 } else { record.data.len() };
+        self.queue(false, len, |buf| lines::put_event(buf, &record));
+        // The handshake's answer completes the header: the thread writes it before this
+        // event's line.
+        if ev.kind == EventKind::AgentReady && !self.header_written {
+            self.header_written = true;
+            self.wires += std::mem::take(&mut self.held_wires);
         }
-        if let Some(turn) = ev.turn {
-            line.push_str(",\"turn\":");
-            push_u64(&mut line, turn);
-        }
-        if ev.replay {
-            line.push_str(",\"replay\":true");
-        }
-        match wire {
-            Some(n) => {
-                line.push_str(",\"wire\":");
-                push_u64(&mut line, n);
-            }
-            None => {
-                line.push_str(",\"data\":");
-                let data = ev.data.get();
-                self.redacted(&mut line, data, redact::secret(data), false);
-            }
-        }
-        line.push_str("}}");
-        self.scratch = line;
-        self.line(false);
     }
 
     /// The connection ended: the header (if the handshake never completed), what is held, the
     /// `end` line; the file is closed by the recording's thread, and the returned [`Closing`]
     /// (the first time only) says when. Nothing is recorded after this.
     pub(crate) fn finish(&mut self) -> Option<Closing> {
-        self.write_header();
         self.ended = true;
         let t = self.t();
-        self.out.finish(t.0)
+        self.out.finish(t)
     }
 }
 

@@ -1,8 +1,8 @@
-//! The recording's own thread: lines in, the file out. The connection never waits for it: it
-//! appends each line to a shared byte buffer (no allocation per line, nothing freed across
-//! threads) and the thread takes the whole buffer at a time, writing it with one call. At the
-//! end, whoever ends the connection may await the file's close ([`Closing`]) without holding a
-//! thread.
+//! The recording's own thread: records in, the file out. The connection never waits for it: it
+//! appends each record (`lines.rs`: the raw message or the event's fields, framed) to a shared
+//! byte buffer (no allocation per record, nothing freed across threads) and the thread takes the
+//! whole buffer at a time, makes its lines and writes them with one call. At the end, whoever
+//! ends the connection may await the file's close ([`Closing`]) without holding a thread.
 
 use std::fs::File;
 use std::io::Write;
@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
-/// Bytes of lines waiting for the thread before new ones are dropped (and counted).
+use super::lines::{self, Lines};
+
+/// Bytes of records waiting for the thread before new ones are dropped (and counted).
 const QUEUE_BYTES: usize = 16 << 20;
 /// The thread wakes when this much is waiting, or `LINGER` after the first line came: one write
 /// per chunk, not per line (a flood of small lines would otherwise cost a wake and a write call
@@ -26,11 +28,9 @@ const KEEP: usize = 4 * CHUNK;
 
 #[derive(Debug, Default)]
 struct Queue {
-    /// Whole lines, each ending in `\n`.
+    /// Whole records (`lines.rs`).
     buf: Vec<u8>,
-    /// How many lines `buf` holds.
-    lines: u64,
-    /// Lines dropped since the last `gap` line (the queue was full).
+    /// Records (each a line) dropped since the last `gap` line (the queue was full).
     dropped: u64,
     /// The connection ended: write what is queued, the `end` line, close.
     finished: Option<u64>,
@@ -75,10 +75,11 @@ pub(super) struct Sink {
 }
 
 impl Sink {
-    /// Create the file (never over an existing one) and start its thread.
-    pub(super) fn create(path: &Path, max_bytes: u64) -> std::io::Result<Sink> {
+    /// Create the file (never over an existing one) and start its thread, which makes the
+    /// lines with `lines`.
+    pub(super) fn create(path: &Path, max_bytes: u64, lines: Lines) -> std::io::Result<Sink> {
         let file = File::options().write(true).create_new(true).open(path)?;
-        Sink::start(path, file, max_bytes)
+        Sink::start(path, file, max_bytes, lines)
     }
 
     /// The thread writing into `out` (a file; in tests, any writer).
@@ -86,13 +87,14 @@ impl Sink {
         path: &Path,
         out: impl Write + Send + 'static,
         max_bytes: u64,
+        lines: Lines,
     ) -> std::io::Result<Sink> {
         let shared = Arc::new(Shared::default());
         let thread_shared = shared.clone();
         let (tx, rx) = oneshot::channel();
         std::thread::Builder::new()
             .name("acph-record".into())
-            .spawn(move || write_all(&thread_shared, out, max_bytes, tx))?;
+            .spawn(move || write_all(&thread_shared, out, max_bytes, lines, tx))?;
         Ok(Sink {
             shared,
             path: path.to_owned(),
@@ -104,24 +106,23 @@ impl Sink {
         &self.path
     }
 
-    /// Queue one line (`line` without its newline); `false` when it is not queued (the queue
-    /// is full: it is counted as dropped). Nothing is queued after `finish`: the thread is done
-    /// with the file. A queued line is written unless the file reached its bound or a write
-    /// failed: then nothing after it is written either (so the file's lines are those queued,
-    /// in order, up to a cut: what a version 2 event's `wire` index counts on).
-    pub(super) fn push(&self, line: &str) -> bool {
+    /// Queue one record (its line: `len` bytes of payload, written by `put`); `false` when it
+    /// is not queued (the queue is full: it is counted as dropped). Nothing is queued after
+    /// `finish`: the thread is done with the file. A queued record's line is written unless the
+    /// file reached its bound or a write failed: then nothing after it is written either (so the
+    /// file's lines are those queued, in order, up to a cut: what a version 2 event's `wire`
+    /// index counts on).
+    pub(super) fn push(&self, len: usize, put: impl FnOnce(&mut Vec<u8>)) -> bool {
         let mut q = self.shared.queue();
         if q.finished.is_some() {
             return false;
         }
         let before = q.buf.len();
-        if before + line.len() + 1 > QUEUE_BYTES {
+        if before + lines::record_len(len) > QUEUE_BYTES {
             q.dropped += 1;
             return false;
         }
-        q.buf.extend_from_slice(line.as_bytes());
-        q.buf.push(b'\n');
-        q.lines += 1;
+        put(&mut q.buf);
         let after = q.buf.len();
         drop(q);
         // The thread sleeps on an empty queue, or until a chunk is full: wake it only then.
@@ -152,11 +153,18 @@ struct Written {
     failed: bool,
 }
 
-fn write_all(shared: &Shared, mut file: impl Write, max_bytes: u64, closed: oneshot::Sender<()>) {
+fn write_all(
+    shared: &Shared,
+    mut file: impl Write,
+    max_bytes: u64,
+    mut lines: Lines,
+    closed: oneshot::Sender<()>,
+) {
     let mut w = Written::default();
+    let mut records = Vec::new();
     let mut chunk = Vec::new();
     loop {
-        let (lines, dropped, finished) = {
+        let (dropped, finished) = {
             let mut q = shared.queue();
             let mut first_seen: Option<Instant> = None;
             loop {
@@ -178,22 +186,25 @@ fn write_all(shared: &Shared, mut file: impl Write, max_bytes: u64, closed: ones
                     Err(p) => p.into_inner().0,
                 };
             }
-            std::mem::swap(&mut q.buf, &mut chunk);
-            (
-                std::mem::take(&mut q.lines),
-                std::mem::take(&mut q.dropped),
-                q.finished,
-            )
+            std::mem::swap(&mut q.buf, &mut records);
+            (std::mem::take(&mut q.dropped), q.finished)
         };
-        put(&mut file, &mut w, max_bytes, &chunk, lines);
-        chunk.clear();
-        if chunk.capacity() > KEEP {
-            chunk.shrink_to(KEEP);
-        }
+        let mut n = lines.make(&records, &mut chunk);
         if dropped > 0 {
             w.dropped += dropped;
-            let gap = format!("{{\"gap\":{{\"droppedLines\":{dropped}}}}}\n");
-            put(&mut file, &mut w, max_bytes, gap.as_bytes(), 1);
+            n += lines.gap(dropped, &mut chunk);
+        }
+        if finished.is_some() {
+            // A connection that never completed its handshake: the header as it is, then what
+            // was held for it.
+            n += lines.header_now(&mut chunk);
+        }
+        put(&mut file, &mut w, max_bytes, &chunk, n);
+        for buf in [&mut records, &mut chunk] {
+            buf.clear();
+            if buf.capacity() > KEEP {
+                buf.shrink_to(KEEP);
+            }
         }
         if let Some(t) = finished {
             let end = format!(
@@ -260,6 +271,10 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
+    fn push_line(sink: &Sink, line: &str) -> bool {
+        sink.push(line.len(), |buf| lines::put_line(buf, line))
+    }
+
     /// A disk that takes `delay` per write call, keeping what it was given.
     #[derive(Clone)]
     struct Slow {
@@ -288,13 +303,14 @@ mod tests {
     #[test]
     fn lines_are_written_whole_with_the_end_counting_them() {
         let disk = slow(Duration::ZERO);
-        let mut sink = Sink::start(Path::new("x"), disk.clone(), 1 << 20).unwrap();
+        let mut sink =
+            Sink::start(Path::new("x"), disk.clone(), 1 << 20, Lines::headerless()).unwrap();
         for i in 0..1000 {
-            sink.push(&format!("{{\"n\":{i}}}"));
+            push_line(&sink, &format!("{{\"n\":{i}}}"));
         }
         let closing = sink.finish(1_500_000).unwrap();
         assert!(sink.finish(2_000_000).is_none(), "one end");
-        sink.push("{\"after\":true}");
+        push_line(&sink, "{\"after\":true}");
         tokio::runtime::Builder::new_current_thread()
             .enable_time()
             .build()
@@ -316,9 +332,9 @@ mod tests {
     fn the_bound_cuts_between_lines_and_counts_the_rest() {
         let disk = slow(Duration::ZERO);
         // 10 lines of 10 bytes (with the newline): 35 bytes hold 3.
-        let mut sink = Sink::start(Path::new("x"), disk.clone(), 35).unwrap();
+        let mut sink = Sink::start(Path::new("x"), disk.clone(), 35, Lines::headerless()).unwrap();
         for i in 0..10 {
-            sink.push(&format!("{{\"n\":{i:03}}}"));
+            push_line(&sink, &format!("{{\"n\":{i:03}}}"));
         }
         let closing = sink.finish(500_000).unwrap();
         tokio::runtime::Builder::new_current_thread()
@@ -373,7 +389,8 @@ mod tests {
             calls: Arc::default(),
             got: Arc::default(),
         };
-        let mut sink = Sink::start(Path::new("x"), disk.clone(), 1 << 20).unwrap();
+        let mut sink =
+            Sink::start(Path::new("x"), disk.clone(), 1 << 20, Lines::headerless()).unwrap();
         let written = |n: usize| {
             let deadline = Instant::now() + Duration::from_secs(10);
             while *disk.calls.lock().unwrap() < n {
@@ -381,11 +398,11 @@ mod tests {
                 std::thread::sleep(Duration::from_millis(5));
             }
         };
-        assert!(sink.push("{\"n\":1}"));
+        assert!(push_line(&sink, "{\"n\":1}"));
         written(1);
-        assert!(sink.push("{\"n\":2}"));
+        assert!(push_line(&sink, "{\"n\":2}"));
         written(2);
-        assert!(sink.push("{\"n\":3}"), "queued: the thread drops it");
+        assert!(push_line(&sink, "{\"n\":3}"), "queued: the thread drops it");
         let closing = sink.finish(1_000_000).unwrap();
         tokio::runtime::Builder::new_current_thread()
             .enable_time()
@@ -408,8 +425,9 @@ mod tests {
     #[test]
     fn finishing_on_a_slow_disk_does_not_hold_the_runtime() {
         let disk = slow(Duration::from_millis(300));
-        let mut sink = Sink::start(Path::new("x"), disk.clone(), 1 << 20).unwrap();
-        sink.push("{\"n\":1}");
+        let mut sink =
+            Sink::start(Path::new("x"), disk.clone(), 1 << 20, Lines::headerless()).unwrap();
+        push_line(&sink, "{\"n\":1}");
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_time()
             .build()

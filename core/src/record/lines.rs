@@ -1,0 +1,536 @@
+//! What the connection hands its recording's thread, and how that thread makes the file's lines.
+//!
+//! The connection's side of a recording is a copy: a few bytes of framing (a tag, the time) and
+//! the raw message or the event's fields, appended to the queue (`Record::*` below, `put_*`).
+//! Everything else a line costs — the secret scan, redaction (parsing and writing a suspect
+//! message again), JSON framing, the header's completion from the handshake, remembering which
+//! answers are elicitation forms — is done by the recording's thread ([`Lines`]), which reads the
+//! records in the order they were queued. A flood of updates so costs the connection one copy of
+//! each line, and the rest runs beside it.
+
+use std::collections::VecDeque;
+
+use serde_json::Value;
+
+use super::{Seconds, json_string, push_u64, redact};
+
+/// Lines held back until the handshake's answer completes the header (past it the header is
+/// written without the answer).
+pub(super) const HELD_BEFORE_HEADER: usize = 256;
+/// Elicitation request ids remembered (their answers' form values are redacted).
+const ELICITATIONS_KEPT: usize = 256;
+
+const LINE: u8 = 0;
+const WIRE_IN: u8 = 1;
+const WIRE_OUT: u8 = 2;
+const EVENT: u8 = 3;
+const HEADER: u8 = 4;
+
+/// A line given whole (the writer's tests).
+#[cfg(test)]
+pub(super) fn put_line(buf: &mut Vec<u8>, line: &str) {
+    buf.push(LINE);
+    put_bytes(buf, line.as_bytes());
+}
+
+/// A wire message (`inbound`: the agent sent it) at `t` microseconds.
+pub(super) fn put_wire(buf: &mut Vec<u8>, inbound: bool, t: u64, raw: &str) {
+    buf.push(if inbound { WIRE_IN } else { WIRE_OUT });
+    buf.extend_from_slice(&t.to_le_bytes());
+    put_bytes(buf, raw.as_bytes());
+}
+
+/// An event's line: `data` is its payload, or `None` when it refers to wire line `wire`.
+pub(super) struct EventRecord<'a> {
+    pub(super) t: u64,
+    pub(super) kind: &'a str,
+    pub(super) session: Option<&'a str>,
+    pub(super) turn: Option<u64>,
+    pub(super) replay: bool,
+    pub(super) wire: Option<u64>,
+    pub(super) data: &'a str,
+}
+
+pub(super) fn put_event(buf: &mut Vec<u8>, ev: &EventRecord<'_>) {
+    buf.push(EVENT);
+    buf.extend_from_slice(&ev.t.to_le_bytes());
+    put_bytes(buf, ev.kind.as_bytes());
+    put_opt(buf, ev.session.map(str::as_bytes));
+    buf.push(
+        u8::from(ev.turn.is_some()) | u8::from(ev.replay) << 1 | u8::from(ev.wire.is_some()) << 2,
+    );
+    buf.extend_from_slice(&ev.turn.unwrap_or(0).to_le_bytes());
+    match ev.wire {
+        Some(n) => buf.extend_from_slice(&n.to_le_bytes()),
+        None => put_bytes(buf, ev.data.as_bytes()),
+    }
+}
+
+/// The header now, with what it has (the handshake has not answered within
+/// [`HELD_BEFORE_HEADER`] lines).
+pub(super) fn put_header(buf: &mut Vec<u8>) {
+    buf.push(HEADER);
+}
+
+/// How many bytes a record of `payload` bytes takes at most (the queue's bound counts them).
+pub(super) const fn record_len(payload: usize) -> usize {
+    payload + 64
+}
+
+fn put_bytes(buf: &mut Vec<u8>, b: &[u8]) {
+    // A line is at most the transport's line bound (far below 4 GiB).
+    buf.extend_from_slice(&u32::try_from(b.len()).unwrap_or(u32::MAX).to_le_bytes());
+    buf.extend_from_slice(&b[..b.len().min(u32::MAX as usize)]);
+}
+
+fn put_opt(buf: &mut Vec<u8>, b: Option<&[u8]>) {
+    match b {
+        Some(b) => {
+            buf.push(1);
+            put_bytes(buf, b);
+        }
+        None => buf.push(0),
+    }
+}
+
+/// Reads records back (the queue holds only what `put_*` wrote: a short read ends the buffer).
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn u8(&mut self) -> Option<u8> {
+        let (&b, rest) = self.0.split_first()?;
+        self.0 = rest;
+        Some(b)
+    }
+    fn u64(&mut self) -> Option<u64> {
+        let (b, rest) = self.0.split_first_chunk::<8>()?;
+        self.0 = rest;
+        Some(u64::from_le_bytes(*b))
+    }
+    fn bytes(&mut self) -> Option<&'a [u8]> {
+        let (n, rest) = self.0.split_first_chunk::<4>()?;
+        let n = u32::from_le_bytes(*n) as usize;
+        let b = rest.get(..n)?;
+        self.0 = &rest[n..];
+        Some(b)
+    }
+    fn str(&mut self) -> Option<&'a str> {
+        // Everything queued came from a `&str`.
+        std::str::from_utf8(self.bytes()?).ok()
+    }
+}
+
+/// The recording thread's state: it turns records into the file's lines.
+#[derive(Debug)]
+pub(super) struct Lines {
+    redact: bool,
+    /// The header's fields known at the start, completed by the handshake; `None` once written.
+    header: Option<Value>,
+    /// Lines made before the header was written (each ends in `\n`), and how many.
+    held: Vec<u8>,
+    held_lines: u64,
+    /// Ids (as JSON text) of the agent's `elicitation/create` requests not answered yet.
+    elicitations: VecDeque<String>,
+    /// The line being made (reused: no allocation per line).
+    scratch: String,
+}
+
+impl Lines {
+    pub(super) fn new(header: Value, redact: bool) -> Lines {
+        Lines {
+            redact,
+            header: Some(header),
+            held: Vec::new(),
+            held_lines: 0,
+            elicitations: VecDeque::new(),
+            scratch: String::with_capacity(1024),
+        }
+    }
+
+    /// Lines without a header (the writer's tests).
+    #[cfg(test)]
+    pub(super) fn headerless() -> Lines {
+        Lines {
+            header: None,
+            ..Lines::new(Value::Null, false)
+        }
+    }
+
+    /// The lines of every record in `records`, appended to `out`; returns how many.
+    pub(super) fn make(&mut self, records: &[u8], out: &mut Vec<u8>) -> u64 {
+        let mut r = Reader(records);
+        let mut lines = 0;
+        while !r.0.is_empty() {
+            match self.one(&mut r, out) {
+                Some(n) => lines += n,
+                None => break,
+            }
+        }
+        lines
+    }
+
+    /// The header (if not written yet) and what was held for it.
+    pub(super) fn header_now(&mut self, out: &mut Vec<u8>) -> u64 {
+        let Some(header) = self.header.take() else {
+            return 0;
+        };
+        out.extend_from_slice(header.to_string().as_bytes());
+        out.push(b'\n');
+        out.append(&mut self.held);
+        1 + std::mem::take(&mut self.held_lines)
+    }
+
+    fn one(&mut self, r: &mut Reader<'_>, out: &mut Vec<u8>) -> Option<u64> {
+        let mut line = std::mem::take(&mut self.scratch);
+        line.clear();
+        let lines = self.one_into(&mut line, r, out);
+        self.scratch = line;
+        lines
+    }
+
+    fn one_into(
+        &mut self,
+        line: &mut String,
+        r: &mut Reader<'_>,
+        out: &mut Vec<u8>,
+    ) -> Option<u64> {
+        match r.u8()? {
+            LINE => line.push_str(r.str()?),
+            tag @ (WIRE_IN | WIRE_OUT) => {
+                let t = r.u64()?;
+                let raw = r.str()?;
+                self.wire(line, tag == WIRE_IN, t, raw);
+            }
+            EVENT => {
+                let t = r.u64()?;
+                let kind = r.str()?;
+                let session = match r.u8()? {
+                    0 => None,
+                    _ => Some(r.str()?),
+                };
+                let flags = r.u8()?;
+                let turn = r.u64()?;
+                let ev = EventRecord {
+                    t,
+                    kind,
+                    session,
+                    turn: (flags & 1 != 0).then_some(turn),
+                    replay: flags & 2 != 0,
+                    wire: if flags & 4 != 0 { Some(r.u64()?) } else { None },
+                    data: if flags & 4 != 0 { "" } else { r.str()? },
+                };
+                let mut written = 0;
+                if kind == "agent_ready" && self.header.is_some() {
+                    self.complete_header(ev.data);
+                    written = self.header_now(out);
+                }
+                self.event(line, &ev);
+                return Some(written + self.emit(line, out));
+            }
+            HEADER => return Some(self.header_now(out)),
+            _ => return None,
+        }
+        Some(self.emit(line, out))
+    }
+
+    /// The `gap` line: `dropped` records were not queued (the queue was full).
+    pub(super) fn gap(&mut self, dropped: u64, out: &mut Vec<u8>) -> u64 {
+        let line = format!("{{\"gap\":{{\"droppedLines\":{dropped}}}}}");
+        self.emit(&line, out)
+    }
+
+    /// `line` into the file's bytes, or held until the header.
+    fn emit(&mut self, line: &str, out: &mut Vec<u8>) -> u64 {
+        if self.header.is_some() {
+            self.held.extend_from_slice(line.as_bytes());
+            self.held.push(b'\n');
+            self.held_lines += 1;
+            return 0;
+        }
+        out.extend_from_slice(line.as_bytes());
+        out.push(b'\n');
+        1
+    }
+
+    /// The handshake's answer (`agent_ready`'s data) into the header.
+    fn complete_header(&mut self, ready: &str) {
+        let Some(header) = &mut self.header else {
+            return;
+        };
+        if let Ok(ready) = serde_json::from_str::<Value>(ready) {
+            header["protocolVersion"] = ready["protocolVersion"].clone();
+            let mut init = ready;
+            if self.redact {
+                redact::message(&mut init, false);
+            }
+            header["initialize"] = init;
+        }
+    }
+
+    /// `{"t":…,"dir":…,"msg":…}`.
+    fn wire(&mut self, line: &mut String, inbound: bool, t: u64, raw: &str) {
+        let (secret, answer) = if inbound {
+            let found = redact::scan(raw);
+            if found.elicitation {
+                self.remember_elicitation(raw);
+            }
+            (found.secret, false)
+        } else {
+            if let Some(header) = &mut self.header
+                && raw.contains("\"initialize\"")
+                && let Ok(msg) = serde_json::from_str::<Value>(raw)
+                && msg.get("method").and_then(Value::as_str) == Some("initialize")
+            {
+                header["clientInfo"] = msg["params"]["clientInfo"].clone();
+                header["clientCapabilities"] = msg["params"]["clientCapabilities"].clone();
+            }
+            let answer = !self.elicitations.is_empty() && self.answers_elicitation(raw);
+            (redact::secret(raw), answer)
+        };
+        line.push_str("{\"t\":");
+        Seconds(t).push_to(line);
+        line.push_str(",\"dir\":\"");
+        line.push_str(if inbound { "in" } else { "out" });
+        line.push_str("\",\"msg\":");
+        self.redacted(line, raw, secret || answer, answer);
+        line.push('}');
+    }
+
+    fn remember_elicitation(&mut self, raw: &str) {
+        if let Ok(msg) = serde_json::from_str::<Value>(raw)
+            && msg.get("method").and_then(Value::as_str) == Some("elicitation/create")
+            && let Some(id) = msg.get("id")
+        {
+            self.elicitations.push_back(id.to_string());
+            if self.elicitations.len() > ELICITATIONS_KEPT {
+                self.elicitations.pop_front();
+            }
+        }
+    }
+
+    /// Whether `raw` is a response to a remembered `elicitation/create` (forgotten then).
+    fn answers_elicitation(&mut self, raw: &str) -> bool {
+        let Ok(msg) = serde_json::from_str::<Value>(raw) else {
+            return false;
+        };
+        if msg.get("method").is_some() {
+            return false;
+        }
+        let Some(id) = msg.get("id").map(Value::to_string) else {
+            return false;
+        };
+        match self.elicitations.iter().position(|e| *e == id) {
+            Some(i) => {
+                self.elicitations.remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// `raw` as recorded, appended to `out`: as is, or parsed, redacted and written again when
+    /// it may hold a secret (`suspect`: `redact::scan` found a trigger, or it is an answer to a
+    /// form).
+    fn redacted(&self, out: &mut String, raw: &str, suspect: bool, elicitation_answer: bool) {
+        if !self.redact || !suspect {
+            out.push_str(raw);
+            return;
+        }
+        match serde_json::from_str::<Value>(raw) {
+            Ok(mut msg) => {
+                redact::message(&mut msg, elicitation_answer);
+                out.push_str(&msg.to_string());
+            }
+            // Not JSON (never, from the connection): recorded as a string.
+            Err(_) => out.push_str(&Value::from(raw).to_string()),
+        }
+    }
+
+    /// `{"t":…,"event":{"kind":…,…}}`: the data, or (format 2) the wire line it came from.
+    fn event(&self, line: &mut String, ev: &EventRecord<'_>) {
+        line.push_str("{\"t\":");
+        Seconds(ev.t).push_to(line);
+        line.push_str(",\"event\":{\"kind\":\"");
+        line.push_str(ev.kind);
+        line.push('"');
+        if let Some(session) = ev.session {
+            line.push_str(",\"session\":");
+            json_string(line, session);
+        }
+        if let Some(turn) = ev.turn {
+            line.push_str(",\"turn\":");
+            push_u64(line, turn);
+        }
+        if ev.replay {
+            line.push_str(",\"replay\":true");
+        }
+        match ev.wire {
+            Some(n) => {
+                line.push_str(",\"wire\":");
+                push_u64(line, n);
+            }
+            None => {
+                line.push_str(",\"data\":");
+                self.redacted(line, ev.data, redact::secret(ev.data), false);
+            }
+        }
+        line.push_str("}}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn text(lines: &mut Lines, records: &[u8]) -> (String, u64) {
+        let mut out = Vec::new();
+        let n = lines.make(records, &mut out);
+        (String::from_utf8(out).unwrap(), n)
+    }
+
+    fn ready(t: u64) -> Vec<u8> {
+        let mut buf = Vec::new();
+        put_event(
+            &mut buf,
+            &EventRecord {
+                t,
+                kind: "agent_ready",
+                session: None,
+                turn: None,
+                replay: false,
+                wire: None,
+                data: r#"{"protocolVersion":1,"agentInfo":{"name":"mock"}}"#,
+            },
+        );
+        buf
+    }
+
+    /// Before the handshake's answer every line waits; the answer completes the header, which
+    /// comes first, then the held lines in order, then the `agent_ready` line.
+    #[test]
+    fn the_header_comes_first_with_the_handshake_and_the_held_lines_after_it() {
+        let mut lines = Lines::new(serde_json::json!({"acpRecording": 2}), true);
+        let mut buf = Vec::new();
+        put_wire(
+            &mut buf,
+            false,
+            10,
+            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"clientInfo":{"name":"t"},"clientCapabilities":{"fs":{}}}}"#,
+        );
+        put_wire(
+            &mut buf,
+            true,
+            20,
+            r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}"#,
+        );
+        assert_eq!(text(&mut lines, &buf), (String::new(), 0), "held");
+        // A gap while the header waits is held too: the header stays the first line.
+        let mut out = Vec::new();
+        assert_eq!(lines.gap(3, &mut out), 0);
+        assert!(out.is_empty());
+        let (got, n) = text(&mut lines, &ready(30));
+        let got: Vec<&str> = got.lines().collect();
+        assert_eq!(n, 5);
+        let header: Value = serde_json::from_str(got[0]).unwrap();
+        assert_eq!(header["protocolVersion"], 1);
+        assert_eq!(header["clientInfo"]["name"], "t");
+        assert_eq!(header["initialize"]["agentInfo"]["name"], "mock");
+        assert!(
+            got[1].starts_with(r#"{"t":0.00001,"dir":"out","msg":{"jsonrpc""#),
+            "{}",
+            got[1]
+        );
+        assert!(
+            got[2].starts_with(r#"{"t":0.00002,"dir":"in","msg":"#),
+            "{}",
+            got[2]
+        );
+        assert_eq!(got[3], r#"{"gap":{"droppedLines":3}}"#);
+        assert!(
+            got[4].starts_with(r#"{"t":0.00003,"event":{"kind":"agent_ready","data":{"#),
+            "{}",
+            got[4]
+        );
+    }
+
+    /// The thread remembers the agent's form requests and redacts the host's answers to them,
+    /// in the order the connection queued both.
+    #[test]
+    fn an_answer_to_a_form_is_redacted_by_the_thread() {
+        let mut lines = Lines::headerless();
+        lines.redact = true;
+        let mut buf = Vec::new();
+        put_wire(
+            &mut buf,
+            true,
+            1,
+            r#"{"jsonrpc":"2.0","id":"e1","method":"elicitation/create","params":{"mode":"form"}}"#,
+        );
+        put_wire(
+            &mut buf,
+            false,
+            2,
+            r#"{"jsonrpc":"2.0","id":"e1","result":{"action":"accept","content":{"pin":"1234"}}}"#,
+        );
+        put_wire(
+            &mut buf,
+            false,
+            3,
+            r#"{"jsonrpc":"2.0","id":"e2","result":{"content":{"pin":"5678"}}}"#,
+        );
+        let (got, n) = text(&mut lines, &buf);
+        assert_eq!(n, 3);
+        assert!(!got.contains("1234"), "{got}");
+        assert!(got.contains("pin"), "the field's name is kept: {got}");
+        assert!(got.contains("5678"), "not an answer to a form: {got}");
+    }
+
+    /// An update's event refers to its wire line (format 2) or carries its data.
+    #[test]
+    fn events_carry_their_envelope_and_a_wire_reference_or_data() {
+        let mut lines = Lines::headerless();
+        let mut buf = Vec::new();
+        let ev = EventRecord {
+            t: 1_500_000,
+            kind: "session_update",
+            session: Some("s\"1"),
+            turn: Some(4),
+            replay: true,
+            wire: Some(7),
+            data: "",
+        };
+        put_event(&mut buf, &ev);
+        put_event(
+            &mut buf,
+            &EventRecord {
+                wire: None,
+                data: r#"{"x":1}"#,
+                turn: None,
+                replay: false,
+                ..ev
+            },
+        );
+        let (got, n) = text(&mut lines, &buf);
+        assert_eq!(n, 2);
+        assert_eq!(
+            got,
+            "{\"t\":1.5,\"event\":{\"kind\":\"session_update\",\"session\":\"s\\\"1\",\"turn\":4,\"replay\":true,\"wire\":7}}\n\
+             {\"t\":1.5,\"event\":{\"kind\":\"session_update\",\"session\":\"s\\\"1\",\"data\":{\"x\":1}}}\n"
+        );
+    }
+
+    /// A cut record (never written by the connection, which writes whole ones) ends the buffer
+    /// rather than being read past.
+    #[test]
+    fn a_short_record_ends_the_buffer() {
+        let mut lines = Lines::headerless();
+        let mut buf = Vec::new();
+        put_wire(&mut buf, true, 1, r#"{"a":1}"#);
+        put_wire(&mut buf, true, 2, r#"{"b":2}"#);
+        buf.truncate(buf.len() - 3);
+        let (got, n) = text(&mut lines, &buf);
+        assert_eq!(n, 1);
+        assert!(got.contains(r#"{"a":1}"#));
+    }
+}
