@@ -1,5 +1,6 @@
 //! Materialised session state: what a UI needs without re-deriving it from the update stream.
 
+mod cancellable;
 mod handle;
 mod models;
 
@@ -9,6 +10,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+pub(crate) use cancellable::Cancel;
 pub use handle::{Session, SteerResult, TurnResult};
 pub use models::{ModelInfo, ModelSwitch, Models};
 
@@ -49,6 +51,9 @@ pub struct SessionView {
     pub last_stop_reason: Option<String>,
     #[serde(skip)]
     tool_index: HashMap<String, usize>,
+    /// v2: the tool calls and terminals the agent lets the client cancel.
+    #[serde(skip)]
+    pub(crate) cancellable: cancellable::Cancellable,
 }
 
 /// Tool calls kept per session view.
@@ -184,6 +189,7 @@ impl SessionView {
 
     fn apply_parsed(&mut self, kind: &str, mut obj: Map<String, Value>) {
         obj.remove("sessionUpdate");
+        self.cancellable.observe(kind, &obj);
         match kind {
             "tool_call" => {
                 let Some(id) = obj
