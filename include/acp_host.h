@@ -1167,6 +1167,38 @@ acph_status acph_session_close(struct acph_host *host,
                                uint64_t *call_out,
                                struct acph_error **error_out);
 
+// ACP v2 `tool_call/cancel`: ask the agent to stop one tool call of the session, while the
+// tool call's latest update advertises `capabilities.cancel`. `result`: the agent's acceptance
+// (`{}`, maybe with `_meta`); the work may still run then. The completion is a later
+// `session_update` event (`tool_call_update` with a final `status`). Fails
+// `ACPH_STATUS_UNSUPPORTED` on a v1 connection or without the capability,
+// `ACPH_STATUS_INVALID_ARGUMENT` for an id no update of the session named, `AGENT_ERROR` when
+// the agent refuses (docs/PROTOCOL.md).
+//
+// # Safety
+// `host` is NULL or a live host; `tool_call_id` points to `tool_call_id_len` readable bytes;
+// `call_out` and `error_out` are NULL or writable.
+acph_status acph_session_cancel_tool_call(struct acph_host *host,
+                                          uint64_t session,
+                                          const char *tool_call_id,
+                                          size_t tool_call_id_len,
+                                          uint64_t *call_out,
+                                          struct acph_error **error_out);
+
+// ACP v2 `terminal/cancel`: ask the agent to stop one of its terminals, while its latest
+// `terminal_update` advertises `capabilities.cancel`. As `acph_session_cancel_tool_call`; the
+// completion is a later `terminal_update` with `exitStatus`.
+//
+// # Safety
+// `host` is NULL or a live host; `terminal_id` points to `terminal_id_len` readable bytes;
+// `call_out` and `error_out` are NULL or writable.
+acph_status acph_session_cancel_terminal(struct acph_host *host,
+                                         uint64_t session,
+                                         const char *terminal_id,
+                                         size_t terminal_id_len,
+                                         uint64_t *call_out,
+                                         struct acph_error **error_out);
+
 // Answer a pending permission request (`acph_event.request` of a `permission_requested` event,
 // i.e. its `data.requestId`) with one of the offered option ids, or deny it with `option_id`
 // NULL. Requires `"permission": "manual"` in the config (otherwise nobody waits for an answer).

@@ -388,6 +388,18 @@ acph_status acph_session_close(struct acph_host *host,
                                uint64_t session,
                                uint64_t *call_out,
                                struct acph_error **error_out);
+acph_status acph_session_cancel_tool_call(struct acph_host *host,
+                                          uint64_t session,
+                                          const char *tool_call_id,
+                                          size_t tool_call_id_len,
+                                          uint64_t *call_out,
+                                          struct acph_error **error_out);
+acph_status acph_session_cancel_terminal(struct acph_host *host,
+                                         uint64_t session,
+                                         const char *terminal_id,
+                                         size_t terminal_id_len,
+                                         uint64_t *call_out,
+                                         struct acph_error **error_out);
 acph_status acph_permission_respond(struct acph_host *host,
                                     uint64_t request_id,
                                     const char *option_id,

@@ -284,6 +284,16 @@ export declare class NativeSession {
   models(): any
   /** Switch the model: the `model` config option, else the legacy `session/set_model`. */
   setModel(modelId: string, abort?: number | undefined | null): Promise<void>
+  /**
+   * ACP v2 `tool_call/cancel`: resolves with the agent's acceptance (`{}`); the completion is
+   * a later `tool_call_update` event. The core decides `unsupported` / `invalid_argument`.
+   */
+  cancelToolCall(toolCallId: string, abort?: number | undefined | null): Promise<any>
+  /**
+   * ACP v2 `terminal/cancel`: resolves with the acceptance; the completion is a later
+   * `terminal_update` with `exitStatus`.
+   */
+  cancelTerminal(terminalId: string, abort?: number | undefined | null): Promise<any>
   /** `session/close`. */
   close(abort?: number | undefined | null): Promise<void>
 }

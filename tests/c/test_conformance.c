@@ -366,6 +366,29 @@ static json *run_case(const json *c, const char *cwd, source src) {
                 if (!pulled(&r, mark, cancel_on, 0)) pump(&r, cancel_on, 0);
                 EXPECT(ACPH_STATUS_OK, acph_session_cancel(r.h, r.session, ERR));
             }
+            /* v2: cancel the tool call / terminal the matching update names; the call's result
+             * is the agent's acceptance (the confirming update follows in the trace). */
+            static const char *const cancel_keys[2][2] = {{"cancelToolCallOn", "toolCallId"},
+                                                          {"cancelTerminalOn", "terminalId"}};
+            for (int k = 0; k < 2; k++) {
+                const char *on = json_str(json_get(op, cancel_keys[k][0]));
+                if (!on) continue;
+                json *ej = event_json(pump(&r, on, 0));
+                const char *id = json_str(json_get(json_get(ej, "data"), cancel_keys[k][1]));
+                CHECK(id != NULL);
+                uint64_t cancel_call = 0;
+                if (k == 0)
+                    EXPECT(ACPH_STATUS_OK, acph_session_cancel_tool_call(r.h, r.session, id, strlen(id), &cancel_call, ERR));
+                else
+                    EXPECT(ACPH_STATUS_OK, acph_session_cancel_terminal(r.h, r.session, id, strlen(id), &cancel_call, ERR));
+                json_free(ej);
+                /* Waited for directly, not by pumping: the pump would take (and drop) the prompt's
+                 * call_completed when the turn ends before this call's completion is queued. */
+                char *text = NULL;
+                EXPECT(ACPH_STATUS_OK, acph_call_wait(r.h, cancel_call, T_WAIT, NULL, &text, ERR));
+                CHECK_MSG(text && strcmp(text, "{}") == 0, text);
+                acph_string_free(text);
+            }
             const char *abort_on = json_str(json_get(op, "abortOn"));
             if (abort_on) {
                 if (!pulled(&r, mark, abort_on, 0)) pump(&r, abort_on, 0);

@@ -120,6 +120,33 @@ impl NativeSession {
         abortable(abort, async move { session.set_model(&model_id).await }).await
     }
 
+    /// ACP v2 `tool_call/cancel`: resolves with the agent's acceptance (`{}`); the completion is
+    /// a later `tool_call_update` event. The core decides `unsupported` / `invalid_argument`.
+    #[napi]
+    pub async fn cancel_tool_call(
+        &self,
+        tool_call_id: String,
+        abort: Option<u32>,
+    ) -> Result<Value> {
+        let session = self.session.clone();
+        abortable(abort, async move {
+            session.cancel_tool_call(&tool_call_id).await
+        })
+        .await
+    }
+
+    /// ACP v2 `terminal/cancel`: resolves with the acceptance; the completion is a later
+    /// `terminal_update` with `exitStatus`.
+    #[napi]
+    pub async fn cancel_terminal(&self, terminal_id: String, abort: Option<u32>) -> Result<Value> {
+        let session = self.session.clone();
+        abortable(
+            abort,
+            async move { session.cancel_terminal(&terminal_id).await },
+        )
+        .await
+    }
+
     /// `session/close`.
     #[napi]
     pub async fn close(&self, abort: Option<u32>) -> Result<()> {

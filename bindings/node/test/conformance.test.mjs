@@ -156,6 +156,16 @@ async function runCase(c, cwd, source = {}) {
             trace.push(...(await collectUntil(events, (e) => matches(e, op.cancelOn))));
             await current.cancel();
           }
+          // v2: cancel the tool call / terminal the matching update names; the call resolves
+          // with the agent's acceptance (the confirming update follows in the trace).
+          for (const [key, field] of [['cancelToolCallOn', 'toolCallId'], ['cancelTerminalOn', 'terminalId']]) {
+            if (!op[key]) continue;
+            const seen = await collectUntil(events, (e) => matches(e, op[key]));
+            trace.push(...seen);
+            const id = seen[seen.length - 1].data[field];
+            const accepted = key === 'cancelToolCallOn' ? await current.cancelToolCall(id) : await current.cancelTerminal(id);
+            assert.deepEqual(accepted, {}, `${name}: ${key}`);
+          }
           if (op.abortOn) {
             trace.push(...(await collectUntil(events, (e) => matches(e, op.abortOn))));
             ac.abort();

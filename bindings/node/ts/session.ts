@@ -180,6 +180,26 @@ export class Session {
     return call(() => this.native.cancel());
   }
 
+  /**
+   * ACP v2 `tool_call/cancel`: ask the agent to stop one tool call, while its latest
+   * `tool_call_update` advertises `capabilities.cancel`. Resolves when the agent *accepted*,
+   * with its answer (`{}`, maybe `_meta`); the completion is a later `session_update` event (a
+   * `tool_call_update` with a final `status`). Rejects with `AcpError` `unsupported` (a v1
+   * connection, or cancel not advertised; nothing sent), `invalid_argument` (an id no update
+   * named), `agent_error` (the agent refused).
+   */
+  cancelToolCall(toolCallId: string, options: CallOptions = {}): Promise<Record<string, unknown>> {
+    return abortable(options.signal, (a) => this.native.cancelToolCall(toolCallId, a));
+  }
+
+  /**
+   * ACP v2 `terminal/cancel`: as `cancelToolCall` for one of the agent's terminals; the
+   * completion is a later `terminal_update` with `exitStatus`.
+   */
+  cancelTerminal(terminalId: string, options: CallOptions = {}): Promise<Record<string, unknown>> {
+    return abortable(options.signal, (a) => this.native.cancelTerminal(terminalId, a));
+  }
+
   /** `session/set_mode` (a mode the agent returned). */
   setMode(modeId: string, options: CallOptions = {}): Promise<void> {
     return abortable(options.signal, (a) => this.native.setMode(modeId, a));

@@ -214,6 +214,44 @@ impl NativeSession {
         })
     }
 
+    /// ACP v2 `tool_call/cancel`: the agent's acceptance as JSON (`{}`); the completion is a
+    /// later `tool_call_update` event. The core decides `unsupported` / `invalid_argument`.
+    #[pyo3(signature = (tool_call_id, *, aio=false, timeout=None))]
+    fn cancel_tool_call(
+        &self,
+        py: Python<'_>,
+        tool_call_id: String,
+        aio: bool,
+        timeout: Option<f64>,
+    ) -> PyResult<Py<PyAny>> {
+        let timeout = opt_timeout("timeout", timeout)?;
+        let session = self.session.clone();
+        call(py, aio, async move {
+            let cancel = session.cancel_tool_call(&tool_call_id);
+            let v = within("tool_call/cancel".into(), timeout, cancel).await?;
+            Ok(v.to_string())
+        })
+    }
+
+    /// ACP v2 `terminal/cancel`: as `cancel_tool_call`; the completion is a later
+    /// `terminal_update` with `exitStatus`.
+    #[pyo3(signature = (terminal_id, *, aio=false, timeout=None))]
+    fn cancel_terminal(
+        &self,
+        py: Python<'_>,
+        terminal_id: String,
+        aio: bool,
+        timeout: Option<f64>,
+    ) -> PyResult<Py<PyAny>> {
+        let timeout = opt_timeout("timeout", timeout)?;
+        let session = self.session.clone();
+        call(py, aio, async move {
+            let cancel = session.cancel_terminal(&terminal_id);
+            let v = within("terminal/cancel".into(), timeout, cancel).await?;
+            Ok(v.to_string())
+        })
+    }
+
     #[pyo3(signature = (*, aio=false, timeout=None))]
     fn close(&self, py: Python<'_>, aio: bool, timeout: Option<f64>) -> PyResult<Py<PyAny>> {
         let timeout = opt_timeout("timeout", timeout)?;

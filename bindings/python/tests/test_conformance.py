@@ -219,6 +219,15 @@ def run_sync(case: Dict[str, Any], spawn: Optional[Dict[str, Any]] = None,
                     if "cancelOn" in op:
                         trace += events.collect_until(lambda e: matches(e, op["cancelOn"]), T)
                         session.cancel()
+                    # v2: cancel the tool call / terminal the matching update names; the call
+                    # returns the agent's acceptance (the confirming update follows in the trace).
+                    for key, field in (("cancelToolCallOn", "toolCallId"), ("cancelTerminalOn", "terminalId")):
+                        if key in op:
+                            seen = events.collect_until(lambda e, on=op[key]: matches(e, on), T)
+                            trace += seen
+                            cid = seen[-1].data[field]
+                            cancel = session.cancel_tool_call if key == "cancelToolCallOn" else session.cancel_terminal
+                            assert cancel(cid) == {}, key
                     if "abortOn" in op:
                         # The sync API's Stop from another thread: cancel() settles the blocked
                         # prompt within cancel_grace even when the agent ignores it.
@@ -324,6 +333,13 @@ async def run_async(case: Dict[str, Any]) -> List[Dict[str, Any]]:
                     if "cancelOn" in op:
                         trace += await events.collect_until(lambda e: matches(e, op["cancelOn"]), T)
                         await current.cancel()
+                    for key, field in (("cancelToolCallOn", "toolCallId"), ("cancelTerminalOn", "terminalId")):
+                        if key in op:
+                            seen = await events.collect_until(lambda e, on=op[key]: matches(e, on), T)
+                            trace += seen
+                            cid = seen[-1].data[field]
+                            acancel = current.cancel_tool_call if key == "cancelToolCallOn" else current.cancel_terminal
+                            assert await acancel(cid) == {}, key
                     if "abortOn" in op:
                         # asyncio's Stop: the task raises CancelledError at once; the turn still
                         # ends (the agent's answer, or `cancelled` after cancel_grace).

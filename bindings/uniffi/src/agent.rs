@@ -311,7 +311,7 @@ impl From<acp_host::SteerResult> for SteerResult {
 /// An open session.
 #[derive(Debug, uniffi::Object)]
 pub struct Session {
-    session: acp_host::Session,
+    pub(crate) session: acp_host::Session,
     hub: Option<EventHub>,
 }
 

@@ -18,6 +18,7 @@ mod pool;
 mod progress;
 mod registry;
 mod runtime;
+mod session_v2;
 mod transport;
 
 pub use agent::{Agent, ExitStatus, Session, TurnResult};

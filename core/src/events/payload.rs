@@ -719,5 +719,39 @@ pub fn events_schema() -> Value {
             variants.push(variant);
         }
     }
+    v2_tool_call_fields(&mut schema);
     schema
+}
+
+/// v2's `tool_call_update` is v1's type in every face (one type per tag): what v2 adds to it is
+/// added to the schema here, so the faces' types know it. The Rust type (the pinned v1 one)
+/// decodes these statuses to `None` (its status is default-on-error); `data` keeps them.
+#[cfg(feature = "json-schema")]
+fn v2_tool_call_fields(schema: &mut Value) {
+    if let Some(Value::Array(statuses)) = schema.pointer_mut("/$defs/ToolCallStatus/oneOf") {
+        for (status, description) in [
+            (
+                "paused",
+                "ACP v2 (draft): started, not running now, until something resumes it.",
+            ),
+            (
+                "cancelled",
+                "ACP v2 (draft): cancelled before it completed (`tool_call/cancel`).",
+            ),
+        ] {
+            statuses.push(serde_json::json!({
+                "description": description,
+                "type": "string",
+                "const": status
+            }));
+        }
+    }
+    if let Some(Value::Object(props)) = schema.pointer_mut("/$defs/ToolCallUpdate/properties") {
+        props.insert(
+            "capabilities".into(),
+            serde_json::json!({
+                "description": "ACP v2 (draft): what the client may do with the call (`cancel`: `tool_call/cancel`), as the agent sent it; `null` clears it."
+            }),
+        );
+    }
 }

@@ -10,7 +10,7 @@ use tokio::sync::oneshot;
 use crate::agent::{Agent, closed};
 use crate::connection::{AgentInfo, Command, ReqCtx};
 use crate::error::{Error, Result};
-use crate::session::{ModelSwitch, Models, SessionView};
+use crate::session::{Cancel, ModelSwitch, Models, SessionView};
 
 /// The result of a prompt turn. Every face returns it in this one shape
 /// ([`TurnResult::to_json`]: `turn`, `stopReason`, `usage`, `raw`, `text`, `thought`,
@@ -353,10 +353,95 @@ impl Session {
         Ok(())
     }
 
+    /// ACP v2 `tool_call/cancel`: ask the agent to stop one tool call of this session. Returns
+    /// when the agent *accepted* the cancellation, with its answer (`{}`, maybe `_meta`); the
+    /// work has not necessarily stopped then. The completion is a later `tool_call_update` with
+    /// a final `status` (normally `cancelled`; `completed` or `failed` if the work finished
+    /// first), delivered as an ordinary `session_update` event after this call's answer.
+    ///
+    /// Decided here from what the agent last said, nothing sent otherwise: `unsupported` on a
+    /// v1 connection, or when the tool call's latest `capabilities` (the schema's patch rule:
+    /// omitted keeps, `null` clears) do not advertise `cancel`; `invalid_argument` for an id no
+    /// update of this session named. The agent's refusal (`-32602`: already final, ...) is
+    /// `agent_error`; the host's `request_timeout` applies.
+    pub async fn cancel_tool_call(&self, tool_call_id: &str) -> Result<Value> {
+        self.cancel_work(Work::ToolCall, tool_call_id).await
+    }
+
+    /// ACP v2 `terminal/cancel`: ask the agent to stop one of its terminals. As
+    /// [`Session::cancel_tool_call`]: the answer is the acceptance; the completion is a later
+    /// `terminal_update` with `exitStatus` (a `session_update` event). Cancelling does not
+    /// release the terminal or change a tool call that shows it.
+    pub async fn cancel_terminal(&self, terminal_id: &str) -> Result<Value> {
+        self.cancel_work(Work::Terminal, terminal_id).await
+    }
+
+    async fn cancel_work(&self, work: Work, id: &str) -> Result<Value> {
+        let (method, field, what) = match work {
+            Work::ToolCall => ("tool_call/cancel", "toolCallId", "tool call"),
+            Work::Terminal => ("terminal/cancel", "terminalId", "terminal"),
+        };
+        let info = self.agent.require_info()?;
+        if !info.is_v2() {
+            return Err(Error::Unsupported(format!(
+                "{method} is ACP v2: this connection speaks v1 (opt in with `unstable: \
+                 [\"protocol/v2\"]`, and the agent must answer 2)"
+            )));
+        }
+        let view = self
+            .agent
+            .link()
+            .shared
+            .session_view(&self.id)
+            .unwrap_or_else(|| self.view.clone());
+        let known = view
+            .lock()
+            .map(|v| match work {
+                Work::ToolCall => v.cancellable.tool_call(id),
+                Work::Terminal => v.cancellable.terminal(id),
+            })
+            .unwrap_or(Cancel::Unknown);
+        match known {
+            Cancel::Unknown => {
+                return Err(Error::InvalidArgument(format!(
+                    "no {what} `{id}` in session `{}`",
+                    self.id
+                )));
+            }
+            Cancel::NotAdvertised => {
+                return Err(Error::Unsupported(format!(
+                    "the agent's latest update of {what} `{id}` does not advertise \
+                     `capabilities.cancel`"
+                )));
+            }
+            Cancel::Advertised => {}
+        }
+        let params = serde_json::json!({ "sessionId": &*self.id, field: id });
+        let raw = self
+            .agent
+            .request(method, &params, ReqCtx::Plain, self.agent.control_timeout())
+            .await?;
+        match serde_json::from_str::<Value>(raw.get()) {
+            Ok(v @ Value::Object(_)) => Ok(v),
+            // `null` is the empty answer (the schema's `default_on_null`).
+            Ok(Value::Null) => Ok(Value::Object(serde_json::Map::new())),
+            _ => Err(Error::Protocol(format!(
+                "the agent's {method} result is not an object"
+            ))),
+        }
+    }
+
     /// `session/close` for this session.
     pub async fn close(&self) -> Result<()> {
         self.agent.close_session(&self.id).await
     }
+}
+
+/// What `cancel_work` cancels.
+#[derive(Clone, Copy)]
+enum Work {
+    ToolCall,
+    Terminal,
 }
 
 /// Refuse prompt content the agent did not advertise (nothing is sent).

@@ -1,5 +1,6 @@
 //! Materialised session state: what a UI needs without re-deriving it from the update stream.
 
+mod cancellable;
 mod handle;
 mod models;
 mod turn_text;
@@ -11,6 +12,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+pub(crate) use cancellable::Cancel;
 pub use handle::{Session, SteerResult, TurnResult};
 pub use models::{ModelInfo, ModelSwitch, Models};
 pub use turn_text::{TURN_TEXT_LIMIT, TurnText};
@@ -37,7 +39,8 @@ pub struct SessionView {
     /// Tool calls merged from `tool_call` + `tool_call_update` (+ ACP v2's
     /// `tool_call_content_chunk`), in order of first appearance.
     /// Bounded: at [`MAX_TOOL_CALLS`] it is trimmed to three quarters, dropping finished calls
-    /// (`completed`/`failed`) first, then the oldest (the events still carry every call).
+    /// (`completed`/`failed`/`cancelled`) first, then the oldest (the events still carry every
+    /// call).
     pub tool_calls: Vec<Value>,
     /// How many tool calls were dropped from `tool_calls` by the bound.
     pub tool_calls_dropped: u64,
@@ -57,6 +60,9 @@ pub struct SessionView {
     /// The `planId` of the ACP v2 `plan_update` that set `plan`: its `plan_removed` clears it.
     #[serde(skip)]
     plan_id: Option<String>,
+    /// v2: the tool calls and terminals the agent lets the client cancel.
+    #[serde(skip)]
+    pub(crate) cancellable: cancellable::Cancellable,
 }
 
 /// Tool calls kept per session view.
@@ -78,7 +84,7 @@ impl SessionView {
             let finished = |c: &Value| {
                 matches!(
                     c.get("status").and_then(Value::as_str),
-                    Some("completed" | "failed")
+                    Some("completed" | "failed" | "cancelled")
                 )
             };
             let before = self.tool_calls.len();
@@ -192,6 +198,7 @@ impl SessionView {
 
     fn apply_parsed(&mut self, kind: &str, mut obj: Map<String, Value>) {
         obj.remove("sessionUpdate");
+        self.cancellable.observe(kind, &obj);
         match kind {
             "tool_call" => {
                 let Some(id) = obj

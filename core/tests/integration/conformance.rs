@@ -322,6 +322,27 @@ pub(crate) async fn run_case_from(case: &Value, cwd: &str, source: Source) -> Ve
                     trace.extend(evs);
                     session.cancel().await.unwrap();
                 }
+                // v2: cancel the tool call / terminal the matching update names; the answer
+                // is the acceptance (the confirming update follows in the trace).
+                for (key, field) in [
+                    ("cancelToolCallOn", "toolCallId"),
+                    ("cancelTerminalOn", "terminalId"),
+                ] {
+                    if let Some(on) = op[key].as_str() {
+                        let evs = collect_until(&mut events, T, |e| matches_event(e, on)).await;
+                        let id = evs.last().unwrap().data_value()[field]
+                            .as_str()
+                            .unwrap()
+                            .to_owned();
+                        trace.extend(evs);
+                        let r = if field == "toolCallId" {
+                            session.cancel_tool_call(&id).await
+                        } else {
+                            session.cancel_terminal(&id).await
+                        };
+                        assert_eq!(r.unwrap(), json!({}), "{name}: {key}");
+                    }
+                }
                 if let Some(on) = op["abortOn"].as_str() {
                     let evs = collect_until(&mut events, T, |e| matches_event(e, on)).await;
                     trace.extend(evs);

@@ -61,3 +61,4 @@ mod supervisor;
 mod terminal_auth;
 mod terminals;
 mod unstable_sessions;
+mod v2_cancel;

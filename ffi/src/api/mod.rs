@@ -31,6 +31,8 @@ mod connect;
 
 mod session;
 
+mod session_v2;
+
 mod answers;
 
 mod pool;
@@ -49,3 +51,4 @@ pub use meta::*;
 pub use pool::*;
 pub use registry::*;
 pub use session::*;
+pub use session_v2::*;

@@ -257,7 +257,7 @@ export type ToolKind =
  *
  * See protocol docs: [Status](https://agentclientprotocol.com/protocol/v1/tool-calls#status)
  */
-export type ToolCallStatus = 'pending' | 'in_progress' | 'completed' | 'failed';
+export type ToolCallStatus = 'pending' | 'in_progress' | 'completed' | 'failed' | 'paused' | 'cancelled';
 /**
  * Content produced by a tool call.
  *
@@ -1767,6 +1767,10 @@ export interface ToolCallUpdate {
   _meta?: {
     [k: string]: unknown;
   } | null;
+  /**
+   * ACP v2 (draft): what the client may do with the call (`cancel`: `tool_call/cancel`), as the agent sent it; `null` clears it.
+   */
+  capabilities?: unknown;
 }
 /**
  * A checklist sent with the `plan` session update.

@@ -100,6 +100,24 @@ class AsyncSession(SessionBase["AsyncAgent"]):
         out = await self._n.set_config_option(config_id, _dumps(value, "value"), aio=True, timeout=timeout_arg(timeout))
         return _loads(out, "the session/set_config_option result")  # type: ignore[no-any-return]
 
+    async def cancel_tool_call(self, tool_call_id: str, *,
+                               timeout: Optional[float] = None) -> Dict[str, Any]:
+        """ACP v2 ``tool_call/cancel``: ask the agent to stop one tool call, while its latest
+        ``tool_call_update`` advertises ``capabilities.cancel``. Returns when the agent
+        *accepted*, with its answer (``{}``, maybe ``_meta``); the completion is a later
+        ``session_update`` event (a ``tool_call_update`` with a final ``status``). Raises
+        ``UnsupportedError`` (a v1 connection, or cancel not advertised; nothing is sent),
+        ``InvalidArgumentError`` (an id no update named), ``AgentError`` (the agent refused)."""
+        out = await self._n.cancel_tool_call(tool_call_id, aio=True, timeout=timeout_arg(timeout))
+        return _loads(out, "the tool_call/cancel result")  # type: ignore[no-any-return]
+
+    async def cancel_terminal(self, terminal_id: str, *,
+                              timeout: Optional[float] = None) -> Dict[str, Any]:
+        """ACP v2 ``terminal/cancel``: as ``cancel_tool_call`` for one of the agent's terminals;
+        the completion is a later ``terminal_update`` with ``exitStatus``."""
+        out = await self._n.cancel_terminal(terminal_id, aio=True, timeout=timeout_arg(timeout))
+        return _loads(out, "the terminal/cancel result")  # type: ignore[no-any-return]
+
     async def close(self, *, timeout: Optional[float] = None) -> None:
         """``session/close`` (needs the agent's ``sessionCapabilities.close``; otherwise
         ``UnsupportedError`` and nothing is sent)."""

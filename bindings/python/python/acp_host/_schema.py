@@ -532,6 +532,9 @@ class ToolCallUpdate(_ToolCallUpdateRequired, total=False):
     #: Update the raw output.
     rawOutput: Any
     _meta: Optional[Dict[str, Any]]
+    #: ACP v2 (draft): what the client may do with the call (`cancel`: `tool_call/cancel`), as the
+    #: agent sent it; `null` clears it.
+    capabilities: Any
 
 
 class SessionUpdateToolCallUpdate(ToolCallUpdate):
@@ -1185,6 +1188,8 @@ ToolCallStatus = Union[
     Literal["in_progress"],
     Literal["completed"],
     Literal["failed"],
+    Literal["paused"],
+    Literal["cancelled"],
 ]
 
 

@@ -4449,6 +4449,18 @@ public protocol SessionProtocol: AnyObject, Sendable {
      */
     func steerContent(blocks: [String]) async throws  -> SteerResult
     
+    /**
+     * ACP v2 `terminal/cancel`: as `cancelToolCall`; the completion is a later
+     * `terminal_update` with `exitStatus`.
+     */
+    func cancelTerminal(terminalId: String) async throws  -> String
+    
+    /**
+     * ACP v2 `tool_call/cancel`: returns the agent's acceptance as JSON (`{}`) once it accepted;
+     * the completion is a later `tool_call_update` event with a final `status`.
+     */
+    func cancelToolCall(toolCallId: String) async throws  -> String
+    
 }
 /**
  * An open session.
@@ -4751,6 +4763,46 @@ open func steerContent(blocks: [String])async throws  -> SteerResult  {
             completeFunc: ffi_acp_host_uniffi_rust_future_complete_rust_buffer,
             freeFunc: ffi_acp_host_uniffi_rust_future_free_rust_buffer,
             liftFunc: FfiConverterTypeSteerResult_lift,
+            errorHandler: FfiConverterTypeAcpError_lift
+        )
+}
+    
+    /**
+     * ACP v2 `terminal/cancel`: as `cancelToolCall`; the completion is a later
+     * `terminal_update` with `exitStatus`.
+     */
+open func cancelTerminal(terminalId: String)async throws  -> String  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_acp_host_uniffi_fn_method_session_cancel_terminal(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(terminalId)
+                )
+            },
+            pollFunc: ffi_acp_host_uniffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_acp_host_uniffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_acp_host_uniffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterString.lift,
+            errorHandler: FfiConverterTypeAcpError_lift
+        )
+}
+    
+    /**
+     * ACP v2 `tool_call/cancel`: returns the agent's acceptance as JSON (`{}`) once it accepted;
+     * the completion is a later `tool_call_update` event with a final `status`.
+     */
+open func cancelToolCall(toolCallId: String)async throws  -> String  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_acp_host_uniffi_fn_method_session_cancel_tool_call(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(toolCallId)
+                )
+            },
+            pollFunc: ffi_acp_host_uniffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_acp_host_uniffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_acp_host_uniffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterString.lift,
             errorHandler: FfiConverterTypeAcpError_lift
         )
 }
@@ -10125,6 +10177,12 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_session_steer_content() != 47913) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_method_session_cancel_terminal() != 12701) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_acp_host_uniffi_checksum_method_session_cancel_tool_call() != 40036) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_acp_host_uniffi_checksum_method_eventstream_dropped_before_taken() != 45825) {

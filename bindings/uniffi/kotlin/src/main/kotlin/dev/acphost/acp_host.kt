@@ -960,6 +960,10 @@ internal object IntegrityCheckingUniffiLib {
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_session_steer_content(
     ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_session_cancel_terminal(
+    ): Int
+    external fun uniffi_acp_host_uniffi_checksum_method_session_cancel_tool_call(
+    ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_eventstream_dropped_before_taken(
     ): Int
     external fun uniffi_acp_host_uniffi_checksum_method_eventstream_is_ended(
@@ -1167,6 +1171,10 @@ internal object UniffiLib {
     external fun uniffi_acp_host_uniffi_fn_method_session_steer(`ptr`: Long,`text`: RustBuffer.ByValue,
     ): Long
     external fun uniffi_acp_host_uniffi_fn_method_session_steer_content(`ptr`: Long,`blocks`: RustBuffer.ByValue,
+    ): Long
+    external fun uniffi_acp_host_uniffi_fn_method_session_cancel_terminal(`ptr`: Long,`terminalId`: RustBuffer.ByValue,
+    ): Long
+    external fun uniffi_acp_host_uniffi_fn_method_session_cancel_tool_call(`ptr`: Long,`toolCallId`: RustBuffer.ByValue,
     ): Long
     external fun uniffi_acp_host_uniffi_fn_clone_eventstream(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): Long
@@ -1598,6 +1606,12 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_session_steer_content() and 0xFFFF) != 47913) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_session_cancel_terminal() and 0xFFFF) != 12701) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_acp_host_uniffi_checksum_method_session_cancel_tool_call() and 0xFFFF) != 40036) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_acp_host_uniffi_checksum_method_eventstream_dropped_before_taken() and 0xFFFF) != 45825) {
@@ -8113,6 +8127,18 @@ public interface SessionInterface {
      */
     suspend fun `steerContent`(`blocks`: List<kotlin.String>): SteerResult
     
+    /**
+     * ACP v2 `terminal/cancel`: as `cancelToolCall`; the completion is a later
+     * `terminal_update` with `exitStatus`.
+     */
+    suspend fun `cancelTerminal`(`terminalId`: kotlin.String): kotlin.String
+    
+    /**
+     * ACP v2 `tool_call/cancel`: returns the agent's acceptance as JSON (`{}`) once it accepted;
+     * the completion is a later `tool_call_update` event with a final `status`.
+     */
+    suspend fun `cancelToolCall`(`toolCallId`: kotlin.String): kotlin.String
+    
     companion object
 }
 
@@ -8546,6 +8572,58 @@ open class Session: Disposable, AutoCloseable, SessionInterface
         { future -> UniffiLib.ffi_acp_host_uniffi_rust_future_free_rust_buffer(future) },
         // lift function
         { FfiConverterTypeSteerResult.lift(it) },
+        // Error FFI converter
+        AcpException.ErrorHandler,
+    )
+    }
+
+    
+    /**
+     * ACP v2 `terminal/cancel`: as `cancelToolCall`; the completion is a later
+     * `terminal_update` with `exitStatus`.
+     */
+    @Throws(AcpException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `cancelTerminal`(`terminalId`: kotlin.String) : kotlin.String {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_acp_host_uniffi_fn_method_session_cancel_terminal(
+                uniffiHandle,
+                
+        FfiConverterString.lower(`terminalId`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_poll_rust_buffer(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_complete_rust_buffer(future, continuation) },
+        { future -> UniffiLib.ffi_acp_host_uniffi_rust_future_free_rust_buffer(future) },
+        // lift function
+        { FfiConverterString.lift(it) },
+        // Error FFI converter
+        AcpException.ErrorHandler,
+    )
+    }
+
+    
+    /**
+     * ACP v2 `tool_call/cancel`: returns the agent's acceptance as JSON (`{}`) once it accepted;
+     * the completion is a later `tool_call_update` event with a final `status`.
+     */
+    @Throws(AcpException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `cancelToolCall`(`toolCallId`: kotlin.String) : kotlin.String {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_acp_host_uniffi_fn_method_session_cancel_tool_call(
+                uniffiHandle,
+                
+        FfiConverterString.lower(`toolCallId`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_poll_rust_buffer(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_acp_host_uniffi_rust_future_complete_rust_buffer(future, continuation) },
+        { future -> UniffiLib.ffi_acp_host_uniffi_rust_future_free_rust_buffer(future) },
+        // lift function
+        { FfiConverterString.lift(it) },
         // Error FFI converter
         AcpException.ErrorHandler,
     )

@@ -366,6 +366,17 @@ class ConformanceTest {
             trace += events.collectUntil(spec) { matches(it, spec) }
             session.cancel()
         }
+        // v2: cancel the tool call / terminal the matching update names; the call returns the
+        // agent's acceptance (the confirming update follows in the trace).
+        for ((key, field) in listOf("cancelToolCallOn" to "toolCallId", "cancelTerminalOn" to "terminalId")) {
+            op.str(key)?.let { spec ->
+                val seen = events.collectUntil(spec) { matches(it, spec) }
+                trace += seen
+                val id = Json.parseToJsonElement(seen.last().data).jsonObject[field]!!.jsonPrimitive.content
+                val accepted = if (key == "cancelToolCallOn") session.cancelToolCall(id) else session.cancelTerminal(id)
+                assertEquals("{}", accepted, key)
+            }
+        }
         op.str("abortOn")?.let { spec ->
             // Kotlin's Stop: the coroutine ends at once with CancellationException (no result to
             // observe, as with Python's cancelled task); the uniffi future is dropped, the core

@@ -1259,6 +1259,11 @@ sealed interface SessionUpdate : EventPayload {
          * at these keys.
          */
         val meta: JsonObject? = null,
+        /**
+         * ACP v2 (draft): what the client may do with the call (`cancel`: `tool_call/cancel`), as
+         * the agent sent it; `null` clears it.
+         */
+        val capabilities: JsonElement? = null,
     ) : SessionUpdate {
         internal companion object {
             fun decode(e: JsonElement): ToolCallUpdate {
@@ -1274,6 +1279,7 @@ sealed interface SessionUpdate : EventPayload {
                     D.opt(o, "rawInput", { it }),
                     D.opt(o, "rawOutput", { it }),
                     D.opt(o, "_meta", D::obj),
+                    D.opt(o, "capabilities", { it }),
                 )
             }
         }
@@ -2457,6 +2463,10 @@ sealed interface ToolCallStatus {
     data object Completed : ToolCallStatus { override val value: kotlin.String get() = "completed" }
     /** The tool call failed with an error. */
     data object Failed : ToolCallStatus { override val value: kotlin.String get() = "failed" }
+    /** ACP v2 (draft): started, not running now, until something resumes it. */
+    data object Paused : ToolCallStatus { override val value: kotlin.String get() = "paused" }
+    /** ACP v2 (draft): cancelled before it completed (`tool_call/cancel`). */
+    data object Cancelled : ToolCallStatus { override val value: kotlin.String get() = "cancelled" }
     /** A value this version does not know (a newer agent): [raw] as sent. */
     data class Unknown(val raw: JsonElement) : ToolCallStatus {
         override val value: kotlin.String get() = (raw as? JsonPrimitive)?.content ?: raw.toString()
@@ -2467,6 +2477,8 @@ sealed interface ToolCallStatus {
             "in_progress" -> InProgress
             "completed" -> Completed
             "failed" -> Failed
+            "paused" -> Paused
+            "cancelled" -> Cancelled
             else -> Unknown(e)
         }
     }
@@ -2785,6 +2797,11 @@ data class ToolCallUpdate(
      * these keys.
      */
     val meta: JsonObject? = null,
+    /**
+     * ACP v2 (draft): what the client may do with the call (`cancel`: `tool_call/cancel`), as the
+     * agent sent it; `null` clears it.
+     */
+    val capabilities: JsonElement? = null,
 ) {
     internal companion object {
         fun decode(e: JsonElement): ToolCallUpdate {
@@ -2800,6 +2817,7 @@ data class ToolCallUpdate(
                 D.opt(o, "rawInput", { it }),
                 D.opt(o, "rawOutput", { it }),
                 D.opt(o, "_meta", D::obj),
+                D.opt(o, "capabilities", { it }),
             )
         }
     }
