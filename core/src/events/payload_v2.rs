@@ -205,3 +205,17 @@ pub(super) fn decode(
         _ => None,
     }
 }
+
+#[cfg(all(test, feature = "json-schema"))]
+mod tests {
+    use super::*;
+
+    /// The schema's v2 variants and the decoder know the same tags.
+    #[test]
+    fn every_kind_of_the_schema_table_is_decoded() {
+        for (kind, _, _) in V2_UPDATE_KINDS {
+            assert!(decode(kind, &serde_json::json!({})).is_some(), "{kind}");
+        }
+        assert!(decode("state_update", &serde_json::json!({})).is_none());
+    }
+}
