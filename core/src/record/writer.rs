@@ -200,9 +200,12 @@ fn write_all(
             n += lines.header_now(&mut chunk);
         }
         put(&mut file, &mut w, max_bytes, &chunk, n);
+        // Room is given back once a burst is over (this round was small), not between a burst's
+        // chunks: shrinking and growing again cost page faults on every chunk of a flood.
+        let burst = records.len() >= KEEP;
         for buf in [&mut records, &mut chunk] {
             buf.clear();
-            if buf.capacity() > KEEP {
+            if !burst && buf.capacity() > KEEP {
                 buf.shrink_to(KEEP);
             }
         }
