@@ -295,7 +295,7 @@ impl Agent {
     fn require_gate(&self, method: &str) -> Result<Arc<AgentInfo>> {
         let info = self.require_info()?;
         match crate::protocol::method(method) {
-            Some(m) if !m.allowed_by_agent(&info.capabilities) => Err(Error::Unsupported(format!(
+            Some(m) if !m.allowed_by_agent(&info.gates) => Err(Error::Unsupported(format!(
                 "agent does not advertise {} ({method})",
                 m.gate.describe()
             ))),
@@ -552,6 +552,11 @@ impl Agent {
     /// `session/new`.
     pub async fn new_session(&self, options: SessionOptions) -> Result<Session> {
         let info = self.require_info()?;
+        if !info.supports_sessions() {
+            return Err(Error::Unsupported(
+                "agent does not advertise capabilities.session (ACP v2): no session/new".into(),
+            ));
+        }
         let params = options.params(&info, None, true)?;
         let raw = self
             .request(

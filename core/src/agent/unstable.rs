@@ -152,7 +152,7 @@ impl Agent {
         let info = self.require_gate("session/options")?;
         if session_id.is_some() {
             let can = |m: &str| {
-                crate::protocol::method(m).is_some_and(|m| m.allowed_by_agent(&info.capabilities))
+                crate::protocol::method(m).is_some_and(|m| m.allowed_by_agent(&info.gates))
             };
             if !can("session/load") && !can("session/resume") {
                 return Err(Error::Unsupported(

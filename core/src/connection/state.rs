@@ -28,6 +28,10 @@ pub struct AgentInfo {
     pub capabilities: Value,
     /// `authMethods` (an array; `[]` when omitted).
     pub auth_methods: Vec<Value>,
+    /// What the method table's gates read, in v1's shape: v1's `agentCapabilities` as sent; v2's
+    /// `capabilities` mapped onto v1's names ([`v2_gates`]).
+    #[serde(skip)]
+    pub(crate) gates: Value,
     /// The agent takes steering into a running turn ([`steering_supported`]).
     #[serde(skip)]
     pub steering: bool,
@@ -46,6 +50,46 @@ pub fn steering_supported(result: &Value) -> bool {
         root.and_then(|r| r.pointer("/_meta/steering/supported")) == Some(&Value::Bool(true))
     };
     flag(Some(result)) || flag(result.get("agentCapabilities"))
+}
+
+/// v2's `capabilities` in v1's shape, for the method table's gates. `session: {}` is v2's
+/// baseline (`session/new`, `list`, `resume`, `close`, `prompt`, `cancel`): `list`, `resume` and
+/// `close` are supported with it; `session.{delete, fork, additionalDirectories, archive, status,
+/// options, title}` are v1's `sessionCapabilities` markers of the same names; `session.prompt`'s
+/// markers (`image`, `audio`, `embeddedContext`) are v1's `promptCapabilities` flags; `auth` is
+/// kept; there is no `loadSession`. Without `session` nothing session-related is supported.
+pub(crate) fn v2_gates(capabilities: &Value) -> Value {
+    let marked = |v: Option<&Value>| v.is_some_and(|v| !v.is_null() && v.as_bool() != Some(false));
+    let mut gates = serde_json::json!({});
+    if let Some(auth) = capabilities.get("auth") {
+        gates["auth"] = auth.clone();
+    }
+    let Some(session) = capabilities.get("session").filter(|s| marked(Some(s))) else {
+        return gates;
+    };
+    let mut sessions = serde_json::json!({ "list": {}, "resume": {}, "close": {} });
+    for name in [
+        "delete",
+        "fork",
+        "additionalDirectories",
+        "archive",
+        "status",
+        "options",
+        "title",
+    ] {
+        if marked(session.get(name)) {
+            sessions[name] = serde_json::json!({});
+        }
+    }
+    let mut prompt = serde_json::json!({});
+    for name in ["image", "audio", "embeddedContext"] {
+        if marked(session.get("prompt").and_then(|p| p.get(name))) {
+            prompt[name] = Value::Bool(true);
+        }
+    }
+    gates["sessionCapabilities"] = sessions;
+    gates["promptCapabilities"] = prompt;
+    gates
 }
 
 impl AgentInfo {
@@ -85,9 +129,15 @@ impl AgentInfo {
             Some(i @ Value::Object(_)) => i.clone(),
             _ => Value::Null,
         };
+        let gates = if negotiated == PROTOCOL_VERSION_2 {
+            v2_gates(&capabilities)
+        } else {
+            capabilities.clone()
+        };
         Ok(AgentInfo {
             protocol_version: negotiated,
             agent_info,
+            gates,
             capabilities,
             auth_methods,
             steering: steering_supported(result),
@@ -99,9 +149,19 @@ impl AgentInfo {
         self.protocol_version == PROTOCOL_VERSION_2
     }
 
-    /// `agentCapabilities.loadSession`.
+    /// The agent takes `session/*` methods: always under v1; under v2 when it advertises
+    /// `capabilities.session` (omitted or null: no sessions at all).
+    pub fn supports_sessions(&self) -> bool {
+        !self.is_v2()
+            || self
+                .capabilities
+                .get("session")
+                .is_some_and(|s| !s.is_null() && s.as_bool() != Some(false))
+    }
+
+    /// `agentCapabilities.loadSession` (v2 has no `session/load`).
     pub fn supports_load(&self) -> bool {
-        self.capabilities
+        self.gates
             .get("loadSession")
             .and_then(Value::as_bool)
             .unwrap_or(false)
@@ -110,7 +170,7 @@ impl AgentInfo {
     /// A `sessionCapabilities` marker (`list`, `resume`, `close`, `delete`, `fork`,
     /// `additionalDirectories`): `{}` means supported, omitted or null means not.
     pub fn session_capability(&self, name: &str) -> bool {
-        self.capabilities
+        self.gates
             .get("sessionCapabilities")
             .and_then(|s| s.get(name))
             .is_some_and(|v| !v.is_null() && v.as_bool() != Some(false))
@@ -118,7 +178,7 @@ impl AgentInfo {
 
     /// A `promptCapabilities` flag (`image`, `audio`, `embeddedContext`).
     pub fn prompt_capability(&self, name: &str) -> bool {
-        self.capabilities
+        self.gates
             .get("promptCapabilities")
             .and_then(|p| p.get(name))
             .and_then(Value::as_bool)

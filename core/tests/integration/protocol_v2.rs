@@ -8,7 +8,7 @@ use crate::common;
 use std::time::Duration;
 
 use acp_host::{Error, Event, EventKind, Host, HostConfig, SessionOptions};
-use common::fake::{connect_v2, open_session};
+use common::fake::{connect_v2, connect_v2_with, open_session};
 use common::*;
 use serde_json::{Value, json};
 
@@ -443,4 +443,55 @@ async fn v2_update_kinds_are_typed_and_build_the_session_state() {
     assert_eq!(plan.len(), 2);
     assert_eq!(plan[0].content, "Run the tests");
     assert_eq!(state.usage.as_ref().unwrap()["used"], 1200);
+}
+
+/// v2's capabilities gate the session methods under v2's names: no `session`, no sessions at
+/// all; `session: {}` is the baseline (list, resume, close), the others need their own markers;
+/// there is no `session/load`. A refused call sends nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v2_capabilities_gate_the_session_methods_under_their_v2_names() {
+    let host = Host::new(v2_config());
+    let (agent, mut fake) = connect_v2_with(&host, json!({})).await;
+    let err = agent
+        .new_session(SessionOptions::new(tmp_cwd()))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::Unsupported(_)), "{err:?}");
+    assert!(err.to_string().contains("capabilities.session"), "{err}");
+    let err = agent.list_sessions(None, None).await.unwrap_err();
+    assert!(matches!(err, Error::Unsupported(_)), "{err:?}");
+    assert!(
+        fake.recv_for(Duration::from_millis(200)).await.is_empty(),
+        "nothing was sent"
+    );
+
+    let host = Host::new(v2_config());
+    let (agent, mut fake) = connect_v2_with(&host, json!({"session": {}})).await;
+    let err = agent.delete_session("s1").await.unwrap_err();
+    assert!(
+        matches!(err, Error::Unsupported(_)),
+        "no delete marker: {err:?}"
+    );
+    let err = agent
+        .load_session("s1", SessionOptions::new(tmp_cwd()))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::Unsupported(_)),
+        "v2 has no load: {err:?}"
+    );
+    let a = agent.clone();
+    let listing = tokio::spawn(async move { a.list_sessions(None, None).await });
+    let req = fake.wait_method("session/list", T).await;
+    fake.respond(&req["id"], json!({"sessions": []})).await;
+    listing.await.unwrap().unwrap();
+
+    let host = Host::new(v2_config());
+    let (agent, mut fake) = connect_v2_with(&host, json!({"session": {"delete": {}}})).await;
+    let a = agent.clone();
+    let deleting = tokio::spawn(async move { a.delete_session("s1").await });
+    let req = fake.wait_method("session/delete", T).await;
+    assert_eq!(req["params"]["sessionId"], "s1");
+    fake.respond(&req["id"], json!({})).await;
+    deleting.await.unwrap().unwrap();
 }

@@ -198,7 +198,12 @@ pub async fn connect_with_caps(host: &Host, caps: Value) -> (Agent, Fake) {
 
 /// As [`connect`], answering `initialize` as a draft ACP v2 agent (the host must offer v2).
 pub async fn connect_v2(host: &Host) -> (Agent, Fake) {
-    let init = json!({"protocolVersion":2,"capabilities":{"session":{}},"info":{"name":"fake-v2","version":"0"}});
+    connect_v2_with(host, json!({"session": {}})).await
+}
+
+/// A v2 agent advertising `capabilities` (v2's names).
+pub async fn connect_v2_with(host: &Host, capabilities: Value) -> (Agent, Fake) {
+    let init = json!({"protocolVersion":2,"capabilities":capabilities,"info":{"name":"fake-v2","version":"0"}});
     connect_answering(host, PIPE, init).await
 }
 
