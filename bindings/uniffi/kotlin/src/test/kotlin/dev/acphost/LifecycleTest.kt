@@ -38,7 +38,8 @@ import java.util.concurrent.TimeUnit
 /**
  * The child JVM of the exit tests: spawns an agent that ignores stdin EOF (so only the host's
  * care can end it), prints its pid, then leaves without closing the host: `exit` calls
- * System.exit(0) with a prompt in flight, `kill` waits to be killed (destroyForcibly).
+ * System.exit(0) with a prompt in flight once a line arrives on stdin, `kill` waits to be killed
+ * (destroyForcibly).
  */
 object LifecycleExitChild {
     @JvmStatic
@@ -52,7 +53,12 @@ object LifecycleExitChild {
         println("PID ${agent.pid()}")
         System.out.flush()
         when (mode) {
-            "exit" -> System.exit(0)
+            // Exits once the test has seen the agent running (a line on stdin): exiting right
+            // after the pid raced the test's check (the host's exit had already ended the agent).
+            "exit" -> {
+                readLine()
+                System.exit(0)
+            }
             else -> Thread.sleep(60_000)
         }
     }
@@ -321,6 +327,7 @@ class LifecycleTest {
             val pid = line.removePrefix("PID ").trim().toLong()
             assertTrue(alive(pid), "agent $pid runs before the child leaves")
             if (mode == "kill") child.destroyForcibly()
+            if (mode == "exit") child.outputStream.use { it.write('\n'.code) }
             assertTrue(child.waitFor(Fixtures.T.inWholeSeconds, TimeUnit.SECONDS), "the child JVM did not exit")
             if (mode == "exit") assertEquals(0, child.exitValue(), "System.exit(0) with a host open exits cleanly")
             return pid
