@@ -212,10 +212,12 @@ async fn host_mode(args: &Args) -> Result<Value, BoxError> {
     let session = agent.new_session(SessionOptions::new(cwd)).await?;
 
     let cpu0 = cpu_seconds();
+    let threads0 = thread_cpu();
     let start = Instant::now();
     let turn = session.prompt_text("flood").await?;
     let seen = consumer.await?;
     let cpu = cpu_seconds() - cpu0;
+    let threads = thread_cpu_since(&threads0, seen.updates);
     let end = seen
         .turn_ended_at
         .ok_or("event stream ended before turn_ended")?;
@@ -249,6 +251,7 @@ async fn host_mode(args: &Args) -> Result<Value, BoxError> {
             "updates_per_sec": rate(seen.updates, seconds),
             "cpu_seconds": cpu,
             "cpu_us_per_update": cpu_us_per_update(cpu, seen.updates),
+            "threads_cpu_us_per_update": threads,
             "max_bytes": args.max_bytes,
             "record_bytes": r.bytes,
             "record_lines": r.lines,
@@ -266,6 +269,7 @@ async fn host_mode(args: &Args) -> Result<Value, BoxError> {
             "updates_per_sec": rate(seen.updates, seconds),
             "cpu_seconds": cpu,
             "cpu_us_per_update": cpu_us_per_update(cpu, seen.updates),
+            "threads_cpu_us_per_update": threads,
         }),
         Some(sampler) => {
             let s = sampler.finish();
@@ -360,6 +364,47 @@ fn cpu_seconds() -> f64 {
 #[cfg(not(unix))]
 fn cpu_seconds() -> f64 {
     0.0
+}
+
+/// CPU nanoseconds of each of this process's live threads, by thread id, with its name (Linux
+/// only: `/proc/self/task/*/schedstat`; empty elsewhere).
+fn thread_cpu() -> std::collections::BTreeMap<String, (String, u64)> {
+    let mut out = std::collections::BTreeMap::new();
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return out;
+    };
+    for task in tasks.flatten() {
+        let dir = task.path();
+        let name = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
+        let ns = std::fs::read_to_string(dir.join("schedstat"))
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0);
+        out.insert(
+            task.file_name().to_string_lossy().into_owned(),
+            (name.trim().to_owned(), ns),
+        );
+    }
+    out
+}
+
+/// Each thread name's CPU per update since `before` (threads alive at both ends, or started
+/// since: the connection's thread is a runtime worker, the recording's `acph-record`).
+fn thread_cpu_since(
+    before: &std::collections::BTreeMap<String, (String, u64)>,
+    updates: u64,
+) -> Value {
+    let mut by_name = std::collections::BTreeMap::<String, u64>::new();
+    for (tid, (name, ns)) in thread_cpu() {
+        let was = before.get(&tid).map_or(0, |(_, ns)| *ns);
+        *by_name.entry(name).or_default() += ns.saturating_sub(was);
+    }
+    by_name
+        .into_iter()
+        .filter(|(_, ns)| *ns > 0)
+        .map(|(name, ns)| (name, json!(cpu_us_per_update(ns as f64 / 1e9, updates))))
+        .collect::<serde_json::Map<_, _>>()
+        .into()
 }
 
 fn cpu_us_per_update(cpu: f64, updates: u64) -> f64 {

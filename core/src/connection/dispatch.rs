@@ -6,14 +6,15 @@ use std::sync::Arc;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::{Actor, ReaderMsg, SessionStatus, params_value, tool_call_id};
+use super::{Actor, ReaderMsg, SessionStatus, io, params_value, tool_call_id};
 use crate::error::Error;
 use crate::events::{EventKind, raw_json};
 use crate::permission::DecidedBy;
 use crate::wire::message::{Incoming, RawId, codes};
 
 impl Actor {
-    pub(super) async fn on_reader(&mut self, msg: ReaderMsg) {
+    /// One message from the reader; `arrival`: its batch's raw lines and read time.
+    pub(super) async fn on_reader(&mut self, msg: ReaderMsg, arrival: io::Arrival<'_>) {
         // The agent is gone (`agent_exited` was emitted): nothing of it follows, not even a late
         // answer to a request that already failed (it would be a `protocol_error`).
         if self.gone.is_some() && !matches!(msg, ReaderMsg::Eof(_)) {
@@ -21,9 +22,10 @@ impl Actor {
         }
         match msg {
             ReaderMsg::Message { msg, lossy, raw } => {
-                if let Some(raw) = raw {
+                if let Some(span) = raw {
+                    let raw = arrival.line(span);
                     let mut line = None;
-                    self.record(|r| line = r.wire_in(&raw));
+                    self.record(|r| line = r.wire_in(raw, arrival.at));
                     self.recorded_line = line;
                     if self.host.config.wire_events {
                         let data = format!("{{\"direction\":\"in\",\"message\":{raw}}}");

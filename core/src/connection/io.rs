@@ -24,9 +24,9 @@ pub(crate) enum ReaderMsg {
         msg: Incoming,
         /// The line was not valid UTF-8 and was decoded lossily.
         lossy: bool,
-        /// The raw line (valid JSON: it decoded; without surrounding whitespace), only when
-        /// wire events or the recording are on.
-        raw: Option<Box<str>>,
+        /// Where the raw line is in its batch's [`Batch::raw`] (valid JSON: it decoded; without
+        /// surrounding whitespace), only when wire events or the recording are on.
+        raw: Option<RawSpan>,
     },
     /// A non-JSON line.
     Noise { line: String, bytes: usize },
@@ -48,7 +48,85 @@ const IN_FLIGHT_BYTES: usize = 8 << 20;
 #[derive(Debug)]
 pub(crate) struct Batch {
     pub msgs: Vec<ReaderMsg>,
+    /// The raw lines of `msgs` (wire events or the recording on), end to end: one buffer per
+    /// batch rather than an allocation per line (perf: that allocation and its free were a third
+    /// of what recording a flood cost the connection's thread).
+    pub raw: String,
+    /// When the batch's first line was read (wire events or the recording on): the time the
+    /// recording gives its lines, one clock read per batch.
+    pub read_at: Option<std::time::Instant>,
+    /// Where `raw` goes back once the batch is handled.
+    pool: Option<RawPool>,
     _budget: Option<tokio::sync::OwnedSemaphorePermit>,
+}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        if let Some(pool) = &self.pool {
+            pool.put(std::mem::take(&mut self.raw));
+        }
+    }
+}
+
+/// Batches' raw-line buffers, back from the actor for the reader's next batches: a flood's
+/// batches reuse a few buffers (a new one per batch, up to a megabyte, cost the allocator's
+/// `mmap` and its page faults on every batch).
+#[derive(Debug, Clone, Default)]
+struct RawPool(Arc<std::sync::Mutex<Vec<String>>>);
+
+impl RawPool {
+    /// Buffers kept (the reader's batches in flight, and one).
+    const KEPT: usize = 4;
+
+    fn take(&self) -> String {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .pop()
+            .unwrap_or_default()
+    }
+
+    fn put(&self, mut raw: String) {
+        raw.clear();
+        if raw.capacity() > 2 * BATCH_BYTES {
+            raw.shrink_to(BATCH_BYTES); // one long line's room is not kept
+        }
+        let mut kept = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if kept.len() < Self::KEPT {
+            kept.push(raw);
+        }
+    }
+}
+
+impl Batch {
+    /// What the actor needs besides a message: its raw line and when it was read.
+    pub(crate) fn arrival(&self) -> Arrival<'_> {
+        Arrival {
+            raw: &self.raw,
+            at: self.read_at,
+        }
+    }
+}
+
+/// A message's raw line within [`Batch::raw`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RawSpan {
+    start: usize,
+    end: usize,
+}
+
+/// A batch's raw lines and read time, lent to the actor while it handles the batch's messages.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Arrival<'a> {
+    raw: &'a str,
+    pub(crate) at: Option<std::time::Instant>,
+}
+
+impl<'a> Arrival<'a> {
+    /// The raw line at `span` (empty if it is not this batch's: never, from the reader).
+    pub(crate) fn line(&self, span: RawSpan) -> &'a str {
+        self.raw.get(span.start..span.end).unwrap_or_default()
+    }
 }
 /// How much of a noise line is kept for the event.
 const NOISE_PREVIEW: usize = 1024;
@@ -63,12 +141,18 @@ pub(crate) async fn reader_task(
     let mut interner = Interner::default();
     let budget_total = IN_FLIGHT_BYTES.max(max_line.saturating_add(BATCH_BYTES));
     let budget = Arc::new(tokio::sync::Semaphore::new(budget_total));
+    let pool = wire.then(RawPool::default);
     loop {
         let mut batch = Vec::with_capacity(16);
+        let mut raw = pool.as_ref().map(RawPool::take).unwrap_or_default();
         let mut bytes = 0usize;
         let mut done = false;
-        match lines.next_frame_ref().await {
-            Ok(Some(frame)) => bytes += push_frame(&mut batch, frame, wire, &mut interner),
+        let first = lines.next_frame_ref().await;
+        let read_at = wire.then(std::time::Instant::now);
+        match first {
+            Ok(Some(frame)) => {
+                bytes += push_frame(&mut batch, &mut raw, frame, wire, &mut interner);
+            }
             Ok(None) => {
                 batch.push(ReaderMsg::Eof(None));
                 done = true;
@@ -78,9 +162,16 @@ pub(crate) async fn reader_task(
                 done = true;
             }
         }
+        if wire && !done {
+            // Room for every line read so far, at once (growing line by line cost a copy of
+            // the batch's lines per doubling).
+            raw.reserve(lines.buffered_len().min(BATCH_BYTES));
+        }
         while !done && batch.len() < BATCH && bytes < BATCH_BYTES {
             match lines.next_buffered_ref() {
-                Some(frame) => bytes += push_frame(&mut batch, frame, wire, &mut interner),
+                Some(frame) => {
+                    bytes += push_frame(&mut batch, &mut raw, frame, wire, &mut interner)
+                }
                 None => break,
             }
         }
@@ -90,6 +181,9 @@ pub(crate) async fn reader_task(
         };
         let batch = Batch {
             msgs: batch,
+            raw,
+            read_at,
+            pool: pool.clone(),
             _budget: Some(permit),
         };
         if tx.send(batch).await.is_err() || done {
@@ -101,6 +195,7 @@ pub(crate) async fn reader_task(
 /// Decode one frame into `batch`; returns the bytes it holds on to.
 fn push_frame(
     batch: &mut Vec<ReaderMsg>,
+    raw_lines: &mut String,
     frame: FrameRef<'_>,
     wire: bool,
     interner: &mut Interner,
@@ -129,8 +224,14 @@ fn push_frame(
                     // A message nested too deep is not forwarded, not even to wire events.
                     // Not checked again (`RawValue::from_string` would parse it a second time,
                     // on every line of a recorded connection): it decoded, so it is JSON.
+                    // (JSON's whitespace is ASCII's but for form feed, which does not decode.)
                     let raw = if wire && !matches!(msg, Incoming::TooDeep { .. }) {
-                        Some(text.trim_matches([' ', '\t', '\n', '\r']).into())
+                        let start = raw_lines.len();
+                        raw_lines.push_str(text.trim_ascii());
+                        Some(RawSpan {
+                            start,
+                            end: raw_lines.len(),
+                        })
                     } else {
                         None
                     };

@@ -74,11 +74,12 @@ impl Actor {
                     () = bus.wait_room(), if backlogged => {}
                     Some(ev) = recv_stderr(&mut self.stderr), if !backlogged => self.emit(ev).await,
                     batch = reader_rx.recv(), if self.reader_open && !backlogged => match batch {
-                        Some(batch) => {
-                            for msg in batch.msgs {
+                        Some(mut batch) => {
+                            let msgs = std::mem::take(&mut batch.msgs);
+                            for msg in msgs {
                                 match msg {
                                     ReaderMsg::Eof(_) => self.reader_open = false,
-                                    other => self.on_reader(other).await,
+                                    other => self.on_reader(other, batch.arrival()).await,
                                 }
                             }
                         }

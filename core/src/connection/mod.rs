@@ -588,14 +588,15 @@ impl Actor {
                 // Backpressure: while events wait for room, the agent is not read (nothing else
                 // waits for the consumer).
                 batch = reader_rx.recv(), if self.reader_open && !backlogged => match batch {
-                    Some(batch) => {
+                    Some(mut batch) => {
                         self.reader_batches += 1;
                         self.settle_before_input().await;
-                        for msg in batch.msgs {
-                            self.on_reader(msg).await;
+                        let msgs = std::mem::take(&mut batch.msgs);
+                        for msg in msgs {
+                            self.on_reader(msg, batch.arrival()).await;
                         }
                     }
-                    None => self.on_reader(ReaderMsg::Eof(None)).await,
+                    None => self.on_reader(ReaderMsg::Eof(None), io::Arrival::default()).await,
                 },
                 Some(ev) = recv_stderr(&mut self.stderr), if !backlogged => self.emit(ev).await,
                 () = bus.wait_room(), if backlogged => {}

@@ -45,6 +45,8 @@ impl Actor {
     /// Hand the step's events to the host's queue (what does not fit waits in the backlog; this
     /// never waits), then answer the callers whose events are all queued.
     pub(super) fn flush(&self) {
+        // The step's recorded lines go to the recording's thread with its events.
+        self.record(crate::record::Recorder::hand_off);
         let batch = std::mem::take(&mut *self.outbox.lock().unwrap_or_else(|p| p.into_inner()));
         let replies = std::mem::take(&mut *self.replies.lock().unwrap_or_else(|p| p.into_inner()));
         if batch.is_empty() && replies.is_empty() && !self.backlogged() {

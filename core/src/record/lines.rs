@@ -25,6 +25,7 @@ const WIRE_IN: u8 = 1;
 const WIRE_OUT: u8 = 2;
 const EVENT: u8 = 3;
 const HEADER: u8 = 4;
+const DROPPED: u8 = 5;
 
 /// A line given whole (the writer's tests).
 #[cfg(test)]
@@ -72,6 +73,28 @@ pub(super) fn put_header(buf: &mut Vec<u8>) {
     buf.push(HEADER);
 }
 
+/// The bytes of a [`put_dropped`] record.
+pub(super) const DROPPED_LEN: usize = 9;
+
+/// Lines dropped here (what waits for the thread was at its bound): the `gap` line's place.
+/// Returns where its count is, for [`add_dropped`].
+pub(super) fn put_dropped(buf: &mut Vec<u8>) -> usize {
+    buf.push(DROPPED);
+    let at = buf.len();
+    buf.extend_from_slice(&1u64.to_le_bytes());
+    at
+}
+
+/// One more line dropped, counted in the [`put_dropped`] record whose count is at `at`.
+pub(super) fn add_dropped(buf: &mut [u8], at: usize) {
+    if let Some(count) = buf
+        .get_mut(at..at + 8)
+        .and_then(|b| <&mut [u8; 8]>::try_from(b).ok())
+    {
+        *count = (u64::from_le_bytes(*count) + 1).to_le_bytes();
+    }
+}
+
 /// How many bytes a record of `payload` bytes takes at most (the queue's bound counts them).
 pub(super) const fn record_len(payload: usize) -> usize {
     payload + 64
@@ -107,16 +130,14 @@ impl<'a> Reader<'a> {
         self.0 = rest;
         Some(u64::from_le_bytes(*b))
     }
+    /// A payload: text the connection queued from a `&str` (kept as bytes: checking it again
+    /// was a quarter of this thread's time on a flood).
     fn bytes(&mut self) -> Option<&'a [u8]> {
         let (n, rest) = self.0.split_first_chunk::<4>()?;
         let n = u32::from_le_bytes(*n) as usize;
         let b = rest.get(..n)?;
         self.0 = &rest[n..];
         Some(b)
-    }
-    fn str(&mut self) -> Option<&'a str> {
-        // Everything queued came from a `&str`.
-        std::str::from_utf8(self.bytes()?).ok()
     }
 }
 
@@ -131,8 +152,8 @@ pub(super) struct Lines {
     held_lines: u64,
     /// Ids (as JSON text) of the agent's `elicitation/create` requests not answered yet.
     elicitations: VecDeque<String>,
-    /// The line being made (reused: no allocation per line).
-    scratch: String,
+    /// Lines the connection dropped (its `gap` records) since [`Lines::take_dropped`].
+    dropped: u64,
 }
 
 impl Lines {
@@ -143,7 +164,7 @@ impl Lines {
             held: Vec::new(),
             held_lines: 0,
             elicitations: VecDeque::new(),
-            scratch: String::with_capacity(1024),
+            dropped: 0,
         }
     }
 
@@ -174,90 +195,93 @@ impl Lines {
         let Some(header) = self.header.take() else {
             return 0;
         };
-        out.extend_from_slice(header.to_string().as_bytes());
+        // A `Value` always serializes.
+        let _ = serde_json::to_writer(&mut *out, &header);
         out.push(b'\n');
         out.append(&mut self.held);
         1 + std::mem::take(&mut self.held_lines)
     }
 
+    /// One record's line, made in place at the end of `out` (held instead while the header
+    /// waits); returns the lines added to `out`.
     fn one(&mut self, r: &mut Reader<'_>, out: &mut Vec<u8>) -> Option<u64> {
-        let mut line = std::mem::take(&mut self.scratch);
-        line.clear();
-        let lines = self.one_into(&mut line, r, out);
-        self.scratch = line;
-        lines
-    }
-
-    fn one_into(
-        &mut self,
-        line: &mut String,
-        r: &mut Reader<'_>,
-        out: &mut Vec<u8>,
-    ) -> Option<u64> {
         match r.u8()? {
-            LINE => line.push_str(r.str()?),
+            LINE => {
+                let start = out.len();
+                out.extend_from_slice(r.bytes()?);
+                Some(self.end_line(out, start))
+            }
             tag @ (WIRE_IN | WIRE_OUT) => {
                 let t = r.u64()?;
-                let raw = r.str()?;
-                self.wire(line, tag == WIRE_IN, t, raw);
+                let raw = r.bytes()?;
+                let start = out.len();
+                self.wire(out, tag == WIRE_IN, t, raw);
+                Some(self.end_line(out, start))
             }
             EVENT => {
                 let t = r.u64()?;
-                let kind = r.str()?;
+                let kind = r.bytes()?;
                 let session = match r.u8()? {
                     0 => None,
-                    _ => Some(r.str()?),
+                    _ => Some(r.bytes()?),
                 };
                 let flags = r.u8()?;
                 let turn = r.u64()?;
-                let ev = EventRecord {
-                    t,
-                    kind,
-                    session,
-                    turn: (flags & 1 != 0).then_some(turn),
-                    replay: flags & 2 != 0,
-                    wire: if flags & 4 != 0 { Some(r.u64()?) } else { None },
-                    data: if flags & 4 != 0 { "" } else { r.str()? },
-                };
+                let wire = if flags & 4 != 0 { Some(r.u64()?) } else { None };
+                let data = if wire.is_some() { &[][..] } else { r.bytes()? };
                 let mut written = 0;
-                if kind == "agent_ready" && self.header.is_some() {
-                    self.complete_header(ev.data);
+                if kind == b"agent_ready" && self.header.is_some() {
+                    self.complete_header(data);
                     written = self.header_now(out);
                 }
-                self.event(line, &ev);
-                return Some(written + self.emit(line, out));
+                let start = out.len();
+                let turn = (flags & 1 != 0).then_some(turn);
+                self.event(out, t, kind, session, turn, flags & 2 != 0, wire, data);
+                Some(written + self.end_line(out, start))
             }
-            HEADER => return Some(self.header_now(out)),
-            _ => return None,
+            HEADER => Some(self.header_now(out)),
+            DROPPED => {
+                let n = r.u64()?;
+                self.dropped += n;
+                Some(self.gap(n, out))
+            }
+            _ => None,
         }
-        Some(self.emit(line, out))
     }
 
-    /// The `gap` line: `dropped` records were not queued (the queue was full).
-    pub(super) fn gap(&mut self, dropped: u64, out: &mut Vec<u8>) -> u64 {
-        let line = format!("{{\"gap\":{{\"droppedLines\":{dropped}}}}}");
-        self.emit(&line, out)
-    }
-
-    /// `line` into the file's bytes, or held until the header.
-    fn emit(&mut self, line: &str, out: &mut Vec<u8>) -> u64 {
+    /// Ends the line made at `out[start..]`: it stays (1 line), or waits in `held` for the
+    /// header (0).
+    fn end_line(&mut self, out: &mut Vec<u8>, start: usize) -> u64 {
+        out.push(b'\n');
         if self.header.is_some() {
-            self.held.extend_from_slice(line.as_bytes());
-            self.held.push(b'\n');
+            self.held.extend_from_slice(&out[start..]);
+            out.truncate(start);
             self.held_lines += 1;
             return 0;
         }
-        out.extend_from_slice(line.as_bytes());
-        out.push(b'\n');
         1
     }
 
+    /// Lines the connection dropped since the last call (each made a `gap` line).
+    pub(super) fn take_dropped(&mut self) -> u64 {
+        std::mem::take(&mut self.dropped)
+    }
+
+    /// The `gap` line: `dropped` records were not queued (the queue was full).
+    fn gap(&mut self, dropped: u64, out: &mut Vec<u8>) -> u64 {
+        let start = out.len();
+        out.extend_from_slice(b"{\"gap\":{\"droppedLines\":");
+        push_u64(out, dropped);
+        out.extend_from_slice(b"}}");
+        self.end_line(out, start)
+    }
+
     /// The handshake's answer (`agent_ready`'s data) into the header.
-    fn complete_header(&mut self, ready: &str) {
+    fn complete_header(&mut self, ready: &[u8]) {
         let Some(header) = &mut self.header else {
             return;
         };
-        if let Ok(ready) = serde_json::from_str::<Value>(ready) {
+        if let Ok(ready) = serde_json::from_slice::<Value>(ready) {
             header["protocolVersion"] = ready["protocolVersion"].clone();
             let mut init = ready;
             if self.redact {
@@ -268,7 +292,7 @@ impl Lines {
     }
 
     /// `{"t":…,"dir":…,"msg":…}`.
-    fn wire(&mut self, line: &mut String, inbound: bool, t: u64, raw: &str) {
+    fn wire(&mut self, out: &mut Vec<u8>, inbound: bool, t: u64, raw: &[u8]) {
         let (secret, answer) = if inbound {
             let found = redact::scan(raw);
             if found.elicitation {
@@ -277,8 +301,8 @@ impl Lines {
             (found.secret, false)
         } else {
             if let Some(header) = &mut self.header
-                && raw.contains("\"initialize\"")
-                && let Ok(msg) = serde_json::from_str::<Value>(raw)
+                && memchr::memmem::find(raw, b"\"initialize\"").is_some()
+                && let Ok(msg) = serde_json::from_slice::<Value>(raw)
                 && msg.get("method").and_then(Value::as_str) == Some("initialize")
             {
                 header["clientInfo"] = msg["params"]["clientInfo"].clone();
@@ -287,17 +311,19 @@ impl Lines {
             let answer = !self.elicitations.is_empty() && self.answers_elicitation(raw);
             (redact::secret(raw), answer)
         };
-        line.push_str("{\"t\":");
-        Seconds(t).push_to(line);
-        line.push_str(",\"dir\":\"");
-        line.push_str(if inbound { "in" } else { "out" });
-        line.push_str("\",\"msg\":");
-        self.redacted(line, raw, secret || answer, answer);
-        line.push('}');
+        out.extend_from_slice(b"{\"t\":");
+        Seconds(t).push_to(out);
+        out.extend_from_slice(if inbound {
+            b",\"dir\":\"in\",\"msg\":"
+        } else {
+            b",\"dir\":\"out\",\"msg\":"
+        });
+        self.redacted(out, raw, secret || answer, answer);
+        out.push(b'}');
     }
 
-    fn remember_elicitation(&mut self, raw: &str) {
-        if let Ok(msg) = serde_json::from_str::<Value>(raw)
+    fn remember_elicitation(&mut self, raw: &[u8]) {
+        if let Ok(msg) = serde_json::from_slice::<Value>(raw)
             && msg.get("method").and_then(Value::as_str) == Some("elicitation/create")
             && let Some(id) = msg.get("id")
         {
@@ -309,8 +335,8 @@ impl Lines {
     }
 
     /// Whether `raw` is a response to a remembered `elicitation/create` (forgotten then).
-    fn answers_elicitation(&mut self, raw: &str) -> bool {
-        let Ok(msg) = serde_json::from_str::<Value>(raw) else {
+    fn answers_elicitation(&mut self, raw: &[u8]) -> bool {
+        let Ok(msg) = serde_json::from_slice::<Value>(raw) else {
             return false;
         };
         if msg.get("method").is_some() {
@@ -331,50 +357,62 @@ impl Lines {
     /// `raw` as recorded, appended to `out`: as is, or parsed, redacted and written again when
     /// it may hold a secret (`suspect`: `redact::scan` found a trigger, or it is an answer to a
     /// form).
-    fn redacted(&self, out: &mut String, raw: &str, suspect: bool, elicitation_answer: bool) {
+    fn redacted(&self, out: &mut Vec<u8>, raw: &[u8], suspect: bool, elicitation_answer: bool) {
         if !self.redact || !suspect {
-            out.push_str(raw);
+            out.extend_from_slice(raw);
             return;
         }
-        match serde_json::from_str::<Value>(raw) {
+        // A `Value` always serializes.
+        let _ = match serde_json::from_slice::<Value>(raw) {
             Ok(mut msg) => {
                 redact::message(&mut msg, elicitation_answer);
-                out.push_str(&msg.to_string());
+                serde_json::to_writer(out, &msg)
             }
             // Not JSON (never, from the connection): recorded as a string.
-            Err(_) => out.push_str(&Value::from(raw).to_string()),
-        }
+            Err(_) => serde_json::to_writer(out, &String::from_utf8_lossy(raw)),
+        };
     }
 
     /// `{"t":…,"event":{"kind":…,…}}`: the data, or (format 2) the wire line it came from.
-    fn event(&self, line: &mut String, ev: &EventRecord<'_>) {
-        line.push_str("{\"t\":");
-        Seconds(ev.t).push_to(line);
-        line.push_str(",\"event\":{\"kind\":\"");
-        line.push_str(ev.kind);
-        line.push('"');
-        if let Some(session) = ev.session {
-            line.push_str(",\"session\":");
-            json_string(line, session);
+    #[allow(clippy::too_many_arguments)]
+    fn event(
+        &self,
+        out: &mut Vec<u8>,
+        t: u64,
+        kind: &[u8],
+        session: Option<&[u8]>,
+        turn: Option<u64>,
+        replay: bool,
+        wire: Option<u64>,
+        data: &[u8],
+    ) {
+        out.extend_from_slice(b"{\"t\":");
+        Seconds(t).push_to(out);
+        out.extend_from_slice(b",\"event\":{\"kind\":\"");
+        out.extend_from_slice(kind);
+        out.push(b'"');
+        if let Some(session) = session {
+            out.extend_from_slice(b",\"session\":");
+            json_string(out, session);
         }
-        if let Some(turn) = ev.turn {
-            line.push_str(",\"turn\":");
-            push_u64(line, turn);
+        if let Some(turn) = turn {
+            out.extend_from_slice(b",\"turn\":");
+            push_u64(out, turn);
         }
-        if ev.replay {
-            line.push_str(",\"replay\":true");
+        if replay {
+            out.extend_from_slice(b",\"replay\":true");
         }
-        match ev.wire {
+        match wire {
             Some(n) => {
-                line.push_str(",\"wire\":");
-                push_u64(line, n);
+                out.extend_from_slice(b",\"wire\":");
+                push_u64(out, n);
             }
             None => {
-                line.push_str(",\"data\":");
-                self.redacted(line, ev.data, redact::secret(ev.data), false);
+                out.extend_from_slice(b",\"data\":");
+                self.redacted(out, data, redact::secret(data), false);
             }
         }
-        line.push_str("}}");
+        out.extend_from_slice(b"}}");
     }
 }
 

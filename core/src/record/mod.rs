@@ -4,9 +4,10 @@
 //! of the connection, each with a monotonic time `t` (seconds since the connection started).
 //!
 //! Never in the connection's way: the actor copies what it records (the raw message, the event's
-//! fields) into the queue of the recording's own thread, bounded by bytes, and that thread makes
-//! the lines (`lines.rs`: framing, the secret scan, redaction, see `redact.rs`); when the disk falls behind the queue's bound, lines are dropped and a
-//! `gap` line says how many. The file is bounded too (`maxBytes`): past it a `truncated` line
+//! fields) into a buffer of its own, handed whole to the recording's thread (at the end of each
+//! of the actor's steps, or every 64 KiB); that thread makes the lines (`lines.rs`: framing, the
+//! secret scan, redaction, see `redact.rs`). What waits for the thread is bounded by bytes: when
+//! the disk falls behind, lines are dropped and a `gap` line, where they were, says how many. The file is bounded too (`maxBytes`): past it a `truncated` line
 //! ends it. The last line, `end`, counts what was written and dropped.
 
 pub mod format;
@@ -18,8 +19,6 @@ pub(crate) use writer::Closing;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-
-use serde_json::Value;
 
 use lines::{HELD_BEFORE_HEADER, Lines};
 
@@ -71,13 +70,20 @@ fn path_for(config: &RecordConfig, agent: u64, n: u64) -> Option<PathBuf> {
     Some(dir.join(format!("agent{agent}-{n}-{process}-{ms}.acprec.jsonl")))
 }
 
+/// Records the actor collects before handing them to the thread mid-step (a flood's batch is
+/// up to 256 lines: a few hand-offs per batch, not one per line).
+const HAND_OFF: usize = 64 << 10;
+/// A buffer's room for that (below the allocator's 128 KiB `mmap` threshold: no system call
+/// for a new one).
+const LOCAL_ROOM: usize = HAND_OFF + HAND_OFF / 2;
+
 /// `t` of a line: microseconds since the start, written as seconds (`0.004531`, `3.2`, `1`): what
 /// `f64` would print, without its cost on every line.
 pub(crate) struct Seconds(pub(crate) u64);
 
 impl Seconds {
     /// Appended to `out` (every line has one: without the formatting machinery, in one push).
-    pub(crate) fn push_to(&self, out: &mut String) {
+    pub(crate) fn push_to(&self, out: &mut Vec<u8>) {
         let (secs, micros) = (self.0 / 1_000_000, self.0 % 1_000_000);
         let mut buf = [b'0'; 28];
         let mut end = 20;
@@ -91,15 +97,15 @@ impl Seconds {
             }
             end = 27 - buf[21..27].iter().rev().take_while(|d| **d == b'0').count();
         }
-        out.push_str(ascii(&buf[start..end]));
+        out.extend_from_slice(&buf[start..end]);
     }
 }
 
 impl std::fmt::Display for Seconds {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut s = String::new();
+        let mut s = Vec::new();
         self.push_to(&mut s);
-        f.write_str(&s)
+        f.write_str(std::str::from_utf8(&s).unwrap_or("0"))
     }
 }
 
@@ -116,16 +122,11 @@ fn digits(buf: &mut [u8], mut n: u64) -> usize {
     }
 }
 
-/// Digits (and a point) as text.
-fn ascii(b: &[u8]) -> &str {
-    std::str::from_utf8(b).unwrap_or("0")
-}
-
 /// `n` in decimal, appended to `out`.
-fn push_u64(out: &mut String, n: u64) {
+fn push_u64(out: &mut Vec<u8>, n: u64) {
     let mut buf = [0u8; 20];
     let start = digits(&mut buf, n);
-    out.push_str(ascii(&buf[start..]));
+    out.extend_from_slice(&buf[start..]);
 }
 
 /// One connection's recording, owned by its actor: what it records is copied into the
@@ -133,6 +134,10 @@ fn push_u64(out: &mut String, n: u64) {
 #[derive(Debug)]
 pub(crate) struct Recorder {
     out: writer::Sink,
+    /// Records not handed to the thread yet (`lines.rs`): no lock, no wake per record.
+    local: Vec<u8>,
+    /// Where in `local` the last record, a count of dropped lines, is (more drops add to it).
+    dropped_at: Option<usize>,
     start: Instant,
     /// The header is written (in the queue's order): wire lines queued from now on have an
     /// index a later event may refer to.
@@ -143,8 +148,9 @@ pub(crate) struct Recorder {
     /// Wire lines queued after the header (and held ones, once it is written): the index the
     /// next one gets in the file.
     wires: u64,
-    /// The latest line's `t` (microseconds).
+    /// The latest line's `t` (microseconds), and the time it was made from.
     last_t: u64,
+    last_at: Option<Instant>,
     /// The `end` was asked for: nothing more is recorded (docs/RECORDING.md, "The end").
     ended: bool,
 }
@@ -192,12 +198,15 @@ impl Recorder {
             .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
         Ok(Recorder {
             out,
+            local: Vec::with_capacity(LOCAL_ROOM),
+            dropped_at: None,
             start: Instant::now(),
             header_written: false,
             held: 0,
             held_wires: 0,
             wires: 0,
             last_t: 0,
+            last_at: None,
             ended: false,
         })
     }
@@ -209,17 +218,37 @@ impl Recorder {
 
     /// Now (microseconds), and remembered as the latest line's time.
     fn t(&mut self) -> u64 {
+        self.t_at(Instant::now())
+    }
+
+    /// The time of something that happened `at`, and remembered as the latest line's time;
+    /// never before the latest (a batch's lines share the time they were read, and the actor's
+    /// own lines in between are later: the file's times do not go back).
+    fn t_at(&mut self, at: Instant) -> u64 {
+        if self.last_at == Some(at) {
+            return self.last_t; // the batch's next line
+        }
+        self.last_at = Some(at);
         // Microseconds: enough to order what one actor step did, short enough to read.
-        self.last_t = u64::try_from(self.start.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let t =
+            u64::try_from(at.saturating_duration_since(self.start).as_micros()).unwrap_or(u64::MAX);
+        self.last_t = self.last_t.max(t);
         self.last_t
     }
 
     /// Queue a record (`len` bytes of payload). Returns the file's index of this wire line
     /// (`wire`) when it is queued after the header: a later event may refer to it. A line
-    /// queued before the header, or dropped (the queue is full), has none.
+    /// queued before the header, or dropped (what waits for the thread is at its bound), has
+    /// none.
     fn queue(&mut self, wire: bool, len: usize, put: impl FnOnce(&mut Vec<u8>)) -> Option<u64> {
-        if !self.out.push(len, put) {
+        if !self.out.has_room(self.local.len() + lines::record_len(len)) {
+            self.dropped();
             return None;
+        }
+        put(&mut self.local);
+        self.dropped_at = None;
+        if self.local.len() >= HAND_OFF {
+            self.hand_off();
         }
         if !self.header_written {
             self.held += 1;
@@ -236,10 +265,41 @@ impl Recorder {
         Some(self.wires - 1)
     }
 
+    /// A line dropped here: counted in the `gap` record at this place (one for a run of drops).
+    fn dropped(&mut self) {
+        match self.dropped_at {
+            Some(at) => lines::add_dropped(&mut self.local, at),
+            None => self.dropped_at = Some(lines::put_dropped(&mut self.local)),
+        }
+    }
+
+    /// What is recorded so far goes to the recording's thread (the actor calls this at the end
+    /// of each step: a record waits for at most one step of the actor, and then the thread's
+    /// linger). Only a count of dropped lines stays, to count the next steps' drops too (one
+    /// `gap` line for a stuck disk, not one per step).
+    pub(crate) fn hand_off(&mut self) {
+        if self.dropped_at == Some(1) && self.local.len() == lines::DROPPED_LEN {
+            return;
+        }
+        self.send();
+    }
+
+    /// Everything recorded so far to the recording's thread.
+    fn send(&mut self) {
+        if !self.local.is_empty() {
+            self.out.hand_off(&mut self.local);
+            self.dropped_at = None;
+            if self.local.capacity() < HAND_OFF {
+                self.local.reserve(LOCAL_ROOM);
+            }
+        }
+    }
+
     /// The header goes out (after what is queued), the held lines after it.
     fn header_now(&mut self) {
         if !self.header_written {
-            self.out.push(0, lines::put_header);
+            lines::put_header(&mut self.local);
+            self.dropped_at = None;
             self.header_written = true;
             self.wires += std::mem::take(&mut self.held_wires);
         }
@@ -247,20 +307,21 @@ impl Recorder {
 
     /// A message the agent sent (its raw line). Returns its index among the file's wire lines
     /// when it is queued after the header (see [`Recorder::event`]).
-    pub(crate) fn wire_in(&mut self, raw: &str) -> Option<u64> {
-        self.wire(true, raw)
+    /// `read_at`: when the host read it (its batch's time; now when not known).
+    pub(crate) fn wire_in(&mut self, raw: &str, read_at: Option<Instant>) -> Option<u64> {
+        self.wire(true, raw, read_at)
     }
 
     /// A message the host sent (its line, without the newline).
     pub(crate) fn wire_out(&mut self, raw: &str) {
-        self.wire(false, raw);
+        self.wire(false, raw, None);
     }
 
-    fn wire(&mut self, inbound: bool, raw: &str) -> Option<u64> {
+    fn wire(&mut self, inbound: bool, raw: &str, at: Option<Instant>) -> Option<u64> {
         if self.ended {
             return None;
         }
-        let t = self.t();
+        let t = self.t_at(at.unwrap_or_else(Instant::now));
         self.queue(true, raw.len(), |buf| lines::put_wire(buf, inbound, t, raw))
     }
 
@@ -303,20 +364,22 @@ impl Recorder {
     /// `end` line; the file is closed by the recording's thread, and the returned [`Closing`]
     /// (the first time only) says when. Nothing is recorded after this.
     pub(crate) fn finish(&mut self) -> Option<Closing> {
+        self.send();
         self.ended = true;
         let t = self.t();
         self.out.finish(t)
     }
 }
 
-/// `s` as a JSON string (the common case, nothing to escape, without a `Value`).
-fn json_string(out: &mut String, s: &str) {
-    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
-        out.push('"');
-        out.push_str(s);
-        out.push('"');
+/// `s` (text) as a JSON string (the common case, nothing to escape, without a `Value`).
+fn json_string(out: &mut Vec<u8>, s: &[u8]) {
+    if s.iter().all(|&b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.push(b'"');
+        out.extend_from_slice(s);
+        out.push(b'"');
     } else {
-        out.push_str(&Value::from(s).to_string());
+        // A `String` always serializes.
+        let _ = serde_json::to_writer(out, &String::from_utf8_lossy(s));
     }
 }
 
@@ -329,8 +392,163 @@ impl Drop for Recorder {
 }
 
 #[cfg(test)]
+impl Recorder {
+    /// A recording into `out`'s thread, its header taken as written.
+    fn over(out: writer::Sink) -> Recorder {
+        Recorder {
+            out,
+            local: Vec::new(),
+            dropped_at: None,
+            start: Instant::now(),
+            header_written: true,
+            held: 0,
+            held_wires: 0,
+            wires: 0,
+            last_t: 0,
+            last_at: None,
+            ended: false,
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
-    use super::Seconds;
+    #![allow(clippy::unwrap_used)]
+    use std::io::Write;
+    use std::sync::{Arc, Condvar, Mutex};
+    use std::time::{Duration, Instant};
+
+    use serde_json::Value;
+
+    use super::{Lines, Recorder, Seconds, writer};
+
+    /// Whether the disk is open, and what it was given.
+    type Disk = Mutex<(bool, Vec<u8>)>;
+
+    /// A disk that takes nothing until it is opened, then keeps what it is given.
+    #[derive(Clone, Default)]
+    struct Gate(Arc<(Disk, Condvar)>);
+
+    impl Gate {
+        fn open(&self) {
+            self.0.0.lock().unwrap().0 = true;
+            self.0.1.notify_all();
+        }
+        /// The file's lines once its `end` line is written (5 s at most).
+        fn lines(&self) -> Vec<Value> {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            loop {
+                let text = String::from_utf8(self.0.0.lock().unwrap().1.clone()).unwrap();
+                if text.contains("\"end\":") {
+                    return text
+                        .lines()
+                        .map(|l| serde_json::from_str(l).unwrap())
+                        .collect();
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "no end line: {} bytes",
+                    text.len()
+                );
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+    }
+
+    impl Write for Gate {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let (lock, ready) = &*self.0;
+            let mut g = lock.lock().unwrap();
+            while !g.0 {
+                g = ready.wait(g).unwrap();
+            }
+            g.1.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn recorder(disk: &Gate) -> Recorder {
+        let sink = writer::Sink::start(
+            std::path::Path::new("x"),
+            disk.clone(),
+            1 << 40,
+            Lines::headerless(),
+        )
+        .unwrap();
+        Recorder::over(sink)
+    }
+
+    /// A disk that does not keep up: what waits for it reaches its bound, the lines past it are
+    /// dropped, one `gap` line counts them where they were, the `end` line too; the lines after
+    /// are recorded, and a wire line's index is still its place among the file's wire lines.
+    #[test]
+    fn lines_past_the_bound_are_counted_where_they_were_dropped() {
+        let disk = Gate::default();
+        let mut r = recorder(&disk);
+        // (Each of the lines dropped while the disk is stuck is a step of its own.)
+        let big = format!("{{\"x\":\"{}\"}}", "a".repeat(1 << 20));
+        let mut kept = Vec::new();
+        let mut dropped = 0u64;
+        for _ in 0..40 {
+            match r.wire_in(&big, None) {
+                Some(i) => {
+                    assert_eq!(dropped, 0, "a line kept after one dropped");
+                    kept.push(i);
+                }
+                None => dropped += 1,
+            }
+            r.hand_off();
+        }
+        assert!(
+            dropped > 0 && !kept.is_empty(),
+            "kept {} dropped {dropped}",
+            kept.len()
+        );
+        assert_eq!(kept, (0..kept.len() as u64).collect::<Vec<_>>());
+        disk.open();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !r.out.has_room(1 << 10) {
+            assert!(Instant::now() < deadline, "the queue never emptied");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let after = r.wire_in(r#"{"after":1}"#, None);
+        assert_eq!(after, Some(kept.len() as u64), "the next wire line's index");
+        let _ = r.finish();
+        let lines = disk.lines();
+        let wires = lines.iter().filter(|l| l.get("msg").is_some()).count();
+        assert_eq!(wires, kept.len() + 1);
+        let gap = lines.iter().position(|l| l.get("gap").is_some()).unwrap();
+        assert_eq!(lines[gap]["gap"]["droppedLines"], dropped);
+        assert_eq!(gap, kept.len(), "the gap comes after the kept lines");
+        assert_eq!(lines[gap + 1]["msg"]["after"], 1);
+        assert_eq!(lines.last().unwrap()["end"]["droppedLines"], dropped);
+    }
+
+    /// A batch's lines carry the time they were read, never before a line recorded earlier:
+    /// the file's times do not go back.
+    #[test]
+    fn times_never_go_back() {
+        let disk = Gate::default();
+        disk.open();
+        let mut r = recorder(&disk);
+        let read = Instant::now();
+        std::thread::sleep(Duration::from_millis(20));
+        r.wire_out(r#"{"out":1}"#);
+        r.wire_in(r#"{"in":1}"#, Some(read));
+        r.wire_in(r#"{"in":2}"#, Some(read));
+        let _ = r.finish();
+        let ts: Vec<f64> = disk
+            .lines()
+            .iter()
+            .filter_map(|l| l["t"].as_f64())
+            .collect();
+        assert_eq!(ts.len(), 4, "{ts:?}");
+        assert!(ts[0] >= 0.02, "{ts:?}");
+        assert!(ts.windows(2).all(|w| w[0] <= w[1]), "{ts:?}");
+    }
 
     #[test]
     fn seconds_print_as_the_shortest_decimal() {
@@ -347,9 +565,9 @@ mod tests {
             (999_999, "0.999999"),
         ] {
             assert_eq!(Seconds(us).to_string(), text);
-            let mut pushed = String::from("t=");
+            let mut pushed = b"t=".to_vec();
             Seconds(us).push_to(&mut pushed);
-            assert_eq!(pushed, format!("t={text}"));
+            assert_eq!(pushed, format!("t={text}").into_bytes());
             assert_eq!(text.parse::<f64>().ok(), Some(us as f64 / 1e6));
         }
     }
@@ -357,9 +575,9 @@ mod tests {
     #[test]
     fn integers_print_in_decimal() {
         for n in [0, 7, 10, 1234, u64::MAX] {
-            let mut out = String::from(",");
+            let mut out = b",".to_vec();
             super::push_u64(&mut out, n);
-            assert_eq!(out, format!(",{n}"));
+            assert_eq!(out, format!(",{n}").into_bytes());
         }
     }
 }

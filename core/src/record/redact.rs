@@ -63,12 +63,11 @@ pub(crate) struct Found {
 
 /// Every line of the connection is scanned: one pass finding any pattern (the common case, no
 /// match, ends there).
-pub(crate) fn scan(raw: &str) -> Found {
+pub(crate) fn scan(raw: &[u8]) -> Found {
     scan_with(&SCANNER, raw)
 }
 
-fn scan_with(scanner: &Scanner, raw: &str) -> Found {
-    let b = raw.as_bytes();
+fn scan_with(scanner: &Scanner, b: &[u8]) -> Found {
     let mut found = Found::default();
     let mut note = |pattern: usize| {
         if pattern < TRIGGERS.len() {
@@ -89,7 +88,7 @@ fn scan_with(scanner: &Scanner, raw: &str) -> Found {
 }
 
 /// [`scan`]'s `secret` alone (the host's lines and the events: no form is asked there).
-pub(crate) fn secret(raw: &str) -> bool {
+pub(crate) fn secret(raw: &[u8]) -> bool {
     scan(raw).secret
 }
 
@@ -207,7 +206,7 @@ mod tests {
             r#"{"method":"authenticate"}"#,
         ] {
             assert_eq!(
-                scan(raw),
+                scan(raw.as_bytes()),
                 Found {
                     secret: true,
                     elicitation: false
@@ -217,7 +216,7 @@ mod tests {
         }
         let ask = r#"{"id":1,"method":"elicitation/create","params":{"_meta":{}}}"#;
         assert_eq!(
-            scan(ask),
+            scan(ask.as_bytes()),
             Found {
                 secret: true,
                 elicitation: true
@@ -229,7 +228,7 @@ mod tests {
             "",
             "\"",
         ] {
-            assert_eq!(scan(raw), Found::default(), "{raw}");
+            assert_eq!(scan(raw.as_bytes()), Found::default(), "{raw}");
         }
     }
 
@@ -251,7 +250,11 @@ mod tests {
             r#"{"method":"session/update","params":{"update":{"text":"env _meta headers"}}}"#,
             "",
         ] {
-            assert_eq!(scan_with(&each, raw), scan(raw), "{raw}");
+            assert_eq!(
+                scan_with(&each, raw.as_bytes()),
+                scan(raw.as_bytes()),
+                "{raw}"
+            );
         }
         assert!(
             matches!(&*SCANNER, Scanner::Packed(_)) || !cfg!(target_arch = "x86_64"),

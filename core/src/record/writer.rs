@@ -1,20 +1,26 @@
 //! The recording's own thread: records in, the file out. The connection never waits for it: it
-//! appends each record (`lines.rs`: the raw message or the event's fields, framed) to a shared
-//! byte buffer (no allocation per record, nothing freed across threads) and the thread takes the
-//! whole buffer at a time, makes its lines and writes them with one call. At the end, whoever
+//! collects records (`lines.rs`: the raw message or the event's fields, framed) in a buffer of
+//! its own and hands the buffer over whole, taking back one the thread has emptied (a step's few
+//! records are appended to the queue's last buffer instead): no allocation or copy per record,
+//! nothing freed across threads. The thread takes the whole queue at a time, makes its lines and
+//! writes them with one call. At the end, whoever
 //! ends the connection may await the file's close ([`Closing`]) without holding a thread.
 
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
-use super::lines::{self, Lines};
+#[cfg(test)]
+use super::lines;
+use super::lines::Lines;
 
-/// Bytes of records waiting for the thread before new ones are dropped (and counted).
+/// Bytes of records waiting for the thread (queued, or collected by the connection) before new
+/// ones are dropped (and counted).
 const QUEUE_BYTES: usize = 16 << 20;
 /// The thread wakes when this much is waiting, or `LINGER` after the first line came: one write
 /// per chunk, not per line (a flood of small lines would otherwise cost a wake and a write call
@@ -25,13 +31,20 @@ const CHUNK: usize = 256 << 10;
 const LINGER: Duration = Duration::from_millis(20);
 /// A buffer's room kept between chunks (more is given back after a burst).
 const KEEP: usize = 4 * CHUNK;
+/// Records handed over in fewer bytes than this are copied into the queue's last buffer (a
+/// quiet connection's steps), more are handed over as their buffer.
+const APPEND_BELOW: usize = 4 << 10;
+/// Emptied buffers kept for the connection (a flood's hand-offs reuse them).
+const SPARES: usize = 8;
 
 #[derive(Debug, Default)]
 struct Queue {
-    /// Whole records (`lines.rs`).
-    buf: Vec<u8>,
-    /// Records (each a line) dropped since the last `gap` line (the queue was full).
-    dropped: u64,
+    /// Buffers of whole records (`lines.rs`), in order.
+    full: Vec<Vec<u8>>,
+    /// Bytes in `full`.
+    bytes: usize,
+    /// Emptied buffers, their room kept, for the connection's next hand-offs.
+    spare: Vec<Vec<u8>>,
     /// The connection ended: write what is queued, the `end` line, close.
     finished: Option<u64>,
 }
@@ -40,6 +53,9 @@ struct Queue {
 struct Shared {
     queue: Mutex<Queue>,
     ready: Condvar,
+    /// `queue.bytes`, read without the lock by the connection, which checks each record against
+    /// the bound (only the thread lowers it: the check errs on the safe side).
+    queued: AtomicUsize,
 }
 
 impl Shared {
@@ -83,7 +99,7 @@ impl Sink {
     }
 
     /// The thread writing into `out` (a file; in tests, any writer).
-    fn start(
+    pub(super) fn start(
         path: &Path,
         out: impl Write + Send + 'static,
         max_bytes: u64,
@@ -94,7 +110,10 @@ impl Sink {
         let (tx, rx) = oneshot::channel();
         std::thread::Builder::new()
             .name("acph-record".into())
-            .spawn(move || write_all(&thread_shared, out, max_bytes, lines, tx))?;
+            .spawn(move || {
+                background();
+                write_all(&thread_shared, out, max_bytes, lines, tx);
+            })?;
         Ok(Sink {
             shared,
             path: path.to_owned(),
@@ -106,30 +125,47 @@ impl Sink {
         &self.path
     }
 
-    /// Queue one record (its line: `len` bytes of payload, written by `put`); `false` when it
-    /// is not queued (the queue is full: it is counted as dropped). Nothing is queued after
-    /// `finish`: the thread is done with the file. A queued record's line is written unless the
-    /// file reached its bound or a write failed: then nothing after it is written either (so the
-    /// file's lines are those queued, in order, up to a cut: what a version 2 event's `wire`
-    /// index counts on).
-    pub(super) fn push(&self, len: usize, put: impl FnOnce(&mut Vec<u8>)) -> bool {
+    /// Whether `bytes` more (records the connection holds, and one more) stay within the
+    /// queue's bound: if not, the record is dropped (and counted where it was: `lines.rs`).
+    pub(super) fn has_room(&self, bytes: usize) -> bool {
+        self.shared
+            .queued
+            .load(Ordering::Relaxed)
+            .saturating_add(bytes)
+            <= QUEUE_BYTES
+    }
+
+    /// Queue the records in `records` (emptied; it may come back as another, emptied buffer).
+    /// Nothing is queued after `finish`: the thread is done with the file. A queued record's
+    /// line is written unless the file reached its bound or a write failed: then nothing after
+    /// it is written either (so the file's lines are those queued, in order, up to a cut: what a
+    /// version 2 event's `wire` index counts on).
+    pub(super) fn hand_off(&self, records: &mut Vec<u8>) {
         let mut q = self.shared.queue();
         if q.finished.is_some() {
-            return false;
+            records.clear();
+            return;
         }
-        let before = q.buf.len();
-        if before + lines::record_len(len) > QUEUE_BYTES {
-            q.dropped += 1;
-            return false;
+        let before = q.bytes;
+        let len = records.len();
+        match q.full.last_mut() {
+            Some(last) if len < APPEND_BELOW && last.capacity() - last.len() >= len => {
+                last.extend_from_slice(records);
+                records.clear();
+            }
+            _ => {
+                let spare = q.spare.pop().unwrap_or_default();
+                q.full.push(std::mem::replace(records, spare));
+            }
         }
-        put(&mut q.buf);
-        let after = q.buf.len();
+        q.bytes += len;
+        let after = q.bytes;
+        self.shared.queued.store(after, Ordering::Relaxed);
         drop(q);
         // The thread sleeps on an empty queue, or until a chunk is full: wake it only then.
         if before == 0 || (before < CHUNK && after >= CHUNK) {
             self.shared.ready.notify_one();
         }
-        true
     }
 
     /// The connection ended at `t` (microseconds): the thread writes what is queued and the `end` line, then
@@ -141,6 +177,23 @@ impl Sink {
         Some(Closing(closed))
     }
 }
+
+/// The recording's thread yields to the connection's (Linux: a nice value of its own, as
+/// Linux keeps one per thread): it must not take the CPU the connection runs on when both want
+/// it, and its queue waits meanwhile. Best effort; elsewhere the thread runs at the normal
+/// priority.
+fn background() {
+    #[cfg(target_os = "linux")]
+    {
+        // `None`: the calling thread (Linux's `setpriority(PRIO_PROCESS, 0, …)`).
+        let _ = rustix::process::setpriority_process(None, BACKGROUND_NICE);
+    }
+}
+
+/// The recording thread's nice value (Linux): a tenth of a normal thread's share of a CPU
+/// when both want it, all of what is free otherwise.
+#[cfg(target_os = "linux")]
+const BACKGROUND_NICE: i32 = 10;
 
 /// What the thread has written.
 #[derive(Debug, Default)]
@@ -161,17 +214,29 @@ fn write_all(
     closed: oneshot::Sender<()>,
 ) {
     let mut w = Written::default();
-    let mut records = Vec::new();
+    let mut taken: Vec<Vec<u8>> = Vec::new();
     let mut chunk = Vec::new();
     loop {
-        let (dropped, finished) = {
+        let finished = {
             let mut q = shared.queue();
+            // The buffers emptied last round go back to the connection (the room of those a
+            // burst grew is given back once it is over).
+            let burst = taken.len() > 1;
+            for mut buf in taken.drain(..) {
+                if q.spare.len() < SPARES {
+                    buf.clear();
+                    if !burst && buf.capacity() > KEEP {
+                        buf.shrink_to(KEEP);
+                    }
+                    q.spare.push(buf);
+                }
+            }
             let mut first_seen: Option<Instant> = None;
             loop {
-                if q.finished.is_some() || q.dropped > 0 || q.buf.len() >= CHUNK {
+                if q.finished.is_some() || q.bytes >= CHUNK {
                     break;
                 }
-                if q.buf.is_empty() {
+                if q.bytes == 0 {
                     first_seen = None;
                     q = shared.ready.wait(q).unwrap_or_else(|p| p.into_inner());
                     continue;
@@ -186,14 +251,16 @@ fn write_all(
                     Err(p) => p.into_inner().0,
                 };
             }
-            std::mem::swap(&mut q.buf, &mut records);
-            (std::mem::take(&mut q.dropped), q.finished)
+            std::mem::swap(&mut q.full, &mut taken);
+            q.bytes = 0;
+            shared.queued.store(0, Ordering::Relaxed);
+            q.finished
         };
-        let mut n = lines.make(&records, &mut chunk);
-        if dropped > 0 {
-            w.dropped += dropped;
-            n += lines.gap(dropped, &mut chunk);
+        let mut n = 0;
+        for records in &taken {
+            n += lines.make(records, &mut chunk);
         }
+        w.dropped += lines.take_dropped();
         if finished.is_some() {
             // A connection that never completed its handshake: the header as it is, then what
             // was held for it.
@@ -202,13 +269,10 @@ fn write_all(
         put(&mut file, &mut w, max_bytes, &chunk, n);
         // Room is given back once a burst is over (this round was small), not between a burst's
         // chunks: shrinking and growing again cost page faults on every chunk of a flood.
-        let burst = records.len() >= KEEP;
-        for buf in [&mut records, &mut chunk] {
-            buf.clear();
-            if !burst && buf.capacity() > KEEP {
-                buf.shrink_to(KEEP);
-            }
+        if chunk.len() < KEEP && chunk.capacity() > 2 * KEEP {
+            chunk.shrink_to(KEEP);
         }
+        chunk.clear();
         if let Some(t) = finished {
             let end = format!(
                 // After a failed write the file may end mid-line: the `end` starts its own.
@@ -275,7 +339,13 @@ mod tests {
     use super::*;
 
     fn push_line(sink: &Sink, line: &str) -> bool {
-        sink.push(line.len(), |buf| lines::put_line(buf, line))
+        let mut records = Vec::new();
+        lines::put_line(&mut records, line);
+        if !sink.has_room(records.len()) {
+            return false;
+        }
+        sink.hand_off(&mut records);
+        true
     }
 
     /// A disk that takes `delay` per write call, keeping what it was given.
@@ -425,6 +495,59 @@ mod tests {
 
     /// The end of a recording on a slow disk: the runtime's only thread keeps running its other
     /// tasks while the file is closed (it blocked for the whole close before).
+    /// A thread's nice value (Linux: `/proc/self/task/TID/stat`, the 19th field).
+    #[cfg(target_os = "linux")]
+    fn nice(task: &Path) -> i32 {
+        let stat = std::fs::read_to_string(task.join("stat")).unwrap();
+        let after_name = &stat[stat.rfind(')').unwrap() + 2..];
+        after_name.split(' ').nth(16).unwrap().parse().unwrap()
+    }
+
+    /// The recording's thread runs at a lower priority than the rest (the connection's thread
+    /// keeps its CPU when both want it); the thread that started it, and so the embedder's
+    /// process, keeps its own.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_recording_thread_yields_to_the_connection_and_only_it() {
+        // This thread's own entry (read from this thread).
+        let me = Path::new("/proc/thread-self");
+        let before = nice(me);
+        let mut sink = Sink::start(
+            Path::new("x"),
+            slow(Duration::ZERO),
+            1 << 20,
+            Lines::headerless(),
+        )
+        .unwrap();
+        let want = (before + BACKGROUND_NICE).min(19);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let recording_threads = || {
+            std::fs::read_dir("/proc/self/task")
+                .unwrap()
+                .flatten()
+                .map(|t| t.path())
+                .filter(|t| {
+                    std::fs::read_to_string(t.join("comm")).is_ok_and(|c| c.trim() == "acph-record")
+                })
+                .collect::<Vec<_>>()
+        };
+        // Other tests' recordings may be starting too: every recording thread gets there.
+        loop {
+            let threads = recording_threads();
+            let nices: Vec<i32> = threads.iter().map(|t| nice(t)).collect();
+            if !threads.is_empty() && nices.iter().all(|n| *n == want) {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "recording threads' nice {nices:?}, want {want}"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(nice(me), before, "the caller's thread keeps its priority");
+        let _ = sink.finish(0);
+    }
+
     #[test]
     fn finishing_on_a_slow_disk_does_not_hold_the_runtime() {
         let disk = slow(Duration::from_millis(300));

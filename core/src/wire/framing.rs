@@ -93,6 +93,11 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         }
     }
 
+    /// Bytes read and not handed out yet (what the frames buffered now hold at most).
+    pub fn buffered_len(&self) -> usize {
+        self.buf.len() - self.start
+    }
+
     /// Like [`next_buffered`](Self::next_buffered), borrowing.
     pub fn next_buffered_ref(&mut self) -> Option<FrameRef<'_>> {
         let found = self.find_buffered()?;
