@@ -25,7 +25,7 @@ impl Actor {
                 if let Some(span) = raw {
                     let raw = arrival.line(span);
                     let mut line = None;
-                    self.record(|r| line = r.wire_in(raw, arrival.at));
+                    self.record_mut(|r| line = r.wire_in(raw, arrival.at));
                     self.recorded_line = line;
                     if self.host.config.wire_events {
                         let data = format!("{{\"direction\":\"in\",\"message\":{raw}}}");
@@ -217,8 +217,7 @@ impl Actor {
                             .replay(replay)
                             .coalesce(coalesce),
                         line,
-                    )
-                    .await;
+                    );
                 }
             }
             return;

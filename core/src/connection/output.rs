@@ -18,13 +18,19 @@ impl Actor {
     /// Queue an event; it reaches the host's stream at the next flush (end of this step, or when
     /// the outbox is full). Order is preserved; batching amortises the queue's synchronisation.
     pub(super) async fn emit(&self, ev: PendingEvent) {
-        self.emit_from_line(ev, None).await;
+        self.record(|r| r.event(&ev, None));
+        self.queue_event(ev);
     }
 
     /// [`Actor::emit`] for an update whose data is the `params.update` of the agent's line the
     /// recording queued as wire line `line`: the recording refers to that line.
-    pub(super) async fn emit_from_line(&self, ev: PendingEvent, line: Option<u64>) {
-        self.record(|r| r.event(&ev, line));
+    pub(super) fn emit_from_line(&mut self, ev: PendingEvent, line: Option<u64>) {
+        self.record_mut(|r| r.event(&ev, line));
+        self.queue_event(ev);
+    }
+
+    /// An event (recorded) into the outbox.
+    fn queue_event(&self, ev: PendingEvent) {
         let full = {
             let mut out = self.outbox.lock().unwrap_or_else(|p| p.into_inner());
             out.push(ev);
@@ -32,6 +38,14 @@ impl Actor {
         };
         if full {
             self.flush();
+        }
+    }
+
+    /// [`Actor::record`] where the actor is held whole: no lock to take (a flood's every line is
+    /// recorded so, and its update).
+    pub(super) fn record_mut(&mut self, f: impl FnOnce(&mut crate::record::Recorder)) {
+        if let Some(r) = &mut self.recorder {
+            f(r.get_mut().unwrap_or_else(|p| p.into_inner()));
         }
     }
 

@@ -82,22 +82,23 @@ const LOCAL_ROOM: usize = HAND_OFF + HAND_OFF / 2;
 pub(crate) struct Seconds(pub(crate) u64);
 
 impl Seconds {
-    /// Appended to `out` (every line has one: without the formatting machinery, in one push).
+    /// Appended to `out` (every line has one: without the formatting machinery).
     pub(crate) fn push_to(&self, out: &mut Vec<u8>) {
-        let (secs, micros) = (self.0 / 1_000_000, self.0 % 1_000_000);
-        let mut buf = [b'0'; 28];
-        let mut end = 20;
-        let start = digits(&mut buf[..20], secs);
+        let (secs, mut micros) = (self.0 / 1_000_000, self.0 % 1_000_000);
+        push_u64(out, secs);
         if micros != 0 {
-            buf[20] = b'.';
-            let mut rest = micros;
-            for d in buf[21..27].iter_mut().rev() {
-                *d = b'0' + (rest % 10) as u8;
-                rest /= 10;
+            // The fraction's digits without its trailing zeros: `width` of them, zero-padded.
+            let mut width = 6;
+            while micros % 10 == 0 {
+                micros /= 10;
+                width -= 1;
             }
-            end = 27 - buf[21..27].iter().rev().take_while(|d| **d == b'0').count();
+            let mut buf = itoa::Buffer::new();
+            let digits = buf.format(micros).as_bytes();
+            out.push(b'.');
+            out.extend(std::iter::repeat_n(b'0', width - digits.len()));
+            out.extend_from_slice(digits);
         }
-        out.extend_from_slice(&buf[start..end]);
     }
 }
 
@@ -109,24 +110,9 @@ impl std::fmt::Display for Seconds {
     }
 }
 
-/// `n`'s decimal digits at the end of `buf` (20 bytes hold any `u64`); returns where they start.
-fn digits(buf: &mut [u8], mut n: u64) -> usize {
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            return i;
-        }
-    }
-}
-
 /// `n` in decimal, appended to `out`.
 fn push_u64(out: &mut Vec<u8>, n: u64) {
-    let mut buf = [0u8; 20];
-    let start = digits(&mut buf, n);
-    out.extend_from_slice(&buf[start..]);
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
 }
 
 /// One connection's recording, owned by its actor: what it records is copied into the
