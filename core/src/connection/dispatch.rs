@@ -13,7 +13,22 @@ use crate::permission::DecidedBy;
 use crate::wire::message::{Incoming, RawId, codes};
 
 impl Actor {
-    /// One message from the reader; `arrival`: its batch's raw lines and read time.
+    /// A batch's raw lines to the recording, which records each as the batch's messages are
+    /// handled (moved, or copied when wire events need them too).
+    pub(super) fn attach_batch(&mut self, batch: &mut io::Batch) {
+        if self.recorder.is_none() {
+            return;
+        }
+        let raw = if self.host.config.wire_events {
+            batch.raw.clone()
+        } else {
+            std::mem::take(&mut batch.raw)
+        };
+        let at = batch.read_at;
+        self.record_mut(|r| r.attach(raw, at));
+    }
+
+    /// One message from the reader; `arrival`: its batch's raw lines.
     pub(super) async fn on_reader(&mut self, msg: ReaderMsg, arrival: io::Arrival<'_>) {
         // The agent is gone (`agent_exited` was emitted): nothing of it follows, not even a late
         // answer to a request that already failed (it would be a `protocol_error`).
@@ -23,11 +38,11 @@ impl Actor {
         match msg {
             ReaderMsg::Message { msg, lossy, raw } => {
                 if let Some(span) = raw {
-                    let raw = arrival.line(span);
                     let mut line = None;
-                    self.record_mut(|r| line = r.wire_in(raw, arrival.at));
+                    self.record_mut(|r| line = r.wire_in_at(span.range()));
                     self.recorded_line = line;
                     if self.host.config.wire_events {
+                        let raw = arrival.line(span);
                         let data = format!("{{\"direction\":\"in\",\"message\":{raw}}}");
                         if let Ok(data) = RawValue::from_string(data) {
                             self.emit(self.event(EventKind::Wire, data)).await;

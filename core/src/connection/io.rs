@@ -87,6 +87,9 @@ impl RawPool {
     }
 
     fn put(&self, mut raw: String) {
+        if raw.capacity() == 0 {
+            return; // handed to the recording with its lines
+        }
         raw.clear();
         if raw.capacity() > 2 * BATCH_BYTES {
             raw.shrink_to(BATCH_BYTES); // one long line's room is not kept
@@ -99,12 +102,9 @@ impl RawPool {
 }
 
 impl Batch {
-    /// What the actor needs besides a message: its raw line and when it was read.
+    /// What the actor needs besides a message: its raw line.
     pub(crate) fn arrival(&self) -> Arrival<'_> {
-        Arrival {
-            raw: &self.raw,
-            at: self.read_at,
-        }
+        Arrival { raw: &self.raw }
     }
 }
 
@@ -115,11 +115,17 @@ pub(crate) struct RawSpan {
     end: usize,
 }
 
-/// A batch's raw lines and read time, lent to the actor while it handles the batch's messages.
+/// A batch's raw lines, lent to the actor while it handles the batch's messages (empty once
+/// handed to the recording, when wire events do not need them).
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Arrival<'a> {
     raw: &'a str,
-    pub(crate) at: Option<std::time::Instant>,
+}
+
+impl RawSpan {
+    pub(crate) fn range(self) -> std::ops::Range<usize> {
+        self.start..self.end
+    }
 }
 
 impl<'a> Arrival<'a> {

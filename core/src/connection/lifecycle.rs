@@ -76,6 +76,7 @@ impl Actor {
                     batch = reader_rx.recv(), if self.reader_open && !backlogged => match batch {
                         Some(mut batch) => {
                             let msgs = std::mem::take(&mut batch.msgs);
+                            self.attach_batch(&mut batch);
                             for msg in msgs {
                                 match msg {
                                     ReaderMsg::Eof(_) => self.reader_open = false,

@@ -592,6 +592,7 @@ impl Actor {
                         self.reader_batches += 1;
                         self.settle_before_input().await;
                         let msgs = std::mem::take(&mut batch.msgs);
+                        self.attach_batch(&mut batch);
                         for msg in msgs {
                             self.on_reader(msg, batch.arrival()).await;
                         }

@@ -26,6 +26,8 @@ const WIRE_OUT: u8 = 2;
 const EVENT: u8 = 3;
 const HEADER: u8 = 4;
 const DROPPED: u8 = 5;
+const ATTACH: u8 = 6;
+const WIRE_IN_AT: u8 = 7;
 
 /// A line given whole (the writer's tests).
 #[cfg(test)]
@@ -39,6 +41,20 @@ pub(super) fn put_wire(buf: &mut Vec<u8>, inbound: bool, t: u64, raw: &str) {
     buf.push(if inbound { WIRE_IN } else { WIRE_OUT });
     buf.extend_from_slice(&t.to_le_bytes());
     put_bytes(buf, raw.as_bytes());
+}
+
+/// The next of the records' attachments (a batch's raw lines, end to end), read at `t`.
+pub(super) fn put_attach(buf: &mut Vec<u8>, t: u64) {
+    buf.push(ATTACH);
+    buf.extend_from_slice(&t.to_le_bytes());
+}
+
+/// A message the agent sent: bytes `start..end` of the current attachment (no copy of the line
+/// on the connection's side).
+pub(super) fn put_wire_at(buf: &mut Vec<u8>, start: u32, end: u32) {
+    buf.push(WIRE_IN_AT);
+    buf.extend_from_slice(&start.to_le_bytes());
+    buf.extend_from_slice(&end.to_le_bytes());
 }
 
 /// An event's line: `data` is its payload, or `None` when it refers to wire line `wire`.
@@ -130,6 +146,11 @@ impl<'a> Reader<'a> {
         self.0 = rest;
         Some(u64::from_le_bytes(*b))
     }
+    fn u32(&mut self) -> Option<u32> {
+        let (b, rest) = self.0.split_first_chunk::<4>()?;
+        self.0 = rest;
+        Some(u32::from_le_bytes(*b))
+    }
     /// A payload: text the connection queued from a `&str` (kept as bytes: checking it again
     /// was a quarter of this thread's time on a flood).
     fn bytes(&mut self) -> Option<&'a [u8]> {
@@ -154,6 +175,13 @@ pub(super) struct Lines {
     elicitations: VecDeque<String>,
     /// Lines the connection dropped (its `gap` records) since [`Lines::take_dropped`].
     dropped: u64,
+    /// The latest line's time: a batch's lines (read at once, recorded as the connection gets
+    /// to them) are never before a line written earlier.
+    last_t: u64,
+    /// The attachment `WIRE_IN_AT` records are in now (its records may come in later buffers
+    /// than it), and when it was read.
+    attached: String,
+    attached_t: u64,
 }
 
 impl Lines {
@@ -165,6 +193,9 @@ impl Lines {
             held_lines: 0,
             elicitations: VecDeque::new(),
             dropped: 0,
+            last_t: 0,
+            attached: String::new(),
+            attached_t: 0,
         }
     }
 
@@ -177,12 +208,19 @@ impl Lines {
         }
     }
 
-    /// The lines of every record in `records`, appended to `out`; returns how many.
-    pub(super) fn make(&mut self, records: &[u8], out: &mut Vec<u8>) -> u64 {
+    /// The lines of every record in `records` (whose `ATTACH` records are `attachments`, taken
+    /// in order), appended to `out`; returns how many.
+    pub(super) fn make(
+        &mut self,
+        records: &[u8],
+        attachments: &mut Vec<String>,
+        out: &mut Vec<u8>,
+    ) -> u64 {
         let mut r = Reader(records);
+        let mut next = attachments.drain(..);
         let mut lines = 0;
         while !r.0.is_empty() {
-            match self.one(&mut r, out) {
+            match self.one(&mut r, &mut next, out) {
                 Some(n) => lines += n,
                 None => break,
             }
@@ -204,8 +242,31 @@ impl Lines {
 
     /// One record's line, made in place at the end of `out` (held instead while the header
     /// waits); returns the lines added to `out`.
-    fn one(&mut self, r: &mut Reader<'_>, out: &mut Vec<u8>) -> Option<u64> {
+    fn one(
+        &mut self,
+        r: &mut Reader<'_>,
+        attachments: &mut impl Iterator<Item = String>,
+        out: &mut Vec<u8>,
+    ) -> Option<u64> {
         match r.u8()? {
+            ATTACH => {
+                self.attached_t = r.u64()?;
+                self.attached = attachments.next().unwrap_or_default();
+                Some(0)
+            }
+            WIRE_IN_AT => {
+                let (start, end) = (r.u32()? as usize, r.u32()? as usize);
+                let attached = std::mem::take(&mut self.attached);
+                // Never out of its attachment (the connection wrote both): skipped if it were.
+                let made = attached.as_bytes().get(start..end).map(|raw| {
+                    let t = self.attached_t.max(self.last_t);
+                    let at = out.len();
+                    self.wire(out, true, t, raw);
+                    self.end_line(out, at)
+                });
+                self.attached = attached;
+                Some(made.unwrap_or(0))
+            }
             LINE => {
                 let start = out.len();
                 out.extend_from_slice(r.bytes()?);
@@ -293,6 +354,7 @@ impl Lines {
 
     /// `{"t":…,"dir":…,"msg":…}`.
     fn wire(&mut self, out: &mut Vec<u8>, inbound: bool, t: u64, raw: &[u8]) {
+        self.last_t = t;
         let (secret, answer) = if inbound {
             let found = redact::scan(raw);
             if found.elicitation {
@@ -376,7 +438,7 @@ impl Lines {
     /// `{"t":…,"event":{"kind":…,…}}`: the data, or (format 2) the wire line it came from.
     #[allow(clippy::too_many_arguments)]
     fn event(
-        &self,
+        &mut self,
         out: &mut Vec<u8>,
         t: u64,
         kind: &[u8],
@@ -386,6 +448,7 @@ impl Lines {
         wire: Option<u64>,
         data: &[u8],
     ) {
+        self.last_t = t;
         out.extend_from_slice(b"{\"t\":");
         Seconds(t).push_to(out);
         out.extend_from_slice(b",\"event\":{\"kind\":\"");
@@ -423,7 +486,7 @@ mod tests {
 
     fn text(lines: &mut Lines, records: &[u8]) -> (String, u64) {
         let mut out = Vec::new();
-        let n = lines.make(records, &mut out);
+        let n = lines.make(records, &mut Vec::new(), &mut out);
         (String::from_utf8(out).unwrap(), n)
     }
 

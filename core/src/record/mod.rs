@@ -122,6 +122,11 @@ pub(crate) struct Recorder {
     out: writer::Sink,
     /// Records not handed to the thread yet (`lines.rs`): no lock, no wake per record.
     local: Vec<u8>,
+    /// Their attachments (batches of the agent's raw lines), and their bytes.
+    attachments: Vec<String>,
+    attached_bytes: usize,
+    /// The agent's lines being handled are in the last attachment (not dropped).
+    attached: bool,
     /// Where in `local` the last record, a count of dropped lines, is (more drops add to it).
     dropped_at: Option<usize>,
     start: Instant,
@@ -185,6 +190,9 @@ impl Recorder {
         Ok(Recorder {
             out,
             local: Vec::with_capacity(LOCAL_ROOM),
+            attachments: Vec::new(),
+            attached_bytes: 0,
+            attached: false,
             dropped_at: None,
             start: Instant::now(),
             header_written: false,
@@ -227,7 +235,10 @@ impl Recorder {
     /// queued before the header, or dropped (what waits for the thread is at its bound), has
     /// none.
     fn queue(&mut self, wire: bool, len: usize, put: impl FnOnce(&mut Vec<u8>)) -> Option<u64> {
-        if !self.out.has_room(self.local.len() + lines::record_len(len)) {
+        if !self
+            .out
+            .has_room(self.local.len() + self.attached_bytes + lines::record_len(len))
+        {
             self.dropped();
             return None;
         }
@@ -273,7 +284,8 @@ impl Recorder {
     /// Everything recorded so far to the recording's thread.
     fn send(&mut self) {
         if !self.local.is_empty() {
-            self.out.hand_off(&mut self.local);
+            self.out.hand_off(&mut self.local, &mut self.attachments);
+            self.attached_bytes = 0;
             self.dropped_at = None;
             if self.local.capacity() < HAND_OFF {
                 self.local.reserve(LOCAL_ROOM);
@@ -291,11 +303,44 @@ impl Recorder {
         }
     }
 
-    /// A message the agent sent (its raw line). Returns its index among the file's wire lines
-    /// when it is queued after the header (see [`Recorder::event`]).
-    /// `read_at`: when the host read it (its batch's time; now when not known).
-    pub(crate) fn wire_in(&mut self, raw: &str, read_at: Option<Instant>) -> Option<u64> {
-        self.wire(true, raw, read_at)
+    /// The agent's lines of a batch the connection is about to handle, end to end (`raw`), read
+    /// `at`: each is recorded by [`Recorder::wire_in_at`] as the connection gets to it, without
+    /// being copied again. When they do not fit (the disk is behind), each is dropped instead.
+    pub(crate) fn attach(&mut self, raw: String, at: Option<Instant>) {
+        self.attached = false;
+        if self.ended || raw.is_empty() {
+            return;
+        }
+        let len = raw.len();
+        if !self
+            .out
+            .has_room(self.local.len() + self.attached_bytes + len + 16)
+        {
+            return;
+        }
+        let t = self.t_at(at.unwrap_or_else(Instant::now));
+        lines::put_attach(&mut self.local, t);
+        self.dropped_at = None;
+        self.attachments.push(raw);
+        self.attached_bytes += len;
+        self.attached = true;
+    }
+
+    /// A message the agent sent: bytes `span` of the last [`Recorder::attach`]ed batch. Returns
+    /// its index among the file's wire lines, like [`Recorder::wire_in`].
+    pub(crate) fn wire_in_at(&mut self, span: std::ops::Range<usize>) -> Option<u64> {
+        if self.ended {
+            return None;
+        }
+        let (Ok(start), Ok(end)) = (u32::try_from(span.start), u32::try_from(span.end)) else {
+            self.dropped();
+            return None;
+        };
+        if !self.attached {
+            self.dropped();
+            return None;
+        }
+        self.queue(true, 0, |buf| lines::put_wire_at(buf, start, end))
     }
 
     /// A message the host sent (its line, without the newline).
@@ -309,6 +354,13 @@ impl Recorder {
         }
         let t = self.t_at(at.unwrap_or_else(Instant::now));
         self.queue(true, raw.len(), |buf| lines::put_wire(buf, inbound, t, raw))
+    }
+
+    /// A batch of one line (tests).
+    #[cfg(test)]
+    fn wire_in(&mut self, raw: &str, at: Option<Instant>) -> Option<u64> {
+        self.attach(raw.to_owned(), at);
+        self.wire_in_at(0..raw.len())
     }
 
     /// An event of the connection (its envelope without `seq`, which the host's queue assigns).
@@ -384,6 +436,9 @@ impl Recorder {
         Recorder {
             out,
             local: Vec::new(),
+            attachments: Vec::new(),
+            attached_bytes: 0,
+            attached: false,
             dropped_at: None,
             start: Instant::now(),
             header_written: true,
@@ -523,16 +578,26 @@ mod tests {
         let read = Instant::now();
         std::thread::sleep(Duration::from_millis(20));
         r.wire_out(r#"{"out":1}"#);
-        r.wire_in(r#"{"in":1}"#, Some(read));
-        r.wire_in(r#"{"in":2}"#, Some(read));
+        // Two lines read together, and handled one at a time: the host's answer to the first
+        // comes between them.
+        r.attach(r#"{"in":1}{"in":2}"#.to_owned(), Some(read));
+        assert_eq!(r.wire_in_at(0..8), Some(1));
+        std::thread::sleep(Duration::from_millis(20));
+        r.wire_out(r#"{"out":2}"#);
+        assert_eq!(r.wire_in_at(8..16), Some(3));
         let _ = r.finish();
-        let ts: Vec<f64> = disk
-            .lines()
+        let lines = disk.lines();
+        let msgs: Vec<String> = lines
             .iter()
-            .filter_map(|l| l["t"].as_f64())
+            .filter_map(|l| Some(l.get("msg")?.to_string()))
             .collect();
-        assert_eq!(ts.len(), 4, "{ts:?}");
-        assert!(ts[0] >= 0.02, "{ts:?}");
+        assert_eq!(
+            msgs,
+            [r#"{"out":1}"#, r#"{"in":1}"#, r#"{"out":2}"#, r#"{"in":2}"#]
+        );
+        let ts: Vec<f64> = lines.iter().filter_map(|l| l["t"].as_f64()).collect();
+        assert_eq!(ts.len(), 5, "{ts:?}");
+        assert!(ts[0] >= 0.02 && ts[2] >= 0.04, "{ts:?}");
         assert!(ts.windows(2).all(|w| w[0] <= w[1]), "{ts:?}");
     }
 

@@ -39,8 +39,8 @@ const SPARES: usize = 8;
 
 #[derive(Debug, Default)]
 struct Queue {
-    /// Buffers of whole records (`lines.rs`), in order.
-    full: Vec<Vec<u8>>,
+    /// Buffers of whole records (`lines.rs`), in order, each with its records' attachments.
+    full: Vec<(Vec<u8>, Vec<String>)>,
     /// Bytes in `full`.
     bytes: usize,
     /// Emptied buffers, their room kept, for the connection's next hand-offs.
@@ -135,27 +135,37 @@ impl Sink {
             <= QUEUE_BYTES
     }
 
-    /// Queue the records in `records` (emptied; it may come back as another, emptied buffer).
+    /// Queue the records in `records` and their `attachments` (emptied; `records` may come back
+    /// as another, emptied buffer).
     /// Nothing is queued after `finish`: the thread is done with the file. A queued record's
     /// line is written unless the file reached its bound or a write failed: then nothing after
     /// it is written either (so the file's lines are those queued, in order, up to a cut: what a
     /// version 2 event's `wire` index counts on).
-    pub(super) fn hand_off(&self, records: &mut Vec<u8>) {
+    pub(super) fn hand_off(&self, records: &mut Vec<u8>, attachments: &mut Vec<String>) {
         let mut q = self.shared.queue();
         if q.finished.is_some() {
             records.clear();
+            attachments.clear();
             return;
         }
         let before = q.bytes;
-        let len = records.len();
+        let len = records.len() + attachments.iter().map(String::len).sum::<usize>();
         match q.full.last_mut() {
-            Some(last) if len < APPEND_BELOW && last.capacity() - last.len() >= len => {
+            Some((last, _))
+                if attachments.is_empty()
+                    && len < APPEND_BELOW
+                    && last.capacity() - last.len() >= len =>
+            {
                 last.extend_from_slice(records);
                 records.clear();
             }
             _ => {
                 let spare = q.spare.pop().unwrap_or_default();
-                q.full.push(std::mem::replace(records, spare));
+                let full = (
+                    std::mem::replace(records, spare),
+                    std::mem::take(attachments),
+                );
+                q.full.push(full);
             }
         }
         q.bytes += len;
@@ -214,7 +224,7 @@ fn write_all(
     closed: oneshot::Sender<()>,
 ) {
     let mut w = Written::default();
-    let mut taken: Vec<Vec<u8>> = Vec::new();
+    let mut taken: Vec<(Vec<u8>, Vec<String>)> = Vec::new();
     let mut chunk = Vec::new();
     loop {
         let finished = {
@@ -222,7 +232,7 @@ fn write_all(
             // The buffers emptied last round go back to the connection (the room of those a
             // burst grew is given back once it is over).
             let burst = taken.len() > 1;
-            for mut buf in taken.drain(..) {
+            for (mut buf, _) in taken.drain(..) {
                 if q.spare.len() < SPARES {
                     buf.clear();
                     if !burst && buf.capacity() > KEEP {
@@ -257,8 +267,8 @@ fn write_all(
             q.finished
         };
         let mut n = 0;
-        for records in &taken {
-            n += lines.make(records, &mut chunk);
+        for (records, attachments) in &mut taken {
+            n += lines.make(records, attachments, &mut chunk);
         }
         w.dropped += lines.take_dropped();
         if finished.is_some() {
@@ -344,7 +354,7 @@ mod tests {
         if !sink.has_room(records.len()) {
             return false;
         }
-        sink.hand_off(&mut records);
+        sink.hand_off(&mut records, &mut Vec::new());
         true
     }
 
