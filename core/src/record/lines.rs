@@ -58,25 +58,58 @@ pub(super) fn put_wire_at(buf: &mut Vec<u8>, start: u32, end: u32) {
 }
 
 /// An event's line: `data` is its payload, or `None` when it refers to wire line `wire`.
+/// `t: None`, `kind`/`session: Same`: what the previous event record said (a flood's updates
+/// are one session's, each at its line's time: their records carry neither).
 pub(super) struct EventRecord<'a> {
-    pub(super) t: u64,
-    pub(super) kind: &'a str,
-    pub(super) session: Option<&'a str>,
+    pub(super) t: Option<u64>,
+    pub(super) kind: Field<'a>,
+    pub(super) session: Field<'a>,
     pub(super) turn: Option<u64>,
     pub(super) replay: bool,
     pub(super) wire: Option<u64>,
     pub(super) data: &'a str,
 }
 
+/// An event record's field.
+#[derive(Clone, Copy)]
+pub(super) enum Field<'a> {
+    None,
+    /// As in the previous event record (which had one).
+    Same,
+    Is(&'a str),
+}
+
+const HAS_TURN: u8 = 1;
+const REPLAY: u8 = 2;
+const HAS_WIRE: u8 = 4;
+const HAS_SESSION: u8 = 8;
+const SAME_SESSION: u8 = 16;
+const SAME_KIND: u8 = 32;
+const LINE_T: u8 = 64;
+
 pub(super) fn put_event(buf: &mut Vec<u8>, ev: &EventRecord<'_>) {
     buf.push(EVENT);
-    buf.extend_from_slice(&ev.t.to_le_bytes());
-    put_bytes(buf, ev.kind.as_bytes());
-    put_opt(buf, ev.session.map(str::as_bytes));
-    buf.push(
-        u8::from(ev.turn.is_some()) | u8::from(ev.replay) << 1 | u8::from(ev.wire.is_some()) << 2,
-    );
-    buf.extend_from_slice(&ev.turn.unwrap_or(0).to_le_bytes());
+    let flag = |on: bool, bit: u8| if on { bit } else { 0 };
+    let flags = flag(ev.turn.is_some(), HAS_TURN)
+        | flag(ev.replay, REPLAY)
+        | flag(ev.wire.is_some(), HAS_WIRE)
+        | flag(!matches!(ev.session, Field::None), HAS_SESSION)
+        | flag(matches!(ev.session, Field::Same), SAME_SESSION)
+        | flag(!matches!(ev.kind, Field::Is(_)), SAME_KIND)
+        | flag(ev.t.is_none(), LINE_T);
+    buf.push(flags);
+    if let Some(t) = ev.t {
+        buf.extend_from_slice(&t.to_le_bytes());
+    }
+    if let Field::Is(kind) = ev.kind {
+        put_bytes(buf, kind.as_bytes());
+    }
+    if let Field::Is(session) = ev.session {
+        put_bytes(buf, session.as_bytes());
+    }
+    if let Some(turn) = ev.turn {
+        buf.extend_from_slice(&turn.to_le_bytes());
+    }
     match ev.wire {
         Some(n) => buf.extend_from_slice(&n.to_le_bytes()),
         None => put_bytes(buf, ev.data.as_bytes()),
@@ -120,16 +153,6 @@ fn put_bytes(buf: &mut Vec<u8>, b: &[u8]) {
     // A line is at most the transport's line bound (far below 4 GiB).
     buf.extend_from_slice(&u32::try_from(b.len()).unwrap_or(u32::MAX).to_le_bytes());
     buf.extend_from_slice(&b[..b.len().min(u32::MAX as usize)]);
-}
-
-fn put_opt(buf: &mut Vec<u8>, b: Option<&[u8]>) {
-    match b {
-        Some(b) => {
-            buf.push(1);
-            put_bytes(buf, b);
-        }
-        None => buf.push(0),
-    }
 }
 
 /// Reads records back (the queue holds only what `put_*` wrote: a short read ends the buffer).
@@ -182,6 +205,9 @@ pub(super) struct Lines {
     /// than it), and when it was read.
     attached: String,
     attached_t: u64,
+    /// The last event record's kind and session (a record may say "the same").
+    ev_kind: Vec<u8>,
+    ev_session: Vec<u8>,
 }
 
 impl Lines {
@@ -196,6 +222,8 @@ impl Lines {
             last_t: 0,
             attached: String::new(),
             attached_t: 0,
+            ev_kind: Vec::new(),
+            ev_session: Vec::new(),
         }
     }
 
@@ -280,15 +308,33 @@ impl Lines {
                 Some(self.end_line(out, start))
             }
             EVENT => {
-                let t = r.u64()?;
-                let kind = r.bytes()?;
-                let session = match r.u8()? {
-                    0 => None,
-                    _ => Some(r.bytes()?),
-                };
                 let flags = r.u8()?;
-                let turn = r.u64()?;
-                let wire = if flags & 4 != 0 { Some(r.u64()?) } else { None };
+                let t = if flags & LINE_T != 0 {
+                    self.last_t
+                } else {
+                    r.u64()?
+                };
+                // The previous record's kind and session, or this one's (kept for the next).
+                let mut kind = std::mem::take(&mut self.ev_kind);
+                if flags & SAME_KIND == 0 {
+                    kind.clear();
+                    kind.extend_from_slice(r.bytes()?);
+                }
+                let mut session = std::mem::take(&mut self.ev_session);
+                if flags & (HAS_SESSION | SAME_SESSION) == HAS_SESSION {
+                    session.clear();
+                    session.extend_from_slice(r.bytes()?);
+                }
+                let turn = if flags & HAS_TURN != 0 {
+                    Some(r.u64()?)
+                } else {
+                    None
+                };
+                let wire = if flags & HAS_WIRE != 0 {
+                    Some(r.u64()?)
+                } else {
+                    None
+                };
                 let data = if wire.is_some() { &[][..] } else { r.bytes()? };
                 let mut written = 0;
                 if kind == b"agent_ready" && self.header.is_some() {
@@ -296,8 +342,11 @@ impl Lines {
                     written = self.header_now(out);
                 }
                 let start = out.len();
-                let turn = (flags & 1 != 0).then_some(turn);
-                self.event(out, t, kind, session, turn, flags & 2 != 0, wire, data);
+                let has_session = flags & HAS_SESSION != 0;
+                let ev = (t, &kind[..], has_session.then_some(&session[..]), turn);
+                self.event(out, ev, flags & REPLAY != 0, wire, data);
+                self.ev_kind = kind;
+                self.ev_session = session;
                 Some(written + self.end_line(out, start))
             }
             HEADER => Some(self.header_now(out)),
@@ -436,14 +485,10 @@ impl Lines {
     }
 
     /// `{"t":…,"event":{"kind":…,…}}`: the data, or (format 2) the wire line it came from.
-    #[allow(clippy::too_many_arguments)]
     fn event(
         &mut self,
         out: &mut Vec<u8>,
-        t: u64,
-        kind: &[u8],
-        session: Option<&[u8]>,
-        turn: Option<u64>,
+        (t, kind, session, turn): (u64, &[u8], Option<&[u8]>, Option<u64>),
         replay: bool,
         wire: Option<u64>,
         data: &[u8],
@@ -495,9 +540,9 @@ mod tests {
         put_event(
             &mut buf,
             &EventRecord {
-                t,
-                kind: "agent_ready",
-                session: None,
+                t: Some(t),
+                kind: Field::Is("agent_ready"),
+                session: Field::None,
                 turn: None,
                 replay: false,
                 wire: None,
@@ -587,15 +632,17 @@ mod tests {
         assert!(got.contains("5678"), "not an answer to a form: {got}");
     }
 
-    /// An update's event refers to its wire line (format 2) or carries its data.
+    /// An update's event refers to its wire line (format 2) or carries its data; a record
+    /// that says "the same" kind or session, or "its line's time", gets the previous ones.
     #[test]
     fn events_carry_their_envelope_and_a_wire_reference_or_data() {
         let mut lines = Lines::headerless();
         let mut buf = Vec::new();
+        put_wire(&mut buf, true, 1_250_000, r#"{"u":1}"#);
         let ev = EventRecord {
-            t: 1_500_000,
-            kind: "session_update",
-            session: Some("s\"1"),
+            t: Some(1_500_000),
+            kind: Field::Is("session_update"),
+            session: Field::Is("s\"1"),
             turn: Some(4),
             replay: true,
             wire: Some(7),
@@ -609,15 +656,45 @@ mod tests {
                 data: r#"{"x":1}"#,
                 turn: None,
                 replay: false,
+                kind: Field::Same,
+                session: Field::Same,
                 ..ev
             },
         );
+        put_wire(&mut buf, true, 2_000_000, r#"{"u":2}"#);
+        put_event(
+            &mut buf,
+            &EventRecord {
+                t: None,
+                kind: Field::Same,
+                session: Field::Same,
+                wire: Some(8),
+                ..ev
+            },
+        );
+        put_event(
+            &mut buf,
+            &EventRecord {
+                t: Some(2_000_000),
+                kind: Field::Is("agent_exited"),
+                session: Field::None,
+                turn: None,
+                replay: false,
+                wire: None,
+                data: "{}",
+            },
+        );
         let (got, n) = text(&mut lines, &buf);
-        assert_eq!(n, 2);
+        assert_eq!(n, 6);
+        let got: Vec<&str> = got.lines().filter(|l| l.contains("event")).collect();
         assert_eq!(
             got,
-            "{\"t\":1.5,\"event\":{\"kind\":\"session_update\",\"session\":\"s\\\"1\",\"turn\":4,\"replay\":true,\"wire\":7}}\n\
-             {\"t\":1.5,\"event\":{\"kind\":\"session_update\",\"session\":\"s\\\"1\",\"data\":{\"x\":1}}}\n"
+            [
+                "{\"t\":1.5,\"event\":{\"kind\":\"session_update\",\"session\":\"s\\\"1\",\"turn\":4,\"replay\":true,\"wire\":7}}",
+                "{\"t\":1.5,\"event\":{\"kind\":\"session_update\",\"session\":\"s\\\"1\",\"data\":{\"x\":1}}}",
+                "{\"t\":2,\"event\":{\"kind\":\"session_update\",\"session\":\"s\\\"1\",\"turn\":4,\"replay\":true,\"wire\":8}}",
+                "{\"t\":2,\"event\":{\"kind\":\"agent_exited\",\"data\":{}}}",
+            ]
         );
     }
 

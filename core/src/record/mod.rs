@@ -18,9 +18,10 @@ mod writer;
 pub(crate) use writer::Closing;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
-use lines::{HELD_BEFORE_HEADER, Lines};
+use lines::{Field, HELD_BEFORE_HEADER, Lines};
 
 use crate::events::{EventKind, PendingEvent};
 use crate::transport::AgentSpec;
@@ -127,6 +128,11 @@ pub(crate) struct Recorder {
     attached_bytes: usize,
     /// The agent's lines being handled are in the last attachment (not dropped).
     attached: bool,
+    /// Records queued so far (not dropped).
+    queued: u64,
+    /// The kind and session of the last event queued (a record may say "the same").
+    ev_kind: Option<EventKind>,
+    ev_session: Option<Arc<str>>,
     /// Where in `local` the last record, a count of dropped lines, is (more drops add to it).
     dropped_at: Option<usize>,
     start: Instant,
@@ -193,6 +199,9 @@ impl Recorder {
             attachments: Vec::new(),
             attached_bytes: 0,
             attached: false,
+            queued: 0,
+            ev_kind: None,
+            ev_session: None,
             dropped_at: None,
             start: Instant::now(),
             header_written: false,
@@ -243,6 +252,7 @@ impl Recorder {
             return None;
         }
         put(&mut self.local);
+        self.queued += 1;
         self.dropped_at = None;
         if self.local.len() >= HAND_OFF {
             self.hand_off();
@@ -371,25 +381,46 @@ impl Recorder {
         if ev.kind == EventKind::Wire || self.ended {
             return; // the wire lines are recorded as such
         }
-        // An update made from the line just recorded has its time: the clock is not read
-        // twice per update (a read was about 5% of the recording's cost on a flood, perf).
+        // An update made from the line just recorded has its time (the clock is not read
+        // twice per update); its kind and session are mostly the previous event's: the record
+        // says so rather than carrying them (a flood's update records are a few bytes).
         let t = match wire {
-            Some(_) => self.last_t,
-            None => self.t(),
+            Some(_) => None,
+            None => Some(self.t()),
+        };
+        let same_session = match (&ev.session, &self.ev_session) {
+            (Some(s), Some(last)) => Arc::ptr_eq(s, last) || s == last,
+            _ => false,
         };
         let record = lines::EventRecord {
             t,
-            kind: ev.kind.as_str(),
-            session: ev.session.as_deref(),
+            kind: if self.ev_kind == Some(ev.kind) {
+                Field::Same
+            } else {
+                Field::Is(ev.kind.as_str())
+            },
+            session: match &ev.session {
+                None => Field::None,
+                Some(_) if same_session => Field::Same,
+                Some(s) => Field::Is(s),
+            },
             turn: ev.turn,
             replay: ev.replay,
             wire,
             data: ev.data.get(),
         };
-        let len = record.kind.len()
-            + record.session.map_or(0, str::len)
+        let len = ev.kind.as_str().len()
+            + ev.session.as_deref().map_or(0, str::len)
             + if wire.is_some() { 0 } else { record.data.len() };
+        let queued = self.queued;
         self.queue(false, len, |buf| lines::put_event(buf, &record));
+        if self.queued != queued {
+            // What the thread will take "the same" for.
+            self.ev_kind = Some(ev.kind);
+            if ev.session.is_some() && !same_session {
+                self.ev_session.clone_from(&ev.session);
+            }
+        }
         // The handshake's answer completes the header: the thread writes it before this
         // event's line.
         if ev.kind == EventKind::AgentReady && !self.header_written {
@@ -439,6 +470,9 @@ impl Recorder {
             attachments: Vec::new(),
             attached_bytes: 0,
             attached: false,
+            queued: 0,
+            ev_kind: None,
+            ev_session: None,
             dropped_at: None,
             start: Instant::now(),
             header_written: true,
