@@ -193,7 +193,12 @@ impl Recorder {
         });
         let out = writer::Sink::create(&path, config.max_bytes, Lines::new(header, config.redact))
             .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-        Ok(Recorder {
+        Ok(Recorder::over(out))
+    }
+
+    /// A recording into `out`'s thread.
+    fn over(out: writer::Sink) -> Recorder {
+        Recorder {
             out,
             local: Vec::with_capacity(LOCAL_ROOM),
             attachments: Vec::new(),
@@ -211,7 +216,7 @@ impl Recorder {
             last_t: 0,
             last_at: None,
             ended: false,
-        })
+        }
     }
 
     /// Where this recording is written.
@@ -461,32 +466,6 @@ impl Drop for Recorder {
 }
 
 #[cfg(test)]
-impl Recorder {
-    /// A recording into `out`'s thread, its header taken as written.
-    fn over(out: writer::Sink) -> Recorder {
-        Recorder {
-            out,
-            local: Vec::new(),
-            attachments: Vec::new(),
-            attached_bytes: 0,
-            attached: false,
-            queued: 0,
-            ev_kind: None,
-            ev_session: None,
-            dropped_at: None,
-            start: Instant::now(),
-            header_written: true,
-            held: 0,
-            held_wires: 0,
-            wires: 0,
-            last_t: 0,
-            last_at: None,
-            ended: false,
-        }
-    }
-}
-
-#[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use std::io::Write;
@@ -509,9 +488,9 @@ mod tests {
             self.0.0.lock().unwrap().0 = true;
             self.0.1.notify_all();
         }
-        /// The file's lines once its `end` line is written (5 s at most).
+        /// The file's lines once its `end` line is written (30 s at most: a loaded machine).
         fn lines(&self) -> Vec<Value> {
-            let deadline = Instant::now() + Duration::from_secs(5);
+            let deadline = Instant::now() + Duration::from_secs(30);
             loop {
                 let text = String::from_utf8(self.0.0.lock().unwrap().1.clone()).unwrap();
                 if text.contains("\"end\":") {
@@ -553,7 +532,10 @@ mod tests {
             Lines::headerless(),
         )
         .unwrap();
-        Recorder::over(sink)
+        // Its header taken as written (the thread's `Lines` has none).
+        let mut r = Recorder::over(sink);
+        r.header_written = true;
+        r
     }
 
     /// A disk that does not keep up: what waits for it reaches its bound, the lines past it are
@@ -567,6 +549,18 @@ mod tests {
         let big = format!("{{\"x\":\"{}\"}}", "a".repeat(1 << 20));
         let mut kept = Vec::new();
         let mut dropped = 0u64;
+        // The thread takes the first line and is stuck writing it: nothing leaves the queue
+        // until the disk opens.
+        kept.push(r.wire_in(&big, None).unwrap());
+        r.hand_off();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !r.out.has_room(writer::QUEUE_BYTES) {
+            assert!(
+                Instant::now() < deadline,
+                "the thread never took the first line"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
         for _ in 0..40 {
             match r.wire_in(&big, None) {
                 Some(i) => {
@@ -584,7 +578,6 @@ mod tests {
         );
         assert_eq!(kept, (0..kept.len() as u64).collect::<Vec<_>>());
         disk.open();
-        let deadline = Instant::now() + Duration::from_secs(5);
         while !r.out.has_room(1 << 10) {
             assert!(Instant::now() < deadline, "the queue never emptied");
             std::thread::sleep(Duration::from_millis(5));

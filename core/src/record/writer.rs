@@ -21,7 +21,7 @@ use super::lines::Lines;
 
 /// Bytes of records waiting for the thread (queued, or collected by the connection) before new
 /// ones are dropped (and counted).
-const QUEUE_BYTES: usize = 16 << 20;
+pub(super) const QUEUE_BYTES: usize = 16 << 20;
 /// The thread wakes when this much is waiting, or `LINGER` after the first line came: one write
 /// per chunk, not per line (a flood of small lines would otherwise cost a wake and a write call
 /// each, on the cores the connection runs on).
@@ -110,10 +110,7 @@ impl Sink {
         let (tx, rx) = oneshot::channel();
         std::thread::Builder::new()
             .name("acph-record".into())
-            .spawn(move || {
-                background();
-                write_all(&thread_shared, out, max_bytes, lines, tx);
-            })?;
+            .spawn(move || write_all(&thread_shared, out, max_bytes, lines, tx))?;
         Ok(Sink {
             shared,
             path: path.to_owned(),
@@ -187,23 +184,6 @@ impl Sink {
         Some(Closing(closed))
     }
 }
-
-/// The recording's thread yields to the connection's (Linux: a nice value of its own, as
-/// Linux keeps one per thread): it must not take the CPU the connection runs on when both want
-/// it, and its queue waits meanwhile. Best effort; elsewhere the thread runs at the normal
-/// priority.
-fn background() {
-    #[cfg(target_os = "linux")]
-    {
-        // `None`: the calling thread (Linux's `setpriority(PRIO_PROCESS, 0, …)`).
-        let _ = rustix::process::setpriority_process(None, BACKGROUND_NICE);
-    }
-}
-
-/// The recording thread's nice value (Linux): a tenth of a normal thread's share of a CPU
-/// when both want it, all of what is free otherwise.
-#[cfg(target_os = "linux")]
-const BACKGROUND_NICE: i32 = 10;
 
 /// What the thread has written.
 #[derive(Debug, Default)]
@@ -505,59 +485,6 @@ mod tests {
 
     /// The end of a recording on a slow disk: the runtime's only thread keeps running its other
     /// tasks while the file is closed (it blocked for the whole close before).
-    /// A thread's nice value (Linux: `/proc/self/task/TID/stat`, the 19th field).
-    #[cfg(target_os = "linux")]
-    fn nice(task: &Path) -> i32 {
-        let stat = std::fs::read_to_string(task.join("stat")).unwrap();
-        let after_name = &stat[stat.rfind(')').unwrap() + 2..];
-        after_name.split(' ').nth(16).unwrap().parse().unwrap()
-    }
-
-    /// The recording's thread runs at a lower priority than the rest (the connection's thread
-    /// keeps its CPU when both want it); the thread that started it, and so the embedder's
-    /// process, keeps its own.
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn the_recording_thread_yields_to_the_connection_and_only_it() {
-        // This thread's own entry (read from this thread).
-        let me = Path::new("/proc/thread-self");
-        let before = nice(me);
-        let mut sink = Sink::start(
-            Path::new("x"),
-            slow(Duration::ZERO),
-            1 << 20,
-            Lines::headerless(),
-        )
-        .unwrap();
-        let want = (before + BACKGROUND_NICE).min(19);
-        let deadline = Instant::now() + Duration::from_secs(5);
-        let recording_threads = || {
-            std::fs::read_dir("/proc/self/task")
-                .unwrap()
-                .flatten()
-                .map(|t| t.path())
-                .filter(|t| {
-                    std::fs::read_to_string(t.join("comm")).is_ok_and(|c| c.trim() == "acph-record")
-                })
-                .collect::<Vec<_>>()
-        };
-        // Other tests' recordings may be starting too: every recording thread gets there.
-        loop {
-            let threads = recording_threads();
-            let nices: Vec<i32> = threads.iter().map(|t| nice(t)).collect();
-            if !threads.is_empty() && nices.iter().all(|n| *n == want) {
-                break;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "recording threads' nice {nices:?}, want {want}"
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        assert_eq!(nice(me), before, "the caller's thread keeps its priority");
-        let _ = sink.finish(0);
-    }
-
     #[test]
     fn finishing_on_a_slow_disk_does_not_hold_the_runtime() {
         let disk = slow(Duration::from_millis(300));
