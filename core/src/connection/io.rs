@@ -70,7 +70,8 @@ impl Drop for Batch {
 
 /// Batches' raw-line buffers, back from the actor for the reader's next batches: a flood's
 /// batches reuse a few buffers (a new one per batch, up to a megabyte, cost the allocator's
-/// `mmap` and its page faults on every batch).
+/// `mmap` and its page faults on every batch). A recording takes each batch's buffer with its
+/// lines instead (`Actor::attach_batch`): then none comes back.
 #[derive(Debug, Clone, Default)]
 struct RawPool(Arc<std::sync::Mutex<Vec<String>>>);
 
