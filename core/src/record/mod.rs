@@ -145,9 +145,8 @@ pub(crate) struct Recorder {
     /// Wire lines queued after the header (and held ones, once it is written): the index the
     /// next one gets in the file.
     wires: u64,
-    /// The latest line's `t` (microseconds), and the time it was made from.
+    /// The latest line's `t` (microseconds).
     last_t: u64,
-    last_at: Option<Instant>,
     /// The `end` was asked for: nothing more is recorded (docs/RECORDING.md, "The end").
     ended: bool,
 }
@@ -214,7 +213,6 @@ impl Recorder {
             held_wires: 0,
             wires: 0,
             last_t: 0,
-            last_at: None,
             ended: false,
         }
     }
@@ -233,10 +231,6 @@ impl Recorder {
     /// never before the latest (a batch's lines share the time they were read, and the actor's
     /// own lines in between are later: the file's times do not go back).
     fn t_at(&mut self, at: Instant) -> u64 {
-        if self.last_at == Some(at) {
-            return self.last_t; // the batch's next line
-        }
-        self.last_at = Some(at);
         // Microseconds: enough to order what one actor step did, short enough to read.
         let t =
             u64::try_from(at.saturating_duration_since(self.start).as_micros()).unwrap_or(u64::MAX);
@@ -360,15 +354,11 @@ impl Recorder {
 
     /// A message the host sent (its line, without the newline).
     pub(crate) fn wire_out(&mut self, raw: &str) {
-        self.wire(false, raw, None);
-    }
-
-    fn wire(&mut self, inbound: bool, raw: &str, at: Option<Instant>) -> Option<u64> {
         if self.ended {
-            return None;
+            return;
         }
-        let t = self.t_at(at.unwrap_or_else(Instant::now));
-        self.queue(true, raw.len(), |buf| lines::put_wire(buf, inbound, t, raw))
+        let t = self.t();
+        self.queue(true, raw.len(), |buf| lines::put_wire(buf, false, t, raw));
     }
 
     /// A batch of one line (tests).
