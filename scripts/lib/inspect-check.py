@@ -62,18 +62,21 @@ def recording_kinds(path):
             except ValueError:
                 continue
             ev = o.get("event")
+            msg = o.get("msg")
+            if "dir" in o:
+                wire.append(msg if isinstance(msg, dict) else {})
             if isinstance(ev, dict):
-                k = ev.get("kind")
+                # Format 3: an event in a wire line is the update of the line's message.
+                k = "session_update" if "dir" in o else ev.get("kind")
                 if k == "session_update":
                     data = ev.get("data")
                     # Format 2: the update is the referenced wire line's (docs/RECORDING.md).
                     if data is None and isinstance(ev.get("wire"), int) and ev["wire"] < len(wire):
                         data = ((wire[ev["wire"]].get("params") or {}).get("update"))
+                    if "dir" in o:
+                        data = (wire[-1].get("params") or {}).get("update")
                     k = (data or {}).get("sessionUpdate")
                 kinds.add(k)
-            msg = o.get("msg")
-            if "dir" in o:
-                wire.append(msg if isinstance(msg, dict) else {})
             if isinstance(msg, dict):
                 if o.get("dir") == "in" and "method" in msg and "id" in msg:
                     requests[json.dumps(msg["id"])] = msg["method"]

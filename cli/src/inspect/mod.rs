@@ -316,7 +316,17 @@ pub(crate) fn read(mut r: impl BufRead) -> Result<Report, String> {
                     continue;
                 }
             };
+            // Format 3: the update's event folded into its wire line.
+            let folded = o.get("event").map(|ev| format::folded_event(dir, msg, ev));
             model.wire(t, dir, msg.clone());
+            match folded {
+                Some(Ok((ev, data))) => {
+                    let idx = model.wire_count() - 1;
+                    model.event(t, &ev, data, Some(idx));
+                }
+                Some(Err(why)) => skip(&mut model, line_no, why),
+                None => {}
+            }
         } else if let (Some(t), Some(Value::Object(ev))) = (t, o.get("event")) {
             match model.event_data(ev) {
                 Ok((data, from)) => model.event(t, ev, &data, from),

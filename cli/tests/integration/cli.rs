@@ -360,7 +360,7 @@ fn run_record_writes_the_connection_and_never_over_a_file() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines[0]["acpRecording"], 2, "{text}");
+    assert_eq!(lines[0]["acpRecording"], 3, "{text}");
     assert!(
         lines
             .iter()
@@ -869,7 +869,18 @@ fn missing_bundled_mock_fails_with_one_line() {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let out = cmd.output().unwrap();
+    // The copy's write descriptor may still be open in a child another test thread is forking
+    // (until that child's exec closes it): Linux refuses to run the file meanwhile (ETXTBSY).
+    let mut tries = 0;
+    let out = loop {
+        match cmd.output() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 100 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            other => break other.unwrap(),
+        }
+    };
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     assert!(out.stdout.is_empty());

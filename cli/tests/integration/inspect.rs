@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::cli::{Scratch, ensure_mock};
 
@@ -170,41 +170,54 @@ fn inspect_writes_one_self_contained_page_of_the_recording() {
     assert_eq!(data["header"][0]["kv"][0][1], "acp-mock-agent 0.1.0");
 }
 
-/// A recording with every update's event written out in full (format 1), from one whose
-/// updates refer to their wire lines (format 2): the payload put back from the line referred to.
-fn written_out(v2: &str) -> String {
-    let mut wire: Vec<Value> = Vec::new();
+/// The same recording in an older format, from one in format 3 (what acph records: an update's
+/// event folded into its wire line): each folded event as a line of its own after its wire line,
+/// with its payload written out (`version` 1) or referring to the line (`version` 2).
+fn in_format(v3: &str, version: u64) -> String {
+    let mut wires = 0u64;
     let mut out = String::new();
-    for (i, line) in v2.lines().enumerate() {
+    for (i, line) in v3.lines().enumerate() {
         let mut v: Value = serde_json::from_str(line).unwrap();
+        let mut event = None;
         if i == 0 {
-            assert_eq!(v["acpRecording"], 2, "acph records format 2");
-            v["acpRecording"] = 1.into();
-        } else if let Some(msg) = v.get("msg") {
-            wire.push(msg.clone());
-        } else if let Some(n) = v["event"].get("wire").and_then(Value::as_u64) {
-            let update = wire[n as usize]["params"]["update"].clone();
-            let event = v["event"].as_object_mut().unwrap();
-            event.remove("wire");
-            event.insert("data".into(), update);
+            assert_eq!(v["acpRecording"], 3, "acph records format 3");
+            v["acpRecording"] = version.into();
+        } else if v.get("msg").is_some() {
+            if let Some(Value::Object(folded)) = v.as_object_mut().unwrap().remove("event") {
+                let mut ev = serde_json::Map::new();
+                ev.insert("kind".into(), "session_update".into());
+                ev.insert("session".into(), v["msg"]["params"]["sessionId"].clone());
+                ev.extend(folded);
+                match version {
+                    1 => ev.insert("data".into(), v["msg"]["params"]["update"].clone()),
+                    _ => ev.insert("wire".into(), wires.into()),
+                };
+                event = Some(json!({"t": v["t"], "event": ev}));
+            }
+            wires += 1;
         }
-        out.push_str(&v.to_string());
-        out.push('\n');
+        for l in std::iter::once(v).chain(event) {
+            out.push_str(&l.to_string());
+            out.push('\n');
+        }
     }
     out
 }
 
-/// Format 2 (what acph records: an update's event refers to its wire line) gives the same page
-/// as the same recording in format 1 (every payload written out), and a reference that does not
+/// Format 3 (what acph records: an update's event folded into its wire line) gives the same
+/// page as the same recording in format 2 (the event a line of its own referring to its wire
+/// line) and format 1 (every payload written out); a folded event or a reference that does not
 /// hold is a skipped line that says why, not a failure.
 #[test]
-fn inspect_reads_an_update_that_refers_to_its_wire_line_as_one_written_out() {
-    let dir = Scratch::new("inspect-v2");
+fn inspect_reads_an_update_in_its_wire_line_or_referring_to_it_as_one_written_out() {
+    let dir = Scratch::new("inspect-v3");
     let rec = record(&dir);
-    let v2 = std::fs::read_to_string(&rec).unwrap();
-    let referring = v2.lines().filter(|l| l.contains(r#","wire":"#)).count();
-    assert!(referring > 3, "the updates refer to their lines: {v2}");
-    std::fs::write(dir.join("v1.jsonl"), written_out(&v2)).unwrap();
+    let v3 = std::fs::read_to_string(&rec).unwrap();
+    let folded = v3.lines().filter(|l| l.contains(r#"},"event":{"#)).count();
+    assert!(folded > 3, "the updates are in their lines: {v3}");
+    let v2 = in_format(&v3, 2);
+    std::fs::write(dir.join("v2.jsonl"), &v2).unwrap();
+    std::fs::write(dir.join("v1.jsonl"), in_format(&v3, 1)).unwrap();
     let here = Path::new(dir.str());
     let page = |name: &str| {
         let out = acph(here, &["inspect", name, "-o", "-"]);
@@ -212,54 +225,94 @@ fn inspect_reads_an_update_that_refers_to_its_wire_line_as_one_written_out() {
         let mut d = data(&String::from_utf8(out.stdout).unwrap());
         d["file"] = Value::Null;
         d["header"] = Value::Null;
+        // The file's lines (a folded event is not a line of its own).
+        d["summary"]["lines"] = Value::Null;
         d
     };
     let new = page(rec.to_str().unwrap());
-    let old = page("v1.jsonl");
-    assert_eq!(new, old);
+    assert_eq!(new, page("v2.jsonl"));
+    assert_eq!(new, page("v1.jsonl"));
     assert!(kinds(&new).contains(&"agent_message_chunk"), "{new}");
 
-    // A reference to the host's line before it: skipped, with the reason.
-    let lines: Vec<&str> = v2.lines().collect();
-    let at = lines
-        .iter()
-        .position(|l| l.contains(r#","wire":"#))
-        .unwrap();
-    let host_line = lines[..at]
-        .iter()
-        .filter(|l| l.contains(r#""dir":"#))
-        .position(|l| l.contains(r#""dir":"out""#))
-        .unwrap();
-    let bad: String = lines
-        .iter()
-        .enumerate()
-        .map(|(i, l)| {
-            let l = if i == at {
+    let titles = |d: &Value| -> Vec<String> {
+        d["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["h"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    // Each file with one line changed: the line's number and what it was changed to.
+    let changed = |text: &str, name: &str, change: &dyn Fn(&mut Value, &[&str]) -> bool| {
+        let lines: Vec<&str> = text.lines().collect();
+        let mut at = None;
+        let out: String = lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
                 let mut v: Value = serde_json::from_str(l).unwrap();
-                v["event"]["wire"] = host_line.into();
-                v.to_string()
-            } else {
-                (*l).to_owned()
-            };
-            l + "\n"
-        })
-        .collect();
-    std::fs::write(dir.join("bad.jsonl"), bad).unwrap();
-    let d = page("bad.jsonl");
-    let titles: Vec<&str> = d["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["h"].as_str().unwrap())
-        .collect();
+                if at.is_none() && i > 0 && change(&mut v, &lines[..i]) {
+                    at = Some(i + 1);
+                }
+                v.to_string() + "\n"
+            })
+            .collect();
+        std::fs::write(dir.join(name), out).unwrap();
+        at.unwrap()
+    };
+    // Format 2, a reference to the host's line before it.
+    let host_wire_line = |before: &[&str]| {
+        let mut wires = before.iter().filter(|l| l.contains(r#""dir":"#));
+        wires.position(|l| l.contains(r#""dir":"out""#)).unwrap()
+    };
+    let at = changed(&v2, "bad-v2.jsonl", &|v, before| {
+        let Some(ev) = v["event"]
+            .as_object_mut()
+            .filter(|e| e.contains_key("wire"))
+        else {
+            return false;
+        };
+        ev.insert("wire".into(), host_wire_line(before).into());
+        true
+    });
+    let before: Vec<&str> = v2.lines().take(at - 1).collect();
+    let host_line = host_wire_line(&before);
     let why = format!(
-        "Line {} skipped: its event refers to wire line {host_line}, a message of the host's",
-        at + 1
+        "Line {at} skipped: its event refers to wire line {host_line}, a message of the host's"
     );
-    assert!(
-        titles.iter().any(|t| t.starts_with(&why)),
-        "{why} in {titles:?}"
+    let t = titles(&page("bad-v2.jsonl"));
+    assert!(t.iter().any(|t| t.starts_with(&why)), "{why} in {t:?}");
+    // Format 3, an event folded into a line of the host's, and one with a member of its own.
+    let at = changed(&v3, "bad-v3.jsonl", &|v, _| {
+        if v["dir"] != "out" {
+            return false;
+        }
+        v["event"] = json!({"turn": 1});
+        true
+    });
+    let why =
+        format!("Line {at} skipped: its wire line has an `event` but is a message of the host's");
+    let d = page("bad-v3.jsonl");
+    let t = titles(&d);
+    assert!(t.iter().any(|t| t.starts_with(&why)), "{why} in {t:?}");
+    assert_eq!(
+        d["wire"].as_array().unwrap().len(),
+        new["wire"].as_array().unwrap().len(),
+        "the line's message is still shown"
     );
+    let at = changed(&v3, "bad-v3b.jsonl", &|v, _| {
+        let inbound = v["dir"] == "in";
+        match v["event"].as_object_mut() {
+            Some(ev) if inbound => {
+                ev.insert("data".into(), json!({}));
+                true
+            }
+            _ => false,
+        }
+    });
+    let why = format!("Line {at} skipped: its wire line's event has `data`");
+    let t = titles(&page("bad-v3b.jsonl"));
+    assert!(t.iter().any(|t| t.starts_with(&why)), "{why} in {t:?}");
 }
 
 #[test]
@@ -312,9 +365,9 @@ fn inspect_refuses_what_is_not_a_recording() {
             "no `acpRecording`",
         ),
         (
-            "v3.jsonl",
-            b"{\"acpRecording\":3}\n",
-            "recording format version 3",
+            "v4.jsonl",
+            b"{\"acpRecording\":4}\n",
+            "recording format version 4",
         ),
         ("binary.jsonl", b"\xff\xfe\x00garbage", "line 1 is not JSON"),
     ];

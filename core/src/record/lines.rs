@@ -12,6 +12,7 @@ use std::collections::VecDeque;
 
 use serde_json::Value;
 
+use super::format::REFERRING_KIND;
 use super::{Seconds, json_string, push_u64, redact};
 
 /// Lines held back until the handshake's answer completes the header (past it the header is
@@ -208,6 +209,12 @@ pub(super) struct Lines {
     /// The last event record's kind and session (a record may say "the same").
     ev_kind: Vec<u8>,
     ev_session: Vec<u8>,
+    /// Wire lines made so far (what an event record's `wire` counts: every wire record the
+    /// connection queued, in order).
+    wire_lines: u64,
+    /// The agent's wire line just made still ends `out` there: an update's event made from it
+    /// is folded into it (format 3) rather than written as a line of its own.
+    open: Option<usize>,
 }
 
 impl Lines {
@@ -224,6 +231,8 @@ impl Lines {
             attached_t: 0,
             ev_kind: Vec::new(),
             ev_session: Vec::new(),
+            wire_lines: 0,
+            open: None,
         }
     }
 
@@ -276,10 +285,13 @@ impl Lines {
         attachments: &mut impl Iterator<Item = String>,
         out: &mut Vec<u8>,
     ) -> Option<u64> {
+        // Any line made closes the agent's line for folding; an attachment makes none.
+        let open = self.open.take();
         match r.u8()? {
             ATTACH => {
                 self.attached_t = r.u64()?;
                 self.attached = attachments.next().unwrap_or_default();
+                self.open = open;
                 Some(0)
             }
             WIRE_IN_AT => {
@@ -290,9 +302,10 @@ impl Lines {
                     let t = self.attached_t.max(self.last_t);
                     let at = out.len();
                     self.wire(out, true, t, raw);
-                    self.end_line(out, at)
+                    self.end_wire_line(out, at, true)
                 });
                 self.attached = attached;
+                self.wire_lines += 1;
                 Some(made.unwrap_or(0))
             }
             LINE => {
@@ -305,7 +318,8 @@ impl Lines {
                 let raw = r.bytes()?;
                 let start = out.len();
                 self.wire(out, tag == WIRE_IN, t, raw);
-                Some(self.end_line(out, start))
+                self.wire_lines += 1;
+                Some(self.end_wire_line(out, start, tag == WIRE_IN))
             }
             EVENT => {
                 let flags = r.u8()?;
@@ -341,13 +355,25 @@ impl Lines {
                     self.complete_header(data);
                     written = self.header_now(out);
                 }
-                let start = out.len();
-                let has_session = flags & HAS_SESSION != 0;
-                let ev = (t, &kind[..], has_session.then_some(&session[..]), turn);
-                self.event(out, ev, flags & REPLAY != 0, wire, data);
+                let replay = flags & REPLAY != 0;
+                // The update of the agent's line just made, at its time: folded into it.
+                let folds = flags & LINE_T != 0
+                    && open.is_some_and(|end| end == out.len())
+                    && wire.is_some_and(|n| n + 1 == self.wire_lines)
+                    && kind == REFERRING_KIND.as_bytes();
+                let made = if folds {
+                    Self::fold(out, turn, replay);
+                    0
+                } else {
+                    let start = out.len();
+                    let has_session = flags & HAS_SESSION != 0;
+                    let ev = (t, &kind[..], has_session.then_some(&session[..]), turn);
+                    self.event(out, ev, replay, wire, data);
+                    self.end_line(out, start)
+                };
                 self.ev_kind = kind;
                 self.ev_session = session;
-                Some(written + self.end_line(out, start))
+                Some(written + made)
             }
             HEADER => Some(self.header_now(out)),
             DROPPED => {
@@ -370,6 +396,35 @@ impl Lines {
             return 0;
         }
         1
+    }
+
+    /// [`Lines::end_line`] for a wire line; the agent's (`inbound`), kept in `out`, stays open
+    /// for its update's event.
+    fn end_wire_line(&mut self, out: &mut Vec<u8>, start: usize, inbound: bool) -> u64 {
+        let n = self.end_line(out, start);
+        if inbound && n == 1 {
+            self.open = Some(out.len());
+        }
+        n
+    }
+
+    /// `…}\n` → `…,"event":{"turn":…}}\n`: the update's event in its wire line (format 3; its
+    /// kind, session, data and time are the line's).
+    fn fold(out: &mut Vec<u8>, turn: Option<u64>, replay: bool) {
+        out.truncate(out.len() - 2);
+        out.extend_from_slice(b",\"event\":{");
+        if let Some(turn) = turn {
+            out.extend_from_slice(b"\"turn\":");
+            push_u64(out, turn);
+        }
+        if replay {
+            out.extend_from_slice(if turn.is_some() {
+                b",\"replay\":true"
+            } else {
+                b"\"replay\":true"
+            });
+        }
+        out.extend_from_slice(b"}}\n");
     }
 
     /// Lines the connection dropped since the last call (each made a `gap` line).
@@ -695,6 +750,79 @@ mod tests {
                 "{\"t\":2,\"event\":{\"kind\":\"session_update\",\"session\":\"s\\\"1\",\"turn\":4,\"replay\":true,\"wire\":8}}",
                 "{\"t\":2,\"event\":{\"kind\":\"agent_exited\",\"data\":{}}}",
             ]
+        );
+    }
+
+    /// Format 3: an update's event at its line's time, right after the agent's line it was made
+    /// from, is folded into that line; anything else between them, a line of the host's, another
+    /// line's index or a line already written out leaves it a line of its own.
+    #[test]
+    fn an_update_right_after_its_line_is_folded_into_it() {
+        let update = |wire: u64, turn: Option<u64>, replay: bool| {
+            let mut buf = Vec::new();
+            put_event(
+                &mut buf,
+                &EventRecord {
+                    t: None,
+                    kind: Field::Is("session_update"),
+                    session: Field::Is("s"),
+                    turn,
+                    replay,
+                    wire: Some(wire),
+                    data: "",
+                },
+            );
+            buf
+        };
+        let mut lines = Lines::headerless();
+        let mut buf = Vec::new();
+        put_wire(&mut buf, true, 1_000_000, r#"{"u":0}"#);
+        buf.extend(update(0, Some(2), false));
+        put_attach(&mut buf, 1_100_000); // makes no line: the next still folds
+        put_wire(&mut buf, true, 1_250_000, r#"{"u":1}"#);
+        put_attach(&mut buf, 1_300_000);
+        buf.extend(update(1, None, true));
+        put_wire(&mut buf, false, 1_500_000, r#"{"h":2}"#);
+        buf.extend(update(2, Some(2), false)); // the host's line: never folded
+        put_wire(&mut buf, true, 2_000_000, r#"{"u":3}"#);
+        buf.extend(update(2, Some(2), false)); // not the line just made
+        let (got, n) = text(&mut lines, &buf);
+        assert_eq!(
+            got.lines().collect::<Vec<_>>(),
+            [
+                r#"{"t":1,"dir":"in","msg":{"u":0},"event":{"turn":2}}"#,
+                r#"{"t":1.25,"dir":"in","msg":{"u":1},"event":{"replay":true}}"#,
+                r#"{"t":1.5,"dir":"out","msg":{"h":2}}"#,
+                r#"{"t":1.5,"event":{"kind":"session_update","session":"s","turn":2,"wire":2}}"#,
+                r#"{"t":2,"dir":"in","msg":{"u":3}}"#,
+                r#"{"t":2,"event":{"kind":"session_update","session":"s","turn":2,"wire":2}}"#,
+            ]
+        );
+        assert_eq!(n, 6, "a folded event adds no line");
+        // The agent's line in one buffer, its update in the next: folded while the chunk still
+        // ends with the line; a line of its own once the chunk was written out.
+        let mut lines = Lines::headerless();
+        let mut out = Vec::new();
+        let mut first = Vec::new();
+        put_wire(&mut first, true, 1_000_000, r#"{"u":0}"#);
+        lines.make(&first, &mut Vec::new(), &mut out);
+        lines.make(&update(0, Some(1), false), &mut Vec::new(), &mut out);
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            "{\"t\":1,\"dir\":\"in\",\"msg\":{\"u\":0},\"event\":{\"turn\":1}}\n"
+        );
+        out.clear();
+        let mut second = Vec::new();
+        put_wire(&mut second, true, 2_000_000, r#"{"u":1}"#);
+        lines.make(&second, &mut Vec::new(), &mut out);
+        out.clear(); // written out
+        assert_eq!(
+            lines.make(&update(1, Some(1), false), &mut Vec::new(), &mut out),
+            1
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            "{\"t\":2,\"event\":{\"kind\":\"session_update\",\"session\":\"s\",\"turn\":1,\"wire\":1}}\n"
         );
     }
 

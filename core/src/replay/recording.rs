@@ -167,6 +167,12 @@ impl Recording {
             let Some(msg) = map.get("msg").cloned() else {
                 return Err(bad(path, n, "has no `msg`".into()));
             };
+            // Format 3: the update's event folded into its line (the host's view: checked, not
+            // replayed).
+            if let Some(event) = map.get("event") {
+                format::folded_event(dir.as_str().unwrap_or_default(), &msg, event)
+                    .map_err(|e| bad(path, n, e))?;
+            }
             self.wires.push(self.entries.len());
             match dir.as_str() {
                 Some("in") => What::Agent(msg),
@@ -406,8 +412,71 @@ mod tests {
         let err = Recording::read(Path::new("r"), other.as_bytes()).unwrap_err();
         assert!(err.to_string().contains("another session"), "{err}");
         let err =
-            Recording::read(Path::new("r"), b"{\"acpRecording\":3}\n".as_slice()).unwrap_err();
-        assert!(err.to_string().contains("versions 1 to 2"), "{err}");
+            Recording::read(Path::new("r"), b"{\"acpRecording\":4}\n".as_slice()).unwrap_err();
+        assert!(err.to_string().contains("versions 1 to 3"), "{err}");
+    }
+
+    /// Format 3: an update's event folded into its wire line.
+    const GOOD_V3: &str = concat!(
+        r#"{"acpRecording":3,"acpHost":"0.1.0","initialize":null}"#,
+        "\n",
+        r#"{"t":0.001,"dir":"out","msg":{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s","prompt":[]}}}"#,
+        "\n",
+        r#"{"t":0.002,"dir":"in","msg":{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk"}}},"event":{"turn":1}}"#,
+        "\n",
+        r#"{"t":0.003,"dir":"in","msg":{"jsonrpc":"2.0","id":1,"result":{"stopReason":"end_turn"}}}"#,
+        "\n",
+        r#"{"t":0.007,"end":{"lines":4}}"#,
+        "\n",
+    );
+
+    #[test]
+    fn a_version_3_recording_reads_and_a_folded_event_that_does_not_fit_its_line_is_refused() {
+        let rec = Recording::read(Path::new("r"), GOOD_V3.as_bytes()).unwrap();
+        assert!(rec.ended);
+        assert_eq!(rec.entries.len(), 3, "the wire lines");
+        assert!(matches!(&rec.entries[1].what, What::Agent(m) if m["method"] == "session/update"));
+        for (from, to, why) in [
+            (
+                r#""event":{"turn":1}"#,
+                r#""event":{"turn":"1"}"#,
+                "not a turn number",
+            ),
+            (
+                r#""event":{"turn":1}"#,
+                r#""event":{"wire":1}"#,
+                "only `turn` and `replay`",
+            ),
+            (r#""event":{"turn":1}"#, r#""event":7"#, "not an object"),
+            (
+                r#""sessionId":"s","update""#,
+                r#""update""#,
+                "no `sessionId`",
+            ),
+            (r#"}}},"event""#, r#"},"x":1}},"event""#, ""),
+        ] {
+            let text = GOOD_V3.replace(from, to);
+            match Recording::read(Path::new("r"), text.as_bytes()) {
+                Err(err) => {
+                    let msg = err.to_string();
+                    assert!(!why.is_empty(), "{msg}");
+                    assert!(
+                        msg.contains("the recording r line 3") && msg.contains(why),
+                        "{msg}"
+                    );
+                }
+                Ok(_) => assert!(why.is_empty(), "{to} was read"),
+            }
+        }
+        let host = GOOD_V3.replace(
+            r#""params":{"sessionId":"s","prompt":[]}}}"#,
+            r#""params":{"sessionId":"s","prompt":[]}},"event":{}}"#,
+        );
+        let err = Recording::read(Path::new("r"), host.as_bytes()).unwrap_err();
+        assert!(
+            err.to_string().contains("line 2") && err.to_string().contains("the host's"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -90,7 +90,7 @@ async fn a_recording_holds_the_header_the_wire_both_ways_and_the_events_with_sec
     assert!(text.contains(REDACTED));
 
     let header = &lines[0];
-    assert_eq!(header["acpRecording"], 2);
+    assert_eq!(header["acpRecording"], 3);
     assert_eq!(header["acpHost"], env!("CARGO_PKG_VERSION"));
     assert_eq!(header["protocolVersion"], 1);
     assert_eq!(header["platform"]["os"], std::env::consts::OS);
@@ -176,11 +176,12 @@ async fn a_recording_holds_the_header_the_wire_both_ways_and_the_events_with_sec
     assert_eq!(end["lines"], lines.len() as u64 - 1);
 }
 
-/// Format 2: an update's event line refers to the agent's line it came from (`"wire": N`, no
-/// `data`), and what it reads back to (that line's `params.update`, as both readers resolve it)
-/// is the event the host's stream delivered, redacted as the wire line was.
+/// Format 3: an update's event is folded into the agent's line it came from (`"event": {"turn":
+/// N}` on that line), and what it reads back to (that line's session and `params.update`, as
+/// both readers resolve it) is the event the host's stream delivered, redacted as the wire line
+/// was.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_update_refers_to_its_wire_line_and_reads_back_to_the_event_delivered() {
+async fn an_update_is_folded_into_its_wire_line_and_reads_back_to_the_event_delivered() {
     use acp_host::record::format::{self, EventData};
     use acp_host::record::redact;
     let dir = tempfile::tempdir().unwrap();
@@ -218,9 +219,16 @@ async fn an_update_refers_to_its_wire_line_and_reads_back_to_the_event_delivered
     let lines = lines(&file);
     let mut wire: Vec<(&str, &Value)> = Vec::new();
     let mut recorded = Vec::new();
+    let mut folded = 0;
     for l in &lines[1..] {
         if let Some(msg) = l.get("msg") {
-            wire.push((l["dir"].as_str().unwrap(), msg));
+            let dir = l["dir"].as_str().unwrap();
+            wire.push((dir, msg));
+            if let Some(ev) = l.get("event") {
+                let (ev, data) = format::folded_event(dir, msg, ev).unwrap();
+                recorded.push(json!({"session": ev["session"], "turn": ev["turn"], "data": data}));
+                folded += 1;
+            }
             continue;
         }
         let Some(ev) = l.get("event").and_then(Value::as_object) else {
@@ -240,14 +248,7 @@ async fn an_update_refers_to_its_wire_line_and_reads_back_to_the_event_delivered
         };
         recorded.push(json!({"session": ev["session"], "turn": ev["turn"], "data": data}));
     }
-    let referring = lines
-        .iter()
-        .filter(|l| l["event"].get("wire").is_some())
-        .count();
-    assert!(
-        referring >= 4,
-        "the turn's updates refer to their lines: {text}"
-    );
+    assert!(folded >= 4, "the turn's updates are in their lines: {text}");
     assert_eq!(recorded, delivered);
     assert_eq!(
         recorded[1]["data"]["_meta"]["vendor"]["sessionToken"], REDACTED,

@@ -297,13 +297,24 @@ function Client:_permission(id, data)
   end)
 end
 
+-- `path` with symlinks resolved; for a file not on disk (an unsaved buffer's), its directory's.
+-- The host may name a file by its resolved path while the buffer has the path it was opened by.
+local function resolved(path)
+  local real = vim.loop.fs_realpath(path)
+  if real then
+    return real
+  end
+  local dir = vim.loop.fs_realpath(vim.fn.fnamemodify(path, ':h'))
+  return dir and (dir .. '/' .. vim.fn.fnamemodify(path, ':t')) or path
+end
+
 -- The loaded buffer showing `path`, if any (compared after resolving symlinks).
 local function buffer_for(path)
-  local want = vim.loop.fs_realpath(path) or path
+  local want = resolved(path)
   for _, b in ipairs(vim.api.nvim_list_bufs()) do
     if vim.api.nvim_buf_is_loaded(b) then
       local name = vim.api.nvim_buf_get_name(b)
-      if name ~= '' and (name == path or (vim.loop.fs_realpath(name) or name) == want) then
+      if name ~= '' and (name == path or resolved(name) == want) then
         return b
       end
     end

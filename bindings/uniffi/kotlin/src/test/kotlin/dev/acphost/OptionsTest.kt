@@ -175,7 +175,7 @@ class OptionsTest {
             Thread.sleep(20)
             lines = file.readText().lines().filter { it.isNotBlank() }.map { Json.parseToJsonElement(it).jsonObject }
         }
-        assertEquals(2, lines.first().getValue("acpRecording").jsonPrimitive.content.toInt())
+        assertEquals(3, lines.first().getValue("acpRecording").jsonPrimitive.content.toInt())
         assertEquals(1, lines.first().getValue("protocolVersion").jsonPrimitive.content.toInt())
         val methods = lines.mapNotNull { (it["msg"] as? JsonObject)?.get("method")?.jsonPrimitive?.content }
         assertTrue(methods.containsAll(listOf("initialize", "session/new", "session/prompt", "session/update")), "$methods")
