@@ -265,8 +265,8 @@ fn what_is_not_a_recording_is_an_error_with_its_reason() {
         err("hello")
     );
     assert!(err("{\"a\":1}\n").contains("no `acpRecording`"));
-    assert!(err("{\"acpRecording\":3}\n").contains("version 3"));
-    assert!(err("{\"acpRecording\":0}\n").contains("versions 1 to 2"));
+    assert!(err("{\"acpRecording\":4}\n").contains("version 4"));
+    assert!(err("{\"acpRecording\":0}\n").contains("versions 1 to 3"));
     assert!(err("[1]\n").contains("no `acpRecording`"));
     // Nesting past serde_json's limit: an error, not a crash.
     let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));

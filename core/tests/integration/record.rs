@@ -470,3 +470,74 @@ async fn the_file_is_complete_when_shutdown_returns_on_a_single_threaded_runtime
     assert_eq!(last["end"]["droppedLines"], 0, "{text}");
     host.shutdown().await;
 }
+
+/// The agent's lines are recorded from the buffer they were read in, but a line that was not
+/// UTF-8 as the host decoded it (U+FFFD for each bad byte), before the `protocol_error` saying
+/// so; with wire events on too, both get the same lines. The replay plays it back lossy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_line_that_was_not_utf8_is_recorded_as_decoded_and_replays_so() {
+    use acp_host::{EventKind, Host, SessionOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("lossy.jsonl");
+    let host = Host::new(HostConfig {
+        record: recording(&file),
+        wire_events: true,
+        ..HostConfig::default()
+    });
+    let mut events = host.events().unwrap();
+    let agent = host.spawn(mock(Some("invalid-utf8"))).await.unwrap();
+    let session = agent
+        .new_session(SessionOptions::new(tmp_cwd()))
+        .await
+        .unwrap();
+    let turn = session.prompt_text("go").await.unwrap();
+    assert_eq!(turn.stop_reason, "end_turn");
+    let evs = collect_until(&mut events, Duration::from_secs(10), |e| {
+        e.kind == EventKind::TurnEnded
+    })
+    .await;
+    agent.shutdown().await;
+    let lines = lines(&file);
+    let wire_in: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["dir"] == "in")
+        .map(|l| &l["msg"])
+        .collect();
+    let at = lines
+        .iter()
+        .position(|l| l["dir"] == "in" && l["msg"].to_string().contains('\u{FFFD}'))
+        .expect("the lossy line is recorded as decoded");
+    assert_eq!(
+        lines[at + 1]["event"]["kind"],
+        "protocol_error",
+        "{}",
+        lines[at + 1]
+    );
+    // The wire events carry the same lines, the lossy one included.
+    let wire_events: Vec<Value> = evs
+        .iter()
+        .filter(|e| e.kind == EventKind::Wire && e.data_value()["direction"] == "in")
+        .map(|e| e.data_value()["message"].clone())
+        .collect();
+    assert_eq!(
+        wire_events,
+        wire_in[..wire_events.len()]
+            .iter()
+            .map(|v| (*v).clone())
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        wire_events
+            .iter()
+            .any(|m| m.to_string().contains('\u{FFFD}'))
+    );
+    let rec = acp_host::replay::Recording::open(&file).unwrap();
+    assert!(
+        rec.entries
+            .iter()
+            .any(|e| matches!(e.what, acp_host::replay::recording::What::AgentLossy(_))),
+        "{:?}",
+        rec.entries
+    );
+    host.shutdown().await;
+}
