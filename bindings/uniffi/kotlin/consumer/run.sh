@@ -31,7 +31,9 @@ mock=$2
 mock=$(cd "$(dirname "$mock")" && pwd)/$(basename "$mock")
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 read -r -a mvn <<< "${MVN:-mvn}"
-mvn+=(-B -q)
+# The compiler in Maven's JVM: a Kotlin daemon (Maven's default since Kotlin 2.2.20) would outlive
+# the run.
+mvn+=(-B -q -Dkotlin.compiler.daemon=false)
 # Maven's output to stderr, without the colour resets Maven 3.8 prints even in batch mode.
 mvn_q() { "${mvn[@]}" "$@" 2>&1 | sed $'s/\e\\[[0-9;]*m//g' >&2; }
 start=$SECONDS
