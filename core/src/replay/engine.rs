@@ -28,6 +28,9 @@ const MAX_DIVERGENCES: usize = 1000;
 /// The JSON-RPC error code of the answer to a request the recording does not have.
 const DIVERGED: i64 = -32603;
 
+/// The cancellation of a request by its id (ACP v2; unstable in v1).
+const CANCEL_REQUEST: &str = "$/cancel_request";
+
 /// What the host sent, read by the reader task.
 enum HostLine {
     Message(Value),
@@ -457,9 +460,33 @@ impl<'a, W: AsyncWrite + Unpin, E: AsyncWrite + Unpin> Engine<'a, W, E> {
         if request {
             self.live_id[i] = Some(msg["id"].clone());
         }
+        let mut msg = msg;
+        if method == CANCEL_REQUEST {
+            self.recorded_request_id(&mut msg);
+        }
         let what = format!("`{method}` with other params than recorded");
         self.matched_with(i, msg, &["params"], DivergenceKind::ParamsDiffer, what)
             .await;
+    }
+
+    /// The host's `$/cancel_request` names one of its requests by the id it gave it: compared as
+    /// the id the recorded host gave the same request (the two hosts may number differently). A
+    /// request the replay did not match keeps its live id (and differs).
+    fn recorded_request_id(&self, msg: &mut Value) {
+        let Some(live) = msg.pointer("/params/requestId").cloned() else {
+            return;
+        };
+        let recorded = self
+            .live_id
+            .iter()
+            .position(|id| id.as_ref() == Some(&live))
+            .and_then(|j| match &self.rec.entries[j].what {
+                What::Host(m) => m.get("id").cloned(),
+                _ => None,
+            });
+        if let Some(id) = recorded {
+            msg["params"]["requestId"] = id;
+        }
     }
 
     /// Host entry `i` came as `msg`: counted, and its `fields` compared with the recording's

@@ -508,3 +508,64 @@ async fn a_changed_permission_answer_is_a_divergence_for_every_faces_recording()
         );
     }
 }
+
+/// The host's `$/cancel_request` names its request by the id it gave it: a replay compares it
+/// as the id the recorded host gave the same request (another host may number its requests
+/// otherwise), and a cancel of a request it never sent still differs.
+#[tokio::test]
+async fn a_cancel_request_is_compared_by_the_request_it_names_not_its_number() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cancel.acprec.jsonl");
+    let prompt = json!({"sessionId": "s", "prompt": [{"type": "text", "text": "go"}]});
+    let lines = [
+        json!({"acpRecording": 3, "acpHost": "0.1.0", "initialize": null}),
+        json!({"t": 0.1, "dir": "out", "msg": {"jsonrpc": "2.0", "id": 1, "method": "session/prompt", "params": prompt}}),
+        json!({"t": 0.2, "dir": "out", "msg": {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 1}}}),
+        json!({"t": 0.3, "dir": "in", "msg": {"jsonrpc": "2.0", "id": 1, "result": {"stopReason": "cancelled"}}}),
+        json!({"t": 0.4, "end": {"lines": 3}}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    let rec = acp_host::replay::Recording::open(&file).unwrap();
+
+    let run = |prompt_id: u64, cancel_id: u64| {
+        let rec = rec.clone();
+        let file = file.clone();
+        let prompt = prompt.clone();
+        async move {
+            let (mut host_out, replay_in) = tokio::io::duplex(1 << 16);
+            let (replay_out, host_in) = tokio::io::duplex(1 << 16);
+            let options = ReplayOptions {
+                pace: Pace::Fast,
+                ..ReplayOptions::new(&file)
+            };
+            let replay = tokio::spawn(async move {
+                acp_host::replay::serve(&rec, &options, replay_in, replay_out, tokio::io::sink())
+                    .await
+            });
+            for msg in [
+                json!({"jsonrpc": "2.0", "id": prompt_id, "method": "session/prompt", "params": prompt}),
+                json!({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": cancel_id}}),
+            ] {
+                host_out
+                    .write_all(format!("{msg}\n").as_bytes())
+                    .await
+                    .unwrap();
+            }
+            let mut answers = BufReader::new(host_in).lines();
+            let answer: Value =
+                serde_json::from_str(&answers.next_line().await.unwrap().unwrap()).unwrap();
+            assert_eq!(answer["id"], prompt_id, "answered by the live id: {answer}");
+            drop(host_out);
+            replay.await.unwrap()
+        }
+    };
+    let report = run(7, 7).await;
+    assert_eq!(report.divergence_count, 0, "{report:?}");
+    assert!(report.complete, "{report:?}");
+    let report = run(7, 8).await;
+    assert_eq!(report.divergence_count, 1, "{report:?}");
+    let d = serde_json::to_value(&report.divergences[0]).unwrap();
+    assert!(d.to_string().contains("requestId"), "{d}");
+}
