@@ -19,13 +19,20 @@ impl Actor {
         if self.recorder.is_none() {
             return;
         }
-        let raw = if self.host.config.wire_events {
-            batch.raw.clone()
-        } else {
-            std::mem::take(&mut batch.raw)
-        };
+        let wire_events = self.host.config.wire_events;
         let at = batch.read_at;
-        self.record_mut(|r| r.attach(raw, at));
+        self.record_mut(|r| {
+            // The batch gets an emptied buffer in place of its lines' (the reader reads its
+            // next batches into it): a buffer goes round rather than one allocated per batch.
+            let mut spare = r.spare_buffer();
+            let raw = if wire_events {
+                spare.push_str(&batch.raw);
+                spare
+            } else {
+                std::mem::replace(&mut batch.raw, spare)
+            };
+            r.attach(raw, at);
+        });
     }
 
     /// One message from the reader; `arrival`: its batch's raw lines.

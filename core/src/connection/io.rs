@@ -71,7 +71,7 @@ impl Drop for Batch {
 /// Batches' raw-line buffers, back from the actor for the reader's next batches: a flood's
 /// batches reuse a few buffers (a new one per batch, up to a megabyte, cost the allocator's
 /// `mmap` and its page faults on every batch). A recording takes each batch's buffer with its
-/// lines instead (`Actor::attach_batch`): then none comes back.
+/// lines and leaves it one its thread is done with (`Actor::attach_batch`), or none.
 #[derive(Debug, Clone, Default)]
 struct RawPool(Arc<std::sync::Mutex<Vec<String>>>);
 
@@ -89,7 +89,7 @@ impl RawPool {
 
     fn put(&self, mut raw: String) {
         if raw.capacity() == 0 {
-            return; // handed to the recording with its lines
+            return; // handed to the recording with its lines, and none in its place
         }
         raw.clear();
         if raw.capacity() > 2 * BATCH_BYTES {

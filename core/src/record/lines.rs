@@ -18,6 +18,10 @@ use super::{Seconds, json_string, push_u64, redact};
 /// Lines held back until the handshake's answer completes the header (past it the header is
 /// written without the answer).
 pub(super) const HELD_BEFORE_HEADER: usize = 256;
+/// Attachments given back to the connection at a time, and the largest given back (a flood's
+/// batches are tens of KiB; a batch of a few huge lines is not kept).
+pub(super) const SPENT_KEPT: usize = 4;
+pub(super) const SPENT_ROOM: usize = 256 << 10;
 /// Elicitation request ids remembered (their answers' form values are redacted).
 const ELICITATIONS_KEPT: usize = 256;
 
@@ -206,6 +210,12 @@ pub(super) struct Lines {
     /// than it), and when it was read.
     attached: String,
     attached_t: u64,
+    /// The last line's `t` and its text: a batch's lines share the time it was read at, so a
+    /// flood's is formatted once per batch, not per line.
+    t_text: (u64, Vec<u8>),
+    /// Attachments done with, emptied, for the connection's next batches (the writer thread
+    /// takes them: [`Lines::take_spent`]).
+    spent: Vec<String>,
     /// The last event record's kind and session (a record may say "the same").
     ev_kind: Vec<u8>,
     ev_session: Vec<u8>,
@@ -229,6 +239,8 @@ impl Lines {
             last_t: 0,
             attached: String::new(),
             attached_t: 0,
+            t_text: (0, Vec::new()),
+            spent: Vec::new(),
             ev_kind: Vec::new(),
             ev_session: Vec::new(),
             wire_lines: 0,
@@ -265,6 +277,20 @@ impl Lines {
         lines
     }
 
+    /// An attachment done with: kept, emptied, for the connection's next batch (the reader then
+    /// reads into memory already allocated rather than a new buffer per batch).
+    fn spend(&mut self, mut done: String) {
+        if done.capacity() > 0 && done.capacity() <= SPENT_ROOM && self.spent.len() < SPENT_KEPT {
+            done.clear();
+            self.spent.push(done);
+        }
+    }
+
+    /// The attachments done with since the last call, appended to `to`.
+    pub(super) fn take_spent(&mut self, to: &mut Vec<String>) {
+        to.append(&mut self.spent);
+    }
+
     /// The header (if not written yet) and what was held for it.
     pub(super) fn header_now(&mut self, out: &mut Vec<u8>) -> u64 {
         let Some(header) = self.header.take() else {
@@ -290,7 +316,9 @@ impl Lines {
         match r.u8()? {
             ATTACH => {
                 self.attached_t = r.u64()?;
-                self.attached = attachments.next().unwrap_or_default();
+                let done =
+                    std::mem::replace(&mut self.attached, attachments.next().unwrap_or_default());
+                self.spend(done);
                 self.open = open;
                 Some(0)
             }
@@ -478,7 +506,7 @@ impl Lines {
             (redact::secret(raw), answer)
         };
         out.extend_from_slice(b"{\"t\":");
-        Seconds(t).push_to(out);
+        self.push_t(out, t);
         out.extend_from_slice(if inbound {
             b",\"dir\":\"in\",\"msg\":"
         } else {
@@ -486,6 +514,17 @@ impl Lines {
         });
         self.redacted(out, raw, secret || answer, answer);
         out.push(b'}');
+    }
+
+    /// `t` as a line's time (`Seconds`), appended to `out`.
+    fn push_t(&mut self, out: &mut Vec<u8>, t: u64) {
+        let (of, text) = &mut self.t_text;
+        if *of != t || text.is_empty() {
+            text.clear();
+            Seconds(t).push_to(text);
+            *of = t;
+        }
+        out.extend_from_slice(text);
     }
 
     fn remember_elicitation(&mut self, raw: &[u8]) {
@@ -550,7 +589,7 @@ impl Lines {
     ) {
         self.last_t = t;
         out.extend_from_slice(b"{\"t\":");
-        Seconds(t).push_to(out);
+        self.push_t(out, t);
         out.extend_from_slice(b",\"event\":{\"kind\":\"");
         out.extend_from_slice(kind);
         out.push(b'"');

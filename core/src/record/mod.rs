@@ -126,6 +126,9 @@ pub(crate) struct Recorder {
     /// Their attachments (batches of the agent's raw lines), and their bytes.
     attachments: Vec<String>,
     attached_bytes: usize,
+    /// Attachments the thread is done with, emptied: the buffers of the connection's next
+    /// batches ([`Recorder::spare_buffer`]).
+    spent: Vec<String>,
     /// The agent's lines being handled are in the last attachment (not dropped).
     attached: bool,
     /// Records queued so far (not dropped).
@@ -202,6 +205,7 @@ impl Recorder {
             local: Vec::with_capacity(LOCAL_ROOM),
             attachments: Vec::new(),
             attached_bytes: 0,
+            spent: Vec::new(),
             attached: false,
             queued: 0,
             ev_kind: None,
@@ -293,7 +297,8 @@ impl Recorder {
     /// Everything recorded so far to the recording's thread.
     fn send(&mut self) {
         if !self.local.is_empty() {
-            self.out.hand_off(&mut self.local, &mut self.attachments);
+            self.out
+                .hand_off(&mut self.local, &mut self.attachments, &mut self.spent);
             self.attached_bytes = 0;
             self.dropped_at = None;
             if self.local.capacity() < HAND_OFF {
@@ -317,14 +322,14 @@ impl Recorder {
     /// being copied again. When they do not fit (the disk is behind), each is dropped instead.
     pub(crate) fn attach(&mut self, raw: String, at: Option<Instant>) {
         self.attached = false;
-        if self.ended || raw.is_empty() {
-            return;
-        }
         let len = raw.len();
-        if !self
-            .out
-            .has_room(self.local.len() + self.attached_bytes + len + 16)
+        if self.ended
+            || len == 0
+            || !self
+                .out
+                .has_room(self.local.len() + self.attached_bytes + len + 16)
         {
+            self.spare(raw);
             return;
         }
         let t = self.t_at(at.unwrap_or_else(Instant::now));
@@ -333,6 +338,24 @@ impl Recorder {
         self.attachments.push(raw);
         self.attached_bytes += len;
         self.attached = true;
+    }
+
+    /// An empty buffer for the connection's next batch of the agent's lines: one the recording
+    /// is done with, when there is one (a flood's batches so reuse a few buffers, as they do
+    /// unrecorded, rather than each allocating one that the recording's thread frees).
+    pub(crate) fn spare_buffer(&mut self) -> String {
+        self.spent.pop().unwrap_or_default()
+    }
+
+    /// A batch's buffer not recorded: kept for the next batch.
+    fn spare(&mut self, mut raw: String) {
+        if raw.capacity() > 0
+            && raw.capacity() <= lines::SPENT_ROOM
+            && self.spent.len() < lines::SPENT_KEPT
+        {
+            raw.clear();
+            self.spent.push(raw);
+        }
     }
 
     /// A message the agent sent: bytes `span` of the last [`Recorder::attach`]ed batch. Returns
@@ -526,6 +549,55 @@ mod tests {
         let mut r = Recorder::over(sink);
         r.header_written = true;
         r
+    }
+
+    /// The buffers the agent's lines come in go round: once the thread has written a batch's
+    /// lines, a later batch gets that buffer back, emptied, its room kept (not one allocated
+    /// per batch); the lines recorded from a reused buffer are their own; a buffer that grew
+    /// past `SPENT_ROOM` (a batch of huge lines) is not kept.
+    #[test]
+    fn a_batch_buffer_comes_back_emptied_and_the_lines_read_into_it_are_their_own() {
+        let disk = Gate::default();
+        disk.open();
+        let mut r = recorder(&disk);
+        let mut reused = 0;
+        let huge = "h".repeat(super::lines::SPENT_ROOM + 1);
+        for i in 0..40 {
+            let mut raw = r.spare_buffer();
+            assert!(
+                raw.is_empty(),
+                "batch {i} was given a buffer holding {raw:?}"
+            );
+            assert!(
+                raw.capacity() <= super::lines::SPENT_ROOM,
+                "a huge buffer came back"
+            );
+            reused += usize::from(raw.capacity() > 0);
+            let pad = if i == 20 { huge.as_str() } else { "" };
+            let a = format!(r#"{{"batch":{i},"n":1,"pad":"{pad}"}}"#);
+            let b = format!(r#"{{"batch":{i},"n":2}}"#);
+            raw.push_str(&a);
+            raw.push_str(&b);
+            r.attach(raw, None);
+            assert!(r.wire_in_at(0..a.len()).is_some());
+            assert!(r.wire_in_at(a.len()..a.len() + b.len()).is_some());
+            r.hand_off();
+            // The thread takes the batch before the next (so its buffer can come back).
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while !r.out.has_room(writer::QUEUE_BYTES) {
+                assert!(Instant::now() < deadline, "the thread never took batch {i}");
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+        assert!(reused >= 30, "{reused} of 40 batches got a buffer back");
+        let _ = r.finish();
+        let got: Vec<(u64, u64)> = disk
+            .lines()
+            .iter()
+            .filter_map(|l| Some((l["msg"]["batch"].as_u64()?, l["msg"]["n"].as_u64()?)))
+            .collect();
+        let want: Vec<(u64, u64)> = (0..40).flat_map(|i| [(i, 1), (i, 2)]).collect();
+        assert_eq!(got, want);
     }
 
     /// A disk that does not keep up: what waits for it reaches its bound, the lines past it are

@@ -17,7 +17,7 @@ use tokio::sync::oneshot;
 
 #[cfg(test)]
 use super::lines;
-use super::lines::Lines;
+use super::lines::{Lines, SPENT_KEPT};
 
 /// Bytes of records waiting for the thread (queued, or collected by the connection) before new
 /// ones are dropped (and counted).
@@ -45,6 +45,8 @@ struct Queue {
     bytes: usize,
     /// Emptied buffers, their room kept, for the connection's next hand-offs.
     spare: Vec<Vec<u8>>,
+    /// Emptied attachments, for the connection's next batches of the agent's lines.
+    spare_raw: Vec<String>,
     /// The connection ended: write what is queued, the `end` line, close.
     finished: Option<u64>,
 }
@@ -133,13 +135,25 @@ impl Sink {
     }
 
     /// Queue the records in `records` and their `attachments` (emptied; `records` may come back
-    /// as another, emptied buffer).
+    /// as another, emptied buffer); attachments the thread is done with are added to `spent`
+    /// (up to `SPENT_KEPT` in all), emptied, for the connection's next batches.
     /// Nothing is queued after `finish`: the thread is done with the file. A queued record's
     /// line is written unless the file reached its bound or a write failed: then nothing after
     /// it is written either (so the file's lines are those queued, in order, up to a cut: what a
     /// version 2 event's `wire` index counts on).
-    pub(super) fn hand_off(&self, records: &mut Vec<u8>, attachments: &mut Vec<String>) {
+    pub(super) fn hand_off(
+        &self,
+        records: &mut Vec<u8>,
+        attachments: &mut Vec<String>,
+        spent: &mut Vec<String>,
+    ) {
         let mut q = self.shared.queue();
+        let back = q
+            .spare_raw
+            .len()
+            .min(SPENT_KEPT.saturating_sub(spent.len()));
+        let from = q.spare_raw.len() - back;
+        spent.extend(q.spare_raw.drain(from..));
         if q.finished.is_some() {
             records.clear();
             attachments.clear();
@@ -212,6 +226,8 @@ fn write_all(
             // The buffers emptied last round go back to the connection (the room of those a
             // burst grew is given back once it is over).
             let burst = taken.len() > 1;
+            lines.take_spent(&mut q.spare_raw);
+            q.spare_raw.truncate(SPENT_KEPT);
             for (mut buf, _) in taken.drain(..) {
                 if q.spare.len() < SPARES {
                     buf.clear();
@@ -334,7 +350,7 @@ mod tests {
         if !sink.has_room(records.len()) {
             return false;
         }
-        sink.hand_off(&mut records, &mut Vec::new());
+        sink.hand_off(&mut records, &mut Vec::new(), &mut Vec::new());
         true
     }
 
