@@ -521,7 +521,7 @@ mod tests {
         let mut probe = [0u8; 1];
         let evicted = matches!(
             preadv2(
-                &evict(&other),
+                evict(&other),
                 &mut [IoSliceMut::new(&mut probe)],
                 0,
                 ReadWriteFlags::NOWAIT
