@@ -25,6 +25,16 @@ pub(super) const SPENT_ROOM: usize = 256 << 10;
 /// Elicitation request ids remembered (their answers' form values are redacted).
 const ELICITATIONS_KEPT: usize = 256;
 
+/// A batch's buffer done with, kept in `spent`, emptied, for a later batch (the reader then reads
+/// into memory already allocated rather than a new buffer per batch), if it is not too large and
+/// `spent` not full.
+pub(super) fn keep_spent(spent: &mut Vec<String>, mut done: String) {
+    if done.capacity() > 0 && done.capacity() <= SPENT_ROOM && spent.len() < SPENT_KEPT {
+        done.clear();
+        spent.push(done);
+    }
+}
+
 const LINE: u8 = 0;
 const WIRE_IN: u8 = 1;
 const WIRE_OUT: u8 = 2;
@@ -277,15 +287,6 @@ impl Lines {
         lines
     }
 
-    /// An attachment done with: kept, emptied, for the connection's next batch (the reader then
-    /// reads into memory already allocated rather than a new buffer per batch).
-    fn spend(&mut self, mut done: String) {
-        if done.capacity() > 0 && done.capacity() <= SPENT_ROOM && self.spent.len() < SPENT_KEPT {
-            done.clear();
-            self.spent.push(done);
-        }
-    }
-
     /// The attachments done with since the last call, appended to `to`.
     pub(super) fn take_spent(&mut self, to: &mut Vec<String>) {
         to.append(&mut self.spent);
@@ -318,7 +319,7 @@ impl Lines {
                 self.attached_t = r.u64()?;
                 let done =
                     std::mem::replace(&mut self.attached, attachments.next().unwrap_or_default());
-                self.spend(done);
+                keep_spent(&mut self.spent, done);
                 self.open = open;
                 Some(0)
             }

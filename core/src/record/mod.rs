@@ -329,7 +329,7 @@ impl Recorder {
                 .out
                 .has_room(self.local.len() + self.attached_bytes + len + 16)
         {
-            self.spare(raw);
+            lines::keep_spent(&mut self.spent, raw); // not recorded: kept for the next batch
             return;
         }
         let t = self.t_at(at.unwrap_or_else(Instant::now));
@@ -345,17 +345,6 @@ impl Recorder {
     /// unrecorded, rather than each allocating one that the recording's thread frees).
     pub(crate) fn spare_buffer(&mut self) -> String {
         self.spent.pop().unwrap_or_default()
-    }
-
-    /// A batch's buffer not recorded: kept for the next batch.
-    fn spare(&mut self, mut raw: String) {
-        if raw.capacity() > 0
-            && raw.capacity() <= lines::SPENT_ROOM
-            && self.spent.len() < lines::SPENT_KEPT
-        {
-            raw.clear();
-            self.spent.push(raw);
-        }
     }
 
     /// A message the agent sent: bytes `span` of the last [`Recorder::attach`]ed batch. Returns
